@@ -1,0 +1,155 @@
+"""The ``humanoid`` command: one entry point for the stack outside ``ros2 launch``.
+
+Each subcommand imports what it needs when it runs, so that a robot computer without
+PyBullet can still use the hardware and model commands.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import NoReturn
+
+ROBOTS = ("hoap2", "bioloid")
+
+
+class UsageError(Exception):
+    """Invalid input from the user: printed as one line, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports errors on one line (exit code 2) instead of usage + error."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see {self.prog} --help)")
+
+
+def _robot(value: str) -> str:
+    if value not in ROBOTS:
+        raise argparse.ArgumentTypeError(
+            f"unknown robot {value!r} (known robots: {', '.join(ROBOTS)})")
+    return value
+
+
+# -- model commands --------------------------------------------------------------------
+def cmd_describe(args: argparse.Namespace) -> int:
+    from humanoid_description.describe import describe, format_text
+    from humanoid_description.model import load_model
+
+    info = describe(load_model(args.robot))
+    print(json.dumps(info, indent=2) if args.json else format_text(info))
+    return 0
+
+
+def cmd_balance_poses(args: argparse.Namespace) -> int:
+    from humanoid_description.model import load_model
+    from humanoid_description.thesis_poses import PoseFileError, ThesisFrame, read_pose_csv
+
+    try:
+        poses = read_pose_csv(args.poses)
+    except PoseFileError as error:
+        raise UsageError(str(error)) from None
+    try:
+        frame = ThesisFrame(load_model(args.robot))
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    results = []
+    for pose in poses:
+        analysis = frame.analyse(pose.angles_deg)
+        results.append({
+            "pose": pose.label, "line": pose.line,
+            "com_mm": [round(float(v), 4) for v in analysis.com_mm],
+            "links_mm": {k: [round(float(x), 4) for x in v] for k, v in analysis.links_mm.items()},
+            "margin_mm": round(float(analysis.margin_mm), 4),
+            "left_foot_contact": analysis.left_foot_contact,
+        })
+    if args.simulate:
+        from humanoid_bringup.balance_simulation import hold_poses
+
+        held_flags = hold_poses(args.robot, [p.angles_deg for p in poses], hold_seconds=args.hold)
+        for entry, held in zip(results, held_flags, strict=True):
+            entry["held"] = held
+    text = json.dumps(results, indent=2)
+    if args.json == "-":
+        print(text)
+    else:
+        Path(args.json).write_text(text + "\n")
+        print(f"{len(results)} poses analysed; written to {args.json}")
+    return 0
+
+
+def cmd_identify_masses(args: argparse.Namespace) -> int:
+    from humanoid_description.mass_identification import main as identify
+
+    return identify(["--robot", args.robot] + (["--write"] if args.write else []))
+
+
+def cmd_generate_srdf(args: argparse.Namespace) -> int:
+    from humanoid_description.srdf_generator import main as generate
+
+    extra = ["--output", str(args.output)] if args.output else []
+    return generate(["--robot", args.robot, "--samples", str(args.samples),
+                     "--seed", str(args.seed), *extra])
+
+
+# -- parser ----------------------------------------------------------------------------
+Command = Callable[[argparse.Namespace], int]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="humanoid", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                parser_class=_Parser)
+
+    def add(name: str, func: Command, help_text: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.set_defaults(func=func)
+        return p
+
+    p = add("describe", cmd_describe,
+            "print a robot's joints and limits, total mass, and CoM and soles in the home pose")
+    p.add_argument("--robot", required=True, type=_robot, help="hoap2 or bioloid")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+    p = add("balance-poses", cmd_balance_poses,
+            "whole-body and link CoMs and static margin of Bioloid poses, in the thesis frame")
+    p.add_argument("--robot", required=True, type=_robot, help="bioloid")
+    p.add_argument("--poses", required=True, type=Path,
+                   help="csv file, one pose per line: J1..J18 in degrees (thesis convention)")
+    p.add_argument("--json", required=True, metavar="OUT",
+                   help="JSON file to write (a list, one entry per pose); - for stdout")
+    p.add_argument("--simulate", action="store_true",
+                   help="also play each pose in the simulator and report whether it is held")
+    p.add_argument("--hold", type=float, default=2.0, help="seconds each pose must be held (2)")
+
+    p = add("identify-masses", cmd_identify_masses,
+            "fit the Bioloid structure masses to the thesis' balanced poses")
+    p.add_argument("--robot", default="bioloid", type=_robot)
+    p.add_argument("--write", action="store_true", help="rewrite the robot's mass_model.yaml")
+
+    p = add("generate-srdf", cmd_generate_srdf,
+            "sample random configurations and write the robot's SRDF (disabled collision pairs)")
+    p.add_argument("--robot", required=True, type=_robot)
+    p.add_argument("--samples", type=int, default=20000)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--output", type=Path, default=None)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        return int(args.func(args) or 0)
+    except UsageError as error:
+        print(f"humanoid: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,92 @@
+"""Robot-level configuration (``config/<robot>/robot.yaml``) as typed objects."""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from humanoid_description.joint_map import JointMap
+from humanoid_description.robots import robot_files
+
+
+@dataclass(frozen=True)
+class Foot:
+    """One foot: its link, its sole frame (on the ground plane) and the sole size (m)."""
+
+    side: str
+    link: str
+    sole: str
+    length: float
+    width: float
+
+
+@dataclass(frozen=True)
+class RobotConfig:
+    """What every package needs to know about a robot besides its URDF."""
+
+    name: str
+    joints: tuple[str, ...]
+    feet: dict[str, Foot]
+    imu_frame: str
+    home_pose: str
+    poses: dict[str, dict[str, float]]  # rad, every joint present
+    joint_map: JointMap | None
+    sections: dict[str, Any] = field(repr=False)  # robot-specific sections, as read
+
+    def pose(self, name: str) -> dict[str, float]:
+        """Named pose as joint -> rad; KeyError names the known poses."""
+        try:
+            return dict(self.poses[name])
+        except KeyError:
+            raise KeyError(f"robot {self.name} has no pose {name!r} "
+                           f"(known: {', '.join(self.poses)})") from None
+
+    @property
+    def home(self) -> dict[str, float]:
+        return self.pose(self.home_pose)
+
+
+@functools.cache
+def load_config(robot: str) -> RobotConfig:
+    """Read and check ``robot.yaml`` (and the joint map when the robot has one)."""
+    files = robot_files(robot)
+    data = yaml.safe_load(files.config.read_text())
+    joints = tuple(data["joints"])
+    joint_map_path = files.config_file("joint_map.yaml")
+    joint_map = JointMap.from_file(joint_map_path) if joint_map_path.exists() else None
+
+    poses: dict[str, dict[str, float]] = {}
+    for name, values in (data.get("poses") or {}).items():
+        pose = dict.fromkeys(joints, 0.0)
+        for joint, degrees in (values or {}).items():
+            _require_joint(joint, joints, f"{files.config}: pose {name}")
+            pose[joint] = math.radians(float(degrees))
+        poses[name] = pose
+    for name, values in (data.get("poses_raw") or {}).items():
+        if joint_map is None:
+            raise ValueError(f"{files.config}: poses_raw needs a joint_map.yaml")
+        pose = dict.fromkeys(joints, 0.0)
+        for servo_id, raw in (values or {}).items():
+            servo = joint_map.by_id(int(servo_id))
+            pose[servo.joint] = servo.raw_to_radians(float(raw))
+        poses[name] = pose
+    if data["home_pose"] not in poses:
+        raise ValueError(f"{files.config}: home_pose {data['home_pose']!r} is not a pose")
+    poses.setdefault("home", poses[data["home_pose"]])  # every robot has a "home" pose
+
+    feet = {side: Foot(side=side, **spec) for side, spec in data["feet"].items()}
+    known = {"name", "description", "srdf", "joints", "feet", "imu_frame", "home_pose",
+             "poses", "poses_raw"}
+    return RobotConfig(
+        name=data["name"], joints=joints, feet=feet, imu_frame=data["imu_frame"],
+        home_pose=data["home_pose"], poses=poses, joint_map=joint_map,
+        sections={k: v for k, v in data.items() if k not in known})
+
+
+def _require_joint(joint: str, joints: tuple[str, ...], where: str) -> None:
+    if joint not in joints:
+        raise ValueError(f"{where}: unknown joint {joint!r}")

@@ -1,0 +1,277 @@
+"""The robot model every package shares: joint table, kinematics, CoM, Jacobians.
+
+Rigid-body computations are Pinocchio's; this module adds the project's conventions:
+
+- joint positions are numpy arrays in the robot's canonical joint order
+  (``config/<robot>/robot.yaml``) or name -> value mappings;
+- the robot has a floating base (``base_link``); its placement in the world is a
+  :class:`pinocchio.SE3` (identity when omitted);
+- Jacobians have 6 base columns then one column per joint in canonical order.
+
+A :class:`RobotModel` owns one Pinocchio ``Data``: use one instance per thread.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+
+from humanoid_description.config import RobotConfig, load_config
+from humanoid_description.robots import urdf_xml
+from humanoid_description.support import rectangle_corners
+
+JointPositions = np.ndarray | Mapping[str, float] | Sequence[float]
+
+
+@dataclass(frozen=True)
+class JointLimits:
+    """Limits of one joint from the URDF (rad, rad/s, N m)."""
+
+    lower: float
+    upper: float
+    velocity: float
+    effort: float
+
+    def contains(self, value: float, tolerance: float = 0.0) -> bool:
+        return self.lower - tolerance <= value <= self.upper + tolerance
+
+    def clamp(self, value: float) -> float:
+        return min(self.upper, max(self.lower, value))
+
+
+@dataclass(frozen=True)
+class JointInfo:
+    """One actuated joint: its position in the canonical order and its URDF data."""
+
+    name: str
+    index: int
+    limits: JointLimits
+    axis: tuple[float, float, float]
+    parent_link: str
+    child_link: str
+
+
+class JointTable(Sequence[JointInfo]):
+    """The actuated joints in canonical order, with name lookup and array helpers."""
+
+    def __init__(self, joints: Sequence[JointInfo]) -> None:
+        self._joints = tuple(joints)
+        self._index = {j.name: j.index for j in self._joints}
+        self.names: tuple[str, ...] = tuple(j.name for j in self._joints)
+        self.lower = np.array([j.limits.lower for j in self._joints])
+        self.upper = np.array([j.limits.upper for j in self._joints])
+        self.velocity = np.array([j.limits.velocity for j in self._joints])
+        self.effort = np.array([j.limits.effort for j in self._joints])
+
+    def __getitem__(self, key):  # type: ignore[override]
+        if isinstance(key, str):
+            return self._joints[self.index(key)]
+        return self._joints[key]
+
+    def __len__(self) -> int:
+        return len(self._joints)
+
+    def __iter__(self) -> Iterator[JointInfo]:
+        return iter(self._joints)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._index
+
+    def index(self, name: str) -> int:  # type: ignore[override]
+        try:
+            return self._index[name]
+        except KeyError:
+            raise KeyError(f"unknown joint {name!r}") from None
+
+    def to_array(self, positions: JointPositions, default: np.ndarray | None = None) -> np.ndarray:
+        """Canonical-order array from an array or a (partial) name -> value mapping.
+
+        Joints missing from a mapping take ``default`` (zeros when not given).
+        """
+        if isinstance(positions, Mapping):
+            out = np.zeros(len(self)) if default is None else np.array(default, dtype=float)
+            for name, value in positions.items():
+                out[self.index(name)] = float(value)
+            return out
+        out = np.asarray(positions, dtype=float)
+        if out.shape != (len(self),):
+            raise ValueError(f"expected {len(self)} joint values, got shape {out.shape}")
+        return out
+
+    def to_dict(self, values: Sequence[float]) -> dict[str, float]:
+        return {name: float(v) for name, v in zip(self.names, values, strict=True)}
+
+
+def _parse_joint_table(urdf: str, order: Sequence[str]) -> JointTable:
+    root = ET.fromstring(urdf)
+    found: dict[str, ET.Element] = {
+        j.get("name", ""): j for j in root.iter("joint") if j.get("type") in ("revolute", "continuous")}
+    missing = [n for n in order if n not in found]
+    extra = [n for n in found if n not in order]
+    if missing or extra:
+        raise ValueError(f"joint order and URDF disagree: missing {missing}, not ordered {extra}")
+    joints = []
+    for index, name in enumerate(order):
+        element = found[name]
+        limit = element.find("limit")
+        axis = element.find("axis")
+        xyz = axis.get("xyz", "1 0 0") if axis is not None else "1 0 0"
+        unbounded = element.get("type") == "continuous" or limit is None
+        joints.append(JointInfo(
+            name=name, index=index,
+            limits=JointLimits(
+                lower=-np.inf if unbounded else float(limit.get("lower", 0.0)),
+                upper=np.inf if unbounded else float(limit.get("upper", 0.0)),
+                velocity=float(limit.get("velocity", np.inf)) if limit is not None else np.inf,
+                effort=float(limit.get("effort", np.inf)) if limit is not None else np.inf),
+            axis=tuple(float(v) for v in xyz.split()),  # type: ignore[arg-type]
+            parent_link=element.find("parent").get("link", ""),  # type: ignore[union-attr]
+            child_link=element.find("child").get("link", "")))  # type: ignore[union-attr]
+    return JointTable(joints)
+
+
+def _parse_link_inertials(urdf: str) -> dict[str, tuple[float, np.ndarray]]:
+    """Mass and CoM (in the link frame) of every URDF link that has mass."""
+    inertials = {}
+    for link in ET.fromstring(urdf).iter("link"):
+        inertial = link.find("inertial")
+        if inertial is None:
+            continue
+        mass = float(inertial.find("mass").get("value", 0.0))  # type: ignore[union-attr]
+        origin = inertial.find("origin")
+        xyz = origin.get("xyz", "0 0 0") if origin is not None else "0 0 0"
+        if mass > 0.0:
+            inertials[link.get("name", "")] = (mass, np.array([float(v) for v in xyz.split()]))
+    return inertials
+
+
+class RobotModel:
+    """Kinematic and inertial model of one robot, built from its xacro description."""
+
+    def __init__(self, robot: str) -> None:
+        self.name = robot
+        self.config: RobotConfig = load_config(robot)
+        self.urdf: str = urdf_xml(robot)
+        self.joints = _parse_joint_table(self.urdf, self.config.joints)
+        self.model = pin.buildModelFromXML(self.urdf, pin.JointModelFreeFlyer())
+        self.data = self.model.createData()
+        ids = [self.model.getJointId(n) for n in self.joints.names]
+        self._q_index = np.array([self.model.joints[i].idx_q for i in ids])
+        self._v_index = np.array([self.model.joints[i].idx_v for i in ids])
+        self._v_order = np.concatenate([np.arange(6), self._v_index])
+        self.total_mass = float(pin.computeTotalMass(self.model))
+        self._link_inertials = _parse_link_inertials(self.urdf)
+        self._link_frames = {link: self.model.getFrameId(link, pin.FrameType.BODY)
+                             for link in self._link_inertials}
+
+    # -- configuration ---------------------------------------------------------------
+    def home_positions(self) -> np.ndarray:
+        return self.joints.to_array(self.config.home)
+
+    def pose_positions(self, name: str) -> np.ndarray:
+        return self.joints.to_array(self.config.pose(name))
+
+    def configuration(self, positions: JointPositions, base: pin.SE3 | None = None) -> np.ndarray:
+        """Pinocchio configuration vector for joint positions and a base placement."""
+        q = pin.neutral(self.model)
+        base = pin.SE3.Identity() if base is None else base
+        q[:7] = pin.SE3ToXYZQUAT(base)
+        q[self._q_index] = self.joints.to_array(positions)
+        return q
+
+    def _update(self, positions: JointPositions, base: pin.SE3 | None) -> np.ndarray:
+        q = self.configuration(positions, base)
+        pin.forwardKinematics(self.model, self.data, q)
+        pin.updateFramePlacements(self.model, self.data)
+        return q
+
+    # -- kinematics --------------------------------------------------------------------
+    def has_frame(self, frame: str) -> bool:
+        return self.model.existFrame(frame)
+
+    def frame_id(self, frame: str) -> int:
+        if not self.model.existFrame(frame):
+            raise KeyError(f"robot {self.name} has no frame {frame!r}")
+        return self.model.getFrameId(frame)
+
+    def frame_placement(self, frame: str, positions: JointPositions,
+                        base: pin.SE3 | None = None) -> pin.SE3:
+        """World placement of a frame (link, sole, IMU ...)."""
+        fid = self.frame_id(frame)
+        self._update(positions, base)
+        return pin.SE3(self.data.oMf[fid])
+
+    def frame_placements(self, frames: Sequence[str], positions: JointPositions,
+                         base: pin.SE3 | None = None) -> dict[str, pin.SE3]:
+        ids = {f: self.frame_id(f) for f in frames}
+        self._update(positions, base)
+        return {f: pin.SE3(self.data.oMf[i]) for f, i in ids.items()}
+
+    def com(self, positions: JointPositions, base: pin.SE3 | None = None) -> np.ndarray:
+        """Whole-body centre of mass in the world frame (m)."""
+        q = self.configuration(positions, base)
+        return np.array(pin.centerOfMass(self.model, self.data, q))
+
+    def link_coms(self, positions: JointPositions, base: pin.SE3 | None = None) -> dict[str, np.ndarray]:
+        """World CoM position of every link that has mass."""
+        self._update(positions, base)
+        return {link: np.array(self.data.oMf[self._link_frames[link]].act(com))
+                for link, (_, com) in self._link_inertials.items()}
+
+    def link_masses(self) -> dict[str, float]:
+        return {link: mass for link, (mass, _) in self._link_inertials.items()}
+
+    def frame_jacobian(self, frame: str, positions: JointPositions, base: pin.SE3 | None = None,
+                       reference: pin.ReferenceFrame = pin.LOCAL_WORLD_ALIGNED) -> np.ndarray:
+        """6 x (6 + n) Jacobian of a frame: base columns, then joints in canonical order."""
+        fid = self.frame_id(frame)
+        q = self.configuration(positions, base)
+        jac = pin.computeFrameJacobian(self.model, self.data, q, fid, reference)
+        return jac[:, self._v_order]
+
+    def com_jacobian(self, positions: JointPositions, base: pin.SE3 | None = None) -> np.ndarray:
+        """3 x (6 + n) Jacobian of the whole-body CoM, columns as :meth:`frame_jacobian`."""
+        q = self.configuration(positions, base)
+        return np.array(pin.jacobianCenterOfMass(self.model, self.data, q))[:, self._v_order]
+
+    # -- feet and standing ----------------------------------------------------------
+    def sole_corners(self, side: str, positions: JointPositions,
+                     base: pin.SE3 | None = None) -> np.ndarray:
+        """World positions (4, 3) of the corners of one sole (``right`` or ``left``)."""
+        foot = self.config.feet[side]
+        placement = self.frame_placement(foot.sole, positions, base)
+        corners = rectangle_corners(foot.length, foot.width)
+        return (placement.rotation @ corners.T).T + placement.translation
+
+    def standing_base(self, positions: JointPositions, support: str = "both") -> pin.SE3:
+        """Base placement that stands the robot on flat ground (z = 0), soles level.
+
+        ``support`` chooses which sole(s) define the ground: ``both`` levels their mean
+        orientation (exact when both soles are parallel, as in symmetric poses),
+        ``right`` or ``left`` levels that sole alone. The robot is centred so that the
+        supporting soles' mean origin is at x = y = 0, facing +x.
+        """
+        sides = ["right", "left"] if support == "both" else [support]
+        soles = self.frame_placements([self.config.feet[s].sole for s in sides], positions)
+        mean_rotation = sum(p.rotation for p in soles.values()) / len(soles)
+        u, _, vt = np.linalg.svd(mean_rotation)
+        sole_rotation = u @ vt  # nearest rotation to the mean
+        base_rotation = sole_rotation.T  # makes the supporting sole frames world-aligned
+        rotated = pin.SE3(base_rotation, np.zeros(3))
+        lowest = min(float(np.min(self.sole_corners(s, positions, rotated)[:, 2])) for s in sides)
+        centre = np.mean([(rotated * p).translation for p in soles.values()], axis=0)
+        return pin.SE3(base_rotation, np.array([-centre[0], -centre[1], -lowest]))
+
+
+_shared: dict[str, RobotModel] = {}
+
+
+def load_model(robot: str) -> RobotModel:
+    """A shared :class:`RobotModel` per robot name (single-threaded use)."""
+    if robot not in _shared:
+        _shared[robot] = RobotModel(robot)
+    return _shared[robot]

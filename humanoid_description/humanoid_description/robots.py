@@ -1,0 +1,84 @@
+"""Where each robot's files live, and turning its xacro into a URDF string.
+
+A robot is known by name (``hoap2``, ``bioloid``); its configuration file
+``config/<name>/robot.yaml`` names the xacro description and the SRDF. Files are
+found through the ament index when the package is installed, and next to this module
+when running from a source checkout.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+PACKAGE = "humanoid_description"
+ROBOTS: tuple[str, ...] = ("hoap2", "bioloid")
+
+
+class UnknownRobotError(ValueError):
+    """Raised for a robot name that has no configuration in this package."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"unknown robot {name!r} (known robots: {', '.join(ROBOTS)})")
+        self.name = name
+
+
+@functools.cache
+def share_directory() -> Path:
+    """The package's data directory (xacro/, config/)."""
+    try:
+        from ament_index_python.packages import (
+            PackageNotFoundError,
+            get_package_share_directory,
+        )
+
+        try:
+            return Path(get_package_share_directory(PACKAGE))
+        except (PackageNotFoundError, OSError):  # not installed, or no AMENT_PREFIX_PATH
+            pass
+    except ImportError:
+        pass
+    source = Path(__file__).resolve().parents[1]
+    if (source / "xacro").is_dir():
+        return source
+    raise FileNotFoundError(
+        f"cannot find the {PACKAGE} data files: source the workspace (install/setup.bash) "
+        "or run from the source tree")
+
+
+@dataclass(frozen=True)
+class RobotFiles:
+    """The files that describe one robot."""
+
+    name: str
+    config: Path
+    xacro: Path
+    srdf: Path
+
+    def config_file(self, filename: str) -> Path:
+        """Another file of this robot's config folder (joint map, servo parameters ...)."""
+        return self.config.parent / filename
+
+
+def robot_files(name: str) -> RobotFiles:
+    """Locate the files of robot ``name``; raises :class:`UnknownRobotError`."""
+    if name not in ROBOTS:
+        raise UnknownRobotError(name)
+    share = share_directory()
+    config = share / "config" / name / "robot.yaml"
+    data = yaml.safe_load(config.read_text())
+    return RobotFiles(name=name, config=config, xacro=share / data["description"],
+                      srdf=share / data["srdf"])
+
+
+@functools.cache
+def urdf_xml(name: str) -> str:
+    """The robot's URDF (xacro expanded), cached per process."""
+    import xacro
+
+    files = robot_files(name)
+    document = xacro.process_file(str(files.xacro))
+    return document.toprettyxml(indent="  ")

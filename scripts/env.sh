@@ -1,0 +1,22 @@
+# Source this file to work in the project environment:
+#   source scripts/env.sh
+# It activates the virtualenv, sources the colcon workspace (if built) and keeps DDS
+# discovery on this machine unless you chose otherwise.
+_humanoid_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+export VIRTUAL_ENV="$_humanoid_root/.venv"
+export PATH="$VIRTUAL_ENV/bin:$PATH"
+export PYTHONNOUSERSITE=1
+case ":${AMENT_PREFIX_PATH:-}:" in
+  *":$VIRTUAL_ENV:"*) ;;
+  *) export AMENT_PREFIX_PATH="$VIRTUAL_ENV${AMENT_PREFIX_PATH:+:$AMENT_PREFIX_PATH}" ;;
+esac
+if [ -f "$_humanoid_root/install/setup.bash" ]; then
+  # colcon's scripts read unset variables: relax `set -u` while sourcing them
+  case $- in *u*) _humanoid_nounset=1; set +u ;; *) _humanoid_nounset= ;; esac
+  # shellcheck disable=SC1091
+  source "$_humanoid_root/install/setup.bash"
+  [ -n "$_humanoid_nounset" ] && set -u
+  unset _humanoid_nounset
+fi
+export ROS_AUTOMATIC_DISCOVERY_RANGE="${ROS_AUTOMATIC_DISCOVERY_RANGE:-LOCALHOST}"
+unset _humanoid_root

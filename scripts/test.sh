@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The whole test suite: lint, then every package's tests and the system tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+echo "[test] ruff check"
+ruff check .
+echo "[test] pytest (ROS_DOMAIN_ID=$ROS_DOMAIN_ID, discovery $ROS_AUTOMATIC_DISCOVERY_RANGE)"
+exec pytest "$@"
