@@ -84,7 +84,8 @@ def test_arms_lowered_pose_hangs_the_hands_by_the_hips(model):
 
 def test_motion_file_crouch_is_mirror_symmetric(model):
     # the reference csv line: a crouch with arms lowered
-    line = "1,2,-2,-3,4178,8357,-4598,-3,18807,-2091,-2090,5222,-2,-3,-4180,-8360,4595,0,-18811,2087,2087,-5228,3,60,R,R,R"
+    line = ("1,2,-2,-3,4178,8357,-4598,-3,18807,-2091,-2090,5222,"
+            "-2,-3,-4180,-8360,4595,0,-18811,2087,2087,-5228,3,60,R,R,R")
     fields = line.split(",")
     columns = model.config.sections["csv_motion"]["columns"]
     signs = model.config.sections["pulses"]["signs"]
