@@ -9,6 +9,7 @@ from typing import Any
 
 import yaml
 
+from humanoid_description import units
 from humanoid_description.joint_map import JointMap
 from humanoid_description.robots import robot_files
 
@@ -25,6 +26,24 @@ class Foot:
 
 
 @dataclass(frozen=True)
+class ActuatorLimits:
+    """Speed and acceleration every joint of the robot can reach (rad/s, rad/s^2)."""
+
+    max_velocity: float
+    max_acceleration: float
+
+
+def _actuator_limits(section: dict[str, Any]) -> ActuatorLimits:
+    """Read the ``actuators`` section: SI units, or HOAP-2 pulses per ms (and ms^2)."""
+    if "max_speed_pulse_per_ms" in section:
+        return ActuatorLimits(
+            max_velocity=units.hoap2_pulse_rate_to_rad_s(float(section["max_speed_pulse_per_ms"])),
+            max_acceleration=units.hoap2_pulse_accel_to_rad_s2(float(section["max_accel_pulse_per_ms2"])))
+    return ActuatorLimits(max_velocity=float(section["max_speed_rad_s"]),
+                          max_acceleration=float(section["max_accel_rad_s2"]))
+
+
+@dataclass(frozen=True)
 class RobotConfig:
     """What every package needs to know about a robot besides its URDF."""
 
@@ -35,6 +54,7 @@ class RobotConfig:
     home_pose: str
     poses: dict[str, dict[str, float]]  # rad, every joint present
     joint_map: JointMap | None
+    actuators: ActuatorLimits
     sections: dict[str, Any] = field(repr=False)  # robot-specific sections, as read
 
     def pose(self, name: str) -> dict[str, float]:
@@ -80,10 +100,11 @@ def load_config(robot: str) -> RobotConfig:
 
     feet = {side: Foot(side=side, **spec) for side, spec in data["feet"].items()}
     known = {"name", "description", "srdf", "joints", "feet", "imu_frame", "home_pose",
-             "poses", "poses_raw"}
+             "poses", "poses_raw", "actuators"}
     return RobotConfig(
         name=data["name"], joints=joints, feet=feet, imu_frame=data["imu_frame"],
         home_pose=data["home_pose"], poses=poses, joint_map=joint_map,
+        actuators=_actuator_limits(data["actuators"]),
         sections={k: v for k, v in data.items() if k not in known})
 
 
