@@ -22,5 +22,5 @@ setup(
     description="PyBullet simulation of the humanoids behind the shared robot interface.",
     license="Apache-2.0",
     tests_require=["pytest"],
-    entry_points={"console_scripts": []},
+    entry_points={"console_scripts": ["sim_node = humanoid_sim.sim_node:main"]},
 )

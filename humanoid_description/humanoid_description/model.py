@@ -134,6 +134,16 @@ def _parse_joint_table(urdf: str, order: Sequence[str]) -> JointTable:
     return JointTable(joints)
 
 
+def _root_link(urdf: str) -> str:
+    """The URDF link that is no joint's child (the floating base)."""
+    root = ET.fromstring(urdf)
+    children = {j.find("child").get("link") for j in root.iter("joint")}  # type: ignore[union-attr]
+    roots = [link.get("name", "") for link in root.iter("link") if link.get("name") not in children]
+    if len(roots) != 1:
+        raise ValueError(f"the URDF must have exactly one root link, found {roots}")
+    return roots[0]
+
+
 def _parse_link_inertials(urdf: str) -> dict[str, tuple[float, np.ndarray]]:
     """Mass and CoM (in the link frame) of every URDF link that has mass."""
     inertials = {}
@@ -164,6 +174,7 @@ class RobotModel:
         self._v_index = np.array([self.model.joints[i].idx_v for i in ids])
         self._v_order = np.concatenate([np.arange(6), self._v_index])
         self.total_mass = float(pin.computeTotalMass(self.model))
+        self.root_link = _root_link(self.urdf)
         self._link_inertials = _parse_link_inertials(self.urdf)
         self._link_frames = {link: self.model.getFrameId(link, pin.FrameType.BODY)
                              for link in self._link_inertials}

@@ -1,0 +1,268 @@
+"""A client of the shared robot interface, as any controller would use it.
+
+Used by the demo, the benchmarks, the experiments and the system tests: it talks to
+the robot only through its topics, action and services, so it cannot tell the
+simulator from the hardware. Spins its own node in a background thread; every wait
+is event-driven with a timeout.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import rclpy
+from action_msgs.msg import GoalStatus
+from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import PoseStamped
+from humanoid_control.ros_time import seconds, to_duration, to_time
+from rclpy.action import ActionClient
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Bool
+from std_srvs.srv import Trigger
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from humanoid_interfaces.action import FollowJointTrajectory
+from humanoid_interfaces.msg import JointTolerance
+from humanoid_interfaces.srv import ResetSimulation, StepSimulation
+
+
+class RobotClientError(RuntimeError):
+    """The robot did not answer in time, or answered with an error."""
+
+
+def make_trajectory(joint_names: Sequence[str], times: Sequence[float], positions: Sequence[Sequence[float]],
+                    velocities: Sequence[Sequence[float]] | None = None,
+                    accelerations: Sequence[Sequence[float]] | None = None,
+                    start: float | None = None) -> JointTrajectory:
+    """A JointTrajectory message; ``start`` (robot clock seconds) sets header.stamp."""
+    msg = JointTrajectory()
+    msg.joint_names = list(joint_names)
+    if start is not None:
+        msg.header.stamp = to_time(start)
+    for i, (t, p) in enumerate(zip(times, positions, strict=True)):
+        point = JointTrajectoryPoint(positions=[float(v) for v in p], time_from_start=to_duration(t))
+        if velocities is not None:
+            point.velocities = [float(v) for v in velocities[i]]
+        if accelerations is not None:
+            point.accelerations = [float(v) for v in accelerations[i]]
+        msg.points.append(point)
+    return msg
+
+
+@dataclass
+class GoalOutcome:
+    """What a follow_joint_trajectory goal ended with."""
+
+    status: int  # action_msgs/GoalStatus
+    error_code: int
+    error_string: str
+    feedback: list = field(default_factory=list)
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status == GoalStatus.STATUS_SUCCEEDED
+
+
+class RobotClient:
+    """Topics, action and services of one robot (and of the simulator, when there is one)."""
+
+    def __init__(self, name: str = "humanoid_client", namespace: str = "") -> None:
+        self._own_context = not rclpy.ok()
+        if self._own_context:
+            rclpy.init()
+        self.node = Node(name, namespace=namespace)
+        self._lock = threading.Lock()
+        self._joint_state: JointState | None = None
+        self._joint_event = threading.Event()
+        self._recording: list[JointState] | None = None
+        self._clock: float | None = None
+        self._fallen: bool | None = None
+        self._base_pose: PoseStamped | None = None
+        self._diagnostics: DiagnosticArray | None = None
+        self.node.create_subscription(JointState, "joint_states", self._on_joint_state, 50)
+        self.node.create_subscription(Clock, "clock", self._on_clock, 10)
+        self.node.create_subscription(Bool, "fallen", self._on_fallen, 10)
+        self.node.create_subscription(PoseStamped, "ground_truth/base_pose", self._on_pose, 10)
+        self.node.create_subscription(DiagnosticArray, "diagnostics", self._on_diagnostics, 10)
+        self.commands = self.node.create_publisher(JointState, "joint_commands", 10)
+        self.trajectories = self.node.create_publisher(JointTrajectory, "joint_trajectory", 10)
+        self.action = ActionClient(self.node, FollowJointTrajectory, "follow_joint_trajectory")
+        self._executor = SingleThreadedExecutor()
+        self._executor.add_node(self.node)
+        self._thread = threading.Thread(target=self._spin, name="robot-client", daemon=True)
+        self._thread.start()
+
+    def _spin(self) -> None:
+        while rclpy.ok():
+            try:
+                self._executor.spin_once(timeout_sec=0.05)
+            except Exception:  # shutting down while spinning
+                if not rclpy.ok():
+                    return
+                raise
+
+    def close(self) -> None:
+        self._executor.shutdown(timeout_sec=1.0)
+        self.node.destroy_node()
+        if self._own_context:
+            rclpy.try_shutdown()
+        self._thread.join(timeout=2.0)
+
+    def __enter__(self) -> RobotClient:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    # -- subscriptions --------------------------------------------------------------
+    def _on_joint_state(self, msg: JointState) -> None:
+        with self._lock:
+            self._joint_state = msg
+            if self._recording is not None:
+                self._recording.append(msg)
+        self._joint_event.set()
+
+    def _on_clock(self, msg: Clock) -> None:
+        self._clock = seconds(msg.clock)
+
+    def _on_fallen(self, msg: Bool) -> None:
+        self._fallen = msg.data
+
+    def _on_pose(self, msg: PoseStamped) -> None:
+        self._base_pose = msg
+
+    def _on_diagnostics(self, msg: DiagnosticArray) -> None:
+        self._diagnostics = msg
+
+    def wait_for_joint_states(self, timeout: float = 30.0) -> JointState:
+        """The next joint_states message (the first one when none was received yet)."""
+        self._joint_event.clear()
+        if not self._joint_event.wait(timeout):
+            raise RobotClientError(f"no joint_states within {timeout:g} s: is the robot node running?")
+        assert self._joint_state is not None
+        return self._joint_state
+
+    @property
+    def joint_state(self) -> JointState | None:
+        return self._joint_state
+
+    def positions(self) -> dict[str, float]:
+        """Latest measured positions by joint name."""
+        msg = self._joint_state or self.wait_for_joint_states()
+        return dict(zip(msg.name, msg.position, strict=True))
+
+    def now(self) -> float:
+        """Robot time: the simulator's clock, or the latest joint_states stamp."""
+        if self._clock is not None:
+            return self._clock
+        msg = self._joint_state or self.wait_for_joint_states()
+        return seconds(msg.header.stamp)
+
+    @property
+    def fallen(self) -> bool | None:
+        return self._fallen
+
+    @property
+    def base_pose(self) -> PoseStamped | None:
+        return self._base_pose
+
+    @property
+    def diagnostics(self) -> DiagnosticArray | None:
+        return self._diagnostics
+
+    def start_recording(self) -> None:
+        with self._lock:
+            self._recording = []
+
+    def stop_recording(self) -> list[JointState]:
+        with self._lock:
+            recorded, self._recording = self._recording or [], None
+        return recorded
+
+    def wait_until(self, robot_time: float, timeout: float = 60.0) -> None:
+        """Block until the robot clock reaches ``robot_time``."""
+        deadline = time.monotonic() + timeout
+        while self.now() < robot_time:
+            if time.monotonic() > deadline:
+                raise RobotClientError(f"robot time did not reach {robot_time:.3f} s within {timeout:g} s")
+            self._joint_event.clear()
+            self._joint_event.wait(0.1)
+
+    # -- commands -------------------------------------------------------------------
+    def wait_for_server(self, timeout: float = 30.0) -> None:
+        if not self.action.wait_for_server(timeout_sec=timeout):
+            raise RobotClientError(f"no follow_joint_trajectory server within {timeout:g} s")
+
+    def send_goal(self, trajectory: JointTrajectory, path_tolerance: Mapping[str, float] | None = None,
+                  goal_tolerance: Mapping[str, float] | None = None, goal_time_tolerance: float = 0.0,
+                  feedback: list | None = None, timeout: float = 30.0):
+        """Send a goal and return its (accepted) goal handle."""
+        self.wait_for_server(timeout)
+        goal = FollowJointTrajectory.Goal(trajectory=trajectory, goal_time_tolerance=to_duration(goal_time_tolerance))
+        goal.path_tolerance = [JointTolerance(name=n, position=v) for n, v in (path_tolerance or {}).items()]
+        goal.goal_tolerance = [JointTolerance(name=n, position=v) for n, v in (goal_tolerance or {}).items()]
+        callback = None if feedback is None else (lambda msg: feedback.append(msg.feedback))
+        handle = self._wait(self.action.send_goal_async(goal, feedback_callback=callback), timeout, "goal response")
+        if not handle.accepted:
+            raise RobotClientError("the goal was rejected by the action server")
+        return handle
+
+    def result(self, handle, timeout: float = 120.0, feedback: list | None = None) -> GoalOutcome:
+        response = self._wait(handle.get_result_async(), timeout, "trajectory result")
+        return GoalOutcome(response.status, response.result.error_code, response.result.error_string,
+                           feedback if feedback is not None else [])
+
+    def follow(self, trajectory: JointTrajectory, timeout: float = 120.0, **tolerances) -> GoalOutcome:
+        """Execute a trajectory through the action and wait for its result."""
+        feedback: list = []
+        handle = self.send_goal(trajectory, feedback=feedback, **tolerances)
+        return self.result(handle, timeout, feedback)
+
+    def cancel(self, handle, timeout: float = 10.0) -> None:
+        self._wait(handle.cancel_goal_async(), timeout, "cancel response")
+
+    # -- simulator services -----------------------------------------------------------
+    def reset(self, positions: Mapping[str, float] | None = None, timeout: float = 30.0) -> str:
+        request = ResetSimulation.Request()
+        if positions:
+            request.joint_state.name = list(positions)
+            request.joint_state.position = [float(v) for v in positions.values()]
+        response = self._call(ResetSimulation, "reset", request, timeout)
+        if not response.success:
+            raise RobotClientError(response.message)
+        return response.message
+
+    def pause(self, timeout: float = 10.0) -> None:
+        self._call(Trigger, "pause", Trigger.Request(), timeout)
+
+    def resume(self, timeout: float = 10.0) -> None:
+        self._call(Trigger, "resume", Trigger.Request(), timeout)
+
+    def step(self, cycles: int, timeout: float = 60.0) -> float:
+        response = self._call(StepSimulation, "step", StepSimulation.Request(cycles=cycles), timeout)
+        if not response.success:
+            raise RobotClientError(response.message)
+        return seconds(response.sim_time)
+
+    def _call(self, kind, name: str, request, timeout: float):
+        client = self.node.create_client(kind, name)
+        try:
+            if not client.wait_for_service(timeout_sec=timeout):
+                raise RobotClientError(f"service {name} not available within {timeout:g} s")
+            return self._wait(client.call_async(request), timeout, f"service {name}")
+        finally:
+            self.node.destroy_client(client)
+
+    @staticmethod
+    def _wait(future, timeout: float, what: str):
+        done = threading.Event()
+        future.add_done_callback(lambda _f: done.set())
+        if not done.wait(timeout):
+            raise RobotClientError(f"no {what} within {timeout:g} s")
+        return future.result()

@@ -1,0 +1,238 @@
+"""Command validation, done once, in the shared front: nothing reaches a driver unchecked.
+
+Trajectories (topic and action) are rejected as a whole with an error code and a
+message naming the joint, the point and the value. Streaming set-points are
+rejected when malformed (unknown joint, NaN, length mismatch) and clamped into the
+joint limits otherwise, with a warning. The validator works on plain Python data so
+that it is independent of ROS message types; the front converts messages first.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from humanoid_description.model import JointTable
+
+
+class ErrorCode(enum.IntEnum):
+    """Result codes of humanoid_interfaces/action/FollowJointTrajectory."""
+
+    SUCCESSFUL = 0
+    INVALID_GOAL = -1
+    INVALID_JOINTS = -2
+    OLD_HEADER_TIMESTAMP = -3
+    PATH_TOLERANCE_VIOLATED = -4
+    GOAL_TOLERANCE_VIOLATED = -5
+    PREEMPTED = -6
+    CANCELED = -7
+    DRIVER_FAILURE = -8
+
+
+class CommandRejectedError(ValueError):
+    """A command that must not move the robot, with the reason and its error code."""
+
+    def __init__(self, code: ErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True)
+class PointData:
+    """One trajectory point as received (time from start in seconds)."""
+
+    time: float
+    positions: Sequence[float]
+    velocities: Sequence[float] = ()
+    accelerations: Sequence[float] = ()
+
+
+@dataclass(frozen=True)
+class ValidatedTrajectory:
+    """A trajectory that passed every check, for the joints it names."""
+
+    joint_names: tuple[str, ...]
+    joint_indices: np.ndarray  # canonical index of each trajectory joint
+    times: np.ndarray  # (n,) seconds from the start
+    positions: np.ndarray  # (n, k)
+    velocities: np.ndarray | None
+    accelerations: np.ndarray | None
+    start_time: float | None  # absolute start on the driver clock; None = now
+
+
+@dataclass(frozen=True)
+class ValidatedSetpoint:
+    """A streaming set-point after checks and clamping."""
+
+    joint_indices: np.ndarray
+    positions: np.ndarray
+    velocities: np.ndarray | None
+    warnings: list[str] = field(default_factory=list)
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.4g}"
+
+
+class CommandValidator:
+    """Checks commands against the robot's joint table (names, limits)."""
+
+    def __init__(self, joints: JointTable, start_tolerance: float = 0.1) -> None:
+        self.joints = joints
+        #: How far (rad) a point at time 0 may be from the current position.
+        self.start_tolerance = start_tolerance
+
+    # -- shared checks ---------------------------------------------------------------
+    def _joint_indices(self, names: Sequence[str], code: ErrorCode = ErrorCode.INVALID_JOINTS) -> np.ndarray:
+        if len(names) == 0:
+            raise CommandRejectedError(code, "no joint names given")
+        seen: set[str] = set()
+        indices = []
+        for name in names:
+            if name in seen:
+                raise CommandRejectedError(code, f"joint {name!r} appears more than once")
+            seen.add(name)
+            if name not in self.joints:
+                raise CommandRejectedError(code, f"unknown joint {name!r}; this robot's joints are: "
+                                            f"{', '.join(self.joints.names)}")
+            indices.append(self.joints.index(name))
+        return np.array(indices, dtype=int)
+
+    @staticmethod
+    def _vector(values: Sequence[float], count: int, what: str, names: Sequence[str]) -> np.ndarray:
+        if len(values) != count:
+            raise CommandRejectedError(ErrorCode.INVALID_GOAL,
+                                  f"{what}: {len(values)} values for {count} joints")
+        array = np.asarray(values, dtype=float)
+        for name, value in zip(names, array, strict=True):
+            if not math.isfinite(value):
+                raise CommandRejectedError(ErrorCode.INVALID_GOAL, f"{what}, joint {name}: value is {value}")
+        return array
+
+    # -- trajectories ----------------------------------------------------------------
+    def trajectory(self, joint_names: Sequence[str], points: Sequence[PointData],
+                   current: np.ndarray, start_time: float | None = None,
+                   now: float | None = None) -> ValidatedTrajectory:
+        """Validate a whole trajectory; raises :class:`CommandRejectedError` on the first problem.
+
+        ``current`` is the robot's current position of every joint (canonical order),
+        used to check the first segment; ``start_time``/``now`` on the driver clock.
+        """
+        indices = self._joint_indices(joint_names)
+        names = tuple(joint_names)
+        if len(points) == 0:
+            raise CommandRejectedError(ErrorCode.INVALID_GOAL, "the trajectory has no points")
+        count = len(names)
+        positions, velocities, accelerations, times = [], [], [], []
+        has_velocities = len(points[0].velocities) > 0
+        has_accelerations = len(points[0].accelerations) > 0
+        for i, point in enumerate(points):
+            where = f"point {i}"
+            if not math.isfinite(point.time) or point.time < 0.0:
+                raise CommandRejectedError(ErrorCode.INVALID_GOAL,
+                                      f"{where}: time_from_start {point.time} s is not a finite time >= 0")
+            if times and point.time <= times[-1]:
+                raise CommandRejectedError(ErrorCode.INVALID_GOAL,
+                                      f"{where}: time_from_start {_fmt(point.time)} s is not after "
+                                      f"point {i - 1} ({_fmt(times[-1])} s); times must increase strictly")
+            times.append(point.time)
+            positions.append(self._vector(point.positions, count, f"{where} positions", names))
+            if (len(point.velocities) > 0) != has_velocities:
+                raise CommandRejectedError(ErrorCode.INVALID_GOAL,
+                                      f"{where}: velocities must be given for every point or for none")
+            if (len(point.accelerations) > 0) != has_accelerations:
+                raise CommandRejectedError(ErrorCode.INVALID_GOAL,
+                                      f"{where}: accelerations must be given for every point or for none")
+            if has_velocities:
+                velocities.append(self._vector(point.velocities, count, f"{where} velocities", names))
+            if has_accelerations:
+                accelerations.append(self._vector(point.accelerations, count, f"{where} accelerations", names))
+        p = np.array(positions)
+        v = np.array(velocities) if has_velocities else None
+        a = np.array(accelerations) if has_accelerations else None
+        t = np.array(times)
+        self._check_limits(names, indices, p, v)
+        self._check_speeds(names, indices, t, p, current[indices])
+        if start_time is not None and now is not None and start_time + t[-1] < now:
+            raise CommandRejectedError(ErrorCode.OLD_HEADER_TIMESTAMP,
+                                  f"the trajectory ended {_fmt(now - start_time - t[-1])} s ago "
+                                  f"(header stamp {_fmt(start_time)} s, now {_fmt(now)} s)")
+        return ValidatedTrajectory(names, indices, t, p, v, a, start_time)
+
+    def _check_limits(self, names: Sequence[str], indices: np.ndarray, positions: np.ndarray,
+                      velocities: np.ndarray | None) -> None:
+        lower, upper = self.joints.lower[indices], self.joints.upper[indices]
+        vmax = self.joints.velocity[indices]
+        for i, row in enumerate(positions):
+            for k, value in enumerate(row):
+                if not lower[k] - 1e-9 <= value <= upper[k] + 1e-9:
+                    raise CommandRejectedError(
+                        ErrorCode.INVALID_GOAL,
+                        f"point {i}, joint {names[k]}: position {_fmt(value)} rad ({_fmt(math.degrees(value))} deg) "
+                        f"is outside its limits [{_fmt(lower[k])}, {_fmt(upper[k])}] rad")
+            if velocities is not None:
+                for k, value in enumerate(velocities[i]):
+                    if abs(value) > vmax[k] * (1 + 1e-6):
+                        raise CommandRejectedError(
+                            ErrorCode.INVALID_GOAL,
+                            f"point {i}, joint {names[k]}: velocity {_fmt(value)} rad/s exceeds its limit "
+                            f"{_fmt(vmax[k])} rad/s")
+
+    def _check_speeds(self, names: Sequence[str], indices: np.ndarray, times: np.ndarray,
+                      positions: np.ndarray, current: np.ndarray) -> None:
+        """The average speed each segment needs must be within the joint's velocity limit."""
+        vmax = self.joints.velocity[indices]
+        labels = [f"point {i}" for i in range(len(times))]
+        if times[0] == 0.0:
+            gap = np.abs(positions[0] - current)
+            worst = int(np.argmax(gap))
+            if gap[worst] > self.start_tolerance:
+                raise CommandRejectedError(
+                    ErrorCode.INVALID_GOAL,
+                    f"point 0 at time 0 puts joint {names[worst]} {_fmt(gap[worst])} rad away from its current "
+                    f"position (tolerance {_fmt(self.start_tolerance)} rad): give the first point a "
+                    "time_from_start > 0 so the robot can get there")
+            starts, start_positions = times, positions
+        else:
+            labels.insert(0, "the current position")
+            starts = np.concatenate([[0.0], times])
+            start_positions = np.vstack([current, positions])
+        if len(starts) < 2:
+            return
+        speeds = np.abs(np.diff(start_positions, axis=0)) / np.diff(starts)[:, None]
+        segment, joint = np.unravel_index(int(np.argmax(speeds / vmax)), speeds.shape)
+        if speeds[segment, joint] > vmax[joint] * (1 + 1e-6):
+            raise CommandRejectedError(
+                ErrorCode.INVALID_GOAL,
+                f"joint {names[joint]} would have to move at {_fmt(speeds[segment, joint])} rad/s from "
+                f"{labels[segment]} to {labels[segment + 1]}; its velocity limit is {_fmt(vmax[joint])} rad/s "
+                "(slow the trajectory down)")
+
+    # -- streaming set-points --------------------------------------------------------
+    def setpoint(self, joint_names: Sequence[str], positions: Sequence[float],
+                 velocities: Sequence[float] = (), clamp: bool = True) -> ValidatedSetpoint:
+        """Validate a set-point. Out-of-limit values are clamped with a warning, or, with
+        ``clamp=False`` (a configuration to jump to, such as a reset), rejected."""
+        indices = self._joint_indices(joint_names)
+        names = list(joint_names)
+        p = self._vector(positions, len(names), "positions", names)
+        if not clamp:
+            self._check_limits(names, indices, p[None, :], None)
+        warnings = []
+        lower, upper = self.joints.lower[indices], self.joints.upper[indices]
+        clamped = np.clip(p, lower, upper)
+        for k in np.flatnonzero(clamped != p):
+            warnings.append(f"joint {names[k]}: position {_fmt(p[k])} rad clamped to its limit "
+                            f"{_fmt(clamped[k])} rad")
+        v = None
+        if len(velocities) > 0:
+            raw = self._vector(velocities, len(names), "velocities", names)
+            vmax = self.joints.velocity[indices]
+            v = np.clip(raw, -vmax, vmax)
+            for k in np.flatnonzero(v != raw):
+                warnings.append(f"joint {names[k]}: velocity {_fmt(raw[k])} rad/s clamped to "
+                                f"{_fmt(v[k])} rad/s")
+        return ValidatedSetpoint(indices, clamped, v, warnings)

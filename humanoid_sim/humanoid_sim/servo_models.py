@@ -1,0 +1,99 @@
+"""Servo models: how a simulated joint follows its position commands.
+
+Each model turns the latest goal into a reference (position, velocity) per physics
+step; PyBullet's position motor then tracks the reference with a PD law limited to
+the servo's torque. Vectorised over the robot's joints.
+
+- ``trapezoidal`` (HOAP-2): the measured behaviour of the HOAP-2 actuators in direct
+  command mode: speed limited to 57 pulse/ms and acceleration to 5 pulse/ms^2, a far
+  goal reached with a trapezoidal velocity profile (accelerate, cruise, decelerate),
+  never an instant jump.
+- ``speed_limited`` (Dynamixel AX-12): the goal is approached at the commanded
+  moving speed (the servo's maximum when none is given), then held by a stiff,
+  torque-limited PD law: the AX-12's own position loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class ServoParameters:
+    """Servo behaviour of every joint of a robot (from the robot's sim YAML)."""
+
+    kind: str  # "trapezoidal" or "speed_limited"
+    max_velocity: float  # rad/s
+    max_acceleration: float  # rad/s^2 (trapezoidal only)
+    max_torque: float  # N m, the motor's force limit in PyBullet
+    position_gain: float  # PyBullet positionGain (PD law)
+    velocity_gain: float  # PyBullet velocityGain
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("trapezoidal", "speed_limited"):
+            raise ValueError(f"unknown servo kind {self.kind!r} (trapezoidal or speed_limited)")
+        for name in ("max_velocity", "max_torque"):
+            if getattr(self, name) <= 0.0:
+                raise ValueError(f"servo {name} must be > 0")
+        if self.kind == "trapezoidal" and self.max_acceleration <= 0.0:
+            raise ValueError("a trapezoidal servo needs max_acceleration > 0")
+
+
+class ServoBank:
+    """Reference generators of all joints; call :meth:`step` once per physics step."""
+
+    def __init__(self, params: ServoParameters, joint_count: int) -> None:
+        self.params = params
+        self.position = np.zeros(joint_count)
+        self.velocity = np.zeros(joint_count)
+        self.goal = np.zeros(joint_count)
+        self.speed = np.full(joint_count, params.max_velocity)
+
+    def reset(self, positions: np.ndarray) -> None:
+        self.position = np.array(positions, dtype=float)
+        self.velocity = np.zeros_like(self.position)
+        self.goal = self.position.copy()
+        self.speed = np.full_like(self.position, self.params.max_velocity)
+
+    def command(self, positions: np.ndarray, velocities: np.ndarray | None = None) -> None:
+        """New goals; ``velocities`` (feed-forward) set the moving speed of a speed-limited servo."""
+        self.goal = np.asarray(positions, dtype=float)
+        if velocities is None:
+            self.speed = np.full_like(self.goal, self.params.max_velocity)
+        else:
+            self.speed = self._moving_speed(np.abs(np.asarray(velocities, dtype=float)))
+
+    def _moving_speed(self, speeds: np.ndarray) -> np.ndarray:
+        # A zero feed-forward velocity means "arrive at rest", not "do not move": keep the
+        # servo able to close a remaining gap at its full speed.
+        return np.where(speeds > 0.0, np.minimum(speeds, self.params.max_velocity), self.params.max_velocity)
+
+    def step(self, dt: float) -> tuple[np.ndarray, np.ndarray]:
+        """Advance the references by ``dt``; returns (target positions, target velocities)."""
+        if self.params.kind == "trapezoidal":
+            self._trapezoid(dt)
+        else:
+            self._ramp(dt)
+        return self.position, self.velocity
+
+    def _trapezoid(self, dt: float) -> None:
+        """Time-optimal bang-coast-bang towards the goal, speed and acceleration limited."""
+        vmax, amax = self.params.max_velocity, self.params.max_acceleration
+        error = self.goal - self.position
+        # fastest speed from which the goal can still be reached braking at amax
+        braking = np.sqrt(2.0 * amax * np.abs(error))
+        wanted = np.sign(error) * np.minimum(vmax, braking)
+        change = np.clip(wanted - self.velocity, -amax * dt, amax * dt)
+        velocity = self.velocity + change
+        step = velocity * dt
+        arrive = np.abs(step) >= np.abs(error)  # would overshoot: land on the goal
+        self.position = np.where(arrive, self.goal, self.position + step)
+        self.velocity = np.where(arrive & (np.abs(velocity) <= amax * dt * 2.0), 0.0, velocity)
+
+    def _ramp(self, dt: float) -> None:
+        error = self.goal - self.position
+        step = np.clip(error, -self.speed * dt, self.speed * dt)
+        self.position = self.position + step
+        self.velocity = step / dt
