@@ -14,6 +14,9 @@ setup(
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),
         (f"share/{PACKAGE}/config", [str(p) for p in sorted(Path("config").glob("*.yaml"))]),
+        (f"share/{PACKAGE}/config/motions", ["config/motions/README.md"]),
+        *[(f"share/{PACKAGE}/config/motions/{folder.name}", [str(p) for p in sorted(folder.glob("*.yaml"))])
+          for folder in sorted(Path("config/motions").iterdir()) if folder.is_dir()],
     ],
     install_requires=["setuptools"],
     zip_safe=True,

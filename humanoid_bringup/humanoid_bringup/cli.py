@@ -95,6 +95,48 @@ def cmd_generate_srdf(args: argparse.Namespace) -> int:
                      "--seed", str(args.seed), *extra])
 
 
+# -- simulation ------------------------------------------------------------------------
+def _serve(graph) -> int:
+    """Run a node graph in the foreground until it exits or SIGINT/SIGTERM arrives."""
+    import signal
+
+    def terminate(_signum, _frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        graph.start()
+        codes = graph.wait()
+    except KeyboardInterrupt:
+        codes = {}
+    finally:
+        codes = {**codes, **graph.stop()}
+        signal.signal(signal.SIGTERM, previous)
+    failed = {name: code for name, code in codes.items() if code not in (0, -2, 130)}
+    for name, code in failed.items():
+        print(f"humanoid: node {name} exited with status {code}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def cmd_sim(args: argparse.Namespace) -> int:
+    from humanoid_bringup.graph import Graph
+    from humanoid_bringup.graphs import sim_nodes
+
+    nodes = sim_nodes(args.robot, gui=args.gui, real_time_factor=args.real_time_factor,
+                      control_rate=args.control_rate, publish_rate=args.publish_rate, duration=args.duration)
+    return _serve(Graph(nodes, echo=True))
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from humanoid_bringup import demo
+
+    return demo.run(args)
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    return args.bench_run(args)
+
+
 # -- parser ----------------------------------------------------------------------------
 Command = Callable[[argparse.Namespace], int]
 
@@ -124,6 +166,32 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--simulate", action="store_true",
                    help="also play each pose in the simulator and report whether it is held")
     p.add_argument("--hold", type=float, default=2.0, help="seconds each pose must be held (2)")
+
+    p = add("sim", cmd_sim, "bring up the simulated robot (the same graph as sim.launch.py) until "
+                            "interrupted or --duration ends")
+    p.add_argument("--robot", required=True, type=_robot, help="hoap2 or bioloid")
+    p.add_argument("--duration", type=float, default=None,
+                   help="stop after this many seconds of simulated time (default: run until interrupted)")
+    p.add_argument("--gui", action="store_true", help="show the PyBullet window (needs a display)")
+    p.add_argument("--real-time-factor", type=float, default=None,
+                   help="1 = real time (default), 2 = twice as fast, 0 = as fast as possible")
+    p.add_argument("--control-rate", type=float, default=None, help="control loop rate, Hz")
+    p.add_argument("--publish-rate", type=float, default=None, help="joint_states rate, Hz")
+
+    from humanoid_bringup.demo import add_arguments as demo_arguments
+
+    demo_arguments(add("demo", cmd_demo, "headless HOAP-2 simulation: stand, lower the arms, slow squat and back "
+                                         "up through follow_joint_trajectory; print tracking errors, fall, CoM "
+                                         "height and real-time factor"))
+
+    bench = add("bench", cmd_bench, "benchmarks: each prints its figure next to its baseline from the same run")
+    targets = bench.add_subparsers(dest="target", required=True, metavar="TARGET", parser_class=_Parser)
+    from humanoid_bringup import bench_sim
+
+    p = targets.add_parser("sim", help="real-time factor of the simulation node vs raw PyBullet",
+                           description=bench_sim.__doc__.split("\n\n")[0])
+    bench_sim.add_arguments(p)
+    p.set_defaults(bench_run=bench_sim.run)
 
     p = add("identify-masses", cmd_identify_masses,
             "fit the Bioloid structure masses to the thesis' balanced poses")

@@ -106,6 +106,7 @@ class TrajectoryExecutor:
         self._command = np.zeros(len(joint_names))
         self._velocity = np.zeros(len(joint_names))
         self._run: TrajectoryRun | None = None
+        self._last: JointCommand | None = None  # returned again while nothing changes
 
     # -- commands (ROS callbacks) ------------------------------------------------------
     def hold(self, positions: np.ndarray) -> None:
@@ -114,6 +115,7 @@ class TrajectoryExecutor:
             self._preempt("the robot was reset")
             self._command = np.array(positions, dtype=float)
             self._velocity[:] = 0.0
+            self._last = None
 
     def run(self, trajectory: ValidatedTrajectory, tolerances: Tolerances, now: float) -> TrajectoryRun:
         """Start executing ``trajectory``; any running one is preempted."""
@@ -132,6 +134,7 @@ class TrajectoryExecutor:
             self._command[setpoint.joint_indices] = setpoint.positions
             self._velocity[setpoint.joint_indices] = (
                 0.0 if setpoint.velocities is None else setpoint.velocities)
+            self._last = None
 
     def stop(self, run: TrajectoryRun | None = None, state: RunState = RunState.CANCELED,
              code: ErrorCode = ErrorCode.CANCELED, message: str = "canceled by the client") -> None:
@@ -139,6 +142,7 @@ class TrajectoryExecutor:
         with self._lock:
             if self._run is not None and (run is None or run is self._run):
                 self._velocity[:] = 0.0
+                self._last = None
                 self._run._finish(state, code, message)
                 self._run = None
             elif run is not None:
@@ -150,12 +154,18 @@ class TrajectoryExecutor:
 
     # -- control loop -----------------------------------------------------------------
     def update(self, state: JointState) -> JointCommand:
-        """The set-point for this control cycle; also advances and checks the active run."""
+        """The set-point for this control cycle; also advances and checks the active run.
+
+        While nothing changes (no run, no new command) the same object is returned, so a
+        driver can skip re-sending it."""
         with self._lock:
             run = self._run
             if run is not None:
                 self._advance(run, state)
-            return JointCommand(position=self._command.copy(), velocity=self._velocity.copy())
+            elif self._last is not None:
+                return self._last
+            self._last = JointCommand(position=self._command.copy(), velocity=self._velocity.copy())
+            return self._last
 
     def _advance(self, run: TrajectoryRun, state: JointState) -> None:
         idx = run.trajectory.joint_indices
@@ -209,6 +219,7 @@ class TrajectoryExecutor:
         self._velocity[idx] = 0.0
         run._finish(RunState.ABORTED, code, message)
         self._run = None
+        self._last = None
 
     def _preempt(self, message: str) -> None:
         if self._run is not None:

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import yaml
 
+from humanoid_description.package_share import package_share_directory
+
 PACKAGE = "humanoid_description"
 ROBOTS: tuple[str, ...] = ("hoap2", "bioloid")
 
@@ -26,27 +28,9 @@ class UnknownRobotError(ValueError):
         self.name = name
 
 
-@functools.cache
 def share_directory() -> Path:
-    """The package's data directory (xacro/, config/)."""
-    try:
-        from ament_index_python.packages import (
-            PackageNotFoundError,
-            get_package_share_directory,
-        )
-
-        try:
-            return Path(get_package_share_directory(PACKAGE))
-        except (PackageNotFoundError, OSError):  # not installed, or no AMENT_PREFIX_PATH
-            pass
-    except ImportError:
-        pass
-    source = Path(__file__).resolve().parents[1]
-    if (source / "xacro").is_dir():
-        return source
-    raise FileNotFoundError(
-        f"cannot find the {PACKAGE} data files: source the workspace (install/setup.bash) "
-        "or run from the source tree")
+    """This package's data directory (xacro/, config/)."""
+    return package_share_directory(PACKAGE)
 
 
 @dataclass(frozen=True)

@@ -93,8 +93,11 @@ class PyBulletDriver(RobotDriver):
         self._step_done = threading.Condition(self._lock)
         self._wall_origin = (time.monotonic(), 0.0)
         self._state: JointState | None = None
-        self._previous_imu_velocity: np.ndarray | None = None
-        self._imu_acceleration = np.array([0.0, 0.0, GRAVITY])
+        self._imu_previous: tuple[float, np.ndarray, np.ndarray] | None = None  # time, velocity, acceleration
+        self._targets_sent = False
+        self._written: JointCommand | None = None
+        self._contacts: list = []
+        self._contacts_time = -1.0
         self._tmpdir = tempfile.TemporaryDirectory(prefix="humanoid_sim_")
 
     # -- life cycle ---------------------------------------------------------------
@@ -168,8 +171,10 @@ class PyBulletDriver(RobotDriver):
         for joint_id, value in zip(self._joint_ids, positions, strict=True):
             pybullet.resetJointState(self._body, joint_id, float(value), 0.0, physicsClientId=c)
         self.servos.reset(positions)
-        self._previous_imu_velocity = None
-        self._imu_acceleration = np.array([0.0, 0.0, GRAVITY])
+        self._targets_sent = False
+        self._written = None
+        self._imu_previous = None
+        self._contacts_time = -1.0
         self._state = self._measure()
 
     def pause(self) -> None:
@@ -211,16 +216,18 @@ class PyBulletDriver(RobotDriver):
             kp = [servo.position_gain] * len(self._joint_ids)
             kd = [servo.velocity_gain] * len(self._joint_ids)
             for _ in range(steps):
-                targets, speeds = self.servos.step(dt)
-                pybullet.setJointMotorControlArray(
-                    self._body, self._joint_ids, pybullet.POSITION_CONTROL, targetPositions=targets,
-                    targetVelocities=speeds, forces=forces, positionGains=kp, velocityGains=kd,
-                    physicsClientId=c)
+                if not (self._targets_sent and self.servos.settled):
+                    # PyBullet keeps motor targets between steps: send them only when they change
+                    targets, speeds = self.servos.step(dt)
+                    pybullet.setJointMotorControlArray(
+                        self._body, self._joint_ids, pybullet.POSITION_CONTROL, targetPositions=targets,
+                        targetVelocities=speeds, forces=forces, positionGains=kp, velocityGains=kd,
+                        physicsClientId=c)
+                    self._targets_sent = True
                 pybullet.stepSimulation(physicsClientId=c)
             self._steps += steps
             self._time = self._steps * dt
             self._state = self._measure()
-            self._update_imu(steps * dt)
             if self.paused:
                 self._step_budget -= 1
                 self._step_done.notify_all()
@@ -261,48 +268,69 @@ class PyBulletDriver(RobotDriver):
             return self._state
 
     def write(self, command: JointCommand) -> None:
+        if command is self._written:  # the executor repeats an unchanged command
+            return
         with self._lock:
+            self._written = command
             self.servos.command(command.position, command.velocity)
+            if not self.servos.settled:
+                self._targets_sent = False
 
     def now(self) -> float:
         return self._time
 
     # -- sensors ------------------------------------------------------------------
-    def _update_imu(self, elapsed: float) -> None:
-        state = pybullet.getLinkState(self._body, self._imu_link, computeLinkVelocity=1,
-                                      computeForwardKinematics=1, physicsClientId=self._client)
-        velocity = np.array(state[6])
-        if self._previous_imu_velocity is not None and elapsed > 0.0:
-            self._imu_acceleration = (velocity - self._previous_imu_velocity) / elapsed + np.array([0, 0, GRAVITY])
-        self._previous_imu_velocity = velocity
-
     def read_sensors(self) -> SensorReadings:
         with self._lock:
             c = self._client
             imu_state = pybullet.getLinkState(self._body, self._imu_link, computeLinkVelocity=1,
                                               computeForwardKinematics=1, physicsClientId=c)
             rotation = np.array(pybullet.getMatrixFromQuaternion(imu_state[5])).reshape(3, 3)
+            specific_force = self._specific_force(np.array(imu_state[6]))
             imu = ImuReading(
                 frame=self.model.config.imu_frame,
                 orientation=tuple(imu_state[5]),  # type: ignore[arg-type]
                 angular_velocity=tuple(rotation.T @ np.array(imu_state[7])),  # type: ignore[arg-type]
-                linear_acceleration=tuple(rotation.T @ self._imu_acceleration))  # type: ignore[arg-type]
-            feet = [self._foot_reading(side) for side in self._foot_links]
+                linear_acceleration=tuple(rotation.T @ specific_force))  # type: ignore[arg-type]
+            contacts = self._ground_contacts()
+            feet = [self._foot_reading(side, contacts) for side in self._foot_links]
             return SensorReadings(stamp=self._time, imu=imu, feet=feet)
 
-    def _foot_reading(self, side: str) -> FootReading:
-        c = self._client
+    def _specific_force(self, velocity: np.ndarray) -> np.ndarray:
+        """What an accelerometer measures, in world axes: the IMU's acceleration (finite
+        difference since the previous reading) minus gravity, i.e. +g upwards at rest."""
+        previous = self._imu_previous
+        acceleration = np.zeros(3) if previous is None else previous[2]
+        if previous is not None and self._time > previous[0]:
+            acceleration = (velocity - previous[1]) / (self._time - previous[0])
+        if previous is None or self._time > previous[0]:
+            self._imu_previous = (self._time, velocity, acceleration)
+        return acceleration + np.array([0.0, 0.0, GRAVITY])
+
+    def _ground_contacts(self) -> list:
+        """Contact points between the robot and the ground, queried once per physics state."""
+        if self._contacts_time != self._time:
+            self._contacts = pybullet.getContactPoints(self._body, self._ground, physicsClientId=self._client)
+            self._contacts_time = self._time
+        return self._contacts
+
+    def _foot_reading(self, side: str, contacts: list) -> FootReading:
         sole = pybullet.getLinkState(self._body, self._sole_links[side], computeForwardKinematics=1,
-                                     physicsClientId=c)
+                                     physicsClientId=self._client)
         origin = np.array(sole[4])
         rotation = np.array(pybullet.getMatrixFromQuaternion(sole[5])).reshape(3, 3)
-        force, torque = np.zeros(3), np.zeros(3)
-        for contact in pybullet.getContactPoints(self._body, self._ground, self._foot_links[side], -1,
-                                                 physicsClientId=c):
-            normal = np.array(contact[7])  # on the ground, pointing to the robot
-            f = (contact[9] * normal + contact[10] * np.array(contact[11]) + contact[12] * np.array(contact[13]))
-            force += f
-            torque += np.cross(np.array(contact[5]) - origin, f)
+        foot = self._foot_links[side]
+        mine = [c for c in contacts if c[3] == foot]
+        if mine:
+            # each contact: normal force along the ground normal plus two friction forces
+            forces = np.array([[c[9] * n + c[10] * d1 + c[12] * d2 for n, d1, d2 in zip(c[7], c[11], c[13],
+                                                                                      strict=True)]
+                               for c in mine])
+            arms = np.array([c[5] for c in mine]) - origin
+            force = forces.sum(axis=0)
+            torque = np.cross(arms, forces).sum(axis=0)
+        else:
+            force, torque = np.zeros(3), np.zeros(3)
         local_force, local_torque = rotation.T @ force, rotation.T @ torque
         return FootReading(side=side, frame=self.model.config.feet[side].sole,
                            force=tuple(local_force), torque=tuple(local_torque),  # type: ignore[arg-type]
@@ -321,12 +349,12 @@ class PyBulletDriver(RobotDriver):
             linear, angular = pybullet.getBaseVelocity(self._body, physicsClientId=self._client)
             return np.array(linear), np.array(angular)
 
-    def fall_state(self) -> FallState:
+    def fall_state(self, base: pin.SE3 | None = None) -> FallState:
         """Trunk tilt, and the links other than the feet that touch the ground."""
-        base = self.base_placement()
+        base = self.base_placement() if base is None else base
         tilt = math.degrees(math.acos(float(np.clip(base.rotation[2, 2], -1.0, 1.0))))
         with self._lock:
-            contacts = pybullet.getContactPoints(self._body, self._ground, physicsClientId=self._client)
+            contacts = self._ground_contacts()
         feet = set(self._foot_links.values())
         touching = tuple(sorted({self._link_name.get(c[3], str(c[3])) for c in contacts if c[3] not in feet}))
         return FallState(fallen=bool(touching) or tilt > self.params.fall_tilt, tilt_deg=tilt, touching=touching)

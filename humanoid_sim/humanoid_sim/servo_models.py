@@ -50,12 +50,14 @@ class ServoBank:
         self.velocity = np.zeros(joint_count)
         self.goal = np.zeros(joint_count)
         self.speed = np.full(joint_count, params.max_velocity)
+        self.settled = True  # every reference rests on its goal: stepping would change nothing
 
     def reset(self, positions: np.ndarray) -> None:
         self.position = np.array(positions, dtype=float)
         self.velocity = np.zeros_like(self.position)
         self.goal = self.position.copy()
         self.speed = np.full_like(self.position, self.params.max_velocity)
+        self.settled = True
 
     def command(self, positions: np.ndarray, velocities: np.ndarray | None = None) -> None:
         """New goals; ``velocities`` (feed-forward) set the moving speed of a speed-limited servo."""
@@ -64,18 +66,25 @@ class ServoBank:
             self.speed = np.full_like(self.goal, self.params.max_velocity)
         else:
             self.speed = self._moving_speed(np.abs(np.asarray(velocities, dtype=float)))
+        self._update_settled()
 
     def _moving_speed(self, speeds: np.ndarray) -> np.ndarray:
         # A zero feed-forward velocity means "arrive at rest", not "do not move": keep the
         # servo able to close a remaining gap at its full speed.
         return np.where(speeds > 0.0, np.minimum(speeds, self.params.max_velocity), self.params.max_velocity)
 
+    def _update_settled(self) -> None:
+        self.settled = not np.any(self.velocity) and np.array_equal(self.position, self.goal)
+
     def step(self, dt: float) -> tuple[np.ndarray, np.ndarray]:
         """Advance the references by ``dt``; returns (target positions, target velocities)."""
+        if self.settled:
+            return self.position, self.velocity
         if self.params.kind == "trapezoidal":
             self._trapezoid(dt)
         else:
             self._ramp(dt)
+        self._update_settled()
         return self.position, self.velocity
 
     def _trapezoid(self, dt: float) -> None:

@@ -4,14 +4,16 @@ what only a simulator has.
 Besides the shared interface (joint_states, joint_commands, joint_trajectory,
 follow_joint_trajectory, robot_description, diagnostics, imu/data, feet) it offers:
 
-- ``clock`` (rosgraph_msgs/Clock): simulated time, so the graph can run with use_sim_time;
+- ``clock`` (rosgraph_msgs/Clock): simulated time at ``clock_rate`` (default 200 Hz), so
+  the graph can run with use_sim_time;
 - ``reset`` (humanoid_interfaces/srv/ResetSimulation): stand the robot in the home pose
   or a given configuration; ``pause``/``resume`` (std_srvs/Trigger);
   ``step`` (humanoid_interfaces/srv/StepSimulation) while paused;
 - ``ground_truth/base_pose`` (geometry_msgs/PoseStamped, frame ``world``) and
-  ``ground_truth/base_twist`` (geometry_msgs/TwistStamped) for experiments;
-- ``fallen`` (std_msgs/Bool): true once the trunk tilts past ``fall_tilt`` degrees or
-  anything but the feet touches the ground; also reported in diagnostics.
+  ``ground_truth/base_twist`` (geometry_msgs/TwistStamped) for experiments, at
+  ``ground_truth_rate`` (default 50 Hz);
+- ``fallen`` (std_msgs/Bool, same rate): true while the trunk tilts past ``fall_tilt``
+  degrees or anything but the feet touches the ground; also reported in diagnostics.
 
 Parameters: ``ros2 param list`` on the node; per-robot defaults in
 ``humanoid_sim/config/<robot>.yaml``.
@@ -31,6 +33,7 @@ from humanoid_control.robot_interface import RobotInterface
 from humanoid_control.ros_time import to_time
 from humanoid_control.validation import CommandRejectedError
 from humanoid_description.model import RobotModel
+from humanoid_description.package_share import package_share_directory
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
@@ -45,16 +48,7 @@ from humanoid_sim.servo_models import ServoParameters
 
 def config_directory() -> Path:
     """This package's config folder (installed share dir, or the source tree)."""
-    try:
-        from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
-
-        try:
-            return Path(get_package_share_directory("humanoid_sim")) / "config"
-        except (PackageNotFoundError, OSError):
-            pass
-    except ImportError:
-        pass
-    return Path(__file__).resolve().parents[1] / "config"
+    return package_share_directory("humanoid_sim") / "config"
 
 
 def make_driver(node: Node, model: RobotModel, defaults: dict[str, Any]) -> PyBulletDriver:
@@ -79,6 +73,11 @@ def make_driver(node: Node, model: RobotModel, defaults: dict[str, Any]) -> PyBu
         max_torque=float(param("servo.max_torque", float(np.min(model.joints.effort)))),
         position_gain=float(param("servo.position_gain", 0.3)),
         velocity_gain=float(param("servo.velocity_gain", 1.0)))
+    node.get_logger().info(
+        f"simulating {model.name}: physics {physics_rate:g} Hz, real-time factor "
+        f"{sim.real_time_factor:g}{' (as fast as possible)' if sim.real_time_factor <= 0 else ''}, "
+        f"{servo.kind} servos ({servo.max_velocity:g} rad/s, {servo.max_torque:g} N m), "
+        f"ground friction {sim.ground_friction:g}{', GUI' if sim.gui else ''}")
     return PyBulletDriver(model, servo, sim)
 
 
@@ -98,19 +97,30 @@ class SimulationServices:
         node.create_service(Trigger, "pause", self._pause, callback_group=group)
         node.create_service(Trigger, "resume", self._resume, callback_group=group)
         node.create_service(StepSimulation, "step", self._step, callback_group=group)
-        self._publish_period = 1.0 / interface.params.publish_rate
+        ground_truth_rate = float(driver_node.declare(node, {}, "ground_truth_rate", 50.0))
+        if ground_truth_rate <= 0.0:
+            raise ValueError(f"ground_truth_rate must be > 0, got {ground_truth_rate}")
+        self._publish_period = 1.0 / ground_truth_rate
         self._next_publish = 0.0
+        clock_rate = float(driver_node.declare(node, {}, "clock_rate", 200.0))
+        if clock_rate <= 0.0:
+            raise ValueError(f"clock_rate must be > 0, got {clock_rate}")
+        self._clock_period = 1.0 / clock_rate
+        self._next_clock = 0.0
         self._fallen = False
         interface.add_cycle_hook(self._on_cycle)
 
     # -- per control cycle ------------------------------------------------------------
     def _on_cycle(self, state: JointState) -> None:
-        self._clock_pub.publish(Clock(clock=to_time(state.stamp)))
+        if state.stamp + 1e-9 >= self._next_clock:
+            self._next_clock = state.stamp + self._clock_period
+            self._clock_pub.publish(Clock(clock=to_time(state.stamp)))
         if state.stamp + 1e-9 < self._next_publish:
             return
         self._next_publish = state.stamp + self._publish_period
         stamp = to_time(state.stamp)
         base = self.driver.base_placement()
+        fall = self.driver.fall_state(base)
         pose = PoseStamped()
         pose.header.stamp, pose.header.frame_id = stamp, "world"
         xyzquat = pin.SE3ToXYZQUAT(base)
@@ -124,7 +134,6 @@ class SimulationServices:
         (twist.twist.linear.x, twist.twist.linear.y, twist.twist.linear.z) = (float(v) for v in linear)
         (twist.twist.angular.x, twist.twist.angular.y, twist.twist.angular.z) = (float(v) for v in angular)
         self._twist_pub.publish(twist)
-        fall = self.driver.fall_state()
         if fall.fallen and not self._fallen:
             self.node.get_logger().warning(f"the robot fell at t = {state.stamp:.3f} s: {fall.reason}")
         self._fallen = fall.fallen

@@ -1,0 +1,134 @@
+"""``humanoid bench sim``: real-time factor of the simulation node against raw PyBullet.
+
+Both run in the same invocation, on the same machine, with the same URDF and physics
+step (1 kHz), so their ratio is meaningful on a shared, noisy machine:
+
+- raw: a bare PyBullet loop (the robot standing, default motors holding), as fast as
+  possible — the ceiling for any node built on PyBullet;
+- node: the real simulation node (``humanoid_sim``) in its own process, running as
+  fast as possible with its servo models, control loop, ``joint_states`` at 100 Hz
+  and one subscriber (this process), measured by the simulated time its
+  ``joint_states`` stamps advance per wall-clock second.
+
+The raw loop is measured before and after the node; their mean is the baseline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import pinocchio as pin
+import pybullet
+import rclpy
+from humanoid_control.ros_time import seconds
+from humanoid_description.model import load_model
+from humanoid_description.robots import urdf_xml
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+
+from humanoid_bringup.graph import Graph
+from humanoid_bringup.graphs import sim_nodes
+
+PHYSICS_RATE = 1000.0
+PUBLISH_RATE = 100.0
+
+
+def raw_real_time_factor(robot: str, sim_seconds: float) -> float:
+    """Simulated seconds per wall second of bare PyBullet stepping of the robot's URDF."""
+    model = load_model(robot)
+    client = pybullet.connect(pybullet.DIRECT)
+    try:
+        pybullet.setGravity(0, 0, -9.81, physicsClientId=client)
+        pybullet.setTimeStep(1.0 / PHYSICS_RATE, physicsClientId=client)
+        plane = pybullet.createCollisionShape(pybullet.GEOM_PLANE, physicsClientId=client)
+        pybullet.createMultiBody(0.0, plane, physicsClientId=client)
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / f"{robot}.urdf"
+            path.write_text(urdf_xml(robot))
+            body = pybullet.loadURDF(str(path), flags=pybullet.URDF_USE_INERTIA_FROM_FILE, physicsClientId=client)
+        home = model.home_positions()
+        info = pybullet.getDynamicsInfo(body, -1, physicsClientId=client)
+        inertial = pin.XYZQUATToSE3(list(info[3]) + list(info[4]))
+        placement = pin.SE3ToXYZQUAT(model.standing_base(home) * inertial)
+        pybullet.resetBasePositionAndOrientation(body, placement[:3], placement[3:], physicsClientId=client)
+        ids = {pybullet.getJointInfo(body, i, physicsClientId=client)[1].decode(): i
+               for i in range(pybullet.getNumJoints(body, physicsClientId=client))}
+        joint_ids = [ids[name] for name in model.joints.names]
+        for joint_id, value in zip(joint_ids, home, strict=True):
+            pybullet.resetJointState(body, joint_id, float(value), physicsClientId=client)
+        pybullet.setJointMotorControlArray(body, joint_ids, pybullet.POSITION_CONTROL, targetPositions=home,
+                                           forces=list(model.joints.effort), physicsClientId=client)
+        steps = int(sim_seconds * PHYSICS_RATE)
+        start = time.perf_counter()
+        for _ in range(steps):
+            pybullet.stepSimulation(physicsClientId=client)
+        return steps / PHYSICS_RATE / (time.perf_counter() - start)
+    finally:
+        pybullet.disconnect(physicsClientId=client)
+
+
+class JointStateTimer:
+    """The one subscriber: records (wall time, stamp) of every joint_states message."""
+
+    def __init__(self) -> None:
+        self.node = Node("humanoid_bench")
+        self.samples: list[tuple[float, float]] = []
+        self.node.create_subscription(JointState, "joint_states", self._on_message, 10)
+
+    def _on_message(self, msg: JointState) -> None:
+        self.samples.append((time.perf_counter(), seconds(msg.header.stamp)))
+
+    def spin_until(self, done, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while not done():
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no progress of the simulation node within {timeout:g} s")
+            rclpy.spin_once(self.node, timeout_sec=0.1)
+
+
+def node_real_time_factor(robot: str, sim_seconds: float, log_dir: Path) -> float:
+    """Simulated seconds per wall second of the simulation node, seen by one subscriber."""
+    nodes = sim_nodes(robot, real_time_factor=0.0, publish_rate=PUBLISH_RATE)
+    rclpy.init()
+    try:
+        with Graph(nodes, log_dir=log_dir):
+            timer = JointStateTimer()
+            timer.spin_until(lambda: timer.samples and timer.samples[-1][1] > 1.0, 120.0)  # warm up
+            wall0, stamp0 = timer.samples[-1]
+            timer.spin_until(lambda: timer.samples[-1][1] >= stamp0 + sim_seconds, 600.0)
+            wall1, stamp1 = timer.samples[-1]
+            timer.node.destroy_node()
+            return (stamp1 - stamp0) / (wall1 - wall0)
+    finally:
+        rclpy.try_shutdown()
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--robot", default="hoap2", choices=("hoap2", "bioloid"))
+    parser.add_argument("--seconds", type=float, default=10.0, help="simulated seconds per measurement (10)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def run(args: argparse.Namespace) -> int:
+    raw_before = raw_real_time_factor(args.robot, args.seconds)
+    with tempfile.TemporaryDirectory(prefix="humanoid_bench_") as logs:
+        node = node_real_time_factor(args.robot, args.seconds, Path(logs))
+    raw_after = raw_real_time_factor(args.robot, args.seconds)
+    raw = statistics.mean([raw_before, raw_after])
+    result = {"robot": args.robot, "physics_rate_hz": PHYSICS_RATE, "publish_rate_hz": PUBLISH_RATE,
+              "rtf_node": round(node, 3), "rtf_raw": round(raw, 3), "ratio": round(node / raw, 3),
+              "rtf_raw_before": round(raw_before, 3), "rtf_raw_after": round(raw_after, 3)}
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(f"{args.robot}: physics {PHYSICS_RATE:g} Hz, joint_states {PUBLISH_RATE:g} Hz, one subscriber")
+        print(f"  raw PyBullet stepping   real-time factor {raw:7.2f}  "
+              f"(before {raw_before:.2f}, after {raw_after:.2f})")
+        print(f"  simulation node         real-time factor {node:7.2f}")
+        print(f"  node / raw              {node / raw:7.3f}")
+    return 0

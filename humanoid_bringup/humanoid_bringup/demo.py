@@ -1,0 +1,143 @@
+"""``humanoid demo``: the main job, a headless HOAP-2 simulation doing something measurable.
+
+The simulated HOAP-2 stands in its zero pose, lowers its arms, does a slow squat and
+comes back up, all through the ``follow_joint_trajectory`` action, exactly as any
+controller would drive the real robot. Then it prints a summary: per-joint tracking
+error (RMS and max, measured ``joint_states`` against the commanded trajectory),
+whether it fell, the final CoM height and the real-time factor achieved.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+from humanoid_control.interpolation import Law, Spline
+from humanoid_control.ros_time import seconds
+from humanoid_description.model import load_model
+
+from humanoid_bringup.graph import Graph
+from humanoid_bringup.graphs import sim_nodes
+from humanoid_bringup.robot_client import RobotClient, make_trajectory
+
+#: Keyframes of the demo (time s, joint -> degrees); joints not named stay at 0.
+KEYFRAMES: list[tuple[float, dict[str, float]]] = [
+    (1.0, {}),                                                     # stand still
+    (3.0, {"rarm_joint1": 90.0, "larm_joint1": 90.0}),             # lower the arms
+    (4.0, {"rarm_joint1": 90.0, "larm_joint1": 90.0}),
+    (8.0, {"rarm_joint1": 90.0, "larm_joint1": 90.0,               # slow squat, feet flat
+           "rleg_joint3": -25.0, "lleg_joint3": -25.0, "rleg_joint4": 50.0, "lleg_joint4": 50.0,
+           "rleg_joint5": -25.0, "lleg_joint5": -25.0}),
+    (9.0, {"rarm_joint1": 90.0, "larm_joint1": 90.0,
+           "rleg_joint3": -25.0, "lleg_joint3": -25.0, "rleg_joint4": 50.0, "lleg_joint4": 50.0,
+           "rleg_joint5": -25.0, "lleg_joint5": -25.0}),
+    (13.0, {"rarm_joint1": 90.0, "larm_joint1": 90.0}),             # and back up
+    (14.0, {"rarm_joint1": 90.0, "larm_joint1": 90.0}),
+]
+
+
+@dataclass
+class DemoSummary:
+    joint_names: list[str]
+    rms_error: np.ndarray  # rad
+    max_error: np.ndarray  # rad
+    succeeded: bool
+    result: str
+    fell: bool
+    final_com_height: float  # m
+    real_time_factor: float
+    robot_seconds: float
+    wall_seconds: float
+
+    def as_dict(self) -> dict:
+        return {
+            "joints": {n: {"rms_deg": math.degrees(r), "max_deg": math.degrees(m)}
+                       for n, r, m in zip(self.joint_names, self.rms_error, self.max_error, strict=True)},
+            "trajectory_succeeded": self.succeeded, "result": self.result, "fell": self.fell,
+            "final_com_height_m": self.final_com_height, "real_time_factor": self.real_time_factor,
+            "robot_seconds": self.robot_seconds, "wall_seconds": self.wall_seconds,
+        }
+
+    def text(self) -> str:
+        lines = ["HOAP-2 demo: stand, lower the arms, slow squat and back up (follow_joint_trajectory)",
+                 f"{'joint':14s} {'RMS err (deg)':>14s} {'max err (deg)':>14s}"]
+        for name, rms, worst in zip(self.joint_names, self.rms_error, self.max_error, strict=True):
+            lines.append(f"{name:14s} {math.degrees(rms):14.3f} {math.degrees(worst):14.3f}")
+        lines.append(f"{'all joints':14s} {math.degrees(float(np.sqrt(np.mean(self.rms_error ** 2)))):14.3f} "
+                     f"{math.degrees(float(np.max(self.max_error))):14.3f}")
+        lines.append(f"trajectory: {'succeeded' if self.succeeded else 'FAILED'} {self.result}".rstrip())
+        lines.append(f"fell: {'YES' if self.fell else 'no'}")
+        lines.append(f"final CoM height: {self.final_com_height:.4f} m")
+        lines.append(f"real-time factor: {self.real_time_factor:.2f} "
+                     f"({self.robot_seconds:.1f} s simulated in {self.wall_seconds:.1f} s)")
+        return "\n".join(lines)
+
+
+def demo_trajectory(names: list[str]) -> tuple[list[float], np.ndarray]:
+    times = [t for t, _ in KEYFRAMES]
+    positions = np.array([[math.radians(pose.get(n, 0.0)) for n in names] for _, pose in KEYFRAMES])
+    return times, positions
+
+
+def run_demo(client: RobotClient, robot: str = "hoap2") -> DemoSummary:
+    model = load_model(robot)
+    state = client.wait_for_joint_states(60.0)
+    names = list(state.name)
+    times, positions = demo_trajectory(names)
+    velocities = np.zeros_like(positions)
+    trajectory = make_trajectory(names, times, positions, velocities)
+    client.wait_for_server(60.0)
+    wall0, robot0 = time.monotonic(), client.now()
+    client.start_recording()
+    outcome = client.follow(trajectory, timeout=300.0)
+    recorded = client.stop_recording()
+    wall, robot_time = time.monotonic() - wall0, client.now() - robot0
+    if not outcome.feedback:
+        raise RuntimeError(f"the trajectory produced no feedback: {outcome.error_string}")
+    # the goal started at feedback stamp - time from start (robot clock)
+    first = outcome.feedback[0]
+    start = seconds(first.header.stamp) - seconds(first.desired.time_from_start)
+
+    # what was asked: the same keyframes with the same law (cubic, resting at keyframes),
+    # starting from the pose the robot held when the goal started
+    reference = Spline.build([start, *(start + t for t in times)],
+                             np.vstack([np.array(state.position), positions]),
+                             np.vstack([np.zeros(len(names)), velocities]), law=Law.CUBIC)
+    samples = [m for m in recorded if start <= seconds(m.header.stamp) <= start + times[-1]]
+    errors = np.array([np.array(m.position) - reference.sample(seconds(m.header.stamp))[0] for m in samples])
+    final = recorded[-1] if recorded else state
+    base = client.base_pose
+    placement = pin.XYZQUATToSE3(np.array([
+        base.pose.position.x, base.pose.position.y, base.pose.position.z, base.pose.orientation.x,
+        base.pose.orientation.y, base.pose.orientation.z, base.pose.orientation.w])) if base else None
+    com = model.com(model.joints.to_array(dict(zip(final.name, final.position, strict=True))), placement)
+    return DemoSummary(
+        joint_names=names, rms_error=np.sqrt(np.mean(errors**2, axis=0)), max_error=np.max(np.abs(errors), axis=0),
+        succeeded=outcome.succeeded, result=outcome.error_string, fell=bool(client.fallen),
+        final_com_height=float(com[2]), real_time_factor=robot_time / wall if wall > 0 else math.nan,
+        robot_seconds=robot_time, wall_seconds=wall)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--real-time-factor", type=float, default=0.0,
+                        help="simulation speed: 1 = real time, 0 = as fast as possible (default)")
+    parser.add_argument("--gui", action="store_true", help="show the PyBullet window (needs a display)")
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    parser.add_argument("--log-dir", type=Path, default=None, help="keep the nodes' logs here")
+
+
+def run(args: argparse.Namespace) -> int:
+    log_dir = args.log_dir or Path(tempfile.mkdtemp(prefix="humanoid_demo_"))
+    print(f"starting the HOAP-2 simulation (logs: {log_dir}) ...", flush=True)
+    with Graph(sim_nodes("hoap2", gui=args.gui, real_time_factor=args.real_time_factor), log_dir=log_dir), \
+            RobotClient("humanoid_demo") as client:
+        summary = run_demo(client)
+    print(json.dumps(summary.as_dict(), indent=2) if args.json else summary.text())
+    return 0 if summary.succeeded and not summary.fell else 1

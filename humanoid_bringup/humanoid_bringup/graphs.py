@@ -1,0 +1,32 @@
+"""The node graphs of the stack, shared by the CLI (and mirrored by the launch files).
+
+``launch/sim.launch.py`` and ``launch/real.launch.py`` start the same nodes with the
+same parameter files on a real ROS 2 install; these functions describe them for
+:class:`~humanoid_bringup.graph.Graph`, which runs them without ``ros2 launch``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from humanoid_description.package_share import package_share_directory
+
+from humanoid_bringup.graph import NodeSpec
+
+
+def package_config(package: str, filename: str) -> Path:
+    """A file of a package's config folder."""
+    return package_share_directory(package) / "config" / filename
+
+
+def sim_nodes(robot: str, gui: bool = False, real_time_factor: float | None = None,
+              control_rate: float | None = None, publish_rate: float | None = None,
+              duration: float | None = None) -> list[NodeSpec]:
+    """The simulation graph: the PyBullet robot node (plus the nodes that build on it)."""
+    overrides: dict[str, object] = {"robot": robot, "gui": gui}
+    for name, value in (("real_time_factor", real_time_factor), ("control_rate", control_rate),
+                        ("publish_rate", publish_rate), ("duration", duration)):
+        if value is not None:
+            overrides[name] = float(value)
+    return [NodeSpec("humanoid_sim", "humanoid_sim.sim_node", overrides,
+                     (package_config("humanoid_sim", f"{robot}.yaml"),))]
