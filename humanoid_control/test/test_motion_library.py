@@ -21,17 +21,6 @@ BALANCED = {f"P{i}" for i in range(1, 14)}
 MIN_MARGIN = 0.005  # m: CoM projection at least this far inside the support polygon
 FLAT = 0.002  # m: in double support every sole corner lies this close to the ground
 
-# Collisions the collision model reports where the robot does not collide. Each is a defect
-# of humanoid_description's collision geometry (reported there); test_known_model_defects_persist
-# fails once it is fixed, so that the allowance is removed.
-HIP_CROSS = {frozenset(("base_link", "lleg_hip_cross_link")), frozenset(("base_link", "rleg_hip_cross_link"))}
-KNOWN_MODEL_DEFECTS = {
-    # the HOAP-2 hip cross links' boxes reach into base_link's for any hip pitch beyond ~7 deg,
-    # although the joint range is -82..71 deg: every squat collides in the model
-    ("hoap2", "squat"): HIP_CROSS,
-    # the thesis' P7 was set on the real robot; the model's shank boxes overlap by 4 mm there
-    ("bioloid", "P7"): {frozenset(("l_shank", "r_shank"))},
-}
 LIBRARY = [(robot, name) for robot in ("hoap2", "bioloid") for name in list_motions(robot)]
 
 
@@ -82,24 +71,9 @@ def test_library_motion_keeps_the_com_over_the_feet_at_every_keyframe(robot, nam
 @pytest.mark.parametrize(("robot", "name"), LIBRARY)
 def test_library_motion_is_free_of_self_collision_at_every_keyframe(robot, name):
     motion = load_motion(robot, name)
-    allowed = KNOWN_MODEL_DEFECTS.get((robot, name), set())
     for i in range(motion.keyframe_count):
         report = collision_model(robot).check(keyframe_positions(motion, i))
-        unexpected = [p for p in report.colliding if frozenset((p.link_a, p.link_b)) not in allowed]
-        assert not unexpected, f"{name}, {motion.label(i)}: {unexpected}"
-        assert all(p.distance > -0.006 for p in report.colliding), report.colliding
-
-
-def test_known_model_defects_persist():
-    """Remove an entry of KNOWN_MODEL_DEFECTS when this fails: the model has been fixed."""
-    hoap2 = load_model("hoap2")
-    crouch = hoap2.joints.to_array({"rleg_joint3": np.radians(-20), "lleg_joint3": np.radians(-20)})
-    colliding = {frozenset((p.link_a, p.link_b)) for p in collision_model("hoap2").check(crouch).colliding}
-    assert colliding == HIP_CROSS
-    p7 = load_motion("bioloid", "P7")
-    colliding = {frozenset((p.link_a, p.link_b)) for p in collision_model("bioloid").check(
-        keyframe_positions(p7, 1)).colliding}
-    assert colliding == KNOWN_MODEL_DEFECTS[("bioloid", "P7")]
+        assert not report.in_collision, f"{name}, {motion.label(i)}: {report.colliding}"
 
 
 @pytest.mark.parametrize("name", sorted(BALANCED))

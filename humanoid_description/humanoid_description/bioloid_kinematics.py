@@ -47,7 +47,7 @@ COLLISION_BOX_MM: dict[str, tuple[float, float, float]] = {
     "torso": (56.0, 100.0, 96.0),
     "foot": (100.0, 66.0, 14.0),
     "ankle": (40.0, 36.0, 40.0),
-    "shank": (40.0, 34.0, 48.0),
+    "shank": (36.0, 30.0, 48.0),
     "thigh": (36.0, 34.0, 40.0),
     "hip": (40.0, 36.0, 36.0),
     "hip_support": (30.0, 36.0, 24.0),
