@@ -25,5 +25,7 @@ setup(
     description="Shared robot interface, trajectory generator, balance monitor and self-collision checker.",
     license="Apache-2.0",
     tests_require=["pytest"],
-    entry_points={"console_scripts": []},
+    entry_points={"console_scripts": [
+        "trajectory_generator = humanoid_control.trajectory_generator_node:main",
+    ]},
 )

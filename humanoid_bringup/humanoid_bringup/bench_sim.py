@@ -22,17 +22,11 @@ import tempfile
 import time
 from pathlib import Path
 
-import pinocchio as pin
-import pybullet
-import rclpy
-from humanoid_control.ros_time import seconds
-from humanoid_description.model import load_model
-from humanoid_description.robots import urdf_xml
-from rclpy.node import Node
-from sensor_msgs.msg import JointState
-
 from humanoid_bringup.graph import Graph
 from humanoid_bringup.graphs import sim_nodes
+
+# PyBullet, Pinocchio and rclpy are imported where they are used: the `humanoid` command
+# builds its parser from this module and must start fast, also without PyBullet.
 
 PHYSICS_RATE = 1000.0
 PUBLISH_RATE = 100.0
@@ -40,6 +34,12 @@ PUBLISH_RATE = 100.0
 
 def raw_real_time_factor(robot: str, sim_seconds: float) -> float:
     """Simulated seconds per wall second of bare PyBullet stepping of the robot's URDF."""
+    import pinocchio as pin
+    import pybullet
+
+    from humanoid_description.model import load_model
+    from humanoid_description.robots import urdf_xml
+
     model = load_model(robot)
     client = pybullet.connect(pybullet.DIRECT)
     try:
@@ -72,37 +72,36 @@ def raw_real_time_factor(robot: str, sim_seconds: float) -> float:
         pybullet.disconnect(physicsClientId=client)
 
 
-class JointStateTimer:
-    """The one subscriber: records (wall time, stamp) of every joint_states message."""
+def node_real_time_factor(robot: str, sim_seconds: float, log_dir: Path) -> float:
+    """Simulated seconds per wall second of the simulation node, seen by one subscriber
+    (records the wall time and stamp of every joint_states message)."""
+    import rclpy
+    from sensor_msgs.msg import JointState
 
-    def __init__(self) -> None:
-        self.node = Node("humanoid_bench")
-        self.samples: list[tuple[float, float]] = []
-        self.node.create_subscription(JointState, "joint_states", self._on_message, 10)
+    from humanoid_control.ros_time import seconds
 
-    def _on_message(self, msg: JointState) -> None:
-        self.samples.append((time.perf_counter(), seconds(msg.header.stamp)))
+    samples: list[tuple[float, float]] = []
 
-    def spin_until(self, done, timeout: float) -> None:
+    def spin_until(node, done, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         while not done():
             if time.monotonic() > deadline:
                 raise TimeoutError(f"no progress of the simulation node within {timeout:g} s")
-            rclpy.spin_once(self.node, timeout_sec=0.1)
+            rclpy.spin_once(node, timeout_sec=0.1)
 
-
-def node_real_time_factor(robot: str, sim_seconds: float, log_dir: Path) -> float:
-    """Simulated seconds per wall second of the simulation node, seen by one subscriber."""
     nodes = sim_nodes(robot, real_time_factor=0.0, publish_rate=PUBLISH_RATE)
+    nodes = [n for n in nodes if n.name == "humanoid_sim"]  # the simulation node alone
     rclpy.init()
     try:
         with Graph(nodes, log_dir=log_dir):
-            timer = JointStateTimer()
-            timer.spin_until(lambda: timer.samples and timer.samples[-1][1] > 1.0, 120.0)  # warm up
-            wall0, stamp0 = timer.samples[-1]
-            timer.spin_until(lambda: timer.samples[-1][1] >= stamp0 + sim_seconds, 600.0)
-            wall1, stamp1 = timer.samples[-1]
-            timer.node.destroy_node()
+            node = rclpy.create_node("humanoid_bench")
+            node.create_subscription(JointState, "joint_states",
+                                     lambda msg: samples.append((time.perf_counter(), seconds(msg.header.stamp))), 10)
+            spin_until(node, lambda: samples and samples[-1][1] > 1.0, 120.0)  # warm up
+            wall0, stamp0 = samples[-1]
+            spin_until(node, lambda: samples[-1][1] >= stamp0 + sim_seconds, 600.0)
+            wall1, stamp1 = samples[-1]
+            node.destroy_node()
             return (stamp1 - stamp0) / (wall1 - wall0)
     finally:
         rclpy.try_shutdown()

@@ -18,14 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pinocchio as pin
-from humanoid_control.interpolation import Law, Spline
-from humanoid_control.ros_time import seconds
-from humanoid_description.model import load_model
 
-from humanoid_bringup.graph import Graph
-from humanoid_bringup.graphs import sim_nodes
-from humanoid_bringup.robot_client import RobotClient, make_trajectory
+# rclpy, Pinocchio and the robot client are imported where they are used: the
+# `humanoid` command builds its parser from this module and must start fast.
 
 #: Keyframes of the demo (time s, joint -> degrees); joints not named stay at 0.
 KEYFRAMES: list[tuple[float, dict[str, float]]] = [
@@ -86,7 +81,15 @@ def demo_trajectory(names: list[str]) -> tuple[list[float], np.ndarray]:
     return times, positions
 
 
-def run_demo(client: RobotClient, robot: str = "hoap2") -> DemoSummary:
+def run_demo(client, robot: str = "hoap2") -> DemoSummary:
+    """Play the demo through ``client`` (a :class:`~humanoid_bringup.robot_client.RobotClient`)."""
+    import pinocchio as pin
+
+    from humanoid_bringup.robot_client import make_trajectory
+    from humanoid_control.interpolation import Law, Spline
+    from humanoid_control.ros_time import seconds
+    from humanoid_description.model import load_model
+
     model = load_model(robot)
     state = client.wait_for_joint_states(60.0)
     names = list(state.name)
@@ -134,6 +137,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from humanoid_bringup.graph import Graph
+    from humanoid_bringup.graphs import sim_nodes
+    from humanoid_bringup.robot_client import RobotClient
+
     log_dir = args.log_dir or Path(tempfile.mkdtemp(prefix="humanoid_demo_"))
     print(f"starting the HOAP-2 simulation (logs: {log_dir}) ...", flush=True)
     with Graph(sim_nodes("hoap2", gui=args.gui, real_time_factor=args.real_time_factor), log_dir=log_dir), \

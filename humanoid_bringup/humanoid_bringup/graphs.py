@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from humanoid_description.package_share import package_share_directory
-
 from humanoid_bringup.graph import NodeSpec
+from humanoid_description.package_share import package_share_directory
 
 
 def package_config(package: str, filename: str) -> Path:
@@ -29,4 +28,11 @@ def sim_nodes(robot: str, gui: bool = False, real_time_factor: float | None = No
         if value is not None:
             overrides[name] = float(value)
     return [NodeSpec("humanoid_sim", "humanoid_sim.sim_node", overrides,
-                     (package_config("humanoid_sim", f"{robot}.yaml"),))]
+                     (package_config("humanoid_sim", f"{robot}.yaml"),)),
+            *control_nodes(robot, use_sim_time=True)]
+
+
+def control_nodes(robot: str, use_sim_time: bool) -> list[NodeSpec]:
+    """The nodes that drive the robot through its interface, the same for sim and real."""
+    return [NodeSpec("trajectory_generator", "humanoid_control.trajectory_generator_node",
+                     {"robot": robot, "use_sim_time": use_sim_time})]

@@ -17,7 +17,6 @@ import rclpy
 from action_msgs.msg import GoalStatus
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseStamped
-from humanoid_control.ros_time import seconds, to_duration, to_time
 from rclpy.action import ActionClient
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
@@ -27,6 +26,7 @@ from std_msgs.msg import Bool
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from humanoid_control.ros_time import seconds, to_duration, to_time
 from humanoid_interfaces.action import FollowJointTrajectory
 from humanoid_interfaces.msg import JointTolerance
 from humanoid_interfaces.srv import ResetSimulation, StepSimulation

@@ -5,6 +5,7 @@ import subprocess
 
 import pytest
 import yaml
+
 from humanoid_description.robots import robot_files
 
 LINKS = ["r_foot", "r_ankle", "r_knee", "r_thigh", "r_hip", "r_hip_support", "torso", "r_shoulder",

@@ -21,13 +21,13 @@ from typing import Any
 
 import rclpy
 import yaml
-from humanoid_description.model import RobotModel
-from humanoid_description.robots import ROBOTS, UnknownRobotError
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 
 from humanoid_control.driver import DriverError, RobotDriver
 from humanoid_control.robot_interface import InterfaceParameters, RobotInterface
+from humanoid_description.model import RobotModel
+from humanoid_description.robots import ROBOTS, UnknownRobotError
 
 DriverFactory = Callable[[Node, RobotModel, dict[str, Any]], RobotDriver]
 Extension = Callable[[Node, RobotInterface, RobotDriver], None]

@@ -34,7 +34,6 @@ from dataclasses import dataclass
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import WrenchStamped
-from humanoid_description.model import RobotModel
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
@@ -48,6 +47,7 @@ from humanoid_control.driver import DriverError, JointState, Level, RobotDriver,
 from humanoid_control.ros_time import seconds, to_duration, to_time
 from humanoid_control.trajectory_executor import RunState, Tolerances, TrajectoryExecutor, TrajectoryRun
 from humanoid_control.validation import CommandRejectedError, CommandValidator, ErrorCode, PointData
+from humanoid_description.model import RobotModel
 from humanoid_interfaces.action import FollowJointTrajectory
 
 CycleHook = Callable[[JointState], None]

@@ -5,6 +5,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+
 from humanoid_control.interpolation import Law
 from humanoid_control.motion.bioloid_pages import (
     BioloidPages,
@@ -18,9 +19,8 @@ from humanoid_control.motion.bioloid_pages import (
 )
 from humanoid_control.motion.library import read_motion_file
 from humanoid_control.motion.model import Motion, MotionError
-from humanoid_description.units import AX12, AX12_SPEED
-
 from humanoid_description.config import load_config
+from humanoid_description.units import AX12, AX12_SPEED
 
 HOME = {1: 206, 2: 818, 3: 252, 4: 772, 5: 512, 6: 512}
 UP = {**HOME, 3: 512, 5: 300}

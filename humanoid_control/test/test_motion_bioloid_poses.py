@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+
 from humanoid_control.motion.bioloid_poses import (
     JointPose,
     RawPose,
@@ -18,6 +19,7 @@ from humanoid_control.motion.bioloid_poses import (
 from humanoid_control.motion.library import read_motion_file
 from humanoid_control.motion.model import MotionError
 from humanoid_description.model import load_model
+from humanoid_description.support import convex_hull, signed_margin
 from humanoid_description.thesis_poses import ThesisFrame, ThesisPose
 
 # Balanced poses P3 and P12 of the thesis (J1..J18, degrees).
@@ -58,12 +60,44 @@ def test_a_pose_file_plays_as_the_thesis_demo(tmp_path):
     path = tmp_path / "two.csv"
     write_thesis_poses([ThesisPose(0, "P3", P3), ThesisPose(0, "P12", P12)], path)
     motion = read_motion_file(path, "bioloid")
-    assert [motion.label(i) for i in range(motion.keyframe_count)] == ["home", "P3", "home", "P12", "home"]
-    assert [motion.support(i) for i in range(5)] == ["both", "right", "both", "right", "both"]
-    np.testing.assert_allclose(motion.times, [0.0, 1.5, 5.0, 6.5, 10.0])  # move 1.5 s, hold 2 s
-    np.testing.assert_allclose(motion.holds, [0.0, 2.0, 0.0, 2.0, 0.0])
-    home = load_model("bioloid").config.home
-    np.testing.assert_allclose(motion.positions[2], [home[j] for j in motion.joint_names])
+    into = ["weight on the right foot", "left foot raised"]
+    one_pose = [*into, "P", *reversed(into), "home"]
+    labels = ["home"] + [label.replace("P", name) if label == "P" else label
+                         for name in ("P3", "P12") for label in one_pose]
+    assert [motion.label(i) for i in range(motion.keyframe_count)] == labels
+    supports = ["both"] + ["both", "right", "right", "right", "both", "both"] * 2
+    assert [motion.support(i) for i in range(motion.keyframe_count)] == supports
+    # every step takes 1.5 s; the pose is held 2 s
+    np.testing.assert_allclose(np.diff(motion.times)[:6], [1.5, 1.5, 1.5, 3.5, 1.5, 1.5])
+    np.testing.assert_allclose(motion.holds, [2.0 if label in ("P3", "P12") else 0.0 for label in labels])
+    model = load_model("bioloid")
+    home = model.config.home
+    np.testing.assert_allclose(motion.positions[6], [home[j] for j in motion.joint_names])
+
+
+def test_one_foot_poses_are_entered_with_the_weight_over_the_support_foot(tmp_path):
+    """Before the free foot leaves the ground the CoM is over the support sole, both soles
+    flat; then the free foot rises straight up while the support sole stays put."""
+    path = tmp_path / "one.csv"
+    write_thesis_poses([ThesisPose(0, "P3", P3)], path)
+    motion = read_motion_file(path, "bioloid")
+    model = load_model("bioloid")
+    shifted, raised, pose = (model.joints.to_array(dict(zip(motion.joint_names, motion.positions[i], strict=True)))
+                             for i in (1, 2, 3))
+    pose_com = model.frame_placement("r_sole", pose).actInv(model.com(pose))
+    for posture in (shifted, raised):
+        sole = model.frame_placement("r_sole", posture)
+        com = sole.actInv(model.com(posture))
+        assert com[:2] == pytest.approx(pose_com[:2], abs=1e-4)  # where the pose will have it
+        polygon = convex_hull(model.sole_corners("right", posture, sole.inverse())[:, :2])
+        assert signed_margin(com[:2], polygon) > 0.01
+    home = model.home_positions()
+    start, flat = (model.frame_placement("r_sole", q).actInv(model.frame_placement("l_sole", q))
+                   for q in (home, shifted))
+    assert flat.translation == pytest.approx(start.translation, abs=1e-4)  # both feet planted
+    up = model.frame_placement("r_sole", raised).actInv(model.frame_placement("l_sole", raised))
+    assert up.translation - start.translation == pytest.approx([0.0, 0.0, 0.03], abs=1e-4)
+    assert np.allclose(up.rotation, start.rotation, atol=1e-4)
 
 
 def test_demo_of_partial_poses_drives_only_their_joints():

@@ -6,6 +6,8 @@ import functools
 import numpy as np
 import pytest
 import yaml
+
+from humanoid_control.motion.bioloid_poses import JointPose, pose_demo_motion
 from humanoid_control.motion.library import list_motions, load_motion
 from humanoid_control.motion.limits import JointBounds
 from humanoid_control.motion.model import MotionError
@@ -82,12 +84,17 @@ def test_balanced_pose_motions_are_the_thesis_poses(name):
     motion = load_motion("bioloid", name)
     model = load_model("bioloid")
     expected = ThesisFrame(model).joint_positions(poses[name]["angles"])
-    np.testing.assert_allclose(motion.positions[1], expected, atol=1e-6)
+    np.testing.assert_allclose(motion.positions[3], expected, atol=1e-6)
     home = model.home_positions()
     np.testing.assert_allclose(motion.positions[0], home, atol=1e-6)
-    np.testing.assert_allclose(motion.positions[2], home, atol=1e-6)
-    assert motion.holds[1] == 2.0 and motion.support(1) == "right"
-    assert [motion.label(i) for i in range(3)] == ["home", name, "home"]
+    np.testing.assert_allclose(motion.positions[-1], home, atol=1e-6)
+    assert motion.holds[3] == 2.0 and motion.support(3) == "right"
+    assert [motion.label(i) for i in range(motion.keyframe_count)] == [
+        "home", "weight on the right foot", "left foot raised", name, "left foot raised",
+        "weight on the right foot", "home"]
+    # the library file is what the generator writes today
+    regenerated = pose_demo_motion("bioloid", name, [JointPose(name, model.joints.to_dict(expected), 0, "right")])
+    np.testing.assert_allclose(motion.positions, regenerated.positions, atol=1e-4)
 
 
 def test_load_by_path_and_helpful_errors(tmp_path):

@@ -5,13 +5,13 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+
 from humanoid_control.interpolation import Law
 from humanoid_control.motion.limits import JointBounds
 from humanoid_control.motion.model import Motion
 from humanoid_control.motion.time_scaling import peak_rates, scale_to_limits
-from humanoid_description.model import load_model
-
 from humanoid_description.config import load_config
+from humanoid_description.model import load_model
 
 JOINTS = ("rleg_joint4", "lleg_joint4", "rarm_joint1")
 DENSE = 5e-4  # s: much finer than the check points and the playback samples

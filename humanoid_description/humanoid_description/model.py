@@ -258,14 +258,29 @@ class RobotModel:
         corners = rectangle_corners(foot.length, foot.width)
         return (placement.rotation @ corners.T).T + placement.translation
 
-    def standing_base(self, positions: JointPositions, support: str = "both") -> pin.SE3:
-        """Base placement that stands the robot on flat ground (z = 0), soles level.
+    def support_side(self, positions: JointPositions) -> str:
+        """Which sole(s) a pose stands on: ``both`` when the soles are level with each other
+        (parallel within 3 deg, heights within 5 mm: a servo robot stands on both with
+        such small differences), else the lower one."""
+        soles = self.frame_placements([self.config.feet[s].sole for s in ("right", "left")], positions)
+        right, left = soles[self.config.feet["right"].sole], soles[self.config.feet["left"].sole]
+        relative = right.rotation.T @ left.rotation
+        angle = float(np.degrees(np.arccos(np.clip((np.trace(relative) - 1.0) / 2.0, -1.0, 1.0))))
+        height = float((right.rotation.T @ (left.translation - right.translation))[2])
+        if angle < 3.0 and abs(height) < 0.005:
+            return "both"
+        return "left" if height < 0.0 else "right"
 
-        ``support`` chooses which sole(s) define the ground: ``both`` levels their mean
-        orientation (exact when both soles are parallel, as in symmetric poses),
-        ``right`` or ``left`` levels that sole alone. The robot is centred so that the
+    def standing_base(self, positions: JointPositions, support: str = "auto") -> pin.SE3:
+        """Base placement that stands the robot on flat ground (z = 0), support sole(s) level.
+
+        ``support``: ``both`` levels the soles' mean orientation (exact when they are
+        parallel, as in symmetric poses), ``right`` or ``left`` levels that sole alone,
+        ``auto`` picks with :meth:`support_side`. The robot is centred so that the
         supporting soles' mean origin is at x = y = 0, facing +x.
         """
+        if support == "auto":
+            support = self.support_side(positions)
         sides = ["right", "left"] if support == "both" else [support]
         soles = self.frame_placements([self.config.feet[s].sole for s in sides], positions)
         mean_rotation = sum(p.rotation for p in soles.values()) / len(soles)

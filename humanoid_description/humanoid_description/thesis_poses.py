@@ -71,14 +71,14 @@ def read_pose_csv(path: Path) -> list[ThesisPose]:
         if all(f.upper() == f"J{i}" for i, f in enumerate(fields, start=1)) and len(fields) == JOINT_COUNT:
             continue
         label = f"line {number}"
-        if len(fields) == JOINT_COUNT + 1 and not _is_number(fields[0]):
+        if len(fields) == JOINT_COUNT + 1 and not is_number(fields[0]):
             label, fields = fields[0], fields[1:]
         if len(fields) != JOINT_COUNT:
             raise PoseFileError(f"{path}:{number}: expected {JOINT_COUNT} angles J1..J18, "
                                 f"got {len(fields)} fields")
         angles = []
         for column, field in enumerate(fields, start=1):
-            if not _is_number(field) or not math.isfinite(float(field)):
+            if not is_number(field) or not math.isfinite(float(field)):
                 raise PoseFileError(f"{path}:{number}: J{column} is not a finite number: {field!r}")
             angles.append(float(field))
         poses.append(ThesisPose(line=number, label=label, angles_deg=tuple(angles)))
@@ -87,7 +87,8 @@ def read_pose_csv(path: Path) -> list[ThesisPose]:
     return poses
 
 
-def _is_number(text: str) -> bool:
+def is_number(text: str) -> bool:
+    """Does this csv field read as a number (so it cannot be a pose label)?"""
     try:
         float(text)
     except ValueError:

@@ -5,11 +5,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+
+from humanoid_description import bioloid_kinematics, bioloid_thesis
 from humanoid_description.model import load_model
 from humanoid_description.robots import robot_files
 from humanoid_description.support import convex_hull, signed_margin
-
-from humanoid_description import bioloid_kinematics, bioloid_thesis
 
 # The thesis' zero-pose check (mm, thesis frame), transcribed from the reference.
 ZERO_POSE_TABLE = {

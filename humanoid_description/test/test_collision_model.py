@@ -4,6 +4,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
+
 from humanoid_description.collision import CollisionModel
 from humanoid_description.model import load_model
 from humanoid_description.robots import ROBOTS, robot_files

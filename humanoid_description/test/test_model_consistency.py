@@ -4,6 +4,7 @@ import numpy as np
 import pinocchio as pin
 import pybullet
 import pytest
+
 from humanoid_description.model import load_model
 from humanoid_description.robots import ROBOTS, urdf_xml
 

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 import pybullet
+
 from humanoid_control.driver import (
     DriverError,
     FootReading,
@@ -35,7 +36,6 @@ from humanoid_control.driver import (
     StatusEntry,
 )
 from humanoid_description.model import RobotModel
-
 from humanoid_sim.servo_models import ServoBank, ServoParameters
 
 GRAVITY = 9.81
@@ -174,6 +174,8 @@ class PyBulletDriver(RobotDriver):
         self._targets_sent = False
         self._written = None
         self._imu_previous = None
+        # contacts are only recomputed by a step: refresh them now, or the old ones are reported
+        pybullet.performCollisionDetection(physicsClientId=c)
         self._contacts_time = -1.0
         self._state = self._measure()
 

@@ -28,12 +28,6 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 from geometry_msgs.msg import PoseStamped, TwistStamped
-from humanoid_control.driver import DriverError, JointState, RobotDriver
-from humanoid_control.robot_interface import RobotInterface
-from humanoid_control.ros_time import to_time
-from humanoid_control.validation import CommandRejectedError
-from humanoid_description.model import RobotModel
-from humanoid_description.package_share import package_share_directory
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
@@ -41,6 +35,12 @@ from std_msgs.msg import Bool
 from std_srvs.srv import Trigger
 
 from humanoid_control import driver_node
+from humanoid_control.driver import DriverError, JointState, RobotDriver
+from humanoid_control.robot_interface import RobotInterface
+from humanoid_control.ros_time import to_time
+from humanoid_control.validation import CommandRejectedError
+from humanoid_description.model import RobotModel
+from humanoid_description.package_share import package_share_directory
 from humanoid_interfaces.srv import ResetSimulation, StepSimulation
 from humanoid_sim.pybullet_driver import PyBulletDriver, SimParameters
 from humanoid_sim.servo_models import ServoParameters

@@ -35,14 +35,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
-from humanoid_description.robots import ROBOTS
-from humanoid_description.units import AX12_SPEED
 
 from humanoid_control.interpolation import Law
 from humanoid_control.motion.limits import JointBounds
 from humanoid_control.motion.model import Motion, MotionError
 from humanoid_control.motion.yaml_nodes import YamlNode, compose_file, format_number, require_keys
 from humanoid_description.config import load_config
+from humanoid_description.robots import ROBOTS
+from humanoid_description.units import AX12_SPEED
 
 FORMAT = "bioloid_pages"
 MAX_STEPS_PER_PAGE = 7

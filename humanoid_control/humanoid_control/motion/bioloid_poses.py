@@ -18,7 +18,13 @@ Two pose formats, one pose per line:
 
 Played as a motion (:func:`pose_demo_motion`), a pose file becomes the thesis' demo
 program: from home to each pose in turn, hold it, back to home (timing from
-``config/motion.yaml``). Thesis poses are single-support poses on the right foot.
+``config/motion.yaml``). Thesis poses are single-support poses on the right foot: on
+the way in and out the robot first shifts its weight over the support foot with both
+feet planted (:func:`humanoid_description.inverse_kinematics.shift_weight`), so that
+lifting the other foot does not tip it over.
+
+``python -m humanoid_control.motion.bioloid_poses`` regenerates the library motions
+P1..P13 from ``humanoid_description/config/bioloid/balanced_poses.yaml``.
 """
 
 from __future__ import annotations
@@ -28,13 +34,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from humanoid_description.model import load_model
-from humanoid_description.thesis_poses import PoseFileError, ThesisFrame, ThesisPose, read_pose_csv
+import yaml
 
 from humanoid_control.interpolation import Law
 from humanoid_control.motion.data import load_settings
+from humanoid_control.motion.keyframes import write_keyframes
 from humanoid_control.motion.limits import JointBounds
 from humanoid_control.motion.model import Motion, MotionError
+from humanoid_description.inverse_kinematics import InverseKinematicsError, shift_weight
+from humanoid_description.model import RobotModel, load_model
+from humanoid_description.robots import robot_files
+from humanoid_description.thesis_poses import PoseFileError, ThesisFrame, ThesisPose, is_number, read_pose_csv
 
 ROBOT = "bioloid"
 RAW_HEADER = "pose"
@@ -95,7 +105,7 @@ def write_thesis_poses(poses: Sequence[ThesisPose], path: Path) -> None:
     """Write thesis poses: a header comment, then ``label,J1,...,J18`` per pose."""
     lines = ["# Bioloid poses in the thesis convention: label, J1..J18 in degrees (Tyropoulos 2008)"]
     for pose in poses:
-        if "," in pose.label or not pose.label or _is_number(pose.label):
+        if "," in pose.label or not pose.label or is_number(pose.label):
             raise ValueError(f"pose label {pose.label!r} must be a non-numeric text without commas")
         lines.append(",".join([pose.label, *(repr(float(a)) for a in pose.angles_deg)]))
     Path(path).write_text("\n".join(lines) + "\n")
@@ -221,26 +231,87 @@ def pose_demo_motion(robot: str, name: str, poses: Sequence[JointPose], source: 
     for pose in poses:
         if set(pose.positions) != set(joints):
             raise MotionError(source, f"pose {pose.label!r} drives other joints than the first pose", pose.line)
-    home = load_model(robot).config.home
+    model = load_model(robot)
+    home = model.config.home
     rows, times, holds, labels, supports = [[home[j] for j in joints]], [0.0], [0.0], ["home"], ["both"]
+
+    def add(positions: list[float], label: str, support: str, hold: float = 0.0) -> None:
+        rows.append(positions)
+        times.append(times[-1] + holds[-1] + move)
+        holds.append(hold)
+        labels.append(label)
+        supports.append(support)
+
     for pose in poses:
-        t = times[-1] + holds[-1] + move
-        rows += [[pose.positions[j] for j in joints], [home[j] for j in joints]]
-        times += [t, t + hold + move]
-        holds += [hold, 0.0]
-        labels += [pose.label, "home"]
-        supports += [pose.support, "both"]
+        target = [pose.positions[j] for j in joints]
+        steps = _one_foot_steps(model, joints, pose, settings.pose_lift, source) if pose.support != "both" else []
+        for positions, label in steps:
+            add(positions, label, "both" if label.startswith("weight") else pose.support)
+        add(target, pose.label, pose.support, hold)
+        for positions, label in reversed(steps):
+            add(positions, label, "both" if label.startswith("weight") else pose.support)
+        add([home[j] for j in joints], "home", "both")
     return Motion(name=name, robot=robot, joint_names=joints, times=np.array(times), positions=np.array(rows),
                   law=settings.pose_law if law is None else law, holds=np.array(holds), labels=tuple(labels),
                   supports=tuple(supports), source=source,
-                  description=f"home -> pose -> hold {hold:g} s -> home, for: "
-                              f"{', '.join(p.label for p in poses)}")
+                  description=f"home -> (weight shift, foot raised) -> pose -> hold {hold:g} s -> (foot "
+                              f"raised, weight shift) -> home, for: {', '.join(p.label for p in poses)}")
 
 
-def _is_number(text: str) -> bool:
-    """Would the pose reader take this label for an angle?"""
+def _one_foot_steps(model: RobotModel, joints: tuple[str, ...], pose: JointPose, lift: float,
+                    source: str) -> list[tuple[list[float], str]]:
+    """Postures between home and a one-foot pose: the weight over the support foot (both
+    feet planted), then the free foot raised by ``lift``; the CoM where the pose has it.
+    None are needed (empty list) when the poses drive only some joints."""
+    if set(joints) != set(model.joints.names):
+        return []
+    target = model.joints.to_array(pose.positions)
+    sole = model.frame_placement(model.config.feet[pose.support].sole, target)
+    com = sole.actInv(model.com(target))[:2]
+    free = "left" if pose.support == "right" else "right"
+    steps = []
     try:
-        float(text)
-    except ValueError:
-        return False
-    return True
+        for height, label in ((0.0, f"weight on the {pose.support} foot"), (lift, f"{free} foot raised")):
+            if label.endswith("raised") and lift == 0.0:
+                continue
+            posture = shift_weight(model, model.home_positions(), pose.support, com, lift=height)
+            steps.append(([float(posture[model.joints.index(j)]) for j in joints], label))
+    except InverseKinematicsError as error:
+        raise MotionError(source, f"pose {pose.label!r}: {error}", pose.line or None) from None
+    return steps
+
+
+def write_balanced_pose_library(directory: Path) -> list[Path]:
+    """(Re)write the library motions P1..P13 from the thesis' balanced poses."""
+    model = load_model(ROBOT)
+    frame = ThesisFrame(model)
+    source = robot_files(ROBOT).config_file("balanced_poses.yaml")
+    poses = yaml.safe_load(source.read_text())["poses"]
+    written = []
+    for name, spec in poses.items():
+        positions = frame.joint_positions(spec["angles"])
+        pose = JointPose(name, model.joints.to_dict(positions), line=0, support="right")
+        motion = pose_demo_motion(ROBOT, name, [pose], source=str(source))
+        angles = ", ".join(f"{a:g}" for a in spec["angles"])
+        motion = Motion(**{**motion.__dict__, "description":
+                           f"Balanced pose {name} of Tyropoulos (2008), set by hand on the real robot: from home, "
+                           f"shift the weight over the right foot, raise the left foot, go to the pose (single "
+                           f"support), hold 2 s, back the same way to home, as the thesis' demo program did. "
+                           f"J1..J18 = {angles} deg."})
+        path = Path(directory) / f"{name}.yaml"
+        write_keyframes(motion, path, units="deg", decimals=4, header=(
+            f"Generated from humanoid_description/config/bioloid/balanced_poses.yaml ({name}) by\n"
+            "python -m humanoid_control.motion.bioloid_poses; test_motion_library.py checks both agree."))
+        written.append(path)
+    return written
+
+
+def main() -> int:
+    directory = Path(__file__).resolve().parents[2] / "config" / "motions" / ROBOT  # the source tree
+    for path in write_balanced_pose_library(directory):
+        print(f"written {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

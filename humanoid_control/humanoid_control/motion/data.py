@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
-from humanoid_description.package_share import package_share_directory
 
 from humanoid_control.interpolation import Law
+from humanoid_description.package_share import package_share_directory
 
 PACKAGE = "humanoid_control"
 SETTINGS_FILE = "config/motion.yaml"
@@ -58,6 +58,7 @@ class MotionSettings:
     pose_move_time: float
     pose_hold_time: float
     pose_law: Law
+    pose_lift: float
 
 
 @functools.cache
@@ -74,10 +75,11 @@ def load_settings() -> MotionSettings:
         transition_min_duration=float(transition["min_duration"]),
         pose_move_time=float(demo["move_time"]),
         pose_hold_time=float(demo["hold_time"]),
-        pose_law=Law.parse(str(demo["law"])))
+        pose_law=Law.parse(str(demo["law"])),
+        pose_lift=float(demo["lift"]))
     if not (settings.sample_period > 0 and settings.samples_per_segment >= 2
             and 0 <= settings.safety_margin < 0.5 and 0 < settings.transition_limit_fraction <= 1
             and settings.transition_min_duration > 0 and settings.pose_move_time > 0
-            and settings.pose_hold_time >= 0):
+            and settings.pose_hold_time >= 0 and settings.pose_lift >= 0):
         raise ValueError(f"{path}: a setting is out of range: {settings}")
     return settings

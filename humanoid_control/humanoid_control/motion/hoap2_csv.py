@@ -20,12 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from humanoid_description.units import hoap2_pulses_to_radians, radians_to_hoap2_pulses
 
 from humanoid_control.interpolation import Law
 from humanoid_control.motion.limits import JointBounds
 from humanoid_control.motion.model import Motion, MotionError
 from humanoid_description.config import load_config
+from humanoid_description.units import hoap2_pulses_to_radians, radians_to_hoap2_pulses
 
 ROBOT = "hoap2"
 

@@ -30,12 +30,12 @@ import math
 from pathlib import Path
 
 import numpy as np
-from humanoid_description.robots import ROBOTS
 
 from humanoid_control.interpolation import Law
 from humanoid_control.motion.limits import JointBounds
 from humanoid_control.motion.model import SUPPORTS, Motion
 from humanoid_control.motion.yaml_nodes import YamlNode, compose_file, format_number, require_keys
+from humanoid_description.robots import ROBOTS
 
 FORMAT = "keyframes"
 UNITS = {"deg": math.pi / 180.0, "rad": 1.0}

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from humanoid_description.robots import ROBOTS
-
 from humanoid_control.motion.bioloid_pages import FORMAT as PAGES_FORMAT
 from humanoid_control.motion.bioloid_pages import pages_to_motion, read_pages
 from humanoid_control.motion.bioloid_poses import (
@@ -33,6 +31,7 @@ from humanoid_control.motion.keyframes import FORMAT as KEYFRAMES_FORMAT
 from humanoid_control.motion.keyframes import read_keyframes
 from humanoid_control.motion.model import Motion, MotionError
 from humanoid_control.motion.yaml_nodes import compose_file
+from humanoid_description.robots import ROBOTS
 
 LIBRARY = "config/motions"
 YAML_SUFFIXES = (".yaml", ".yml")

@@ -1,0 +1,91 @@
+"""``humanoid emulate``: serve a robot's servo chain on a pseudo-terminal until stopped.
+
+The first line printed is the path to open (flushed at once), so that a script can
+start the emulator, read one line and point the driver at it::
+
+    port=$(humanoid emulate --robot bioloid | head -1)
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from humanoid_hw.emulator.chain import BusEmulator
+from humanoid_hw.servo_models import stand_in_joint_map
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def robot_servos(robot: str, protocol: int) -> dict[int, str]:
+    """Servo ID -> model for the robot's joint map; on a bus of the other protocol each
+    servo is replaced by that protocol's reference model (AX-12 / XL430), same IDs."""
+    from humanoid_description.config import load_config
+
+    joint_map = load_config(robot).joint_map
+    if joint_map is None:
+        raise ValueError(f"robot {robot!r} has no Dynamixel joint map (joint_map.yaml)")
+    return {servo.servo_id: servo.model for servo in stand_in_joint_map(joint_map, protocol).values()}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``humanoid emulate``."""
+    parser.add_argument("--robot", default="bioloid", help="robot whose joint map gives the servos (bioloid)")
+    parser.add_argument("--protocol", type=int, choices=(1, 2), default=1,
+                        help="1: the joint map's AX-12s; 2: XL430s with the same IDs (default 1)")
+    parser.add_argument("--baud", type=int, default=1_000_000, help="bus speed in bit/s (default 1000000)")
+    parser.add_argument("--timing", action="store_true",
+                        help="charge wire time at the baud rate (10 bits per byte), like a real bus")
+    parser.add_argument("--link", type=Path, default=None,
+                        help="also make this symlink to the pseudo-terminal, and print it instead")
+    parser.add_argument("--return-delay", type=int, default=None, metavar="UNITS",
+                        help="Return Delay Time of every servo at power-up, 2 us units (factory: 250)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until SIGINT or SIGTERM; the first output line is the port path."""
+    try:
+        servos = robot_servos(args.robot, args.protocol)
+    except (ValueError, KeyError) as error:
+        print(f"humanoid emulate: error: {error}", file=sys.stderr)
+        return 2
+    emulator = BusEmulator(servos, baud=args.baud, timing=args.timing, link=args.link)
+    if args.return_delay is not None:
+        for servo_id in servos:
+            emulator.set_register(servo_id, "return_delay_time", args.return_delay)
+    stop = threading.Event()
+    previous = _install_signal_handlers({number: lambda *_: stop.set() for number in STOP_SIGNALS})
+    emulator.start()
+    try:
+        print(emulator.port, flush=True)
+        models = sorted(set(servos.values()))
+        print(f"emulating {len(servos)} {'/'.join(models)} servos (IDs {min(servos)}..{max(servos)}), "
+              f"protocol {args.protocol}.0, {args.baud} baud{', wire timing' if args.timing else ''}; "
+              f"pseudo-terminal {emulator.pts_name}", file=sys.stderr, flush=True)
+        while not stop.wait(0.5):
+            pass
+    finally:
+        emulator.stop()
+        _install_signal_handlers(previous)
+    return 0
+
+
+def _install_signal_handlers(handlers: dict[int, Any]) -> dict[int, Any]:
+    """Install handlers by signal number; returns the previous ones (to restore them)."""
+    previous = {number: signal.getsignal(number) for number in handlers}
+    with contextlib.suppress(ValueError):  # not the main thread: signals stay as they are
+        for number, handler in handlers.items():
+            signal.signal(number, handler)
+    return previous
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="humanoid emulate", description=__doc__.split("\n\n")[0])
+    add_arguments(parser)
+    return run(parser.parse_args(argv))

@@ -1,0 +1,417 @@
+"""The Dynamixel driver against the emulator (no ROS): start-up, motion, faults, shutdown.
+
+Expected joint angles are computed here from the thesis formula,
+``angle = direction * radians((raw - 512 - offset) * 0.2932)``, not through the
+joint map code the driver uses.
+"""
+
+import dataclasses
+import math
+import time
+
+import numpy as np
+import pytest
+
+from humanoid_control.driver import DriverError, JointCommand, Level
+from humanoid_description.joint_map import JointMap
+from humanoid_description.model import load_model
+from humanoid_hw.bus import DynamixelBus
+from humanoid_hw.driver import DynamixelDriver, HardwareJoint
+from humanoid_hw.emulator import BusEmulator
+from humanoid_hw.emulator.cli import robot_servos
+from humanoid_hw.hardware_config import DynamixelConfig
+from humanoid_hw.servo_models import stand_in_joint_map
+
+#: Generous time limit for anything the tests wait for (event-driven: the loop ends as
+#: soon as the condition holds).
+PATIENCE = 15.0
+
+
+@pytest.fixture(scope="module")
+def bioloid():
+    return load_model("bioloid")
+
+
+def ax12_angle(raw: float, direction: int, offset: int = 0) -> float:
+    return direction * math.radians((raw - 512 - offset) * 0.2932)
+
+
+def emulator_for(tmp_path, protocol=1, replace=None, missing=()):
+    servos = robot_servos("bioloid", protocol) | (replace or {})
+    for servo_id in missing:
+        del servos[servo_id]
+    return BusEmulator(servos, link=tmp_path / "ttyDXL").start()
+
+
+def config_for(emulator, protocol=1, **overrides):
+    # The emulator shares the test's CPU: packet timeouts of 42 ms (a 20 ms latency timer)
+    # survive a loaded machine; short probe and reopen periods keep fault tests quick.
+    values = {"port": emulator.port, "protocol": protocol, "latency_timer_ms": 20.0, "stale_probe_period": 0.1,
+              "reopen_backoff_initial": 0.02, "reopen_backoff_max": 0.16} | overrides
+    return DynamixelConfig(**values)
+
+
+def driver_for(bioloid, emulator, protocol=1, joint_map=None, **overrides):
+    joint_map = joint_map or stand_in_joint_map(bioloid.config.joint_map, protocol)
+    return DynamixelDriver.from_model(bioloid, config_for(emulator, protocol, **overrides), joint_map=joint_map)
+
+
+@pytest.fixture
+def emulator(tmp_path):
+    emulator = emulator_for(tmp_path)
+    yield emulator
+    emulator.stop()
+
+
+@pytest.fixture
+def driver(bioloid, emulator):
+    driver = driver_for(bioloid, emulator)
+    yield driver
+    driver.close()
+
+
+def run_until(driver, condition, command=None, period=0.01, patience=PATIENCE):
+    """Run control cycles until ``condition(state)`` holds; returns the last state."""
+    deadline = time.monotonic() + patience
+    while time.monotonic() < deadline:
+        driver.sync(period)
+        state = driver.read()
+        if command is not None:
+            driver.write(command)
+        if condition(state):
+            return state
+    raise AssertionError(f"condition not reached within {patience} s; status: {driver.status()}")
+
+
+def entry(driver, name_part):
+    (found,) = [e for e in driver.status() if name_part in e.name]
+    return found
+
+
+def hold(state):
+    return JointCommand(position=state.position.copy())
+
+
+# -- start-up ------------------------------------------------------------------------------
+def test_start_reads_radians_and_configures_every_servo(bioloid, emulator, driver):
+    home_raw = {1: 206, 2: 818, 3: 252, 4: 772, 11: 463, 12: 560, 13: 440, 14: 585, 15: 554, 16: 470}
+    for servo_id, raw in home_raw.items():
+        emulator.place(servo_id, raw)
+    state = driver.start()
+    assert state.valid.all()
+    for index, name in enumerate(bioloid.joints.names):
+        servo = bioloid.config.joint_map[name]
+        raw = home_raw.get(servo.servo_id, 512)
+        assert state.position[index] == pytest.approx(ax12_angle(raw, servo.direction), abs=1e-9), name
+        registers = {n: emulator.register(servo.servo_id, n) for n in (
+            "return_delay_time", "status_return_level", "torque_enable", "goal_position",
+            "min_position_limit", "max_position_limit")}
+        assert registers["return_delay_time"] == 0 and registers["status_return_level"] == 2
+        assert registers["torque_enable"] == 1 and registers["goal_position"] == raw  # no jump on torque-on
+        # Angle limits from the URDF limits (clipped to the register), within one step of rounding.
+        limits = bioloid.joints[name].limits
+        ends = sorted(ax12_angle(r, servo.direction) for r in (registers["min_position_limit"],
+                                                               registers["max_position_limit"]))
+        step = math.radians(0.2932)
+        assert ends[0] == pytest.approx(max(limits.lower, ax12_angle(0 if servo.direction > 0 else 1023,
+                                                                     servo.direction)), abs=step)
+        assert ends[1] == pytest.approx(min(limits.upper, ax12_angle(1023 if servo.direction > 0 else 0,
+                                                                     servo.direction)), abs=step)
+
+
+def test_directions_and_offsets_of_the_joint_map(bioloid, emulator):
+    offsets = {1: 10, 2: -7, 13: 25}
+    joint_map = JointMap([dataclasses.replace(s, offset=offsets.get(s.servo_id, 0))
+                          for s in bioloid.config.joint_map.values()])
+    raws = {1: 300, 2: 700, 13: 400, 14: 600}  # within the URDF limits (r_knee: raw 114..538 here)
+    for servo_id, raw in raws.items():
+        emulator.place(servo_id, raw)
+    driver = driver_for(bioloid, emulator, joint_map=joint_map)
+    try:
+        state = driver.start()
+    finally:
+        driver.close()
+    for servo_id, raw in raws.items():
+        servo = joint_map.by_id(servo_id)
+        index = bioloid.joints.index(servo.joint)
+        assert state.position[index] == pytest.approx(ax12_angle(raw, servo.direction, offsets.get(servo_id, 0)))
+
+
+def test_a_joint_found_outside_its_limits_is_held_and_reported(bioloid, emulator, driver):
+    emulator.place(13, 600)  # r_knee bent backwards: beyond its URDF lower limit
+    state = driver.start()
+    index = bioloid.joints.index("r_knee")
+    assert state.position[index] == pytest.approx(ax12_angle(600, -1))  # torque-on did not move it
+    assert emulator.register(13, "min_position_limit") <= 600 <= emulator.register(13, "max_position_limit")
+    warning = entry(driver, "r_knee")
+    assert warning.level == Level.WARN and "outside its limits" in warning.message
+    lower = bioloid.joints["r_knee"].limits.lower
+    run_until(driver, lambda s: s.position[index] >= lower - math.radians(0.2932), hold(state))  # clamped goal
+    assert entry(driver, "r_knee").level == Level.OK
+
+
+def test_missing_servo_refuses_naming_id_and_joint(bioloid, tmp_path):
+    emulator = emulator_for(tmp_path, missing=(5,))
+    try:
+        driver = driver_for(bioloid, emulator)
+        with pytest.raises(DriverError, match=r"ID 5 \(r_elbow\): no answer to PING after 4 attempt"):
+            driver.start()
+        assert not driver.bus.is_open
+    finally:
+        emulator.stop()
+
+
+def test_wrong_model_is_reported_and_never_driven(bioloid, tmp_path):
+    emulator = emulator_for(tmp_path, replace={7: "AX-18"})
+    try:
+        with pytest.raises(DriverError, match=r"ID 7 \(r_hip_yaw\): model number 18 \(AX-18\), expected 12 \(AX-12\)"):
+            driver_for(bioloid, emulator).start()
+        driver = driver_for(bioloid, emulator, on_missing="degraded")
+        state = driver.start()
+        index = bioloid.joints.index("r_hip_yaw")
+        assert not state.valid[index] and state.valid.sum() == 17
+        status = entry(driver, "r_hip_yaw")
+        assert status.level == Level.ERROR and "model number 18" in status.message
+        command = hold(state)
+        command.position[index] += 0.3
+        driver.write(command)
+        driver.read()
+        assert emulator.register(7, "torque_enable") == 0 and emulator.register(7, "goal_position") == 512
+        driver.close()
+    finally:
+        emulator.stop()
+
+
+def test_degraded_start_marks_the_missing_joint_stale_until_it_appears(bioloid, emulator):
+    emulator.silence(5)
+    driver = driver_for(bioloid, emulator, on_missing="degraded")
+    try:
+        state = driver.start()
+        index = bioloid.joints.index("r_elbow")
+        assert not state.valid[index] and state.valid.sum() == 17
+        status = entry(driver, "r_elbow")
+        assert status.level == Level.STALE and "ID 5" in status.message and "PING" in status.message
+        emulator.silence(5, False)
+        state = run_until(driver, lambda s: s.valid[index])
+        assert emulator.register(5, "return_delay_time") == 0 and emulator.register(5, "torque_enable") == 1
+        assert entry(driver, "r_elbow").level == Level.OK
+    finally:
+        driver.close()
+
+
+# -- control cycle -------------------------------------------------------------------------
+@pytest.mark.parametrize("protocol", [1, 2])
+def test_present_positions_follow_goals_at_the_speed_limit(bioloid, tmp_path, protocol):
+    emulator = emulator_for(tmp_path, protocol)
+    driver = driver_for(bioloid, emulator, protocol)
+    try:
+        state = driver.start()
+        index = bioloid.joints.index("r_elbow")  # direction -1: increasing angle = decreasing raw
+        target, speed = state.position[index] + 0.6, 1.0
+        command = hold(state)
+        command.position[index] = target
+        command.velocity = np.zeros(len(command.position))
+        command.velocity[index] = speed
+        samples = []
+
+        def record(s):
+            samples.append((s.stamp, s.position[index], s.velocity[index]))
+            return abs(s.position[index] - target) < 0.01
+
+        run_until(driver, record, command)
+        times, positions, velocities = map(np.array, zip(*samples, strict=True))
+        middle = (positions > state.position[index] + 0.15) & (positions < target - 0.15)
+        assert middle.sum() >= 3
+        slope = np.polyfit(times[middle], positions[middle], 1)[0]
+        assert slope == pytest.approx(speed, rel=0.15)
+        assert np.median(velocities[middle]) == pytest.approx(speed, rel=0.05)
+        others = [i for i in range(18) if i != index]
+        assert np.allclose(positions[-1:], target, atol=0.01)
+        assert np.allclose(driver.read().position[others], state.position[others])
+        # A clean cycle (a loaded machine can make one late): one SYNC_READ or 18 READs, one SYNC_WRITE.
+        for _ in range(50):
+            driver.write(command)
+            driver.read()
+            if not (driver.last_cycle_traffic.timeouts or driver.last_cycle_traffic.corrupt):
+                break
+        assert driver.last_cycle_traffic.instructions == (2 if protocol == 2 else 19)
+    finally:
+        driver.close()
+        emulator.stop()
+
+
+def test_goals_at_and_beyond_the_urdf_limits_are_clipped_to_the_register(bioloid, emulator, driver):
+    state = driver.start()
+    command = JointCommand(position=bioloid.joints.upper.copy())  # r_shoulder_pitch: 2.62 rad > raw 1023
+    command.position[0] = 10.0  # far beyond: clipped, never an exception in the control loop
+    driver.write(command)
+    driver.read()
+    expected = [min(1023, max(0, round(512 + s.direction * math.degrees(u) / 0.2932)))
+                for s, u in zip(bioloid.config.joint_map.values(), bioloid.joints.upper, strict=True)]
+    assert emulator.wait_for(lambda: [emulator.register(i, "goal_position") for i in range(1, 19)] == expected,
+                             timeout=PATIENCE)
+    assert state.valid.all()
+
+
+def test_effort_is_the_load_fraction_times_the_maximum_torque(bioloid, emulator, driver):
+    emulator.set_register(9, "present_load", 1024 + 512)  # bit 10: clockwise, 512/1023 of 1.5 N m
+    state = driver.start()
+    servo = bioloid.config.joint_map.by_id(9)
+    index = bioloid.joints.index(servo.joint)
+    assert state.effort[index] == pytest.approx(servo.direction * -512 / 1023 * 1.5)
+
+
+# -- faults --------------------------------------------------------------------------------
+def test_silent_servo_goes_stale_the_others_keep_running_and_it_recovers(bioloid, emulator, driver):
+    state = driver.start()
+    stale, moving = bioloid.joints.index("r_shoulder_roll"), bioloid.joints.index("r_elbow")
+    emulator.silence(3)
+    command = hold(state)
+    command.position[moving] += 0.3
+    state = run_until(driver, lambda s: not s.valid[stale], command)
+    status = entry(driver, "r_shoulder_roll")
+    assert status.level == Level.STALE and "ID 3" in status.message and "no answer" in status.message
+    start = state.position[moving]
+    state = run_until(driver, lambda s: s.position[moving] > start + 0.1, command)
+    assert not state.valid[stale] and state.valid.sum() == 17  # the rest of the bus kept running
+    emulator.silence(3, False)
+    state = run_until(driver, lambda s: s.valid[stale], command)
+    assert state.valid.all()
+    assert entry(driver, "r_shoulder_roll").level == Level.OK
+    assert entry(driver, "r_shoulder_roll").values["recoveries"] == "1"
+
+
+def test_corrupted_answers_are_retried_within_the_bound_and_reported(bioloid, emulator, driver):
+    driver.start()
+    driver.status()  # start a fresh reporting window
+    emulator.corrupt_replies(2, servo_id=4)
+    state = driver.read()
+    assert state.valid.all()  # two bad checksums, the third attempt got through
+    assert driver.bus.traffic.corrupt >= 2 and driver.bus.traffic.retries >= 2
+    bus = entry(driver, "bus")
+    assert bus.level == Level.WARN and "corrupted status packet" in bus.message
+    emulator.corrupt_replies(100, servo_id=4)
+    before = emulator.packets_to(4)
+    state = driver.read()
+    assert emulator.packets_to(4) - before == 1 + driver.config.retries  # bounded
+    index = bioloid.joints.index("l_shoulder_roll")
+    assert not state.valid[index] and state.valid.sum() == 17
+    assert "corrupt" in entry(driver, "l_shoulder_roll").message
+
+
+@pytest.mark.parametrize(("protocol", "fault"), [(1, "overload"), (2, "overheating")])
+def test_error_bits_are_decoded_with_the_joint_name(bioloid, tmp_path, protocol, fault):
+    emulator = emulator_for(tmp_path, protocol)
+    driver = driver_for(bioloid, emulator, protocol)
+    try:
+        driver.start()
+        emulator.inject_errors(9, fault)
+        driver.read()
+        status = entry(driver, "r_hip_roll")
+        assert status.level == Level.ERROR
+        assert status.message == f"r_hip_roll (ID 9) reports: {fault}"
+        emulator.clear_errors(9)
+        run_until(driver, lambda s: entry(driver, "r_hip_roll").level == Level.OK)
+    finally:
+        driver.close()
+        emulator.stop()
+
+
+def test_vanished_port_is_reported_and_reopened_with_back_off(bioloid, emulator, driver):
+    driver.start()
+    emulator.vanish()
+    state = driver.read()
+    assert not state.valid.any()
+    bus = entry(driver, "bus")
+    assert bus.level == Level.ERROR and "lost" in bus.message and "back-off" in bus.message
+    cycles_before = driver.cycles
+    started = time.monotonic()
+    while time.monotonic() - started < 0.5:  # absent for half a second, the loop keeps cycling
+        driver.sync(0.01)
+        state = driver.read()
+        driver.write(hold(state))
+    cycles = driver.cycles - cycles_before
+    assert not state.valid.any() and driver.dropped_writes > 0
+    assert 2 <= driver.reopen_attempts < cycles / 3  # 0.02 s doubling to 0.16 s, not every cycle
+    emulator.reappear()
+    state = run_until(driver, lambda s: s.valid.all())
+    assert driver.port_losses == 1 and driver.port_reopens == 1
+    assert entry(driver, "bus").level == Level.OK
+
+
+def test_sync_waits_for_deadlines_and_counts_misses(bioloid, emulator):
+    now = [100.0]
+    slept = []
+
+    def sleep(seconds):
+        slept.append(seconds)
+        now[0] += seconds
+
+    joint_map = bioloid.config.joint_map
+    joints = [HardwareJoint(joint_map[j.name], j.limits.lower, j.limits.upper) for j in bioloid.joints]
+    driver = DynamixelDriver(joints, config_for(emulator), clock=lambda: now[0], sleep=sleep)
+    driver.sync(0.01)  # first deadline: now + period
+    now[0] += 0.004  # a 4 ms cycle
+    driver.sync(0.01)
+    assert slept == pytest.approx([0.01, 0.006])
+    assert driver.deadline_misses == 0
+    now[0] += 0.025  # a cycle 15 ms too long
+    driver.sync(0.01)
+    assert driver.deadline_misses == 1 and driver.worst_overrun == pytest.approx(0.015)
+    assert len(slept) == 2  # the schedule restarts from now: no sleep, and no burst of catch-up cycles
+    now[0] += 0.002
+    driver.sync(0.01)
+    assert slept[-1] == pytest.approx(0.008) and driver.deadline_misses == 1
+    loop = entry(driver, "control loop")
+    assert loop.level == Level.WARN and "1 deadline miss" in loop.message and "15.0 ms" in loop.message
+
+
+@pytest.mark.parametrize(("policy", "torque"), [("limp", 0), ("hold", 1)])
+def test_close_goes_limp_or_holds(bioloid, emulator, policy, torque):
+    driver = driver_for(bioloid, emulator, on_shutdown=policy)
+    driver.start()
+    assert [emulator.register(i, "torque_enable") for i in emulator.servo_ids] == [1] * 18
+    driver.close()
+    assert not driver.bus.is_open
+    probe = DynamixelBus(emulator.port, 1_000_000, 1, latency_timer_ms=10.0)
+    probe.open()  # a PING after close is answered once everything sent before it was handled
+    try:
+        assert probe.ping(1).ok
+    finally:
+        probe.close()
+    assert [emulator.register(i, "torque_enable") for i in emulator.servo_ids] == [torque] * 18
+
+
+def test_status_return_level_one_saves_write_answers(bioloid, emulator):
+    driver = driver_for(bioloid, emulator, status_return_level=1)
+    try:
+        driver.start()
+        assert emulator.register(1, "status_return_level") == 1
+        sent = len(emulator.sent)
+        assert driver.bus.write(1, driver.model.item("led"), 1).ok  # not waiting for a status
+        assert emulator.wait_for(lambda: emulator.register(1, "led") == 1, timeout=PATIENCE)
+        assert len(emulator.sent) == sent  # the servo did not answer the WRITE
+        state = driver.read()
+        answers = list(emulator.sent)[sent:]
+        assert state.valid.all() and len(answers) >= 18  # READs are answered (a late one may be retried)
+        assert all(len(answer) == 6 + 8 for answer in answers)  # READ statuses only
+    finally:
+        driver.close()
+
+
+def test_protocol2_sync_read_survives_a_silent_servo(bioloid, tmp_path):
+    emulator = emulator_for(tmp_path, 2)
+    driver = driver_for(bioloid, emulator, 2)
+    try:
+        driver.start()
+        emulator.silence(5)
+        state = driver.read()
+        index = bioloid.joints.index("r_elbow")
+        assert not state.valid[index] and state.valid.sum() == 17
+        state = driver.read()  # next cycle: one SYNC_READ of the 17 answering servos
+        assert state.valid.sum() == 17
+        emulator.silence(5, False)
+        run_until(driver, lambda s: s.valid.all())
+    finally:
+        driver.close()
+        emulator.stop()
