@@ -22,5 +22,8 @@ setup(
     description="Dynamixel hardware node behind the shared robot interface, and a bus emulator.",
     license="Apache-2.0",
     tests_require=["pytest"],
-    entry_points={"console_scripts": []},
+    entry_points={"console_scripts": [
+        "hw_node = humanoid_hw.hw_node:main",
+        "emulate = humanoid_hw.emulator.cli:main",
+    ]},
 )

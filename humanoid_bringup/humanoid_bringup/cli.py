@@ -97,7 +97,8 @@ def cmd_generate_srdf(args: argparse.Namespace) -> int:
 
 # -- simulation ------------------------------------------------------------------------
 def _serve(graph) -> int:
-    """Run a node graph in the foreground until it exits or SIGINT/SIGTERM arrives."""
+    """Run a node graph in the foreground until one of its nodes exits (the robot node at the
+    end of --duration, or a node that failed) or SIGINT/SIGTERM arrives; then stop them all."""
     import signal
 
     def terminate(_signum, _frame):
@@ -106,7 +107,7 @@ def _serve(graph) -> int:
     previous = signal.signal(signal.SIGTERM, terminate)
     try:
         graph.start()
-        codes = graph.wait()
+        codes = graph.wait_any()
     except KeyboardInterrupt:
         codes = {}
     finally:
@@ -127,10 +128,36 @@ def cmd_sim(args: argparse.Namespace) -> int:
     return _serve(Graph(nodes, echo=True))
 
 
+def cmd_real(args: argparse.Namespace) -> int:
+    import contextlib
+
+    from humanoid_bringup.graph import Graph
+    from humanoid_bringup.graphs import real_nodes
+
+    if args.emulate == (args.port is not None):
+        raise UsageError("give either --port DEVICE (the real bus) or --emulate (the bus emulator)")
+    with contextlib.ExitStack() as stack:
+        port = args.port
+        if args.emulate:
+            from humanoid_hw.emulator.process import emulator_process
+
+            port = stack.enter_context(emulator_process(args.robot, 1, args.baud or 1_000_000, timing=False))
+            print(f"humanoid: emulated Dynamixel bus on {port}", file=sys.stderr)
+        nodes = real_nodes(args.robot, port=port, baud=args.baud, control_rate=args.control_rate,
+                           publish_rate=args.publish_rate, duration=args.duration)
+        return _serve(Graph(nodes, echo=True))
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from humanoid_bringup import demo
 
     return demo.run(args)
+
+
+def cmd_emulate(args: argparse.Namespace) -> int:
+    from humanoid_hw.emulator import cli as emulator_cli
+
+    return emulator_cli.run(args)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -178,6 +205,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--control-rate", type=float, default=None, help="control loop rate, Hz")
     p.add_argument("--publish-rate", type=float, default=None, help="joint_states rate, Hz")
 
+    p = add("real", cmd_real, "bring up the real robot on its Dynamixel bus (the same graph as real.launch.py), "
+                              "or on the bus emulator")
+    p.add_argument("--robot", required=True, type=_robot, help="bioloid (a robot with a Dynamixel joint map)")
+    p.add_argument("--port", default=None, help="serial device of the bus, e.g. /dev/ttyUSB0")
+    p.add_argument("--emulate", action="store_true", help="serve an emulated bus on a pseudo-terminal instead")
+    p.add_argument("--baud", type=int, default=None, help="bus speed (default from the robot's hw config)")
+    p.add_argument("--duration", type=float, default=None, help="stop after this many seconds")
+    p.add_argument("--control-rate", type=float, default=None, help="control loop rate, Hz")
+    p.add_argument("--publish-rate", type=float, default=None, help="joint_states rate, Hz")
+
+    from humanoid_hw.emulator import cli as emulator_cli
+
+    p = add("emulate", cmd_emulate, "emulate a robot's chain of Dynamixel servos on a pseudo-terminal; "
+                                    "prints its path first, serves until interrupted")
+    emulator_cli.add_arguments(p)
+
     from humanoid_bringup.demo import add_arguments as demo_arguments
 
     demo_arguments(add("demo", cmd_demo, "headless HOAP-2 simulation: stand, lower the arms, slow squat and back "
@@ -192,6 +235,12 @@ def build_parser() -> argparse.ArgumentParser:
                            description=bench_sim.__doc__.split("\n\n")[0])
     bench_sim.add_arguments(p)
     p.set_defaults(bench_run=bench_sim.run)
+    from humanoid_hw import bench as bench_bus
+
+    p = targets.add_parser("bus", help="Dynamixel bus bytes and loop rate vs the protocol's minimum",
+                           description=bench_bus.__doc__.split("\n\n")[0])
+    bench_bus.add_arguments(p)
+    p.set_defaults(bench_run=bench_bus.run)
 
     p = add("identify-masses", cmd_identify_masses,
             "fit the Bioloid structure masses to the thesis' balanced poses")

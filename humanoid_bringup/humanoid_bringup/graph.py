@@ -79,6 +79,12 @@ class Graph:
         """Nodes that have exited, with their exit codes."""
         return {name: code for name, p in self.processes.items() if (code := p.poll()) is not None}
 
+    def wait_any(self, poll: float = 0.2) -> dict[str, int]:
+        """Block until at least one node has exited; returns the exit codes so far."""
+        while not (codes := self.exited()):
+            time.sleep(poll)
+        return codes
+
     def wait(self, timeout: float | None = None) -> dict[str, int]:
         """Wait until every node has exited (or the timeout passed); returns exit codes."""
         deadline = None if timeout is None else time.monotonic() + timeout

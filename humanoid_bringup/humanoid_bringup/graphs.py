@@ -32,6 +32,20 @@ def sim_nodes(robot: str, gui: bool = False, real_time_factor: float | None = No
             *control_nodes(robot, use_sim_time=True)]
 
 
+def real_nodes(robot: str, port: str | None = None, baud: int | None = None,
+               control_rate: float | None = None, publish_rate: float | None = None,
+               duration: float | None = None) -> list[NodeSpec]:
+    """The real-robot graph: the Dynamixel hardware node (plus the nodes that build on it)."""
+    overrides: dict[str, object] = {"robot": robot}
+    for name, value in (("port", port), ("baud", baud), ("control_rate", control_rate),
+                        ("publish_rate", publish_rate), ("duration", duration)):
+        if value is not None:
+            overrides[name] = value
+    return [NodeSpec("humanoid_hw", "humanoid_hw.hw_node", overrides,
+                     (package_config("humanoid_hw", f"{robot}.yaml"),)),
+            *control_nodes(robot, use_sim_time=False)]
+
+
 def control_nodes(robot: str, use_sim_time: bool) -> list[NodeSpec]:
     """The nodes that drive the robot through its interface, the same for sim and real."""
     return [NodeSpec("trajectory_generator", "humanoid_control.trajectory_generator_node",

@@ -4,7 +4,7 @@ A driver node is: a ``robot`` parameter, the robot model, a driver built from th
 node's parameters, the shared :class:`~humanoid_control.robot_interface.RobotInterface`,
 optional extras (the simulator's services), and a multi-threaded executor that spins
 until SIGINT/SIGTERM or until the optional ``duration`` (seconds on the robot's clock)
-has elapsed. On the way out the interface stops and the driver releases the robot.
+has elapsed since it came up. On the way out the interface stops and the driver releases the robot.
 
 Per-robot defaults of every parameter come from a ROS parameter file shipped with
 the driver's package (``config/<robot>.yaml``, ``/**: ros__parameters:``); values
@@ -34,7 +34,10 @@ Extension = Callable[[Node, RobotInterface, RobotDriver], None]
 
 
 def robot_defaults(path: Path) -> dict[str, Any]:
-    """Flattened ``ros__parameters`` of a parameter file (nested keys joined with dots)."""
+    """Flattened ``ros__parameters`` of a parameter file (nested keys joined with dots);
+    empty when the file does not exist (a robot this driver has no defaults for)."""
+    if not Path(path).is_file():
+        return {}
     data = yaml.safe_load(Path(path).read_text()) or {}
     section = next(iter(data.values()), {}).get("ros__parameters", {}) if data else {}
 
@@ -72,11 +75,14 @@ class DriverNode:
         if extension is not None:
             extension(self.node, self.interface, self.driver)
         self.finished = threading.Event()
+        self._started_at: float | None = None
         if self.duration > 0.0:
             self.interface.add_cycle_hook(self._check_duration)
 
     def _check_duration(self, state) -> None:
-        if state.stamp >= self.duration and not self.finished.is_set():
+        if self._started_at is None:
+            self._started_at = state.stamp
+        if state.stamp - self._started_at >= self.duration and not self.finished.is_set():
             self.node.get_logger().info(f"duration of {self.duration:g} s reached, shutting down")
             self.finished.set()
 

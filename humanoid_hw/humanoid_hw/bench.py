@@ -20,14 +20,9 @@ command of W bytes written to each (Bioloid: N = 18, R = 8, W = 4):
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import select
-import signal
-import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 
 BITS_PER_BYTE = 10
@@ -91,6 +86,7 @@ def run_benchmark(robot: str = "bioloid", protocol: int = 1, baud: int = 1_000_0
     from humanoid_control.driver import JointCommand
     from humanoid_description.model import load_model
     from humanoid_hw.driver import DynamixelDriver
+    from humanoid_hw.emulator.process import emulator_process
     from humanoid_hw.hardware_config import load_hardware_config
     from humanoid_hw.servo_models import stand_in_joint_map
 
@@ -98,7 +94,7 @@ def run_benchmark(robot: str = "bioloid", protocol: int = 1, baud: int = 1_000_0
     if model.config.joint_map is None:
         raise ValueError(f"robot {robot!r} has no Dynamixel joint map")
     joint_map = stand_in_joint_map(model.config.joint_map, protocol)
-    with emulator_process(robot, protocol, baud) as port:
+    with emulator_process(robot, protocol, baud, timing=True) as port:
         config = load_hardware_config(robot, port=port, protocol=protocol, baud=baud)
         driver = DynamixelDriver.from_model(model, config, joint_map=joint_map)
         driver.start()
@@ -128,29 +124,6 @@ def run_benchmark(robot: str = "bioloid", protocol: int = 1, baud: int = 1_000_0
         min_bus_time_ms=round(1000.0 * bus_time_s(cost.bytes, baud), 4),
         bus_limit_hz=round(1.0 / bus_time_s(cost.bytes, baud), 2), loop_hz=round(cycles / elapsed, 2),
         retries=traffic.retries)
-
-
-@contextlib.contextmanager
-def emulator_process(robot: str, protocol: int, baud: int, start_timeout: float = 60.0) -> Iterator[str]:
-    """``humanoid emulate --timing`` in a child process (its own core, like a real bus);
-    yields the port path it prints first."""
-    command = [sys.executable, "-m", "humanoid_hw.emulator", "--robot", robot,
-               "--protocol", str(protocol), "--baud", str(baud), "--timing"]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert process.stdout is not None
-        ready, _, _ = select.select([process.stdout], [], [], start_timeout)
-        port = process.stdout.readline().strip() if ready else ""
-        if not port:
-            raise RuntimeError(f"the emulator did not start: {' '.join(command)}")
-        yield port
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def format_text(result: BusBenchmark) -> str:

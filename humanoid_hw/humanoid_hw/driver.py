@@ -147,9 +147,9 @@ class DynamixelDriver(RobotDriver):
     # -- construction --------------------------------------------------------------------
     @classmethod
     def from_model(cls, model: RobotModel, config: DynamixelConfig | None = None,
-                   joint_map: JointMap | None = None) -> DynamixelDriver:
+                   joint_map: JointMap | None = None, clock: Callable[[], float] = time.monotonic) -> DynamixelDriver:
         """Driver for a robot model: canonical joint order and URDF limits from the model,
-        servos from its joint map (or from ``joint_map``)."""
+        servos from its joint map (or from ``joint_map``); ``clock`` stamps the states."""
         joint_map = joint_map if joint_map is not None else model.config.joint_map
         if joint_map is None:
             raise DriverError(f"robot {model.name} has no Dynamixel joint map")
@@ -158,7 +158,7 @@ class DynamixelDriver(RobotDriver):
             if info.name not in joint_map:
                 raise DriverError(f"joint {info.name} has no servo in the joint map")
             joints.append(HardwareJoint(joint_map[info.name], info.limits.lower, info.limits.upper))
-        return cls(joints, config)
+        return cls(joints, config, clock=clock)
 
     @classmethod
     def for_robot(cls, robot: str, **overrides: object) -> DynamixelDriver:

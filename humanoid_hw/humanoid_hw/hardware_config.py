@@ -30,8 +30,6 @@ class DynamixelConfig:
     baud: int = 1_000_000
     #: Dynamixel protocol of the bus (1 for AX servos, 2 for X servos); one per port.
     protocol: int = 1
-    #: Control loop rate (Hz) the front runs ``sync(1 / control_rate)`` at.
-    control_rate: float = 100.0
     #: Return Delay Time written to every servo at start-up (2 us per unit; factory 250).
     return_delay: int = 0
     #: Status Return Level written at start-up: 2 = answer every instruction, 1 = only
@@ -64,8 +62,6 @@ class DynamixelConfig:
             problems.append(f"protocol must be 1 or 2, not {self.protocol!r}")
         if self.baud <= 0:
             problems.append(f"baud must be positive, not {self.baud!r}")
-        if self.control_rate <= 0:
-            problems.append(f"control_rate must be positive, not {self.control_rate!r}")
         if not 0 <= self.return_delay <= 254:
             problems.append(f"return_delay must be 0..254 (2 us units), not {self.return_delay!r}")
         if self.status_return_level not in (1, 2):

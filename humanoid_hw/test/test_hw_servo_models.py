@@ -1,6 +1,5 @@
 """The servo model table against the reference control tables, and the bus parameters file."""
 
-import math
 
 import pytest
 
@@ -90,12 +89,11 @@ def test_stand_in_joint_map_keeps_ids_and_directions():
 
 def test_bioloid_hardware_parameters():
     config = load_hardware_config("bioloid")
-    assert config == DynamixelConfig(port="/dev/ttyUSB0", baud=1_000_000, protocol=1, control_rate=100,
+    assert config == DynamixelConfig(port="/dev/ttyUSB0", baud=1_000_000, protocol=1,
                                      return_delay=0, status_return_level=2, torque_on_start=True, retries=3,
                                      latency_timer_ms=16, on_missing="refuse", on_shutdown="limp",
                                      stale_probe_period=0.5, reopen_backoff_initial=0.1, reopen_backoff_max=2.0)
     assert load_hardware_config("bioloid", port="/dev/ttyUSB1").port == "/dev/ttyUSB1"
-    assert math.isclose(1.0 / config.control_rate, 0.01)
 
 
 def test_bad_parameters_are_refused_with_the_reason():

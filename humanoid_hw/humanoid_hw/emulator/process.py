@@ -1,0 +1,35 @@
+"""Running the bus emulator as a child process, the way a real bus sits outside the driver."""
+
+from __future__ import annotations
+
+import contextlib
+import select
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+
+
+@contextlib.contextmanager
+def emulator_process(robot: str, protocol: int = 1, baud: int = 1_000_000, timing: bool = False,
+                     start_timeout: float = 60.0) -> Iterator[str]:
+    """``humanoid emulate`` in a child process (its own core, like a real bus); yields the
+    port path it prints first, and stops the emulator on exit. ``timing`` emulates the
+    wire time of every byte at ``baud``."""
+    command = [sys.executable, "-m", "humanoid_hw.emulator", "--robot", robot,
+               "--protocol", str(protocol), "--baud", str(baud), *(["--timing"] if timing else [])]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        ready, _, _ = select.select([process.stdout], [], [], start_timeout)
+        port = process.stdout.readline().strip() if ready else ""
+        if not port:
+            raise RuntimeError(f"the emulator did not start: {' '.join(command)}")
+        yield port
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()

@@ -1,0 +1,54 @@
+"""The hardware node: the Dynamixel driver behind the shared robot interface.
+
+Serves exactly the interface of the simulation node (joint_states, joint_commands,
+joint_trajectory, follow_joint_trajectory, robot_description, diagnostics), so that a
+controller cannot tell the real robot from the simulated one. Bus parameters (port,
+baud, protocol, return delay, retries, policies for missing servos and shutdown) are
+ROS parameters whose defaults come from ``config/<robot>_hw.yaml``; the interface's
+from ``config/<robot>.yaml``.
+
+Joint states are stamped with the system clock, the ROS clock of a real robot.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from rclpy.node import Node
+
+from humanoid_control import driver_node
+from humanoid_description.model import RobotModel
+from humanoid_description.package_share import package_share_directory
+from humanoid_hw.driver import DynamixelDriver
+from humanoid_hw.hardware_config import DynamixelConfig, hardware_config_path, load_hardware_config
+
+
+def config_directory() -> Path:
+    return package_share_directory("humanoid_hw") / "config"
+
+
+def make_driver(node: Node, model: RobotModel, defaults: dict[str, Any]) -> DynamixelDriver:
+    """The Dynamixel driver configured from the node's parameters."""
+    if model.config.joint_map is None:
+        raise ValueError(f"robot {model.name} has no Dynamixel joint map (config/{model.name}/joint_map.yaml)")
+    path = hardware_config_path(model.name)
+    base = load_hardware_config(model.name) if path.exists() else DynamixelConfig()
+    values = {field.name: driver_node.declare(node, defaults, field.name, getattr(base, field.name))
+              for field in dataclasses.fields(DynamixelConfig)}
+    config = DynamixelConfig(**values)
+    node.get_logger().info(
+        f"Dynamixel bus {config.port} at {config.baud} baud, protocol {config.protocol}.0, "
+        f"{len(model.joints)} servos; missing servo: {config.on_missing}, on shutdown: {config.on_shutdown}")
+    return DynamixelDriver.from_model(model, config, clock=time.time)
+
+
+def main(args: list[str] | None = None) -> int:
+    return driver_node.run("humanoid_hw", config_directory(), make_driver, None, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
