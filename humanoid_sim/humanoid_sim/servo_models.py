@@ -91,8 +91,10 @@ class ServoBank:
         """Time-optimal bang-coast-bang towards the goal, speed and acceleration limited."""
         vmax, amax = self.params.max_velocity, self.params.max_acceleration
         error = self.goal - self.position
-        # fastest speed from which the goal can still be reached braking at amax
-        braking = np.sqrt(2.0 * amax * np.abs(error))
+        # fastest speed from which the goal can still be reached braking at amax in steps of
+        # dt: the steps v, v - a dt, ... cover v^2 / 2a + v dt / 2, solved for v
+        half_step = 0.5 * amax * dt
+        braking = np.sqrt(half_step**2 + 2.0 * amax * np.abs(error)) - half_step
         wanted = np.sign(error) * np.minimum(vmax, braking)
         change = np.clip(wanted - self.velocity, -amax * dt, amax * dt)
         velocity = self.velocity + change

@@ -1,0 +1,311 @@
+"""The simulation node as an external client sees it: a real node process, real DDS
+(loopback only, private domain), real PyBullet physics.
+
+Most tests share one HOAP-2 simulation running as fast as possible (time is robot
+time: the simulated clock) and reset the robot first.
+"""
+
+import math
+import time
+
+import numpy as np
+import pytest
+from action_msgs.msg import GoalStatus
+from geometry_msgs.msg import WrenchStamped
+from scipy.spatial.transform import Rotation
+from sensor_msgs.msg import Imu, JointState
+
+from humanoid_bringup.graph import Graph
+from humanoid_bringup.graphs import sim_nodes
+from humanoid_bringup.robot_client import RobotClient, make_trajectory
+from humanoid_control.interpolation import Law, Spline
+from humanoid_control.ros_time import seconds
+from humanoid_description import units
+from humanoid_description.model import load_model
+
+ERR = {"INVALID_GOAL": -1, "INVALID_JOINTS": -2, "PREEMPTED": -6, "CANCELED": -7}
+
+
+@pytest.fixture(scope="module")
+def hoap2(tmp_path_factory):
+    """One HOAP-2 simulation for the module (its own process), and a client."""
+    graph = Graph(sim_nodes("hoap2", real_time_factor=0.0), log_dir=tmp_path_factory.mktemp("hoap2_logs")).start()
+    client = RobotClient("sim_test_client")
+    try:
+        client.wait_for_joint_states(60.0)
+        client.wait_for_server(60.0)
+        yield client
+    finally:
+        client.close()
+        graph.stop()
+
+
+@pytest.fixture
+def robot(hoap2):
+    """The shared HOAP-2, reset to its home pose, standing."""
+    hoap2.reset()
+    hoap2.wait_until(hoap2.now() + 0.2)
+    return hoap2
+
+
+def measured(client: RobotClient) -> np.ndarray:
+    msg = client.wait_for_joint_states()
+    return np.array(msg.position)
+
+
+def still_after(client: RobotClient, seconds_: float) -> np.ndarray:
+    client.wait_until(client.now() + seconds_)
+    return measured(client)
+
+
+# -- joint_states ----------------------------------------------------------------------------
+def test_joint_states_carry_every_urdf_joint_at_the_configured_rate(robot):
+    model = load_model("hoap2")
+    robot.start_recording()
+    start = robot.now()
+    robot.wait_until(start + 2.0)
+    messages = robot.stop_recording()
+    for msg in messages:
+        assert tuple(msg.name) == model.joints.names  # every URDF joint, canonical order
+        assert len(msg.position) == len(msg.velocity) == len(msg.effort) == len(model.joints)
+    stamps = np.array([seconds(m.header.stamp) for m in messages])
+    assert np.all(np.diff(stamps) > 0)
+    rate = (len(stamps) - 1) / (stamps[-1] - stamps[0])
+    assert rate == pytest.approx(100.0, rel=0.05)  # publish_rate of config/hoap2.yaml
+
+
+def test_clock_is_the_simulated_time_of_the_joint_states(robot):
+    """/clock and the joint_states stamps are one clock: over a long window they advance by
+    the same amount (each topic is delivered with its own latency, so only the long-run
+    advance is compared)."""
+    first_clock, first_stamp = robot.now(), seconds(robot.wait_for_joint_states().header.stamp)
+    robot.wait_until(first_clock + 5.0)
+    last_clock, last_stamp = robot.now(), seconds(robot.wait_for_joint_states().header.stamp)
+    assert last_clock - first_clock == pytest.approx(last_stamp - first_stamp, rel=0.1)
+
+
+# -- the trajectory action --------------------------------------------------------------------
+def test_a_trajectory_is_executed_with_feedback_and_tracked(robot):
+    names = list(robot.wait_for_joint_states().name)
+    home = robot.positions()
+    raised = dict(home, rarm_joint1=-0.8, larm_joint1=-0.8, rarm_joint4=-0.6, larm_joint4=-0.6)
+    times = [1.5, 3.0]
+    positions = [[raised[n] for n in names], [home[n] for n in names]]
+    velocities = np.zeros((2, len(names)))
+    robot.start_recording()
+    outcome = robot.follow(make_trajectory(names, times, positions, velocities))
+    recorded = robot.stop_recording()
+    assert outcome.succeeded and outcome.error_code == 0, outcome.error_string
+    assert len(outcome.feedback) >= 5
+    fb = outcome.feedback[len(outcome.feedback) // 2]
+    assert list(fb.joint_names) == names
+    assert np.allclose(np.array(fb.desired.positions) - np.array(fb.actual.positions), fb.error.positions)
+    # the measured motion follows the commanded one (same cubic law, from the start pose)
+    first = outcome.feedback[0]
+    start = seconds(first.header.stamp) - seconds(first.desired.time_from_start)
+    reference = Spline.build([start, start + 1.5, start + 3.0], [[home[n] for n in names], *positions],
+                             np.zeros((3, len(names))), law=Law.CUBIC)
+    errors = [np.array(m.position) - reference.sample(seconds(m.header.stamp))[0]
+              for m in recorded if start <= seconds(m.header.stamp) <= start + 3.0]
+    assert len(errors) > 200
+    assert np.max(np.abs(errors)) < 0.03  # rad; the servo profile lags the reference a little
+    assert np.max(np.abs(measured(robot) - [home[n] for n in names])) < 0.01
+
+
+def bad_goal(name: str, names: list[str], home: dict[str, float]):
+    """(trajectory, expected error code, words the message must contain) of one bad input."""
+    good = [home[n] for n in names]
+    if name == "unknown joint":
+        return make_trajectory([*names[:-1], "tail_joint"], [1.0], [good]), ERR["INVALID_JOINTS"], ["tail_joint"]
+    if name == "NaN":
+        point = list(good)
+        point[3] = math.nan
+        return make_trajectory(names, [1.0], [point]), ERR["INVALID_GOAL"], ["rleg_joint4", "nan"]
+    if name == "length mismatch":
+        return make_trajectory(names, [1.0], [good[:-2]]), ERR["INVALID_GOAL"], ["23 values for 25 joints"]
+    if name == "non-increasing times":
+        return make_trajectory(names, [1.0, 1.0], [good, good]), ERR["INVALID_GOAL"], ["point 1", "not after"]
+    if name == "out of limits":
+        point = list(good)
+        point[names.index("rleg_joint4")] = 2.5  # limit 130 deg = 2.269 rad
+        return make_trajectory(names, [2.0], [point]), ERR["INVALID_GOAL"], ["rleg_joint4", "2.5", "outside"]
+    if name == "too fast":
+        point = list(good)
+        point[names.index("rarm_joint1")] = 2.0  # 2 rad in 0.1 s: 20 rad/s, limit 4.76
+        return make_trajectory(names, [0.1], [point]), ERR["INVALID_GOAL"], ["rarm_joint1", "velocity limit"]
+    raise ValueError(name)
+
+
+@pytest.mark.parametrize("case", ["unknown joint", "NaN", "length mismatch", "non-increasing times",
+                                  "out of limits", "too fast"])
+def test_a_bad_goal_is_rejected_clearly_and_never_moves_the_robot(robot, case):
+    names = list(robot.wait_for_joint_states().name)
+    home = robot.positions()
+    before = measured(robot)
+    trajectory, code, words = bad_goal(case, names, home)
+    outcome = robot.follow(trajectory)
+    assert outcome.status == GoalStatus.STATUS_ABORTED
+    assert outcome.error_code == code
+    for word in words:
+        assert word in outcome.error_string, outcome.error_string
+    assert np.max(np.abs(still_after(robot, 0.5) - before)) < 2e-3
+
+
+def test_a_bad_trajectory_on_the_topic_is_rejected_and_counted(robot):
+    names = list(robot.wait_for_joint_states().name)
+    home = robot.positions()
+    before = measured(robot)
+    rejected_before = rejected_count(robot)
+    trajectory, _, _ = bad_goal("out of limits", names, home)
+    robot.trajectories.publish(trajectory)
+    deadline = time.monotonic() + 20.0
+    while rejected_count(robot) <= rejected_before:
+        assert time.monotonic() < deadline, "the rejection never showed in diagnostics"
+        robot.wait_until(robot.now() + 0.2)
+    assert np.max(np.abs(still_after(robot, 0.5) - before)) < 2e-3
+
+
+def rejected_count(client: RobotClient) -> int:
+    diagnostics = client.diagnostics
+    if diagnostics is None:
+        return 0
+    for status in diagnostics.status:
+        for value in status.values:
+            if value.key == "commands_rejected":
+                return int(value.value)
+    return 0
+
+
+def test_streaming_set_points_are_clamped_to_the_limits(robot):
+    names = list(robot.wait_for_joint_states().name)
+    knee = names.index("rarm_joint4")  # elbow: -115 .. 1 deg
+    robot.commands.publish(JointState(name=["rarm_joint4"], position=[-3.0]))
+    robot.wait_until(robot.now() + 1.5)
+    assert measured(robot)[knee] == pytest.approx(math.radians(-115.0), abs=0.02)
+    # a malformed command (unknown joint) changes nothing
+    before = measured(robot)
+    robot.commands.publish(JointState(name=["rarm_joint4", "wing"], position=[0.0, 1.0]))
+    assert np.max(np.abs(still_after(robot, 0.5) - before)) < 2e-3
+
+
+def test_a_newer_goal_preempts_the_running_one(robot):
+    names = list(robot.wait_for_joint_states().name)
+    home = robot.positions()
+    slow = make_trajectory(names, [4.0], [[home[n] + (0.6 if n == "rarm_joint1" else 0.0) for n in names]])
+    first = robot.send_goal(slow)
+    robot.wait_until(robot.now() + 0.5)
+    quick = make_trajectory(names, [1.0], [[home[n] for n in names]])
+    second = robot.follow(quick)
+    preempted = robot.result(first)
+    assert preempted.status == GoalStatus.STATUS_ABORTED and preempted.error_code == ERR["PREEMPTED"]
+    assert "preempted" in preempted.error_string
+    assert second.succeeded
+
+
+def test_cancel_stops_the_robot_where_it_is(robot):
+    names = list(robot.wait_for_joint_states().name)
+    home = robot.positions()
+    far = make_trajectory(names, [4.0], [[home[n] - (1.2 if n in ("rarm_joint1", "larm_joint1") else 0.0)
+                                          for n in names]])
+    handle = robot.send_goal(far)
+    robot.wait_until(robot.now() + 1.5)
+    robot.cancel(handle)
+    outcome = robot.result(handle)
+    assert outcome.status == GoalStatus.STATUS_CANCELED and outcome.error_code == ERR["CANCELED"]
+    settled = still_after(robot, 0.5)
+    later = still_after(robot, 1.0)
+    arm = names.index("rarm_joint1")
+    assert np.max(np.abs(later - settled)) < 2e-3  # holds
+    assert -1.1 < settled[arm] < -0.05  # stopped part-way, not at the start nor at the goal
+
+
+# -- simulator services ------------------------------------------------------------------------
+def test_reset_to_home_and_to_a_given_configuration(robot):
+    model = load_model("hoap2")
+    robot.commands.publish(JointState(name=["rarm_joint1", "larm_joint1"], position=[1.0, 1.0]))
+    robot.wait_until(robot.now() + 1.0)
+    robot.reset()
+    home = model.home_positions()
+    assert np.max(np.abs(still_after(robot, 0.3) - home)) < 0.01
+    lowered = model.pose_positions("arms_lowered")
+    robot.reset(model.joints.to_dict(lowered))
+    assert np.max(np.abs(still_after(robot, 0.3) - lowered)) < 0.01
+    assert not robot.fallen
+    assert robot.base_pose.pose.position.z == pytest.approx(0.292, abs=0.005)  # standing on its soles
+    with pytest.raises(Exception, match="outside its limits"):
+        robot.reset({"rleg_joint4": 3.0})
+
+
+def test_pause_resume_and_step(robot):
+    robot.pause()
+    first = robot.step(1)  # returns once the step is done: from here on nothing moves by itself
+    time.sleep(0.5)  # wall time passes, simulated time must not
+    assert robot.step(20) == pytest.approx(first + 20 / 200.0, abs=1e-6)  # 20 control periods of 5 ms
+    time.sleep(0.5)
+    assert robot.step(1) == pytest.approx(first + 21 / 200.0, abs=1e-6)
+    robot.resume()
+    robot.wait_until(first + 1.0, timeout=30.0)
+
+
+# -- physics ------------------------------------------------------------------------------------
+def test_hoap2_joints_never_exceed_the_measured_speed_and_acceleration(robot):
+    """A far goal is reached with the trapezoidal profile of the real actuators: never
+    faster than 57 pulse/ms, never accelerating more than 5 pulse/ms^2."""
+    names = list(robot.wait_for_joint_states().name)
+    arm = names.index("rarm_joint1")
+    vmax = units.hoap2_pulse_rate_to_rad_s(57)
+    amax = units.hoap2_pulse_accel_to_rad_s2(5)
+    robot.start_recording()
+    start = robot.now()
+    robot.commands.publish(JointState(name=["rarm_joint1"], position=[2.4]))  # one far step, no profile
+    robot.wait_until(start + 1.5)
+    recorded = robot.stop_recording()
+    t = np.array([seconds(m.header.stamp) for m in recorded])
+    q = np.array([m.position[arm] for m in recorded])
+    v = np.array([m.velocity[arm] for m in recorded])
+    assert q[-1] == pytest.approx(2.4, abs=0.01)
+    assert np.max(np.abs(v)) <= vmax * 1.05
+    assert np.max(np.abs(v)) >= vmax * 0.9  # it did cruise at the limit
+    finite = np.diff(v) / np.diff(t)
+    assert np.max(np.abs(finite)) <= amax * 1.2
+    moving = t[np.abs(v) > 0.01]
+    assert moving[-1] - moving[0] >= 2.4 / vmax  # no instant jump: the move takes its time
+
+
+def test_standing_sensors_feel_gravity_and_the_weight(robot):
+    model = load_model("hoap2")
+    imu: list[Imu] = []
+    wrenches: dict[str, list[WrenchStamped]] = {"left": [], "right": []}
+    robot.node.create_subscription(Imu, "imu/data", imu.append, 10)
+    for side in wrenches:
+        robot.node.create_subscription(WrenchStamped, f"{side}_foot/wrench", wrenches[side].append, 10)
+    robot.wait_until(robot.now() + 1.5)  # settled after the reset
+    assert imu and all(wrenches.values())
+    # at rest the accelerometer reads gravity's reaction: +g along the world's up axis, seen in
+    # the IMU frame (whose orientation the messages give); averaged over 0.5 s, like any
+    # accelerometer reading (the stiff servos keep a vibration of a few hundredths of a mm)
+    window = imu[-50:]
+    q = window[-1].orientation
+    up_in_imu = Rotation.from_quat([q.x, q.y, q.z, q.w]).inv().apply([0.0, 0.0, 1.0])
+    mean = np.mean([[m.linear_acceleration.x, m.linear_acceleration.y, m.linear_acceleration.z]
+                    for m in window], axis=0)
+    assert mean == pytest.approx(9.81 * up_in_imu, abs=0.15)
+    assert math.degrees(math.acos(up_in_imu[2])) < 10.0  # the trunk stands upright
+    spin = np.mean([[m.angular_velocity.x, m.angular_velocity.y, m.angular_velocity.z] for m in window], axis=0)
+    assert np.max(np.abs(spin)) < 0.01
+    weight = sum(w[-1].wrench.force.z for w in wrenches.values())
+    assert weight == pytest.approx(model.total_mass * 9.81, rel=0.05)
+    # double support is statically indeterminate: both feet carry load, in some split
+    assert all(w[-1].wrench.force.z > 0.2 * weight for w in wrenches.values())
+
+
+def test_a_fall_is_detected_and_reported(robot):
+    robot.reset({"body_joint1": math.radians(90.0), "rarm_joint1": math.radians(-90.0),
+                 "larm_joint1": math.radians(-90.0)})  # bent at the waist, arms up: tips over
+    deadline = robot.now() + 5.0
+    while not robot.fallen:
+        assert robot.now() < deadline, "the fall was not detected"
+        robot.wait_until(robot.now() + 0.1)
+    robot.wait_until(robot.now() + 1.5)  # diagnostics are published once a second
+    simulation = next(s for s in robot.diagnostics.status if s.name == "simulation")
+    assert simulation.level == bytes([2]) and "fallen" in simulation.message
