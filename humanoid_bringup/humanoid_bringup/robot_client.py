@@ -20,6 +20,7 @@ from geometry_msgs.msg import PoseStamped
 from rclpy.action import ActionClient
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool
@@ -86,7 +87,8 @@ class RobotClient:
         self._base_pose: PoseStamped | None = None
         self._diagnostics: DiagnosticArray | None = None
         self.node.create_subscription(JointState, "joint_states", self._on_joint_state, 50)
-        self.node.create_subscription(Clock, "clock", self._on_clock, 10)
+        self.node.create_subscription(Clock, "clock", self._on_clock,
+                                      QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT))
         self.node.create_subscription(Bool, "fallen", self._on_fallen, 10)
         self.node.create_subscription(PoseStamped, "ground_truth/base_pose", self._on_pose, 10)
         self.node.create_subscription(DiagnosticArray, "diagnostics", self._on_diagnostics, 10)

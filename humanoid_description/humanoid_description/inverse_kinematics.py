@@ -49,7 +49,7 @@ def shift_weight(model: RobotModel, positions: JointPositions, support: str, com
     target = np.asarray(com_target, dtype=float)[:2]
     data = model.data
     lower, upper = model.joints.lower, model.joints.upper
-    joint_q = model._q_index
+    joint_q = model.q_index
     for _ in range(iterations):
         pin.forwardKinematics(model.model, data, q)
         pin.updateFramePlacements(model.model, data)

@@ -170,9 +170,10 @@ class RobotModel:
         self.model = pin.buildModelFromXML(self.urdf, pin.JointModelFreeFlyer())
         self.data = self.model.createData()
         ids = [self.model.getJointId(n) for n in self.joints.names]
-        self._q_index = np.array([self.model.joints[i].idx_q for i in ids])
-        self._v_index = np.array([self.model.joints[i].idx_v for i in ids])
-        self._v_order = np.concatenate([np.arange(6), self._v_index])
+        #: Where each joint (canonical order) sits in Pinocchio's configuration vector.
+        self.q_index = np.array([self.model.joints[i].idx_q for i in ids])
+        velocity_index = np.array([self.model.joints[i].idx_v for i in ids])
+        self._v_order = np.concatenate([np.arange(6), velocity_index])
         self.total_mass = float(pin.computeTotalMass(self.model))
         self.root_link = _root_link(self.urdf)
         self._link_inertials = _parse_link_inertials(self.urdf)
@@ -191,7 +192,7 @@ class RobotModel:
         q = pin.neutral(self.model)
         base = pin.SE3.Identity() if base is None else base
         q[:7] = pin.SE3ToXYZQUAT(base)
-        q[self._q_index] = self.joints.to_array(positions)
+        q[self.q_index] = self.joints.to_array(positions)
         return q
 
     def _update(self, positions: JointPositions, base: pin.SE3 | None) -> np.ndarray:

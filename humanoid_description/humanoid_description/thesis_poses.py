@@ -118,6 +118,12 @@ class ThesisFrame:
                      for j, a in enumerate(angles_deg, start=1)}
         return self.model.joints.to_array(positions)
 
+    def angles_deg(self, positions: Sequence[float]) -> tuple[float, ...]:
+        """Thesis angles J1..J18 (deg) of URDF joint positions (rad, canonical order): the
+        inverse of :meth:`joint_positions`."""
+        servos = [self._servo_of[j] for j in range(1, JOINT_COUNT + 1)]
+        return tuple(s.direction * math.degrees(float(positions[self.model.joints.index(s.joint)])) for s in servos)
+
     def analyse(self, angles_deg: Sequence[float]) -> PoseAnalysis:
         """CoM, link CoMs and static margin of a pose, in the thesis frame (mm)."""
         q = self.joint_positions(angles_deg)

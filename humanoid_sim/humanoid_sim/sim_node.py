@@ -30,6 +30,7 @@ import pinocchio as pin
 from geometry_msgs.msg import PoseStamped, TwistStamped
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from std_msgs.msg import Bool
 from std_srvs.srv import Trigger
@@ -88,7 +89,9 @@ class SimulationServices:
         assert isinstance(driver, PyBulletDriver)
         self.node, self.interface, self.driver = node, interface, driver
         self.model = interface.model
-        self._clock_pub = node.create_publisher(Clock, "clock", 10)
+        # like every simulator's /clock (and rclpy's own time source): best effort, latest only
+        self._clock_pub = node.create_publisher(
+            Clock, "clock", QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT))
         self._pose_pub = node.create_publisher(PoseStamped, "ground_truth/base_pose", 10)
         self._twist_pub = node.create_publisher(TwistStamped, "ground_truth/base_twist", 10)
         self._fallen_pub = node.create_publisher(Bool, "fallen", 10)
