@@ -48,6 +48,8 @@ def cmd_balance_poses(args: argparse.Namespace) -> int:
     from humanoid_description.model import load_model
     from humanoid_description.thesis_poses import PoseFileError, ThesisFrame, read_pose_csv
 
+    if args.simulate and not args.hold > 0.0:
+        raise UsageError(f"--hold must be a positive number of seconds, got {args.hold}")
     try:
         poses = read_pose_csv(args.poses)
     except PoseFileError as error:
@@ -154,6 +156,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return demo.run(args)
 
 
+def cmd_pose(args: argparse.Namespace) -> int:
+    from humanoid_bringup import posing
+
+    return posing.run(args)
+
+
 def cmd_emulate(args: argparse.Namespace) -> int:
     from humanoid_hw.emulator import cli as emulator_cli
 
@@ -220,6 +228,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("emulate", cmd_emulate, "emulate a robot's chain of Dynamixel servos on a pseudo-terminal; "
                                     "prints its path first, serves until interrupted")
     emulator_cli.add_arguments(p)
+
+    from humanoid_bringup import posing
+
+    posing.add_arguments(add("pose", cmd_pose, "pose a running robot (sim or real) joint by joint from commands on "
+                                               "stdin, and save the poses"))
 
     from humanoid_bringup.demo import add_arguments as demo_arguments
 

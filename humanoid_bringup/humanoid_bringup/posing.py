@@ -18,7 +18,7 @@ degrees, joints are the URDF names (case does not matter)::
                                        move time (config/motion.yaml: 1.5 s) after the last one
                            .csv        hoap2: a line of the robot's csv motion format, lasting
                                        that long; bioloid: a thesis pose, LABEL,J1..J18 in degrees
-    quit                 end the session (so does the end of the input)
+    quit                 end the session (also: exit, or the end of the input)
 
 Blank lines and lines starting with ``#`` are ignored, so a script of commands can be
 piped in. A command that fails (unknown command or joint, malformed number, a move
@@ -48,6 +48,11 @@ if TYPE_CHECKING:
 PROMPT = "pose> "
 #: Wall-clock seconds one move may take (moves last a few robot seconds at most).
 MOVE_TIMEOUT = 120.0
+#: A move is over when the moved joints turn slower than this (rad/s: 1 deg/s) ...
+SETTLED_SPEED = math.radians(1.0)
+#: ... or this long (robot seconds) after the trajectory ended (a joint pushing against
+#: something may never come to rest).
+SETTLE_LIMIT = 1.0
 #: Decimals (deg) of the values a new keyframe is saved with; the keyframe file is written
 #: with KEEP_DECIMALS, which keeps every earlier value of the file as it was read.
 KEYFRAME_DECIMALS = 4
@@ -66,7 +71,8 @@ class Command:
     usage: str
     summary: str
     handler: Callable[[PosingSession, list[str]], None]
-    arguments: tuple[int, int]  # fewest and most words after the command name
+    fewest: int  # words after the command name
+    most: int | None = None  # None: any number (a label may have spaces)
 
 
 @dataclass
@@ -90,8 +96,7 @@ class PosingSession:
         command = COMMANDS.get(name)
         if command is None:
             raise CommandError(f"unknown command {words[0]!r} (commands: {', '.join(COMMANDS)}, quit)")
-        fewest, most = command.arguments
-        if not fewest <= len(args) <= most:
+        if len(args) < command.fewest or (command.most is not None and len(args) > command.most):
             raise CommandError(f"usage: {command.usage}")
         command.handler(self, args)
         return True
@@ -114,7 +119,7 @@ class PosingSession:
     def measured(self) -> dict[str, float]:
         """Measured positions (rad) clamped into the limits: a reading a hair beyond a limit
         (servo overshoot, sag) would otherwise be an out-of-limit start point or saved pose."""
-        positions = self.client.positions()
+        positions = self.client.current_positions()
         values = np.clip([positions[j] for j in self.bounds.joint_names], self.bounds.lower, self.bounds.upper)
         return dict(zip(self.bounds.joint_names, map(float, values), strict=True))
 
@@ -123,11 +128,11 @@ class PosingSession:
         width = max(len(c.usage) for c in COMMANDS.values())
         for command in COMMANDS.values():
             self.say(f"{command.usage:{width}}  {command.summary}")
-        self.say(f"{'quit':{width}}  end the session (so does the end of the input)")
+        self.say(f"{'quit':{width}}  end the session (also: exit, or the end of the input)")
 
     def show(self, args: list[str]) -> None:
         joints = [self.joint(args[0])] if args else list(self.bounds.joint_names)
-        positions = self.client.positions()
+        positions = self.client.current_positions()
         width = max(len(j) for j in joints)
         for joint in joints:
             low, high = self.limits_deg(joint)
@@ -135,7 +140,7 @@ class PosingSession:
 
     def move(self, args: list[str]) -> None:
         joint = self.joint(args[0])
-        self.go({joint: self.client.positions()[joint] + math.radians(degrees(args[1]))})
+        self.go({joint: self.client.current_positions()[joint] + math.radians(degrees(args[1]))})
 
     def set(self, args: list[str]) -> None:
         self.go({self.joint(args[0]): math.radians(degrees(args[1]))})
@@ -184,8 +189,7 @@ class PosingSession:
             outcome = self.client.follow(trajectory_message(playback), timeout=MOVE_TIMEOUT)
             if not outcome.succeeded:
                 raise CommandError(f"the robot did not complete the move: {outcome.error_string}")
-        self.client.wait_for_joint_states()  # a reading taken after the move
-        after = self.client.positions()
+        after = self.settle(joints)
         if len(joints) == 1:
             (joint,) = joints
             self.say(f"{joint}: {math.degrees(before[joint]):.2f} -> {math.degrees(after[joint]):.2f} deg")
@@ -193,6 +197,23 @@ class PosingSession:
             moved = max(joints, key=lambda j: abs(after[j] - before[j]))
             self.say(f"{len(joints)} joints moved; the most: {moved}: "
                      f"{math.degrees(before[moved]):.2f} -> {math.degrees(after[moved]):.2f} deg")
+
+    def settle(self, joints: tuple[str, ...]) -> dict[str, float]:
+        """Positions once the moved joints have stopped: a trajectory ends when the joints are
+        within the interface's goal tolerance, while a loaded servo still creeps the last
+        fraction of a degree, which a saved pose would otherwise miss."""
+        from humanoid_control.ros_time import seconds
+
+        start = self.client.now()
+        while True:
+            msg = self.client.wait_for_joint_states()
+            stamp = seconds(msg.header.stamp)
+            if stamp < start:  # a reading from before the end of the move, still queued
+                continue
+            speeds = dict(zip(msg.name, msg.velocity, strict=True)) if msg.velocity else {}
+            if (not speeds or stamp >= start + SETTLE_LIMIT
+                    or all(abs(speeds[j]) < SETTLED_SPEED for j in joints)):
+                return dict(zip(msg.name, msg.position, strict=True))
 
 
 def degrees(text: str) -> float:
@@ -207,16 +228,16 @@ def degrees(text: str) -> float:
 
 
 COMMANDS: dict[str, Command] = {
-    "help": Command("help", "list the commands", PosingSession.help, (0, 0)),
+    "help": Command("help", "list the commands", PosingSession.help, 0, 0),
     "show": Command("show [JOINT]", "current position of every joint (or of JOINT) in degrees, with its limits",
-                    PosingSession.show, (0, 1)),
+                    PosingSession.show, 0, 1),
     "move": Command("move JOINT DELTA", "move JOINT by DELTA degrees (clamped to its limits)",
-                    PosingSession.move, (2, 2)),
+                    PosingSession.move, 2, 2),
     "set": Command("set JOINT ANGLE", "move JOINT to ANGLE degrees (clamped to its limits)",
-                   PosingSession.set, (2, 2)),
-    "reset": Command("reset [JOINT]", "JOINT, or every joint, back to the home pose", PosingSession.reset, (0, 1)),
+                   PosingSession.set, 2, 2),
+    "reset": Command("reset [JOINT]", "JOINT, or every joint, back to the home pose", PosingSession.reset, 0, 1),
     "save": Command("save FILE [LABEL]", "append the current pose to FILE: .yaml/.yml keyframe file, or .csv "
-                    "(hoap2: csv motion line; bioloid: thesis pose J1..J18 deg)", PosingSession.save, (1, 100)),
+                    "(hoap2: csv motion line; bioloid: thesis pose J1..J18 deg)", PosingSession.save, 1),
 }
 
 
@@ -231,7 +252,8 @@ def keyframe_step() -> float:
 def append_keyframe(path: Path, robot: str, positions: Mapping[str, float], label: str = "") -> Motion:
     """Append a keyframe to a keyframe file (a new one-keyframe motion of every joint when the
     file is missing): read with the package's reader, so a malformed file is refused, not
-    extended; written back with its writer. Returns the motion written."""
+    extended; written back with its writer (whose header replaces the file's comments).
+    Returns the motion written."""
     from humanoid_control.motion import Motion, MotionError
     from humanoid_control.motion.keyframes import read_keyframes, write_keyframes
     from humanoid_control.motion.limits import JointBounds
@@ -254,14 +276,14 @@ def append_keyframe(path: Path, robot: str, positions: Mapping[str, float], labe
                         labels=(label,), description=f"Poses of the {robot} saved by humanoid pose.",
                         source=str(path))
     else:
-        count = motion.keyframe_count
+        labels = motion.labels or ("",) * motion.keyframe_count
+        supports = motion.supports or ("both",) * motion.keyframe_count
         motion = replace(
             motion, times=np.append(motion.times, motion.duration + keyframe_step()),
             positions=np.vstack([motion.positions, row]),
             velocities=None if motion.velocities is None else np.vstack([motion.velocities, np.zeros(len(joints))]),
             holds=None if motion.holds is None else np.append(motion.holds, 0.0),
-            labels=(*(motion.labels or ("",) * count), label), supports=(*(motion.supports or ("both",) * count),
-                                                                          "both"))
+            labels=(*labels, label), supports=(*supports, "both"))
     write_keyframes(motion, path, units="deg", decimals=KEEP_DECIMALS,
                     header=f"Keyframes of the {robot} saved by `humanoid pose`.")
     return motion

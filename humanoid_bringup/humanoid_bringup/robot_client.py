@@ -159,6 +159,22 @@ class RobotClient:
         msg = self._joint_state or self.wait_for_joint_states()
         return dict(zip(msg.name, msg.position, strict=True))
 
+    def current_positions(self, timeout: float = 30.0) -> dict[str, float]:
+        """Measured positions no older than the robot clock now.
+
+        ``positions()`` is the latest joint_states this client has processed, which lags the
+        robot while messages queue up (a simulation running faster than real time can be
+        half a second ahead of it); this waits until the readings have caught up with the
+        clock, so that what a controller does next starts from where the robot is."""
+        now = self.now()
+        deadline = time.monotonic() + timeout
+        while (msg := self._joint_state) is None or seconds(msg.header.stamp) < now:
+            if time.monotonic() > deadline:
+                raise RobotClientError(f"no joint_states of robot time {now:.3f} s within {timeout:g} s")
+            self._joint_event.clear()
+            self._joint_event.wait(0.1)
+        return dict(zip(msg.name, msg.position, strict=True))
+
     def now(self) -> float:
         """Robot time: the simulator's clock, or the latest joint_states stamp."""
         if self._clock is not None:

@@ -148,6 +148,9 @@ class TrajectoryGenerator:
             goal_handle.canceled()
             result.error_code, result.error_string = PlayMotion.Result.CANCELED, "canceled by the client"
         elif status == GoalStatus.STATUS_SUCCEEDED:
+            # the loop above samples the robot's progress: tell the client it reached the end
+            goal_handle.publish_feedback(PlayMotion.Feedback(
+                progress=1.0, elapsed=playback.duration, keyframe=playback.keyframe_reached(playback.duration)))
             goal_handle.succeed()
             result.error_code = PlayMotion.Result.SUCCESSFUL
         else:

@@ -1,0 +1,281 @@
+"""``play_motion`` in simulation, as a user calls it: motion files and library motions are
+played on the simulated HOAP-2 and the robot follows them.
+
+What users rely on: a motion in the robot's own csv format and a keyframe motion are
+played as planned (the joints follow the trajectory ``plan_playback`` plans, the same
+call the trajectory generator makes); feedback runs up to the end; a cancel stops the
+robot where it is; a malformed file is refused with its file, line and problem and
+the robot does not move; a speed the servos cannot follow is slowed and the result
+says by how much.
+
+Each motion is started with the simulator paused, so that the trajectory's start on
+the robot clock is known exactly (feedback's ``elapsed`` while the clock stands still)
+and the measured ``joint_states`` can be compared with the plan sample by sample.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+from action_msgs.msg import GoalStatus
+from rclpy.action import ActionClient
+
+from humanoid_bringup.graphs import sim_nodes
+from humanoid_bringup.robot_client import RobotClient
+from humanoid_control.interpolation import Spline
+from humanoid_control.motion import Motion, Playback, load_motion, plan_playback
+from humanoid_control.motion.hoap2_csv import CsvLayout, write_hoap2_csv
+from humanoid_control.ros_time import seconds
+from humanoid_interfaces.action import PlayMotion
+
+pytestmark = pytest.mark.system
+
+ROBOT = "hoap2"
+#: Generous limit (wall seconds) for anything awaited; every wait ends as soon as its condition holds.
+PATIENCE = 60.0
+#: The trajectory generator's sampling period (its `sample_period` parameter, default 0.02 s).
+SAMPLE_PERIOD = 0.02
+#: Tracking tolerance (deg) of the simulated HOAP-2. Its servos follow the set-point with a
+#: trapezoidal profile (4.76 rad/s, 417 rad/s^2) and a stiff position loop: they lag it by
+#: about one control cycle (5 ms), and the start is known to a control cycle, so the
+#: error stays under 10 ms of motion at the peak speed: 1.3 deg for the wave's elbow
+#: (2.2 rad/s; measured 0.66 deg), 0.4 deg for the squat's knees (0.65 rad/s; measured 0.17 deg).
+#: 2 deg is below the interface's goal tolerance (0.05 rad) and fails for a trajectory
+#: played 20 ms late, at another speed, or to other positions.
+TRACKING_TOLERANCE_DEG = 2.0
+#: A robot holding still moves less than this (deg) in a second.
+HOLD_TOLERANCE_DEG = 0.1
+
+
+class FeedbackLog:
+    """PlayMotion feedback as it arrives, with waits on it."""
+
+    def __init__(self) -> None:
+        self.messages: list[PlayMotion.Feedback] = []
+        self._changed = threading.Condition()
+
+    def __call__(self, message) -> None:
+        with self._changed:
+            self.messages.append(message.feedback)
+            self._changed.notify_all()
+
+    def wait_for(self, condition: Callable[[PlayMotion.Feedback], bool], after: int = 0,
+                 timeout: float = PATIENCE) -> PlayMotion.Feedback | None:
+        """The first message from index ``after`` on that meets ``condition`` (None: timed out)."""
+        with self._changed:
+            found: list[PlayMotion.Feedback] = []
+
+            def met() -> bool:
+                found[:] = [m for m in self.messages[after:] if condition(m)][:1]
+                return bool(found)
+
+            return found[0] if self._changed.wait_for(met, timeout) else None
+
+
+@dataclass
+class Played:
+    """One play_motion goal: its handle, feedback, and the trajectory's start on the robot clock."""
+
+    handle: object
+    feedback: FeedbackLog
+    start: float
+
+    def result(self) -> tuple[int, PlayMotion.Result]:
+        response = resolve(self.handle.get_result_async(), "play_motion result")
+        return response.status, response.result
+
+
+def resolve(future, what: str, timeout: float = PATIENCE):
+    done = threading.Event()
+    future.add_done_callback(lambda _f: done.set())
+    assert done.wait(timeout), f"no {what} within {timeout:g} s"
+    return future.result()
+
+
+def play_motion_action(client: RobotClient) -> ActionClient:
+    action = ActionClient(client.node, PlayMotion, "play_motion")  # destroyed with the client's node
+    assert action.wait_for_server(timeout_sec=PATIENCE), "no play_motion server"
+    return action
+
+
+def send(action: ActionClient, goal: PlayMotion.Goal, feedback: FeedbackLog | None = None):
+    handle = resolve(action.send_goal_async(goal, feedback_callback=feedback), "goal response")
+    assert handle.accepted
+    return handle
+
+
+def play_from_pause(client: RobotClient, action: ActionClient, goal: PlayMotion.Goal) -> Played:
+    """Send ``goal`` with the simulator paused, step it until the trajectory runs, resume.
+
+    While the clock stands still, the feedback's ``elapsed`` (trajectory time) is that of
+    the frozen instant, so start = now - elapsed; it is read once two successive feedback
+    messages agree (the frozen state has reached the generator), which makes it exact to
+    a control cycle (5 ms) however late the feedback is relayed."""
+    client.pause()
+    log = FeedbackLog()
+    handle = send(action, goal, log)
+    try:
+        for _ in range(100):
+            now = client.step(1)
+            elapsed = settled_elapsed(log)
+            if elapsed > 0.0:
+                return Played(handle, log, now - elapsed)
+        raise AssertionError("the trajectory did not start within 100 control cycles")
+    finally:
+        client.resume()
+
+
+def settled_elapsed(log: FeedbackLog, attempts: int = 50) -> float:
+    """``elapsed`` once two successive new feedback messages carry the same value."""
+    index, previous = len(log.messages), None
+    for _ in range(attempts):
+        message = log.wait_for(lambda _m: True, after=index)
+        assert message is not None, "no play_motion feedback"
+        if previous is not None and message.elapsed == previous:
+            return message.elapsed
+        previous, index = message.elapsed, index + 1
+    raise AssertionError(f"play_motion feedback did not settle in {attempts} messages")
+
+
+def expected_setpoints(playback: Playback, start: float, stamps: np.ndarray) -> np.ndarray:
+    """The set-points of the planned trajectory at ``stamps`` (robot clock), with the law the
+    robot interface interpolates a sampled trajectory with (positions, velocities and
+    accelerations given: quintic)."""
+    samples = playback.trajectory
+    spline = Spline.build(samples.times, samples.positions, samples.velocities, samples.accelerations)
+    return spline.sample_many(stamps - start)[0]
+
+
+def tracking_errors_deg(recorded: list, playback: Playback, start: float) -> dict[str, float]:
+    """Per joint, the largest |measured - planned| (deg) over the trajectory."""
+    joints = playback.trajectory.joint_names
+    names = list(recorded[0].name)
+    columns = [names.index(j) for j in joints]
+    window = [m for m in recorded if start <= seconds(m.header.stamp) <= start + playback.duration]
+    # the client may drop some of the 100 Hz joint_states when the simulation runs fast
+    assert len(window) >= 20 * playback.duration, f"only {len(window)} joint_states during the motion"
+    stamps = np.array([seconds(m.header.stamp) for m in window])
+    measured = np.array([np.array(m.position)[columns] for m in window])
+    errors = np.degrees(np.max(np.abs(measured - expected_setpoints(playback, start, stamps)), axis=0))
+    return dict(zip(joints, errors.tolist(), strict=True))
+
+
+def squat_csv(path: Path) -> Motion:
+    """The library squat as the robot's own csv file (a line every 20 ms, linear between
+    lines as the robot plays it), written by the motion package's writer; read back."""
+    squat = load_motion(ROBOT, "squat").select(CsvLayout.for_robot(ROBOT).columns)
+    write_hoap2_csv(squat, path, multiplier=10)
+    return load_motion(ROBOT, path)
+
+
+def settled_positions(client: RobotClient, seconds_: float = 1.0) -> tuple[dict[str, float], dict[str, float]]:
+    """Positions now and ``seconds_`` of robot time later."""
+    before = client.current_positions()
+    client.wait_until(client.now() + seconds_)
+    return before, client.current_positions()
+
+
+def largest_change_deg(before: dict[str, float], after: dict[str, float]) -> float:
+    return math.degrees(max(abs(after[j] - before[j]) for j in before))
+
+
+# -- tests ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("source", ["csv file", "library keyframes"])
+def test_a_motion_is_played_as_planned(robot_graph, tmp_path, source):
+    """The robot follows the planned trajectory of a csv motion file (the squat, sampled by
+    the csv writer) and of a library keyframe motion (wave); feedback reaches progress 1
+    and the last keyframe."""
+    _graph, client = robot_graph(sim_nodes(ROBOT, real_time_factor=0.0))
+    action = play_motion_action(client)
+    if source == "csv file":
+        path = tmp_path / "squat.csv"
+        motion = squat_csv(path)
+        goal = PlayMotion.Goal(motion_file=str(path))
+    else:
+        motion = load_motion(ROBOT, "wave")
+        goal = PlayMotion.Goal(motion_name="wave")
+    playback = plan_playback(motion, current=client.current_positions(), period=SAMPLE_PERIOD)
+    client.start_recording()
+    played = play_from_pause(client, action, goal)
+    status, result = played.result()
+    recorded = client.stop_recording()
+
+    assert status == GoalStatus.STATUS_SUCCEEDED, result.error_string
+    assert result.error_code == PlayMotion.Result.SUCCESSFUL
+    assert result.time_scale == pytest.approx(1.0)
+    assert result.duration == pytest.approx(playback.duration, abs=1e-6)
+    errors = tracking_errors_deg(recorded, playback, played.start)
+    assert max(errors.values()) < TRACKING_TOLERANCE_DEG, errors
+    moved = max(np.ptp(playback.trajectory.positions, axis=0))
+    assert math.degrees(moved) > 40.0  # a real motion was compared, not a robot standing still
+    last = played.feedback.wait_for(lambda m: m.progress >= 1.0)  # feedback and result travel apart
+    assert last is not None, f"progress stopped at {played.feedback.messages[-1].progress}"
+    assert last.progress == 1.0
+    assert last.elapsed == pytest.approx(result.duration)
+    assert last.keyframe == motion.keyframe_count - 1
+    progress = [m.progress for m in played.feedback.messages]
+    assert progress == sorted(progress)
+
+
+def test_cancel_stops_the_motion_and_the_robot_holds(robot_graph):
+    _graph, client = robot_graph(sim_nodes(ROBOT, real_time_factor=0.0))
+    action = play_motion_action(client)
+    feedback = FeedbackLog()
+    handle = send(action, PlayMotion.Goal(motion_name="squat", speed_factor=0.25), feedback)
+    assert feedback.wait_for(lambda m: m.progress >= 0.1) is not None
+    resolve(handle.cancel_goal_async(), "cancel response")
+    response = resolve(handle.get_result_async(), "play_motion result")
+
+    assert response.status == GoalStatus.STATUS_CANCELED
+    assert response.result.error_code == PlayMotion.Result.CANCELED
+    before, after = settled_positions(client)
+    assert largest_change_deg(before, after) < HOLD_TOLERANCE_DEG
+    knee = math.degrees(after["rleg_joint4"])
+    assert 1.0 < knee < 49.0  # stopped on the way down to the squat's 50 deg, not at either end
+
+
+@pytest.mark.parametrize(("name", "content", "line", "problem"), [
+    ("bad.csv", "10,0" + ",0" * 21 + "\n10,0" + ",0" * 21 + "\n10,0,0,0,x" + ",0" * 18 + "\n",
+     3, "field 4 (rleg_joint3) is not an integer pulse count: 'x'"),
+    ("bad.yaml", "robot: hoap2\nunits: deg\njoints: [rleg_joint4]\nkeyframes:\n  - time: 0.0\n"
+                 "    positions: [0.0]\n  - time: 1.0\n    positions: [140.0]\n",
+     8, "keyframe 1: rleg_joint4 = 140.00 deg is outside its limits [-1.00, 130.00] deg"),
+], ids=["csv", "keyframes"])
+def test_a_malformed_motion_file_is_refused_and_the_robot_stays(robot_graph, tmp_path, name, content, line, problem):
+    _graph, client = robot_graph(sim_nodes(ROBOT, real_time_factor=0.0))
+    action = play_motion_action(client)
+    path = tmp_path / name
+    path.write_text(content)
+    before = client.current_positions()
+    response = resolve(send(action, PlayMotion.Goal(motion_file=str(path))).get_result_async(), "result")
+
+    assert response.status == GoalStatus.STATUS_ABORTED
+    assert response.result.error_code == PlayMotion.Result.INVALID_MOTION
+    assert response.result.error_string == f"{path}:{line}: {problem}"
+    _, after = settled_positions(client)
+    assert largest_change_deg(before, after) < HOLD_TOLERANCE_DEG
+
+
+def test_a_speed_beyond_the_limits_is_slowed_and_reported(robot_graph):
+    """Wave at 10x would need the elbow 4.6 times faster than its servo: the generator slows
+    the motion to the limits, the robot plays it, and time_scale says how much slower than
+    asked (0.46 instead of 0.1: 4.6x the asked duration)."""
+    _graph, client = robot_graph(sim_nodes(ROBOT, real_time_factor=0.0))
+    action = play_motion_action(client)
+    planned = plan_playback(load_motion(ROBOT, "wave"), speed=10.0, current=client.current_positions(),
+                            period=SAMPLE_PERIOD)
+    start = client.now()
+    response = resolve(send(action, PlayMotion.Goal(motion_name="wave", speed_factor=10.0)).get_result_async(),
+                       "result")
+    assert response.status == GoalStatus.STATUS_SUCCEEDED, response.result.error_string
+    result = response.result
+    assert result.time_scale == pytest.approx(planned.scaling.stretch)
+    assert result.time_scale * 10.0 > 4.0  # slowed, by the limit factor the plan reports
+    assert result.duration == pytest.approx(planned.duration, abs=1e-6)
+    assert client.now() - start >= result.duration  # the robot took (at least) the slowed duration
