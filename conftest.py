@@ -1,22 +1,57 @@
 """Test-session settings and fixtures shared by every package's tests and the system tests.
 
 Every process a test starts inherits this environment: DDS discovery stays on the
-loopback interface and the session uses a ROS domain of its own, so parallel test
-runs (and other ROS users on the machine) never see each other.
+loopback interface and the session uses a ROS domain of its own (locked for the
+session, so that parallel test runs on one machine never see each other).
 
 Fixtures for system tests (real nodes in their own processes, talking over DDS):
 
 - ``robot_graph``: a factory starting a node graph (list of NodeSpec) and a
   RobotClient connected to it; everything is stopped at the end of the test, and the
   nodes' logs are printed when the test fails.
+
+Only one robot graph may run at a time in a session (they share the session's domain
+and topic names): a module that keeps a graph alive in a module-scoped fixture must not
+also start others.
 """
 
+import fcntl
 import os
+import tempfile
+from pathlib import Path
 
 import pytest
 
+_DOMAIN_LOCKS = []  # held open (and locked) for the whole test session
+
+
+def _private_domain() -> int:
+    """A ROS domain (1..100) no other test session on this machine is using right now:
+    each session holds an exclusive lock on a file named after its domain. An explicit
+    HUMANOID_DOMAIN_ID wins."""
+    if os.environ.get("HUMANOID_DOMAIN_ID"):
+        return int(os.environ["HUMANOID_DOMAIN_ID"])
+    start = os.getpid() % 100
+    for offset in range(100):
+        domain = 1 + (start + offset) % 100
+        handle = open(Path(tempfile.gettempdir()) / f"humanoid-ros-domain-{domain}.lock", "w")  # noqa: SIM115
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.close()
+            continue
+        _DOMAIN_LOCKS.append(handle)
+        return domain
+    return 1 + start
+
+
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
-os.environ.setdefault("ROS_DOMAIN_ID", str(os.getpid() % 100 + 1))
+os.environ["ROS_DOMAIN_ID"] = str(_private_domain())
+
+
+def pytest_report_header() -> str:
+    return (f"ROS_DOMAIN_ID={os.environ['ROS_DOMAIN_ID']} (private to this session), "
+            f"ROS_AUTOMATIC_DISCOVERY_RANGE={os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE']}")
 
 
 @pytest.fixture

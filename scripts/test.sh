@@ -4,5 +4,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 echo "[test] ruff check"
 ruff check .
-echo "[test] pytest (ROS_DOMAIN_ID=$ROS_DOMAIN_ID, discovery $ROS_AUTOMATIC_DISCOVERY_RANGE)"
+echo "[test] pytest"
 exec pytest "$@"
