@@ -24,7 +24,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from action_msgs.msg import GoalStatus
-from rclpy.action import ActionClient
 
 from humanoid_bringup.graphs import sim_nodes
 from humanoid_bringup.robot_client import RobotClient
@@ -60,9 +59,9 @@ class FeedbackLog:
         self.messages: list[PlayMotion.Feedback] = []
         self._changed = threading.Condition()
 
-    def __call__(self, message) -> None:
+    def __call__(self, feedback: PlayMotion.Feedback) -> None:
         with self._changed:
-            self.messages.append(message.feedback)
+            self.messages.append(feedback)
             self._changed.notify_all()
 
     def wait_for(self, condition: Callable[[PlayMotion.Feedback], bool], after: int = 0,
@@ -87,30 +86,15 @@ class Played:
     start: float
 
     def result(self) -> tuple[int, PlayMotion.Result]:
-        response = resolve(self.handle.get_result_async(), "play_motion result")
+        response = RobotClient.wait_future(self.handle.get_result_async(), PATIENCE, "play_motion result")
         return response.status, response.result
 
 
-def resolve(future, what: str, timeout: float = PATIENCE):
-    done = threading.Event()
-    future.add_done_callback(lambda _f: done.set())
-    assert done.wait(timeout), f"no {what} within {timeout:g} s"
-    return future.result()
+def send(client: RobotClient, goal: PlayMotion.Goal, feedback: FeedbackLog | None = None):
+    return client.send_motion(goal, feedback, timeout=PATIENCE)
 
 
-def play_motion_action(client: RobotClient) -> ActionClient:
-    action = ActionClient(client.node, PlayMotion, "play_motion")  # destroyed with the client's node
-    assert action.wait_for_server(timeout_sec=PATIENCE), "no play_motion server"
-    return action
-
-
-def send(action: ActionClient, goal: PlayMotion.Goal, feedback: FeedbackLog | None = None):
-    handle = resolve(action.send_goal_async(goal, feedback_callback=feedback), "goal response")
-    assert handle.accepted
-    return handle
-
-
-def play_from_pause(client: RobotClient, action: ActionClient, goal: PlayMotion.Goal) -> Played:
+def play_from_pause(client: RobotClient, goal: PlayMotion.Goal) -> Played:
     """Send ``goal`` with the simulator paused, step it until the trajectory runs, resume.
 
     While the clock stands still, the feedback's ``elapsed`` (trajectory time) is that of
@@ -119,7 +103,7 @@ def play_from_pause(client: RobotClient, action: ActionClient, goal: PlayMotion.
     a control cycle (5 ms) however late the feedback is relayed."""
     client.pause()
     log = FeedbackLog()
-    handle = send(action, goal, log)
+    handle = send(client, goal, log)
     try:
         for _ in range(100):
             now = client.step(1)
@@ -192,7 +176,6 @@ def test_a_motion_is_played_as_planned(robot_graph, tmp_path, source):
     the csv writer) and of a library keyframe motion (wave); feedback reaches progress 1
     and the last keyframe."""
     _graph, client = robot_graph(sim_nodes(ROBOT, real_time_factor=0.0))
-    action = play_motion_action(client)
     if source == "csv file":
         path = tmp_path / "squat.csv"
         motion = squat_csv(path)
@@ -202,7 +185,7 @@ def test_a_motion_is_played_as_planned(robot_graph, tmp_path, source):
         goal = PlayMotion.Goal(motion_name="wave")
     playback = plan_playback(motion, current=client.current_positions(), period=SAMPLE_PERIOD)
     client.start_recording()
-    played = play_from_pause(client, action, goal)
+    played = play_from_pause(client, goal)
     status, result = played.result()
     recorded = client.stop_recording()
 
@@ -225,12 +208,11 @@ def test_a_motion_is_played_as_planned(robot_graph, tmp_path, source):
 
 def test_cancel_stops_the_motion_and_the_robot_holds(robot_graph):
     _graph, client = robot_graph(sim_nodes(ROBOT, real_time_factor=0.0))
-    action = play_motion_action(client)
     feedback = FeedbackLog()
-    handle = send(action, PlayMotion.Goal(motion_name="squat", speed_factor=0.25), feedback)
+    handle = send(client, PlayMotion.Goal(motion_name="squat", speed_factor=0.25), feedback)
     assert feedback.wait_for(lambda m: m.progress >= 0.1) is not None
-    resolve(handle.cancel_goal_async(), "cancel response")
-    response = resolve(handle.get_result_async(), "play_motion result")
+    client.wait_future(handle.cancel_goal_async(), PATIENCE, "cancel response")
+    response = client.wait_future(handle.get_result_async(), PATIENCE, "play_motion result")
 
     assert response.status == GoalStatus.STATUS_CANCELED
     assert response.result.error_code == PlayMotion.Result.CANCELED
@@ -249,11 +231,10 @@ def test_cancel_stops_the_motion_and_the_robot_holds(robot_graph):
 ], ids=["csv", "keyframes"])
 def test_a_malformed_motion_file_is_refused_and_the_robot_stays(robot_graph, tmp_path, name, content, line, problem):
     _graph, client = robot_graph(sim_nodes(ROBOT, real_time_factor=0.0))
-    action = play_motion_action(client)
     path = tmp_path / name
     path.write_text(content)
     before = client.current_positions()
-    response = resolve(send(action, PlayMotion.Goal(motion_file=str(path))).get_result_async(), "result")
+    response = client.play_motion(path=str(path), timeout=PATIENCE)
 
     assert response.status == GoalStatus.STATUS_ABORTED
     assert response.result.error_code == PlayMotion.Result.INVALID_MOTION
@@ -267,12 +248,10 @@ def test_a_speed_beyond_the_limits_is_slowed_and_reported(robot_graph):
     the motion to the limits, the robot plays it, and time_scale says how much slower than
     asked (0.46 instead of 0.1: 4.6x the asked duration)."""
     _graph, client = robot_graph(sim_nodes(ROBOT, real_time_factor=0.0))
-    action = play_motion_action(client)
     planned = plan_playback(load_motion(ROBOT, "wave"), speed=10.0, current=client.current_positions(),
                             period=SAMPLE_PERIOD)
     start = client.now()
-    response = resolve(send(action, PlayMotion.Goal(motion_name="wave", speed_factor=10.0)).get_result_async(),
-                       "result")
+    response = client.play_motion("wave", speed=10.0, timeout=PATIENCE)
     assert response.status == GoalStatus.STATUS_SUCCEEDED, response.result.error_string
     result = response.result
     assert result.time_scale == pytest.approx(planned.scaling.stretch)

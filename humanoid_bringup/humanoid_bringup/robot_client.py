@@ -28,7 +28,7 @@ from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from humanoid_control.ros_time import seconds, to_duration, to_time
-from humanoid_interfaces.action import FollowJointTrajectory
+from humanoid_interfaces.action import FollowJointTrajectory, PlayMotion
 from humanoid_interfaces.msg import JointTolerance
 from humanoid_interfaces.srv import ResetSimulation, StepSimulation
 
@@ -95,6 +95,9 @@ class RobotClient:
         self.commands = self.node.create_publisher(JointState, "joint_commands", 10)
         self.trajectories = self.node.create_publisher(JointTrajectory, "joint_trajectory", 10)
         self.action = ActionClient(self.node, FollowJointTrajectory, "follow_joint_trajectory")
+        #: The trajectory generator's play_motion action (created once: destroying an action
+        #: client while this client spins is not safe in rclpy).
+        self.motions = ActionClient(self.node, PlayMotion, "play_motion")
         self._executor = SingleThreadedExecutor()
         self._executor.add_node(self.node)
         self._thread = threading.Thread(target=self._spin, name="robot-client", daemon=True)
@@ -226,13 +229,14 @@ class RobotClient:
         goal.path_tolerance = [JointTolerance(name=n, position=v) for n, v in (path_tolerance or {}).items()]
         goal.goal_tolerance = [JointTolerance(name=n, position=v) for n, v in (goal_tolerance or {}).items()]
         callback = None if feedback is None else (lambda msg: feedback.append(msg.feedback))
-        handle = self._wait(self.action.send_goal_async(goal, feedback_callback=callback), timeout, "goal response")
+        handle = self.wait_future(self.action.send_goal_async(goal, feedback_callback=callback), timeout,
+                                  "goal response")
         if not handle.accepted:
             raise RobotClientError("the goal was rejected by the action server")
         return handle
 
     def result(self, handle, timeout: float = 120.0, feedback: list | None = None) -> GoalOutcome:
-        response = self._wait(handle.get_result_async(), timeout, "trajectory result")
+        response = self.wait_future(handle.get_result_async(), timeout, "trajectory result")
         return GoalOutcome(response.status, response.result.error_code, response.result.error_string,
                            feedback if feedback is not None else [])
 
@@ -243,7 +247,25 @@ class RobotClient:
         return self.result(handle, timeout, feedback)
 
     def cancel(self, handle, timeout: float = 10.0) -> None:
-        self._wait(handle.cancel_goal_async(), timeout, "cancel response")
+        self.wait_future(handle.cancel_goal_async(), timeout, "cancel response")
+
+    # -- motions (trajectory generator) ----------------------------------------------------
+    def send_motion(self, goal: PlayMotion.Goal, feedback=None, timeout: float = 30.0):
+        """Send a play_motion goal; ``feedback`` is called with each PlayMotion.Feedback."""
+        if not self.motions.wait_for_server(timeout_sec=timeout):
+            raise RobotClientError(f"no play_motion server within {timeout:g} s (is the trajectory generator up?)")
+        callback = None if feedback is None else (lambda msg: feedback(msg.feedback))
+        handle = self.wait_future(self.motions.send_goal_async(goal, feedback_callback=callback), timeout,
+                                  "play_motion goal response")
+        if not handle.accepted:
+            raise RobotClientError("the play_motion goal was rejected")
+        return handle
+
+    def play_motion(self, name: str = "", path: str = "", speed: float = 1.0, timeout: float = 300.0):
+        """Play a motion by library name or file path; returns the action's result response
+        (``.status`` and ``.result``: error code and string, duration, time scale)."""
+        handle = self.send_motion(PlayMotion.Goal(motion_name=name, motion_file=path, speed_factor=speed))
+        return self.wait_future(handle.get_result_async(), timeout, "play_motion result")
 
     # -- simulator services -----------------------------------------------------------
     def reset(self, positions: Mapping[str, float] | None = None, timeout: float = 30.0) -> str:
@@ -273,12 +295,13 @@ class RobotClient:
         try:
             if not client.wait_for_service(timeout_sec=timeout):
                 raise RobotClientError(f"service {name} not available within {timeout:g} s")
-            return self._wait(client.call_async(request), timeout, f"service {name}")
+            return self.wait_future(client.call_async(request), timeout, f"service {name}")
         finally:
             self.node.destroy_client(client)
 
     @staticmethod
-    def _wait(future, timeout: float, what: str):
+    def wait_future(future, timeout: float, what: str = "answer"):
+        """The result of an rclpy future completed by this client's spinning thread."""
         done = threading.Event()
         future.add_done_callback(lambda _f: done.set())
         if not done.wait(timeout):

@@ -25,6 +25,7 @@ from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 
 from humanoid_control.driver import DriverError, RobotDriver
+from humanoid_control.parameters import declare
 from humanoid_control.robot_interface import InterfaceParameters, RobotInterface
 from humanoid_description.model import RobotModel
 from humanoid_description.robots import ROBOTS, UnknownRobotError
@@ -52,23 +53,18 @@ def robot_defaults(path: Path) -> dict[str, Any]:
     return flatten("", section)
 
 
-def declare(node: Node, defaults: dict[str, Any], name: str, fallback: Any) -> Any:
-    """Declare one parameter with the robot's default (or ``fallback``); return its value."""
-    return node.declare_parameter(name, defaults.get(name, fallback)).value
-
-
 class DriverNode:
     """A node serving the shared robot interface for one driver."""
 
     def __init__(self, node_name: str, config_dir: Path, make_driver: DriverFactory,
                  extension: Extension | None = None, default_robot: str = "hoap2") -> None:
         self.node = Node(node_name)
-        robot = self.node.declare_parameter("robot", default_robot).value
+        robot = declare(self.node, "robot", default_robot)
         if robot not in ROBOTS:
             raise UnknownRobotError(robot)
         self.defaults = robot_defaults(config_dir / f"{robot}.yaml")
         self.model = RobotModel(robot)
-        self.duration = float(declare(self.node, self.defaults, "duration", 0.0))
+        self.duration = declare(self.node, "duration", 0.0, self.defaults)
         self.driver = make_driver(self.node, self.model, self.defaults)
         self.interface = RobotInterface(self.node, self.driver, self.model,
                                         InterfaceParameters.declare(self.node, self.defaults))

@@ -44,6 +44,7 @@ from std_msgs.msg import Bool, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from humanoid_control.driver import DriverError, JointState, Level, RobotDriver, SensorReadings, StatusEntry
+from humanoid_control.parameters import declare
 from humanoid_control.ros_time import seconds, to_duration, to_time
 from humanoid_control.trajectory_executor import RunState, Tolerances, TrajectoryExecutor, TrajectoryRun
 from humanoid_control.validation import CommandRejectedError, CommandValidator, ErrorCode, PointData
@@ -70,11 +71,7 @@ class InterfaceParameters:
     def declare(cls, node: Node, defaults: dict | None = None) -> InterfaceParameters:
         """Declare the parameters on ``node``; ``defaults`` (e.g. from a robot's YAML) replace
         the built-in defaults, and values given on the command line win over both."""
-        values = {}
-        for name, default in cls().__dict__.items():
-            default = float((defaults or {}).get(name, default))
-            values[name] = float(node.declare_parameter(name, default).value)
-        params = cls(**values)
+        params = cls(**{name: declare(node, name, default, defaults) for name, default in cls().__dict__.items()})
         for name in ("control_rate", "publish_rate", "feedback_rate", "diagnostics_rate"):
             if getattr(params, name) <= 0.0:
                 raise ValueError(f"parameter {name} must be > 0, got {getattr(params, name)}")

@@ -107,6 +107,7 @@ class TrajectoryExecutor:
         self._velocity = np.zeros(len(joint_names))
         self._run: TrajectoryRun | None = None
         self._last: JointCommand | None = None  # returned again while nothing changes
+        self._valid = np.ones(len(joint_names), dtype=bool)  # readings valid at the last update
 
     # -- commands (ROS callbacks) ------------------------------------------------------
     def hold(self, positions: np.ndarray) -> None:
@@ -160,12 +161,26 @@ class TrajectoryExecutor:
         driver can skip re-sending it."""
         with self._lock:
             run = self._run
+            self._adopt_revived(state, run)
             if run is not None:
                 self._advance(run, state)
             elif self._last is not None:
                 return self._last
             self._last = JointCommand(position=self._command.copy(), velocity=self._velocity.copy())
             return self._last
+
+    def _adopt_revived(self, state: JointState, run: TrajectoryRun | None) -> None:
+        """A joint read again after being stale (a servo that answers again, or one missing at
+        start-up) holds where it is measured, unless a running trajectory drives it: its old
+        set-point may be a placeholder or a point of an aborted path, and must not be chased."""
+        revived = state.valid & ~self._valid
+        self._valid = state.valid.copy()
+        if run is not None:
+            revived[run.trajectory.joint_indices] = False
+        if np.any(revived):
+            self._command[revived] = state.position[revived]
+            self._velocity[revived] = 0.0
+            self._last = None
 
     def _advance(self, run: TrajectoryRun, state: JointState) -> None:
         idx = run.trajectory.joint_indices

@@ -30,6 +30,7 @@ from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from humanoid_control.motion import MotionError, Playback, load_motion, plan_playback
+from humanoid_control.parameters import declare
 from humanoid_control.ros_time import seconds, to_duration
 from humanoid_description.robots import ROBOTS
 from humanoid_interfaces.action import FollowJointTrajectory, PlayMotion
@@ -54,11 +55,11 @@ class TrajectoryGenerator:
 
     def __init__(self, node: Node) -> None:
         self.node = node
-        self.robot = node.declare_parameter("robot", "hoap2").value
+        self.robot = declare(node, "robot", "hoap2")
         if self.robot not in ROBOTS:
             raise ValueError(f"unknown robot {self.robot!r} (known robots: {', '.join(ROBOTS)})")
-        self.sample_period = float(node.declare_parameter("sample_period", 0.02).value)
-        self.feedback_rate = float(node.declare_parameter("feedback_rate", 10.0).value)
+        self.sample_period = declare(node, "sample_period", 0.02)
+        self.feedback_rate = declare(node, "feedback_rate", 10.0)
         if self.sample_period <= 0.0 or self.feedback_rate <= 0.0:
             raise ValueError("sample_period and feedback_rate must be > 0")
         self._joint_state: JointState | None = None

@@ -21,6 +21,7 @@ from typing import Any
 from rclpy.node import Node
 
 from humanoid_control import driver_node
+from humanoid_control.parameters import declare
 from humanoid_description.model import RobotModel
 from humanoid_description.package_share import package_share_directory
 from humanoid_hw.driver import DynamixelDriver
@@ -37,7 +38,10 @@ def make_driver(node: Node, model: RobotModel, defaults: dict[str, Any]) -> Dyna
         raise ValueError(f"robot {model.name} has no Dynamixel joint map (config/{model.name}/joint_map.yaml)")
     path = hardware_config_path(model.name)
     base = load_hardware_config(model.name) if path.exists() else DynamixelConfig()
-    values = {field.name: driver_node.declare(node, defaults, field.name, getattr(base, field.name))
+    # each parameter has the type of the field's built-in default (16 or 16.0 both work)
+    builtin = DynamixelConfig()
+    values = {field.name: declare(node, field.name, type(getattr(builtin, field.name))(getattr(base, field.name)),
+                                  defaults)
               for field in dataclasses.fields(DynamixelConfig)}
     config = DynamixelConfig(**values)
     node.get_logger().info(

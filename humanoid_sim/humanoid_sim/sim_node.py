@@ -37,6 +37,7 @@ from std_srvs.srv import Trigger
 
 from humanoid_control import driver_node
 from humanoid_control.driver import DriverError, JointState, RobotDriver
+from humanoid_control.parameters import declare
 from humanoid_control.robot_interface import RobotInterface
 from humanoid_control.ros_time import to_time
 from humanoid_control.validation import CommandRejectedError
@@ -54,7 +55,7 @@ def config_directory() -> Path:
 
 def make_driver(node: Node, model: RobotModel, defaults: dict[str, Any]) -> PyBulletDriver:
     def param(name: str, fallback: Any) -> Any:
-        return driver_node.declare(node, defaults, name, fallback)
+        return declare(node, name, fallback, defaults)
 
     physics_rate = float(param("physics_rate", 1000.0))
     if physics_rate <= 0.0:
@@ -100,12 +101,12 @@ class SimulationServices:
         node.create_service(Trigger, "pause", self._pause, callback_group=group)
         node.create_service(Trigger, "resume", self._resume, callback_group=group)
         node.create_service(StepSimulation, "step", self._step, callback_group=group)
-        ground_truth_rate = float(driver_node.declare(node, {}, "ground_truth_rate", 50.0))
+        ground_truth_rate = declare(node, "ground_truth_rate", 50.0)
         if ground_truth_rate <= 0.0:
             raise ValueError(f"ground_truth_rate must be > 0, got {ground_truth_rate}")
         self._publish_period = 1.0 / ground_truth_rate
         self._next_publish = 0.0
-        clock_rate = float(driver_node.declare(node, {}, "clock_rate", 200.0))
+        clock_rate = declare(node, "clock_rate", 200.0)
         if clock_rate <= 0.0:
             raise ValueError(f"clock_rate must be > 0, got {clock_rate}")
         self._clock_period = 1.0 / clock_rate

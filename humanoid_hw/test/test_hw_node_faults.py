@@ -1,0 +1,284 @@
+"""Bus faults at node level: the hardware node process on an emulated Bioloid bus.
+
+The emulator runs in the test process (faults are injected while the node runs); the
+node is the real ``humanoid_hw.hw_node`` in its own process, watched only through the
+robot interface (joint_states, diagnostics, follow_joint_trajectory), as a user sees it.
+Each fault must produce the behaviour the driver documents (humanoid_hw/driver.py) and
+leave the other joints served. Every wait polls the expected condition with a deadline.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import signal
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TypeVar
+
+import pytest
+from diagnostic_msgs.msg import DiagnosticStatus
+
+from humanoid_bringup.graph import Graph, NodeSpec
+from humanoid_bringup.graphs import real_nodes
+from humanoid_bringup.robot_client import GoalOutcome, RobotClient, make_trajectory
+from humanoid_control.ros_time import seconds
+from humanoid_hw.bus import DynamixelBus
+from humanoid_hw.emulator import BusEmulator
+from humanoid_hw.emulator.cli import robot_servos
+from humanoid_interfaces.action import FollowJointTrajectory
+
+pytestmark = pytest.mark.system
+
+ROBOT = "bioloid"
+#: Generous limit (wall seconds) for anything awaited; every wait ends as soon as its condition holds.
+PATIENCE = 30.0
+#: The emulator shares the machine (and this process) with the node: a packet timeout of
+#: 2 x 50 + 2 ms instead of the adapter default's 34 ms keeps a busy moment from passing
+#: for a fault. The shipped retries (3) and back-off (0.1 s doubling to 2 s) are kept.
+LATENCY_TIMER_MS = 50
+RETRIES = 3
+REOPEN_BACKOFF = (0.1, 2.0)
+#: How close a moved joint must end to its goal: the interface's goal tolerance.
+GOAL_TOLERANCE = 0.05
+
+T = TypeVar("T")
+#: The ``robot_graph`` fixture of conftest.py: nodes -> (graph, connected client).
+RobotGraph = Callable[..., tuple[Graph, RobotClient]]
+
+
+# -- the node and the emulator -------------------------------------------------------------
+@pytest.fixture
+def emulator(tmp_path: Path) -> Iterator[BusEmulator]:
+    """The Bioloid's 18 AX-12s behind a link path, which follows the pseudo-terminal when it reappears."""
+    emulator = BusEmulator(robot_servos(ROBOT, 1), link=tmp_path / "ttyDXL").start()
+    yield emulator
+    emulator.stop()
+
+
+def hw_node(port: str, **parameters: object) -> NodeSpec:
+    """The hardware node of the real-robot graph (alone) on ``port``, with bus parameters overridden."""
+    spec = next(s for s in real_nodes(ROBOT, port=port) if s.module == "humanoid_hw.hw_node")
+    bus = {"latency_timer_ms": LATENCY_TIMER_MS, "retries": RETRIES,
+           "reopen_backoff_initial": REOPEN_BACKOFF[0], "reopen_backoff_max": REOPEN_BACKOFF[1]}
+    return dataclasses.replace(spec, parameters=spec.parameters | bus | parameters)
+
+
+def wait_for(condition: Callable[[], T], what: str, timeout: float = PATIENCE) -> T:
+    """Poll ``condition`` until it returns something truthy; fail naming ``what`` after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while not (value := condition()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not within {timeout:g} s")
+        time.sleep(0.05)
+    return value
+
+
+# -- what a user sees: diagnostics, joint_states, goals ------------------------------------
+def values(status: DiagnosticStatus) -> dict[str, str]:
+    return {kv.key: kv.value for kv in status.values}
+
+
+def joint_status(client: RobotClient, joint: str) -> DiagnosticStatus | None:
+    """The latest diagnostics entry of one joint (entries carry the joint's name and servo ID)."""
+    diagnostics = client.diagnostics
+    if diagnostics is None:
+        return None
+    return next((s for s in diagnostics.status if values(s).get("joint") == joint), None)
+
+
+def bus_status(client: RobotClient) -> DiagnosticStatus | None:
+    diagnostics = client.diagnostics
+    if diagnostics is None:
+        return None
+    return next((s for s in diagnostics.status if s.name == "dynamixel bus"), None)
+
+
+def joint_status_where(client: RobotClient, joint: str,
+                       predicate: Callable[[DiagnosticStatus], bool], what: str) -> DiagnosticStatus:
+    return wait_for(lambda: (s := joint_status(client, joint)) is not None and predicate(s) and s,
+                    f"diagnostics of {joint}: {what}")
+
+
+def bus_status_where(client: RobotClient, predicate: Callable[[DiagnosticStatus], bool],
+                     what: str) -> DiagnosticStatus:
+    return wait_for(lambda: (s := bus_status(client)) is not None and predicate(s) and s, f"bus diagnostics: {what}")
+
+
+def assert_joint_states_keep_coming(client: RobotClient, count: int = 20) -> None:
+    """``count`` fresh joint_states messages, each newer than the one before."""
+    stamps = []
+    for _ in range(count):
+        msg = client.wait_for_joint_states(PATIENCE)
+        stamps.append(seconds(msg.header.stamp))
+    assert all(b > a for a, b in itertools.pairwise(stamps)), stamps
+
+
+def move(client: RobotClient, joint: str, delta: float, duration: float = 1.0) -> GoalOutcome:
+    """Move one joint by ``delta`` rad through the action; returns the outcome."""
+    start = client.positions()[joint]
+    return client.follow(make_trajectory([joint], [duration], [[start + delta]]), timeout=PATIENCE)
+
+
+def assert_moves(client: RobotClient, joint: str, delta: float) -> None:
+    """A goal for ``joint`` succeeds and joint_states show the joint where it was sent."""
+    target = client.positions()[joint] + delta
+    outcome = move(client, joint, delta)
+    assert outcome.succeeded, f"{joint}: {outcome.error_string}"
+    client.wait_for_joint_states(PATIENCE)
+    assert abs(client.positions()[joint] - target) <= GOAL_TOLERANCE
+
+
+def torques(emulator: BusEmulator) -> list[int]:
+    """Torque Enable of every servo."""
+    return [emulator.register(i, "torque_enable") for i in emulator.servo_ids]
+
+
+def torques_after_exit(emulator: BusEmulator) -> list[int]:
+    """Torque Enable of every servo once everything the exited node sent has been handled."""
+    probe = DynamixelBus(emulator.port, emulator.baud, 1, latency_timer_ms=LATENCY_TIMER_MS)
+    probe.open()
+    try:  # the emulator handles packets in order: an answered PING comes after all of them
+        assert probe.ping(emulator.servo_ids[0]).ok
+    finally:
+        probe.close()
+    return torques(emulator)
+
+
+def backoff_attempts(window: float, initial: float, maximum: float) -> int:
+    """Reopen attempts that fit in ``window`` seconds when the delay doubles from ``initial`` to ``maximum``."""
+    attempts, elapsed, delay = 0, initial, initial
+    while elapsed <= window:
+        attempts += 1
+        delay = min(2.0 * delay, maximum)
+        elapsed += delay
+    return attempts
+
+
+# -- faults while running --------------------------------------------------------------------
+def test_a_silent_servo_is_stale_while_the_others_keep_following_and_it_recovers(
+        emulator: BusEmulator, robot_graph: RobotGraph) -> None:
+    """A servo unplugged mid-run must cost its joint only: named in diagnostics, the rest still served."""
+    _graph, client = robot_graph([hw_node(emulator.port)])
+    emulator.silence(3)  # r_shoulder_roll
+    stale = joint_status_where(client, "r_shoulder_roll", lambda s: s.level == DiagnosticStatus.STALE, "stale")
+    assert "r_shoulder_roll" in stale.message and "ID 3" in stale.message and values(stale)["id"] == "3"
+    assert_joint_states_keep_coming(client)
+    assert_moves(client, "r_elbow", 0.4)
+    refused = move(client, "r_shoulder_roll", 0.3)  # a goal that needs the silent servo cannot succeed
+    assert refused.error_code == FollowJointTrajectory.Result.DRIVER_FAILURE
+    assert "r_shoulder_roll" in refused.error_string
+    emulator.silence(3, False)
+    joint_status_where(client, "r_shoulder_roll",
+                       lambda s: s.level == DiagnosticStatus.OK and values(s)["recoveries"] == "1", "recovered")
+    assert_moves(client, "r_shoulder_roll", 0.3)
+
+
+def test_corrupted_answers_are_retried_within_the_bound_and_reported(
+        emulator: BusEmulator, robot_graph: RobotGraph) -> None:
+    """Noise on the bus costs retries, not joints, up to ``retries``; one more bad answer and the joint goes stale."""
+    # Stale joints are asked again every 2 s here, so that a stale report outlives a 1 Hz diagnostics period.
+    _graph, client = robot_graph([hw_node(emulator.port, stale_probe_period=2.0)])
+    before = int(values(bus_status_where(client, lambda s: True, "published"))["corrupt_packets"])
+
+    emulator.corrupt_replies(RETRIES, servo_id=4)  # l_shoulder_roll: the last retry gets through
+    report = bus_status_where(client, lambda s: int(values(s)["corrupt_packets"]) > before, "corruption counted")
+    assert report.level == DiagnosticStatus.WARN and "corrupt" in report.message
+    bus_status_where(client, lambda s: int(values(s)["corrupt_packets"]) == before + RETRIES, "all counted")
+    assert int(values(bus_status(client))["retries"]) >= RETRIES
+    assert values(joint_status(client, "l_shoulder_roll"))["recoveries"] == "0"  # never lost
+
+    emulator.corrupt_replies(RETRIES + 1, servo_id=4)  # every attempt of one read fails
+    stale = joint_status_where(client, "l_shoulder_roll", lambda s: s.level == DiagnosticStatus.STALE, "stale")
+    assert "l_shoulder_roll" in stale.message and "ID 4" in stale.message and "corrupt" in stale.message
+    assert_joint_states_keep_coming(client)
+    joint_status_where(client, "l_shoulder_roll",
+                       lambda s: s.level == DiagnosticStatus.OK and values(s)["recoveries"] == "1", "recovered")
+    assert int(values(bus_status(client))["corrupt_packets"]) == before + 2 * RETRIES + 1  # no attempt beyond
+    assert_moves(client, "l_shoulder_roll", 0.3)
+
+
+def test_servo_error_bits_are_decoded_with_the_joint_name(emulator: BusEmulator, robot_graph: RobotGraph) -> None:
+    """Overload and overheating are what a user must see by joint, not as a raw error byte."""
+    _graph, client = robot_graph([hw_node(emulator.port)])
+    emulator.inject_errors(9, "overload")  # r_hip_roll
+    emulator.inject_errors(10, "overheating")  # l_hip_roll
+    for joint, servo_id, fault in (("r_hip_roll", 9, "overload"), ("l_hip_roll", 10, "overheating")):
+        status = joint_status_where(client, joint, lambda s: s.level == DiagnosticStatus.ERROR, "error")
+        assert joint in status.message and f"ID {servo_id}" in status.message and fault in status.message
+    assert_joint_states_keep_coming(client)
+    assert_moves(client, "r_elbow", 0.4)
+    emulator.clear_errors(9)
+    emulator.clear_errors(10)
+    for joint in ("r_hip_roll", "l_hip_roll"):
+        joint_status_where(client, joint, lambda s: s.level == DiagnosticStatus.OK, "cleared")
+
+
+def test_a_vanished_port_is_reported_and_reopened_with_back_off(emulator: BusEmulator, robot_graph: RobotGraph) -> None:
+    """An unplugged adapter must not end the node: it reports the loss and reopens the port when it is back."""
+    graph, client = robot_graph([hw_node(emulator.port)])
+    emulator.vanish()
+    lost_at = time.monotonic()
+    lost = bus_status_where(client, lambda s: s.level == DiagnosticStatus.ERROR, "port lost")
+    assert "lost" in lost.message and emulator.port in lost.message
+    assert_joint_states_keep_coming(client)
+    bus_status_where(client, lambda s: int(values(s)["reopen_attempts"]) >= 4, "reopen attempts")
+    assert graph.exited() == {}
+    emulator.reappear()
+    back = bus_status_where(client, lambda s: s.level == DiagnosticStatus.OK and values(s)["port_reopens"] == "1",
+                            "reopened")
+    window = time.monotonic() - lost_at
+    assert values(back)["port_losses"] == "1"
+    assert int(values(back)["reopen_attempts"]) <= backoff_attempts(window, *REOPEN_BACKOFF) + 1
+    for joint in ("r_elbow", "l_hip_roll"):
+        joint_status_where(client, joint, lambda s: s.level == DiagnosticStatus.OK, "read again")
+    assert_moves(client, "r_elbow", 0.4)
+    assert graph.exited() == {}
+
+
+# -- start-up and shutdown -----------------------------------------------------------------
+def test_a_missing_servo_with_on_missing_refuse_exits_1_naming_the_id_and_the_joint(
+        emulator: BusEmulator, tmp_path: Path) -> None:
+    """A robot that is not all there must not start moving: exit status 1 and a log that says what is missing."""
+    emulator.silence(5)  # r_elbow
+    graph = Graph([hw_node(emulator.port, on_missing="refuse")], log_dir=tmp_path / "logs").start()
+    try:
+        codes = graph.wait(timeout=PATIENCE)
+    finally:
+        graph.stop()
+    log = graph.log_text("humanoid_hw")
+    assert codes == {"humanoid_hw": 1}, log
+    fatal = [line for line in log.splitlines() if "cannot start" in line]
+    assert fatal and "ID 5" in fatal[0] and "r_elbow" in fatal[0], log
+
+
+def test_a_missing_servo_with_on_missing_degraded_starts_it_stale(
+        emulator: BusEmulator, robot_graph: RobotGraph) -> None:
+    """Degraded start: the node serves the robot, the missing joint is stale until its servo
+    answers; then it holds where it is (nothing commanded it: it must not be driven to the
+    placeholder the node held for it)."""
+    emulator.place(5, 712)  # r_elbow, about 1 rad away from the centre
+    emulator.silence(5)
+    _graph, client = robot_graph([hw_node(emulator.port, on_missing="degraded")])
+    stale = joint_status_where(client, "r_elbow", lambda s: s.level == DiagnosticStatus.STALE, "stale")
+    assert "r_elbow" in stale.message and "ID 5" in stale.message
+    assert_moves(client, "l_elbow", 0.4)
+    assert emulator.register(5, "torque_enable") == 0  # never configured while it did not answer
+    emulator.silence(5, False)
+    joint_status_where(client, "r_elbow", lambda s: s.level == DiagnosticStatus.OK, "configured and read")
+    assert emulator.register(5, "torque_enable") == 1
+    client.wait_until(client.now() + 1.0)
+    assert abs(emulator.register(5, "present_position") - 712) <= 3  # held, not driven anywhere
+    assert_moves(client, "r_elbow", 0.4)
+
+
+@pytest.mark.parametrize(("policy", "torque"), [("limp", 0), ("hold", 1)])
+def test_shutdown_goes_limp_or_holds(emulator: BusEmulator, robot_graph: RobotGraph, policy: str, torque: int) -> None:
+    """SIGINT (Ctrl-C, a launch file stopping) must leave the servos as on_shutdown says."""
+    graph, _client = robot_graph([hw_node(emulator.port, on_shutdown=policy)])
+    assert torques(emulator) == [1] * 18
+    process = graph.processes["humanoid_hw"]
+    process.send_signal(signal.SIGINT)
+    assert process.wait(timeout=PATIENCE) == 0
+    assert torques_after_exit(emulator) == [torque] * 18
