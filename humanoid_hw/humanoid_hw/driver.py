@@ -88,6 +88,9 @@ class _Servo:
     errors: tuple[str, ...] = ()
     #: Something to know that is not a fault (e.g. found outside its limits at start-up).
     warning: str | None = None
+    #: The servo protected itself (overload, overheating): its torque is off until it is
+    #: re-armed, even after the error bit clears. Kept until the driver restarts.
+    tripped: str | None = None
     #: Last Hardware Error Status read (protocol 2.0), and when.
     hardware_error: int = 0
     hardware_error_read_at: float = -math.inf
@@ -105,6 +108,10 @@ class _Servo:
     def in_cycle(self) -> bool:
         """Read every cycle: configured, enabled and answering."""
         return self.configured and self.disabled is None and self.stale_since is None
+
+
+#: Servo errors after which the servo switches its own torque off (AX-12: Torque Limit 0).
+SHUTDOWN_ERRORS = frozenset({"overload", "overheating"})
 
 
 class DynamixelDriver(RobotDriver):
@@ -385,6 +392,9 @@ class DynamixelDriver(RobotDriver):
         else:
             servo.hardware_error, servo.hardware_error_read_at = 0, -math.inf
         servo.errors = tuple(names)
+        shutdowns = [n for n in names if n in SHUTDOWN_ERRORS]
+        if shutdowns and servo.tripped is None:
+            servo.tripped = ", ".join(shutdowns)
 
     def _mark_stale(self, servo: _Servo, reason: str, now: float) -> str:
         if servo.stale_since is None:
@@ -525,6 +535,11 @@ class DynamixelDriver(RobotDriver):
         if servo.errors:
             return StatusEntry(name, Level.ERROR,
                                f"{servo.joint.name} (ID {servo.servo_id}) reports: {', '.join(servo.errors)}", values)
+        if servo.tripped:
+            return StatusEntry(name, Level.ERROR,
+                               f"{servo.joint.name} (ID {servo.servo_id}) shut itself down ({servo.tripped}): its "
+                               "torque stays off until it is re-armed (restart the node once the cause is gone)",
+                               values)
         if servo.warning:
             return StatusEntry(name, Level.WARN, f"{servo.joint.name} (ID {servo.servo_id}) {servo.warning}", values)
         return StatusEntry(name, Level.OK, "ok", values)

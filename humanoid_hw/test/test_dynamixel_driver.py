@@ -299,8 +299,11 @@ def test_corrupted_answers_are_retried_within_the_bound_and_reported(bioloid, em
     assert "corrupt" in entry(driver, "l_shoulder_roll").message
 
 
-@pytest.mark.parametrize(("protocol", "fault"), [(1, "overload"), (2, "overheating")])
-def test_error_bits_are_decoded_with_the_joint_name(bioloid, tmp_path, protocol, fault):
+@pytest.mark.parametrize(("protocol", "fault", "shuts_down"),
+                         [(1, "overload", True), (2, "overheating", True), (1, "input voltage", False)])
+def test_error_bits_are_decoded_with_the_joint_name(bioloid, tmp_path, protocol, fault, shuts_down):
+    """Each error bit is reported by joint; after an overload or overheating the servo has
+    switched its own torque off, which stays reported after the bit clears."""
     emulator = emulator_for(tmp_path, protocol)
     driver = driver_for(bioloid, emulator, protocol)
     try:
@@ -311,7 +314,11 @@ def test_error_bits_are_decoded_with_the_joint_name(bioloid, tmp_path, protocol,
         assert status.level == Level.ERROR
         assert status.message == f"r_hip_roll (ID 9) reports: {fault}"
         emulator.clear_errors(9)
-        run_until(driver, lambda s: entry(driver, "r_hip_roll").level == Level.OK)
+        if shuts_down:
+            run_until(driver, lambda s: "shut itself down" in entry(driver, "r_hip_roll").message)
+            assert entry(driver, "r_hip_roll").level == Level.ERROR and fault in entry(driver, "r_hip_roll").message
+        else:
+            run_until(driver, lambda s: entry(driver, "r_hip_roll").level == Level.OK)
     finally:
         driver.close()
         emulator.stop()
