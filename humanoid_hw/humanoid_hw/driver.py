@@ -257,7 +257,7 @@ class DynamixelDriver(RobotDriver):
         return None
 
     def _configure(self, servo: _Servo) -> str | None:
-        """Status return level, return delay, position limits, goal = present, torque."""
+        """Status return level, return delay, position limits, torque limit, goal = present, torque."""
         bus, items, sid = self.bus, servo.model.items, servo.servo_id
         level, _ = bus.read_item(sid, items["status_return_level"])
         if level != self.config.status_return_level:
@@ -288,6 +288,15 @@ class DynamixelDriver(RobotDriver):
         if changes and servo.model.eeprom_locked_by_torque and present["torque_enable"]:
             writes.append(("torque_enable", 0))  # X series: EEPROM is locked while torque is on
         writes += list(changes.items())
+        if "torque_limit" in items and "max_torque" in items:
+            # An AX servo that shut itself down (overload, heat) keeps Torque Limit at 0 until
+            # it is written: starting the driver re-arms it to its Max Torque.
+            max_torque, _ = bus.read_item(sid, items["max_torque"])
+            limit, _ = bus.read_item(sid, items["torque_limit"])
+            if max_torque is None or limit is None:
+                return "no answer while reading its torque limits"
+            if limit != max_torque:
+                writes.append(("torque_limit", max_torque))
         writes.append(("goal_position", position))
         writes.append(("torque_enable", int(self.config.torque_on_start)))
         for name, value in writes:

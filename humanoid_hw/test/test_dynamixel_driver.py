@@ -324,6 +324,17 @@ def test_error_bits_are_decoded_with_the_joint_name(bioloid, tmp_path, protocol,
         emulator.stop()
 
 
+def test_starting_the_driver_re_arms_a_servo_that_shut_itself_down(bioloid, emulator, driver):
+    """An AX-12 that tripped (overload) keeps Torque Limit 0 until it is written: a start of
+    the driver writes it back to the servo's Max Torque, so the joint is driven again."""
+    emulator.set_register(9, "torque_limit", 0)
+    max_torque = emulator.register(9, "max_torque")
+    assert max_torque > 0
+    driver.start()
+    assert emulator.register(9, "torque_limit") == max_torque
+    assert emulator.register(10, "torque_limit") == emulator.register(10, "max_torque")  # untouched ones too
+
+
 def test_vanished_port_is_reported_and_reopened_with_back_off(bioloid, emulator, driver):
     driver.start()
     emulator.vanish()
