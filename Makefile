@@ -35,7 +35,7 @@ lock:
 	rm -rf .venv-lock && python3 -m venv .venv-lock
 	.venv-lock/bin/pip install --quiet -r requirements.in
 	{ echo "# Fully pinned dependencies of the project virtualenv. Generated from requirements.in by"; \
-	  echo "# 'make lock'; do not edit by hand."; .venv-lock/bin/pip freeze; } > requirements.txt
+	  echo "# 'make lock'; do not edit by hand."; .venv-lock/bin/python scripts/lock_requirements.py; } > requirements.txt
 	rm -rf .venv-lock
 
 clean:

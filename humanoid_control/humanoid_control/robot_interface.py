@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,9 +47,16 @@ from humanoid_control.driver import DriverError, JointState, Level, RobotDriver,
 from humanoid_control.parameters import declare
 from humanoid_control.ros_time import seconds, to_duration, to_time
 from humanoid_control.trajectory_executor import RunState, Tolerances, TrajectoryExecutor, TrajectoryRun
-from humanoid_control.validation import CommandRejectedError, CommandValidator, ErrorCode, PointData
+from humanoid_control.validation import (
+    CommandRejectedError,
+    CommandValidator,
+    ErrorCode,
+    PointData,
+    ValidatedTrajectory,
+)
 from humanoid_description.model import RobotModel
 from humanoid_interfaces.action import FollowJointTrajectory
+from humanoid_interfaces.msg import JointTolerance
 
 CycleHook = Callable[[JointState], None]
 
@@ -299,16 +306,19 @@ class RobotInterface:
             return
         self.executor.run(trajectory, self._tolerances(trajectory.joint_names, [], [], 0.0), self.driver.now())
 
-    def _validate(self, msg: JointTrajectory):
+    def _validate(self, msg: JointTrajectory) -> ValidatedTrajectory:
         stamp = seconds(msg.header.stamp)
         points = [PointData(seconds(p.time_from_start), p.positions, p.velocities, p.accelerations)
                   for p in msg.points]
         return self.validator.trajectory(msg.joint_names, points, self._current_positions(),
                                          start_time=stamp if stamp > 0.0 else None, now=self.driver.now())
 
-    def _tolerances(self, names, path, goal, goal_time: float) -> Tolerances:
+    def _tolerances(self, joint_names: Sequence[str], path: Sequence[JointTolerance],
+                    goal: Sequence[JointTolerance], goal_time: float) -> Tolerances:
         """Per-joint tolerances: 0 = the default parameter, < 0 = not checked."""
-        def table(entries, default: float) -> np.ndarray:
+        names = list(joint_names)
+
+        def table(entries: Sequence[JointTolerance], default: float) -> np.ndarray:
             values = np.full(len(names), default if default > 0.0 else math.inf)
             for entry in entries:
                 if entry.name not in names:
@@ -320,7 +330,6 @@ class RobotInterface:
                     values[names.index(entry.name)] = entry.position
             return values
 
-        names = list(names)
         return Tolerances(path=table(path, self.params.path_position_tolerance),
                           goal=table(goal, self.params.goal_position_tolerance),
                           goal_time=goal_time if goal_time > 0.0 else self.params.goal_time_tolerance)
