@@ -17,11 +17,9 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
 
 import numpy as np
 import pytest
@@ -36,7 +34,7 @@ from trajectory_msgs.msg import JointTrajectory
 
 from humanoid_bringup.graph import Graph, NodeSpec
 from humanoid_bringup.graphs import real_nodes, sim_nodes
-from humanoid_bringup.robot_client import GoalOutcome, RobotClient, make_trajectory
+from humanoid_bringup.robot_client import GoalOutcome, RobotClient, make_trajectory, poll_until
 from humanoid_control.ros_time import seconds
 from humanoid_description.model import load_model
 from humanoid_description.package_share import package_share_directory
@@ -87,9 +85,6 @@ BUS_LATENCY_TIMER_MS = 50
 GOAL_TOLERANCE = 0.05
 GOAL_TIME_TOLERANCE = 1.0
 MOTION = "wave"
-
-T = TypeVar("T")
-
 
 # -- the controller: written once, knows only the robot interface --------------------------
 @dataclass
@@ -200,16 +195,6 @@ class Report:
     final_positions: dict[str, float]
 
 
-def wait_for(condition: Callable[[], T], what: str, timeout: float = PATIENCE) -> T:
-    """Poll ``condition`` until it returns something truthy; fail naming ``what`` after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while not (value := condition()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not within {timeout:g} s")
-        time.sleep(0.05)
-    return value
-
-
 def _by_name(pairs: Sequence[tuple[str, Sequence[str]]]) -> dict[str, tuple[str, ...]]:
     return {name: tuple(sorted(types)) for name, types in pairs if "/_action/" not in name}
 
@@ -230,7 +215,7 @@ def node_interface(client: RobotClient, node_name: str) -> Interface:
                     and INTERFACE_ACTIONS.keys() <= interface.actions.keys())
         return interface if complete else None
 
-    interface = wait_for(snapshot, f"the robot interface of node {node_name}")
+    interface = poll_until(snapshot, f"the robot interface of node {node_name}", PATIENCE)
     interface.description = robot_description(client)
     return interface
 
@@ -241,7 +226,7 @@ def robot_description(client: RobotClient) -> str:
     qos = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
     # Left to the node's end: destroying entities under the client's spinning executor races it.
     client.node.create_subscription(String, "robot_description", lambda m: received.append(m.data), qos)
-    return wait_for(lambda: received[0] if received else "", "robot_description")
+    return poll_until(lambda: received[0] if received else "", "robot_description", PATIENCE)
 
 
 def play_motion(client: RobotClient, motion: str) -> PlayMotion.Result:
@@ -265,7 +250,8 @@ def running(nodes: Sequence[NodeSpec], log_dir: Path) -> Iterator[RobotClient]:
     graph = Graph(nodes, log_dir=log_dir).start()
     client = RobotClient("same_controller")
     try:
-        wait_for(lambda: client.joint_state is not None or graph.exited(), "joint_states from the robot node")
+        poll_until(lambda: client.joint_state is not None or graph.exited(), "joint_states from the robot node",
+                   PATIENCE)
         assert not graph.exited(), f"node(s) exited: {graph.exited()}"
         yield client
     except BaseException:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import rclpy
 from action_msgs.msg import GoalStatus
@@ -32,9 +33,23 @@ from humanoid_interfaces.action import FollowJointTrajectory, PlayMotion
 from humanoid_interfaces.msg import JointTolerance
 from humanoid_interfaces.srv import ResetSimulation, StepSimulation
 
+T = TypeVar("T")
+
 
 class RobotClientError(RuntimeError):
     """The robot did not answer in time, or answered with an error."""
+
+
+def poll_until(condition: Callable[[], T], what: str, timeout: float = 30.0, interval: float = 0.05) -> T:
+    """Poll ``condition`` until it returns something truthy (which is returned); after
+    ``timeout`` seconds raise :class:`RobotClientError` naming ``what``. For conditions no
+    message signals (a diagnostics entry changing, a register of an emulated servo)."""
+    deadline = time.monotonic() + timeout
+    while not (value := condition()):
+        if time.monotonic() > deadline:
+            raise RobotClientError(f"{what}: not within {timeout:g} s")
+        time.sleep(interval)
+    return value
 
 
 def make_trajectory(joint_names: Sequence[str], times: Sequence[float], positions: Sequence[Sequence[float]],

@@ -15,14 +15,13 @@ import signal
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TypeVar
 
 import pytest
 from diagnostic_msgs.msg import DiagnosticStatus
 
 from humanoid_bringup.graph import Graph, NodeSpec
 from humanoid_bringup.graphs import real_nodes
-from humanoid_bringup.robot_client import GoalOutcome, RobotClient, make_trajectory
+from humanoid_bringup.robot_client import GoalOutcome, RobotClient, make_trajectory, poll_until
 from humanoid_control.ros_time import seconds
 from humanoid_hw.bus import DynamixelBus
 from humanoid_hw.emulator import BusEmulator
@@ -43,7 +42,6 @@ REOPEN_BACKOFF = (0.1, 2.0)
 #: How close a moved joint must end to its goal: the interface's goal tolerance.
 GOAL_TOLERANCE = 0.05
 
-T = TypeVar("T")
 #: The ``robot_graph`` fixture of conftest.py: nodes -> (graph, connected client).
 RobotGraph = Callable[..., tuple[Graph, RobotClient]]
 
@@ -63,16 +61,6 @@ def hw_node(port: str, **parameters: object) -> NodeSpec:
     bus = {"latency_timer_ms": LATENCY_TIMER_MS, "retries": RETRIES,
            "reopen_backoff_initial": REOPEN_BACKOFF[0], "reopen_backoff_max": REOPEN_BACKOFF[1]}
     return dataclasses.replace(spec, parameters=spec.parameters | bus | parameters)
-
-
-def wait_for(condition: Callable[[], T], what: str, timeout: float = PATIENCE) -> T:
-    """Poll ``condition`` until it returns something truthy; fail naming ``what`` after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while not (value := condition()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not within {timeout:g} s")
-        time.sleep(0.05)
-    return value
 
 
 # -- what a user sees: diagnostics, joint_states, goals ------------------------------------
@@ -97,13 +85,14 @@ def bus_status(client: RobotClient) -> DiagnosticStatus | None:
 
 def joint_status_where(client: RobotClient, joint: str,
                        predicate: Callable[[DiagnosticStatus], bool], what: str) -> DiagnosticStatus:
-    return wait_for(lambda: (s := joint_status(client, joint)) is not None and predicate(s) and s,
-                    f"diagnostics of {joint}: {what}")
+    return poll_until(lambda: (s := joint_status(client, joint)) is not None and predicate(s) and s,
+                      f"diagnostics of {joint}: {what}", PATIENCE)
 
 
 def bus_status_where(client: RobotClient, predicate: Callable[[DiagnosticStatus], bool],
                      what: str) -> DiagnosticStatus:
-    return wait_for(lambda: (s := bus_status(client)) is not None and predicate(s) and s, f"bus diagnostics: {what}")
+    return poll_until(lambda: (s := bus_status(client)) is not None and predicate(s) and s,
+                      f"bus diagnostics: {what}", PATIENCE)
 
 
 def assert_joint_states_keep_coming(client: RobotClient, count: int = 20) -> None:
