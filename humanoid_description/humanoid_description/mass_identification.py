@@ -55,9 +55,8 @@ class Identification:
     structure: np.ndarray  # kg per link
     prior: np.ndarray
     lam: float
-    prior_errors: np.ndarray  # mm per pose, prior masses
+    prior_errors: np.ndarray  # mm per pose, prior masses (never fitted: held out by nature)
     fit_errors: np.ndarray  # mm per pose, fitted on all poses
-    prior_loo: np.ndarray  # mm per pose (the prior is never fitted: equal to prior_errors)
     fit_loo: np.ndarray  # mm per pose, each predicted by a fit that did not see it
     accepted: bool
 
@@ -142,7 +141,7 @@ def identify(model: RobotModel, mm: MassModel, poses: dict[str, dict]) -> Identi
     return Identification(
         links=mm.links, structure=structure if accepted else mm.prior, prior=mm.prior, lam=best,
         prior_errors=prior_errors, fit_errors=_errors(mm, structure, data),
-        prior_loo=prior_errors, fit_loo=scores[best], accepted=accepted)
+        fit_loo=scores[best], accepted=accepted)
 
 
 def report(result: Identification, names: list[str]) -> str:

@@ -202,9 +202,6 @@ class RobotModel:
         return q
 
     # -- kinematics --------------------------------------------------------------------
-    def has_frame(self, frame: str) -> bool:
-        return self.model.existFrame(frame)
-
     def frame_id(self, frame: str) -> int:
         if not self.model.existFrame(frame):
             raise KeyError(f"robot {self.name} has no frame {frame!r}")

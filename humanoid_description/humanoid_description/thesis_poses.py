@@ -107,8 +107,6 @@ class ThesisFrame:
         self.model = model
         self._servo_of = {s.thesis: s for s in joint_map.values()}
         self._link_of = dict(thesis.URDF_LINK)
-        self._right = model.config.feet["right"]
-        self._left = model.config.feet["left"]
 
     def joint_positions(self, angles_deg: Sequence[float]) -> np.ndarray:
         """URDF joint positions (rad, canonical order) for thesis angles J1..J18."""

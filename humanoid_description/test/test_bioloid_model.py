@@ -142,3 +142,25 @@ def test_balanced_poses_are_reproduced(model):
     consistent = [e for name, e in errors.items() if name not in ("P5", "P7")]
     assert max(consistent) < 8.0, errors
     assert np.median(list(errors.values())) < 5.0, errors
+
+
+def test_mass_identification_is_honest_and_gives_the_committed_masses(model):
+    """The fit is judged on poses it did not see (leave one out), stays within its bounds,
+    keeps mirror links equal and the total at 1.7 kg, and is what mass_model.yaml holds."""
+    from humanoid_description.mass_identification import BOUNDS, MassModel, identify
+
+    files = robot_files("bioloid")
+    mass_model = MassModel(files.config_file("mass_model.yaml"))
+    poses = yaml.safe_load(files.config_file("balanced_poses.yaml").read_text())["poses"]
+    result = identify(model, mass_model, poses)
+    assert result.accepted == (np.mean(result.fit_loo) < np.mean(result.prior_errors))
+    assert np.all(result.structure >= BOUNDS[0] * result.prior - 1e-9)
+    assert np.all(result.structure <= BOUNDS[1] * result.prior + 1e-9)
+    assert mass_model.servos.sum() + result.structure.sum() == pytest.approx(1.7, abs=1e-3)
+    structure = dict(zip(result.links, result.structure, strict=True))
+    for link, value in structure.items():
+        if link.startswith("r_"):
+            assert value == pytest.approx(structure["l_" + link[2:]])
+    committed = yaml.safe_load(files.config_file("mass_model.yaml").read_text())["links"]
+    for link, value in structure.items():
+        assert committed[link]["structure"] == pytest.approx(value, abs=1e-4), link

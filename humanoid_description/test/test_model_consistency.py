@@ -64,3 +64,31 @@ def test_inertias_are_physical(robot):
         eigen = np.linalg.eigvalsh(inertia.inertia)
         assert eigen.min() > 0
         assert eigen[0] + eigen[1] >= eigen[2] * (1 - 1e-9)
+
+
+@pytest.mark.parametrize("robot", ROBOTS)
+def test_jacobians_match_finite_differences(robot):
+    """The frame and CoM Jacobians (base columns, then joints in canonical order) predict how
+    a small motion of the base and of each joint moves a foot's sole and the CoM."""
+    model = load_model(robot)
+    rng = np.random.default_rng(3)
+    q = rng.uniform(model.joints.lower, model.joints.upper) * 0.5
+    base = pin.SE3(pin.utils.rpyToMatrix(*rng.uniform(-0.3, 0.3, 3)), rng.uniform(-0.5, 0.5, 3))
+    sole = model.config.feet["right"].sole
+    frame_jacobian = model.frame_jacobian(sole, q, base)  # LOCAL_WORLD_ALIGNED
+    com_jacobian = model.com_jacobian(q, base)
+    assert frame_jacobian.shape == (6, 6 + len(model.joints)) and com_jacobian.shape == (3, 6 + len(model.joints))
+    h = 1e-6
+    for column in range(6 + len(model.joints)):
+        dq, base_step = q.copy(), base
+        if column < 6:  # a base motion, in the base frame (Pinocchio's free-flyer velocity)
+            twist = np.zeros(6)
+            twist[column] = h
+            base_step = base * pin.exp6(pin.Motion(twist))
+        else:
+            dq[column - 6] += h
+        moved = (model.frame_placement(sole, dq, base_step).translation
+                 - model.frame_placement(sole, q, base).translation) / h
+        assert moved == pytest.approx(frame_jacobian[:3, column], abs=1e-4), column
+        com_moved = (model.com(dq, base_step) - model.com(q, base)) / h
+        assert com_moved == pytest.approx(com_jacobian[:, column], abs=1e-4), column
