@@ -27,6 +27,7 @@ from pathlib import Path
 
 from humanoid_bringup.graph import Graph
 from humanoid_bringup.graphs import sim_nodes
+from humanoid_description.robots import ROBOTS
 
 # PyBullet, Pinocchio and rclpy are imported where they are used: the `humanoid` command
 # builds its parser from this module and must start fast, also without PyBullet.
@@ -111,7 +112,7 @@ def node_real_time_factor(robot: str, sim_seconds: float, log_dir: Path) -> floa
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--robot", default="hoap2", choices=("hoap2", "bioloid"))
+    parser.add_argument("--robot", default="hoap2", choices=ROBOTS)
     parser.add_argument("--seconds", type=float, default=10.0, help="simulated seconds per run (10)")
     parser.add_argument("--rounds", type=int, default=2, help="node runs, each between two raw runs (2)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")

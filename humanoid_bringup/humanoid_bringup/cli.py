@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
-ROBOTS = ("hoap2", "bioloid")
+from humanoid_description.robots import ROBOTS  # light: names only, no model loaded
 
 
 class UsageError(Exception):

@@ -38,6 +38,8 @@ from typing import TYPE_CHECKING, TextIO
 
 import numpy as np
 
+from humanoid_description.robots import ROBOTS
+
 if TYPE_CHECKING:
     from humanoid_bringup.robot_client import RobotClient
     from humanoid_control.motion import JointBounds, Motion
@@ -334,7 +336,7 @@ def append_thesis_pose(path: Path, robot: str, positions: Mapping[str, float], l
 
 # -- the command ----------------------------------------------------------------------------
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--robot", required=True, choices=("hoap2", "bioloid"), help="the robot that is running")
+    parser.add_argument("--robot", required=True, choices=ROBOTS, help="the robot that is running")
     parser.add_argument("--timeout", type=float, default=30.0,
                         help="seconds to wait for the robot's joint_states (30)")
 

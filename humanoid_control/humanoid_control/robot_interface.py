@@ -43,6 +43,7 @@ from sensor_msgs.msg import JointState as JointStateMsg
 from std_msgs.msg import Bool, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from humanoid_control.decimation import Decimator
 from humanoid_control.driver import DriverError, JointState, Level, RobotDriver, SensorReadings, StatusEntry
 from humanoid_control.parameters import declare
 from humanoid_control.ros_time import seconds, to_duration, to_time
@@ -171,8 +172,7 @@ class RobotInterface:
     # -- control loop -----------------------------------------------------------------
     def _loop(self) -> None:
         period = 1.0 / self.params.control_rate
-        publish_period = 1.0 / self.params.publish_rate
-        next_publish = -math.inf
+        publishing = Decimator(self.params.publish_rate)
         while not self._stop.is_set():
             try:
                 self.driver.sync(period)
@@ -181,9 +181,7 @@ class RobotInterface:
                 self.driver.write(self.executor.update(state))
                 for hook in self._hooks:
                     hook(state)
-                if state.stamp >= next_publish:
-                    next_publish = max(next_publish + publish_period, state.stamp) if math.isfinite(
-                        next_publish) else state.stamp + publish_period
+                if publishing.due(state.stamp):
                     self._publish_state(state)
                 self._stats["cycles"] += 1
                 self._measure_rates(state.stamp)

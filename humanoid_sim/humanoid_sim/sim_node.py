@@ -36,6 +36,7 @@ from std_msgs.msg import Bool
 from std_srvs.srv import Trigger
 
 from humanoid_control import driver_node
+from humanoid_control.decimation import Decimator
 from humanoid_control.driver import DriverError, JointState, RobotDriver
 from humanoid_control.parameters import declare
 from humanoid_control.robot_interface import RobotInterface
@@ -101,27 +102,17 @@ class SimulationServices:
         node.create_service(Trigger, "pause", self._pause, callback_group=group)
         node.create_service(Trigger, "resume", self._resume, callback_group=group)
         node.create_service(StepSimulation, "step", self._step, callback_group=group)
-        ground_truth_rate = declare(node, "ground_truth_rate", 50.0)
-        if ground_truth_rate <= 0.0:
-            raise ValueError(f"ground_truth_rate must be > 0, got {ground_truth_rate}")
-        self._publish_period = 1.0 / ground_truth_rate
-        self._next_publish = 0.0
-        clock_rate = declare(node, "clock_rate", 200.0)
-        if clock_rate <= 0.0:
-            raise ValueError(f"clock_rate must be > 0, got {clock_rate}")
-        self._clock_period = 1.0 / clock_rate
-        self._next_clock = 0.0
+        self._ground_truth = Decimator(declare(node, "ground_truth_rate", 50.0), "ground_truth_rate")
+        self._clock = Decimator(declare(node, "clock_rate", 200.0), "clock_rate")
         self._fallen = False
         interface.add_cycle_hook(self._on_cycle)
 
     # -- per control cycle ------------------------------------------------------------
     def _on_cycle(self, state: JointState) -> None:
-        if state.stamp + 1e-9 >= self._next_clock:
-            self._next_clock = state.stamp + self._clock_period
+        if self._clock.due(state.stamp):
             self._clock_pub.publish(Clock(clock=to_time(state.stamp)))
-        if state.stamp + 1e-9 < self._next_publish:
+        if not self._ground_truth.due(state.stamp):
             return
-        self._next_publish = state.stamp + self._publish_period
         stamp = to_time(state.stamp)
         base = self.driver.base_placement()
         fall = self.driver.fall_state(base)
