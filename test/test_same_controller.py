@@ -130,10 +130,9 @@ def move_arms(client: RobotClient) -> Tracking:
     client.start_recording()
     try:
         outcome = client.follow(make_trajectory(ARM_JOINTS, ARM_TIMES, points), timeout=PATIENCE)
-        # The goal starts when it arrives; its feedback says when: stamp - time_from_start.
-        starts = [seconds(f.header.stamp) - seconds(f.desired.time_from_start)
-                  for f in outcome.feedback if seconds(f.desired.time_from_start) > 0.0]
-        end = (starts[0] if starts else -math.inf) + ARM_TIMES[-1]
+        # The goal starts when it arrives; its feedback says when.
+        start = outcome.start_time
+        end = (start if start is not None else -math.inf) + ARM_TIMES[-1]
         # The result can overtake the joint_states that show the goal reached: record on until
         # they do, or for as long as the goal time tolerance allows.
         while True:
@@ -144,7 +143,7 @@ def move_arms(client: RobotClient) -> Tracking:
     finally:
         recorded = client.stop_recording()
     samples = [arm_positions(m) for m in recorded]
-    return Tracking(outcome, starts[0] if starts else math.nan, np.array([0.0, *ARM_TIMES]),
+    return Tracking(outcome, start if start is not None else math.nan, np.array([0.0, *ARM_TIMES]),
                     np.vstack([here, points]), samples)
 
 

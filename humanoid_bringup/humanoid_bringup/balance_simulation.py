@@ -129,9 +129,9 @@ def play_pose(client: RobotClient, falls: FallLog, label: str, motion: Motion) -
                                 POSE_TIMEOUT, feedback)
     finally:
         recorded = client.stop_recording()
-    if not feedback:
+    start = outcome.start_time
+    if start is None:
         raise RuntimeError(f"{label}: the trajectory produced no feedback: {outcome.error_string}")
-    start = seconds(feedback[0].header.stamp) - seconds(feedback[0].desired.time_from_start)
     arrival = start + float(playback.keyframe_times[index])
     hold = float(playback.played.holds[index])
     fell = falls.first_between(arrival, arrival + hold)

@@ -102,11 +102,9 @@ def run_demo(client, robot: str = "hoap2") -> DemoSummary:
     outcome = client.follow(trajectory, timeout=300.0)
     recorded = client.stop_recording()
     wall, robot_time = time.monotonic() - wall0, client.now() - robot0
-    if not outcome.feedback:
+    start = outcome.start_time
+    if start is None:
         raise RuntimeError(f"the trajectory produced no feedback: {outcome.error_string}")
-    # the goal started at feedback stamp - time from start (robot clock)
-    first = outcome.feedback[0]
-    start = seconds(first.header.stamp) - seconds(first.desired.time_from_start)
 
     # what was asked: the same keyframes with the same law (cubic, resting at keyframes),
     # starting from the pose the robot held when the goal started

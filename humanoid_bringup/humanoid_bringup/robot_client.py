@@ -84,6 +84,17 @@ class GoalOutcome:
     def succeeded(self) -> bool:
         return self.status == GoalStatus.STATUS_SUCCEEDED
 
+    @property
+    def start_time(self) -> float | None:
+        """Robot time at which the trajectory started (it starts when the goal arrives, or at
+        its header stamp): feedback stamp minus its time from start, taken from the first
+        feedback sent after the start (None without one)."""
+        for message in self.feedback:
+            elapsed = seconds(message.desired.time_from_start)
+            if elapsed > 0.0:
+                return seconds(message.header.stamp) - elapsed
+        return None
+
 
 class RobotClient:
     """Topics, action and services of one robot (and of the simulator, when there is one)."""

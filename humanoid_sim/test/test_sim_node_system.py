@@ -101,8 +101,7 @@ def test_a_trajectory_is_executed_with_feedback_and_tracked(robot):
     assert list(fb.joint_names) == names
     assert np.allclose(np.array(fb.desired.positions) - np.array(fb.actual.positions), fb.error.positions)
     # the measured motion follows the commanded one (same cubic law, from the start pose)
-    first = outcome.feedback[0]
-    start = seconds(first.header.stamp) - seconds(first.desired.time_from_start)
+    start = outcome.start_time
     reference = Spline.build([start, start + 1.5, start + 3.0], [[home[n] for n in names], *positions],
                              np.zeros((3, len(names))), law=Law.CUBIC)
     errors = [np.array(m.position) - reference.sample(seconds(m.header.stamp))[0]
