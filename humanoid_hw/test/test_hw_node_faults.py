@@ -115,8 +115,9 @@ def assert_moves(client: RobotClient, joint: str, delta: float) -> None:
     target = client.positions()[joint] + delta
     outcome = move(client, joint, delta)
     assert outcome.succeeded, f"{joint}: {outcome.error_string}"
-    client.wait_for_joint_states(PATIENCE)
-    assert abs(client.positions()[joint] - target) <= GOAL_TOLERANCE
+    # the result can overtake the joint_states that show the goal reached: watch them arrive
+    poll_until(lambda: abs(client.positions()[joint] - target) <= GOAL_TOLERANCE,
+               f"joint_states showing {joint} at {target:.3f} rad", PATIENCE)
 
 
 def torques(emulator: BusEmulator) -> list[int]:
