@@ -9,9 +9,13 @@ PACKAGE_FILES := $(shell find humanoid_* -type f \
 	   -o -path '*/launch/*' -o -path '*/config/*' -o -path '*/xacro/*' \
 	   -o -path '*/rviz/*' -o -path '*/resource/*' \) -not -path '*/__pycache__/*')
 
-.PHONY: setup demo test lint lock clean
+.PHONY: setup browser demo test lint lock clean
 
-setup: $(BUILD_STAMP)
+setup: $(BUILD_STAMP) browser
+
+# Debian's chromium for the view's browser tests (installed when missing; needs root).
+browser:
+	scripts/setup_browser.sh
 
 $(DEPS_STAMP): requirements.txt scripts/setup_venv.sh scripts/fix_ros_wheel_cmake.py
 	scripts/setup_venv.sh

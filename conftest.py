@@ -1,7 +1,8 @@
 """Test-session settings and fixtures shared by every package's tests and the system tests.
 
 Every process a test starts inherits this environment: DDS discovery stays on the
-loopback interface and the session uses a ROS domain of its own (locked for the
+loopback interface, DDS sockets are bound to it and to shared memory only (a Fast DDS
+profile), and the session uses a ROS domain of its own (locked for the
 session, so that parallel test runs on one machine never see each other).
 
 Fixtures for system tests (real nodes in their own processes, talking over DDS):
@@ -17,6 +18,7 @@ also start others.
 
 import fcntl
 import os
+import signal
 import tempfile
 from pathlib import Path
 
@@ -45,20 +47,32 @@ def _private_domain() -> int:
     return 1 + start
 
 
+#: The Fast DDS profile binding DDS to the loopback interface and shared memory only.
+LOOPBACK_PROFILE = Path(__file__).resolve().parent / "humanoid_bringup" / "config" / "dds" / "fastdds_loopback.xml"
+
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+os.environ["FASTDDS_DEFAULT_PROFILES_FILE"] = str(LOOPBACK_PROFILE)
 os.environ["ROS_DOMAIN_ID"] = str(_private_domain())
+
+# A session started in the background by a script (`make test &`, nohup) inherits SIGINT or
+# SIGHUP ignored, and so would every process the tests start: the tests that stop a node or a
+# launcher with those signals need them at their defaults.
+for _signal, _handler in ((signal.SIGINT, signal.default_int_handler), (signal.SIGHUP, signal.SIG_DFL)):
+    if signal.getsignal(_signal) == signal.SIG_IGN:
+        signal.signal(_signal, _handler)
 
 
 def pytest_report_header() -> str:
     return (f"ROS_DOMAIN_ID={os.environ['ROS_DOMAIN_ID']} (private to this session), "
-            f"ROS_AUTOMATIC_DISCOVERY_RANGE={os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE']}")
+            f"ROS_AUTOMATIC_DISCOVERY_RANGE={os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE']}, "
+            f"FASTDDS_DEFAULT_PROFILES_FILE={os.environ['FASTDDS_DEFAULT_PROFILES_FILE']}")
 
 
 @pytest.fixture
 def robot_graph(tmp_path, request):
     """``start(nodes, client_name="test_client") -> (graph, client)``; stopped after the test."""
-    from humanoid_bringup.graph import Graph
-    from humanoid_bringup.robot_client import RobotClient
+    from humanoid_control.node_graph import Graph
+    from humanoid_control.robot_client import RobotClient
 
     started = []
 

@@ -22,10 +22,13 @@ setup(
     zip_safe=True,
     maintainer="Humanoid stack maintainers",
     maintainer_email="maintainers@humanoid-stack.org",
-    description="Shared robot interface, trajectory generator, balance monitor and self-collision checker.",
+    description="Shared robot interface (control loop, ROS front), trajectory generator, motion files.",
     license="Apache-2.0",
     tests_require=["pytest"],
     entry_points={"console_scripts": [
         "trajectory_generator = humanoid_control.trajectory_generator_node:main",
+        "balance_monitor = humanoid_control.balance_monitor_node:main",
+        "self_collision_checker = humanoid_control.self_collision_checker_node:main",
+        "walk_controller = humanoid_control.walk_controller_node:main",
     ]},
 )

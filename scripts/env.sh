@@ -1,7 +1,7 @@
 # Source this file to work in the project environment:
 #   source scripts/env.sh
 # It activates the virtualenv, sources the colcon workspace (if built) and keeps DDS
-# discovery on this machine unless you chose otherwise.
+# on this machine (discovery range and the interfaces DDS binds) unless you chose otherwise.
 _humanoid_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export VIRTUAL_ENV="$_humanoid_root/.venv"
 export PATH="$VIRTUAL_ENV/bin:$PATH"
@@ -19,4 +19,7 @@ if [ -f "$_humanoid_root/install/setup.bash" ]; then
   unset _humanoid_nounset
 fi
 export ROS_AUTOMATIC_DISCOVERY_RANGE="${ROS_AUTOMATIC_DISCOVERY_RANGE:-LOCALHOST}"
+# DDS sockets on the loopback interface and shared memory only (the discovery range alone
+# limits peers, not the interfaces sockets are bound to); README.md: "DDS on a network".
+export FASTDDS_DEFAULT_PROFILES_FILE="${FASTDDS_DEFAULT_PROFILES_FILE:-$_humanoid_root/humanoid_bringup/config/dds/fastdds_loopback.xml}"
 unset _humanoid_root

@@ -32,9 +32,9 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory
 
-from humanoid_bringup.graph import Graph, NodeSpec
-from humanoid_bringup.graphs import real_nodes, sim_nodes
-from humanoid_bringup.robot_client import GoalOutcome, RobotClient, make_trajectory, poll_until
+from humanoid_bringup.graphs import ROBOT_AND_PLAYER_ONLY, real_nodes, sim_nodes
+from humanoid_control.node_graph import Graph, NodeSpec
+from humanoid_control.robot_client import GoalOutcome, RobotClient, make_trajectory, poll_until
 from humanoid_control.ros_time import seconds
 from humanoid_description.model import load_model
 from humanoid_description.package_share import package_share_directory
@@ -264,13 +264,13 @@ def running(nodes: Sequence[NodeSpec], log_dir: Path) -> Iterator[RobotClient]:
 
 def run_simulation(log_dir: Path) -> Report:
     # Faster than real time: every wait of the controller is on the robot's clock.
-    with running(sim_nodes(ROBOT, real_time_factor=0.0), log_dir) as client:
+    with running(sim_nodes(ROBOT, real_time_factor=0.0, **ROBOT_AND_PLAYER_ONLY), log_dir) as client:
         return exercise(client, "humanoid_sim")
 
 
 def hardware_nodes(port: str) -> list[NodeSpec]:
     """The real-robot graph on ``port``, with the bus timeout the emulator needs (see BUS_LATENCY_TIMER_MS)."""
-    nodes = real_nodes(ROBOT, port=port)
+    nodes = real_nodes(ROBOT, port=port, **ROBOT_AND_PLAYER_ONLY)
     return [dataclasses.replace(spec, parameters=spec.parameters | {"latency_timer_ms": BUS_LATENCY_TIMER_MS})
             if spec.name == "humanoid_hw" else spec for spec in nodes]
 

@@ -3,7 +3,7 @@
 ``humanoid balance-poses --simulate`` asks, for each thesis pose (J1..J18 degrees),
 what the real robot showed in Tyropoulos (2008): standing on the right foot in that
 pose, does the robot stay up? Each pose is played the way the library's P motions
-play it (:func:`~humanoid_control.motion.bioloid_poses.pose_demo_motion`): from the
+play it (:func:`~humanoid_control.motion.pose_demo.pose_demo_motion`): from the
 home pose, shift the weight over the right foot, raise the left foot, move to the
 pose, hold it, and come back the same way. The motion is planned with
 :func:`~humanoid_control.motion.plan_playback` (the trajectory generator's own
@@ -26,6 +26,7 @@ would idle), headless and as fast as it can.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import sys
 import tempfile
@@ -36,15 +37,15 @@ from pathlib import Path
 import numpy as np
 from std_msgs.msg import Bool
 
-from humanoid_bringup.graph import Graph
-from humanoid_bringup.graphs import sim_nodes
-from humanoid_bringup.robot_client import RobotClient
 from humanoid_control.motion import Motion, plan_playback
-from humanoid_control.motion.bioloid_poses import JointPose, pose_demo_motion
+from humanoid_control.motion.model import JointPose
+from humanoid_control.motion.pose_demo import pose_demo_motion
+from humanoid_control.node_graph import Graph
+from humanoid_control.robot_client import RobotClient, playback_trajectory
 from humanoid_control.ros_time import seconds
-from humanoid_control.trajectory_generator_node import trajectory_message
+from humanoid_description.bioloid_thesis.pose_analysis import ThesisFrame
 from humanoid_description.model import load_model
-from humanoid_description.thesis_poses import ThesisFrame
+from humanoid_sim.sim_node_spec import sim_node_spec
 
 #: Robot-time seconds to wait after a reset: the simulator drops the robot 0.5 mm onto
 #: the ground, and its contacts and servos settle within a few tenths of a second.
@@ -125,7 +126,7 @@ def play_pose(client: RobotClient, falls: FallLog, label: str, motion: Motion) -
     client.start_recording()
     feedback: list = []
     try:
-        outcome = client.result(client.send_goal(trajectory_message(playback), feedback=feedback),
+        outcome = client.result(client.send_goal(playback_trajectory(playback), feedback=feedback),
                                 POSE_TIMEOUT, feedback)
     finally:
         recorded = client.stop_recording()
@@ -151,26 +152,35 @@ def play_pose(client: RobotClient, falls: FallLog, label: str, motion: Motion) -
                     trajectory_result="" if outcome.succeeded else outcome.error_string)
 
 
-def simulate_poses(robot: str, poses: Sequence[Sequence[float]], hold_seconds: float = 2.0) -> list[PoseHold]:
-    """Play each thesis pose (J1..J18 deg) in a headless simulation running as fast as it
-    can; progress on stderr. The simulation graph lives for the call."""
-    if not hold_seconds > 0.0 or not math.isfinite(hold_seconds):
-        raise ValueError(f"hold time must be a positive number of seconds, got {hold_seconds}")
-    motions = [pose_motion(robot, f"pose {i}", angles, hold_seconds) for i, angles in enumerate(poses, start=1)]
-    nodes = [n for n in sim_nodes(robot, real_time_factor=0.0) if n.module == "humanoid_sim.sim_node"]
-    log_dir = Path(tempfile.mkdtemp(prefix="humanoid_balance_"))
-    print(f"starting the {robot} simulation (logs: {log_dir}) ...", file=sys.stderr, flush=True)
-    results = []
-    with Graph(nodes, log_dir=log_dir), RobotClient("humanoid_balance_poses") as client:
-        client.wait_for_joint_states(60.0)
-        falls = FallLog(client)
-        for i, motion in enumerate(motions, start=1):
-            result = play_pose(client, falls, motion.name, motion)
-            print(f"[{i}/{len(motions)}] {result.describe()}", file=sys.stderr, flush=True)
-            results.append(result)
-    return results
+class PoseSimulator:
+    """A headless simulation of ``robot`` (only its simulation node, as fast as it runs) in
+    which poses are played one after another; a context manager that starts and stops it."""
 
+    def __init__(self, robot: str, hold_seconds: float = 2.0) -> None:
+        if not hold_seconds > 0.0 or not math.isfinite(hold_seconds):
+            raise ValueError(f"hold time must be a positive number of seconds, got {hold_seconds}")
+        self.robot = robot
+        self.hold_seconds = hold_seconds
+        self._stack = contextlib.ExitStack()
+        self._client: RobotClient | None = None
+        self._falls: FallLog | None = None
 
-def hold_poses(robot: str, poses: Sequence[Sequence[float]], hold_seconds: float = 2.0) -> list[bool]:
-    """For each thesis pose (J1..J18 deg): held in the simulator (see the module docstring)?"""
-    return [result.held for result in simulate_poses(robot, poses, hold_seconds)]
+    def __enter__(self) -> PoseSimulator:
+        log_dir = Path(tempfile.mkdtemp(prefix="humanoid_balance_"))
+        print(f"starting the {self.robot} simulation (logs: {log_dir}) ...", file=sys.stderr, flush=True)
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(Graph([sim_node_spec(self.robot, {"real_time_factor": 0.0})], log_dir=log_dir))
+            self._client = stack.enter_context(RobotClient("humanoid_balance_poses"))
+            self._client.wait_for_joint_states(60.0)
+            self._falls = FallLog(self._client)
+            self._stack = stack.pop_all()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._stack.close()
+
+    def play(self, label: str, angles_deg: Sequence[float]) -> PoseHold:
+        """Play one thesis pose (J1..J18 deg) and judge it (see the module docstring)."""
+        assert self._client is not None and self._falls is not None, "use the simulator as a context manager"
+        return play_pose(self._client, self._falls, label, pose_motion(self.robot, label, angles_deg,
+                                                                        self.hold_seconds))

@@ -14,19 +14,26 @@ Raw and node runs alternate (raw, node, raw, node, ..., raw) and each side repor
 best run: on a shared machine other load only ever slows a run down, so the best of a
 few interleaved runs is the fairest estimate of each, and the ratio compares like
 with like.
+
+On a machine so busy that wall-clock rates mean little, the CPU time each side spends
+per simulated second is the steadier figure: ``cpu_ratio`` = raw CPU seconds / node CPU
+seconds per simulated second (the node's whole process: every thread, DDS included),
+the share of the node's CPU that goes into physics.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
-from humanoid_bringup.graph import Graph
 from humanoid_bringup.graphs import sim_nodes
+from humanoid_control.node_graph import Graph
 from humanoid_description.robots import ROBOTS
 
 # PyBullet, Pinocchio and rclpy are imported where they are used: the `humanoid` command
@@ -36,8 +43,22 @@ PHYSICS_RATE = 1000.0
 PUBLISH_RATE = 100.0
 
 
-def raw_real_time_factor(robot: str, sim_seconds: float) -> float:
-    """Simulated seconds per wall second of bare PyBullet stepping of the robot's URDF."""
+@dataclass(frozen=True)
+class Run:
+    """One run: simulated seconds per wall second, and CPU seconds per simulated second."""
+
+    real_time_factor: float
+    cpu_per_sim_second: float
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process (all its threads), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def raw_real_time_factor(robot: str, sim_seconds: float) -> Run:
+    """Bare PyBullet stepping of the robot's URDF."""
     import pinocchio as pin
     import pybullet
 
@@ -68,17 +89,18 @@ def raw_real_time_factor(robot: str, sim_seconds: float) -> float:
         pybullet.setJointMotorControlArray(body, joint_ids, pybullet.POSITION_CONTROL, targetPositions=home,
                                            forces=list(model.joints.effort), physicsClientId=client)
         steps = int(sim_seconds * PHYSICS_RATE)
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         for _ in range(steps):
             pybullet.stepSimulation(physicsClientId=client)
-        return steps / PHYSICS_RATE / (time.perf_counter() - start)
+        simulated = steps / PHYSICS_RATE
+        return Run(simulated / (time.perf_counter() - start), (time.process_time() - cpu) / simulated)
     finally:
         pybullet.disconnect(physicsClientId=client)
 
 
-def node_real_time_factor(robot: str, sim_seconds: float, log_dir: Path) -> float:
-    """Simulated seconds per wall second of the simulation node, seen by one subscriber
-    (records the wall time and stamp of every joint_states message)."""
+def node_real_time_factor(robot: str, sim_seconds: float, log_dir: Path) -> Run:
+    """The simulation node, seen by one subscriber (records the wall time and stamp of
+    every joint_states message; the node process's CPU time between two of them)."""
     import rclpy
     from sensor_msgs.msg import JointState
 
@@ -97,16 +119,19 @@ def node_real_time_factor(robot: str, sim_seconds: float, log_dir: Path) -> floa
     nodes = [n for n in nodes if n.name == "humanoid_sim"]  # the simulation node alone
     rclpy.init()
     try:
-        with Graph(nodes, log_dir=log_dir):
+        with Graph(nodes, log_dir=log_dir) as graph:
+            pid = graph.processes[nodes[0].name].pid
             node = rclpy.create_node("humanoid_bench")
             node.create_subscription(JointState, "joint_states",
                                      lambda msg: samples.append((time.perf_counter(), seconds(msg.header.stamp))), 10)
             spin_until(node, lambda: samples and samples[-1][1] > 1.0, 120.0)  # warm up
             wall0, stamp0 = samples[-1]
+            cpu0 = process_cpu_seconds(pid)
             spin_until(node, lambda: samples[-1][1] >= stamp0 + sim_seconds, 600.0)
             wall1, stamp1 = samples[-1]
+            cpu1 = process_cpu_seconds(pid)
             node.destroy_node()
-            return (stamp1 - stamp0) / (wall1 - wall0)
+            return Run((stamp1 - stamp0) / (wall1 - wall0), (cpu1 - cpu0) / (stamp1 - stamp0))
     finally:
         rclpy.try_shutdown()
 
@@ -128,17 +153,23 @@ def run(args: argparse.Namespace) -> int:
         for round_ in range(args.rounds):
             node_runs.append(node_real_time_factor(args.robot, args.seconds, Path(logs) / str(round_)))
             raw_runs.append(raw_real_time_factor(args.robot, args.seconds))
-    raw, node = max(raw_runs), max(node_runs)
+    raw, node = max(r.real_time_factor for r in raw_runs), max(r.real_time_factor for r in node_runs)
+    cpu_raw = min(r.cpu_per_sim_second for r in raw_runs)
+    cpu_node = min(r.cpu_per_sim_second for r in node_runs)
     result = {"robot": args.robot, "physics_rate_hz": PHYSICS_RATE, "publish_rate_hz": PUBLISH_RATE,
               "rtf_node": round(node, 3), "rtf_raw": round(raw, 3), "ratio": round(node / raw, 3),
-              "rtf_node_runs": [round(v, 3) for v in node_runs], "rtf_raw_runs": [round(v, 3) for v in raw_runs]}
+              "rtf_node_runs": [round(r.real_time_factor, 3) for r in node_runs],
+              "rtf_raw_runs": [round(r.real_time_factor, 3) for r in raw_runs],
+              "cpu_node_per_sim_s": round(cpu_node, 4), "cpu_raw_per_sim_s": round(cpu_raw, 4),
+              "cpu_ratio": round(cpu_raw / cpu_node, 3)}
     if args.json:
         print(json.dumps(result))
     else:
         print(f"{args.robot}: physics {PHYSICS_RATE:g} Hz, joint_states {PUBLISH_RATE:g} Hz, one subscriber")
         print(f"  raw PyBullet stepping   real-time factor {raw:7.2f}  (runs: "
-              f"{', '.join(f'{v:.2f}' for v in raw_runs)})")
+              f"{', '.join(f'{r.real_time_factor:.2f}' for r in raw_runs)}), CPU {cpu_raw:.3f} s per simulated s")
         print(f"  simulation node         real-time factor {node:7.2f}  (runs: "
-              f"{', '.join(f'{v:.2f}' for v in node_runs)})")
-        print(f"  node / raw              {node / raw:7.3f}   (best run of each)")
+              f"{', '.join(f'{r.real_time_factor:.2f}' for r in node_runs)}), CPU {cpu_node:.3f} s per simulated s")
+        print(f"  node / raw              {node / raw:7.3f}   (best run of each; CPU raw / node "
+              f"{cpu_raw / cpu_node:.3f})")
     return 0

@@ -4,7 +4,9 @@ The simulated HOAP-2 stands in its zero pose, lowers its arms, does a slow squat
 comes back up, all through the ``follow_joint_trajectory`` action, exactly as any
 controller would drive the real robot. Then it prints a summary: per-joint tracking
 error (RMS and max, measured ``joint_states`` against the commanded trajectory),
-whether it fell, the final CoM height and the real-time factor achieved.
+whether it fell, the final CoM height, what the balance monitor saw (least margin,
+time without full support, cart-table against measured ZMP) and the real-time factor
+achieved.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from humanoid_control.command_line import new_folder, non_negative_number
 
 # rclpy, Pinocchio and the robot client are imported where they are used: the
 # `humanoid` command builds its parser from this module and must start fast.
@@ -38,6 +42,40 @@ KEYFRAMES: list[tuple[float, dict[str, float]]] = [
 ]
 
 
+@dataclass(frozen=True)
+class BalanceFigures:
+    """What the balance monitor published during the demo (``balance_state``)."""
+
+    least_margin: float  # m, of the CoM projection, over the stable states
+    unstable_seconds: float  # robot time with `stable` false
+    foot_off_seconds: float  # robot time with a foot off the ground
+    zmp_rms: float  # m, cart-table against measured ZMP, both feet loaded and both valid
+    states: int
+
+    @classmethod
+    def of(cls, states: list, start: float, end: float) -> BalanceFigures | None:
+        """Figures of the balance_state messages stamped in [start, end] (None without any)."""
+        from humanoid_control.ros_time import seconds
+
+        window = [s for s in states if start <= seconds(s.header.stamp) <= end]
+        if not window:
+            return None
+        margins = [s.stability_margin for s in window if s.stable]
+        period = (end - start) / len(window)
+        both = [(s.zmp_model.x - s.zmp_measured.x, s.zmp_model.y - s.zmp_measured.y) for s in window
+                if s.zmp_model_valid and s.zmp_measured_valid and s.left_foot_contact and s.right_foot_contact]
+        return cls(least_margin=min(margins, default=math.nan),
+                   unstable_seconds=period * sum(not s.stable for s in window),
+                   foot_off_seconds=period * sum(not (s.left_foot_contact and s.right_foot_contact) for s in window),
+                   zmp_rms=float(np.sqrt(np.mean(np.sum(np.square(both), axis=1)))) if both else math.nan,
+                   states=len(window))
+
+    def text(self) -> str:
+        return (f"balance: least CoM margin {self.least_margin * 1000:.1f} mm when stable; not stable "
+                f"{self.unstable_seconds:.2f} s, a foot off the ground {self.foot_off_seconds:.2f} s; "
+                f"cart-table vs measured ZMP RMS {self.zmp_rms * 1000:.1f} mm ({self.states} balance_state)")
+
+
 @dataclass
 class DemoSummary:
     joint_names: list[str]
@@ -50,6 +88,7 @@ class DemoSummary:
     real_time_factor: float
     robot_seconds: float
     wall_seconds: float
+    balance: BalanceFigures | None = None  # None when no balance monitor ran
 
     def as_dict(self) -> dict:
         return {
@@ -58,6 +97,10 @@ class DemoSummary:
             "trajectory_succeeded": self.succeeded, "result": self.result, "fell": self.fell,
             "final_com_height_m": self.final_com_height, "real_time_factor": self.real_time_factor,
             "robot_seconds": self.robot_seconds, "wall_seconds": self.wall_seconds,
+            "balance": None if self.balance is None else {
+                "least_margin_m": self.balance.least_margin, "unstable_seconds": self.balance.unstable_seconds,
+                "foot_off_seconds": self.balance.foot_off_seconds,
+                "zmp_model_vs_measured_rms_m": self.balance.zmp_rms, "states": self.balance.states},
         }
 
     def text(self) -> str:
@@ -70,6 +113,7 @@ class DemoSummary:
         lines.append(f"trajectory: {'succeeded' if self.succeeded else 'FAILED'} {self.result}".rstrip())
         lines.append(f"fell: {'YES' if self.fell else 'no'}")
         lines.append(f"final CoM height: {self.final_com_height:.4f} m")
+        lines.append(self.balance.text() if self.balance is not None else "balance: no balance_state received")
         lines.append(f"real-time factor: {self.real_time_factor:.2f} "
                      f"({self.robot_seconds:.1f} s simulated in {self.wall_seconds:.1f} s)")
         return "\n".join(lines)
@@ -82,15 +126,18 @@ def demo_trajectory(names: list[str]) -> tuple[list[float], np.ndarray]:
 
 
 def run_demo(client, robot: str = "hoap2") -> DemoSummary:
-    """Play the demo through ``client`` (a :class:`~humanoid_bringup.robot_client.RobotClient`)."""
+    """Play the demo through ``client`` (a :class:`~humanoid_control.robot_client.RobotClient`)."""
     import pinocchio as pin
 
-    from humanoid_bringup.robot_client import make_trajectory
     from humanoid_control.interpolation import Law, Spline
+    from humanoid_control.robot_client import make_trajectory
     from humanoid_control.ros_time import seconds
     from humanoid_description.model import load_model
+    from humanoid_interfaces.msg import BalanceState
 
     model = load_model(robot)
+    balance: list = []
+    client.node.create_subscription(BalanceState, "balance_state", balance.append, 100)
     state = client.wait_for_joint_states(60.0)
     names = list(state.name)
     times, positions = demo_trajectory(names)
@@ -123,21 +170,21 @@ def run_demo(client, robot: str = "hoap2") -> DemoSummary:
         joint_names=names, rms_error=np.sqrt(np.mean(errors**2, axis=0)), max_error=np.max(np.abs(errors), axis=0),
         succeeded=outcome.succeeded, result=outcome.error_string, fell=bool(client.fallen),
         final_com_height=float(com[2]), real_time_factor=robot_time / wall if wall > 0 else math.nan,
-        robot_seconds=robot_time, wall_seconds=wall)
+        robot_seconds=robot_time, wall_seconds=wall, balance=BalanceFigures.of(balance, start, start + times[-1]))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--real-time-factor", type=float, default=0.0,
+    parser.add_argument("--real-time-factor", type=non_negative_number, default=0.0,
                         help="simulation speed: 1 = real time, 0 = as fast as possible (default)")
     parser.add_argument("--gui", action="store_true", help="show the PyBullet window (needs a display)")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
-    parser.add_argument("--log-dir", type=Path, default=None, help="keep the nodes' logs here")
+    parser.add_argument("--log-dir", type=new_folder, default=None, help="keep the nodes' logs here")
 
 
 def run(args: argparse.Namespace) -> int:
-    from humanoid_bringup.graph import Graph
     from humanoid_bringup.graphs import sim_nodes
-    from humanoid_bringup.robot_client import RobotClient
+    from humanoid_control.node_graph import Graph
+    from humanoid_control.robot_client import RobotClient
 
     log_dir = args.log_dir or Path(tempfile.mkdtemp(prefix="humanoid_demo_"))
     print(f"starting the HOAP-2 simulation (logs: {log_dir}) ...", flush=True)

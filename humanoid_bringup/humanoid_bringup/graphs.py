@@ -1,52 +1,95 @@
-"""The node graphs of the stack, shared by the CLI (and mirrored by the launch files).
+"""The node graphs of the stack: the one description the ``humanoid`` command and the
+launch files both start.
 
-``launch/sim.launch.py`` and ``launch/real.launch.py`` start the same nodes with the
-same parameter files on a real ROS 2 install; these functions describe them for
-:class:`~humanoid_bringup.graph.Graph`, which runs them without ``ros2 launch``.
+:class:`~humanoid_control.node_graph.Graph` runs them without ``ros2 launch``
+(``humanoid sim``/``humanoid real``); ``launch/sim.launch.py`` and
+``launch/real.launch.py`` turn the same node specs into ``launch_ros`` nodes
+(:func:`humanoid_bringup.launch_parameters.launch_node`) and add what only a full ROS
+install has (robot_state_publisher, RViz). A node added here runs in both.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from humanoid_bringup.graph import NodeSpec
-from humanoid_description.package_share import package_share_directory
+from humanoid_control.balance_monitor_node_spec import balance_monitor_node_spec
+from humanoid_control.node_graph import NodeSpec
+from humanoid_control.self_collision_checker_node_spec import self_collision_checker_node_spec
+from humanoid_control.walk_controller_node_spec import walk_controller_node_spec
+from humanoid_control.walking.parameters import walking_robot
+from humanoid_hw.hw_node_spec import hw_node_spec
+from humanoid_sim.sim_node_spec import sim_node_spec
 
-
-def package_config(package: str, filename: str) -> Path:
-    """A file of a package's config folder."""
-    return package_share_directory(package) / "config" / filename
+#: Options of :func:`sim_nodes` and :func:`real_nodes` for the robot and the trajectory
+#: generator alone: no balance monitor, self-collision checker or walk controller (a
+#: controller that needs none of them, on a machine with cores to spare for its own work).
+ROBOT_AND_PLAYER_ONLY = {"balance_monitor": False, "self_collision_checker": False, "walk_controller": False}
 
 
 def sim_nodes(robot: str, gui: bool = False, real_time_factor: float | None = None,
               control_rate: float | None = None, publish_rate: float | None = None,
-              duration: float | None = None) -> list[NodeSpec]:
-    """The simulation graph: the PyBullet robot node (plus the nodes that build on it)."""
-    overrides: dict[str, object] = {"robot": robot, "gui": gui}
+              physics_rate: float | None = None, duration: float | None = None, use_sim_time: bool = True,
+              publish_robot_description: bool = True, balance_monitor: bool = True,
+              self_collision_checker: bool = True, self_collision_veto: bool = True,
+              walk_controller: bool = True) -> list[NodeSpec]:
+    """The simulation graph: the PyBullet robot node (plus the nodes that build on it).
+    Options left at None keep the robot's parameter file values; ``use_sim_time`` runs the
+    other nodes on the simulated clock; ``publish_robot_description`` False leaves the
+    topic to robot_state_publisher (under ros2 launch); ``balance_monitor``,
+    ``self_collision_checker`` and ``walk_controller`` False leave those nodes out;
+    ``self_collision_veto`` False turns the robot interface's self-collision veto off."""
+    overrides: dict[str, object] = {"gui": gui}
     for name, value in (("real_time_factor", real_time_factor), ("control_rate", control_rate),
-                        ("publish_rate", publish_rate), ("duration", duration)):
+                        ("publish_rate", publish_rate), ("physics_rate", physics_rate), ("duration", duration)):
         if value is not None:
             overrides[name] = float(value)
-    return [NodeSpec("humanoid_sim", "humanoid_sim.sim_node", overrides,
-                     (package_config("humanoid_sim", f"{robot}.yaml"),)),
-            *control_nodes(robot, use_sim_time=True)]
+    if not publish_robot_description:
+        overrides["publish_robot_description"] = False
+    if not self_collision_veto:
+        overrides["self_collision_veto"] = False
+    return [sim_node_spec(robot, overrides),
+            *control_nodes(robot, use_sim_time=use_sim_time, balance_monitor=balance_monitor,
+                           self_collision_checker=self_collision_checker, walk_controller=walk_controller)]
 
 
 def real_nodes(robot: str, port: str | None = None, baud: int | None = None,
                control_rate: float | None = None, publish_rate: float | None = None,
-               duration: float | None = None) -> list[NodeSpec]:
-    """The real-robot graph: the Dynamixel hardware node (plus the nodes that build on it)."""
-    overrides: dict[str, object] = {"robot": robot}
+               duration: float | None = None, publish_robot_description: bool = True,
+               balance_monitor: bool = True, self_collision_checker: bool = True,
+               self_collision_veto: bool = True, walk_controller: bool = True) -> list[NodeSpec]:
+    """The real-robot graph: the Dynamixel hardware node (plus the nodes that build on it),
+    options as for :func:`sim_nodes`."""
+    overrides: dict[str, object] = {}
     for name, value in (("port", port), ("baud", baud), ("control_rate", control_rate),
                         ("publish_rate", publish_rate), ("duration", duration)):
         if value is not None:
             overrides[name] = value
-    return [NodeSpec("humanoid_hw", "humanoid_hw.hw_node", overrides,
-                     (package_config("humanoid_hw", f"{robot}.yaml"),)),
-            *control_nodes(robot, use_sim_time=False)]
+    if not publish_robot_description:
+        overrides["publish_robot_description"] = False
+    if not self_collision_veto:
+        overrides["self_collision_veto"] = False
+    return [hw_node_spec(robot, overrides),
+            *control_nodes(robot, use_sim_time=False, balance_monitor=balance_monitor,
+                           self_collision_checker=self_collision_checker, walk_controller=walk_controller)]
 
 
-def control_nodes(robot: str, use_sim_time: bool) -> list[NodeSpec]:
-    """The nodes that drive the robot through its interface, the same for sim and real."""
-    return [NodeSpec("trajectory_generator", "humanoid_control.trajectory_generator_node",
-                     {"robot": robot, "use_sim_time": use_sim_time})]
+def control_nodes(robot: str, use_sim_time: bool, balance_monitor: bool = True,
+                  self_collision_checker: bool = True, walk_controller: bool = True) -> list[NodeSpec]:
+    """The nodes that drive or watch the robot through its interface, the same for sim and
+    real; per-robot parameters in ``humanoid_control/config/<robot>.yaml``."""
+    nodes = [NodeSpec("trajectory_generator", "humanoid_control.trajectory_generator_node",
+                      {"robot": robot, "use_sim_time": use_sim_time})]
+    if balance_monitor:
+        nodes.append(balance_monitor_node_spec(robot, {"use_sim_time": use_sim_time}))
+    if self_collision_checker:
+        nodes.append(self_collision_checker_node_spec(robot, {"use_sim_time": use_sim_time}))
+    # on the robot's clock: the joint_states stamps (no /clock to follow); only for the
+    # robots it walks (a walk_controller section in their parameter file: the bipeds)
+    if walk_controller and walking_robot(robot):
+        nodes.append(walk_controller_node_spec(robot))
+    return nodes
+
+
+def recorder_node(output: Path) -> NodeSpec:
+    """The recorder (``humanoid record``) recording the default topics into a new bag."""
+    return NodeSpec("humanoid_recorder", "humanoid_bringup.recording.recorder", {"output": str(output)})

@@ -32,17 +32,18 @@ import argparse
 import math
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 import numpy as np
 
+from humanoid_control.command_line import positive_number
 from humanoid_description.robots import ROBOTS
 
 if TYPE_CHECKING:
-    from humanoid_bringup.robot_client import RobotClient
-    from humanoid_control.motion import JointBounds, Motion
+    from humanoid_control.motion import JointBounds
+    from humanoid_control.robot_client import RobotClient
 
 # rclpy and the motion package are imported where they are used: the `humanoid`
 # command builds its parser from this module and must start fast.
@@ -55,10 +56,6 @@ SETTLED_SPEED = math.radians(1.0)
 #: ... or this long (robot seconds) after the trajectory ended (a joint pushing against
 #: something may never come to rest).
 SETTLE_LIMIT = 1.0
-#: Decimals (deg) of the values a new keyframe is saved with; the keyframe file is written
-#: with KEEP_DECIMALS, which keeps every earlier value of the file as it was read.
-KEYFRAME_DECIMALS = 4
-KEEP_DECIMALS = 10
 YAML_SUFFIXES = (".yaml", ".yml")
 
 
@@ -152,27 +149,33 @@ class PosingSession:
         self.go({j: self.home[j] for j in joints})
 
     def save(self, args: list[str]) -> None:
+        from humanoid_control.motion import MotionError
+        from humanoid_control.motion.pose_saving import append_hoap2_csv_line, append_keyframe, append_thesis_pose
+
         path, label = Path(args[0]), " ".join(args[1:])
         suffix = path.suffix.lower()
-        if suffix in YAML_SUFFIXES:
-            motion = append_keyframe(path, self.robot, self.measured(), label)
-            self.say(f"saved keyframe {motion.keyframe_count - 1} (t = {motion.times[-1]:g} s) to {path}")
-        elif suffix == ".csv" and self.robot == "hoap2":
-            count = append_hoap2_csv_line(path, self.robot, self.measured())
-            note = f" (the csv format has no labels: {label!r} not saved)" if label else ""
-            self.say(f"saved line {count} to {path}{note}")
-        elif suffix == ".csv":
-            count = append_thesis_pose(path, self.robot, self.measured(), label)
-            self.say(f"saved pose {count} to {path}")
-        else:
-            raise CommandError(f"cannot save to {path.name!r}: give a .yaml/.yml keyframe file or a .csv file")
+        try:
+            if suffix in YAML_SUFFIXES:
+                motion = append_keyframe(path, self.robot, self.measured(), label)
+                self.say(f"saved keyframe {motion.keyframe_count - 1} (t = {motion.times[-1]:g} s) to {path}")
+            elif suffix == ".csv" and self.robot == "hoap2":
+                count = append_hoap2_csv_line(path, self.robot, self.measured())
+                note = f" (the csv format has no labels: {label!r} not saved)" if label else ""
+                self.say(f"saved line {count} to {path}{note}")
+            elif suffix == ".csv":
+                count = append_thesis_pose(path, self.robot, self.measured(), label)
+                self.say(f"saved pose {count} to {path}")
+            else:
+                raise CommandError(f"cannot save to {path.name!r}: give a .yaml/.yml keyframe file or a .csv file")
+        except MotionError as error:
+            raise CommandError(f"not saved: {error}") from None
 
     # -- moving -------------------------------------------------------------------------
     def go(self, targets: Mapping[str, float]) -> None:
         """Move the joints to ``targets`` (rad), clamped into their limits, smoothly, and
         report where each joint was and is."""
         from humanoid_control.motion import Motion, plan_playback
-        from humanoid_control.trajectory_generator_node import trajectory_message
+        from humanoid_control.robot_client import playback_trajectory
 
         goal = {}
         for joint, value in targets.items():
@@ -188,7 +191,7 @@ class PosingSession:
                         positions=[[goal[j] for j in joints]])
         playback = plan_playback(motion, current=before)
         if playback.transition_duration > 0.0:
-            outcome = self.client.follow(trajectory_message(playback), timeout=MOVE_TIMEOUT)
+            outcome = self.client.follow(playback_trajectory(playback), timeout=MOVE_TIMEOUT)
             if not outcome.succeeded:
                 raise CommandError(f"the robot did not complete the move: {outcome.error_string}")
         after = self.settle(joints)
@@ -243,107 +246,16 @@ COMMANDS: dict[str, Command] = {
 }
 
 
-# -- saving (files through the motion package's readers and writers) -----------------------
-def keyframe_step() -> float:
-    """Seconds between saved poses: the pose demo's move time (config/motion.yaml)."""
-    from humanoid_control.motion.data import load_settings
-
-    return load_settings().pose_move_time
-
-
-def append_keyframe(path: Path, robot: str, positions: Mapping[str, float], label: str = "") -> Motion:
-    """Append a keyframe to a keyframe file (a new one-keyframe motion of every joint when the
-    file is missing): read with the package's reader, so a malformed file is refused, not
-    extended; written back with its writer (whose header replaces the file's comments).
-    Returns the motion written."""
-    from humanoid_control.motion import Motion, MotionError
-    from humanoid_control.motion.keyframes import read_keyframes, write_keyframes
-    from humanoid_control.motion.limits import JointBounds
-
-    if path.exists():
-        try:
-            motion = read_keyframes(path, robot)
-        except MotionError as error:
-            raise CommandError(f"not saved: {error}") from None
-    else:
-        motion = None
-    joints = motion.joint_names if motion is not None else JointBounds.for_robot(robot).joint_names
-    bounds = JointBounds.for_robot(robot, joints)
-    # rounded in degrees, then kept within the limits, so the file reads back within them
-    rounded = np.clip(np.round(np.degrees([positions[j] for j in joints]), KEYFRAME_DECIMALS),
-                      np.degrees(bounds.lower), np.degrees(bounds.upper))
-    row = np.radians(rounded)
-    if motion is None:
-        motion = Motion(name=path.stem, robot=robot, joint_names=joints, times=[0.0], positions=[row],
-                        labels=(label,), description=f"Poses of the {robot} saved by humanoid pose.",
-                        source=str(path))
-    else:
-        labels = motion.labels or ("",) * motion.keyframe_count
-        supports = motion.supports or ("both",) * motion.keyframe_count
-        motion = replace(
-            motion, times=np.append(motion.times, motion.duration + keyframe_step()),
-            positions=np.vstack([motion.positions, row]),
-            velocities=None if motion.velocities is None else np.vstack([motion.velocities, np.zeros(len(joints))]),
-            holds=None if motion.holds is None else np.append(motion.holds, 0.0),
-            labels=(*labels, label), supports=(*supports, "both"))
-    write_keyframes(motion, path, units="deg", decimals=KEEP_DECIMALS,
-                    header=f"Keyframes of the {robot} saved by `humanoid pose`.")
-    return motion
-
-
-def append_hoap2_csv_line(path: Path, robot: str, positions: Mapping[str, float]) -> int:
-    """Append the pose as one line of the HOAP-2 csv motion format (the line lasts the keyframe
-    step); an existing file is read first, so a malformed one is refused. Returns the line count."""
-    from humanoid_control.interpolation import Law
-    from humanoid_control.motion import Motion, MotionError
-    from humanoid_control.motion.hoap2_csv import CsvLayout, hoap2_csv_text, read_hoap2_csv
-
-    count = 0
-    if path.exists():
-        try:
-            count = read_hoap2_csv(path, robot).keyframe_count
-        except MotionError as error:
-            raise CommandError(f"not saved: {error}") from None
-    columns = CsvLayout.for_robot(robot).columns
-    line = Motion(name=path.stem, robot=robot, joint_names=columns, times=[0.0],
-                  positions=[[positions[c] for c in columns]], law=Law.LINEAR, holds=[keyframe_step()])
-    text = path.read_text() if path.exists() else ""
-    path.write_text(text + ("" if not text or text.endswith("\n") else "\n") + hoap2_csv_text(line))
-    return count + 1
-
-
-def append_thesis_pose(path: Path, robot: str, positions: Mapping[str, float], label: str = "") -> int:
-    """Append the pose to a thesis pose file (LABEL,J1..J18 deg), read with the package's
-    reader and written back with its writer. Returns the pose count."""
-    from humanoid_control.motion.bioloid_poses import write_thesis_poses
-    from humanoid_description.model import load_model
-    from humanoid_description.thesis_poses import PoseFileError, ThesisFrame, ThesisPose, read_pose_csv
-
-    model = load_model(robot)
-    try:
-        frame = ThesisFrame(model)
-        poses = read_pose_csv(path) if path.exists() else []
-    except (ValueError, PoseFileError) as error:
-        raise CommandError(f"not saved: {error}") from None
-    angles = frame.angles_deg(model.joints.to_array(dict(positions)))
-    poses.append(ThesisPose(line=0, label=label or f"pose {len(poses) + 1}", angles_deg=angles))
-    try:
-        write_thesis_poses(poses, path)
-    except ValueError as error:
-        raise CommandError(f"not saved: {error}") from None
-    return len(poses)
-
-
 # -- the command ----------------------------------------------------------------------------
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--robot", required=True, choices=ROBOTS, help="the robot that is running")
-    parser.add_argument("--timeout", type=float, default=30.0,
+    parser.add_argument("--timeout", type=positive_number, default=30.0,
                         help="seconds to wait for the robot's joint_states (30)")
 
 
 def run(args: argparse.Namespace) -> int:
-    from humanoid_bringup.robot_client import RobotClient, RobotClientError
     from humanoid_control.motion import JointBounds
+    from humanoid_control.robot_client import RobotClient, RobotClientError
     from humanoid_description.config import load_config
 
     interactive = sys.stdin.isatty()
@@ -366,8 +278,8 @@ def run(args: argparse.Namespace) -> int:
 
 def serve(session: PosingSession, commands: TextIO, interactive: bool) -> int:
     """Read and carry out commands until quit or the end of the input; 1 if any failed."""
-    from humanoid_bringup.robot_client import RobotClientError
     from humanoid_control.motion import MotionError
+    from humanoid_control.robot_client import RobotClientError
 
     failed = False
     while True:

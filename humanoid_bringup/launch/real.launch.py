@@ -1,5 +1,7 @@
-"""Real robot: the Dynamixel hardware node behind the shared robot interface, the
-trajectory generator, robot_state_publisher (TF for RViz) and, on request, RViz.
+"""Real robot: the graph ``humanoid real`` starts (the Dynamixel hardware node behind the
+shared robot interface and the nodes that build on it, from ``humanoid_bringup.graphs``),
+robot_state_publisher (TF for RViz, and the one publisher of robot_description here)
+and, on request, RViz.
 
     ros2 launch humanoid_bringup real.launch.py robot:=bioloid port:=/dev/ttyUSB0
 
@@ -10,39 +12,37 @@ The same graph runs without ros2 launch: ``humanoid real --robot bioloid --port 
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.conditions import IfCondition
-from launch.substitutions import Command, LaunchConfiguration, PathJoinSubstitution
+from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
-from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
-ROBOTS = ["bioloid"]  # robots with a Dynamixel joint map
+from humanoid_bringup.graphs import real_nodes
+from humanoid_bringup.launch_parameters import launch_node, number_or_none, state_publisher_parameters
+from humanoid_description.runtime_files import HW_NODE_PARAMETERS
+
+ROBOTS = list(HW_NODE_PARAMETERS.robots())  # robots with a hardware parameter file (a Dynamixel bus)
 
 
 def robot_nodes(context):
-    """The hardware node with the robot's parameter files, plus the overrides given."""
-    robot = LaunchConfiguration("robot").perform(context)
-    overrides = {"robot": robot, "port": LaunchConfiguration("port").perform(context)}
-    baud = LaunchConfiguration("baud").perform(context)
-    if baud:
-        overrides["baud"] = int(baud)
-    for name in ("control_rate", "publish_rate"):
-        value = LaunchConfiguration(name).perform(context)
-        if value:
-            overrides[name] = float(value)
-    share = FindPackageShare("humanoid_hw")
-    return [
-        Node(package="humanoid_hw", executable="hw_node", name="humanoid_hw", output="screen",
-             parameters=[PathJoinSubstitution([share, "config", f"{robot}.yaml"]), overrides]),
-        Node(package="humanoid_control", executable="trajectory_generator", name="trajectory_generator",
-             output="screen", parameters=[{"robot": robot}]),
-    ]
+    """The real-robot graph with the arguments given, and robot_state_publisher."""
+    def argument(name):
+        return LaunchConfiguration(name).perform(context)
+
+    robot = argument("robot")
+    baud = argument("baud")
+    graph = real_nodes(robot, port=argument("port"), baud=int(baud) if baud else None,
+                       control_rate=number_or_none(argument("control_rate")),
+                       publish_rate=number_or_none(argument("publish_rate")), publish_robot_description=False,
+                       balance_monitor=argument("balance_monitor") == "true",
+                       self_collision_checker=argument("self_collision_checker") == "true",
+                       self_collision_veto=argument("self_collision_veto") == "true",
+                       walk_controller=argument("walk_controller") == "true")
+    return [*(Node(**launch_node(spec)) for spec in graph),
+            Node(package="robot_state_publisher", executable="robot_state_publisher", output="screen",
+                 parameters=[state_publisher_parameters(robot)])]
 
 
 def generate_launch_description():
-    robot = LaunchConfiguration("robot")
-    xacro_file = PathJoinSubstitution(
-        [FindPackageShare("humanoid_description"), "xacro", robot, [robot, ".urdf.xacro"]])
-    description = ParameterValue(Command(["xacro ", xacro_file]), value_type=str)
     return LaunchDescription([
         DeclareLaunchArgument("robot", default_value="bioloid", choices=ROBOTS, description="robot on the bus"),
         DeclareLaunchArgument("port", default_value="/dev/ttyUSB0", description="serial device of the bus"),
@@ -51,9 +51,16 @@ def generate_launch_description():
         DeclareLaunchArgument("control_rate", default_value="", description="control loop rate in Hz"),
         DeclareLaunchArgument("publish_rate", default_value="", description="joint_states rate in Hz"),
         DeclareLaunchArgument("rviz", default_value="false", choices=["true", "false"], description="start RViz"),
+        DeclareLaunchArgument("balance_monitor", default_value="true", choices=["true", "false"],
+                              description="start the balance monitor (balance_state, balance_markers)"),
+        DeclareLaunchArgument("self_collision_checker", default_value="true", choices=["true", "false"],
+                              description="start the self-collision checker (self_collision_state, markers, "
+                                          "check services)"),
+        DeclareLaunchArgument("self_collision_veto", default_value="true", choices=["true", "false"],
+                              description="refuse commands that bring two links within the safety distance"),
+        DeclareLaunchArgument("walk_controller", default_value="true", choices=["true", "false"],
+                              description="start the walk controller (cmd_vel, walk action)"),
         OpaqueFunction(function=robot_nodes),
-        Node(package="robot_state_publisher", executable="robot_state_publisher", output="screen",
-             parameters=[{"robot_description": description}]),
         Node(package="rviz2", executable="rviz2", output="screen", condition=IfCondition(LaunchConfiguration("rviz")),
              arguments=["-d", PathJoinSubstitution([FindPackageShare("humanoid_bringup"), "rviz", "humanoid.rviz"])]),
     ])

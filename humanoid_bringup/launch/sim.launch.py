@@ -1,5 +1,7 @@
-"""Simulated robot: the PyBullet node behind the shared robot interface, the trajectory
-generator, robot_state_publisher (TF for RViz) and, on request, RViz.
+"""Simulated robot: the graph ``humanoid sim`` starts (the PyBullet node behind the
+shared robot interface and the nodes that build on it, from ``humanoid_bringup.graphs``),
+robot_state_publisher (TF for RViz, and the one publisher of robot_description here)
+and, on request, RViz.
 
     ros2 launch humanoid_bringup sim.launch.py robot:=bioloid gui:=true rviz:=true
 
@@ -9,43 +11,52 @@ The same graph runs without ros2 launch: ``humanoid sim --robot bioloid``.
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.conditions import IfCondition
-from launch.substitutions import Command, LaunchConfiguration, PathJoinSubstitution
+from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
-from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
-ROBOTS = ["hoap2", "bioloid"]
+from humanoid_bringup.graphs import sim_nodes
+from humanoid_bringup.launch_parameters import launch_node, number_or_none, state_publisher_parameters
+from humanoid_description.runtime_files import SIM_NODE_PARAMETERS
+
+ROBOTS = list(SIM_NODE_PARAMETERS.robots())  # robots with a simulation parameter file
 
 
 def robot_nodes(context):
-    """The sim node with the robot's parameter file, plus the overrides actually given."""
-    robot = LaunchConfiguration("robot").perform(context)
-    overrides = {"robot": robot, "gui": LaunchConfiguration("gui").perform(context) == "true",
-                 "real_time_factor": float(LaunchConfiguration("real_time_factor").perform(context))}
-    for name in ("control_rate", "publish_rate", "physics_rate"):
-        value = LaunchConfiguration(name).perform(context)
-        if value:
-            overrides[name] = float(value)
-    sim_params = PathJoinSubstitution([FindPackageShare("humanoid_sim"), "config", f"{robot}.yaml"])
-    use_sim_time = LaunchConfiguration("use_sim_time").perform(context) == "true"
-    return [
-        Node(package="humanoid_sim", executable="sim_node", name="humanoid_sim", output="screen",
-             parameters=[sim_params, overrides]),
-        Node(package="humanoid_control", executable="trajectory_generator", name="trajectory_generator",
-             output="screen", parameters=[{"robot": robot, "use_sim_time": use_sim_time}]),
-    ]
+    """The simulation graph with the arguments given, and robot_state_publisher."""
+    def argument(name):
+        return LaunchConfiguration(name).perform(context)
+
+    robot = argument("robot")
+    use_sim_time = argument("use_sim_time") == "true"
+    graph = sim_nodes(robot, gui=argument("gui") == "true", real_time_factor=float(argument("real_time_factor")),
+                      control_rate=number_or_none(argument("control_rate")),
+                      publish_rate=number_or_none(argument("publish_rate")),
+                      physics_rate=number_or_none(argument("physics_rate")), use_sim_time=use_sim_time,
+                      publish_robot_description=False, balance_monitor=argument("balance_monitor") == "true",
+                      self_collision_checker=argument("self_collision_checker") == "true",
+                      self_collision_veto=argument("self_collision_veto") == "true",
+                      walk_controller=argument("walk_controller") == "true")
+    return [*(Node(**launch_node(spec)) for spec in graph),
+            Node(package="robot_state_publisher", executable="robot_state_publisher", output="screen",
+                 parameters=[state_publisher_parameters(robot, use_sim_time)])]
 
 
 def generate_launch_description():
-    robot = LaunchConfiguration("robot")
-    xacro_file = PathJoinSubstitution(
-        [FindPackageShare("humanoid_description"), "xacro", robot, [robot, ".urdf.xacro"]])
-    description = ParameterValue(Command(["xacro ", xacro_file]), value_type=str)
     return LaunchDescription([
         DeclareLaunchArgument("robot", default_value="hoap2", choices=ROBOTS, description="robot to simulate"),
         DeclareLaunchArgument("gui", default_value="false", choices=["true", "false"],
                               description="show the PyBullet window"),
         DeclareLaunchArgument("rviz", default_value="false", choices=["true", "false"], description="start RViz"),
+        DeclareLaunchArgument("balance_monitor", default_value="true", choices=["true", "false"],
+                              description="start the balance monitor (balance_state, balance_markers)"),
+        DeclareLaunchArgument("self_collision_checker", default_value="true", choices=["true", "false"],
+                              description="start the self-collision checker (self_collision_state, markers, "
+                                          "check services)"),
+        DeclareLaunchArgument("self_collision_veto", default_value="true", choices=["true", "false"],
+                              description="refuse commands that bring two links within the safety distance"),
+        DeclareLaunchArgument("walk_controller", default_value="true", choices=["true", "false"],
+                              description="start the walk controller (cmd_vel, walk action)"),
         DeclareLaunchArgument("use_sim_time", default_value="true", choices=["true", "false"],
                               description="run the other nodes on the simulated clock (/clock)"),
         DeclareLaunchArgument("real_time_factor", default_value="1.0",
@@ -57,9 +68,6 @@ def generate_launch_description():
         DeclareLaunchArgument("physics_rate", default_value="",
                               description="physics step rate in Hz (default: 1000)"),
         OpaqueFunction(function=robot_nodes),
-        Node(package="robot_state_publisher", executable="robot_state_publisher", output="screen",
-             parameters=[{"robot_description": description,
-                          "use_sim_time": LaunchConfiguration("use_sim_time")}]),
         Node(package="rviz2", executable="rviz2", output="screen", condition=IfCondition(LaunchConfiguration("rviz")),
              arguments=["-d", PathJoinSubstitution([FindPackageShare("humanoid_bringup"), "rviz", "humanoid.rviz"])],
              parameters=[{"use_sim_time": LaunchConfiguration("use_sim_time")}]),

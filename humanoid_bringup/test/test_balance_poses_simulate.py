@@ -26,13 +26,13 @@ import subprocess
 import pytest
 import yaml
 
+from humanoid_description.bioloid_thesis.pose_analysis import ThesisFrame
 from humanoid_description.model import load_model
 from humanoid_description.robots import robot_files
-from humanoid_description.thesis_poses import ThesisFrame
 
 pytestmark = pytest.mark.system
 
-KEYS = {"pose", "line", "com_mm", "links_mm", "margin_mm", "left_foot_contact", "held"}
+KEYS = {"pose", "line", "com_mm", "links_mm", "margin_mm", "left_foot_contact", "outside_limits", "held"}
 
 
 def left_foot_clearance_mm(frame: ThesisFrame, angles_deg: list[float]) -> float:

@@ -1,20 +1,30 @@
 """The launch files, checked without ros2 launch (which pip-installed ROS 2 lacks).
 
-Each file is parsed as Python: it must compile, define generate_launch_description,
-declare the arguments users rely on, start executables that the named packages really
-install (or that are declared run dependencies), and point at parameter files that
-exist for every robot it offers.
+What they start comes from one description, ``humanoid_bringup.graphs``, which the
+``humanoid`` command runs in the system tests; a launch file only maps its arguments
+onto it and adds what needs a full ROS install (robot_state_publisher, RViz). So the
+tests check (1) each launch file, parsed with ``ast`` (``launch`` cannot be imported
+here): it builds its nodes from the graph function, passes each argument it declares
+to a parameter that function has, and starts no other node of ours; and (2) the node
+specs as ``launch_ros`` would get them (:func:`~humanoid_bringup.launch_parameters.launch_node`):
+each executable is a console script its package installs that runs the spec's module,
+with the parameter files and parameters the ``humanoid`` command uses.
 """
 
 import ast
 import contextlib
+import importlib.metadata
+import inspect
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
+from humanoid_bringup.graphs import real_nodes, sim_nodes
+from humanoid_bringup.launch_parameters import launch_node
 from humanoid_description.package_share import package_share_directory
 from humanoid_description.robots import ROBOTS
+from humanoid_description.runtime_files import HW_NODE_PARAMETERS, SIM_NODE_PARAMETERS
 
 LAUNCH = package_share_directory("humanoid_bringup") / "launch"
 OURS = {"humanoid_sim", "humanoid_hw", "humanoid_control"}
@@ -64,42 +74,83 @@ def run_dependencies() -> set[str]:
     return {e.text for e in xml.iter("exec_depend")}
 
 
-@pytest.mark.parametrize(("name", "arguments", "robots"), [
+@pytest.mark.parametrize(("name", "arguments", "runtime_file", "graph"), [
     ("sim.launch.py", {"robot", "gui", "rviz", "use_sim_time", "real_time_factor", "control_rate", "publish_rate",
-                       "physics_rate"}, set(ROBOTS)),
-    ("real.launch.py", {"robot", "port", "baud", "control_rate", "publish_rate", "rviz"}, {"bioloid"}),
+                       "physics_rate"}, "SIM_NODE_PARAMETERS", sim_nodes),
+    ("real.launch.py", {"robot", "port", "baud", "control_rate", "publish_rate", "rviz"}, "HW_NODE_PARAMETERS",
+     real_nodes),
 ])
-def test_launch_file_declares_arguments_and_starts_real_nodes(name, arguments, robots):
+def test_launch_file_starts_the_graph_the_humanoid_command_starts(name, arguments, runtime_file, graph):
     tree = parse(name)
     assert any(isinstance(n, ast.FunctionDef) and n.name == "generate_launch_description" for n in tree.body)
     declared = declared_arguments(tree)
     assert arguments <= set(declared), arguments - set(declared)
-    assert set(keyword(declared["robot"], "choices", constants(tree))) == robots
+    # the robots offered are those with the node's parameter file, from the one list of runtime files
+    robots = next(n.value for n in tree.body if isinstance(n, ast.Assign) and n.targets[0].id == "ROBOTS")
+    assert ast.unparse(robots) == f"list({runtime_file}.robots())"
+    assert ast.unparse(keyword(declared["robot"], "choices")) == "ROBOTS"
     assert all(keyword(call, "description") for call in declared.values())  # every argument explained
-    nodes = [(keyword(c, "package"), keyword(c, "executable")) for c in calls(tree, "Node")]
-    assert nodes, "the launch file starts no node"
-    for package, executable in nodes:
-        if package in OURS:
-            assert executable in console_scripts(package), f"{package} installs no executable {executable}"
-        else:
-            assert package in run_dependencies(), f"{package} is not an exec_depend of humanoid_bringup"
+    # the nodes: the graph function's specs, each started through launch_node
+    (call,) = calls(tree, graph.__name__)
+    parameters = inspect.signature(graph).parameters
+    passed = {kw.arg for kw in call.keywords}
+    assert passed <= set(parameters), f"{name} passes {passed - set(parameters)}, which {graph.__name__} lacks"
+    assert keyword(call, "publish_robot_description") is False  # robot_state_publisher owns it here
+    used = {c.args[0].value for c in calls(tree, "argument") + calls(tree, "LaunchConfiguration")
+            if isinstance(c.args[0], ast.Constant)}
+    assert used == set(declared), f"unused: {set(declared) - used}; undeclared: {used - set(declared)}"
+    assert any(isinstance(n, ast.Call) and getattr(n.func, "id", None) == "launch_node" for n in ast.walk(tree))
+    for node in calls(tree, "Node"):  # the literal nodes are the full install's own tools
+        package = keyword(node, "package")
+        if isinstance(package, str):
+            assert package not in OURS and package in run_dependencies(), package
 
 
-@pytest.mark.parametrize(("name", "package", "robots"), [
-    ("sim.launch.py", "humanoid_sim", ROBOTS), ("real.launch.py", "humanoid_hw", ("bioloid",))])
-def test_parameter_files_exist_for_every_robot_offered(name, package, robots):
-    assert '"config", f"{robot}.yaml"' in (LAUNCH / name).read_text()
+@pytest.mark.parametrize(("graph", "robot"), [*((sim_nodes, robot) for robot in SIM_NODE_PARAMETERS.robots()),
+                                              *((real_nodes, robot) for robot in HW_NODE_PARAMETERS.robots())])
+def test_every_node_of_the_graph_is_launchable_as_the_command_runs_it(graph, robot):
+    for spec in graph(robot, publish_robot_description=False):
+        node = launch_node(spec)
+        package, executable = node["package"], node["executable"]
+        assert package in OURS
+        assert executable in console_scripts(package), f"{package} installs no executable {executable}"
+        (target,) = [e.value for e in importlib.metadata.distribution(package.replace("_", "-")).entry_points
+                     if e.group == "console_scripts" and e.name == executable]
+        assert target == f"{spec.module}:main"  # ros2 launch runs the module the humanoid command runs
+        assert node["name"] == spec.name
+        *files, parameters = node["parameters"]
+        assert files == [str(path) for path in spec.parameter_files] and all(Path(f).is_file() for f in files)
+        assert parameters == dict(spec.parameters) and parameters["robot"] == robot
+
+
+def test_the_driver_node_leaves_robot_description_to_the_state_publisher_under_launch():
+    for graph, robot in ((sim_nodes, "hoap2"), (real_nodes, "bioloid")):
+        driver, *_ = graph(robot, publish_robot_description=False)
+        assert launch_node(driver)["parameters"][-1]["publish_robot_description"] is False
+        driver, *_ = graph(robot)
+        assert "publish_robot_description" not in driver.parameters  # humanoid sim/real: the node publishes it
+
+
+@pytest.mark.parametrize(("runtime_file", "robots"),
+                         [(SIM_NODE_PARAMETERS, ROBOTS), (HW_NODE_PARAMETERS, ("bioloid", "bioloid_quadruped"))])
+def test_parameter_files_exist_for_every_robot_offered(runtime_file, robots):
+    assert runtime_file.robots() == robots
     for robot in robots:
-        assert (package_share_directory(package) / "config" / f"{robot}.yaml").is_file()
+        assert runtime_file.path(robot).is_file()
         xacro = package_share_directory("humanoid_description") / "xacro" / robot / f"{robot}.urdf.xacro"
         assert xacro.is_file()
 
 
 def test_record_launch_records_the_interface_in_mcap():
-    tree = parse("record.launch.py")
-    topics = constants(tree)["TOPICS"]
-    assert {"/joint_states", "/joint_commands", "/joint_trajectory", "/diagnostics"} <= set(topics)
-    assert '"--storage", "mcap"' in (LAUNCH / "record.launch.py").read_text()
+    from humanoid_bringup.recording.topics import DEFAULT_TOPICS
+
+    text = (LAUNCH / "record.launch.py").read_text()
+    parse("record.launch.py")
+    # the same topics as humanoid record (one list), hidden action topics included
+    assert "from humanoid_bringup.recording.topics import DEFAULT_TOPICS" in text and "*DEFAULT_TOPICS" in text
+    assert {"/joint_states", "/joint_commands", "/joint_trajectory", "/diagnostics", "/balance_state",
+            "/self_collision_state", "/follow_joint_trajectory/_action/feedback"} <= set(DEFAULT_TOPICS)
+    assert '"--storage", "mcap"' in text and '"--include-hidden-topics"' in text
 
 
 def test_rviz_config_shows_the_robot_model():

@@ -11,7 +11,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from humanoid_bringup.graphs import sim_nodes
+from humanoid_bringup.graphs import ROBOT_AND_PLAYER_ONLY, sim_nodes
 from humanoid_control.motion import load_motion, plan_playback
 from humanoid_control.motion.bioloid_poses import read_thesis_poses
 from humanoid_control.motion.hoap2_csv import read_hoap2_csv
@@ -39,7 +39,7 @@ def degrees_of(recorded: list, joint: str) -> np.ndarray:
 
 
 def test_a_posing_session_moves_the_robot_clamps_at_limits_and_saves_poses(robot_graph, tmp_path):
-    _graph, client = robot_graph(sim_nodes("hoap2", real_time_factor=0.0))
+    _graph, client = robot_graph(sim_nodes("hoap2", real_time_factor=0.0, **ROBOT_AND_PLAYER_ONLY))
     keyframes, csv = tmp_path / "poses.yaml", tmp_path / "poses.csv"
     script = f"""help
 # raise the right arm in two steps (joint names in any case), save
@@ -107,7 +107,7 @@ reset rarm_joint1
 def test_bioloid_poses_are_saved_as_thesis_poses(robot_graph, tmp_path):
     """The Bioloid's csv is the thesis' pose file (label, J1..J18 deg): read back through the
     thesis convention, it gives the joint positions the robot had."""
-    _graph, client = robot_graph(sim_nodes("bioloid", real_time_factor=0.0))
+    _graph, client = robot_graph(sim_nodes("bioloid", real_time_factor=0.0, **ROBOT_AND_PLAYER_ONLY))
     path = tmp_path / "poses.csv"
     result = pose("bioloid", f"move r_elbow 20\nsave {path} elbow bent\nsave {path}\nquit\nmove r_elbow 20\n")
     assert result.returncode == 0, result.stderr

@@ -2,13 +2,14 @@
 
 The lesson of the virtual humanoid platform (Kanehiro et al.): one adapter API, two
 back ends, and time handled inside the adapter. A driver knows nothing of ROS; the
-shared ROS front (:mod:`humanoid_control.robot_interface`) owns every topic and
-action and talks to whichever driver it is given through this interface only.
+shared control loop and ROS front (:mod:`humanoid_control.control_loop`,
+:mod:`humanoid_control.robot_interface`) talk to whichever driver they are given
+through this interface only.
 
 All joint arrays are in the robot's canonical joint order (``RobotModel.joints``),
 in URDF units (rad, rad/s, N m).
 
-The control loop, run by the front, is::
+The control loop (:mod:`humanoid_control.control_loop`) is::
 
     driver.start()
     while running:
@@ -16,6 +17,9 @@ The control loop, run by the front, is::
         state = driver.read()
         driver.write(command_for(state))
     driver.close()
+
+Deadlines are on the driver's own clock: simulated time, or a monotonic clock on
+hardware (never the wall clock, which can step). The front maps it to ROS time.
 """
 
 from __future__ import annotations
@@ -110,6 +114,9 @@ class RobotDriver(ABC):
 
     #: The joints this driver moves, in canonical order.
     joint_names: tuple[str, ...]
+    #: True when the driver's clock is the graph's ROS time (a simulator, which publishes
+    #: it on /clock); False for a monotonic clock that the front maps to ROS time.
+    clock_is_ros_time: bool = False
 
     @abstractmethod
     def start(self) -> JointState:

@@ -3,7 +3,7 @@
 A driver node is: a ``robot`` parameter, the robot model, a driver built from the
 node's parameters, the shared :class:`~humanoid_control.robot_interface.RobotInterface`,
 optional extras (the simulator's services), and a multi-threaded executor that spins
-until SIGINT/SIGTERM or until the optional ``duration`` (seconds on the robot's clock)
+until SIGINT/SIGTERM/SIGHUP or until the optional ``duration`` (seconds on the robot's clock)
 has elapsed since it came up. On the way out the interface stops and the driver releases the robot.
 
 Per-robot defaults of every parameter come from a ROS parameter file shipped with
@@ -16,60 +16,66 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import rclpy
-import yaml
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 
+from humanoid_control.command_guard import CommandGuard
 from humanoid_control.driver import DriverError, RobotDriver
-from humanoid_control.parameters import declare
-from humanoid_control.robot_interface import InterfaceParameters, RobotInterface
+from humanoid_control.interface_parameters import InterfaceParameters
+from humanoid_control.parameter_files import node_parameters
+from humanoid_control.parameters import declare, declare_dataclass
+from humanoid_control.process_lifetime import hang_up_like_terminate
+from humanoid_control.robot_interface import RobotInterface
+from humanoid_control.self_collision_guard import PARAMETER_PREFIX as GUARD_PARAMETER_PREFIX
+from humanoid_control.self_collision_guard import SelfCollisionGuard, SelfCollisionGuardParameters
 from humanoid_description.model import RobotModel
 from humanoid_description.robots import ROBOTS, UnknownRobotError
+from humanoid_description.runtime_files import RuntimeFile
 
 DriverFactory = Callable[[Node, RobotModel, dict[str, Any]], RobotDriver]
-Extension = Callable[[Node, RobotInterface, RobotDriver], None]
+#: What a node adds to the shared interface (the simulator's services): built with the node's
+#: per-robot parameter defaults.
+Extension = Callable[[Node, RobotInterface, RobotDriver, dict[str, Any]], object]
+GuardFactory = Callable[[Node, RobotModel, dict[str, Any]], CommandGuard]
 
 
-def robot_defaults(path: Path) -> dict[str, Any]:
-    """Flattened ``ros__parameters`` of a parameter file (nested keys joined with dots);
-    empty when the file does not exist (a robot this driver has no defaults for)."""
-    if not Path(path).is_file():
-        return {}
-    data = yaml.safe_load(Path(path).read_text()) or {}
-    section = next(iter(data.values()), {}).get("ros__parameters", {}) if data else {}
-
-    def flatten(prefix: str, value: Any) -> dict[str, Any]:
-        if isinstance(value, dict):
-            out: dict[str, Any] = {}
-            for key, item in value.items():
-                out.update(flatten(f"{prefix}.{key}" if prefix else str(key), item))
-            return out
-        return {prefix: value}
-
-    return flatten("", section)
+def make_guard(node: Node, model: RobotModel, defaults: dict[str, Any]) -> CommandGuard:
+    """The command guard of every driver node (sim and hw alike): the one place that
+    decides which checks stand between accepted commands and the driver. The
+    self-collision veto (:mod:`humanoid_control.self_collision_guard`), on unless the
+    ``self_collision_veto`` parameter is false."""
+    params = declare_dataclass(node, SelfCollisionGuardParameters, defaults, prefix=GUARD_PARAMETER_PREFIX)
+    log = node.get_logger()
+    guard = SelfCollisionGuard(model.name, params, warn=log.warning, inform=log.info)
+    if params.veto:
+        log.info(f"self-collision veto on (safety distance {guard.safety_distance * 1000:g} mm)")
+    else:
+        log.warning("self-collision veto off (self_collision_veto false): commands are not checked")
+    return guard
 
 
 class DriverNode:
     """A node serving the shared robot interface for one driver."""
 
-    def __init__(self, node_name: str, config_dir: Path, make_driver: DriverFactory,
-                 extension: Extension | None = None, default_robot: str = "hoap2") -> None:
+    def __init__(self, node_name: str, parameter_file: RuntimeFile, make_driver: DriverFactory,
+                 extension: Extension | None = None, default_robot: str = "hoap2",
+                 guard_factory: GuardFactory = make_guard) -> None:
         self.node = Node(node_name)
         robot = declare(self.node, "robot", default_robot)
         if robot not in ROBOTS:
             raise UnknownRobotError(robot)
-        self.defaults = robot_defaults(config_dir / f"{robot}.yaml")
+        self.defaults = node_parameters(parameter_file.path(robot), node_name)
         self.model = RobotModel(robot)
         self.duration = declare(self.node, "duration", 0.0, self.defaults)
         self.driver = make_driver(self.node, self.model, self.defaults)
         self.interface = RobotInterface(self.node, self.driver, self.model,
-                                        InterfaceParameters.declare(self.node, self.defaults))
+                                        declare_dataclass(self.node, InterfaceParameters, self.defaults),
+                                        guard_factory(self.node, self.model, self.defaults))
         if extension is not None:
-            extension(self.node, self.interface, self.driver)
+            extension(self.node, self.interface, self.driver, self.defaults)
         self.finished = threading.Event()
         self._started_at: float | None = None
         if self.duration > 0.0:
@@ -84,10 +90,10 @@ class DriverNode:
 
     def spin(self) -> None:
         """Start the interface and serve until shutdown (signal) or the duration ends."""
-        self.interface.start()
         executor = MultiThreadedExecutor(num_threads=4)
         executor.add_node(self.node)
         try:
+            self.interface.start()  # a signal may come while the servos are set up: stop() then releases them
             while rclpy.ok() and not self.finished.is_set():
                 executor.spin_once(timeout_sec=0.1)
         except (KeyboardInterrupt, ExternalShutdownException):
@@ -98,18 +104,21 @@ class DriverNode:
             self.node.destroy_node()
 
 
-def run(node_name: str, config_dir: Path, make_driver: DriverFactory, extension: Extension | None = None,
+def run(node_name: str, parameter_file: RuntimeFile, make_driver: DriverFactory, extension: Extension | None = None,
         args: list[str] | None = None) -> int:
     """``main`` of a driver node: exit status 0 on a clean shutdown, 1 if the robot cannot start."""
     rclpy.init(args=args)
+    hang_up_like_terminate()  # a closed terminal or kill -HUP: the same clean shutdown as SIGTERM
     logger = rclpy.logging.get_logger(node_name)
     try:
-        node = DriverNode(node_name, config_dir, make_driver, extension)
+        node = DriverNode(node_name, parameter_file, make_driver, extension)
         node.spin()
         return 0
     except (DriverError, UnknownRobotError, ValueError) as error:
         logger.fatal(f"cannot start: {error}")
         return 1
+    except (KeyboardInterrupt, ExternalShutdownException):  # stopped while the node was being built
+        return 0
     finally:
         rclpy.try_shutdown()
 

@@ -173,6 +173,30 @@ class Spline:
         return two_segment(t, t0, t1, p0, self._velocity(i), p1, self._velocity(i + 1))
 
     def sample_many(self, times: Sequence[float]) -> Sample:
-        """Stacked samples (len(times), j) for each of position, velocity, acceleration."""
-        samples = [self.sample(float(t)) for t in times]
-        return tuple(np.array([s[k] for s in samples]) for k in range(3))  # type: ignore[return-value]
+        """Stacked samples (len(times), j) for each of position, velocity, acceleration: the
+        values :meth:`sample` gives, computed for all times at once (a dense check of a long
+        trajectory samples thousands of times)."""
+        t = np.asarray(times, dtype=float)
+        law = self.effective_law
+        if len(self.times) == 1 or law is Law.TWO_SEGMENT or len(t) == 0:
+            samples = [self.sample(float(x)) for x in t]
+            joints = self.positions.shape[1]
+            return tuple(np.array([s[k] for s in samples]).reshape(len(t), joints)  # type: ignore[return-value]
+                         for k in range(3))
+        i = np.clip(np.searchsorted(self.times, t, side="right") - 1, 0, len(self.times) - 2)
+        t0, t1 = self.times[i][:, None], self.times[i + 1][:, None]
+        tc = np.clip(t, self.times[0], self.times[-1])[:, None]
+        p0, p1 = self.positions[i], self.positions[i + 1]
+        if law is Law.LINEAR:
+            position, velocity, acceleration = linear(tc, t0, t1, p0, p1)
+        else:
+            v = np.zeros_like(self.positions) if self.velocities is None else self.velocities
+            if law is Law.CUBIC:
+                position, velocity, acceleration = cubic(tc, t0, t1, p0, v[i], p1, v[i + 1])
+            else:
+                a = np.zeros_like(self.positions) if self.accelerations is None else self.accelerations
+                position, velocity, acceleration = quintic(tc, t0, t1, p0, v[i], a[i], p1, v[i + 1], a[i + 1])
+        before, after = t <= self.times[0], t >= self.times[-1]
+        position = np.where(before[:, None], self.positions[0], np.where(after[:, None], self.positions[-1], position))
+        still = (before | after)[:, None]
+        return position, np.where(still, 0.0, velocity), np.where(still, 0.0, acceleration)

@@ -7,20 +7,42 @@ converts to the type of their default, and a wrong one gets a clear error.
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+from typing import Any, TypeVar
 
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
 
+T = TypeVar("T")
 
-def declare(node: Node, name: str, default: Any, defaults: dict[str, Any] | None = None) -> Any:
+
+def declare_dataclass(node: Node, cls: type[T], defaults: dict[str, Any] | None = None, prefix: str = "",
+                      builtin: T | None = None) -> T:
+    """Declare one ROS parameter per field of the frozen dataclass ``cls`` and build it.
+
+    Each parameter is named ``prefix + field name``, typed like the field's built-in
+    default (from ``builtin``, else the class default), described by the field's
+    ``description`` metadata; its default is the robot's value from ``defaults`` (a
+    parameter file, keys with the prefix) when given. The dataclass's own checks
+    (``__post_init__``) then run on the values, so the node refuses bad ones at start.
+    """
+    base = builtin if builtin is not None else cls()  # type: ignore[call-arg]
+    values = {f.name: declare(node, prefix + f.name, getattr(base, f.name), defaults,
+                              f.metadata.get("description", ""))
+              for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    return cls(**values)
+
+
+def declare(node: Node, name: str, default: Any, defaults: dict[str, Any] | None = None,
+            description: str = "") -> Any:
     """Declare ``name``; its default is ``defaults[name]`` (a robot's YAML) or ``default``.
 
     The value (command line or launch file override, else the default) is returned
     converted to the type of ``default``; ValueError names the parameter otherwise.
     """
     initial = (defaults or {}).get(name, default)
-    value = node.declare_parameter(name, initial, ParameterDescriptor(dynamic_typing=True)).value
+    descriptor = ParameterDescriptor(dynamic_typing=True, description=description)
+    value = node.declare_parameter(name, initial, descriptor).value
     kind = type(default)
     if kind is bool:
         if not isinstance(value, bool):

@@ -18,36 +18,26 @@ from __future__ import annotations
 import math
 import sys
 import threading
+import traceback
 from pathlib import Path
 
-import rclpy
 from action_msgs.msg import GoalStatus
 from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
-from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from humanoid_control.motion import MotionError, Playback, load_motion, plan_playback
+from humanoid_control.node_main import run_node
 from humanoid_control.parameters import declare
-from humanoid_control.ros_time import seconds, to_duration
+from humanoid_control.robot_client import playback_trajectory
+from humanoid_control.ros_time import seconds
 from humanoid_description.robots import ROBOTS
 from humanoid_interfaces.action import FollowJointTrajectory, PlayMotion
 
 #: How long to wait for the robot (joint_states, the trajectory action), seconds.
 CONNECT_TIMEOUT = 30.0
-
-
-def trajectory_message(playback: Playback) -> JointTrajectory:
-    """The playback's dense samples as a JointTrajectory (start: on arrival)."""
-    samples = playback.trajectory
-    msg = JointTrajectory(joint_names=list(samples.joint_names))
-    for i, t in enumerate(samples.times):
-        msg.points.append(JointTrajectoryPoint(
-            positions=samples.positions[i].tolist(), velocities=samples.velocities[i].tolist(),
-            accelerations=samples.accelerations[i].tolist(), time_from_start=to_duration(float(t))))
-    return msg
 
 
 class TrajectoryGenerator:
@@ -78,6 +68,18 @@ class TrajectoryGenerator:
 
     # -- the action -------------------------------------------------------------------
     def _execute(self, goal_handle) -> PlayMotion.Result:
+        """The action's execution; whatever happens, the goal ends with a result whose code
+        says what happened (rclpy would otherwise abort it with a default, successful code)."""
+        try:
+            return self._execute_goal(goal_handle)
+        except Exception as error:  # a bug must still fail the goal, with its reason
+            self.node.get_logger().error(f"play_motion failed: {traceback.format_exc()}")
+            if goal_handle.is_active:
+                goal_handle.abort()
+            return PlayMotion.Result(error_code=PlayMotion.Result.EXECUTION_FAILED,
+                                     error_string=f"internal error: {type(error).__name__}: {error}")
+
+    def _execute_goal(self, goal_handle) -> PlayMotion.Result:
         request = goal_handle.request
         log = self.node.get_logger()
         try:
@@ -123,7 +125,7 @@ class TrajectoryGenerator:
         def on_feedback(message) -> None:
             progress[0] = seconds(message.feedback.desired.time_from_start)
 
-        goal = FollowJointTrajectory.Goal(trajectory=trajectory_message(playback))
+        goal = FollowJointTrajectory.Goal(trajectory=playback_trajectory(playback))
         sent = self._robot.send_goal_async(goal, feedback_callback=on_feedback)
         robot_goal = self._wait(sent)
         if robot_goal is None or not robot_goal.accepted:
@@ -170,22 +172,7 @@ class TrajectoryGenerator:
 
 
 def main(args: list[str] | None = None) -> int:
-    rclpy.init(args=args)
-    node = Node("trajectory_generator")
-    try:
-        TrajectoryGenerator(node)
-        executor = MultiThreadedExecutor(num_threads=4)
-        executor.add_node(node)
-        executor.spin()
-        return 0
-    except ValueError as error:
-        node.get_logger().fatal(f"cannot start: {error}")
-        return 1
-    except (KeyboardInterrupt, ExternalShutdownException):
-        return 0
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+    return run_node("trajectory_generator", TrajectoryGenerator, lambda: MultiThreadedExecutor(num_threads=4), args)
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ class ErrorCode(enum.IntEnum):
     PREEMPTED = -6
     CANCELED = -7
     DRIVER_FAILURE = -8
+    SELF_COLLISION = -9
 
 
 class CommandRejectedError(ValueError):
@@ -81,10 +82,12 @@ def _fmt(value: float) -> str:
 class CommandValidator:
     """Checks commands against the robot's joint table (names, limits)."""
 
-    def __init__(self, joints: JointTable, start_tolerance: float = 0.1) -> None:
+    def __init__(self, joints: JointTable, start_tolerance: float = 0.1, max_points: int | None = None) -> None:
         self.joints = joints
         #: How far (rad) a point at time 0 may be from the current position.
         self.start_tolerance = start_tolerance
+        #: Longest trajectory accepted (points); None = no bound.
+        self.max_points = max_points
 
     # -- shared checks ---------------------------------------------------------------
     def _joint_indices(self, names: Sequence[str], code: ErrorCode = ErrorCode.INVALID_JOINTS) -> np.ndarray:
@@ -121,70 +124,101 @@ class CommandValidator:
 
         ``current`` is the robot's current position of every joint (canonical order),
         used to check the first segment; ``start_time``/``now`` on the driver clock.
+        The checks are vectorised: a trajectory of the largest allowed size is
+        validated in milliseconds (it runs in a callback thread, beside the control loop).
         """
         indices = self._joint_indices(joint_names)
         names = tuple(joint_names)
         if len(points) == 0:
             raise CommandRejectedError(ErrorCode.INVALID_GOAL, "the trajectory has no points")
+        if self.max_points is not None and len(points) > self.max_points:
+            raise CommandRejectedError(
+                ErrorCode.INVALID_GOAL,
+                f"the trajectory has {len(points)} points, more than max_trajectory_points = {self.max_points}: "
+                "split it into several goals (or raise the parameter)")
         count = len(names)
-        positions, velocities, accelerations, times = [], [], [], []
         has_velocities = len(points[0].velocities) > 0
         has_accelerations = len(points[0].accelerations) > 0
-        for i, point in enumerate(points):
-            where = f"point {i}"
-            if not math.isfinite(point.time) or point.time < 0.0:
+        for i, point in enumerate(points):  # shapes first, so that the arrays below are regular
+            if len(point.positions) != count:
                 raise CommandRejectedError(ErrorCode.INVALID_GOAL,
-                                      f"{where}: time_from_start {point.time} s is not a finite time >= 0")
-            if times and point.time <= times[-1]:
-                raise CommandRejectedError(ErrorCode.INVALID_GOAL,
-                                      f"{where}: time_from_start {_fmt(point.time)} s is not after "
-                                      f"point {i - 1} ({_fmt(times[-1])} s); times must increase strictly")
-            times.append(point.time)
-            positions.append(self._vector(point.positions, count, f"{where} positions", names))
-            if (len(point.velocities) > 0) != has_velocities:
-                raise CommandRejectedError(ErrorCode.INVALID_GOAL,
-                                      f"{where}: velocities must be given for every point or for none")
-            if (len(point.accelerations) > 0) != has_accelerations:
-                raise CommandRejectedError(ErrorCode.INVALID_GOAL,
-                                      f"{where}: accelerations must be given for every point or for none")
-            if has_velocities:
-                velocities.append(self._vector(point.velocities, count, f"{where} velocities", names))
-            if has_accelerations:
-                accelerations.append(self._vector(point.accelerations, count, f"{where} accelerations", names))
-        p = np.array(positions)
-        v = np.array(velocities) if has_velocities else None
-        a = np.array(accelerations) if has_accelerations else None
-        t = np.array(times)
+                                           f"point {i} positions: {len(point.positions)} values for {count} joints")
+            for what, values, given in (("velocities", point.velocities, has_velocities),
+                                        ("accelerations", point.accelerations, has_accelerations)):
+                if (len(values) > 0) != given:
+                    raise CommandRejectedError(ErrorCode.INVALID_GOAL,
+                                               f"point {i}: {what} must be given for every point or for none")
+                if given and len(values) != count:
+                    raise CommandRejectedError(ErrorCode.INVALID_GOAL,
+                                               f"point {i} {what}: {len(values)} values for {count} joints")
+        t = np.fromiter((point.time for point in points), float, len(points))
+        bad = np.flatnonzero(~np.isfinite(t) | (t < 0.0))
+        if len(bad):
+            i = int(bad[0])
+            raise CommandRejectedError(ErrorCode.INVALID_GOAL,
+                                       f"point {i}: time_from_start {t[i]} s is not a finite time >= 0")
+        bad = np.flatnonzero(np.diff(t) <= 0.0)
+        if len(bad):
+            i = int(bad[0]) + 1
+            raise CommandRejectedError(ErrorCode.INVALID_GOAL,
+                                       f"point {i}: time_from_start {_fmt(t[i])} s is not after "
+                                       f"point {i - 1} ({_fmt(t[i - 1])} s); times must increase strictly")
+        p = self._matrix([point.positions for point in points], "positions", names)
+        v = self._matrix([point.velocities for point in points], "velocities", names) if has_velocities else None
+        a = (self._matrix([point.accelerations for point in points], "accelerations", names)
+             if has_accelerations else None)
         self._check_limits(names, indices, p, v)
-        self._check_speeds(names, indices, t, p, current[indices])
+        lead = max(0.0, start_time - now) if start_time is not None and now is not None else 0.0
+        self._check_speeds(names, indices, t, p, current[indices], lead)
         if start_time is not None and now is not None and start_time + t[-1] < now:
             raise CommandRejectedError(ErrorCode.OLD_HEADER_TIMESTAMP,
                                   f"the trajectory ended {_fmt(now - start_time - t[-1])} s ago "
                                   f"(header stamp {_fmt(start_time)} s, now {_fmt(now)} s)")
         return ValidatedTrajectory(names, indices, t, p, v, a, start_time)
 
+    @staticmethod
+    def _matrix(rows: list[Sequence[float]], what: str, names: Sequence[str]) -> np.ndarray:
+        """Rows of equal length (checked before) as an array; the first non-finite value is named.
+
+        Converted row by row (a Python loop lets the control thread take the GIL between
+        rows; one ``np.array`` call over every row would hold it for the whole trajectory)."""
+        array = np.empty((len(rows), len(names)))
+        for i, row in enumerate(rows):
+            array[i] = row
+        bad = np.argwhere(~np.isfinite(array))
+        if len(bad):
+            i, k = (int(x) for x in bad[0])
+            raise CommandRejectedError(ErrorCode.INVALID_GOAL, f"point {i} {what}, joint {names[k]}: "
+                                                               f"value is {array[i, k]}")
+        return array
+
     def _check_limits(self, names: Sequence[str], indices: np.ndarray, positions: np.ndarray,
                       velocities: np.ndarray | None) -> None:
         lower, upper = self.joints.lower[indices], self.joints.upper[indices]
         vmax = self.joints.velocity[indices]
-        for i, row in enumerate(positions):
-            for k, value in enumerate(row):
-                if not lower[k] - 1e-9 <= value <= upper[k] + 1e-9:
-                    raise CommandRejectedError(
-                        ErrorCode.INVALID_GOAL,
-                        f"point {i}, joint {names[k]}: position {_fmt(value)} rad ({_fmt(math.degrees(value))} deg) "
-                        f"is outside its limits [{_fmt(lower[k])}, {_fmt(upper[k])}] rad")
-            if velocities is not None:
-                for k, value in enumerate(velocities[i]):
-                    if abs(value) > vmax[k] * (1 + 1e-6):
-                        raise CommandRejectedError(
-                            ErrorCode.INVALID_GOAL,
-                            f"point {i}, joint {names[k]}: velocity {_fmt(value)} rad/s exceeds its limit "
-                            f"{_fmt(vmax[k])} rad/s")
+        outside = (positions < lower - 1e-9) | (positions > upper + 1e-9)
+        too_fast = np.zeros_like(outside) if velocities is None else np.abs(velocities) > vmax * (1 + 1e-6)
+        # the first offending point, position before velocity (as a reader goes through them)
+        for i in np.flatnonzero(np.any(outside, axis=1) | np.any(too_fast, axis=1))[:1]:
+            if np.any(outside[i]):
+                k = int(np.flatnonzero(outside[i])[0])
+                value = positions[i, k]
+                raise CommandRejectedError(
+                    ErrorCode.INVALID_GOAL,
+                    f"point {i}, joint {names[k]}: position {_fmt(value)} rad ({_fmt(math.degrees(value))} deg) "
+                    f"is outside its limits [{_fmt(lower[k])}, {_fmt(upper[k])}] rad")
+            assert velocities is not None
+            k = int(np.flatnonzero(too_fast[i])[0])
+            raise CommandRejectedError(
+                ErrorCode.INVALID_GOAL,
+                f"point {i}, joint {names[k]}: velocity {_fmt(velocities[i, k])} rad/s exceeds its limit "
+                f"{_fmt(vmax[k])} rad/s")
 
     def _check_speeds(self, names: Sequence[str], indices: np.ndarray, times: np.ndarray,
-                      positions: np.ndarray, current: np.ndarray) -> None:
-        """The average speed each segment needs must be within the joint's velocity limit."""
+                      positions: np.ndarray, current: np.ndarray, lead: float = 0.0) -> None:
+        """The average speed each segment needs must be within the joint's velocity limit;
+        the first from the current position, ``lead`` seconds before the start (a
+        trajectory starting later than now), to point 0."""
         vmax = self.joints.velocity[indices]
         labels = [f"point {i}" for i in range(len(times))]
         if times[0] == 0.0:
@@ -199,7 +233,7 @@ class CommandValidator:
             starts, start_positions = times, positions
         else:
             labels.insert(0, "the current position")
-            starts = np.concatenate([[0.0], times])
+            starts = np.concatenate([[-lead], times])
             start_positions = np.vstack([current, positions])
         if len(starts) < 2:
             return

@@ -6,21 +6,20 @@ import numpy as np
 import pytest
 
 from humanoid_control.motion.bioloid_poses import (
-    JointPose,
     RawPose,
     is_raw_pose_file,
-    pose_demo_motion,
     raw_to_joint_poses,
     read_raw_poses,
     read_thesis_poses,
     write_raw_poses,
-    write_thesis_poses,
 )
 from humanoid_control.motion.library import read_motion_file
-from humanoid_control.motion.model import MotionError
+from humanoid_control.motion.model import JointPose, MotionError
+from humanoid_control.motion.pose_demo import pose_demo_motion
+from humanoid_description.bioloid_thesis.pose_analysis import ThesisFrame
+from humanoid_description.bioloid_thesis.pose_file import ThesisPose, write_pose_csv
 from humanoid_description.model import load_model
 from humanoid_description.support import convex_hull, signed_margin
-from humanoid_description.thesis_poses import ThesisFrame, ThesisPose
 
 # Balanced poses P3 and P12 of the thesis (J1..J18, degrees).
 P3 = (12.89, 17.00, -27.55, 10.26, -1.47, -0.29, -120.44, -44.84, -18.46, 43.66, 75.61, 0.00,
@@ -33,7 +32,7 @@ HOME_RAW = {1: 206, 2: 818, 3: 252, 4: 772, 5: 512, 6: 512, 7: 512, 8: 512, 9: 5
 
 def test_thesis_poses_round_trip_and_convert_through_the_thesis_frame(tmp_path):
     path = tmp_path / "poses.csv"
-    write_thesis_poses([ThesisPose(0, "P3", P3), ThesisPose(0, "P12", P12)], path)
+    write_pose_csv([ThesisPose(0, "P3", P3), ThesisPose(0, "P12", P12)], path)
     poses = read_thesis_poses(path)
     assert [p.label for p in poses] == ["P3", "P12"] and [p.line for p in poses] == [2, 3]
     model = load_model("bioloid")
@@ -58,7 +57,7 @@ def test_raw_poses_round_trip_and_match_the_configured_home(tmp_path):
 
 def test_a_pose_file_plays_as_the_thesis_demo(tmp_path):
     path = tmp_path / "two.csv"
-    write_thesis_poses([ThesisPose(0, "P3", P3), ThesisPose(0, "P12", P12)], path)
+    write_pose_csv([ThesisPose(0, "P3", P3), ThesisPose(0, "P12", P12)], path)
     motion = read_motion_file(path, "bioloid")
     into = ["weight on the right foot", "left foot raised"]
     one_pose = [*into, "P", *reversed(into), "home"]
@@ -79,7 +78,7 @@ def test_one_foot_poses_are_entered_with_the_weight_over_the_support_foot(tmp_pa
     """Before the free foot leaves the ground the CoM is over the support sole, both soles
     flat; then the free foot rises straight up while the support sole stays put."""
     path = tmp_path / "one.csv"
-    write_thesis_poses([ThesisPose(0, "P3", P3)], path)
+    write_pose_csv([ThesisPose(0, "P3", P3)], path)
     motion = read_motion_file(path, "bioloid")
     model = load_model("bioloid")
     shifted, raised, pose = (model.joints.to_array(dict(zip(motion.joint_names, motion.positions[i], strict=True)))

@@ -51,3 +51,20 @@ def test_every_law_is_time_shift_invariant(law):
         shifted = Spline.build(times + offset, positions, velocities, accelerations, law=law)
         for ref, got in zip(reference, shifted.sample_many(probe + offset), strict=True):
             np.testing.assert_allclose(got, ref, rtol=1e-7, atol=1e-7)
+
+
+@pytest.mark.parametrize("law", list(Law))
+@pytest.mark.parametrize("data", ["positions", "velocities", "accelerations"])
+def test_sampling_many_times_at_once_gives_what_sampling_each_gives(law, data):
+    """Inside, at the points, at the ends and outside the span (held, at rest)."""
+    times = np.array([0.0, 0.4, 1.1, 2.0])
+    positions = np.array([[0.0, 1.0], [0.5, -0.2], [0.3, 0.4], [1.0, 0.0]])
+    velocities = np.array([[0.0, 0.0], [0.8, -1.0], [-0.5, 0.7], [0.0, 0.0]])
+    accelerations = np.array([[0.0, 0.0], [1.0, 2.0], [-3.0, 0.5], [0.0, 0.0]])
+    spline = Spline.build(times, positions, velocities if data != "positions" else None,
+                          accelerations if data == "accelerations" else None, law=law)
+    probe = np.concatenate([[-1.0, 0.0], np.linspace(0.0, 2.0, 41), times, [2.0, 2.5]])
+    together = spline.sample_many(probe)
+    for k, t in enumerate(probe):
+        for got, expected in zip((part[k] for part in together), spline.sample(float(t)), strict=True):
+            np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)

@@ -7,23 +7,23 @@ import numpy as np
 import pytest
 import yaml
 
-from humanoid_control.motion.bioloid_poses import JointPose, pose_demo_motion
 from humanoid_control.motion.library import list_motions, load_motion
 from humanoid_control.motion.limits import JointBounds
-from humanoid_control.motion.model import MotionError
+from humanoid_control.motion.model import JointPose, MotionError
+from humanoid_control.motion.pose_demo import pose_demo_motion
 from humanoid_control.motion.trajectory import plan_playback
+from humanoid_description.bioloid_thesis.pose_analysis import ThesisFrame
 from humanoid_description.collision import CollisionModel
 from humanoid_description.model import load_model
-from humanoid_description.robots import robot_files
+from humanoid_description.robots import ROBOTS, robot_files
 from humanoid_description.support import convex_hull, signed_margin
-from humanoid_description.thesis_poses import ThesisFrame
 
 COMMON = {"home", "arms_lowered", "squat", "bow", "wave"}
 BALANCED = {f"P{i}" for i in range(1, 14)}
 MIN_MARGIN = 0.005  # m: CoM projection at least this far inside the support polygon
 FLAT = 0.002  # m: in double support every sole corner lies this close to the ground
 
-LIBRARY = [(robot, name) for robot in ("hoap2", "bioloid") for name in list_motions(robot)]
+LIBRARY = [(robot, name) for robot in ROBOTS for name in list_motions(robot)]
 
 
 @functools.cache
@@ -40,6 +40,7 @@ def test_every_robot_has_the_common_motions_and_the_bioloid_its_balanced_poses()
     assert set(list_motions("hoap2")) >= COMMON
     assert set(list_motions("bioloid")) >= COMMON | BALANCED
     assert list_motions("bioloid") == sorted(list_motions("bioloid"))
+    assert set(list_motions("bioloid_quadruped")) >= {"home", "crouch"}
 
 
 @pytest.mark.parametrize(("robot", "name"), LIBRARY)
@@ -63,9 +64,9 @@ def test_library_motion_keeps_the_com_over_the_feet_at_every_keyframe(robot, nam
         q = keyframe_positions(motion, i)
         support = motion.support(i)
         base = model.standing_base(q, support=support)
-        sides = ["right", "left"] if support == "both" else [support]
+        sides = model.support_feet(q, support)  # both = every foot (four for the quadruped)
         corners = np.vstack([model.sole_corners(side, q, base) for side in sides])
-        assert np.all(np.abs(corners[:, 2]) <= FLAT), f"{motion.label(i)}: soles not flat on the ground"
+        assert np.all(np.abs(corners[:, 2]) <= FLAT), f"{motion.label(i)}: feet not on the ground"
         margin = signed_margin(model.com(q, base)[:2], convex_hull(corners[:, :2]))
         assert margin >= MIN_MARGIN, f"{name}, {motion.label(i)}: CoM margin {margin * 1000:.1f} mm"
 

@@ -7,22 +7,44 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import yaml
 
 from humanoid_description import units
 from humanoid_description.joint_map import JointMap
 from humanoid_description.robots import robot_files
+from humanoid_description.support import rectangle_corners
 
 
 @dataclass(frozen=True)
 class Foot:
-    """One foot: its link, its sole frame (on the ground plane) and the sole size (m)."""
+    """One foot: its link, its sole frame and its shape (m).
+
+    A flat foot (``radius`` 0, the humanoids) has a rectangular sole of ``length`` x
+    ``width`` centred on its sole frame, which lies on the ground plane when the foot
+    stands flat. A ball foot (``radius`` > 0, the quadruped) is a sphere centred on its
+    sole frame: it touches the ground at one point, the ball's lowest, whatever way the
+    leg leans.
+    """
 
     side: str
     link: str
     sole: str
     length: float
     width: float
+    radius: float = 0.0
+
+    @property
+    def is_ball(self) -> bool:
+        return self.radius > 0.0
+
+    def contact_points(self, rotation: np.ndarray, translation: np.ndarray) -> np.ndarray:
+        """Where this foot can touch a ground whose normal is +z of the frame the sole frame's
+        ``rotation`` and ``translation`` are given in: the sole's corners (4, 3), or the
+        ball's lowest point (1, 3)."""
+        if self.is_ball:
+            return np.array([[translation[0], translation[1], translation[2] - self.radius]])
+        return (rotation @ rectangle_corners(self.length, self.width).T).T + translation
 
 
 @dataclass(frozen=True)
@@ -55,6 +77,8 @@ class RobotConfig:
     poses: dict[str, dict[str, float]]  # rad, every joint present
     joint_map: JointMap | None
     actuators: ActuatorLimits
+    #: Distance (m) two links must keep for a configuration to count as free of self-collision.
+    safety_distance: float
     sections: dict[str, Any] = field(repr=False)  # robot-specific sections, as read
 
     def pose(self, name: str) -> dict[str, float]:
@@ -99,12 +123,17 @@ def load_config(robot: str) -> RobotConfig:
     poses.setdefault("home", poses[data["home_pose"]])  # every robot has a "home" pose
 
     feet = {side: Foot(side=side, **spec) for side, spec in data["feet"].items()}
+    if len({foot.is_ball for foot in feet.values()}) > 1:
+        raise ValueError(f"{files.config}: feet must be all flat soles or all balls")
     known = {"name", "description", "srdf", "joints", "feet", "imu_frame", "home_pose",
-             "poses", "poses_raw", "actuators"}
+             "poses", "poses_raw", "actuators", "self_collision"}
+    safety_distance = float(data["self_collision"]["safety_distance"])
+    if not 0.0 <= safety_distance < 0.05:
+        raise ValueError(f"{files.config}: self_collision.safety_distance {safety_distance} m is not in [0, 0.05)")
     return RobotConfig(
         name=data["name"], joints=joints, feet=feet, imu_frame=data["imu_frame"],
         home_pose=data["home_pose"], poses=poses, joint_map=joint_map,
-        actuators=_actuator_limits(data["actuators"]),
+        actuators=_actuator_limits(data["actuators"]), safety_distance=safety_distance,
         sections={k: v for k, v in data.items() if k not in known})
 
 

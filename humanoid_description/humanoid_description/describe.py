@@ -2,7 +2,7 @@
 
 Reports every joint with its limits, the total mass, and, in the home pose with the
 robot standing on flat ground, the whole-body CoM, each sole's position and the
-static stability margin of the CoM over the double-support polygon.
+static stability margin of the CoM over the support polygon of all its feet.
 """
 
 from __future__ import annotations
@@ -54,5 +54,5 @@ def format_text(info: dict) -> str:
     lines.append(f"  CoM            x {com[0]:+.4f}  y {com[1]:+.4f}  z {com[2]:+.4f}")
     for side, p in info["soles_home_m"].items():
         lines.append(f"  {side + ' sole':14s} x {p[0]:+.4f}  y {p[1]:+.4f}  z {p[2]:+.4f}")
-    lines.append(f"  static margin of the CoM over both feet: {info['stability_margin_home_m'] * 1000:.1f} mm")
+    lines.append(f"  static margin of the CoM over all its feet: {info['stability_margin_home_m'] * 1000:.1f} mm")
     return "\n".join(lines)

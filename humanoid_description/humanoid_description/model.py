@@ -22,7 +22,7 @@ import pinocchio as pin
 
 from humanoid_description.config import RobotConfig, load_config
 from humanoid_description.robots import urdf_xml
-from humanoid_description.support import rectangle_corners
+from humanoid_description.support import levelling_rotation, resting_points, supporting_side
 
 JointPositions = np.ndarray | Mapping[str, float] | Sequence[float]
 
@@ -162,18 +162,21 @@ def _parse_link_inertials(urdf: str) -> dict[str, tuple[float, np.ndarray]]:
 class RobotModel:
     """Kinematic and inertial model of one robot, built from its xacro description."""
 
-    def __init__(self, robot: str) -> None:
+    def __init__(self, robot: str, urdf: str | None = None) -> None:
+        """The model of ``robot`` from its xacro description, or from ``urdf`` (the text a
+        running robot publishes on ``robot_description``) when given."""
         self.name = robot
         self.config: RobotConfig = load_config(robot)
-        self.urdf: str = urdf_xml(robot)
+        self.urdf: str = urdf_xml(robot) if urdf is None else urdf
         self.joints = _parse_joint_table(self.urdf, self.config.joints)
         self.model = pin.buildModelFromXML(self.urdf, pin.JointModelFreeFlyer())
         self.data = self.model.createData()
         ids = [self.model.getJointId(n) for n in self.joints.names]
         #: Where each joint (canonical order) sits in Pinocchio's configuration vector.
         self.q_index = np.array([self.model.joints[i].idx_q for i in ids])
-        velocity_index = np.array([self.model.joints[i].idx_v for i in ids])
-        self._v_order = np.concatenate([np.arange(6), velocity_index])
+        #: Where each joint (canonical order) sits in Pinocchio's velocity vector.
+        self.v_index = np.array([self.model.joints[i].idx_v for i in ids])
+        self._v_order = np.concatenate([np.arange(6), self.v_index])
         self.total_mass = float(pin.computeTotalMass(self.model))
         self.root_link = _root_link(self.urdf)
         self._link_inertials = _parse_link_inertials(self.urdf)
@@ -206,6 +209,12 @@ class RobotModel:
         if not self.model.existFrame(frame):
             raise KeyError(f"robot {self.name} has no frame {frame!r}")
         return self.model.getFrameId(frame)
+
+    def chain_joints(self, frame: str) -> tuple[str, ...]:
+        """The joints between the floating base and ``frame``, from the base outwards: those
+        that move it (a leg's joints for a sole)."""
+        parent = self.model.frames[self.frame_id(frame)].parentJoint
+        return tuple(self.model.names[j] for j in self.model.supports[parent] if self.model.names[j] in self.joints)
 
     def frame_placement(self, frame: str, positions: JointPositions,
                         base: pin.SE3 | None = None) -> pin.SE3:
@@ -250,41 +259,68 @@ class RobotModel:
     # -- feet and standing ----------------------------------------------------------
     def sole_corners(self, side: str, positions: JointPositions,
                      base: pin.SE3 | None = None) -> np.ndarray:
-        """World positions (4, 3) of the corners of one sole (``right`` or ``left``)."""
+        """World points (k, 3) where one foot touches flat ground (world z up): a flat sole's
+        four corners, a ball foot's lowest point (:meth:`Foot.contact_points`)."""
         foot = self.config.feet[side]
         placement = self.frame_placement(foot.sole, positions, base)
-        corners = rectangle_corners(foot.length, foot.width)
-        return (placement.rotation @ corners.T).T + placement.translation
+        return foot.contact_points(placement.rotation, placement.translation)
+
+    def support_feet(self, positions: JointPositions, support: str = "auto") -> tuple[str, ...]:
+        """The feet a pose stands on: ``both`` = every foot (both soles of a biped, all four
+        of a quadruped), a foot's name = that foot alone, ``auto`` = :meth:`supporting_feet`."""
+        if support == "both":
+            return tuple(self.config.feet)
+        if support == "auto":
+            return self.supporting_feet(positions)
+        if support not in self.config.feet:
+            raise ValueError(f"robot {self.name} has no foot {support!r} (feet: {', '.join(self.config.feet)}; "
+                             "or both, auto)")
+        return (support,)
+
+    def supporting_feet(self, positions: JointPositions) -> tuple[str, ...]:
+        """The feet a pose rests on, on flat ground. Two flat soles: both when they are level
+        with each other (:func:`~humanoid_description.support.supporting_side`), else the
+        lower one. Ball feet: the ones a rigid body standing on them rests on
+        (:func:`~humanoid_description.support.resting_points`: coplanar balls, or the three
+        whose plane has the others above it and the CoM over its triangle)."""
+        feet = self.config.feet
+        sides = tuple(feet)
+        if not feet[sides[0]].is_ball:
+            if set(sides) != {"right", "left"}:
+                return sides  # flat feet other than a biped's pair: assumed level
+            soles = self.frame_placements([feet[s].sole for s in sides], positions)
+            right, left = soles[feet["right"].sole], soles[feet["left"].sole]
+            relative = right.actInv(left)
+            side = supporting_side(relative.rotation, relative.translation)
+            return ("right", "left") if side == "both" else (side,)
+        centres = self.frame_placements([feet[s].sole for s in sides], positions)
+        points = np.array([centres[feet[s].sole].translation for s in sides])
+        return tuple(sides[i] for i in resting_points(points, self.com(positions)))
 
     def support_side(self, positions: JointPositions) -> str:
-        """Which sole(s) a pose stands on: ``both`` when the soles are level with each other
-        (parallel within 3 deg, heights within 5 mm: a servo robot stands on both with
-        such small differences), else the lower one."""
-        soles = self.frame_placements([self.config.feet[s].sole for s in ("right", "left")], positions)
-        right, left = soles[self.config.feet["right"].sole], soles[self.config.feet["left"].sole]
-        relative = right.rotation.T @ left.rotation
-        angle = float(np.degrees(np.arccos(np.clip((np.trace(relative) - 1.0) / 2.0, -1.0, 1.0))))
-        height = float((right.rotation.T @ (left.translation - right.translation))[2])
-        if angle < 3.0 and abs(height) < 0.005:
-            return "both"
-        return "left" if height < 0.0 else "right"
+        """Which sole(s) a biped's pose stands on: ``both`` or the side (:meth:`supporting_feet`)."""
+        feet = self.supporting_feet(positions)
+        return "both" if len(feet) > 1 else feet[0]
 
     def standing_base(self, positions: JointPositions, support: str = "auto") -> pin.SE3:
-        """Base placement that stands the robot on flat ground (z = 0), support sole(s) level.
+        """Base placement that stands the robot on flat ground (z = 0) on the feet of
+        ``support`` (:meth:`support_feet`).
 
-        ``support``: ``both`` levels the soles' mean orientation (exact when they are
-        parallel, as in symmetric poses), ``right`` or ``left`` levels that sole alone,
-        ``auto`` picks with :meth:`support_side`. The robot is centred so that the
-        supporting soles' mean origin is at x = y = 0, facing +x.
+        Flat soles: their mean orientation is levelled (exact when they are parallel, as in
+        symmetric poses). Ball feet: the plane through the supporting balls' centres is
+        levelled with the least rotation (three or more balls; fewer keep the base level).
+        The robot is centred so that the supporting feet's mean origin is at x = y = 0,
+        facing +x, their lowest contact point on the ground.
         """
-        if support == "auto":
-            support = self.support_side(positions)
-        sides = ["right", "left"] if support == "both" else [support]
+        sides = self.support_feet(positions, support)
         soles = self.frame_placements([self.config.feet[s].sole for s in sides], positions)
-        mean_rotation = sum(p.rotation for p in soles.values()) / len(soles)
-        u, _, vt = np.linalg.svd(mean_rotation)
-        sole_rotation = u @ vt  # nearest rotation to the mean
-        base_rotation = sole_rotation.T  # makes the supporting sole frames world-aligned
+        if self.config.feet[sides[0]].is_ball:
+            base_rotation = levelling_rotation(np.array([p.translation for p in soles.values()]))
+        else:
+            mean_rotation = sum(p.rotation for p in soles.values()) / len(soles)
+            u, _, vt = np.linalg.svd(mean_rotation)
+            sole_rotation = u @ vt  # nearest rotation to the mean
+            base_rotation = sole_rotation.T  # makes the supporting sole frames world-aligned
         rotated = pin.SE3(base_rotation, np.zeros(3))
         lowest = min(float(np.min(self.sole_corners(s, positions, rotated)[:, 2])) for s in sides)
         centre = np.mean([(rotated * p).translation for p in soles.values()], axis=0)

@@ -17,7 +17,7 @@ import yaml
 from humanoid_description.package_share import package_share_directory
 
 PACKAGE = "humanoid_description"
-ROBOTS: tuple[str, ...] = ("hoap2", "bioloid")
+ROBOTS: tuple[str, ...] = ("hoap2", "bioloid", "bioloid_quadruped")
 
 
 class UnknownRobotError(ValueError):

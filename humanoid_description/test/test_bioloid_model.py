@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import yaml
 
-from humanoid_description import bioloid_kinematics, bioloid_thesis
+from humanoid_description.bioloid_thesis import equations, kinematics_generator, shapes_generator
 from humanoid_description.model import load_model
 from humanoid_description.robots import robot_files
 from humanoid_description.support import convex_hull, signed_margin
@@ -41,18 +41,18 @@ def thesis_frame_link_coms(model, angles_deg):
     foot = model.frame_placement("r_foot", q)
     flip = np.diag([-1.0, -1.0, 1.0])
     return {name: flip @ (foot.rotation.T @ (coms[urdf] - coms["r_foot"])) * 1000.0
-            for name, urdf in bioloid_thesis.URDF_LINK.items()}
+            for name, urdf in equations.URDF_LINK.items()}
 
 
 def test_thesis_equations_reproduce_the_printed_zero_pose():
-    positions = bioloid_thesis.link_positions([0.0] * 18)
+    positions = equations.link_positions([0.0] * 18)
     for link, expected in ZERO_POSE_TABLE.items():
         assert positions[link] == pytest.approx(expected, abs=0.011), link
 
 
 def test_each_printed_translation_is_a_rigid_rotation_about_its_axis():
-    for joint in bioloid_thesis.JOINTS:
-        assert bioloid_thesis.split_residual(joint) < 1e-3, f"J{joint.number}"
+    for joint in equations.JOINTS:
+        assert equations.split_residual(joint) < 1e-3, f"J{joint.number}"
 
 
 def test_urdf_link_coms_equal_the_thesis_equations_for_random_angles(model):
@@ -60,9 +60,9 @@ def test_urdf_link_coms_equal_the_thesis_equations_for_random_angles(model):
     worst = 0.0
     for _ in range(60):
         angles = rng.uniform(-150.0, 150.0, 18)
-        expected = bioloid_thesis.link_positions(angles)
+        expected = equations.link_positions(angles)
         measured = thesis_frame_link_coms(model, angles)
-        for link in bioloid_thesis.LINKS:
+        for link in equations.LINKS:
             worst = max(worst, float(np.max(np.abs(measured[link] - expected[link]))))
     assert worst < 0.5
 
@@ -78,15 +78,20 @@ def test_zero_pose_loop_closure(model):
 
 def test_committed_kinematics_file_is_what_the_generator_produces():
     path = robot_files("bioloid").config_file("kinematics.yaml")
-    assert Path(path).read_text() == bioloid_kinematics.render()
+    assert Path(path).read_text() == kinematics_generator.render()
+
+
+def test_committed_shapes_file_is_what_the_generator_produces():
+    path = robot_files("bioloid").config_file("collision.yaml")
+    assert Path(path).read_text() == shapes_generator.render()
 
 
 def test_joint_map_agrees_with_the_thesis_kinematics(model):
-    kinematics = bioloid_kinematics.document()["joints"]
+    kinematics = kinematics_generator.document()["joints"]
     for servo in model.config.joint_map.values():
         assert kinematics[servo.joint]["direction"] == servo.direction, servo.joint
         assert kinematics[servo.joint]["motor_id"] == servo.servo_id, servo.joint
-        assert bioloid_thesis.joint(servo.thesis).motor_id == servo.servo_id
+        assert equations.joint(servo.thesis).motor_id == servo.servo_id
 
 
 def test_home_pose_is_the_initial_position_table(model):
@@ -137,7 +142,7 @@ def test_balanced_poses_are_reproduced(model):
     errors = {}
     for name, spec in poses.items():
         coms = thesis_frame_link_coms(model, spec["angles"])
-        com = sum(masses[urdf] * coms[link] for link, urdf in bioloid_thesis.URDF_LINK.items())
+        com = sum(masses[urdf] * coms[link] for link, urdf in equations.URDF_LINK.items())
         errors[name] = float(np.linalg.norm(com / model.total_mass - spec["com_mm"]))
     consistent = [e for name, e in errors.items() if name not in ("P5", "P7")]
     assert max(consistent) < 8.0, errors
@@ -147,7 +152,7 @@ def test_balanced_poses_are_reproduced(model):
 def test_mass_identification_is_honest_and_gives_the_committed_masses(model):
     """The fit is judged on poses it did not see (leave one out), stays within its bounds,
     keeps mirror links equal and the total at 1.7 kg, and is what mass_model.yaml holds."""
-    from humanoid_description.mass_identification import BOUNDS, MassModel, identify
+    from humanoid_description.bioloid_thesis.mass_identification import BOUNDS, MassModel, identify
 
     files = robot_files("bioloid")
     mass_model = MassModel(files.config_file("mass_model.yaml"))

@@ -49,9 +49,11 @@ def test_total_mass_with_and_without_hands(model):
 def test_leg_geometry(model):
     q = np.zeros(len(model.joints))
     right, left = model.frame_placement("r_sole", q), model.frame_placement("l_sole", q)
-    # hips +-0.039 lateral, 0.055 below the waist; thigh + shank 0.2; ankle to sole 0.037
-    assert right.translation == pytest.approx([-0.034, -0.039, -0.292])
-    assert left.translation == pytest.approx([-0.034, 0.039, -0.292])
+    # hips +-0.039 lateral, 0.055 below the waist; thigh + shank 0.2; ankle to sole 0.037;
+    # the sole's centre 0.0112 in front of the ankle (the Webots model's foot)
+    assert right.translation == pytest.approx([-0.034 + 0.0112, -0.039, -0.292])
+    assert left.translation == pytest.approx([-0.034 + 0.0112, 0.039, -0.292])
+    assert model.frame_placement("rleg_ankle_link", q).translation == pytest.approx([-0.034, -0.039, -0.255])
     knee = model.frame_placement("rleg_shank", q).translation
     assert knee == pytest.approx([-0.034, -0.039, -0.155])
 
@@ -66,7 +68,7 @@ def test_zero_pose_com_lies_over_the_feet(model):
     assert margin > 0.02
     assert 0.22 < com[2] < 0.32  # about waist height on a 0.5 m robot
     # the arms are stretched forward: the CoM is ahead of the ankles (the robot sags forward)
-    assert com[0] > model.frame_placement("r_sole", q, base).translation[0]
+    assert com[0] > model.frame_placement("rleg_ankle_link", q, base).translation[0]
 
 
 def test_arms_lowered_pose_hangs_the_hands_by_the_hips(model):

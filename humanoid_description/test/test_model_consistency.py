@@ -74,7 +74,7 @@ def test_jacobians_match_finite_differences(robot):
     rng = np.random.default_rng(3)
     q = rng.uniform(model.joints.lower, model.joints.upper) * 0.5
     base = pin.SE3(pin.utils.rpyToMatrix(*rng.uniform(-0.3, 0.3, 3)), rng.uniform(-0.5, 0.5, 3))
-    sole = model.config.feet["right"].sole
+    sole = next(iter(model.config.feet.values())).sole  # a right sole, or the dog's front left foot
     frame_jacobian = model.frame_jacobian(sole, q, base)  # LOCAL_WORLD_ALIGNED
     com_jacobian = model.com_jacobian(q, base)
     assert frame_jacobian.shape == (6, 6 + len(model.joints)) and com_jacobian.shape == (3, 6 + len(model.joints))

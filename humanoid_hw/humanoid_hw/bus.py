@@ -6,9 +6,17 @@ What this layer adds to ``dynamixel_sdk``:
   has no SYNC_READ, so one READ of a contiguous block per servo; protocol 2.0 reads
   every servo with one SYNC_READ of the same block (GroupSyncRead);
 - writing every servo's goal in one SYNC_WRITE packet;
-- bounded retries on timeouts and corrupted status packets, counted;
+- bounded retries on timeouts and corrupted status packets, counted; before a
+  retry, an answer that missed its packet timeout but comes within the settle time
+  is taken (the servo answered, late: a loaded machine, not a missing servo);
+- answers checked against their request: the SDK matches a status packet to its
+  request by ID only, so a late answer to an earlier request of the same servo would
+  pass for the answer (a 1-byte value read as 2 bytes, checksum included); here a
+  status whose parameter count differs from the request's is a corrupt answer;
 - the serial device vanishing (USB adapter unplugged) as :class:`PortLostError`
-  instead of an exception from deep inside the SDK;
+  instead of an exception from deep inside the SDK, and a serial error on a device
+  that is still there (a read woken with no data, as pyserial reports a line shared
+  with another reader) as one failed attempt, retried like a timeout;
 - bytes on the wire in both directions, counted (for the bus benchmark);
 - a packet wait that sleeps in ``select()`` instead of spinning, a monotonic clock,
   and the adapter's latency timer as a parameter instead of the SDK's constant 16 ms.
@@ -17,11 +25,12 @@ What this layer adds to ``dynamixel_sdk``:
 from __future__ import annotations
 
 import contextlib
+import os
 import select
 import termios
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import serial
@@ -29,13 +38,15 @@ from dynamixel_sdk import (
     COMM_RX_CORRUPT,
     COMM_RX_TIMEOUT,
     COMM_SUCCESS,
+    INST_PING,
+    INST_READ,
     GroupSyncRead,
     GroupSyncWrite,
     PacketHandler,
     PortHandler,
 )
 
-from humanoid_hw.servo_models import (
+from humanoid_hw.control_tables import (
     PROTOCOL1_ERROR_BITS,
     PROTOCOL2_ALERT_BIT,
     PROTOCOL2_ERROR_NUMBERS,
@@ -52,6 +63,14 @@ class PortLostError(BusError):
     """The serial device failed or vanished (USB adapter unplugged) during a transaction."""
 
 
+class SerialGlitchError(BusError):
+    """A serial error on a device that is still there and still a terminal: one failed attempt."""
+
+
+#: SDK result code of an attempt that failed with a serial glitch (outside the SDK's codes).
+SERIAL_GLITCH = -9000
+
+
 @dataclass
 class Traffic:
     """Cumulative counters of one bus; subtract two snapshots for one cycle's share."""
@@ -61,6 +80,10 @@ class Traffic:
     instructions: int = 0
     timeouts: int = 0
     corrupt: int = 0
+    #: Serial errors on a device that was still there (counted, retried like a timeout).
+    glitches: int = 0
+    #: Answers that missed their packet timeout but came within the settle time (taken).
+    late: int = 0
     retries: int = 0
 
     @property
@@ -70,10 +93,11 @@ class Traffic:
     def snapshot(self) -> Traffic:
         return replace(self)
 
+    def __add__(self, other: Traffic) -> Traffic:
+        return Traffic(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))
+
     def since(self, earlier: Traffic) -> Traffic:
-        return Traffic(self.bytes_out - earlier.bytes_out, self.bytes_in - earlier.bytes_in,
-                       self.instructions - earlier.instructions, self.timeouts - earlier.timeouts,
-                       self.corrupt - earlier.corrupt, self.retries - earlier.retries)
+        return Traffic(*(getattr(self, f.name) - getattr(earlier, f.name) for f in fields(self)))
 
 
 @dataclass(frozen=True)
@@ -172,14 +196,38 @@ class DynamixelBus:
                 port.closePort()
 
     def _call(self, function: Callable[..., Any], *args: Any) -> Any:
-        """Run one SDK call on the open port; a serial failure becomes PortLostError."""
-        if self._port is None:
+        """Run one SDK call on the open port.
+
+        A serial failure is a lost port (PortLostError, the port closed) unless the
+        device is still there and still answers as a terminal: then it was a glitch of
+        one attempt (SerialGlitchError), which the caller retries like a timeout.
+        """
+        port = self._port
+        if port is None:
             raise PortLostError(f"{self.port_name} is not open")
         try:
-            return function(self._port, *args)
+            return function(port, *args)
         except (serial.SerialException, OSError, termios.error) as error:
+            port.is_using = False  # the SDK leaves its port marked busy when a call raises
+            if self._still_there(port):
+                self.traffic.glitches += 1
+                raise SerialGlitchError(f"{self.port_name}: {error}") from error
             self.close()
             raise PortLostError(f"{self.port_name} failed: {error}") from error
+
+    def _still_there(self, port: CountingPortHandler) -> bool:
+        """The open device is the one the path names and it still answers terminal requests.
+
+        An unplugged USB adapter loses its device node and its open descriptor is hung
+        up (terminal requests fail with EIO); so is an emulator's pseudo-terminal whose
+        other end closed.
+        """
+        try:
+            fd = port.ser.fileno()
+            termios.tcgetattr(fd)
+            return os.stat(self.port_name).st_rdev == os.fstat(fd).st_rdev
+        except (OSError, termios.error, serial.SerialException, AttributeError):
+            return False
 
     # -- addressed exchanges -----------------------------------------------------------
     def _failure(self, result: int) -> str:
@@ -189,53 +237,142 @@ class DynamixelBus:
         if result == COMM_RX_CORRUPT:
             self.traffic.corrupt += 1
             return "corrupt"
+        if result == SERIAL_GLITCH:
+            return "serial error on a port still present"
         return self._packets.getTxRxResult(result) or f"SDK result {result}"
 
     def _exchange(self, servo_id: int, attempt: Callable[[], tuple[bytes, int, int]],
-                  retries: int | None) -> Reply:
-        """Up to 1 + retries attempts of one exchange; ``attempt`` returns (data, result, error)."""
+                  retries: int | None, answer_length: int | None = None) -> Reply:
+        """Up to 1 + retries attempts of one exchange; ``attempt`` returns (data, result, error).
+
+        After a timeout, an answer of ``answer_length`` parameters that comes within the
+        settle time is taken (see :meth:`_late_answer`); without ``answer_length`` (an
+        exchange of several packets) the line is only settled.
+        """
         allowed = 1 + (self.retries if retries is None else retries)
         failure = "not attempted"
         for number in range(1, allowed + 1):
-            data, result, error = attempt()
+            try:
+                data, result, error = attempt()
+            except SerialGlitchError:
+                data, result, error = b"", SERIAL_GLITCH, 0
             if result == COMM_SUCCESS:
                 return Reply(servo_id, bytes(data), error, None, number)
             failure = self._failure(result)
+            waited = False
+            if result == COMM_RX_TIMEOUT and answer_length is not None:
+                late = self._late_answer(servo_id, answer_length)
+                if late is not None:
+                    return Reply(servo_id, late[0], late[1], None, number)
+                waited = True
             if number < allowed:
                 self.traffic.retries += 1
-                self._settle()
+                self._settle(waited)
         return Reply(servo_id, failure=failure, attempts=allowed)
 
-    def _settle(self) -> None:
-        """Before a retry: let a late answer to the failed attempt arrive, then drop it.
+    @property
+    def _settle_ms(self) -> float:
+        """How long a late answer may still come: one more packet timeout's latency part."""
+        return 2.0 * self.latency_timer_ms + 2.0
+
+    def _late_answer(self, servo_id: int, length: int) -> tuple[bytes, int] | None:
+        """The answer to a timed-out request, if it comes within the settle time: (data, error).
+
+        The servo did answer, only late (a loaded machine, an emulator not scheduled in
+        time). The port was flushed when the request was sent, so a status of this servo
+        with the request's length is its answer. Counted in ``traffic.late``.
+        """
+        id_index = 2 if self.protocol == 1 else 4
+        extra = () if self.protocol == 1 else (False,)
+
+        def receive(port: CountingPortHandler) -> tuple[list[int], int]:
+            port.setPacketTimeoutMillis(self._settle_ms)
+            while True:
+                status, result = self._packets.rxPacket(port, *extra)
+                if result != COMM_SUCCESS or status[id_index] == servo_id:
+                    return status, result
+
+        try:
+            status, result = self._call(receive)
+        except SerialGlitchError:
+            return None
+        data, result, error = self._checked(status, result, length)
+        if result != COMM_SUCCESS:
+            return None
+        self.traffic.late += 1
+        return data, error
+
+    def _settle(self, waited: bool = False) -> None:
+        """Before a retry: let a late answer to the failed attempt arrive (unless that wait
+        was just done), then drop it.
 
         The SDK matches a status to its request by ID only; a late status of the
         failed attempt would otherwise be taken for the retry's answer.
         """
-        time.sleep((2.0 * self.latency_timer_ms + 2.0) / 1000.0)
-        self._call(lambda port: port.clearPort())
+        if not waited:
+            time.sleep(self._settle_ms / 1000.0)
+        with contextlib.suppress(SerialGlitchError):
+            self._call(lambda port: port.clearPort())
+
+    # -- packets: the SDK's lists, checked -----------------------------------------------
+    def _instruction(self, servo_id: int, instruction: int, params: list[int]) -> list[int]:
+        """An instruction packet as the SDK's txRxPacket takes it (header and checksum filled in there)."""
+        if self.protocol == 1:
+            return [0, 0, servo_id, len(params) + 2, instruction, *params, 0]
+        length = len(params) + 3
+        return [0, 0, 0, 0, servo_id, length & 0xFF, length >> 8, instruction, *params, 0, 0]
+
+    def _status_parameters(self, status: list[int]) -> tuple[list[int], int]:
+        """A status packet's parameters and its ERR byte (packets as the SDK returns them)."""
+        if self.protocol == 1:
+            return status[5:5 + status[3] - 2], status[4]
+        return status[9:9 + (status[5] | status[6] << 8) - 4], status[8]
+
+    def _checked(self, status: list[int] | None, result: int, length: int) -> tuple[bytes, int, int]:
+        """(data, result, error) of a status that must carry ``length`` parameters.
+
+        Another length means the answer belongs to another request (a late status of
+        the same servo): it is corrupt for this exchange.
+        """
+        if result != COMM_SUCCESS or status is None:
+            return b"", result, 0
+        params, error = self._status_parameters(status)
+        if len(params) != length:
+            return b"", COMM_RX_CORRUPT, 0
+        return bytes(params), result, error
+
+    def _transact(self, servo_id: int, instruction: int, params: list[int], answer_length: int,
+                  ) -> tuple[bytes, int, int]:
+        packet = self._instruction(servo_id, instruction, params)
+        status, result, _ = self._call(self._packets.txRxPacket, packet)
+        return self._checked(status, result, answer_length)
+
+    def _read_once(self, servo_id: int, address: int, length: int) -> tuple[bytes, int, int]:
+        width = 1 if self.protocol == 1 else 2
+        params = list(address.to_bytes(width, "little") + length.to_bytes(width, "little"))
+        return self._transact(servo_id, INST_READ, params, length)
 
     def ping(self, servo_id: int, retries: int | None = None) -> Reply:
         """PING; the reply's data is the model number (2 bytes, little endian).
 
-        Protocol 1.0 has no model number in its PING status: the SDK reads address 0
-        after the PING (two exchanges); protocol 2.0 returns it in the PING status.
+        Protocol 1.0 has no model number in its PING status: it is READ from address 0
+        after the PING (two exchanges); protocol 2.0 returns it in the PING status
+        (model number and firmware version).
         """
         def attempt() -> tuple[bytes, int, int]:
-            model_number, result, error = self._call(self._packets.ping, servo_id)
-            return int(model_number).to_bytes(2, "little"), result, error
+            if self.protocol == 2:
+                data, result, error = self._transact(servo_id, INST_PING, [], 3)
+                return data[:2], result, error
+            _, result, error = self._transact(servo_id, INST_PING, [], 0)
+            if result != COMM_SUCCESS:
+                return b"", result, error
+            return self._read_once(servo_id, 0, 2)
 
         return self._exchange(servo_id, attempt, retries)
 
     def read(self, servo_id: int, address: int, length: int, retries: int | None = None) -> Reply:
         """READ ``length`` bytes from ``address`` of one servo."""
-        def attempt() -> tuple[bytes, int, int]:
-            data, result, error = self._call(self._packets.readTxRx, servo_id, address, length)
-            if result == COMM_SUCCESS and len(data) != length:  # a stray status of another request
-                return b"", COMM_RX_CORRUPT, 0
-            return data, result, error
-
-        return self._exchange(servo_id, attempt, retries)
+        return self._exchange(servo_id, lambda: self._read_once(servo_id, address, length), retries, length)
 
     def read_item(self, servo_id: int, item: ControlItem, retries: int | None = None) -> tuple[int | None, Reply]:
         """One item's value (None without an answer) and the reply."""
@@ -253,7 +390,7 @@ class DynamixelBus:
             result, error = self._call(self._packets.writeTxRx, servo_id, item.address, item.size, data)
             return b"", result, error
 
-        return self._exchange(servo_id, attempt, retries)
+        return self._exchange(servo_id, attempt, retries, answer_length=0)
 
     def write_maybe_answered(self, servo_id: int, item: ControlItem, value: int) -> Reply:
         """WRITE to a servo whose Status Return Level is unknown: one attempt, and a status
@@ -265,20 +402,33 @@ class DynamixelBus:
             result, error = self._call(self._packets.writeTxRx, servo_id, item.address, item.size, data)
             return b"", result, error
 
-        return self._exchange(servo_id, attempt, retries=0)
+        return self._exchange(servo_id, attempt, retries=0, answer_length=0)
 
     # -- whole-bus exchanges -----------------------------------------------------------
-    def sync_write(self, address: int, length: int, data: Mapping[int, bytes]) -> None:
-        """One SYNC_WRITE packet giving each servo its ``length`` bytes at ``address``."""
+    def sync_write(self, address: int, length: int, data: Mapping[int, bytes]) -> bool:
+        """One SYNC_WRITE packet giving each servo its ``length`` bytes at ``address``.
+
+        False when a serial glitch kept the packet from going out (the port is still
+        there: the next cycle writes again); PortLostError when the port is gone.
+        """
         if not data:
-            return
+            return True
         group = GroupSyncWrite(self._port, self._packets, address, length)
         for servo_id, payload in data.items():
             if len(payload) != length or not group.addParam(servo_id, list(payload)):
                 raise ValueError(f"SYNC_WRITE: servo {servo_id} needs exactly {length} bytes")
-        result = self._call(lambda _port: group.txPacket())
+        try:
+            result = self._call(lambda _port: group.txPacket())
+        except SerialGlitchError:
+            return False
         if result != COMM_SUCCESS:
             raise PortLostError(f"{self.port_name}: SYNC_WRITE not sent ({self._packets.getTxRxResult(result)})")
+        return True
+
+    def drain(self) -> None:
+        """Wait until everything written has left for the wire (before closing the port)."""
+        with contextlib.suppress(SerialGlitchError, PortLostError):
+            self._call(lambda port: port.ser.flush())
 
     def read_many(self, servo_ids: Iterable[int], address: int, length: int) -> dict[int, Reply]:
         """The same block from several servos, in the fewest transactions the protocol allows."""
@@ -299,27 +449,36 @@ class DynamixelBus:
         group = GroupSyncRead(self._port, self._packets, address, length)
         for servo_id in ids:
             group.addParam(servo_id)
-        if self._call(lambda _port: group.txPacket()) == COMM_SUCCESS:
-            for servo_id in ids:
-                data, result, error = self._call(self._packets.readRx, servo_id, length)
-                if result == COMM_SUCCESS and len(data) != length:
-                    result = COMM_RX_CORRUPT
-                if result != COMM_SUCCESS:
-                    self._failure(result)
-                    self.traffic.retries += 1
-                    break
-                replies[servo_id] = Reply(servo_id, bytes(data), error)
+        try:
+            if self._call(lambda _port: group.txPacket()) == COMM_SUCCESS:
+                for servo_id in ids:
+                    data, result, error = self._receive(servo_id, length)
+                    if result != COMM_SUCCESS:
+                        self._failure(result)
+                        self.traffic.retries += 1
+                        break
+                    replies[servo_id] = Reply(servo_id, data, error)
+        except SerialGlitchError:
+            self.traffic.retries += 1
         for servo_id in ids:
             if servo_id not in replies:
                 replies[servo_id] = self.read(servo_id, address, length)
         return replies
+
+    def _receive(self, servo_id: int, length: int) -> tuple[bytes, int, int]:
+        """Protocol 2.0: the next status of ``servo_id`` (others skipped, as the SDK's
+        readRx does), checked."""
+        while True:
+            status, result = self._call(self._packets.rxPacket, False)
+            if result != COMM_SUCCESS or status[4] == servo_id:
+                return self._checked(status, result, length)
 
     # -- status errors -----------------------------------------------------------------
     def status_errors(self, error: int) -> list[str]:
         """Readable names of a status packet's ERR byte for this bus's protocol.
 
         Protocol 2.0 reports hardware faults only as an alert bit: the servo's Hardware
-        Error Status says which (see :func:`humanoid_hw.servo_models.decode_bits`).
+        Error Status says which (see :func:`humanoid_hw.control_tables.decode_bits`).
         """
         if self.protocol == 1:
             return decode_bits(error, PROTOCOL1_ERROR_BITS)

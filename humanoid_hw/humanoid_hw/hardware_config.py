@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from humanoid_description.package_share import package_share_directory
+from humanoid_description.runtime_files import HW_BUS_CONFIGURATION
 
 PACKAGE = "humanoid_hw"
 
@@ -98,7 +98,7 @@ class DynamixelConfig:
 
 def hardware_config_path(robot: str) -> Path:
     """``config/<robot>_hw.yaml`` of this package (installed share directory or source tree)."""
-    return package_share_directory(PACKAGE) / "config" / f"{robot}_hw.yaml"
+    return HW_BUS_CONFIGURATION.path(robot)
 
 
 def load_hardware_config(robot: str, **overrides: Any) -> DynamixelConfig:

@@ -7,15 +7,15 @@ baud, protocol, return delay, retries, policies for missing servos and shutdown)
 ROS parameters whose defaults come from ``config/<robot>_hw.yaml``; the interface's
 from ``config/<robot>.yaml``.
 
-Joint states are stamped with the system clock, the ROS clock of a real robot.
+The driver schedules its cycles on a monotonic clock (a step of the system clock
+neither stalls nor bursts the loop); the shared front stamps messages with ROS time
+(the system clock of a real robot) mapped from it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import sys
-import time
-from pathlib import Path
 from typing import Any
 
 from rclpy.node import Node
@@ -23,13 +23,10 @@ from rclpy.node import Node
 from humanoid_control import driver_node
 from humanoid_control.parameters import declare
 from humanoid_description.model import RobotModel
-from humanoid_description.package_share import package_share_directory
+from humanoid_description.runtime_files import HW_NODE_PARAMETERS
 from humanoid_hw.driver import DynamixelDriver
 from humanoid_hw.hardware_config import DynamixelConfig, hardware_config_path, load_hardware_config
-
-
-def config_directory() -> Path:
-    return package_share_directory("humanoid_hw") / "config"
+from humanoid_hw.hw_node_spec import NODE_NAME
 
 
 def make_driver(node: Node, model: RobotModel, defaults: dict[str, Any]) -> DynamixelDriver:
@@ -47,11 +44,11 @@ def make_driver(node: Node, model: RobotModel, defaults: dict[str, Any]) -> Dyna
     node.get_logger().info(
         f"Dynamixel bus {config.port} at {config.baud} baud, protocol {config.protocol}.0, "
         f"{len(model.joints)} servos; missing servo: {config.on_missing}, on shutdown: {config.on_shutdown}")
-    return DynamixelDriver.from_model(model, config, clock=time.time)
+    return DynamixelDriver.from_model(model, config)  # monotonic clock
 
 
 def main(args: list[str] | None = None) -> int:
-    return driver_node.run("humanoid_hw", config_directory(), make_driver, None, args)
+    return driver_node.run(NODE_NAME, HW_NODE_PARAMETERS, make_driver, None, args)
 
 
 if __name__ == "__main__":

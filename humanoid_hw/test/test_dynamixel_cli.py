@@ -12,6 +12,7 @@ import pytest
 from dynamixel_sdk import COMM_SUCCESS, PacketHandler, PortHandler
 
 from humanoid_hw import bench
+from humanoid_hw.bus import DynamixelBus, PortLostError
 from humanoid_hw.emulator import cli
 
 TIMEOUT = 60
@@ -29,7 +30,7 @@ def start_emulator(*args):
                          [(1, 12, signal.SIGTERM, False), (2, 1060, signal.SIGINT, True)])
 def test_emulate_prints_the_port_first_and_serves_until_signalled(tmp_path, monkeypatch, protocol, model_number,
                                                                   stop, link):
-    monkeypatch.setattr("dynamixel_sdk.port_handler.LATENCY_TIMER", 100)  # patient on a loaded machine
+    monkeypatch.setattr("dynamixel_sdk.port_handler.LATENCY_TIMER", 250)  # patient on a loaded machine
     extra = ["--link", str(tmp_path / "ttyDXL")] if link else []
     process, port_path = start_emulator("--robot", "bioloid", "--protocol", str(protocol), *extra)
     try:
@@ -66,13 +67,13 @@ def test_emulate_and_bench_expose_add_arguments_and_run():
     bus = argparse.ArgumentParser()
     bench.add_arguments(bus)
     args = bus.parse_args(["--robot", "bioloid", "--json"])
-    assert (args.robot, args.protocol, args.json, args.cycles) == ("bioloid", 1, True, 300)
+    assert (args.robot, args.protocol, args.json, args.cycles, args.rounds) == ("bioloid", 1, True, 300, 3)
     assert callable(bench.run)
 
 
 def test_bench_bus_json_measures_the_protocol_minimum():
     result = subprocess.run([sys.executable, "-m", "humanoid_hw.bench", "--robot", "bioloid", "--json",
-                             "--cycles", "40"], capture_output=True, text=True, timeout=2 * TIMEOUT)
+                             "--cycles", "20", "--rounds", "2"], capture_output=True, text=True, timeout=5 * TIMEOUT)
     assert result.returncode == 0, result.stderr
     figures = json.loads(result.stdout)
     # 18 READs of 8 bytes: 18 x (8 + 6 + 8) = 396, one SYNC_WRITE of 8 + 18 x (1 + 4) = 98
@@ -84,8 +85,13 @@ def test_bench_bus_json_measures_the_protocol_minimum():
     else:
         assert figures["bytes_per_cycle"] > 494
     assert figures["bus_limit_hz"] == pytest.approx(1 / 4.94e-3, abs=0.01)
-    # The emulator charges wire time: no loop can beat the bus limit.
+    # The emulator charges wire time: no loop can beat the bus limit, the bare SDK's neither.
     assert 0 < figures["loop_hz"] <= figures["bus_limit_hz"]
+    assert 0 < figures["sdk_baseline_hz"] <= figures["bus_limit_hz"]
+    assert len(figures["loop_hz_runs"]) == len(figures["sdk_baseline_hz_runs"]) == 2
+    assert figures["loop_hz"] == max(figures["loop_hz_runs"])
+    assert figures["sdk_baseline_hz"] == max(figures["sdk_baseline_hz_runs"])
+    assert figures["loop_vs_sdk"] == pytest.approx(figures["loop_hz"] / figures["sdk_baseline_hz"], abs=5e-4)
 
 
 def test_bench_bus_text_states_the_formula():
@@ -94,6 +100,131 @@ def test_bench_bus_text_states_the_formula():
         robot="bioloid", protocol=1, servos=18, baud=1_000_000, cycles=10, bytes_per_cycle=494.0,
         bytes_out_per_cycle=242.0, bytes_in_per_cycle=252.0, instructions_per_cycle=19.0,
         min_bytes_per_cycle=494, min_bytes_formula=bench.BusCost(1, 18, 8, 4).formula, bus_time_ms=4.94,
-        min_bus_time_ms=4.94, bus_limit_hz=202.4, loop_hz=150.0, retries=0))
+        min_bus_time_ms=4.94, bus_limit_hz=202.4, loop_hz=150.0, sdk_baseline_hz=160.0, loop_vs_sdk=0.9375,
+        loop_hz_runs=[140.0, 150.0], sdk_baseline_hz_runs=[160.0, 155.0], retries=0))
     assert "18 READ round trips x (8 + 6 + 8) + SYNC_WRITE (8 + 18 x (1 + 4)) = 396 + 98 = 494 bytes" in text
     assert "150.0 Hz" in text and "bus limit 202.4 Hz" in text
+    assert "bare SDK baseline   160.0 Hz" in text and "driver / SDK        0.938" in text
+
+
+# -- fault commands on standard input ------------------------------------------------------
+class EmulatorProcess:
+    """``humanoid emulate`` in a child process, driven through its standard input."""
+
+    def __init__(self, link):
+        self.process = subprocess.Popen([sys.executable, "-m", "humanoid_hw.emulator", "--robot", "bioloid",
+                                         "--link", str(link)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, text=True)
+        self.port = self.line()
+
+    def line(self) -> str:
+        ready, _, _ = select.select([self.process.stdout], [], [], TIMEOUT)
+        assert ready, "the emulator printed nothing"
+        return self.process.stdout.readline().strip()
+
+    def command(self, text: str) -> str:
+        """Send one command; its answer comes once the fault is in force."""
+        self.process.stdin.write(text + "\n")
+        self.process.stdin.flush()
+        return self.line()
+
+    def stop(self) -> tuple[int, str]:
+        if not self.process.stdin.closed:
+            self.process.stdin.close()
+        self.process.send_signal(signal.SIGTERM)
+        code = self.process.wait(timeout=TIMEOUT)
+        errors = self.process.stderr.read()
+        self.process.stdout.close()
+        self.process.stderr.close()
+        return code, errors
+
+
+@pytest.fixture
+def emulate(tmp_path):
+    process = EmulatorProcess(tmp_path / "ttyDXL")
+    yield process
+    if process.process.poll() is None:
+        process.stop()
+
+
+def bus_on(port: str) -> DynamixelBus:
+    bus = DynamixelBus(port, 1_000_000, 1, retries=3, latency_timer_ms=50.0)  # patient on a loaded machine
+    bus.open()
+    return bus
+
+
+def test_emulate_injects_each_fault_from_standard_input(emulate):
+    bus = bus_on(emulate.port)
+    try:
+        assert bus.ping(3).ok
+        assert emulate.command("silence 3") == "ok: servo 3 silent"
+        assert not bus.ping(3, retries=0).ok and bus.ping(4).ok
+        assert emulate.command("answer 3") == "ok: servo 3 answers"
+        assert bus.ping(3).ok
+
+        assert emulate.command("corrupt 2 4") == "ok: the next 2 status packet(s) of servo 4 corrupted"
+        corrupt = bus.traffic.corrupt
+        reply = bus.read(4, 36, 8)
+        assert reply.ok and reply.attempts == 3 and bus.traffic.corrupt - corrupt == 2
+
+        assert emulate.command("error 9 overload") == "ok: servo 9 reports overload"
+        assert "overload" in bus.status_errors(bus.read(9, 36, 8).error)
+        assert emulate.command("get 9 torque_limit") == "ok: servo 9 torque_limit = 0"  # the AX shut itself down
+        assert emulate.command("clear 9") == "ok: servo 9 errors cleared"
+        assert bus.read(9, 36, 8).error == 0
+
+        assert emulate.command("place 5 700") == "ok: servo 5 placed at 700"
+        assert int.from_bytes(bus.read(5, 36, 2).data, "little") == 700
+
+        assert emulate.command("faults").startswith("ok: silent: []")
+        assert emulate.command("vanish").startswith("ok:")
+        assert not os.path.exists(emulate.port)
+        with pytest.raises(PortLostError):
+            bus.read(1, 36, 8)
+        assert emulate.command("reappear").startswith("ok:")
+        bus.open()
+        assert bus.ping(1).ok
+    finally:
+        bus.close()
+
+
+def test_emulate_answers_a_bad_command_with_a_reason_and_serves_on(emulate):
+    answers = {command: emulate.command(command) for command in (
+        "frobnicate", "silence 99", "silence x", "error 9 bogus", "corrupt 0", "delay 5 -1", "place 5 5000",
+        "get 5 nonsense", "silence")}
+    assert answers["frobnicate"].startswith("error: unknown command 'frobnicate' (commands: silence, answer")
+    assert answers["silence 99"] == "error: 'silence 99': no servo 99 on this bus (IDs 1..18)"
+    assert answers["silence x"] == "error: 'silence x': servo ID must be a number, not 'x'"
+    assert "cannot report ['bogus']" in answers["error 9 bogus"] and "overload" in answers["error 9 bogus"]
+    assert answers["corrupt 0"] == "error: 'corrupt 0': COUNT must be at least 1, not 0"
+    assert answers["delay 5 -1"] == "error: 'delay 5 -1': a reply delay must be >= 0 s, not -1.0"
+    assert answers["place 5 5000"] == "error: 'place 5 5000': RAW must be within 0..1023, not 5000"
+    assert answers["get 5 nonsense"].startswith("error: 'get 5 nonsense': AX-12 has no item 'nonsense'")
+    assert answers["silence"] == "error: 'silence': usage: silence ID"
+    assert emulate.command("faults") == "ok: silent: []; corrupt: {}; errors: {}; delays: {}; present: True"
+    bus = bus_on(emulate.port)
+    try:
+        assert bus.ping(5).ok
+    finally:
+        bus.close()
+
+
+def test_emulate_serves_on_after_its_input_ends(emulate):
+    assert emulate.command("silence 2") == "ok: servo 2 silent"
+    emulate.process.stdin.close()  # end of input: the faults stay, the bus is served
+    bus = bus_on(emulate.port)
+    try:
+        assert bus.ping(1).ok and not bus.ping(2, retries=0).ok
+    finally:
+        bus.close()
+    code, errors = emulate.stop()
+    assert code == 0, errors
+
+
+def test_emulate_help_lists_the_fault_commands():
+    result = subprocess.run([sys.executable, "-m", "humanoid_hw.emulator", "--help"], capture_output=True, text=True,
+                            timeout=TIMEOUT)
+    assert result.returncode == 0
+    for command in ("silence ID", "answer ID", "corrupt COUNT [ID]", "error ID NAME", "clear ID", "vanish",
+                    "reappear", "delay ID SECONDS"):
+        assert command in result.stdout

@@ -1,6 +1,7 @@
 """The maker's SDK, used as any user would use it, talking to the emulator's pseudo-terminal."""
 
 import sys
+import threading
 import time
 
 import pytest
@@ -16,8 +17,8 @@ from dynamixel_sdk import (
 from dynamixel_sdk.protocol1_packet_handler import ERRBIT_OVERLOAD
 from dynamixel_sdk.protocol2_packet_handler import Protocol2PacketHandler
 
+from humanoid_hw.control_tables import control_table
 from humanoid_hw.emulator import BusEmulator
-from humanoid_hw.servo_models import servo_model
 
 MODELS = {1: "AX-12", 2: "XL430"}
 IDS = (1, 2, 3)
@@ -45,10 +46,11 @@ def sdk_crc(data: bytes) -> int:
 def patient_sdk(monkeypatch):
     """The emulator shares the test's CPU. The SDK polls the port in a tight loop holding
     the GIL, so the emulator thread waits up to the 5 ms switch interval for each step of
-    an answer: shorten it. And give the SDK the timeout of a slow adapter (latency timer
-    100 ms instead of 16: packets time out after about 200 ms instead of 34), so that a
-    loaded machine cannot turn a late answer into a failed test."""
-    monkeypatch.setattr("dynamixel_sdk.port_handler.LATENCY_TIMER", 100)
+    an answer: shorten it. And give the SDK the timeout of a very slow adapter (latency
+    timer 250 ms instead of 16: packets time out after about 0.5 s instead of 34 ms; the
+    SDK itself never retries), so that a loaded machine cannot turn a late answer into a
+    failed test."""
+    monkeypatch.setattr("dynamixel_sdk.port_handler.LATENCY_TIMER", 250)
     previous = sys.getswitchinterval()
     sys.setswitchinterval(1e-4)
     yield
@@ -91,7 +93,7 @@ def write_item(packets, port, servo_id, item, value):
 
 def test_ping_returns_the_model_number_and_an_absent_id_times_out(protocol, emulator, port):
     packets = PacketHandler(float(protocol))
-    expected = servo_model(MODELS[protocol]).model_number
+    expected = control_table(MODELS[protocol]).model_number
     for servo_id in IDS:
         model_number, result, error = packets.ping(port, servo_id)
         assert (model_number, result, error) == (expected, COMM_SUCCESS, 0)
@@ -133,7 +135,7 @@ def test_known_protocol2_ping_bytes_and_answer():
 
 def test_every_item_the_driver_uses_reads_and_writes(protocol, emulator, port):
     packets = PacketHandler(float(protocol))
-    model = servo_model(MODELS[protocol])
+    model = control_table(MODELS[protocol])
     for servo_id in IDS:
         for name, value in WRITES[protocol].items():
             item = model.item(name)
@@ -156,7 +158,7 @@ def test_every_item_the_driver_uses_reads_and_writes(protocol, emulator, port):
 
 def test_read_only_items_refuse_writes(protocol, emulator, port):
     packets = PacketHandler(float(protocol))
-    item = servo_model(MODELS[protocol]).item("present_position")
+    item = control_table(MODELS[protocol]).item("present_position")
     error = write_item(packets, port, 1, item, 5)
     assert error != 0
     assert packets.getRxPacketError(error)  # the SDK has words for it
@@ -164,7 +166,7 @@ def test_read_only_items_refuse_writes(protocol, emulator, port):
 
 def test_sync_write_of_goal_and_speed_in_one_packet(protocol, emulator, port):
     packets = PacketHandler(float(protocol))
-    model = servo_model(MODELS[protocol])
+    model = control_table(MODELS[protocol])
     block = model.command_block
     group = GroupSyncWrite(port, packets, block.start, block.length)
     goals = {1: 300, 2: 700, 3: 900} if protocol == 1 else {1: 1000, 2: 2000, 3: 3000}
@@ -195,7 +197,7 @@ def test_sync_read_protocol2_reads_the_state_block_of_every_servo():
         assert port.openPort()
         try:
             packets = PacketHandler(2.0)
-            model = servo_model("XL430")
+            model = control_table("XL430")
             block = model.state_block
             group = GroupSyncRead(port, packets, block.start, block.length)
             for servo_id in IDS:
@@ -259,7 +261,7 @@ def test_byte_stuffing_on_the_wire_both_ways():
 
 def test_error_bits_reach_the_sdk(protocol, emulator, port):
     packets = PacketHandler(float(protocol))
-    model = servo_model(MODELS[protocol])
+    model = control_table(MODELS[protocol])
     if protocol == 1:
         emulator.inject_errors(2, "overload")
         _, error = read_item(packets, port, 2, model.item("present_position"))
@@ -277,7 +279,7 @@ def test_error_bits_reach_the_sdk(protocol, emulator, port):
 
 def test_status_return_level_decides_who_answers(protocol, emulator, port):
     packets = PacketHandler(float(protocol))
-    model = servo_model(MODELS[protocol])
+    model = control_table(MODELS[protocol])
     level, led = model.item("status_return_level"), model.item("led")
     write_item(packets, port, 1, level, 1)
     sent = len(emulator.sent)
@@ -295,7 +297,7 @@ def test_status_return_level_decides_who_answers(protocol, emulator, port):
 
 def test_broadcast_write_and_reg_write_action(protocol, emulator, port):
     packets = PacketHandler(float(protocol))
-    model = servo_model(MODELS[protocol])
+    model = control_table(MODELS[protocol])
     led, goal = model.item("led"), model.item("goal_position")
     sent = len(emulator.sent)
     assert packets.write1ByteTxOnly(port, 0xFE, led.address, 1) == COMM_SUCCESS
@@ -323,42 +325,80 @@ def test_broadcast_ping_protocol2_is_answered_by_every_servo_in_id_order():
     assert [packet[4] for packet in emulator.sent] == list(IDS)
 
 
+class ManualClock:
+    """Time that only the emulator's sleeping advances: the delays it charges, measured exactly."""
+
+    def __init__(self) -> None:
+        self._now = 0.0
+        self._lock = threading.Lock()
+
+    def __call__(self) -> float:
+        with self._lock:
+            return self._now
+
+    def sleep(self, seconds: float) -> None:
+        with self._lock:
+            self._now += max(0.0, seconds)
+
+
+def charged_time(clock: ManualClock, exchange) -> float:
+    """Emulator time that ``exchange()`` (one request and its answer) cost."""
+    before = clock()
+    exchange()
+    return clock() - before
+
+
 def test_return_delay_time_delays_every_answer():
-    with BusEmulator({1: "AX-12"}) as emulator:
+    clock = ManualClock()
+    with BusEmulator({1: "AX-12"}, clock=clock, sleep=clock.sleep) as emulator:
         port = PortHandler(emulator.port)
         assert port.openPort()
         packets = PacketHandler(1.0)
+        delay = control_table("AX-12").item("return_delay_time")
 
-        def quickest_round_trip() -> float:  # the minimum: load only ever adds time
-            times = []
-            for _ in range(15):
-                started = time.perf_counter()
-                assert packets.read1ByteTxRx(port, 1, 43)[1] == COMM_SUCCESS
-                times.append(time.perf_counter() - started)
-            return min(times)
+        def read_temperature() -> None:
+            assert packets.read1ByteTxRx(port, 1, 43)[1] == COMM_SUCCESS
 
         try:
-            write_item(packets, port, 1, servo_model("AX-12").item("return_delay_time"), 0)
-            fast = quickest_round_trip()
-            write_item(packets, port, 1, servo_model("AX-12").item("return_delay_time"), 254)  # 508 us
-            slow = quickest_round_trip()
+            write_item(packets, port, 1, delay, 0)
+            immediate = charged_time(clock, read_temperature)
+            write_item(packets, port, 1, delay, 254)  # 508 us
+            delayed = charged_time(clock, read_temperature)
         finally:
             port.closePort()
-    assert slow >= 508e-6 > fast
+    assert immediate == 0.0
+    assert delayed == pytest.approx(508e-6, abs=1e-12)
+
+
+def test_return_delay_is_waited_in_real_time():
+    """The same delay on the real clock: an answer never comes before it (load only adds time)."""
+    with BusEmulator({1: "AX-12"}) as emulator:
+        emulator.set_register(1, "return_delay_time", 254)  # 508 us
+        port = PortHandler(emulator.port)
+        assert port.openPort()
+        try:
+            started = time.perf_counter()
+            assert PacketHandler(1.0).read1ByteTxRx(port, 1, 43)[1] == COMM_SUCCESS
+            elapsed = time.perf_counter() - started
+        finally:
+            port.closePort()
+    assert elapsed >= 508e-6
 
 
 def test_timing_mode_charges_wire_time_at_the_baud_rate():
-    baud = 57_600  # slow enough for the wire time to dominate: 10 bits per byte
-    with BusEmulator({1: "AX-12"}, baud=baud, timing=True) as emulator:
+    baud = 57_600  # 10 bits per byte
+    clock = ManualClock()
+    with BusEmulator({1: "AX-12"}, baud=baud, timing=True, clock=clock, sleep=clock.sleep) as emulator:
         emulator.set_register(1, "return_delay_time", 0)
         port = PortHandler(emulator.port)
         assert port.openPort()
         assert port.setBaudRate(baud)
+        answer = []
         try:
-            started = time.perf_counter()
-            data, result, _ = PacketHandler(1.0).readTxRx(port, 1, 36, 8)
-            elapsed = time.perf_counter() - started
+            elapsed = charged_time(clock, lambda: answer.append(PacketHandler(1.0).readTxRx(port, 1, 36, 8)))
         finally:
             port.closePort()
+    data, result, _ = answer[0]
     assert result == COMM_SUCCESS and len(data) == 8
-    assert elapsed >= (8 + 6 + 8) * 10 / baud  # 3.8 ms: the answer cannot come earlier
+    # READ instruction (8 bytes) then its status (6 + 8 bytes), one after the other on the wire
+    assert elapsed == pytest.approx((8 + 6 + 8) * 10 / baud, abs=1e-12)

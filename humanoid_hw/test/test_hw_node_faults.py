@@ -9,8 +9,8 @@ leave the other joints served. Every wait polls the expected condition with a de
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
+import math
 import signal
 import time
 from collections.abc import Callable, Iterator
@@ -19,13 +19,13 @@ from pathlib import Path
 import pytest
 from diagnostic_msgs.msg import DiagnosticStatus
 
-from humanoid_bringup.graph import Graph, NodeSpec
-from humanoid_bringup.graphs import real_nodes
-from humanoid_bringup.robot_client import GoalOutcome, RobotClient, make_trajectory, poll_until
+from humanoid_control.node_graph import Graph, NodeSpec
+from humanoid_control.robot_client import GoalOutcome, RobotClient, make_trajectory, poll_until
 from humanoid_control.ros_time import seconds
 from humanoid_hw.bus import DynamixelBus
 from humanoid_hw.emulator import BusEmulator
 from humanoid_hw.emulator.cli import robot_servos
+from humanoid_hw.hw_node_spec import hw_node_spec
 from humanoid_interfaces.action import FollowJointTrajectory
 
 pytestmark = pytest.mark.system
@@ -57,10 +57,9 @@ def emulator(tmp_path: Path) -> Iterator[BusEmulator]:
 
 def hw_node(port: str, **parameters: object) -> NodeSpec:
     """The hardware node of the real-robot graph (alone) on ``port``, with bus parameters overridden."""
-    spec = next(s for s in real_nodes(ROBOT, port=port) if s.module == "humanoid_hw.hw_node")
     bus = {"latency_timer_ms": LATENCY_TIMER_MS, "retries": RETRIES,
            "reopen_backoff_initial": REOPEN_BACKOFF[0], "reopen_backoff_max": REOPEN_BACKOFF[1]}
-    return dataclasses.replace(spec, parameters=spec.parameters | bus | parameters)
+    return hw_node_spec(ROBOT, {"port": port} | bus | parameters)
 
 
 # -- what a user sees: diagnostics, joint_states, goals ------------------------------------
@@ -104,9 +103,11 @@ def assert_joint_states_keep_coming(client: RobotClient, count: int = 20) -> Non
     assert all(b > a for a, b in itertools.pairwise(stamps)), stamps
 
 
-def move(client: RobotClient, joint: str, delta: float, duration: float = 1.0) -> GoalOutcome:
-    """Move one joint by ``delta`` rad through the action; returns the outcome."""
-    start = client.positions()[joint]
+def move(client: RobotClient, joint: str, delta: float, duration: float = 1.0,
+         start: float | None = None) -> GoalOutcome:
+    """Move one joint by ``delta`` rad (from ``start``, default: where it is measured) through
+    the action; returns the outcome."""
+    start = client.positions()[joint] if start is None else start
     return client.follow(make_trajectory([joint], [duration], [[start + delta]]), timeout=PATIENCE)
 
 
@@ -136,6 +137,14 @@ def torques_after_exit(emulator: BusEmulator) -> list[int]:
     return torques(emulator)
 
 
+def last_goal_write(emulator: BusEmulator) -> list[int]:
+    """The servo IDs of the latest SYNC_WRITE of goals received (protocol 1.0, address 30)."""
+    for raw in reversed(list(emulator.received)):
+        if raw[2] == 0xFE and raw[4] == 0x83 and raw[5] == 30:
+            return list(raw[7:-1:raw[6] + 1])
+    return []
+
+
 def backoff_attempts(window: float, initial: float, maximum: float) -> int:
     """Reopen attempts that fit in ``window`` seconds when the delay doubles from ``initial`` to ``maximum``."""
     attempts, elapsed, delay = 0, initial, initial
@@ -151,12 +160,19 @@ def test_a_silent_servo_is_stale_while_the_others_keep_following_and_it_recovers
         emulator: BusEmulator, robot_graph: RobotGraph) -> None:
     """A servo unplugged mid-run must cost its joint only: named in diagnostics, the rest still served."""
     _graph, client = robot_graph([hw_node(emulator.port)])
+    last_known = client.positions()["r_shoulder_roll"]
     emulator.silence(3)  # r_shoulder_roll
     stale = joint_status_where(client, "r_shoulder_roll", lambda s: s.level == DiagnosticStatus.STALE, "stale")
     assert "r_shoulder_roll" in stale.message and "ID 3" in stale.message and values(stale)["id"] == "3"
     assert_joint_states_keep_coming(client)
+    # joint_states say it too: the silent joint's reading is unknown (NaN), the others are fresh values
+    msg = client.wait_for_joint_states(PATIENCE)
+    index = list(msg.name).index("r_shoulder_roll")
+    assert all(math.isnan(values[index]) for values in (msg.position, msg.velocity, msg.effort))
+    assert all(math.isfinite(v) for i, v in enumerate(msg.position) if i != index)
     assert_moves(client, "r_elbow", 0.4)
-    refused = move(client, "r_shoulder_roll", 0.3)  # a goal that needs the silent servo cannot succeed
+    # a goal that needs the silent servo cannot succeed
+    refused = move(client, "r_shoulder_roll", 0.3, start=last_known)
     assert refused.error_code == FollowJointTrajectory.Result.DRIVER_FAILURE
     assert "r_shoulder_roll" in refused.error_string
     emulator.silence(3, False)
@@ -214,8 +230,10 @@ def test_a_vanished_port_is_reported_and_reopened_with_back_off(emulator: BusEmu
     lost_at = time.monotonic()
     lost = bus_status_where(client, lambda s: s.level == DiagnosticStatus.ERROR, "port lost")
     assert "lost" in lost.message and emulator.port in lost.message
-    assert_joint_states_keep_coming(client)
+    # no joint read: nothing fresh is published while the port is gone (diagnostics go on)
+    client.start_recording()
     bus_status_where(client, lambda s: int(values(s)["reopen_attempts"]) >= 4, "reopen attempts")
+    assert client.stop_recording() == []
     assert graph.exited() == {}
     emulator.reappear()
     back = bus_status_where(client, lambda s: s.level == DiagnosticStatus.OK and values(s)["port_reopens"] == "1",
@@ -260,8 +278,13 @@ def test_a_missing_servo_with_on_missing_degraded_starts_it_stale(
     emulator.silence(5, False)
     joint_status_where(client, "r_elbow", lambda s: s.level == DiagnosticStatus.OK, "configured and read")
     assert emulator.register(5, "torque_enable") == 1
-    client.wait_until(client.now() + 1.0)
-    assert abs(emulator.register(5, "present_position") - 712) <= 3  # held, not driven anywhere
+    # Once the node has sent it goals for a while, they hold it where it was found, not at the
+    # placeholder the node held for it meanwhile (raw 512).
+    handled = emulator.packets_handled
+    assert emulator.wait_for(lambda: emulator.packets_handled >= handled + 20 * 19, timeout=PATIENCE)  # 20 cycles
+    assert 5 in last_goal_write(emulator)
+    assert abs(emulator.register(5, "goal_position") - 712) <= 3
+    assert abs(emulator.register(5, "present_position") - 712) <= 3
     assert_moves(client, "r_elbow", 0.4)
 
 

@@ -5,7 +5,7 @@ The physics steps at a fixed period (default 1 ms) independent of the control ra
 factor is set, waits so that simulated time runs that many times faster than the
 wall clock (0 = as fast as possible). Time is the simulated time, starting at 0.
 
-Joints follow their commands through a servo model (:mod:`humanoid_sim.servo_models`)
+Joints follow their commands through a servo profile (:mod:`humanoid_sim.servo_profiles`)
 and PyBullet's torque-limited position motors; URDF joint limits are enforced by
 PyBullet's limit constraints. Sensors: an IMU at the model's IMU frame, and the
 ground reaction wrench under each foot from the contact points.
@@ -35,24 +35,39 @@ from humanoid_control.driver import (
     SensorReadings,
     StatusEntry,
 )
+from humanoid_control.interface_parameters import documented
 from humanoid_description.model import RobotModel
-from humanoid_sim.servo_models import ServoBank, ServoParameters
+from humanoid_sim.servo_profiles import ServoBank, ServoParameters
+from humanoid_sim.transmission import TransmissionParameters, Transmissions
 
 GRAVITY = 9.81
 
 
 @dataclass(frozen=True)
 class SimParameters:
-    """World parameters (the node reads them from the robot's sim YAML)."""
+    """World parameters: ROS parameters of the simulation node, declared from these fields
+    (defaults here, per-robot values in ``humanoid_sim/config/<robot>.yaml``)."""
 
-    physics_period: float = 0.001  # s
-    real_time_factor: float = 1.0  # 0 = as fast as possible
-    gui: bool = False
-    ground_friction: float = 0.995  # Coulomb coefficient of the foot-ground contact
-    contact_force_threshold: float = 1.0  # N, a foot carrying more is "in contact"
-    fall_tilt: float = 45.0  # deg, trunk tilt that counts as a fall
-    solver_iterations: int = 50
-    drop_height: float = 0.0005  # m, placed this far above the ground on reset
+    physics_rate: float = documented(1000.0, "Hz, fixed physics step rate (independent of control_rate)")
+    real_time_factor: float = documented(1.0, "simulated seconds per wall second; 0 = as fast as possible")
+    gui: bool = documented(False, "open the PyBullet window (needs a display)")
+    ground_friction: float = documented(0.995, "Coulomb friction coefficient of the foot-ground contact")
+    contact_force_threshold: float = documented(1.0, "N, a foot carrying more is in contact")
+    fall_tilt: float = documented(45.0, "deg, trunk tilt that counts as a fall")
+    solver_iterations: int = documented(50, "PyBullet constraint solver iterations per step")
+    drop_height: float = documented(0.0005, "m, the robot is placed this far above the ground on reset")
+
+    def __post_init__(self) -> None:
+        if not self.physics_rate > 0.0:
+            raise ValueError(f"parameter physics_rate must be > 0, got {self.physics_rate}")
+        if self.real_time_factor < 0.0:
+            raise ValueError(f"parameter real_time_factor must be >= 0, got {self.real_time_factor}")
+        if self.solver_iterations < 1:
+            raise ValueError(f"parameter solver_iterations must be >= 1, got {self.solver_iterations}")
+
+    @property
+    def physics_period(self) -> float:
+        return 1.0 / self.physics_rate
 
 
 @dataclass(frozen=True)
@@ -77,11 +92,15 @@ class FallState:
 class PyBulletDriver(RobotDriver):
     """A robot in a PyBullet world (one private physics client per driver)."""
 
-    def __init__(self, model: RobotModel, servo: ServoParameters, params: SimParameters | None = None) -> None:
+    clock_is_ros_time = True  # simulated time, published on /clock by the node
+
+    def __init__(self, model: RobotModel, servo: ServoParameters, params: SimParameters | None = None,
+                 transmission: TransmissionParameters | None = None) -> None:
         self.model = model
         self.params = params or SimParameters()
         self.joint_names = model.joints.names
         self.servos = ServoBank(servo, len(self.joint_names))
+        self.transmissions = Transmissions(transmission or TransmissionParameters(), self.joint_names)
         self._lock = threading.RLock()
         self._client: int | None = None
         self._body = -1
@@ -98,6 +117,8 @@ class PyBulletDriver(RobotDriver):
         self._written: JointCommand | None = None
         self._contacts: list = []
         self._contacts_time = -1.0
+        self._all_valid = np.ones(len(self.joint_names), dtype=bool)
+        self._all_valid.setflags(write=False)  # shared by every reading: a simulated joint is always read
         self._tmpdir = tempfile.TemporaryDirectory(prefix="humanoid_sim_")
 
     # -- life cycle ---------------------------------------------------------------
@@ -171,6 +192,7 @@ class PyBulletDriver(RobotDriver):
         for joint_id, value in zip(self._joint_ids, positions, strict=True):
             pybullet.resetJointState(self._body, joint_id, float(value), 0.0, physicsClientId=c)
         self.servos.reset(positions)
+        self.transmissions.reset()
         self._targets_sent = False
         self._written = None
         self._imu_previous = None
@@ -206,7 +228,11 @@ class PyBulletDriver(RobotDriver):
 
     # -- control loop -----------------------------------------------------------------
     def sync(self, period: float) -> None:
-        if self.paused and not self._wait_for_step(period):
+        # only a cycle a step request let through counts against the request: a pause that
+        # arrives during a running cycle must not make that cycle count (the budget went
+        # negative, and the next request waited for ever)
+        requested = self.paused and self._wait_for_step(period)
+        if self.paused and not requested:
             return
         steps = max(1, round(period / self.params.physics_period))
         with self._lock:
@@ -221,25 +247,29 @@ class PyBulletDriver(RobotDriver):
                 if not (self._targets_sent and self.servos.settled):
                     # PyBullet keeps motor targets between steps: send them only when they change
                     targets, speeds = self.servos.step(dt)
+                    # each link is held behind its motor's reference by the sag of its gears
                     pybullet.setJointMotorControlArray(
-                        self._body, self._joint_ids, pybullet.POSITION_CONTROL, targetPositions=targets,
-                        targetVelocities=speeds, forces=forces, positionGains=kp, velocityGains=kd,
-                        physicsClientId=c)
+                        self._body, self._joint_ids, pybullet.POSITION_CONTROL,
+                        targetPositions=targets + self.transmissions.sag, targetVelocities=speeds, forces=forces,
+                        positionGains=kp, velocityGains=kd, physicsClientId=c)
                     self._targets_sent = True
                 pybullet.stepSimulation(physicsClientId=c)
             self._steps += steps
             self._time = self._steps * dt
             self._state = self._measure()
-            if self.paused:
-                self._step_budget -= 1
+            if self.transmissions.params.active and self.transmissions.update(self._state.effort, steps * dt):
+                self._targets_sent = False
+            if requested:
+                self._step_budget = max(0, self._step_budget - 1)
                 self._step_done.notify_all()
         self._pace()
 
     def _wait_for_step(self, period: float) -> bool:
-        """Paused: block until a step is requested (True) or a little time passed (False)."""
+        """Paused: block until a step is requested (True), the simulation resumed or a little
+        time passed (False)."""
         with self._step_done:
             self._step_done.wait_for(lambda: self._step_budget > 0 or not self.paused, timeout=period * 10)
-            return self._step_budget > 0 or not self.paused
+            return self._step_budget > 0 and self.paused
 
     def _pace(self) -> None:
         rtf = self.params.real_time_factor
@@ -254,14 +284,11 @@ class PyBulletDriver(RobotDriver):
             self._wall_origin = (time.monotonic(), self._time)
 
     def _measure(self) -> JointState:
-        c = self._client
-        states = pybullet.getJointStates(self._body, self._joint_ids, physicsClientId=c)
-        count = len(self._joint_ids)
-        return JointState(stamp=self._time,
-                          position=np.fromiter((s[0] for s in states), float, count),
-                          velocity=np.fromiter((s[1] for s in states), float, count),
-                          effort=np.fromiter((s[3] for s in states), float, count),
-                          valid=np.ones(count, dtype=bool))
+        states = pybullet.getJointStates(self._body, self._joint_ids, physicsClientId=self._client)
+        values = np.array([(s[0], s[1], s[3]) for s in states]).T
+        # the encoders are on the motor side of the gears: they do not see the links' sag
+        return JointState(stamp=self._time, position=values[0] - self.transmissions.sag, velocity=values[1],
+                          effort=values[2], valid=self._all_valid)
 
     def read(self) -> JointState:
         with self._lock:
@@ -285,8 +312,11 @@ class PyBulletDriver(RobotDriver):
     def read_sensors(self) -> SensorReadings:
         with self._lock:
             c = self._client
-            imu_state = pybullet.getLinkState(self._body, self._imu_link, computeLinkVelocity=1,
-                                              computeForwardKinematics=1, physicsClientId=c)
+            # one call, one forward kinematics pass, for the IMU link and both soles
+            sides = tuple(self._sole_links)
+            links = pybullet.getLinkStates(self._body, [self._imu_link, *(self._sole_links[s] for s in sides)],
+                                           computeLinkVelocity=1, computeForwardKinematics=1, physicsClientId=c)
+            imu_state = links[0]
             rotation = np.array(pybullet.getMatrixFromQuaternion(imu_state[5])).reshape(3, 3)
             specific_force = self._specific_force(np.array(imu_state[6]))
             imu = ImuReading(
@@ -295,7 +325,7 @@ class PyBulletDriver(RobotDriver):
                 angular_velocity=tuple(rotation.T @ np.array(imu_state[7])),  # type: ignore[arg-type]
                 linear_acceleration=tuple(rotation.T @ specific_force))  # type: ignore[arg-type]
             contacts = self._ground_contacts()
-            feet = [self._foot_reading(side, contacts) for side in self._foot_links]
+            feet = [self._foot_reading(side, sole, contacts) for side, sole in zip(sides, links[1:], strict=True)]
             return SensorReadings(stamp=self._time, imu=imu, feet=feet)
 
     def _specific_force(self, velocity: np.ndarray) -> np.ndarray:
@@ -316,27 +346,31 @@ class PyBulletDriver(RobotDriver):
             self._contacts_time = self._time
         return self._contacts
 
-    def _foot_reading(self, side: str, contacts: list) -> FootReading:
-        sole = pybullet.getLinkState(self._body, self._sole_links[side], computeForwardKinematics=1,
-                                     physicsClientId=self._client)
-        origin = np.array(sole[4])
-        rotation = np.array(pybullet.getMatrixFromQuaternion(sole[5])).reshape(3, 3)
+    def _foot_reading(self, side: str, sole: tuple, contacts: list) -> FootReading:
+        """The ground's force and torque on one foot, about its sole frame (``sole``: the
+        sole link's state), summed over the foot's contact points in plain floats (a
+        handful of points: numpy's per-call overhead would cost more than the sums)."""
         foot = self._foot_links[side]
-        mine = [c for c in contacts if c[3] == foot]
-        if mine:
-            # each contact: normal force along the ground normal plus two friction forces
-            forces = np.array([[c[9] * n + c[10] * d1 + c[12] * d2 for n, d1, d2 in zip(c[7], c[11], c[13],
-                                                                                      strict=True)]
-                               for c in mine])
-            arms = np.array([c[5] for c in mine]) - origin
-            force = forces.sum(axis=0)
-            torque = np.cross(arms, forces).sum(axis=0)
-        else:
-            force, torque = np.zeros(3), np.zeros(3)
-        local_force, local_torque = rotation.T @ force, rotation.T @ torque
+        ox, oy, oz = sole[4]
+        fx = fy = fz = tx = ty = tz = 0.0
+        for contact in contacts:
+            if contact[3] != foot:
+                continue
+            # normal force along the ground normal plus two friction forces
+            normal, lateral1, dir1, lateral2, dir2 = contact[9], contact[10], contact[11], contact[12], contact[13]
+            n = contact[7]
+            cx = normal * n[0] + lateral1 * dir1[0] + lateral2 * dir2[0]
+            cy = normal * n[1] + lateral1 * dir1[1] + lateral2 * dir2[1]
+            cz = normal * n[2] + lateral1 * dir1[2] + lateral2 * dir2[2]
+            px, py, pz = contact[5][0] - ox, contact[5][1] - oy, contact[5][2] - oz
+            fx, fy, fz = fx + cx, fy + cy, fz + cz
+            tx, ty, tz = tx + py * cz - pz * cy, ty + pz * cx - px * cz, tz + px * cy - py * cx
+        rotation = np.array(pybullet.getMatrixFromQuaternion(sole[5])).reshape(3, 3)
+        local_force = rotation.T @ np.array((fx, fy, fz))
+        local_torque = rotation.T @ np.array((tx, ty, tz))
         return FootReading(side=side, frame=self.model.config.feet[side].sole,
                            force=tuple(local_force), torque=tuple(local_torque),  # type: ignore[arg-type]
-                           contact=bool(force[2] > self.params.contact_force_threshold))
+                           contact=bool(fz > self.params.contact_force_threshold))
 
     # -- ground truth -------------------------------------------------------------
     def base_placement(self) -> pin.SE3:

@@ -22,10 +22,9 @@ Parameters: ``ros2 param list`` on the node; per-robot defaults in
 from __future__ import annotations
 
 import sys
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import pinocchio as pin
 from geometry_msgs.msg import PoseStamped, TwistStamped
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
@@ -38,56 +37,55 @@ from std_srvs.srv import Trigger
 from humanoid_control import driver_node
 from humanoid_control.decimation import Decimator
 from humanoid_control.driver import DriverError, JointState, RobotDriver
-from humanoid_control.parameters import declare
+from humanoid_control.interface_parameters import documented
+from humanoid_control.parameters import declare_dataclass
 from humanoid_control.robot_interface import RobotInterface
 from humanoid_control.ros_time import to_time
 from humanoid_control.validation import CommandRejectedError
 from humanoid_description.model import RobotModel
-from humanoid_description.package_share import package_share_directory
+from humanoid_description.runtime_files import SIM_NODE_PARAMETERS
 from humanoid_interfaces.srv import ResetSimulation, StepSimulation
 from humanoid_sim.pybullet_driver import PyBulletDriver, SimParameters
-from humanoid_sim.servo_models import ServoParameters
+from humanoid_sim.servo_profiles import ServoParameters
+from humanoid_sim.sim_node_spec import NODE_NAME
+from humanoid_sim.transmission import TransmissionParameters
 
 
-def config_directory() -> Path:
-    """This package's config folder (installed share dir, or the source tree)."""
-    return package_share_directory("humanoid_sim") / "config"
+@dataclass(frozen=True)
+class SimulationPublishingParameters:
+    """Rates of what only the simulation node publishes (ROS parameters of the node)."""
+
+    clock_rate: float = documented(200.0, "Hz, simulated time on /clock")
+    ground_truth_rate: float = documented(50.0, "Hz, ground_truth/base_pose, ground_truth/base_twist and fallen")
+
+    def __post_init__(self) -> None:
+        for name in ("clock_rate", "ground_truth_rate"):
+            if not getattr(self, name) > 0.0:
+                raise ValueError(f"parameter {name} must be > 0, got {getattr(self, name)}")
 
 
 def make_driver(node: Node, model: RobotModel, defaults: dict[str, Any]) -> PyBulletDriver:
-    def param(name: str, fallback: Any) -> Any:
-        return declare(node, name, fallback, defaults)
-
-    physics_rate = float(param("physics_rate", 1000.0))
-    if physics_rate <= 0.0:
-        raise ValueError(f"physics_rate must be > 0, got {physics_rate}")
-    sim = SimParameters(
-        physics_period=1.0 / physics_rate,
-        real_time_factor=float(param("real_time_factor", 1.0)),
-        gui=bool(param("gui", False)),
-        ground_friction=float(param("ground_friction", 0.995)),
-        contact_force_threshold=float(param("contact_force_threshold", 1.0)),
-        fall_tilt=float(param("fall_tilt", 45.0)),
-        solver_iterations=int(param("solver_iterations", 50)))
-    servo = ServoParameters(
-        kind=str(param("servo.kind", "trapezoidal")),
-        max_velocity=float(param("servo.max_velocity", model.config.actuators.max_velocity)),
-        max_acceleration=float(param("servo.max_acceleration", model.config.actuators.max_acceleration)),
-        max_torque=float(param("servo.max_torque", float(np.min(model.joints.effort)))),
-        position_gain=float(param("servo.position_gain", 0.3)),
-        velocity_gain=float(param("servo.velocity_gain", 1.0)))
+    """The PyBullet driver configured from the node's parameters (declared from
+    :class:`SimParameters`, :class:`ServoParameters` and :class:`TransmissionParameters`)."""
+    sim = declare_dataclass(node, SimParameters, defaults)
+    servo = declare_dataclass(node, ServoParameters, defaults, prefix="servo.",
+                              builtin=ServoParameters.for_model(model))
+    transmission = declare_dataclass(node, TransmissionParameters, defaults, prefix="transmission.")
     node.get_logger().info(
-        f"simulating {model.name}: physics {physics_rate:g} Hz, real-time factor "
+        f"simulating {model.name}: physics {sim.physics_rate:g} Hz, real-time factor "
         f"{sim.real_time_factor:g}{' (as fast as possible)' if sim.real_time_factor <= 0 else ''}, "
         f"{servo.kind} servos ({servo.max_velocity:g} rad/s, {servo.max_torque:g} N m), "
-        f"ground friction {sim.ground_friction:g}{', GUI' if sim.gui else ''}")
-    return PyBulletDriver(model, servo, sim)
+        f"ground friction {sim.ground_friction:g}{', GUI' if sim.gui else ''}"
+        + (f"; gears: stiffness {transmission.stiffness:g} N m/rad, {transmission.backlash:g} deg play at "
+           f"{', '.join(transmission.backlash_joints) or 'no joint'}" if transmission.active else ""))
+    return PyBulletDriver(model, servo, sim, transmission)
 
 
 class SimulationServices:
     """Clock, world services, ground truth and fall reporting of the simulation node."""
 
-    def __init__(self, node: Node, interface: RobotInterface, driver: RobotDriver) -> None:
+    def __init__(self, node: Node, interface: RobotInterface, driver: RobotDriver,
+                 defaults: dict[str, Any] | None = None) -> None:
         assert isinstance(driver, PyBulletDriver)
         self.node, self.interface, self.driver = node, interface, driver
         self.model = interface.model
@@ -102,15 +100,18 @@ class SimulationServices:
         node.create_service(Trigger, "pause", self._pause, callback_group=group)
         node.create_service(Trigger, "resume", self._resume, callback_group=group)
         node.create_service(StepSimulation, "step", self._step, callback_group=group)
-        self._ground_truth = Decimator(declare(node, "ground_truth_rate", 50.0), "ground_truth_rate")
-        self._clock = Decimator(declare(node, "clock_rate", 200.0), "clock_rate")
+        rates = declare_dataclass(node, SimulationPublishingParameters, defaults)
+        self._ground_truth = Decimator(rates.ground_truth_rate, "ground_truth_rate")
+        self._clock = Decimator(rates.clock_rate, "clock_rate")
         self._fallen = False
+        self._clock_msg = Clock()
         interface.add_cycle_hook(self._on_cycle)
 
     # -- per control cycle ------------------------------------------------------------
     def _on_cycle(self, state: JointState) -> None:
         if self._clock.due(state.stamp):
-            self._clock_pub.publish(Clock(clock=to_time(state.stamp)))
+            self._clock_msg.clock = to_time(state.stamp)  # one message, refilled (control thread only)
+            self._clock_pub.publish(self._clock_msg)
         if not self._ground_truth.due(state.stamp):
             return
         stamp = to_time(state.stamp)
@@ -141,7 +142,7 @@ class SimulationServices:
         try:
             positions = home
             if msg.name:
-                setpoint = self.interface.validator.setpoint(msg.name, msg.position, clamp=False)
+                setpoint = self.interface.loop.validator.setpoint(msg.name, msg.position, clamp=False)
                 positions = home.copy()
                 positions[setpoint.joint_indices] = setpoint.positions
         except CommandRejectedError as error:
@@ -179,8 +180,12 @@ class SimulationServices:
         return response
 
 
+#: What the simulation node adds to the shared interface.
+EXTENSION = SimulationServices
+
+
 def main(args: list[str] | None = None) -> int:
-    return driver_node.run("humanoid_sim", config_directory(), make_driver, SimulationServices, args)
+    return driver_node.run(NODE_NAME, SIM_NODE_PARAMETERS, make_driver, EXTENSION, args)
 
 
 if __name__ == "__main__":

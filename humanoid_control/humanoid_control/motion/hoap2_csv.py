@@ -25,6 +25,7 @@ from humanoid_control.interpolation import Law
 from humanoid_control.motion.limits import JointBounds
 from humanoid_control.motion.model import Motion, MotionError
 from humanoid_description.config import load_config
+from humanoid_description.data_file import DataFileError, text_lines
 from humanoid_description.units import hoap2_pulses_to_radians, radians_to_hoap2_pulses
 
 ROBOT = "hoap2"
@@ -53,21 +54,24 @@ class CsvLayout:
         return self.first_joint_field + len(self.columns)
 
 
+#: Largest pulse count a line may hold: the controller's counts are 32-bit integers.
+MAX_PULSES = 2**31 - 1
+
+
 def read_hoap2_csv(path: Path, robot: str = ROBOT) -> Motion:
     """Read a csv motion file; any malformed line raises MotionError (file:line: problem)."""
     layout = CsvLayout.for_robot(robot)
     bounds = JointBounds.for_robot(robot, layout.columns)
-    try:
-        text = Path(path).read_text()
-    except OSError as error:
-        raise MotionError(path, f"cannot read: {error.strerror or error}") from None
     multipliers, samples = [], []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        multiplier, pulses = _parse_line(line, layout, path, number)
-        samples.append(_to_radians(pulses, layout, bounds, path, number))
-        multipliers.append(multiplier)
+    try:
+        for number, line in text_lines(path):
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            multiplier, pulses = _parse_line(line, layout, path, number)
+            samples.append(_to_radians(pulses, layout, bounds, path, number))
+            multipliers.append(multiplier)
+    except DataFileError as error:
+        raise MotionError.from_data_file(error) from None
     if not samples:
         raise MotionError(path, "no samples (every line is blank or a comment)")
     steps = np.array(multipliers, dtype=float) * layout.period
@@ -94,10 +98,14 @@ def _parse_line(line: str, layout: CsvLayout, path: Path, number: int) -> tuple[
     for offset, joint in enumerate(layout.columns):
         index = layout.first_joint_field + offset
         try:
-            pulses.append(int(fields[index]))
+            value = int(fields[index])
         except ValueError:
             raise MotionError(path, f"field {index} ({joint}) is not an integer pulse count: "
                                     f"{fields[index]!r}", number) from None
+        if abs(value) > MAX_PULSES:
+            raise MotionError(path, f"field {index} ({joint}) is not a pulse count of the HOAP-2: "
+                                    f"{fields[index][:20]}{'...' if len(fields[index]) > 20 else ''}", number)
+        pulses.append(value)
     return multiplier, pulses
 
 

@@ -20,7 +20,6 @@ from humanoid_control.motion.bioloid_pages import FORMAT as PAGES_FORMAT
 from humanoid_control.motion.bioloid_pages import pages_to_motion, read_pages
 from humanoid_control.motion.bioloid_poses import (
     is_raw_pose_file,
-    pose_demo_motion,
     raw_to_joint_poses,
     read_raw_poses,
     read_thesis_poses,
@@ -30,6 +29,7 @@ from humanoid_control.motion.hoap2_csv import read_hoap2_csv
 from humanoid_control.motion.keyframes import FORMAT as KEYFRAMES_FORMAT
 from humanoid_control.motion.keyframes import read_keyframes
 from humanoid_control.motion.model import Motion, MotionError
+from humanoid_control.motion.pose_demo import pose_demo_motion
 from humanoid_control.motion.yaml_nodes import compose_file
 from humanoid_description.robots import ROBOTS
 
@@ -72,7 +72,13 @@ def load_motion(robot: str, name_or_path: str | Path) -> Motion:
 def read_motion_file(path: Path, robot: str) -> Motion:
     """Read a motion file for ``robot``, dispatching on its extension and format."""
     path = Path(path)
-    if not path.is_file():
+    if "\0" in str(path):
+        raise MotionError(repr(str(path)), "not a usable file name: it contains a NUL byte")
+    try:
+        found = path.is_file()
+    except OSError as error:  # a name too long ...
+        raise MotionError(path, f"not a usable file name: {error.strerror or error}") from None
+    if not found:
         raise MotionError(path, "no such file")
     suffix = path.suffix.lower()
     if suffix in YAML_SUFFIXES:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from humanoid_control.interpolation import Law, Spline
+from humanoid_description.data_file import DataFileError
 
 #: Which feet carry the robot at a keyframe (used by balance checks).
 SUPPORTS: tuple[str, ...] = ("both", "right", "left")
@@ -40,6 +41,22 @@ class MotionError(ValueError):
         self.line = line
         where = self.source if line is None else f"{self.source}:{line}"
         super().__init__(f"{where}: {problem}")
+
+    @classmethod
+    def from_data_file(cls, error: DataFileError) -> MotionError:
+        """A data file reader's error (unreadable, not text, malformed line) as a MotionError."""
+        return cls(error.path, error.problem, error.line)
+
+
+@dataclass(frozen=True)
+class JointPose:
+    """One pose of a pose file as joint name -> position (rad), with the line it came from
+    and the feet that carry the robot in it."""
+
+    label: str
+    positions: dict[str, float]
+    line: int
+    support: str = "both"
 
 
 @dataclass(frozen=True, eq=False)

@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from humanoid_control.motion.model import MotionError
+from humanoid_description.data_file import DataFileError, read_text
 
 _constructor = yaml.SafeLoader("")
 
@@ -58,6 +59,9 @@ class YamlNode:
             raise self.error(f"{what} must be a single value")
         try:
             return _constructor.construct_object(self.node)
+        except (yaml.YAMLError, ValueError) as error:  # e.g. an unknown !!tag, an int of 5000 digits
+            problem = getattr(error, "problem", None) or str(error)
+            raise self.error(f"{what}: not a value of this format: {problem}") from None
         finally:
             _constructor.constructed_objects.pop(self.node, None)  # the loader would keep every node
 
@@ -70,8 +74,12 @@ class YamlNode:
     def number(self, what: str) -> float:
         """A finite int or float (not a boolean)."""
         value = self._scalar(what)
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-            raise self.error(f"{what} must be a finite number, got {self.node.value!r}")
+        try:
+            finite = not isinstance(value, bool) and isinstance(value, int | float) and math.isfinite(value)
+        except OverflowError:  # an integer beyond any float
+            finite = False
+        if not finite:
+            raise self.error(f"{what} must be a finite number, got {self.node.value[:20]!r}")
         return float(value)
 
     def integer(self, what: str) -> int:
@@ -91,9 +99,9 @@ class YamlNode:
 def compose_file(path: Path) -> YamlNode:
     """The root node of a YAML file; unreadable or malformed YAML raises MotionError."""
     try:
-        text = Path(path).read_text()
-    except OSError as error:
-        raise MotionError(path, f"cannot read: {error.strerror or error}") from None
+        text = read_text(path)
+    except DataFileError as error:
+        raise MotionError.from_data_file(error) from None
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as error:
@@ -101,6 +109,8 @@ def compose_file(path: Path) -> YamlNode:
         problem = getattr(error, "problem", None) or str(error)
         raise MotionError(path, f"malformed YAML: {problem}",
                           None if mark is None else mark.line + 1) from None
+    except RecursionError:
+        raise MotionError(path, "malformed YAML: nested too deeply") from None
     if root is None:
         raise MotionError(path, "empty file")
     return YamlNode(root, str(path))

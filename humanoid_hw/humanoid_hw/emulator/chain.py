@@ -2,11 +2,13 @@
 
 The driver (or the maker's SDK, or any Dynamixel tool) opens :attr:`BusEmulator.port`
 as it would open ``/dev/ttyUSB0`` and talks the real byte protocol to it. A thread
-serves the pseudo-terminal; tests and tools inject faults through methods:
+serves the pseudo-terminal; tests and tools inject faults through methods (and
+``humanoid emulate`` through commands on its standard input, :mod:`.commands`):
 
 - :meth:`BusEmulator.silence` - a servo stops answering (unplugged, dead);
 - :meth:`BusEmulator.corrupt_replies` - status packets with a bad checksum/CRC (noise);
 - :meth:`BusEmulator.inject_errors` - error bits such as overload or overheating;
+- :meth:`BusEmulator.delay_replies` - a servo answering late;
 - :meth:`BusEmulator.vanish` / :meth:`BusEmulator.reappear` - the USB adapter unplugged
   and plugged back. Give a ``link`` path: the pseudo-terminal gets a new name when it
   reappears and the link follows it, as a /dev/serial/by-id/ link follows a real adapter.
@@ -15,7 +17,8 @@ Timing: a servo waits its Return Delay Time (2 us per unit) before answering. Wi
 ``timing=True`` the emulator also charges wire time at the baud rate (10 bits per byte,
 half duplex: one packet on the bus at a time), so that loop rates measured against it
 are those of a real bus. A pseudo-terminal itself has no baud rate: this is the
-emulator sleeping.
+emulator sleeping. ``clock`` and ``sleep`` can be replaced (a hand-advanced clock in
+tests makes motion and answer times exact).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from humanoid_hw.control_tables import ControlTable, control_table
 from humanoid_hw.emulator.packets import (
     BROADCAST_ID,
     Instruction,
@@ -38,7 +42,6 @@ from humanoid_hw.emulator.packets import (
     status_packet,
 )
 from humanoid_hw.emulator.servo import EmulatedServo, Outcome
-from humanoid_hw.servo_models import servo_model
 
 #: How many packets each capture log keeps (tests read them; a long run must not grow).
 CAPTURE_LENGTH = 10_000
@@ -46,12 +49,20 @@ CAPTURE_LENGTH = 10_000
 BITS_PER_BYTE = 10
 
 
+def precise_sleep(seconds: float) -> None:
+    """Sleep ``seconds`` on the monotonic clock, the last 0.2 ms by yielding (time.sleep overshoots)."""
+    end = time.monotonic() + seconds
+    while (remaining := end - time.monotonic()) > 0:
+        time.sleep(remaining if remaining > 2e-4 else 0)
+
+
 class BusEmulator:
     """Servos with the given IDs and models on one emulated bus (one protocol)."""
 
     def __init__(self, servos: Mapping[int, str], baud: int = 1_000_000, timing: bool = False,
-                 link: str | Path | None = None, clock: Callable[[], float] = time.monotonic) -> None:
-        models = {servo_id: servo_model(name) for servo_id, name in servos.items()}
+                 link: str | Path | None = None, clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] | None = None) -> None:
+        models = {servo_id: control_table(name) for servo_id, name in servos.items()}
         protocols = {m.protocol for m in models.values()}
         if len(protocols) != 1:
             raise ValueError(f"one bus speaks one protocol; these servos need {sorted(protocols)}")
@@ -60,11 +71,13 @@ class BusEmulator:
         self.timing = timing
         self.link = Path(link) if link is not None else None
         self._clock = clock
+        self._sleep = sleep or precise_sleep
         self._servos = {i: EmulatedServo(i, models[i], baud, clock()) for i in sorted(models)}
         self._parser = PacketParser(self.protocol)
         self._lock = threading.RLock()
         self._changed = threading.Condition(self._lock)
         self._corrupt: dict[int | None, int] = {}
+        self._delays: dict[int, float] = {}
         self._bus_free_at = 0.0
         self._master: int | None = None
         self._slave: int | None = None
@@ -197,7 +210,8 @@ class BusEmulator:
     def _answer(self, servo: EmulatedServo, outcome: Outcome, after: float) -> None:
         packet = status_packet(self.protocol, servo.servo_id, servo.status_error(outcome.errors), outcome.data)
         packet = self._maybe_corrupt(servo.servo_id, packet)
-        start = max(after, self._bus_free_at) + servo.get("return_delay_time") * 2e-6
+        start = (max(after, self._bus_free_at) + servo.get("return_delay_time") * 2e-6
+                 + self._delays.get(servo.servo_id, 0.0))
         ends = start + (len(packet) * BITS_PER_BYTE / self.baud if self.timing else 0.0)
         self._bus_free_at = ends
         self._sleep_until(ends)
@@ -215,8 +229,9 @@ class BusEmulator:
         return packet
 
     def _sleep_until(self, deadline: float) -> None:
-        while (remaining := deadline - self._clock()) > 0:
-            time.sleep(remaining if remaining > 2e-4 else 0)
+        remaining = deadline - self._clock()
+        if remaining > 0:
+            self._sleep(remaining)
 
     # -- instructions ------------------------------------------------------------------
     def _execute(self, packet: InstructionPacket) -> list[tuple[EmulatedServo, Outcome]]:
@@ -314,6 +329,10 @@ class BusEmulator:
     def servo_ids(self) -> list[int]:
         return list(self._servos)
 
+    def table_of(self, servo_id: int) -> ControlTable:
+        """The control table of one servo."""
+        return self._servos[servo_id].table
+
     def register(self, servo_id: int, name: str) -> int:
         """A control-table item of one servo, as the servo holds it now."""
         with self._lock:
@@ -340,6 +359,24 @@ class BusEmulator:
         """Flip the checksum/CRC of the next ``count`` status packets (of one servo, or any)."""
         with self._lock:
             self._corrupt[servo_id] = self._corrupt.get(servo_id, 0) + count
+
+    def delay_replies(self, servo_id: int, seconds: float) -> None:
+        """Every answer of this servo comes ``seconds`` late, on top of its return delay (0: on time)."""
+        if not seconds >= 0.0:
+            raise ValueError(f"a reply delay must be >= 0 s, not {seconds!r}")
+        if servo_id not in self._servos:
+            raise KeyError(servo_id)
+        with self._lock:
+            self._delays[servo_id] = seconds
+
+    def faults(self) -> dict[str, object]:
+        """The faults in force: silent servos, pending corruptions, error names, reply delays, port."""
+        with self._lock:
+            return {"silent": [i for i, s in self._servos.items() if s.silent],
+                    "corrupt": {("any" if k is None else k): v for k, v in self._corrupt.items() if v > 0},
+                    "errors": {i: sorted(s.injected_errors) for i, s in self._servos.items() if s.injected_errors},
+                    "delays": {i: d for i, d in self._delays.items() if d > 0},
+                    "present": self._master is not None}
 
     def inject_errors(self, servo_id: int, *names: str) -> None:
         """Error bits on every status of this servo (e.g. "overload", "overheating")."""

@@ -4,6 +4,10 @@ The first line printed is the path to open (flushed at once), so that a script c
 start the emulator, read one line and point the driver at it::
 
     port=$(humanoid emulate --robot bioloid | head -1)
+
+Faults are injected by commands on standard input (``silence 3``, ``corrupt 5 4``,
+``error 9 overload``, ``vanish`` ...; see :mod:`.commands`), each answered by one line
+on standard output after it took effect. End of input changes nothing.
 """
 
 from __future__ import annotations
@@ -14,11 +18,12 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
+from humanoid_control.command_line import integer_in, new_file
+from humanoid_hw.control_tables import stand_in_joint_map
 from humanoid_hw.emulator.chain import BusEmulator
-from humanoid_hw.servo_models import stand_in_joint_map
+from humanoid_hw.emulator.commands import COMMANDS_HELP, FaultCommands
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -34,17 +39,31 @@ def robot_servos(robot: str, protocol: int) -> dict[int, str]:
     return {servo.servo_id: servo.model for servo in stand_in_joint_map(joint_map, protocol).values()}
 
 
+def dynamixel_robot(name: str) -> str:
+    """A robot with a Dynamixel joint map (an ``argparse`` type: a bad name is a usage error)."""
+    try:
+        robot_servos(name, 1)
+    except (ValueError, KeyError) as error:
+        raise argparse.ArgumentTypeError(str(error).strip('"')) from None
+    return name
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``humanoid emulate``."""
-    parser.add_argument("--robot", default="bioloid", help="robot whose joint map gives the servos (bioloid)")
+    """The options of ``humanoid emulate`` (and the fault commands, in the help's epilog)."""
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = (COMMANDS_HELP + "\n\nexample (two terminals):\n"
+                     "  humanoid emulate --robot bioloid --link /tmp/ttyDXL       # then type: silence 3\n"
+                     "  humanoid real --robot bioloid --port /tmp/ttyDXL")
+    parser.add_argument("--robot", default="bioloid", type=dynamixel_robot,
+                        help="robot whose joint map gives the servos (bioloid)")
     parser.add_argument("--protocol", type=int, choices=(1, 2), default=1,
                         help="1: the joint map's AX-12s; 2: XL430s with the same IDs (default 1)")
-    parser.add_argument("--baud", type=int, default=1_000_000, help="bus speed in bit/s (default 1000000)")
+    parser.add_argument("--baud", type=integer_in(1), default=1_000_000, help="bus speed in bit/s (default 1000000)")
     parser.add_argument("--timing", action="store_true",
                         help="charge wire time at the baud rate (10 bits per byte), like a real bus")
-    parser.add_argument("--link", type=Path, default=None,
+    parser.add_argument("--link", type=new_file, default=None,
                         help="also make this symlink to the pseudo-terminal, and print it instead")
-    parser.add_argument("--return-delay", type=int, default=None, metavar="UNITS",
+    parser.add_argument("--return-delay", type=integer_in(0, 254), default=None, metavar="UNITS",
                         help="Return Delay Time of every servo at power-up, 2 us units (factory: 250)")
 
 
@@ -68,12 +87,26 @@ def run(args: argparse.Namespace) -> int:
         print(f"emulating {len(servos)} {'/'.join(models)} servos (IDs {min(servos)}..{max(servos)}), "
               f"protocol {args.protocol}.0, {args.baud} baud{', wire timing' if args.timing else ''}; "
               f"pseudo-terminal {emulator.pts_name}", file=sys.stderr, flush=True)
+        commands = threading.Thread(target=serve_commands, args=(FaultCommands(emulator), sys.stdin, sys.stdout),
+                                    name="fault-commands", daemon=True)
+        commands.start()
         while not stop.wait(0.5):
             pass
     finally:
         emulator.stop()
         _install_signal_handlers(previous)
     return 0
+
+
+def serve_commands(commands: FaultCommands, lines: TextIO, answers: TextIO) -> None:
+    """Apply each input line and print its answer, until end of input (or nobody reads the answers)."""
+    try:
+        for line in lines:
+            answer = commands.execute(line)
+            if answer is not None:
+                print(answer, file=answers, flush=True)
+    except (BrokenPipeError, ValueError, OSError):
+        pass  # output closed (``| head -1``) or input gone: the emulator serves on
 
 
 def _install_signal_handlers(handlers: dict[int, Any]) -> dict[int, Any]:

@@ -6,19 +6,21 @@ import contextlib
 import select
 import signal
 import subprocess
-import sys
 from collections.abc import Iterator
+
+from humanoid_control.process_lifetime import tethered_child
 
 
 @contextlib.contextmanager
 def emulator_process(robot: str, protocol: int = 1, baud: int = 1_000_000, timing: bool = False,
                      start_timeout: float = 60.0) -> Iterator[str]:
-    """``humanoid emulate`` in a child process (its own core, like a real bus); yields the
-    port path it prints first, and stops the emulator on exit. ``timing`` emulates the
+    """``humanoid emulate`` in a child process (its own core, like a real bus) that dies with
+    this one; yields the port path it prints first, and stops the emulator on exit. ``timing`` emulates the
     wire time of every byte at ``baud``."""
-    command = [sys.executable, "-m", "humanoid_hw.emulator", "--robot", robot,
-               "--protocol", str(protocol), "--baud", str(baud), *(["--timing"] if timing else [])]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    command, env = tethered_child("humanoid_hw.emulator", ["--robot", robot, "--protocol", str(protocol),
+                                                            "--baud", str(baud), *(["--timing"] if timing else [])])
+    process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, env=env)
     try:
         assert process.stdout is not None
         ready, _, _ = select.select([process.stdout], [], [], start_timeout)

@@ -1,6 +1,6 @@
 """One emulated Dynamixel servo: its control table, its motion, its faults.
 
-The control-table layout comes from :mod:`humanoid_hw.servo_models` (the data the
+The control-table layout comes from :mod:`humanoid_hw.control_tables` (the data the
 driver uses too); the factory defaults, the motion model and the error behaviour are
 the emulator's own. Motion is integrated lazily: every instruction first advances
 every servo to the present time, so no timer thread is needed and a read always sees
@@ -13,11 +13,11 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from humanoid_hw.servo_models import (
+from humanoid_hw.control_tables import (
     PROTOCOL1_ERROR_BITS,
     PROTOCOL2_ALERT_BIT,
     PROTOCOL2_ERROR_NUMBERS,
-    ServoModel,
+    ControlTable,
 )
 
 #: Control-table size (bytes) per protocol: AX tables end with Punch (48-49); X tables
@@ -47,12 +47,12 @@ class Outcome:
 class EmulatedServo:
     """Control table plus motion of one servo, and the faults injected into it."""
 
-    def __init__(self, servo_id: int, model: ServoModel, baud: int, now: float) -> None:
+    def __init__(self, servo_id: int, table: ControlTable, baud: int, now: float) -> None:
         self.servo_id = servo_id
-        self.model = model
-        self.protocol = model.protocol
-        self.table = bytearray(TABLE_SIZE[self.protocol])
-        self._position = float(model.position_scale.centre)
+        self.table = table
+        self.protocol = table.protocol
+        self.registers = bytearray(TABLE_SIZE[self.protocol])
+        self._position = float(table.position_scale.centre)
         self._last_update = now
         self._registered: tuple[int, bytes] | None = None
         self._angle_limit_error = False
@@ -65,14 +65,14 @@ class EmulatedServo:
     # -- registers ---------------------------------------------------------------------
     def _factory_defaults(self, baud: int) -> None:
         for address, (size, value) in _EXTRA_DEFAULTS[self.protocol].items():
-            self.table[address:address + size] = value.to_bytes(size, "little")
-        centre = self.model.position_scale.centre
+            self.registers[address:address + size] = value.to_bytes(size, "little")
+        centre = self.table.position_scale.centre
         defaults = {
-            "model_number": self.model.model_number, "firmware_version": FIRMWARE_VERSION,
-            "id": self.servo_id, "baud_rate": self.model.baud_codes.get(baud, 1),
+            "model_number": self.table.model_number, "firmware_version": FIRMWARE_VERSION,
+            "id": self.servo_id, "baud_rate": self.table.baud_codes.get(baud, 1),
             "return_delay_time": 250, "status_return_level": 2,
-            "min_position_limit": self.model.position_scale.raw_min,
-            "max_position_limit": self.model.position_scale.raw_max,
+            "min_position_limit": self.table.position_scale.raw_min,
+            "max_position_limit": self.table.position_scale.raw_max,
             "goal_position": centre, "present_position": centre,
             "present_voltage": PRESENT_VOLTAGE_UNITS, "present_temperature": PRESENT_TEMPERATURE_C,
         }
@@ -85,13 +85,13 @@ class EmulatedServo:
             self.set(name, value)
 
     def get(self, name: str) -> int:
-        item = self.model.item(name)
-        return item.decode(self.table[item.address:item.end])
+        item = self.table.item(name)
+        return item.decode(self.registers[item.address:item.end])
 
     def set(self, name: str, value: int) -> None:
         """Set a register directly (no checks): factory defaults, motion, fault injection."""
-        item = self.model.item(name)
-        self.table[item.address:item.end] = item.encode(value)
+        item = self.table.item(name)
+        self.registers[item.address:item.end] = item.encode(value)
 
     def place(self, raw_position: int) -> None:
         """Put the horn at ``raw_position`` (as if moved by hand), goal included so it stays."""
@@ -118,8 +118,8 @@ class EmulatedServo:
             self._set_motion(moving=False, speed_units=0)
             return
         speed_units = self.get("goal_speed") or self._maximum_speed_units()
-        rad_s = abs(self.model.speed_scale.raw_to_rad_s(speed_units))
-        step = rad_s / self.model.position_scale.radians_per_unit * dt
+        rad_s = abs(self.table.speed_scale.raw_to_rad_s(speed_units))
+        step = rad_s / self.table.position_scale.radians_per_unit * dt
         remaining = goal - self._position
         if abs(remaining) <= step:
             self._position = float(goal)
@@ -131,7 +131,7 @@ class EmulatedServo:
     def _set_motion(self, moving: bool, speed_units: int) -> None:
         self.set("present_position", round(self._position))
         self.set("moving", int(moving))
-        direction_bit = self.model.speed_scale.direction_bit
+        direction_bit = self.table.speed_scale.direction_bit
         if direction_bit is None:
             self.set("present_speed", speed_units)
         else:
@@ -140,14 +140,14 @@ class EmulatedServo:
     # -- faults ------------------------------------------------------------------------
     def inject_errors(self, *names: str) -> None:
         """Report ``names`` from now on; errors in the Shutdown mask stop the motor, as on the real servo."""
-        table = self.model.hardware_error_bits if self.protocol == 2 else PROTOCOL1_ERROR_BITS
-        known = set(table.values())
+        bits = self.table.hardware_error_bits if self.protocol == 2 else PROTOCOL1_ERROR_BITS
+        known = set(bits.values())
         unknown = set(names) - known
         if unknown:
-            raise ValueError(f"{self.model.name} cannot report {sorted(unknown)} (known: {sorted(known)})")
+            raise ValueError(f"{self.table.name} cannot report {sorted(unknown)} (known: {sorted(known)})")
         self.injected_errors.update(names)
         if self.protocol == 2:
-            self.set("hardware_error_status", self._bits(self.injected_errors, self.model.hardware_error_bits))
+            self.set("hardware_error_status", self._bits(self.injected_errors, self.table.hardware_error_bits))
             if self.get("hardware_error_status") & self.get("shutdown"):
                 self.set("torque_enable", 0)
         elif self._bits(self.injected_errors, PROTOCOL1_ERROR_BITS) & self.get("shutdown"):
@@ -174,23 +174,23 @@ class EmulatedServo:
 
     # -- instructions ------------------------------------------------------------------
     def read(self, address: int, length: int) -> Outcome:
-        if length < 1 or address + length > len(self.table):
+        if length < 1 or address + length > len(self.registers):
             return Outcome(("range",) if self.protocol == 1 else ("access",))
-        return Outcome(data=bytes(self.table[address:address + length]))
+        return Outcome(data=bytes(self.registers[address:address + length]))
 
     def write(self, address: int, data: bytes) -> Outcome:
         """A WRITE (or the part of a SYNC_WRITE for this servo), with the servo's checks."""
-        if not data or address + len(data) > len(self.table):
+        if not data or address + len(data) > len(self.registers):
             return Outcome(("range",) if self.protocol == 1 else ("access",))
-        touched = [item for item in self.model.items.values()
+        touched = [item for item in self.table.items.values()
                    if item.address < address + len(data) and address < item.end]
         if any(not item.writable for item in touched):
             return Outcome(("range",) if self.protocol == 1 else ("access",))
-        if self.model.eeprom_locked_by_torque and self.model.is_eeprom(address) and self.get("torque_enable"):
+        if self.table.eeprom_locked_by_torque and self.table.is_eeprom(address) and self.get("torque_enable"):
             return Outcome(("access",))
-        previous = bytes(self.table)
-        self.table[address:address + len(data)] = data
-        goal = self.model.item("goal_position")
+        previous = bytes(self.registers)
+        self.registers[address:address + len(data)] = data
+        goal = self.table.item("goal_position")
         if address < goal.end and goal.address < address + len(data):
             return self._check_goal(previous)
         return Outcome()
@@ -205,7 +205,7 @@ class EmulatedServo:
             self.set("goal_position", min(high, max(low, goal)))
             self._angle_limit_error = True
             return Outcome(("angle limit",))
-        self.table[:] = previous
+        self.registers[:] = previous
         return Outcome(("data limit",))
 
     def register(self, address: int, data: bytes) -> Outcome:

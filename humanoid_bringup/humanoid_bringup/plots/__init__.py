@@ -1,0 +1,1 @@
+"""``humanoid plot``: PNG figures of an experiment from its bag alone (matplotlib, Agg)."""

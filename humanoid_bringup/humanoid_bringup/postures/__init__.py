@@ -1,0 +1,1 @@
+"""The postures protocol: quasi-static balance limits, measured through the robot interface."""

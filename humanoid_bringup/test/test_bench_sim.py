@@ -1,0 +1,21 @@
+"""`humanoid bench sim` prints the simulation node's figures next to raw PyBullet's, measured
+in the same run (a short run: the figures themselves are for the benchmark, not a test)."""
+
+import json
+import subprocess
+
+import pytest
+
+pytestmark = pytest.mark.system
+
+
+def test_bench_sim_reports_node_and_raw_side_by_side_as_json():
+    done = subprocess.run(["humanoid", "bench", "sim", "--robot", "bioloid", "--seconds", "0.5", "--rounds", "1",
+                           "--json"], capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert len(result["rtf_raw_runs"]) == 2 and len(result["rtf_node_runs"]) == 1
+    assert result["rtf_raw"] == max(result["rtf_raw_runs"]) and result["rtf_node"] == max(result["rtf_node_runs"])
+    assert result["ratio"] == pytest.approx(result["rtf_node"] / result["rtf_raw"], abs=2e-3)
+    assert result["cpu_ratio"] == pytest.approx(result["cpu_raw_per_sim_s"] / result["cpu_node_per_sim_s"], abs=2e-3)
+    assert all(result[key] > 0 for key in ("rtf_node", "rtf_raw", "cpu_node_per_sim_s", "cpu_raw_per_sim_s"))

@@ -1,0 +1,155 @@
+"""``humanoid sim`` and ``humanoid real`` from the command line: they serve until
+interrupted or for a duration, and their nodes never outlive them (killed outright or
+hung up, the launcher takes its nodes with it; a hardware node leaves the servos in
+the configured safe state)."""
+
+import contextlib
+import os
+import signal
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from humanoid_bringup.graphs import real_nodes, sim_nodes
+from humanoid_control.process_lifetime import is_running
+from humanoid_control.robot_client import RobotClient, poll_until
+from humanoid_hw.emulator.cli import robot_servos
+
+#: Generous limit (wall seconds) for anything awaited; every wait ends when its condition holds.
+PATIENCE = 60.0
+
+pytestmark = pytest.mark.system
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_humanoid_sim_runs_until_interrupted_and_stops_cleanly(stop):
+    process = subprocess.Popen(["humanoid", "sim", "--robot", "hoap2"], stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+    try:
+        with RobotClient("sim_cli_client") as client:
+            client.wait_for_joint_states(60.0)
+            client.wait_until(client.now() + 1.0)
+            assert process.poll() is None  # still running: no duration given
+        process.send_signal(stop)
+        assert process.wait(timeout=30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+
+
+def test_humanoid_sim_duration_ends_it():
+    result = subprocess.run(["humanoid", "sim", "--robot", "bioloid", "--duration", "2",
+                             "--real-time-factor", "0"], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "duration of 2 s reached" in result.stdout + result.stderr
+
+
+# -- the nodes die with the launcher ------------------------------------------------------------
+def children(pid: int) -> list[int]:
+    """Processes whose parent is ``pid`` (from the process table)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+@contextlib.contextmanager
+def launched(command: list[str], node_count: int) -> Iterator[tuple[subprocess.Popen, list[int]]]:
+    """A ``humanoid`` graph command serving, and its node processes; whatever is left of it is
+    killed at the end."""
+    log = tempfile.TemporaryFile("w+")  # noqa: SIM115 - closed below
+    launcher = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    launcher.log = log  # type: ignore[attr-defined]  # what the launcher and its nodes printed
+    nodes: list[int] = []
+    try:
+        with RobotClient("lifetime_client") as client:
+            client.wait_for_joint_states(60.0)
+        nodes = poll_until(lambda: (found := children(launcher.pid)) and len(found) == node_count and found,
+                           f"{node_count} node processes", PATIENCE)
+        yield launcher, nodes
+    except BaseException:
+        log.seek(0)
+        print(f"----- output of {' '.join(command)} -----\n{log.read()[-6000:]}")
+        raise
+    finally:
+        for pid in [launcher.pid, *nodes]:
+            if is_running(pid):
+                os.kill(pid, signal.SIGKILL)
+        launcher.wait(PATIENCE)
+        log.close()
+
+
+def stop_launcher(launcher: subprocess.Popen, nodes: list[int], kill: signal.Signals) -> None:
+    """Send ``kill`` to the launcher alone, then wait until none of its nodes is left."""
+    os.kill(launcher.pid, kill)
+    code = launcher.wait(PATIENCE)
+    launcher.log.seek(0)
+    if kill == signal.SIGKILL:
+        assert code == -signal.SIGKILL
+    else:  # handled: the launcher stopped its nodes and exited by itself (1: a node had to be terminated)
+        assert code in (0, 1), launcher.log.read()[-3000:]
+    poll_until(lambda: not any(is_running(pid) for pid in nodes),
+               f"every node process gone after {kill.name} to the launcher", PATIENCE)
+
+
+@pytest.mark.parametrize("kill", [signal.SIGKILL, signal.SIGHUP])
+def test_simulation_nodes_die_with_humanoid_sim(kill):
+    with launched(["humanoid", "sim", "--robot", "bioloid"], len(sim_nodes("bioloid"))) as (launcher, nodes):
+        stop_launcher(launcher, nodes, kill)
+
+
+class Emulator:
+    """``humanoid emulate`` in a process of its own, as a user runs it, asked for registers
+    through its command interface (``get ID ITEM`` on its standard input)."""
+
+    def __init__(self, link: Path) -> None:
+        self.process = subprocess.Popen(["humanoid", "emulate", "--robot", "bioloid", "--link", str(link)],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                        text=True, start_new_session=True)
+        self.port = self.process.stdout.readline().strip()
+        assert self.port == str(link), f"the emulator printed {self.port!r}"
+        self.servo_ids = sorted(robot_servos("bioloid", 1))
+
+    def torques(self) -> list[int]:
+        """Torque Enable of every servo."""
+        values = []
+        for servo_id in self.servo_ids:
+            self.process.stdin.write(f"get {servo_id} torque_enable\n")
+            self.process.stdin.flush()
+            answer = self.process.stdout.readline().strip()
+            assert answer.startswith(f"ok: servo {servo_id} torque_enable = "), answer
+            values.append(int(answer.rsplit("= ", 1)[1]))
+        return values
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(PATIENCE)
+
+
+@pytest.mark.parametrize("kill", [signal.SIGKILL, signal.SIGHUP])
+def test_hardware_nodes_die_with_humanoid_real_and_leave_the_servos_limp(tmp_path, kill):
+    """The servos' Torque Enable, read from the emulator serving the bus: on while the node
+    serves, off once the launcher was killed (on_shutdown: limp, the shipped policy)."""
+    emulator = Emulator(tmp_path / "ttyDXL")
+    try:
+        command = ["humanoid", "real", "--robot", "bioloid", "--port", emulator.port]
+        with launched(command, len(real_nodes("bioloid"))) as (launcher, nodes):
+            assert emulator.torques() == [1] * 18
+            stop_launcher(launcher, nodes, kill)
+            poll_until(lambda: emulator.torques() == [0] * 18, "every servo limp", PATIENCE)
+    finally:
+        emulator.stop()
+
+
+def test_the_emulator_and_the_nodes_die_with_humanoid_real_emulate():
+    command = ["humanoid", "real", "--robot", "bioloid", "--emulate"]
+    with launched(command, len(real_nodes("bioloid")) + 1) as (launcher, children_):
+        stop_launcher(launcher, children_, signal.SIGKILL)

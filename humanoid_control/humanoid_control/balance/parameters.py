@@ -1,0 +1,103 @@
+"""Parameters of the balance monitor: one frozen dataclass, per-robot values in YAML.
+
+The node declares one ROS parameter per field (same name); the per-robot values are
+the ``balance_monitor:`` section of ``humanoid_control/config/<robot>.yaml`` (a ROS
+parameter file, passed with ``--params-file`` by the launch files and the CLI), and
+values given on the command line or by a launch file win over both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from humanoid_control.parameter_files import node_parameters
+from humanoid_description.runtime_files import CONTROL_NODE_PARAMETERS
+from humanoid_description.support import LEVEL_ANGLE_DEG, LEVEL_HEIGHT
+
+NODE_NAME = "balance_monitor"
+
+
+@dataclass(frozen=True)
+class BalanceParameters:
+    """What a user may tune; defaults are generic, ``config/<robot>.yaml`` has each robot's."""
+
+    #: m: ``stable`` needs the CoM projection at least this far inside the support polygon.
+    min_margin: float = 0.01
+    #: m: after a warning, the margin must be back above min_margin + this before the
+    #: recovery is logged (keeps a margin hovering at the threshold from flooding the log).
+    warning_hysteresis: float = 0.002
+    #: Hz: natural frequency of the critically damped second-order low-pass on the CoM
+    #: whose acceleration feeds the cart-table ZMP. Slow CoM motions come out delayed by
+    #: 2 / (2 pi f) (80 ms at 4 Hz).
+    com_filter_cutoff: float = 4.0
+    #: Hz: the measured ZMP (centre of pressure of the foot wrenches) goes through the same
+    #: kind of low-pass (0 = raw). The simulated feet vibrate at about 20 Hz with the
+    #: stiff servos, which moves the raw centre of pressure by +-2 cm.
+    zmp_measured_cutoff: float = 4.0
+    #: N: a foot whose wrench carries more vertical force is loaded (contact, measured ZMP).
+    foot_load_threshold: float = 5.0
+    #: s: IMU, foot, contact and ground-truth readings further than this from the
+    #: joint_states stamp are not used (the monitor falls back as if there were none).
+    sensor_timeout: float = 0.1
+    #: Use ``ground_truth/base_pose`` (simulation) for the base placement when it arrives.
+    use_ground_truth: bool = True
+    #: Use ``imu/data`` orientation for the base when there is no ground truth.
+    use_imu: bool = True
+    #: Use ``<side>_foot/wrench`` and ``<side>_foot/contact`` when they arrive.
+    use_foot_sensors: bool = True
+    #: Without foot sensors, a sole touches the ground when its lowest corner is within
+    #: this height of it (m) ...
+    contact_height: float = LEVEL_HEIGHT
+    #: ... and, with flat feet on flat ground assumed, both soles support the robot when
+    #: they are parallel within this angle (deg) and level within contact_height.
+    level_angle: float = LEVEL_ANGLE_DEG
+    #: The support polygon (and the flat-feet support) is worked out again only when a sole
+    #: moved in the ground frame by more than this relative precision (Pinocchio's
+    #: SE3.isApprox: 1e-4 of a 10 cm sole offset is 10 um), or the contacts changed.
+    polygon_precision: float = 1e-4
+    #: m/s^2
+    gravity: float = 9.81
+    #: Hz (robot time) of balance_markers; balance_state answers every joint_states.
+    marker_rate: float = 20.0
+    #: balance_markers in balance_state's ground frame instead of the URDF root link. In the
+    #: root link (default) RViz shows them over the robot with robot_state_publisher's TF
+    #: alone; the ground frame suits a graph that also publishes TF from the world frame.
+    markers_in_ground_frame: bool = False
+    #: Hz of the diagnostics entry.
+    diagnostics_rate: float = 1.0
+    #: joint_states messages the subscription queues while a computation runs.
+    queue_depth: int = 100
+
+    def __post_init__(self) -> None:
+        positive = ("com_filter_cutoff", "sensor_timeout", "gravity", "marker_rate", "diagnostics_rate",
+                    "queue_depth", "level_angle")
+        non_negative = ("min_margin", "warning_hysteresis", "foot_load_threshold", "contact_height",
+                        "polygon_precision", "zmp_measured_cutoff")
+        for name in positive:
+            if not getattr(self, name) > 0:
+                raise ValueError(f"parameter {name} must be > 0, got {getattr(self, name)}")
+        for name in non_negative:
+            if not getattr(self, name) >= 0:
+                raise ValueError(f"parameter {name} must be >= 0, got {getattr(self, name)}")
+
+    @classmethod
+    def for_robot(cls, robot: str, **overrides: Any) -> BalanceParameters:
+        """The robot's values from its parameter file (for in-process use: tests, benchmark)."""
+        values = robot_values(robot)
+        unknown = set(values) - {f.name for f in fields(cls)} - {"robot", "use_sim_time"}
+        if unknown:
+            raise ValueError(f"{parameter_file(robot)}: {NODE_NAME}: not parameters of the node: "
+                             f"{', '.join(sorted(unknown))}")
+        return cls(**{**{k: v for k, v in values.items() if k not in ("robot", "use_sim_time")}, **overrides})
+
+
+def parameter_file(robot: str) -> Path:
+    """``humanoid_control/config/<robot>.yaml``: per-robot parameters of the control nodes."""
+    return CONTROL_NODE_PARAMETERS.path(robot)
+
+
+def robot_values(robot: str) -> dict[str, Any]:
+    """The ``balance_monitor`` section of the robot's parameter file (empty if none)."""
+    return node_parameters(parameter_file(robot), NODE_NAME)

@@ -1,0 +1,42 @@
+"""Recent readings of a sensor, looked up by the stamp of the joint state they go with.
+
+The robot publishes joint_states, foot wrenches and ground truth from the same control
+cycle with the same stamp (ground truth at a lower rate), but they arrive on separate
+topics: while the monitor works through a backlog of joint_states, the newest wrench
+may already be a few cycles ahead. Pairing each joint state with the reading nearest
+to its stamp (not simply the latest one) keeps them from the same instant.
+"""
+
+from __future__ import annotations
+
+import collections
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+
+class RecentReadings(Generic[T]):
+    """The last ``size`` readings of one sensor with their stamps (s, robot clock). The
+    default keeps 2.5 s of a 100 Hz sensor: a monitor that falls behind the joint_states
+    stream by as much (a busy machine) still finds the readings of the same instant."""
+
+    def __init__(self, size: int = 256) -> None:
+        self._items: collections.deque[tuple[float, T]] = collections.deque(maxlen=size)
+
+    def add(self, stamp: float, value: T) -> None:
+        self._items.append((stamp, value))
+
+    def __bool__(self) -> bool:
+        return bool(self._items)
+
+    def nearest(self, stamp: float, timeout: float) -> T | None:
+        """The reading whose stamp is nearest ``stamp``, if within ``timeout`` of it."""
+        best: tuple[float, T] | None = None
+        best_gap = timeout
+        for item_stamp, value in reversed(self._items):
+            gap = abs(item_stamp - stamp)
+            if gap <= best_gap:
+                best, best_gap = (item_stamp, value), gap
+            elif item_stamp < stamp - timeout:
+                break  # older still: farther away
+        return None if best is None else best[1]

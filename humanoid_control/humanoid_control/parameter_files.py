@@ -1,0 +1,35 @@
+"""Reading ROS 2 parameter files (``<node>: ros__parameters: ...``) without ROS.
+
+Nodes get these values from ``--params-file`` at run time; tests and benchmarks that
+run a node's computation in-process read the same file through this module, so that
+both see one set of per-robot values.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+def node_parameters(path: Path, node_name: str) -> dict[str, Any]:
+    """Flattened parameters (nested keys joined with dots) that a node called ``node_name``
+    gets from a parameter file: the ``/**`` section, then its own section, which wins.
+    Empty when the file does not exist."""
+    if not Path(path).is_file():
+        return {}
+    data = yaml.safe_load(Path(path).read_text()) or {}
+    values: dict[str, Any] = {}
+    for section in ("/**", node_name, f"/{node_name}"):
+        values.update(_flatten("", (data.get(section) or {}).get("ros__parameters", {})))
+    return values
+
+
+def _flatten(prefix: str, value: Any) -> dict[str, Any]:
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            out.update(_flatten(f"{prefix}.{key}" if prefix else str(key), item))
+        return out
+    return {prefix: value}

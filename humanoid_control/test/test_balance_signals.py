@@ -1,0 +1,108 @@
+"""The balance monitor's signal processing, in-process: joint readings under the staleness
+contract, the CoM low-pass, the margin alarm."""
+
+import math
+
+import numpy as np
+import pytest
+
+from humanoid_control.balance.alarm import AlarmChange, MarginAlarm
+from humanoid_control.balance.com_filter import CoMFilter
+from humanoid_control.joint_readings import JointReadings, MalformedJointStateError
+from humanoid_description.model import load_model
+
+
+@pytest.fixture()
+def readings():
+    model = load_model("bioloid")
+    return JointReadings(model.joints, model.home_positions())
+
+
+def test_a_complete_message_updates_every_joint(readings):
+    names = list(readings.joints.names)
+    issues = readings.update(names, [0.1] * len(names))
+    assert not issues and np.all(readings.positions == 0.1) and readings.never_measured == ()
+
+
+def test_stale_missing_and_unknown_joints_keep_their_last_known_value_and_are_counted(readings):
+    names = list(readings.joints.names)
+    readings.update(names, [0.2] * len(names))
+    values = [0.3] * len(names)
+    values[0], values[1] = math.nan, math.inf
+    issues = readings.update(names, values)
+    assert issues.stale == (names[0], names[1])
+    assert readings.positions[0] == readings.positions[1] == 0.2 and readings.positions[2] == 0.3
+    issues = readings.update([*names[3:], "tail_joint"], [0.4] * (len(names) - 2))
+    assert issues.missing == tuple(names[:3]) and issues.unknown == ("tail_joint",)
+    assert readings.positions[2] == 0.3 and readings.positions[3] == 0.4
+    assert (readings.counts.stale, readings.counts.missing, readings.counts.unknown) == (2, 3, 1)
+    assert np.all(np.isfinite(readings.positions))
+
+
+def test_a_joint_never_measured_keeps_its_initial_value_and_is_listed(readings):
+    names = list(readings.joints.names)
+    initial = readings.positions.copy()
+    readings.update(names[1:], [0.0] * (len(names) - 1))
+    assert readings.never_measured == (names[0],) and readings.positions[0] == initial[0]
+
+
+@pytest.mark.parametrize(("names", "positions", "reason"), [
+    (["r_knee", "l_knee"], [0.1], "2 names but 1 positions"),
+    (["r_knee", "r_knee"], [0.1, 0.2], "more than once: r_knee"),
+])
+def test_unreadable_messages_are_refused_whole(readings, names, positions, reason):
+    before = readings.positions.copy()
+    with pytest.raises(MalformedJointStateError, match=reason):
+        readings.update(names, positions)
+    assert np.array_equal(readings.positions, before) and readings.counts.malformed == 1
+
+
+def sample(filt, times, signal):
+    return [filt.update(float(t), (signal(t), 0.0, 0.0)) for t in times]
+
+
+def test_the_filter_recovers_a_constant_acceleration_and_delays_the_velocity_by_its_delay():
+    filt = CoMFilter(4.0)
+    times = np.arange(0.0, 2.0, 0.01)
+    _, velocity, acceleration = sample(filt, times, lambda t: 0.5 * 0.3 * t * t)[-1]
+    assert acceleration[0] == pytest.approx(0.3, rel=1e-2)
+    assert velocity[0] == pytest.approx(0.3 * (times[-1] - filt.delay), rel=1e-4)
+
+
+def test_the_filter_attenuates_a_vibration_by_the_square_of_the_frequency_ratio():
+    """20 Hz vibration (the simulated servos' standing jitter): its raw acceleration is
+    (2 pi 20)^2 A; through a 4 Hz filter it must be at most (4/20)^2 of that."""
+    filt = CoMFilter(4.0)
+    amplitude, frequency = 2e-5, 20.0
+    times = np.arange(0.0, 3.0, 0.001)
+    out = sample(filt, times, lambda t: amplitude * math.sin(2 * math.pi * frequency * t))
+    peak = max(abs(a[0]) for _, _, a in out[len(out) // 2:])
+    raw = amplitude * (2 * math.pi * frequency) ** 2
+    assert peak <= raw * (4.0 / frequency) ** 2 * 1.05
+
+
+def test_the_filter_does_not_need_uniform_sampling():
+    rng = np.random.default_rng(3)
+    regular, jittered = CoMFilter(4.0), CoMFilter(4.0)
+    times = np.arange(0.0, 2.0, 0.01)
+    uneven = np.sort(times + rng.uniform(-0.004, 0.004, len(times)))
+    motion = lambda t: 0.02 * math.sin(2 * math.pi * 0.5 * t)  # noqa: E731
+    a = sample(regular, times, motion)[-1][2][0]
+    b = sample(jittered, uneven, motion)[-1][2][0]
+    assert b == pytest.approx(a, abs=0.02 * abs(a) + 1e-4)
+
+
+def test_the_filter_restarts_when_time_goes_back():
+    filt = CoMFilter(4.0)
+    sample(filt, np.arange(0.0, 1.0, 0.01), lambda t: t)
+    _, velocity, acceleration = filt.update(0.5, (3.0, 0.0, 0.0))
+    assert velocity == (0.0, 0.0, 0.0) and acceleration == (0.0, 0.0, 0.0) and not filt.settled(0.5)
+
+
+def test_the_alarm_warns_once_and_recovers_once_above_the_hysteresis():
+    alarm = MarginAlarm(min_margin=0.01, hysteresis=0.002)
+    margins = [0.02, 0.009, 0.008, 0.0105, 0.0095, 0.0115, 0.0125, 0.013, math.nan, 0.02]
+    events = [(t, e.change) for t, m in enumerate(margins) if (e := alarm.update(float(t), m))]
+    assert events == [(1, AlarmChange.WARNING), (6, AlarmChange.RECOVERED), (8, AlarmChange.WARNING),
+                      (9, AlarmChange.RECOVERED)]
+    assert alarm.warnings == 2 and alarm.last_raised_at == 8.0

@@ -1,0 +1,260 @@
+"""The ROS-free control loop in-process, on the ideal driver's clock: commands in, set-points
+out, the command guard's two hooks, rejections counted, driver errors survived, rate metered."""
+
+import threading
+
+import numpy as np
+import pytest
+
+from humanoid_control.command_guard import CommandGuard, Veto
+from humanoid_control.control_loop import ControlLoop, ToleranceSpec, TrajectoryRequest
+from humanoid_control.driver import DriverError, JointCommand
+from humanoid_control.ideal_driver import IdealDriver
+from humanoid_control.interface_parameters import InterfaceParameters
+from humanoid_control.trajectory_executor import RunState
+from humanoid_control.validation import CommandRejectedError, ErrorCode, PointData
+from humanoid_description.model import RobotModel
+
+ARM = "rarm_joint1"
+
+
+@pytest.fixture(scope="module")
+def joints():
+    return RobotModel("hoap2").joints
+
+
+class FakeWallClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class RecordingGuard(CommandGuard):
+    """Refuses trajectories reaching past ``limit`` on the arm, remembers what it saw, and
+    replaces every set-point of the arm beyond ``ceiling`` by the ceiling."""
+
+    def __init__(self, arm: int, limit: float = 10.0, ceiling: float = 10.0) -> None:
+        self.arm, self.limit, self.ceiling = arm, limit, ceiling
+        self.plans = []
+        self.threads = set()
+
+    def check_trajectory(self, plan) -> None:
+        self.plans.append(plan)
+        self.threads.add(threading.current_thread().name)
+        times = np.linspace(plan.start, plan.end, 50)
+        if np.any(plan.configurations(times)[:, self.arm] > self.limit):
+            raise CommandRejectedError(ErrorCode.INVALID_GOAL, "the arm would hit the head")
+
+    def filter_setpoint(self, command, state):
+        if command.position[self.arm] <= self.ceiling:
+            return command
+        position = command.position.copy()
+        position[self.arm] = self.ceiling
+        return JointCommand(position, command.velocity)
+
+
+def make_loop(joints, guard=None, **params):
+    driver = IdealDriver(joints)
+    wall = FakeWallClock()
+    loop = ControlLoop(driver, joints, InterfaceParameters(control_rate=100.0, **params), guard, wall_clock=wall)
+    loop.start()
+    return loop, driver, wall
+
+
+def request(*points, **kwargs) -> TrajectoryRequest:
+    return TrajectoryRequest([ARM], [PointData(t, [p]) for t, p in points], **kwargs)
+
+
+def run_until(loop, condition, cycles=1000):
+    for _ in range(cycles):
+        if condition():
+            return
+        loop.cycle()
+    raise AssertionError("condition not reached")
+
+
+def test_a_trajectory_is_followed_and_succeeds(joints):
+    loop, driver, _ = make_loop(joints)
+    run = loop.accept_trajectory(request((0.5, 0.3), (1.0, 0.6)))
+    run_until(loop, run.done.is_set)
+    assert run.state is RunState.SUCCEEDED
+    assert abs(driver.position[joints.index(ARM)] - 0.6) <= loop.params.goal_position_tolerance
+    loop.cycle()
+    assert driver.position[joints.index(ARM)] == pytest.approx(0.6)  # the last set-point, one cycle later
+    assert loop.status().cycles >= 100  # 1 s at 100 Hz
+
+
+def test_the_guard_checks_in_the_callers_thread_the_exact_path_the_loop_writes(joints):
+    arm = joints.index(ARM)
+    guard = RecordingGuard(arm)
+    loop, driver, _ = make_loop(joints, guard)
+    run = loop.accept_trajectory(request((0.5, 0.4), (1.0, 0.2)))
+    plan = guard.plans[-1]
+    assert guard.threads == {threading.current_thread().name}
+    written, stamps = [], []
+    while not run.done.is_set():
+        stamps.append(loop.cycle().stamp)
+        written.append(driver.written[-1].position.copy())
+    np.testing.assert_allclose(np.array(written), plan.configurations(np.array(stamps)), atol=1e-12)
+
+
+class SlowGuard(RecordingGuard):
+    """Its trajectory check takes ``seconds`` of the robot's clock (a simulation running
+    faster than real time, or a real robot, goes on while a self-collision check runs)."""
+
+    def __init__(self, arm: int, driver: IdealDriver, seconds: float) -> None:
+        super().__init__(arm)
+        self.driver, self.seconds = driver, seconds
+
+    def check_trajectory(self, plan) -> None:
+        super().check_trajectory(plan)
+        self.driver.time += self.seconds
+
+
+def test_a_trajectory_from_rest_starts_when_its_check_ends_not_part_way(joints):
+    arm = joints.index(ARM)
+    loop, driver, _ = make_loop(joints)
+    guard = SlowGuard(arm, driver, seconds=0.4)
+    loop.guard = guard
+    before = driver.now()
+    run = loop.accept_trajectory(request((0.5, 0.4), (1.0, 0.2)))
+    checked = guard.plans[-1]
+    assert checked.start == pytest.approx(before)
+    assert run.start == pytest.approx(before + 0.4)  # the clock ran on during the check
+    written, stamps = [], []
+    while not run.done.is_set():
+        stamps.append(loop.cycle().stamp)
+        written.append(driver.written[-1].position[arm])
+    # the whole checked path, delayed: from the start position (0), up to 0.4 and back to 0.2
+    np.testing.assert_allclose(written, checked.configurations(np.array(stamps) - 0.4)[:, arm], atol=1e-12)
+    assert abs(written[0]) < 0.02 and max(written) == pytest.approx(0.4, abs=0.01)
+
+
+def test_a_trajectory_taking_over_a_moving_one_keeps_its_checked_start(joints):
+    arm = joints.index(ARM)
+    loop, driver, _ = make_loop(joints)
+    loop.accept_trajectory(request((1.0, 0.4)))
+    loop.cycle()
+    guard = SlowGuard(arm, driver, seconds=0.1)
+    loop.guard = guard
+    run = loop.accept_trajectory(request((1.0, 0.0)))
+    assert run.start == guard.plans[-1].start  # its lead-in was planned from the moving set-point then
+
+
+def test_a_trajectory_the_guard_refuses_never_starts_and_the_running_one_goes_on(joints):
+    arm = joints.index(ARM)
+    loop, _, _ = make_loop(joints, RecordingGuard(arm, limit=0.5))
+    first = loop.accept_trajectory(request((1.0, 0.4)))
+    loop.cycle()
+    with pytest.raises(CommandRejectedError, match="hit the head"):
+        loop.accept_trajectory(request((1.0, 0.9)))
+    assert loop.trajectory_executor.active is first and first.state is RunState.RUNNING
+    assert loop.status().commands_rejected == 1
+    run_until(loop, first.done.is_set)
+    assert first.state is RunState.SUCCEEDED
+
+
+def test_the_setpoint_filter_decides_what_the_driver_gets(joints):
+    arm = joints.index(ARM)
+    loop, driver, _ = make_loop(joints, RecordingGuard(arm, ceiling=0.2))
+    loop.stream([ARM], [0.8])
+    for _ in range(50):
+        loop.cycle()
+    assert driver.written[-1].position[arm] == 0.2
+    assert driver.position[arm] == pytest.approx(0.2)
+
+
+class VetoingGuard(CommandGuard):
+    """Vetoes every set-point of the arm beyond ``ceiling``: holds the arm at the ceiling."""
+
+    def __init__(self, arm: int, ceiling: float) -> None:
+        self.arm, self.ceiling = arm, ceiling
+
+    def filter_setpoint(self, command, state):
+        if command.position[self.arm] <= self.ceiling:
+            return command
+        position = command.position.copy()
+        position[self.arm] = self.ceiling
+        return Veto(JointCommand(position, None), ErrorCode.SELF_COLLISION, "the arm would hit the head")
+
+
+def test_a_veto_becomes_the_setpoint_and_ends_the_running_trajectory_with_its_reason(joints):
+    arm = joints.index(ARM)
+    loop, driver, _ = make_loop(joints, VetoingGuard(arm, ceiling=0.2))
+    run = loop.accept_trajectory(request((1.0, 0.6)))
+    run_until(loop, run.done.is_set)
+    assert (run.state, run.code, run.message) == (RunState.ABORTED, ErrorCode.SELF_COLLISION,
+                                                  "the arm would hit the head")
+    assert loop.trajectory_executor.setpoint()[0][arm] == 0.2  # the executor holds the substitute
+    for _ in range(50):
+        loop.cycle()
+    assert driver.position[arm] == pytest.approx(0.2)
+    loop.stream([ARM], [0.1])  # a command the guard lets through is followed
+    run_until(loop, lambda: driver.position[arm] == pytest.approx(0.1))
+
+
+def test_malformed_commands_are_rejected_counted_and_change_nothing(joints):
+    loop, driver, _ = make_loop(joints, max_trajectory_points=10)
+    loop.cycle()
+    before = driver.written[-1]
+    with pytest.raises(CommandRejectedError, match="unknown joint"):
+        loop.stream(["nope"], [0.0])
+    with pytest.raises(CommandRejectedError, match="max_trajectory_points = 10"):
+        loop.accept_trajectory(request(*[(0.1 * (i + 1), 0.0) for i in range(11)]))
+    with pytest.raises(CommandRejectedError, match="acceleration tolerances are not supported"):
+        loop.accept_trajectory(request((1.0, 0.1), goal_tolerance=[ToleranceSpec(ARM, acceleration=0.1)]))
+    with pytest.raises(CommandRejectedError, match="not in the trajectory") as info:
+        loop.accept_trajectory(request((1.0, 0.1), path_tolerance=[ToleranceSpec("lleg_joint1", 0.1)]))
+    assert info.value.code is ErrorCode.INVALID_JOINTS
+    loop.cycle()
+    assert driver.written[-1] is before and loop.trajectory_executor.active is None
+    assert loop.status().commands_rejected == 4
+
+
+def test_tolerances_default_to_the_parameters_and_negative_means_unchecked(joints):
+    loop, _, _ = make_loop(joints, goal_position_tolerance=0.02, path_position_tolerance=0.3)
+    tolerances = loop.tolerances([ARM, "larm_joint1"], [ToleranceSpec(ARM, position=-1.0)],
+                                 [ToleranceSpec("larm_joint1", position=0.5, velocity=0.1)], 0.0)
+    assert list(tolerances.path) == [np.inf, 0.3]
+    assert list(tolerances.goal) == [0.02, 0.5]
+    assert list(tolerances.goal_velocity) == [np.inf, 0.1]
+    assert tolerances.goal_time == loop.params.goal_time_tolerance
+
+
+def test_a_stale_joint_is_validated_from_its_setpoint_not_its_frozen_reading(joints):
+    arm = joints.index(ARM)
+    loop, driver, _ = make_loop(joints)
+    loop.stream([ARM], [0.5])
+    run_until(loop, lambda: driver.position[arm] == pytest.approx(0.5))
+    driver.silent[arm] = True
+    driver.position[arm] = 0.0  # its last reading (0.5) is what the driver keeps reporting
+    loop.cycle()
+    # a point at time 0 must lie near the current position: the set-point stands in for the unknown reading
+    loop.accept_trajectory(TrajectoryRequest([ARM], [PointData(0.0, [0.5]), PointData(1.0, [0.6])]))
+
+
+def test_a_driver_error_is_counted_and_the_loop_goes_on(joints):
+    loop, driver, _ = make_loop(joints)
+    driver.fail_next = DriverError("bus gone for a cycle")
+    loop.run_in_thread()
+    try:
+        cycles = threading.Semaphore(0)
+        loop.add_cycle_hook(lambda _state: cycles.release())
+        assert all(cycles.acquire(timeout=30.0) for _ in range(10))
+        status = loop.status()
+        assert status.driver_errors == 1 and status.error == ""  # later cycles went through
+    finally:
+        loop.stop()
+    assert driver.closed
+
+
+def test_the_loop_rate_is_metered_on_the_wall_clock_given(joints):
+    loop, _, wall = make_loop(joints)
+    for _ in range(301):
+        loop.cycle()
+        wall.now += 0.005  # 200 cycles per wall second, 0.01 s of robot time each
+    status = loop.status()
+    assert status.loop_rate_hz == pytest.approx(200.0)
+    assert status.real_time_factor == pytest.approx(2.0)

@@ -1,0 +1,120 @@
+"""Node processes die with their launcher, and take SIGHUP as SIGTERM.
+
+A stand-in node (a module that records the signal that stopped it) is started by a
+real :class:`~humanoid_control.node_graph.Graph` in a launcher process, exactly as the
+``humanoid`` command starts nodes; the launcher is then killed outright.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from humanoid_control.process_lifetime import LAUNCHER_PID_VARIABLE, is_running
+from humanoid_control.robot_client import poll_until
+
+PATIENCE = 30.0
+
+NODE = """
+import pathlib, signal, sys, time
+marker = pathlib.Path({marker!r})
+
+def stop(signum, _frame):
+    marker.write_text(signal.Signals(signum).name)
+    sys.exit(0)
+
+signal.signal(signal.SIGTERM, stop)
+signal.signal(signal.SIGINT, stop)
+# like rclpy: SIGHUP is left to whoever ran the module
+pathlib.Path({ready!r}).write_text(" ".join(sys.argv))
+while True:
+    time.sleep(0.05)
+"""
+
+LAUNCHER = """
+import sys, time
+from pathlib import Path
+from humanoid_control.node_graph import Graph, NodeSpec
+graph = Graph([NodeSpec("stand_in", "stand_in_node")], log_dir=Path({logs!r})).start()
+print(graph.processes["stand_in"].pid, flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.fixture
+def stand_in(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
+    """The stand-in node module; returns its stop marker, its ready marker and an environment
+    in which ``python -m stand_in_node`` finds it."""
+    marker, ready = tmp_path / "stopped_by", tmp_path / "ready"
+    (tmp_path / "stand_in_node.py").write_text(NODE.format(marker=str(marker), ready=str(ready)))
+    env = os.environ | {"PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    return marker, ready, env
+
+
+def start_launcher(tmp_path: Path, env: dict[str, str], ready: Path) -> tuple[subprocess.Popen, int]:
+    launcher = subprocess.Popen([sys.executable, "-c", textwrap.dedent(LAUNCHER.format(logs=str(tmp_path / "logs")))],
+                                stdout=subprocess.PIPE, text=True, env=env, start_new_session=True)
+    node = int(launcher.stdout.readline())
+    poll_until(ready.exists, "the stand-in node running", PATIENCE)
+    return launcher, node
+
+
+@pytest.mark.parametrize("kill", [signal.SIGKILL, signal.SIGTERM, signal.SIGHUP])
+def test_a_node_gets_sigterm_when_its_launcher_dies(tmp_path, stand_in, kill):
+    marker, ready, env = stand_in
+    launcher, node = start_launcher(tmp_path, env, ready)
+    try:
+        os.kill(launcher.pid, kill)
+        launcher.wait(PATIENCE)
+        poll_until(lambda: not is_running(node), "the node gone after its launcher died", PATIENCE)
+        assert marker.read_text() == "SIGTERM"  # the clean-shutdown signal, not a kill
+    finally:
+        for pid in (launcher.pid, node):
+            if is_running(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_sighup_stops_a_node_like_sigterm(tmp_path, stand_in):
+    marker, ready, env = stand_in
+    launcher, node = start_launcher(tmp_path, env, ready)
+    try:
+        os.kill(node, signal.SIGHUP)
+        poll_until(lambda: not is_running(node), "the node gone after SIGHUP", PATIENCE)
+        assert marker.read_text() == "SIGTERM"
+    finally:
+        for pid in (launcher.pid, node):
+            if is_running(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_a_node_whose_launcher_is_already_gone_does_not_start(tmp_path, stand_in):
+    """The launcher died between starting the node and the node asking for the parent-death
+    signal: the node process is now someone else's child, and must not run."""
+    _marker, ready, env = stand_in
+    result = subprocess.run([sys.executable, "-m", "humanoid_control.run_tethered", "stand_in_node"],
+                            env=env | {LAUNCHER_PID_VARIABLE: "1"}, capture_output=True, text=True,
+                            timeout=PATIENCE)
+    assert result.returncode == 1
+    assert "launcher (process 1) is gone" in result.stderr
+    assert not ready.exists()
+
+
+def test_the_module_gets_its_arguments(tmp_path, stand_in):
+    marker, ready, env = stand_in
+    process = subprocess.Popen([sys.executable, "-m", "humanoid_control.run_tethered", "stand_in_node",
+                                "--ros-args", "-p", "x:=1"], env=env | {LAUNCHER_PID_VARIABLE: str(os.getpid())})
+    try:
+        poll_until(ready.exists, "the stand-in node running", PATIENCE)
+        assert ready.read_text().split()[1:] == ["--ros-args", "-p", "x:=1"]
+        process.send_signal(signal.SIGINT)
+        assert process.wait(PATIENCE) == 0
+        assert marker.read_text() == "SIGINT"
+    finally:
+        if process.poll() is None:
+            process.kill()

@@ -1,0 +1,123 @@
+"""The ROS front in-process over real DDS, on the ideal driver: staleness in joint_states
+(NaN for a joint not read, nothing when none was read) and stamps in ROS time."""
+
+import math
+import threading
+import time
+
+import numpy as np
+import pytest
+import rclpy
+from rclpy.executors import MultiThreadedExecutor
+from sensor_msgs.msg import JointState
+
+from humanoid_control.ideal_driver import IdealDriver
+from humanoid_control.interface_parameters import InterfaceParameters
+from humanoid_control.robot_interface import RobotInterface
+from humanoid_control.ros_time import seconds
+from humanoid_description.model import RobotModel
+
+PATIENCE = 30.0
+
+
+class PacedIdealDriver(IdealDriver):
+    """The ideal robot on a monotonic clock, one cycle per period of wall time (like hardware)."""
+
+    def __init__(self, joints) -> None:
+        super().__init__(joints, start_time=time.monotonic())
+        self._next = time.monotonic()
+
+    def sync(self, period: float) -> None:
+        self._next += period
+        time.sleep(max(0.0, self._next - time.monotonic()))
+        super().sync(period)
+        self.time = time.monotonic()
+
+
+class Received:
+    def __init__(self) -> None:
+        self.messages: list[JointState] = []
+        self.event = threading.Condition()
+
+    def __call__(self, msg: JointState) -> None:
+        with self.event:
+            self.messages.append(msg)
+            self.event.notify_all()
+
+    def read_after(self, stamp: float, timeout: float = PATIENCE) -> JointState:
+        """The first message of a read later than ``stamp`` (ROS time); messages queue, so
+        the latest one received may be older than a change just made."""
+        def found():
+            return next((m for m in self.messages if seconds(m.header.stamp) > stamp), None)
+
+        with self.event:
+            assert self.event.wait_for(found, timeout), f"no joint_states read after {stamp}"
+            return found()
+
+
+def ros_now(node) -> float:
+    return node.get_clock().now().nanoseconds * 1e-9
+
+
+@pytest.fixture(scope="module")
+def model():
+    return RobotModel("bioloid")
+
+
+@pytest.fixture
+def running(model):
+    rclpy.init()
+    node = rclpy.create_node("robot_interface_under_test")
+    listener = rclpy.create_node("listener")
+    driver = PacedIdealDriver(model.joints)
+    interface = RobotInterface(node, driver, model, InterfaceParameters(control_rate=100.0, publish_rate=50.0))
+    received = Received()
+    listener.create_subscription(JointState, "joint_states", received, 50)
+    executor = MultiThreadedExecutor()
+    executor.add_node(node)
+    executor.add_node(listener)
+    spinner = threading.Thread(target=executor.spin, daemon=True)
+    interface.start()
+    spinner.start()
+    try:
+        yield driver, received, node
+    finally:
+        interface.stop()
+        executor.shutdown()
+        node.destroy_node()
+        listener.destroy_node()
+        rclpy.try_shutdown()
+        spinner.join(timeout=10.0)
+
+
+def test_a_joint_not_read_is_published_as_nan_and_the_stamp_is_ros_time(running, model):
+    driver, received, node = running
+    msg = received.read_after(0.0)
+    assert all(math.isfinite(v) for v in msg.position)
+    assert abs(seconds(msg.header.stamp) - ros_now(node)) < 5.0  # ROS time, not the driver's monotonic clock
+    elbow = model.joints.index("r_elbow")
+    driver.silent[elbow] = True
+    msg = received.read_after(ros_now(node) + 0.02)  # a read begun before the change may still be fresh
+    assert list(msg.name) == list(model.joints.names)
+    for values in (msg.position, msg.velocity, msg.effort):
+        assert math.isnan(values[elbow])
+        assert all(math.isfinite(v) for i, v in enumerate(values) if i != elbow)
+    driver.silent[elbow] = False
+    assert math.isfinite(received.read_after(ros_now(node) + 0.02).position[elbow])
+
+
+def test_nothing_is_published_while_no_joint_is_read(running, node_clock_period=0.02):
+    driver, received, node = running
+    received.read_after(0.0)
+    driver.silent[:] = True
+    silenced = ros_now(node) + node_clock_period
+    deadline = driver.time + 0.5  # 25 publishing periods of the driver's own clock
+    tick = threading.Event()
+    while driver.time < deadline:
+        tick.wait(0.02)
+    driver.silent[:] = False
+    back = ros_now(node)
+    fresh = received.read_after(back + node_clock_period)  # messages arrive in order: the window is complete
+    assert np.all(np.isfinite(fresh.position))
+    during = [m for m in received.messages if silenced < seconds(m.header.stamp) < back]
+    assert during == []

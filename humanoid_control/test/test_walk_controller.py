@@ -1,0 +1,169 @@
+"""The walk controller without ROS: commands and readings in, joint set-points out.
+
+The robot here is kinematic: each set-point is read back as the next measurement (an
+ideal position servo), so the tests check what the controller commands (soles flat and
+where the pattern puts them, joints within limits, a clean stop in double support) and
+how it treats commands and unknown readings; walking with physics is the system tests'.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import yaml
+
+from humanoid_control.walking.controller import GoalState, Phase, WalkController, WalkRefusedError
+from humanoid_control.walking.parameters import NODE_NAME, WalkParameters, walking_robot
+from humanoid_description.model import load_model
+from humanoid_description.runtime_files import CONTROL_NODE_PARAMETERS
+
+
+class KinematicRobot:
+    """Reads back what was commanded; a joint can be made unknown (NaN)."""
+
+    def __init__(self, robot: str, **overrides) -> None:
+        self.model = load_model(robot)
+        self.params = WalkParameters.for_robot(robot, **overrides)
+        self.controller = WalkController(self.model, self.params)
+        self.positions = self.model.home_positions()
+        self.time = 0.0
+        self.setpoints = []
+        self.stale: set[str] = set()
+
+    def measured(self) -> np.ndarray:
+        reading = self.positions.copy()
+        for name in self.stale:
+            reading[self.model.joints.index(name)] = math.nan
+        return reading
+
+    def cycle(self):
+        setpoint = self.controller.update(self.time, self.measured())
+        if setpoint is not None:
+            self.positions = setpoint.positions
+            self.setpoints.append(setpoint)
+        self.time += self.params.period
+        return setpoint
+
+    def run_until(self, condition, limit: float = 60.0) -> None:
+        end = self.time + limit
+        while not condition() and self.time < end:
+            self.cycle()
+        assert condition(), f"not within {limit} s of robot time"
+
+    def soles(self):
+        """Sole placements of the current set-point with the IK's base (walking frame)."""
+        base = self.controller.solver.q
+        import pinocchio as pin
+
+        placement = pin.XYZQUATToSE3(base[:7])
+        feet = self.model.config.feet
+        return {side: self.model.frame_placement(feet[side].sole, self.positions, placement)
+                for side in ("right", "left")}
+
+
+@pytest.fixture(params=["hoap2", "bioloid"])
+def robot(request) -> KinematicRobot:
+    return KinematicRobot(request.param)
+
+
+def test_a_walk_goal_is_reached_with_the_soles_flat_and_the_joints_within_limits(robot):
+    goal = robot.controller.walk_to(0.2, 0.0, 0.3)
+    walked = []
+
+    def done():
+        if robot.controller.phase is Phase.WALKING:
+            walked.append(robot.soles())
+        return goal.done
+
+    robot.run_until(done)
+    assert goal.state is GoalState.SUCCEEDED, goal.message
+    where = robot.controller.progress(goal)
+    assert (where.x, where.y, where.yaw) == pytest.approx((0.2, 0.0, 0.3), abs=0.02)
+    assert robot.controller.steps(goal) >= 4
+    assert robot.controller.solver.error < 1e-5
+    positions = np.array([s.positions for s in robot.setpoints])
+    assert np.all(positions >= robot.model.joints.lower - 1e-9) and np.all(positions <= robot.model.joints.upper + 1e-9)
+    for soles in walked:  # the soles stay level (a swing foot lifts, never tilts)
+        for sole in soles.values():
+            assert sole.rotation[2, 2] > math.cos(math.radians(0.5))
+    assert robot.controller.phase is Phase.IDLE and robot.cycle() is None  # standing: nothing more sent
+    last = robot.setpoints[-1]
+    assert np.all(last.velocities == 0.0)  # the last set-point arrives at rest
+    assert robot.model.support_side(last.positions) == "both"
+
+
+def test_a_stale_joint_stops_the_walk_in_double_support_and_says_which(robot):
+    goal = robot.controller.walk_to(1.0, 0.0, 0.0)
+    robot.run_until(lambda: robot.controller.steps(goal) >= 3)
+    leg = robot.controller.leg_joints[3]
+    robot.stale.add(leg)
+    robot.run_until(lambda: goal.done)
+    assert goal.state is GoalState.STOPPED
+    assert leg in goal.message and "NaN" in goal.message
+    assert robot.controller.progress(goal).x < 0.9
+    assert robot.model.support_side(robot.setpoints[-1].positions) == "both"  # stands on both feet
+    assert all(np.all(np.isfinite(s.positions)) for s in robot.setpoints)  # never a NaN set-point
+    # and it refuses to start again while the joint is unknown
+    again = robot.controller.walk_to(0.1, 0.0, 0.0)
+    assert robot.cycle() is None
+    assert again.state is GoalState.REFUSED and leg in again.message
+
+
+def test_the_walk_does_not_start_on_one_foot():
+    robot = KinematicRobot("hoap2")
+    one_foot = robot.model.home_positions()
+    one_foot[robot.model.joints.index("lleg_joint3")] = -0.4
+    one_foot[robot.model.joints.index("lleg_joint4")] = 0.8
+    robot.positions = one_foot
+    goal = robot.controller.walk_to(0.1, 0.0, 0.0)
+    assert robot.cycle() is None
+    assert goal.state is GoalState.REFUSED and "flat on the ground" in goal.message
+
+
+def test_cmd_vel_walks_and_stops_when_it_stops_coming():
+    robot = KinematicRobot("hoap2")
+    controller = robot.controller
+    controller.walk_velocity(0.05, 0.0, 0.0, robot.time)
+    robot.run_until(lambda: controller.pattern is not None and controller.pattern.landed >= 2)
+    assert controller.phase is Phase.WALKING
+    robot.run_until(lambda: controller.phase is Phase.IDLE, limit=10.0)  # no cmd_vel repeated: timeout
+    assert "no cmd_vel" in controller.message
+    assert robot.model.support_side(robot.setpoints[-1].positions) == "both"
+
+
+def test_a_zero_cmd_vel_stops_and_a_canceled_goal_ends_once_standing():
+    robot = KinematicRobot("hoap2")
+    controller = robot.controller
+    goal = controller.walk_to(1.0, 0.0, 0.0)
+    robot.run_until(lambda: controller.steps(goal) >= 2)
+    controller.cancel(goal)
+    assert not goal.done  # the step under way ends first
+    robot.run_until(lambda: goal.done)
+    assert goal.state is GoalState.CANCELED and controller.phase is Phase.IDLE
+    # cmd_vel then a zero cmd_vel
+    controller.walk_velocity(0.05, 0.0, 0.0, robot.time)
+    robot.run_until(lambda: controller.phase is Phase.WALKING and controller.pattern.landed >= 2)
+    controller.walk_velocity(0.0, 0.0, 0.0, robot.time)
+    robot.run_until(lambda: controller.phase is Phase.IDLE, limit=5.0)
+
+
+def test_bad_commands_are_refused_with_the_reason():
+    controller = KinematicRobot("hoap2").controller
+    with pytest.raises(WalkRefusedError, match="non-finite"):
+        controller.walk_to(math.nan, 0.0, 0.0)
+    with pytest.raises(WalkRefusedError, match="pi"):
+        controller.walk_to(0.0, 0.0, 4.0)
+    with pytest.raises(WalkRefusedError, match="non-finite"):
+        controller.walk_velocity(math.inf, 0.0, 0.0, 0.0)
+    assert not controller.active
+
+
+@pytest.mark.parametrize("robot", [r for r in CONTROL_NODE_PARAMETERS.robots() if walking_robot(r)])
+def test_every_walking_parameter_in_a_robot_file_is_a_parameter(robot):
+    data = yaml.safe_load(CONTROL_NODE_PARAMETERS.path(robot).read_text())
+    keys = set(data[NODE_NAME]["ros__parameters"])
+    fields = set(WalkParameters.__dataclass_fields__)
+    assert keys <= fields, keys - fields
+    WalkParameters.for_robot(robot)  # and the values pass the checks

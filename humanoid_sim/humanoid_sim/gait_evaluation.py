@@ -1,0 +1,114 @@
+"""Gaits measured in a headless simulation: the simulation node's physics and servos
+(its per-robot parameter file), no ROS, no real-time pacing.
+
+One evaluation stands the robot in the gait's first set-point, lets it settle, runs the
+gait for a given simulated time and reports how far the base went along its initial
+heading, sideways, how much the heading turned, and whether (and when) it fell
+(:meth:`PyBulletDriver.fall_state`: the trunk tilted past ``fall_tilt`` or anything but
+a foot touching the ground).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, fields
+
+import numpy as np
+
+from humanoid_control.driver import JointCommand
+from humanoid_control.interface_parameters import InterfaceParameters
+from humanoid_control.parameter_files import node_parameters
+from humanoid_description.model import RobotModel, load_model
+from humanoid_description.runtime_files import SIM_NODE_PARAMETERS
+from humanoid_sim.pybullet_driver import PyBulletDriver, SimParameters
+from humanoid_sim.servo_profiles import ServoParameters
+from humanoid_sim.sim_node_spec import NODE_NAME
+
+#: Seconds the robot stands in the gait's first set-point before the gait starts.
+SETTLE_SECONDS = 0.5
+#: Control cycles between two fall checks (a contact query each).
+FALL_CHECK_CYCLES = 5
+
+
+@dataclass(frozen=True)
+class GaitOutcome:
+    """What one run of a gait did (lengths in m, angles in deg, times in s)."""
+
+    gait: str
+    frequency: float
+    seconds: float
+    distance: float  # along the initial heading (forward positive)
+    lateral: float  # to the left of the initial heading
+    heading_deg: float  # turn of the heading, counter-clockwise positive
+    path_length: float  # the base's horizontal path, sampled every second (the reference's fitness term)
+    fell: bool
+    fall_time: float | None
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _yaw(rotation: np.ndarray) -> float:
+    return math.atan2(float(rotation[1, 0]), float(rotation[0, 0]))
+
+
+class HeadlessSimulation:
+    """A robot's PyBullet world with the simulation node's settings, stepped as fast as it goes."""
+
+    def __init__(self, robot: str) -> None:
+        self.model: RobotModel = load_model(robot)
+        values = node_parameters(SIM_NODE_PARAMETERS.path(robot), NODE_NAME)
+        sim = {f.name: values[f.name] for f in fields(SimParameters) if f.name in values}
+        sim.update(real_time_factor=0.0, gui=False)
+        builtin = asdict(ServoParameters.for_model(self.model))
+        servo = {**builtin, **{f.name: values[f"servo.{f.name}"] for f in fields(ServoParameters)
+                                if f"servo.{f.name}" in values}}
+        self.control_period = 1.0 / float(values.get("control_rate", InterfaceParameters().control_rate))
+        self.driver = PyBulletDriver(self.model, ServoParameters(**servo), SimParameters(**sim))
+        self.driver.start()
+
+    def close(self) -> None:
+        self.driver.close()
+
+    def __enter__(self) -> HeadlessSimulation:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def run(self, setpoints: Callable[[float], np.ndarray], seconds: float, gait: str = "",
+            frequency: float = 0.0) -> GaitOutcome:
+        """Stand in ``setpoints(0)``, settle, then follow ``setpoints(t)`` for ``seconds``."""
+        driver, period = self.driver, self.control_period
+        start = setpoints(0.0)
+        driver.reset(start)
+        command = JointCommand(position=start)
+        for _ in range(round(SETTLE_SECONDS / period)):
+            driver.write(command)
+            driver.sync(period)
+        origin = driver.base_placement()
+        heading = _yaw(origin.rotation)
+        forward = np.array([math.cos(heading), math.sin(heading)])
+        left = np.array([-forward[1], forward[0]])
+        samples = [origin.translation[:2].copy()]
+        cycles = round(seconds / period)
+        per_second = max(1, round(1.0 / period))
+        fall_time = None
+        for cycle in range(1, cycles + 1):
+            driver.write(JointCommand(position=setpoints(cycle * period)))
+            driver.sync(period)
+            if cycle % per_second == 0:
+                samples.append(driver.base_placement().translation[:2].copy())
+            if cycle % FALL_CHECK_CYCLES == 0 and driver.fall_state().fallen:
+                fall_time = cycle * period
+                break
+        end = driver.base_placement()
+        samples.append(end.translation[:2].copy())
+        moved = end.translation[:2] - origin.translation[:2]
+        turn = math.degrees(math.remainder(_yaw(end.rotation) - heading, 2.0 * math.pi))
+        path = float(sum(np.linalg.norm(b - a) for a, b in itertools.pairwise(samples)))
+        return GaitOutcome(gait=gait, frequency=frequency, seconds=seconds, distance=float(moved @ forward),
+                           lateral=float(moved @ left), heading_deg=turn, path_length=path,
+                           fell=fall_time is not None, fall_time=fall_time)

@@ -1,0 +1,16 @@
+"""The simulation node as a process to start (module, node name, parameter file): used by
+``humanoid_bringup.graphs`` and by this package's system tests, which start it alone."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from humanoid_control.node_graph import NodeSpec, driver_node_spec
+from humanoid_description.runtime_files import SIM_NODE_PARAMETERS
+
+NODE_NAME = "humanoid_sim"
+
+
+def sim_node_spec(robot: str, parameters: Mapping[str, object] | None = None) -> NodeSpec:
+    """The simulation node of ``robot``, ``parameters`` overriding its parameter file."""
+    return driver_node_spec(NODE_NAME, "humanoid_sim.sim_node", SIM_NODE_PARAMETERS.path(robot), robot, parameters)

@@ -1,0 +1,124 @@
+"""The balance monitor node fed bad joint_states, as a broken or partial publisher would:
+unknown names, stale (NaN) readings, missing joints, unreadable messages.
+
+What users rely on: the node never crashes and never publishes a NaN CoM; a message it
+can read is answered with the last known value of each joint it does not give; one it
+cannot read is not answered; every case is counted in its diagnostics. Also: the
+``humanoid bench balance`` command runs and prints the figures it promises.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import threading
+
+import numpy as np
+import pytest
+from sensor_msgs.msg import JointState
+
+from humanoid_control.balance_monitor_node_spec import balance_monitor_node_spec
+from humanoid_control.node_graph import Graph
+from humanoid_control.robot_client import RobotClient, poll_until
+from humanoid_control.ros_time import seconds, to_time
+from humanoid_description.model import load_model
+from humanoid_interfaces.msg import BalanceState
+
+pytestmark = pytest.mark.system
+
+ROBOT = "bioloid"
+#: Generous limit (wall seconds) for anything awaited; every wait ends as soon as its condition holds.
+PATIENCE = 60.0
+
+
+class Answers:
+    """balance_state messages by the stamp of the joint_states they answer."""
+
+    def __init__(self, client: RobotClient) -> None:
+        self.by_stamp: dict[float, BalanceState] = {}
+        self._arrived = threading.Condition()
+        client.node.create_subscription(BalanceState, "balance_state", self._on_state, 100)
+
+    def _on_state(self, msg: BalanceState) -> None:
+        with self._arrived:
+            self.by_stamp[seconds(msg.header.stamp)] = msg
+            self._arrived.notify_all()
+
+    def wait(self, stamp: float) -> BalanceState:
+        with self._arrived:
+            assert self._arrived.wait_for(lambda: stamp in self.by_stamp, PATIENCE), f"no answer to {stamp}"
+            return self.by_stamp[stamp]
+
+
+def counts(client: RobotClient) -> dict[str, str]:
+    diagnostics = client.diagnostics
+    status = next((s for s in diagnostics.status if s.name.startswith("balance_monitor")), None) \
+        if diagnostics else None
+    return {kv.key: kv.value for kv in status.values} if status else {}
+
+
+def com(state: BalanceState) -> np.ndarray:
+    return np.array([state.com.x, state.com.y, state.com.z])
+
+
+def test_bad_joint_states_are_counted_and_never_give_a_nan_com(tmp_path):
+    model = load_model(ROBOT)
+    names = list(model.joints.names)
+    home = model.home_positions()
+    with Graph([balance_monitor_node_spec(ROBOT)], log_dir=tmp_path) as graph, \
+            RobotClient("bad_input_test") as client:
+        publisher = client.node.create_publisher(JointState, "joint_states", 10)
+        answers = Answers(client)
+        stamp = [100.0]
+
+        def send(joint_names, positions) -> float:
+            stamp[0] += 0.01
+            msg = JointState(name=list(joint_names), position=[float(p) for p in positions])
+            msg.header.stamp = to_time(stamp[0])
+            publisher.publish(msg)
+            return seconds(msg.header.stamp)
+
+        def good() -> BalanceState:
+            return answers.wait(send(names, home))
+
+        # the node is up when it answers (it loads its model first)
+        poll_until(lambda: send(names, home) and answers.by_stamp, "a first balance_state", PATIENCE, 0.2)
+        reference = com(good())
+
+        stale = home.copy()
+        stale[names.index("r_knee")] = math.nan
+        stale[names.index("l_elbow")] = math.inf
+        assert np.allclose(com(answers.wait(send(names, stale))), reference, atol=1e-12)  # last known values kept
+        missing = answers.wait(send(names[:-3], home[:-3]))
+        assert np.allclose(com(missing), reference, atol=1e-12)
+        unknown = answers.wait(send([*names, "tail_joint"], [*home, 0.3]))
+        assert np.allclose(com(unknown), reference, atol=1e-12)
+        all_stale = answers.wait(send(names, [math.nan] * len(names)))
+        assert np.allclose(com(all_stale), reference, atol=1e-12)
+
+        unreadable = [send(names, home[:-1]), send([*names[:2], names[0]], home[:3])]
+        after = good()  # answered in order: the unreadable ones came before
+        assert all(s not in answers.by_stamp for s in unreadable)
+        assert np.allclose(com(after), reference, atol=1e-12)
+
+        expected = {"stale_joint_readings": 2 + len(names), "missing_joint_readings": 3, "unknown_joint_names": 1,
+                    "malformed": 2}
+        values = poll_until(lambda: (v := counts(client)) and all(int(v.get(k, -1)) >= n for k, n in expected.items())
+                            and v, "diagnostics counting the bad messages", PATIENCE)
+        assert "r_knee" in graph.log_text("balance_monitor")  # the log names what was wrong
+        assert values["last_input_problem"].startswith("joint_states not readable")
+        assert not graph.exited(), "the balance monitor stopped"
+        assert all(np.all(np.isfinite(com(s))) for s in answers.by_stamp.values())
+
+
+def test_bench_balance_prints_its_figures():
+    """A short run of the benchmark (the real figures take ~30 s: see README)."""
+    result = subprocess.run(["humanoid", "bench", "balance", "--robot", ROBOT, "--configurations", "200",
+                             "--rounds", "1", "--rate", "200", "--seconds", "1", "--json"],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    figures = json.loads(result.stdout.strip().splitlines()[-1])
+    for key in ("core_ratio", "answered_ratio", "latency_p99_ms"):
+        assert math.isfinite(figures[key]) and figures[key] > 0.0, (key, figures)
+    assert figures["sent"] == 200 and figures["answered_ratio"] <= 1.0

@@ -1,0 +1,233 @@
+"""The balance monitor on the simulated HOAP-2, as a user watches it: ``balance_state`` from
+the running graph (``humanoid sim``'s nodes), compared with what the simulator knows.
+
+One graph for the module, used in order: standing still, the demo's squat, then the
+postures protocol's "Body Front" test (the waist bent forward slowly until the robot
+falls), which ends the robot's life.
+
+What users rely on:
+- standing still: the CoM equals an independent computation from the URDF (link masses
+  and link CoMs), the measured joints and the ground-truth base pose, within 1 mm; the
+  measured ZMP (foot wrenches) sits within a few mm of the CoM projection; stable, no
+  warning;
+- the squat: no false alarm; the cart-table ZMP follows the measured one (RMS reported);
+- bending forward until the fall: ``stable`` turns false before the simulator reports
+  ``fallen``, and the monitor's log says by how much.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from geometry_msgs.msg import PoseStamped
+from std_msgs.msg import Bool
+
+from humanoid_bringup.demo import demo_trajectory
+from humanoid_bringup.graphs import sim_nodes
+from humanoid_control.balance.parameters import BalanceParameters
+from humanoid_control.node_graph import Graph
+from humanoid_control.robot_client import RobotClient, make_trajectory
+from humanoid_control.ros_time import seconds
+from humanoid_description.model import load_model
+from humanoid_interfaces.msg import BalanceState
+
+pytestmark = pytest.mark.system
+
+ROBOT = "hoap2"
+#: Generous limit (wall seconds) for anything awaited; every wait ends as soon as its condition holds.
+PATIENCE = 120.0
+#: Robot seconds after a reset before "standing still" (the robot is dropped 0.5 mm onto
+#: the ground; contacts and servos settle within a few tenths of a second).
+SETTLE = 1.0
+#: The measured ZMP while standing: its mean over a second within this of the CoM
+#: projection (m). The simulated feet vibrate at ~20 Hz with the stiff servos, which moves
+#: the raw centre of pressure by about 2 cm; the monitor's 4 Hz low-pass leaves a few mm.
+STANDING_ZMP_BIAS = 0.003
+#: Model ZMP (cart-table, filtered CoM acceleration) against the measured ZMP over the
+#: demo's trajectory, both feet on the ground: RMS bound (m). Measured 9-10 mm: they agree
+#: within 1-2 mm whenever the robot holds still, and the simulated feet's centre of pressure
+#: leaves the CoM projection by 1-1.5 cm during the (slow) motions, where the cart-table
+#: ZMP stays within 1 mm of it (see NOTES.md). A wrong sign, frame or foot would be 3 cm off.
+SQUAT_ZMP_RMS = 0.02
+#: Phases of the demo trajectory (s from its start) when the robot stands still.
+STANDING_STILL = ((0.0, 1.0), (3.2, 4.0), (8.2, 9.0), (13.2, 14.0))
+
+
+class BalanceLog:
+    """Every balance_state message, with waits on them."""
+
+    def __init__(self, client: RobotClient) -> None:
+        self.messages: list[BalanceState] = []
+        self._arrived = threading.Condition()
+        client.node.create_subscription(BalanceState, "balance_state", self._on_state, 200)
+
+    def _on_state(self, msg: BalanceState) -> None:
+        with self._arrived:
+            self.messages.append(msg)
+            self._arrived.notify_all()
+
+    def between(self, start: float, end: float) -> list[BalanceState]:
+        with self._arrived:
+            return [m for m in self.messages if start <= seconds(m.header.stamp) <= end]
+
+    def wait_for_stamp(self, stamp: float, timeout: float = PATIENCE) -> None:
+        with self._arrived:
+            assert self._arrived.wait_for(
+                lambda: self.messages and seconds(self.messages[-1].header.stamp) >= stamp, timeout), \
+                f"no balance_state of robot time {stamp:.3f} s within {timeout:g} s"
+
+
+class PoseLog:
+    """Every ground-truth base pose (the client keeps only the latest), and the robot times
+    at which the simulator reported the robot fallen: ``fallen`` has no stamp, and the
+    simulator publishes it right after the ground truth of the same control cycle."""
+
+    def __init__(self, client: RobotClient) -> None:
+        self.poses: list[PoseStamped] = []
+        self.falls: list[float] = []
+        client.node.create_subscription(PoseStamped, "ground_truth/base_pose", self.poses.append, 100)
+        client.node.create_subscription(Bool, "fallen", self._on_fallen, 100)
+
+    def _on_fallen(self, msg: Bool) -> None:
+        if msg.data and self.poses:
+            self.falls.append(seconds(self.poses[-1].header.stamp))
+
+    def first_fall(self, start: float, end: float) -> float | None:
+        return next((t for t in self.falls if start <= t <= end), None)
+
+    def nearest(self, stamp: float) -> tuple[float, pin.SE3]:
+        pose = min(self.poses, key=lambda p: abs(seconds(p.header.stamp) - stamp))
+        p, o = pose.pose.position, pose.pose.orientation
+        return seconds(pose.header.stamp), pin.XYZQUATToSE3(np.array([p.x, p.y, p.z, o.x, o.y, o.z, o.w]))
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory, request):
+    """The HOAP-2 simulation graph (as fast as it runs), a client and logs of its outputs."""
+    log_dir = tmp_path_factory.mktemp("balance_sim")
+    graph = Graph(sim_nodes(ROBOT, real_time_factor=0.0, self_collision_checker=False, walk_controller=False),
+                  log_dir=log_dir).start()
+    client = RobotClient("balance_test")
+    try:
+        client.wait_for_joint_states(PATIENCE)
+        yield graph, client, BalanceLog(client), PoseLog(client)
+    finally:
+        client.close()
+        graph.stop()
+        if request.session.testsfailed:
+            for spec in graph.nodes:
+                print(f"----- log of {spec.name} -----\n{graph.log_text(spec.name)[-3000:]}")
+
+
+def mass_weighted_com(positions: np.ndarray, base: pin.SE3) -> np.ndarray:
+    """The whole-body CoM from the URDF's link masses and link CoMs (not Pinocchio's
+    centerOfMass, which the monitor uses), for measured joints and a base placement."""
+    model = load_model(ROBOT)
+    masses, coms = model.link_masses(), model.link_coms(positions, base)
+    return sum(masses[k] * coms[k] for k in masses) / sum(masses.values())
+
+
+def test_standing_still(sim):
+    _graph, client, balance, poses = sim
+    model = load_model(ROBOT)
+    client.reset()
+    start = client.now() + SETTLE
+    client.start_recording()
+    client.wait_until(start + 1.0, PATIENCE)
+    balance.wait_for_stamp(start + 1.0)
+    recorded = [m for m in client.stop_recording() if start <= seconds(m.header.stamp) <= start + 1.0]
+    states = {seconds(m.header.stamp): m for m in balance.between(start, start + 1.0)}
+    assert len(states) >= 50, f"only {len(states)} balance_state in a second of robot time"
+
+    compared = 0
+    for joint_state in recorded:
+        stamp = seconds(joint_state.header.stamp)
+        state = states.get(stamp)
+        if state is None:
+            continue
+        pose_stamp, base = poses.nearest(stamp)
+        assert abs(pose_stamp - stamp) <= 0.03  # ground truth is published at 50 Hz
+        q = model.joints.to_array(dict(zip(joint_state.name, joint_state.position, strict=True)))
+        expected = mass_weighted_com(q, base)
+        assert state.header.frame_id == "world"
+        assert np.linalg.norm(np.array([state.com.x, state.com.y, state.com.z]) - expected) <= 0.001
+        compared += 1
+    assert compared >= 50
+
+    window = list(states.values())
+    assert all(s.stable and s.left_foot_contact and s.right_foot_contact for s in window)
+    assert min(s.stability_margin for s in window) > BalanceParameters.for_robot(ROBOT).min_margin
+    measured = [(s.zmp_measured.x - s.com_projection.x, s.zmp_measured.y - s.com_projection.y)
+                for s in window if s.zmp_measured_valid]
+    assert len(measured) >= 0.9 * len(window)
+    bias = np.mean(measured, axis=0)
+    print(f"standing: measured ZMP - CoM projection: mean {bias * 1000} mm, "
+          f"RMS {np.sqrt(np.mean(np.square(measured), axis=0)) * 1000} mm")
+    assert np.linalg.norm(bias) <= STANDING_ZMP_BIAS
+
+
+def test_the_demo_squat_without_false_alarm(sim):
+    """The demo's trajectory (stand, lower the arms, squat, back up): stable whenever the robot
+    stands still, and an alarm only while a foot has really left the ground (the simulated
+    HOAP-2 rocks back onto its heels, and its feet lose contact for a moment, while it
+    rises); the cart-table ZMP follows the measured one."""
+    _graph, client, balance, _poses = sim
+    client.reset()
+    client.wait_until(client.now() + SETTLE, PATIENCE)
+    names = list(client.wait_for_joint_states(PATIENCE).name)
+    times, positions = demo_trajectory(names)
+    outcome = client.follow(make_trajectory(names, times, positions, np.zeros_like(positions)), timeout=PATIENCE)
+    assert outcome.succeeded, outcome.error_string
+    start = outcome.start_time
+    balance.wait_for_stamp(start + times[-1])
+    window = balance.between(start, start + times[-1])
+    assert len(window) >= 50 * times[-1]
+    still = [s for s in window if any(a <= seconds(s.header.stamp) - start <= b for a, b in STANDING_STILL)]
+    planted = [s for s in still if s.left_foot_contact and s.right_foot_contact]
+    assert len(planted) >= 0.8 * len(still)  # (after rising, the rocking can outlast the rise a little)
+    assert all(s.stable for s in planted), "false alarm while standing still on both feet"
+    alarms = [s for s in window if not s.stable]
+    assert all(not (s.left_foot_contact and s.right_foot_contact) for s in alarms), \
+        "an alarm with both feet on the ground"
+    both = [(s.zmp_model.x - s.zmp_measured.x, s.zmp_model.y - s.zmp_measured.y) for s in window
+            if s.zmp_model_valid and s.zmp_measured_valid and s.left_foot_contact and s.right_foot_contact]
+    assert len(both) >= 0.5 * len(window)  # the ZMP low-pass restarts after each loss of contact
+    rms = float(np.sqrt(np.mean(np.sum(np.square(both), axis=1))))
+    heights = [s.com.z for s in window]
+    print(f"squat: CoM height {min(heights):.3f}..{max(heights):.3f} m, least margin "
+          f"{min(s.stability_margin for s in window if s.stable) * 1000:.1f} mm while stable, "
+          f"{len(alarms)} of {len(window)} states without full support, "
+          f"model vs measured ZMP RMS {rms * 1000:.1f} mm")
+    assert max(heights) - min(heights) > 0.02  # the robot really squatted
+    assert rms <= SQUAT_ZMP_RMS
+
+
+def test_bending_forward_warns_before_the_fall(sim):
+    """Body Front: the waist pitches forward slowly (the arms stretched forward, the zero
+    pose) until the robot falls; the monitor's warning must come first."""
+    graph, client, balance, poses = sim
+    client.reset()
+    client.wait_until(client.now() + SETTLE, PATIENCE)
+    names = list(client.wait_for_joint_states(PATIENCE).name)
+    bend = np.zeros((1, len(names)))
+    bend[0, names.index("body_joint1")] = math.radians(90.0)
+    duration = 9.0  # 10 deg/s: a second per 10 degrees, slow against the robot's dynamics
+    outcome = client.follow(make_trajectory(names, [duration], bend, np.zeros_like(bend)), timeout=PATIENCE,
+                            goal_time_tolerance=duration)
+    start = outcome.start_time if outcome.start_time is not None else client.now() - duration
+    fell = poses.first_fall(start, start + duration + 2.0)
+    assert fell is not None, "the robot did not fall: nothing to warn about"
+    warned = next((seconds(m.header.stamp) for m in balance.between(start, fell) if not m.stable), None)
+    assert warned is not None, "stable never turned false before the fall"
+    lead = fell - warned
+    print(f"body front: warning at {warned - start:.2f} s into the bend, fall reported {lead:.2f} s later")
+    assert lead > 0.0
+    log = graph.log_text("balance_monitor")
+    said = re.search(r"the balance warning came (\d+\.\d+) s before it", log)
+    assert said is not None, log[-2000:]
+    assert float(said.group(1)) == pytest.approx(lead, abs=0.021)  # a ground-truth period

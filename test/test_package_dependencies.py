@@ -1,0 +1,91 @@
+"""Each package imports only what its package.xml declares.
+
+A package's modules may import its run dependencies (``exec_depend``/``depend``); its
+tests may also import its ``test_depend`` packages. A package built alone on the robot
+(``colcon build --packages-up-to humanoid_hw``) then has everything it and its tests
+need, and no lower package reaches up into a higher one. Imports are read with ``ast``
+from the source files, so every import counts, even one inside a function.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = sorted(p.name for p in ROOT.glob("humanoid_*") if (p / "package.xml").is_file())
+
+#: Python module -> the rosdep key a package.xml names it by (where they differ).
+ROSDEP_KEY = {
+    "numpy": "python3-numpy", "yaml": "python3-yaml", "scipy": "python3-scipy",
+    "pybullet": "python3-pybullet", "serial": "python3-serial", "pytest": "python3-pytest",
+    "matplotlib": "python3-matplotlib", "pinocchio": "pinocchio", "xacro": "xacro",
+    "dynamixel_sdk": "dynamixel_sdk", "mcap": "python3-mcap", "mcap_ros2": "python3-mcap",
+    "rosbags": "python3-rosbags", "viser": "python3-viser", "yourdfpy": "python3-yourdfpy",
+}
+#: Modules that come with a dependency declared under another name.
+PROVIDED_BY = {"rclpy": {"rclpy"}, "rcl_interfaces": {"rclpy"}, "launch": {"launch"}, "coal": {"pinocchio"},
+               "launch_ros": {"launch_ros"}, "ament_index_python": {"ament_index_python"},
+               "setuptools": set()}
+
+
+def declared(package: str, tags: tuple[str, ...]) -> set[str]:
+    root = ET.parse(ROOT / package / "package.xml").getroot()
+    return {element.text.strip() for tag in tags for element in root.iter(tag) if element.text}
+
+
+def imported_modules(paths: list[Path]) -> dict[str, str]:
+    """Top-level module -> one place that imports it (absolute imports only)."""
+    found: dict[str, str] = {}
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            for name in names:
+                where = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+                found.setdefault(name.split(".")[0], f"{where}:{node.lineno}")
+    return found
+
+
+def undeclared(package: str, paths: list[Path], allowed: set[str]) -> list[str]:
+    problems = []
+    for module, where in sorted(imported_modules(paths).items()):
+        if module in sys.stdlib_module_names or module == package:
+            continue
+        keys = PROVIDED_BY.get(module, {ROSDEP_KEY.get(module, module)})
+        if keys and not keys & allowed:
+            problems.append(f"{where}: imports {module} (declare {' or '.join(sorted(keys))})")
+    return problems
+
+
+def python_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_package_modules_import_only_run_dependencies(package):
+    run = declared(package, ("exec_depend", "depend"))
+    problems = undeclared(package, python_files(ROOT / package / package), run)
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_package_tests_import_only_declared_dependencies(package):
+    allowed = declared(package, ("exec_depend", "depend", "test_depend"))
+    problems = undeclared(package, python_files(ROOT / package / "test"), allowed)
+    assert not problems, "\n".join(problems)
+
+
+def test_the_check_sees_an_undeclared_import(tmp_path):
+    """The check itself: a module importing a package it does not declare is reported."""
+    module = tmp_path / "module.py"
+    module.write_text("def f():\n    from humanoid_bringup.graphs import sim_nodes\n")
+    assert undeclared("humanoid_sim", [module], {"humanoid_control"}) == [
+        f"{module}:2: imports humanoid_bringup (declare humanoid_bringup)"]

@@ -1,0 +1,139 @@
+"""A recorded simulation run: ``humanoid sim``'s graph with the recorder (as ``--record``),
+the Bioloid waving its hand through ``play_motion`` and a few streaming commands. The bag
+is read back by rosbags with every topic the graph publishes, and ``humanoid plot`` turns
+it into figures that are not blank."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import yaml
+from matplotlib.image import imread
+from rosbags.rosbag2 import Reader
+from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+from sensor_msgs.msg import JointState
+
+from humanoid_bringup.graphs import recorder_node, sim_nodes
+from humanoid_bringup.recording.topics import DEFAULT_TOPICS
+from humanoid_control.node_graph import Graph
+from humanoid_control.robot_client import RobotClient
+
+pytestmark = pytest.mark.system
+
+#: What the simulation graph publishes whatever other nodes run (the rest of the defaults
+#: appear when their nodes are up: balance, self-collision, a walking controller).
+ALWAYS = {"/joint_states": "sensor_msgs/msg/JointState", "/robot_description": "std_msgs/msg/String",
+          "/diagnostics": "diagnostic_msgs/msg/DiagnosticArray", "/imu/data": "sensor_msgs/msg/Imu",
+          "/left_foot/wrench": "geometry_msgs/msg/WrenchStamped", "/right_foot/contact": "std_msgs/msg/Bool",
+          "/clock": "rosgraph_msgs/msg/Clock", "/ground_truth/base_pose": "geometry_msgs/msg/PoseStamped",
+          "/fallen": "std_msgs/msg/Bool", "/joint_commands": "sensor_msgs/msg/JointState",
+          "/follow_joint_trajectory/_action/feedback":
+              "humanoid_interfaces/action/FollowJointTrajectory_FeedbackMessage",
+          "/play_motion/_action/status": "action_msgs/msg/GoalStatusArray"}
+
+
+@pytest.fixture(scope="module")
+def recorded_bag(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("sim_recording")
+    bag = folder / "wave"
+    nodes = [recorder_node(bag), *sim_nodes("bioloid", self_collision_checker=False, walk_controller=False)]
+    with Graph(nodes, log_dir=folder / "logs") as graph:
+        try:
+            with RobotClient("record_sim_client") as client:
+                client.wait_for_joint_states(60.0)
+                assert client.play_motion(name="wave").result.error_code == 0
+                for i in range(20):  # streaming set-points, as a joystick would send them
+                    client.commands.publish(JointState(name=["r_elbow"], position=[-0.3 * math.sin(i / 6)]))
+                    client.wait_until(client.now() + 0.02)
+        finally:
+            codes = graph.stop()
+        # every node of the graph stops cleanly on SIGINT (a node that needs SIGKILL leaves its work undone)
+        unclean = {name: code for name, code in codes.items() if code != 0}
+        assert not unclean, "\n".join(f"{name} exited {code}:\n{graph.log_text(name)[-3000:]}"
+                                       for name, code in unclean.items())
+    return bag, graph.log_text("humanoid_recorder")
+
+
+def test_rosbags_reads_every_topic_with_its_count_and_type(recorded_bag):
+    bag, log = recorded_bag
+    store = get_typestore(Stores.EMPTY)
+    with Reader(bag) as reader:
+        topics = {c.topic: c for c in reader.connections}
+        for connection in reader.connections:
+            store.register(get_types_from_msg(connection.msgdef.data, connection.msgtype))
+        counts = {t: 0 for t in topics}
+        stamps = []
+        for connection, _t, raw in reader.messages():
+            counts[connection.topic] += 1
+            message = store.deserialize_cdr(raw, connection.msgtype)  # every message decodes
+            if connection.topic == "/joint_states":
+                stamps.append(message.header.stamp.sec + 1e-9 * message.header.stamp.nanosec)
+    assert set(topics) <= set(DEFAULT_TOPICS)
+    for topic, kind in ALWAYS.items():
+        assert topic in topics, f"{topic} not recorded"
+        assert topics[topic].msgtype == kind
+        assert counts[topic] == topics[topic].msgcount > 0, topic
+    assert counts["/robot_description"] == 1
+    assert counts["/joint_commands"] == 20
+    # nothing lost: joint_states come every 10 ms of robot time, from the first recorded to the last
+    intervals = np.diff(stamps)
+    assert np.allclose(intervals, 0.01, atol=1e-6), f"gaps at {np.nonzero(~np.isclose(intervals, 0.01))[0][:5]}"
+    assert stamps[-1] - stamps[0] > 6.0  # the whole wave
+    info = yaml.safe_load((bag / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
+    received = json.loads(info["custom_data"]["received_messages"])
+    written = json.loads(info["custom_data"]["written_messages"])
+    assert {t: n for t, n in written.items() if n} == received
+    assert all(received.get(t, 0) == counts[t] for t in counts)
+    assert "/joint_states" in log and "bag written" in log
+
+
+def test_plot_makes_figures_that_are_not_blank(recorded_bag, tmp_path):
+    bag, _log = recorded_bag
+    out = tmp_path / "figures"
+    result = subprocess.run([sys.executable, "-m", "humanoid_bringup.cli", "plot", str(bag), "--out", str(out)],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    names = {p.name for p in out.glob("*.png")}
+    expected = {"summary.png", "rates.png", "joints_r1.png", "joints_r2.png", "joints_l1.png", "joints_l2.png"}
+    assert expected <= names, names
+    with Reader(bag) as reader:
+        has_balance = any(c.topic == "/balance_state" for c in reader.connections)
+    assert ("balance.png" in names) == has_balance
+    if not has_balance:
+        assert "no balance_state in the bag" in result.stdout
+    for name in names:
+        image = imread(out / name)[:, :, :3]
+        ink = np.any(image < 0.9, axis=2).mean()  # share of pixels that are not (near) white
+        assert ink > 0.02, f"{name} is nearly blank ({ink:.3f})"
+        assert len(np.unique(image.reshape(-1, 3), axis=0)) > 50, f"{name} has hardly any colours"
+
+
+def test_view_replays_the_bag(recorded_bag):
+    from humanoid_bringup.view.replay import BagReplay
+
+    bag, _log = recorded_bag
+    replay = BagReplay(bag)
+    with Reader(bag) as reader:
+        store = get_typestore(Stores.ROS2_KILTED)
+        connection = next(c for c in reader.connections if c.topic == "/joint_states")
+        states = [store.deserialize_cdr(raw, connection.msgtype) for _c, _t, raw in reader.messages([connection])]
+    middle = states[len(states) // 2]
+    t = middle.header.stamp.sec + 1e-9 * middle.header.stamp.nanosec
+    frame = replay.frame(t + 0.001)  # between two readings: the last one before
+    assert frame.positions == dict(zip(middle.name, middle.position, strict=True))
+    assert frame.base is not None and replay.description is not None
+
+    view = subprocess.Popen([sys.executable, "-m", "humanoid_bringup.cli", "view", "--bag", str(bag), "--port", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = view.stdout.readline()
+        assert first.startswith("http://127.0.0.1:"), first + view.stderr.read()
+        assert view.stdout.readline().startswith("robot loaded: bioloid (18 joints)")
+    finally:
+        view.terminate()
+        assert view.wait(60) == 0

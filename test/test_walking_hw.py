@@ -1,0 +1,67 @@
+"""The walk controller on the hardware node: the same cmd_vel drives the Bioloid's
+servos on the emulated Dynamixel bus (``humanoid emulate``, the maker's SDK on a pseudo
+serial port).
+
+The emulated bus has no physics (the robot walks in the air): what is checked is that
+the controller's set-points reach the servos through the hardware node without a bus
+error, that the legs move, and that the robot stands again when the commands stop.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+from geometry_msgs.msg import Twist
+from trajectory_msgs.msg import JointTrajectory
+
+from humanoid_bringup.graphs import real_nodes
+from humanoid_control.robot_client import poll_until
+
+pytestmark = pytest.mark.system
+
+
+def level(status: DiagnosticStatus) -> int:
+    return status.level[0] if isinstance(status.level, bytes) else int(status.level)
+
+
+def test_the_same_cmd_vel_drives_the_hardware_node_on_the_emulated_bus(robot_graph):
+    from humanoid_hw.emulator.process import emulator_process
+
+    with emulator_process("bioloid", 1, 1_000_000, timing=False) as port:
+        _, client = robot_graph(real_nodes("bioloid", port=port, balance_monitor=False, self_collision_checker=False))
+        sent: list[tuple[float, JointTrajectory]] = []
+        statuses: list[DiagnosticStatus] = []
+        client.node.create_subscription(DiagnosticArray, "diagnostics", lambda msg: statuses.extend(msg.status), 100)
+        client.node.create_subscription(JointTrajectory, "joint_trajectory",
+                                        lambda msg: sent.append((client.now(), msg)), 100)
+        knee = "r_knee"
+        start = client.current_positions()[knee]
+        publisher = client.node.create_publisher(Twist, "cmd_vel", 10)
+        forward = Twist()
+        forward.linear.x = 0.04
+        end = client.now() + 3.0
+        knees = []
+        while client.now() < end:
+            publisher.publish(forward)
+            client.wait_until(client.now() + 0.1, timeout=60.0)
+            knees.append(client.positions()[knee])
+        publisher.publish(Twist())  # stop
+        poll_until(lambda: sent and client.now() - sent[-1][0] > 1.5, "the walk controller to stop sending",
+                   timeout=120.0)
+        assert len(sent) >= 10, f"{len(sent)} trajectories sent"  # a stream of them, not one
+        assert max(abs(k - start) for k in knees) > 0.1  # the servos followed: the knees bent and moved
+        last = sent[-1][1]
+        client.wait_until(client.now() + 0.5, timeout=60.0)
+        state = client.wait_for_joint_states()
+        assert all(math.isfinite(v) for v in state.position)  # every servo still answers
+        final = dict(zip(last.joint_names, last.points[-1].positions, strict=True))
+        measured = dict(zip(state.name, state.position, strict=True))
+        assert max(abs(measured[n] - final[n]) for n in final) < 0.05  # standing at the last set-point
+        rest = np.array([m.position for m in client.record(0.5)])
+        assert np.ptp(rest, axis=0).max() < 0.01
+        assert len(statuses) > 0  # the hardware node reported while the robot walked
+        errors = [(s.name, s.message) for s in statuses if level(s) >= DiagnosticStatus.ERROR[0]]
+        assert not errors  # no bus error, from any node
