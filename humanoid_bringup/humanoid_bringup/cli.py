@@ -218,6 +218,12 @@ def cmd_gaits(args: argparse.Namespace) -> int:
     return gaits_command.run(args, UsageError)
 
 
+def cmd_optimize_gait(args: argparse.Namespace) -> int:
+    from humanoid_bringup import gait_search_command
+
+    return gait_search_command.run(args, UsageError)
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     return args.bench_run(args)
 
@@ -352,6 +358,12 @@ def build_parser() -> argparse.ArgumentParser:
     gaits_command.add_arguments(add("gaits", cmd_gaits, "IK gaits of the quadruped in a headless simulation: "
                                                         "distance, heading and fall per gait and frequency"))
 
+    from humanoid_bringup import gait_search_command
+
+    gait_search_command.add_arguments(add("optimize-gait", cmd_optimize_gait,
+                                          "particle-swarm search of CPG gait parameters, each evaluation a "
+                                          "headless simulation on Ray (local, or a cluster with --address)"))
+
     bench = add("bench", cmd_bench, "benchmarks: each prints its figure next to its baseline from the same run")
     targets = bench.add_subparsers(dest="target", required=True, metavar="TARGET", parser_class=_Parser)
     from humanoid_bringup import bench_sim
@@ -386,6 +398,14 @@ def build_parser() -> argparse.ArgumentParser:
                            description=bench_record.__doc__.split("\n\n")[0])
     bench_record.add_arguments(p)
     p.set_defaults(bench_run=bench_record.run)
+
+    from humanoid_bringup import bench_gait_search
+
+    p = targets.add_parser("gait-search", help="gait evaluations per core-hour on Ray, speed-up 1 -> 2 workers, "
+                                               "projected time of the report's search on 50 cores",
+                           description=bench_gait_search.__doc__.split("\n\n")[0])
+    bench_gait_search.add_arguments(p)
+    p.set_defaults(bench_run=bench_gait_search.run)
 
     p = add("identify-masses", cmd_identify_masses,
             "fit the Bioloid structure masses to the thesis' balanced poses")

@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, fields
 import numpy as np
 
 from humanoid_control.driver import JointCommand
+from humanoid_control.gaits.cpg import STRUCTURES, CPGGait, parameters_from_vector
 from humanoid_control.interface_parameters import InterfaceParameters
 from humanoid_control.parameter_files import node_parameters
 from humanoid_description.model import RobotModel, load_model
@@ -48,6 +49,15 @@ class GaitOutcome:
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+    @property
+    def fitness(self) -> float:
+        """The quadruped report's search fitness: distance covered plus the path sampled every
+        second (m). The report keeps no word on falls; here a run that fell scores what it
+        covered times the share of the time it stood, so a gait that falls late is not worth
+        as much as one that goes as far standing, and one that falls at once is worth nothing."""
+        standing = 1.0 if self.fall_time is None else self.fall_time / self.seconds
+        return (self.distance + self.path_length) * standing
 
 
 def _yaw(rotation: np.ndarray) -> float:
@@ -112,3 +122,33 @@ class HeadlessSimulation:
         return GaitOutcome(gait=gait, frequency=frequency, seconds=seconds, distance=float(moved @ forward),
                            lateral=float(moved @ left), heading_deg=turn, path_length=path,
                            fell=fall_time is not None, fall_time=fall_time)
+
+
+class CPGEvaluator:
+    """Runs CPG gaits given as points of the search box (:data:`~humanoid_control.gaits.cpg.SEARCH_BOUNDS`)
+    in one headless simulation, reused from run to run (a run is reset in full, so its
+    outcome does not depend on the runs before it: a search gives the same result however
+    its evaluations are spread over processes)."""
+
+    def __init__(self, robot: str, structure: str, seconds: float) -> None:
+        if structure not in STRUCTURES:
+            raise ValueError(f"unknown coupling structure {structure!r} ({', '.join(STRUCTURES)})")
+        self.structure, self.seconds = structure, seconds
+        self.simulation = HeadlessSimulation(robot)
+
+    def evaluate(self, vector: list[float]) -> GaitOutcome:
+        gait = CPGGait(self.simulation.model, parameters_from_vector(np.asarray(vector), self.structure))
+        return self.simulation.run(gait.positions, self.seconds, f"cpg {self.structure}", gait.params.frequency)
+
+    def close(self) -> None:
+        self.simulation.close()
+
+
+def evaluate_cpg(robot: str, structure: str, seconds: float, vector: list[float]) -> GaitOutcome:
+    """One CPG gait in a simulation of its own (built in about 30 ms): a task that can run
+    in any process, in any order, with the same outcome."""
+    evaluator = CPGEvaluator(robot, structure, seconds)
+    try:
+        return evaluator.evaluate(vector)
+    finally:
+        evaluator.close()

@@ -206,7 +206,9 @@ def test_streaming_set_points_are_clamped_to_the_limits(robot):
 def test_a_newer_goal_preempts_the_running_one(robot):
     names = list(robot.wait_for_joint_states().name)
     home = robot.positions()
-    slow = make_trajectory(names, [4.0], [[home[n] + (0.6 if n == "rarm_joint1" else 0.0) for n in names]])
+    # long enough (robot time; the simulation runs as fast as it can) that the second goal, which
+    # the veto checks first, always arrives while the first one runs
+    slow = make_trajectory(names, [30.0], [[home[n] + (0.6 if n == "rarm_joint1" else 0.0) for n in names]])
     feedback: list = []
     first = robot.send_goal(slow, feedback=feedback)
     poll_until(lambda: feedback, "feedback of the first goal (it runs)")

@@ -72,6 +72,30 @@ class CPGParameters:
         return 1.0 / (2.0 * math.pi * self.frequency)
 
 
+#: The box a gait search explores, per searched :class:`CPGParameters` field (rad, Hz):
+#: the reference's 0.5-2 Hz and coupling range; amplitudes up to about a quarter of the
+#: AX-12's 300 deg; offsets that keep the legs under the body. ``alpha``, the structure and
+#: the initial phases (a trot's) are not searched.
+SEARCH_BOUNDS: dict[str, tuple[float, float]] = {
+    "frequency": (0.5, 2.0),
+    "hip_amplitude": (0.05, 0.5),
+    "knee_amplitude": (0.05, 0.5),
+    "hip_offset": (-0.3, 0.3),
+    "knee_offset": (-0.3, 0.3),
+    "knee_coupling": (-COUPLING_LIMIT, COUPLING_LIMIT),
+    "leg_coupling": (-COUPLING_LIMIT, COUPLING_LIMIT),
+}
+
+
+def parameters_from_vector(vector: np.ndarray, structure: str) -> CPGParameters:
+    """The gait at a point of the search box (``SEARCH_BOUNDS`` order)."""
+    if len(vector) != len(SEARCH_BOUNDS):
+        raise GaitError(f"a search point has {len(SEARCH_BOUNDS)} values ({', '.join(SEARCH_BOUNDS)}), "
+                        f"got {len(vector)}")
+    values = {name: float(value) for name, value in zip(SEARCH_BOUNDS, vector, strict=True)}
+    return CPGParameters(structure=structure, **values)
+
+
 class OscillatorNetwork:
     """N coupled oscillators with coupling matrices ``a`` (on x) and ``b`` (on v)."""
 

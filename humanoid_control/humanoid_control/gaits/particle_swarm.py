@@ -1,0 +1,132 @@
+"""Particle swarm optimisation (maximising), asked and told one iteration at a time.
+
+The quadruped report optimised its CPG gaits with a particle swarm (50 particles, 240
+iterations); it keeps no more of the method than that and a decreasing inertia. This is
+the standard global-best swarm (Shi and Eberhart's inertia weight, decreased linearly from
+``inertia_start`` to ``inertia_end`` over the iterations), in a box:
+
+    v <- w v + c1 r1 (personal best - x) + c2 r2 (global best - x),   x <- x + v
+
+with r1, r2 uniform in [0, 1) per particle and dimension, the velocity clamped to a
+fraction of the box and the position to the box (a particle that hits a wall stops there).
+
+Written here rather than taken from a library: the search needs an ask/tell loop whose
+whole state (swarm, bests, random generator) is plain data that can be saved after every
+iteration and resumed bit for bit, and the evaluations farmed out to Ray; the PSO
+packages on PyPI (pyswarms, ...) own the loop and call the fitness themselves.
+
+A run is a deterministic function of its seed and of the fitness values it is told.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+class SwarmError(ValueError):
+    """A swarm asked for something it cannot do (bad bounds, wrong number of fitnesses ...)."""
+
+
+@dataclass(frozen=True)
+class SwarmSettings:
+    """The swarm's constants (the usual values: w from 0.9 to 0.4, c1 = c2 = 2)."""
+
+    particles: int = 50
+    iterations: int = 240
+    inertia_start: float = 0.9
+    inertia_end: float = 0.4
+    cognitive: float = 2.0  # c1, pull towards the particle's own best
+    social: float = 2.0  # c2, pull towards the swarm's best
+    max_velocity: float = 0.2  # fraction of each dimension's range per iteration
+
+    def __post_init__(self) -> None:
+        if self.particles < 1 or self.iterations < 1:
+            raise SwarmError(f"particles and iterations must be >= 1 (got {self.particles}, {self.iterations})")
+        if not 0.0 < self.max_velocity <= 1.0:
+            raise SwarmError(f"max_velocity is a fraction of the range in (0, 1], got {self.max_velocity}")
+
+    def inertia(self, iteration: int) -> float:
+        """w at ``iteration`` (0-based): linear from start to end over the run."""
+        share = iteration / max(1, self.iterations - 1)
+        return self.inertia_start + (self.inertia_end - self.inertia_start) * min(1.0, share)
+
+
+class ParticleSwarm:
+    """Ask positions, evaluate them anywhere, tell their fitness; repeat ``iterations`` times."""
+
+    def __init__(self, lower: np.ndarray, upper: np.ndarray, settings: SwarmSettings, seed: int) -> None:
+        self.lower, self.upper = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
+        if self.lower.shape != self.upper.shape or self.lower.ndim != 1 or not np.all(self.upper > self.lower):
+            raise SwarmError("bounds must be two vectors of one length with upper > lower")
+        self.settings = settings
+        self.rng = np.random.default_rng(seed)
+        n, d = settings.particles, self.lower.size
+        span = self.upper - self.lower
+        self.positions = self.lower + self.rng.random((n, d)) * span
+        self.velocities = (self.rng.random((n, d)) - 0.5) * span * settings.max_velocity
+        self.best_positions = self.positions.copy()
+        self.best_fitness = np.full(n, -np.inf)
+        self.iteration = 0  # iterations told so far
+
+    @property
+    def finished(self) -> bool:
+        return self.iteration >= self.settings.iterations
+
+    @property
+    def global_best(self) -> tuple[np.ndarray, float]:
+        """The best position found so far and its fitness (-inf before the first tell)."""
+        i = int(np.argmax(self.best_fitness))
+        return self.best_positions[i].copy(), float(self.best_fitness[i])
+
+    def ask(self) -> np.ndarray:
+        """The positions to evaluate in this iteration (one row per particle)."""
+        if self.finished:
+            raise SwarmError(f"the swarm has run its {self.settings.iterations} iterations")
+        return self.positions.copy()
+
+    def tell(self, fitness: np.ndarray) -> None:
+        """The fitness of each position :meth:`ask` returned (higher is better); moves the swarm."""
+        fitness = np.asarray(fitness, dtype=float)
+        if fitness.shape != (self.settings.particles,) or not np.all(np.isfinite(fitness)):
+            raise SwarmError(f"need {self.settings.particles} finite fitness values, got {fitness!r}")
+        improved = fitness > self.best_fitness
+        self.best_positions[improved] = self.positions[improved]
+        self.best_fitness[improved] = fitness[improved]
+        leader, _ = self.global_best
+        s = self.settings
+        r1, r2 = self.rng.random(self.positions.shape), self.rng.random(self.positions.shape)
+        velocities = (s.inertia(self.iteration) * self.velocities
+                      + s.cognitive * r1 * (self.best_positions - self.positions)
+                      + s.social * r2 * (leader - self.positions))
+        limit = (self.upper - self.lower) * s.max_velocity
+        self.velocities = np.clip(velocities, -limit, limit)
+        moved = self.positions + self.velocities
+        self.positions = np.clip(moved, self.lower, self.upper)
+        self.velocities[moved != self.positions] = 0.0  # stopped by a wall
+        self.iteration += 1
+
+    # -- saving and resuming -------------------------------------------------------------
+    def state(self) -> dict:
+        """Everything needed to go on exactly where the swarm is (JSON-compatible)."""
+        return {"lower": self.lower.tolist(), "upper": self.upper.tolist(),
+                "settings": self.settings.__dict__.copy(), "iteration": self.iteration,
+                "positions": self.positions.tolist(), "velocities": self.velocities.tolist(),
+                "best_positions": self.best_positions.tolist(),
+                "best_fitness": [None if not np.isfinite(f) else float(f) for f in self.best_fitness],
+                "rng": self.rng.bit_generator.state}
+
+    @classmethod
+    def from_state(cls, state: dict) -> ParticleSwarm:
+        swarm = cls.__new__(cls)
+        swarm.lower, swarm.upper = np.array(state["lower"]), np.array(state["upper"])
+        swarm.settings = SwarmSettings(**state["settings"])
+        swarm.rng = np.random.default_rng()
+        swarm.rng.bit_generator.state = state["rng"]
+        swarm.positions = np.array(state["positions"])
+        swarm.velocities = np.array(state["velocities"])
+        swarm.best_positions = np.array(state["best_positions"])
+        swarm.best_fitness = np.array([-np.inf if f is None else f for f in state["best_fitness"]])
+        swarm.iteration = int(state["iteration"])
+        return swarm

@@ -1,0 +1,88 @@
+"""The particle swarm: it finds the top of a known function, stays in its box, decreases its
+inertia as documented, and resumes from its saved state exactly where it was."""
+
+import json
+
+import numpy as np
+import pytest
+
+from humanoid_control.gaits.particle_swarm import ParticleSwarm, SwarmError, SwarmSettings
+
+LOWER, UPPER = np.array([-1.0, 0.0, 10.0]), np.array([1.0, 5.0, 20.0])
+TOP = np.array([0.3, 4.2, 12.5])
+
+
+def hill(points: np.ndarray) -> np.ndarray:
+    """A smooth function whose only maximum (0) is at TOP, scaled per dimension."""
+    return -np.sum(((points - TOP) / (UPPER - LOWER)) ** 2, axis=1)
+
+
+def run(swarm: ParticleSwarm, iterations: int | None = None) -> list[np.ndarray]:
+    asked = []
+    for _ in range(iterations or swarm.settings.iterations):
+        points = swarm.ask()
+        asked.append(points)
+        assert np.all(points >= LOWER) and np.all(points <= UPPER)
+        swarm.tell(hill(points))
+    return asked
+
+
+def test_the_swarm_climbs_to_the_top_of_a_known_hill():
+    swarm = ParticleSwarm(LOWER, UPPER, SwarmSettings(particles=15, iterations=60), seed=3)
+    first = hill(swarm.ask()).max()
+    run(swarm)
+    best, fitness = swarm.global_best
+    assert swarm.finished
+    assert fitness > first
+    np.testing.assert_allclose(best, TOP, atol=0.01 * (UPPER - LOWER).max())
+
+
+def test_a_top_on_the_box_wall_is_reached_and_never_crossed():
+    global TOP
+    saved, TOP = TOP, np.array([1.0, 0.0, 20.0])  # a corner
+    try:
+        swarm = ParticleSwarm(LOWER, UPPER, SwarmSettings(particles=10, iterations=40), seed=1)
+        run(swarm)
+        np.testing.assert_allclose(swarm.global_best[0], TOP, atol=0.02 * (UPPER - LOWER).max())
+    finally:
+        TOP = saved
+
+
+def test_the_inertia_decreases_linearly_from_start_to_end():
+    settings = SwarmSettings(iterations=5, inertia_start=0.9, inertia_end=0.4)
+    assert [settings.inertia(i) for i in range(5)] == pytest.approx([0.9, 0.775, 0.65, 0.525, 0.4])
+
+
+def test_a_saved_swarm_resumes_bit_for_bit():
+    settings = SwarmSettings(particles=6, iterations=10)
+    straight = ParticleSwarm(LOWER, UPPER, settings, seed=7)
+    asked_straight = run(straight)
+    interrupted = ParticleSwarm(LOWER, UPPER, settings, seed=7)
+    asked_before = run(interrupted, 4)
+    resumed = ParticleSwarm.from_state(json.loads(json.dumps(interrupted.state())))  # through a JSON file
+    asked_after = run(resumed, 6)
+    for a, b in zip(asked_straight, asked_before + asked_after, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert resumed.global_best[1] == straight.global_best[1]
+
+
+def test_the_same_seed_gives_the_same_run_and_another_seed_another():
+    settings = SwarmSettings(particles=5, iterations=3)
+    one, two, other = (run(ParticleSwarm(LOWER, UPPER, settings, seed=s))[-1] for s in (4, 4, 5))
+    np.testing.assert_array_equal(one, two)
+    assert not np.array_equal(one, other)
+
+
+def test_misuse_is_refused_with_a_reason():
+    with pytest.raises(SwarmError, match="upper > lower"):
+        ParticleSwarm(UPPER, LOWER, SwarmSettings(), seed=0)
+    with pytest.raises(SwarmError, match=">= 1"):
+        SwarmSettings(particles=0)
+    swarm = ParticleSwarm(LOWER, UPPER, SwarmSettings(particles=3, iterations=1), seed=0)
+    with pytest.raises(SwarmError, match="3 finite fitness"):
+        swarm.tell(np.array([1.0, 2.0]))
+    with pytest.raises(SwarmError, match="3 finite fitness"):
+        swarm.tell(np.array([1.0, np.nan, 2.0]))
+    swarm.tell(hill(swarm.ask()))
+    with pytest.raises(SwarmError, match="has run its 1 iterations"):
+        swarm.ask()
