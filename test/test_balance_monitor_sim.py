@@ -31,7 +31,7 @@ from humanoid_bringup.demo import demo_trajectory
 from humanoid_bringup.graphs import sim_nodes
 from humanoid_control.balance.parameters import BalanceParameters
 from humanoid_control.node_graph import Graph
-from humanoid_control.robot_client import RobotClient, make_trajectory
+from humanoid_control.robot_client import RobotClient, make_trajectory, poll_until
 from humanoid_control.ros_time import seconds
 from humanoid_description.model import load_model
 from humanoid_interfaces.msg import BalanceState
@@ -75,6 +75,12 @@ class BalanceLog:
         with self._arrived:
             return [m for m in self.messages if start <= seconds(m.header.stamp) <= end]
 
+    def wait_for_first(self, timeout: float = PATIENCE) -> None:
+        """Until a first message arrived: the subscription is matched (the simulation runs
+        faster than real time, so a robot second can pass before discovery completes)."""
+        with self._arrived:
+            assert self._arrived.wait_for(lambda: self.messages, timeout), f"no balance_state within {timeout:g} s"
+
     def wait_for_stamp(self, stamp: float, timeout: float = PATIENCE) -> None:
         with self._arrived:
             assert self._arrived.wait_for(
@@ -115,7 +121,10 @@ def sim(tmp_path_factory, request):
     client = RobotClient("balance_test")
     try:
         client.wait_for_joint_states(PATIENCE)
-        yield graph, client, BalanceLog(client), PoseLog(client)
+        balance, poses = BalanceLog(client), PoseLog(client)
+        balance.wait_for_first()
+        poll_until(lambda: poses.poses, "a first ground-truth base pose", PATIENCE)
+        yield graph, client, balance, poses
     finally:
         client.close()
         graph.stop()

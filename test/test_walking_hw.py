@@ -40,6 +40,9 @@ def test_the_same_cmd_vel_drives_the_hardware_node_on_the_emulated_bus(robot_gra
         knee = "r_knee"
         start = client.current_positions()[knee]
         publisher = client.node.create_publisher(Twist, "cmd_vel", 10)
+        # the walk lasts 3 s of robot time from here: not spent waiting for discovery
+        poll_until(lambda: publisher.get_subscription_count() > 0, "the walk controller subscribed to cmd_vel",
+                   timeout=60.0)
         forward = Twist()
         forward.linear.x = 0.04
         end = client.now() + 3.0

@@ -227,16 +227,28 @@ class ControlLoop:
                                                start_time=request.start_time, now=now)
         tolerances = self.tolerances(trajectory.joint_names, request.path_tolerance, request.goal_tolerance,
                                      request.goal_time_tolerance)
+        # A plan taking over a moving trajectory joins it where it will be at the plan's start,
+        # and a stamped one keeps its timeline, so neither may start before its check ends:
+        # planned that far ahead (twice the last check's robot time), the running trajectory
+        # (or the hold) leads into it meanwhile. An unstamped plan from rest is simply delayed.
+        lead, late = 0.0, False
         for _ in range(PLAN_ATTEMPTS):
-            plan = self.trajectory_executor.plan(trajectory, self.driver.now())
+            planned_at = self.driver.now()
+            plan = self.trajectory_executor.plan(trajectory, planned_at + lead)
             self.guard.check_trajectory(plan)
+            now = self.driver.now()
+            late = not plan.may_start_later and now > plan.start
+            if late:
+                lead = 2.0 * (now - planned_at)
+                continue
             try:
-                return self.trajectory_executor.start(plan, tolerances, self.driver.now())
+                return self.trajectory_executor.start(plan, tolerances, now)
             except PlanOutdatedError:
                 continue  # a streaming command or another goal came in between: plan again
-        raise CommandRejectedError(ErrorCode.INVALID_GOAL,
-                                   f"the set-points kept changing while the trajectory was planned "
-                                   f"({PLAN_ATTEMPTS} attempts): send it again")
+        reason = ("its check kept outlasting the time it was planned ahead" if late
+                  else "the set-points kept changing while it was planned")
+        raise CommandRejectedError(ErrorCode.INVALID_GOAL, f"trajectory not started: {reason} "
+                                                           f"({PLAN_ATTEMPTS} attempts): send it again")
 
     def _current_positions(self) -> np.ndarray:
         """Measured positions where known, else the set-point (a stale joint's reading is unknown)."""

@@ -34,7 +34,13 @@ import numpy as np
 
 from humanoid_control.driver import JointCommand, JointState
 from humanoid_control.interpolation import Law, Sample, Spline
-from humanoid_control.validation import ErrorCode, ValidatedSetpoint, ValidatedTrajectory
+from humanoid_control.validation import (
+    LATE_JOIN_MARGIN,
+    CommandRejectedError,
+    ErrorCode,
+    ValidatedSetpoint,
+    ValidatedTrajectory,
+)
 
 
 class RunState(enum.Enum):
@@ -83,9 +89,15 @@ class PlannedTrajectory:
     #: later is the same motion, only later (see :meth:`TrajectoryExecutor.start`).
     from_rest: bool = False
 
+    @property
+    def may_start_later(self) -> bool:
+        """Whether the same path may start later than planned: from rest and with no header
+        stamp (a stamped trajectory keeps its timeline: :func:`joined_at`)."""
+        return self.from_rest and self.trajectory.start_time is None
+
     def delayed(self, start: float) -> PlannedTrajectory:
         """This plan from rest, starting at ``start`` instead (the path unchanged, shifted in time)."""
-        assert self.from_rest, "only a plan from rest can start later unchanged"
+        assert self.may_start_later, "only an unstamped plan from rest can start later unchanged"
         velocity = np.zeros(len(self.trajectory.joint_indices))
         spline = run_spline(self.trajectory, start, self.setpoint[self.trajectory.joint_indices], velocity)
         return dataclasses.replace(self, start=start, spline=spline)
@@ -124,6 +136,33 @@ def run_spline(trajectory: ValidatedTrajectory, start: float, position: np.ndarr
             accelerations = np.vstack([np.zeros(joints), accelerations])
     law = Law.QUINTIC if accelerations is not None else Law.CUBIC if velocities is not None else Law.LINEAR
     return Spline.build(times, positions, velocities, accelerations, law)
+
+
+def joined_at(trajectory: ValidatedTrajectory, start: float) -> ValidatedTrajectory:
+    """``trajectory`` as a run starting at ``start`` follows it.
+
+    A trajectory whose header stamp has passed when its run can start keeps its timeline
+    (ROS's convention: each point at stamp + time_from_start on the driver clock): the
+    points already due (or due within ``LATE_JOIN_MARGIN``) are dropped and the run heads for
+    the next one at its time. Shifting
+    the whole trajectory instead would send a stream of overlapping trajectories (a walk)
+    back along its own path by the delay, in a few milliseconds."""
+    if trajectory.start_time is None or start <= trajectory.start_time:
+        return trajectory
+    times = trajectory.times - (start - trajectory.start_time)
+    keep = times > LATE_JOIN_MARGIN
+    if not keep.any():
+        when = (f"ended {-times[-1]:.4g} s before it could start" if times[-1] <= 0.0
+                else f"ends {times[-1]:.4g} s after it could start, too soon to join")
+        raise CommandRejectedError(ErrorCode.OLD_HEADER_TIMESTAMP, f"the trajectory {when} "
+                                   f"(header stamp {trajectory.start_time:.4g} s, start {start:.4g} s)")
+
+    def kept(values: np.ndarray | None) -> np.ndarray | None:
+        return None if values is None else values[keep]
+
+    return dataclasses.replace(trajectory, times=times[keep], positions=trajectory.positions[keep],
+                               velocities=kept(trajectory.velocities),
+                               accelerations=kept(trajectory.accelerations), start_time=start)
 
 
 @dataclass(frozen=True)
@@ -218,8 +257,10 @@ class TrajectoryExecutor:
         """The path a run of ``trajectory`` accepted at ``now`` will follow (no side effect).
 
         The start set-point is the current one; for joints the active run drives, the
-        active run's set-point at the new start (where it will have got to)."""
+        active run's set-point at the new start (where it will have got to). A trajectory
+        whose stamp is already past is joined on its timeline (:func:`joined_at`)."""
         start = now if trajectory.start_time is None else max(trajectory.start_time, now)
+        trajectory = joined_at(trajectory, start)
         with self._lock:
             setpoint, velocity = self._command.copy(), self._velocity.copy()
             run, generation = self._run, self._generation
@@ -237,13 +278,13 @@ class TrajectoryExecutor:
         :class:`PlanOutdatedError` if the set-points changed since it was made.
 
         Checking a plan (a self-collision guard) takes time, during which the robot's clock
-        runs on: a plan made from rest whose start has passed by ``now`` starts at ``now``,
+        runs on: an unstamped plan made from rest whose start has passed by ``now`` starts at ``now``,
         so that the robot is never thrown part-way into a trajectory (on a simulation running
         faster than real time, a check of a few tenths of a second skipped seconds of motion)."""
         with self._lock:
             if plan.generation != self._generation:
                 raise PlanOutdatedError("the set-points changed while the trajectory was being planned")
-            if now is not None and now > plan.start and plan.from_rest:
+            if now is not None and now > plan.start and plan.may_start_later:
                 plan = plan.delayed(now)
             previous = self._run
             self._preempt("preempted by a newer trajectory")

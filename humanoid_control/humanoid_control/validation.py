@@ -34,6 +34,13 @@ class ErrorCode(enum.IntEnum):
     SELF_COLLISION = -9
 
 
+#: s: a trajectory whose header stamp has passed is joined at its first point due at least
+#: this long after the join (the executor's :func:`joined_at`, and the speed check here):
+#: heading for a point due a millisecond later would turn any small difference between the
+#: path the robot is on and the trajectory into a jump.
+LATE_JOIN_MARGIN = 0.02
+
+
 class CommandRejectedError(ValueError):
     """A command that must not move the robot, with the reason and its error code."""
 
@@ -168,12 +175,13 @@ class CommandValidator:
         a = (self._matrix([point.accelerations for point in points], "accelerations", names)
              if has_accelerations else None)
         self._check_limits(names, indices, p, v)
-        lead = max(0.0, start_time - now) if start_time is not None and now is not None else 0.0
-        self._check_speeds(names, indices, t, p, current[indices], lead)
         if start_time is not None and now is not None and start_time + t[-1] < now:
             raise CommandRejectedError(ErrorCode.OLD_HEADER_TIMESTAMP,
                                   f"the trajectory ended {_fmt(now - start_time - t[-1])} s ago "
                                   f"(header stamp {_fmt(start_time)} s, now {_fmt(now)} s)")
+        # times from now: a later start leads in, a passed stamp leaves only the points still due
+        shift = start_time - now if start_time is not None and now is not None else 0.0
+        self._check_speeds(names, indices, t, p, current[indices], shift)
         return ValidatedTrajectory(names, indices, t, p, v, a, start_time)
 
     @staticmethod
@@ -215,12 +223,19 @@ class CommandValidator:
                 f"{_fmt(vmax[k])} rad/s")
 
     def _check_speeds(self, names: Sequence[str], indices: np.ndarray, times: np.ndarray,
-                      positions: np.ndarray, current: np.ndarray, lead: float = 0.0) -> None:
+                      positions: np.ndarray, current: np.ndarray, shift: float = 0.0) -> None:
         """The average speed each segment needs must be within the joint's velocity limit;
-        the first from the current position, ``lead`` seconds before the start (a
-        trajectory starting later than now), to point 0."""
+        the first from the current position to the first point still due. ``shift``: the
+        start's time from now; > 0, a later start (the current position is left ``shift``
+        seconds before it), < 0, a stamp already past (the points already due are skipped, as
+        the executor joins such a trajectory on its timeline)."""
         vmax = self.joints.velocity[indices]
         labels = [f"point {i}" for i in range(len(times))]
+        lead = max(0.0, shift)
+        if shift < 0.0:
+            due = times + shift > LATE_JOIN_MARGIN
+            labels = [label for label, keep in zip(labels, due, strict=True) if keep]
+            times, positions = times[due] + shift, positions[due]
         if times[0] == 0.0:
             gap = np.abs(positions[0] - current)
             worst = int(np.argmax(gap))

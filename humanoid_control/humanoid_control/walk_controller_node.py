@@ -260,7 +260,8 @@ class WalkControllerNode:
         """The set-points still ahead, as one trajectory starting ``TRAJECTORY_DELAY`` after
         ``now``: the front follows the previous one until that time and joins this one
         from where its set-point is then, so the walk keeps its timing whatever the
-        transport's delay below that (a later arrival shifts it by the excess)."""
+        transport's delay below that (a later arrival joins it where its timeline is then:
+        :func:`~humanoid_control.trajectory_executor.joined_at`)."""
         start = now + TRAJECTORY_DELAY
         msg = JointTrajectory(joint_names=list(self._joints.names))
         msg.header.stamp = to_time(start)

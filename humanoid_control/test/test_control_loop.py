@@ -132,7 +132,7 @@ def test_a_trajectory_from_rest_starts_when_its_check_ends_not_part_way(joints):
     assert abs(written[0]) < 0.02 and max(written) == pytest.approx(0.4, abs=0.01)
 
 
-def test_a_trajectory_taking_over_a_moving_one_keeps_its_checked_start(joints):
+def test_a_trajectory_taking_over_a_moving_one_starts_after_its_check_and_is_followed_whole(joints):
     arm = joints.index(ARM)
     loop, driver, _ = make_loop(joints)
     loop.accept_trajectory(request((1.0, 0.4)))
@@ -140,7 +140,19 @@ def test_a_trajectory_taking_over_a_moving_one_keeps_its_checked_start(joints):
     guard = SlowGuard(arm, driver, seconds=0.1)
     loop.guard = guard
     run = loop.accept_trajectory(request((1.0, 0.0)))
-    assert run.start == guard.plans[-1].start  # its lead-in was planned from the moving set-point then
+    checked = guard.plans[-1]
+    # planned at "now", its start passed during the check: planned again, further ahead
+    assert len(guard.plans) == 2
+    assert run.start == checked.start >= driver.now()  # nothing of it skipped
+    written, stamps = [], []
+    while not run.done.is_set():
+        stamps.append(loop.cycle().stamp)
+        written.append(driver.written[-1].position[arm])
+    stamps, written = np.array(stamps), np.array(written)
+    after = stamps >= run.start
+    assert after.any() and not after.all()  # the first trajectory led into it meanwhile
+    np.testing.assert_allclose(written[after], checked.configurations(stamps[after])[:, arm], atol=1e-12)
+    assert np.max(np.abs(np.diff(written))) < 0.03  # no jump where one hands over to the other
 
 
 def test_a_trajectory_the_guard_refuses_never_starts_and_the_running_one_goes_on(joints):

@@ -14,7 +14,7 @@ from humanoid_control.trajectory_executor import (
     TrajectoryExecutor,
     run_spline,
 )
-from humanoid_control.validation import ErrorCode, ValidatedSetpoint, ValidatedTrajectory
+from humanoid_control.validation import CommandRejectedError, ErrorCode, ValidatedSetpoint, ValidatedTrajectory
 
 NAMES = ("a", "b", "c")
 
@@ -110,6 +110,39 @@ def test_a_trajectory_starting_later_replaces_the_running_one_from_its_start(exe
     np.testing.assert_allclose(joined[:2], second.spline.sample(4.0)[0])
     np.testing.assert_allclose(executor.update(reading(5.0, [5, 5, 0.3])).position, [5.0, 5.0, 0.3])
     assert third.state is RunState.SUCCEEDED
+
+
+def test_a_late_trajectory_keeps_its_timeline_instead_of_being_shifted(executor):
+    """Stamped 0.25 s before it can start, a ramp is joined where its timeline is then."""
+    late = trajectory([0.1, 0.2, 0.3, 0.4, 0.5], [[x, x] for x in (0.1, 0.2, 0.3, 0.4, 0.5)], start_time=1.0)
+    plan = executor.plan(late, now=1.25)
+    assert plan.start == 1.25 and plan.end == pytest.approx(1.5)  # it ends when its stamp says
+    np.testing.assert_allclose(plan.trajectory.times, [0.05, 0.15, 0.25])  # the points not yet due
+    np.testing.assert_allclose(plan.configurations(np.array([1.3, 1.4, 1.5]))[:, 0], [0.3, 0.4, 0.5])
+
+
+def test_a_stream_of_late_overlapping_trajectories_follows_its_pattern_without_going_back(executor):
+    """A walk's stream: each trajectory holds the pattern ahead of its stamp and arrives 30 ms
+    late; the set-points follow the pattern forward, never back by the delay."""
+    pattern = lambda t: 0.5 * np.sin(2.0 * np.pi * t)  # noqa: E731
+    written, t = [], 0.0
+    for k in range(20):
+        stamp = 0.1 * k
+        times = np.arange(0.01, 0.31, 0.01)
+        executor.run(trajectory(times, [[pattern(stamp + x)] * 2 for x in times], start_time=stamp), loose(),
+                     now=stamp + 0.03)
+        while t < stamp + 0.1:
+            t = round(t + 0.005, 6)
+            written.append((t, executor.update(reading(t, [0, 0, 0.3])).position[0]))
+    times, positions = np.array(written).T
+    following = times > 0.05  # after the first trajectory's own lead-in from rest
+    np.testing.assert_allclose(positions[following], pattern(times[following]), atol=0.02)
+
+
+def test_a_trajectory_that_ended_before_it_could_start_is_refused(executor):
+    with pytest.raises(CommandRejectedError, match=r"ended 0\.1 s before it could start") as refused:
+        executor.plan(trajectory([0.1, 0.2], [[0.1, 0.1], [0.2, 0.2]], start_time=1.0), now=1.3)
+    assert refused.value.code is ErrorCode.OLD_HEADER_TIMESTAMP
 
 
 def test_a_path_violation_aborts_naming_the_joint_and_holds_where_measured(executor):
