@@ -57,16 +57,30 @@ def sample_times(duration: float, period: float) -> np.ndarray:
     return np.append(np.arange(0.0, duration, period), duration)
 
 
+#: s: the finest sampling :func:`check_path` refines to (a joint at its 5.3 rad/s limit moves
+#: 1.3 mrad in it: pairs a few millimetres apart are told from touching ones).
+FINEST_PERIOD = 0.00025
+
+
 def check_path(tracker: CollisionTracker, configurations: Callable[[np.ndarray], np.ndarray], duration: float,
                period: float) -> PathCheck:
-    """Check the path ``configurations(times)`` (times from its start, rows of every joint)."""
-    times = sample_times(duration, period)
-    path = configurations(times)
-    found = tracker.first_violation_along(path)
-    if found is None:
-        return PathCheck(None, len(times), duration)
-    index, pair = found
-    return PathCheck(PathCollision(float(times[index]), pair, path[index].copy()), len(times), duration)
+    """Check the path ``configurations(times)`` (times from its start, rows of every joint).
+
+    Between two samples the check can only bound how close a pair comes (by how far the
+    joints move): a pair clear at the samples but nearer than that bound (the feet of a
+    walking robot, a few millimetres apart, at the joints' top speed) is not proven clear.
+    Such a path is sampled again four times as densely, down to ``FINEST_PERIOD``; only a
+    pair within the safety distance at a sample, or still unproven there, is a collision."""
+    while True:
+        times = sample_times(duration, period)
+        path = configurations(times)
+        found = tracker.first_violation_along(path)
+        if found is None:
+            return PathCheck(None, len(times), duration)
+        index, pair = found
+        if pair.distance <= tracker.safety_distance or period <= FINEST_PERIOD:
+            return PathCheck(PathCollision(float(times[index]), pair, path[index].copy()), len(times), duration)
+        period = max(FINEST_PERIOD, period / 4.0)
 
 
 def check_trajectory(tracker: CollisionTracker, trajectory: ValidatedTrajectory, start: np.ndarray,
