@@ -169,7 +169,11 @@ def away_from_the_start(client: RobotClient, motion: Motion) -> None:
     start can be on either side of that when each of them looks.)"""
     joint = next(j for j in LIGHT_JOINTS if j in motion.joint_names)
     start = motion.positions[0][motion.joint_names.index(joint)]
-    client.reset({joint: start + 0.2 if start < 0.5 else start - 0.2})
+    away = start + 0.2 if start < 0.5 else start - 0.2
+    client.reset({joint: away})
+    # the generator plans from the latest joint_states it has: let the reset robot's reach it
+    client.wait_for_state(lambda m: abs(m.position[list(m.name).index(joint)] - away) < 0.01,
+                          f"{joint} reset 0.2 rad off the motion's start", robot_seconds=0.5)
 
 
 def settled_positions(client: RobotClient, seconds_: float = 1.0) -> tuple[dict[str, float], dict[str, float]]:

@@ -149,11 +149,11 @@ class ControlLoop:
     def stopping(self) -> bool:
         return self._stop.is_set()
 
-    def hold_current(self) -> None:
-        """Make every joint hold its measured position (after a reset, for instance)."""
-        state = self.driver.read()
-        self._state = state
-        self.trajectory_executor.hold(state.position)
+    def hold(self, positions: np.ndarray) -> None:
+        """Make every joint hold ``positions``, ending any run (a reset: the positions the robot
+        is set to, given before it is, so that no cycle drives it back to the old set-points;
+        reading them back instead could return the reading of a cycle that ran meanwhile)."""
+        self.trajectory_executor.hold(positions)
 
     @property
     def state(self) -> JointState | None:

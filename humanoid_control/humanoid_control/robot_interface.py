@@ -120,9 +120,9 @@ class RobotInterface:
         """Stop the loop, end any run, release the robot (hold or limp, as the driver is configured)."""
         self.loop.stop()
 
-    def hold_current(self) -> None:
-        """Make every joint hold its measured position (after a reset, for instance)."""
-        self.loop.hold_current()
+    def hold(self, positions) -> None:
+        """Make every joint hold ``positions`` (a reset: see :meth:`ControlLoop.hold`)."""
+        self.loop.hold(positions)
 
     @property
     def state(self) -> JointState | None:

@@ -149,8 +149,8 @@ class SimulationServices:
             response.success, response.message = False, f"reset refused: {error}"
             self.node.get_logger().error(response.message)
             return response
+        self.interface.hold(positions)  # first: no cycle may drive the reset robot to the old set-points
         self.driver.reset(positions)
-        self.interface.hold_current()
         self._fallen = False
         response.success = True
         response.message = "robot reset to " + ("the home pose" if not msg.name else

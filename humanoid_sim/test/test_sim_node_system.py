@@ -28,8 +28,11 @@ ERR = {"INVALID_GOAL": -1, "INVALID_JOINTS": -2, "PREEMPTED": -6, "CANCELED": -7
 
 @pytest.fixture(scope="module")
 def hoap2(tmp_path_factory):
-    """One HOAP-2 simulation for the module (its own process), and a client."""
-    graph = Graph([sim_node_spec("hoap2", {"real_time_factor": 0.0})],
+    """One HOAP-2 simulation for the module (its own process), and a client. In real time:
+    the tests act on goals while they run (cancel a quarter of the way, preempt, count
+    feedback), which a simulation running as fast as it can may finish first on a busy
+    machine (CI saw a 4 s goal succeed before its cancel arrived)."""
+    graph = Graph([sim_node_spec("hoap2", {"real_time_factor": 1.0})],
                   log_dir=tmp_path_factory.mktemp("hoap2_logs")).start()
     client = RobotClient("sim_test_client")
     try:
@@ -243,10 +246,15 @@ def test_reset_to_home_and_to_a_given_configuration(robot):
     robot.wait_for_state(position_of("rarm_joint1", 1.0, 0.05), "the arms moved away from home")
     robot.reset()
     home = model.home_positions()
-    assert np.max(np.abs(model.joints.to_array(robot.current_positions()) - home)) < 0.01
+
+    def at(pose: np.ndarray):
+        # the reset robot's next reading: the latest one may predate the reset
+        return lambda m: np.max(np.abs(model.joints.to_array(dict(zip(m.name, m.position, strict=True))) - pose)) < 0.01
+
+    robot.wait_for_state(at(home), "the home pose after the reset", robot_seconds=0.2)
     lowered = model.pose_positions("arms_lowered")
     robot.reset(model.joints.to_dict(lowered))
-    assert np.max(np.abs(model.joints.to_array(robot.current_positions()) - lowered)) < 0.01
+    robot.wait_for_state(at(lowered), "the lowered arms after the reset", robot_seconds=0.2)
     assert not robot.fallen
     assert robot.base_pose.pose.position.z == pytest.approx(0.292, abs=0.005)  # standing on its soles
     with pytest.raises(Exception, match="outside its limits"):
