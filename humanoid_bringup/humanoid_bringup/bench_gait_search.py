@@ -56,13 +56,13 @@ def timed(evaluation, points: np.ndarray) -> tuple[float, list]:
 
 def run(args: argparse.Namespace) -> int:
     from humanoid_bringup.gait_search import InProcessEvaluation, RayEvaluation, SearchSettings
-    from humanoid_control.gaits.cpg import SEARCH_BOUNDS
+    from humanoid_control.gaits.cpg import search_box
     from humanoid_control.gaits.particle_swarm import SwarmSettings
 
     settings = SearchSettings("bioloid_quadruped", args.structure, args.seconds, args.seed,
                               SwarmSettings(particles=args.evaluations, iterations=1))
     rng = np.random.default_rng(args.seed)
-    lower, upper = (np.array([bounds[i] for bounds in SEARCH_BOUNDS.values()]) for i in (0, 1))
+    lower, upper = search_box()
     points = lower + rng.random((args.evaluations, lower.size)) * (upper - lower)
 
     bare = InProcessEvaluation(settings)

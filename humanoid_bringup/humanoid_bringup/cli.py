@@ -11,6 +11,7 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import NoReturn
 
 from humanoid_control.command_line import integer_in, new_file, non_negative_number, positive_number
@@ -366,46 +367,25 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = add("bench", cmd_bench, "benchmarks: each prints its figure next to its baseline from the same run")
     targets = bench.add_subparsers(dest="target", required=True, metavar="TARGET", parser_class=_Parser)
-    from humanoid_bringup import bench_sim
+    def add_bench(name: str, module: ModuleType, help_text: str) -> None:
+        """A bench target: its module gives the arguments, ``run`` and the description."""
+        p = targets.add_parser(name, help=help_text, description=module.__doc__.split("\n\n")[0])
+        module.add_arguments(p)
+        p.set_defaults(bench_run=module.run)
 
-    p = targets.add_parser("sim", help="real-time factor of the simulation node vs raw PyBullet",
-                           description=bench_sim.__doc__.split("\n\n")[0])
-    bench_sim.add_arguments(p)
-    p.set_defaults(bench_run=bench_sim.run)
-    from humanoid_bringup import bench_balance
-
-    p = targets.add_parser("balance", help="balance monitor core vs bare Pinocchio CoM, and the node at 1 kHz input",
-                           description=bench_balance.__doc__.split("\n\n")[0])
-    bench_balance.add_arguments(p)
-    p.set_defaults(bench_run=bench_balance.run)
-    from humanoid_bringup import bench_self_collision
-
-    p = targets.add_parser("self-collision", help="the per-cycle self-collision check vs bare Coal on the same "
-                                                  "configurations, and collisions missed vs brute force",
-                           description=bench_self_collision.__doc__.split("\n\n")[0])
-    bench_self_collision.add_arguments(p)
-    p.set_defaults(bench_run=bench_self_collision.run)
+    from humanoid_bringup import bench_balance, bench_gait_search, bench_self_collision, bench_sim
+    from humanoid_bringup.recording import bench as bench_record
     from humanoid_hw import bench as bench_bus
 
-    p = targets.add_parser("bus", help="Dynamixel bus bytes vs the protocol's minimum, loop rate vs a bare SDK loop",
-                           description=bench_bus.__doc__.split("\n\n")[0])
-    bench_bus.add_arguments(p)
-    p.set_defaults(bench_run=bench_bus.run)
-    from humanoid_bringup.recording import bench as bench_record
-
-    p = targets.add_parser("record", help="messages in the bag / messages sent at 1 kHz, and the recorder's cost "
-                                          "vs a bare rosbags write loop",
-                           description=bench_record.__doc__.split("\n\n")[0])
-    bench_record.add_arguments(p)
-    p.set_defaults(bench_run=bench_record.run)
-
-    from humanoid_bringup import bench_gait_search
-
-    p = targets.add_parser("gait-search", help="gait evaluations per core-hour on Ray, speed-up 1 -> 2 workers, "
-                                               "projected time of the report's search on 50 cores",
-                           description=bench_gait_search.__doc__.split("\n\n")[0])
-    bench_gait_search.add_arguments(p)
-    p.set_defaults(bench_run=bench_gait_search.run)
+    add_bench("sim", bench_sim, "real-time factor of the simulation node vs raw PyBullet")
+    add_bench("balance", bench_balance, "balance monitor core vs bare Pinocchio CoM, and the node at 1 kHz input")
+    add_bench("self-collision", bench_self_collision, "the per-cycle self-collision check vs bare Coal on the same "
+                                                      "configurations, and collisions missed vs brute force")
+    add_bench("bus", bench_bus, "Dynamixel bus bytes vs the protocol's minimum, loop rate vs a bare SDK loop")
+    add_bench("record", bench_record, "messages in the bag / messages sent at 1 kHz, and the recorder's cost "
+                                      "vs a bare rosbags write loop")
+    add_bench("gait-search", bench_gait_search, "gait evaluations per core-hour on Ray, speed-up 1 -> 2 workers, "
+                                                "projected time of the report's search on 50 cores")
 
     p = add("identify-masses", cmd_identify_masses,
             "fit the Bioloid structure masses to the thesis' balanced poses")

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from humanoid_bringup import local_ray
-from humanoid_control.gaits.cpg import SEARCH_BOUNDS, parameters_from_vector
+from humanoid_control.gaits.cpg import parameters_from_vector, search_box
 from humanoid_control.gaits.particle_swarm import ParticleSwarm, SwarmSettings
 
 if TYPE_CHECKING:  # the simulation (PyBullet, which prints on import) is loaded only to evaluate
@@ -191,8 +191,7 @@ class SearchDirectory:
 
 
 def new_swarm(settings: SearchSettings) -> ParticleSwarm:
-    lower, upper = (np.array([bounds[i] for bounds in SEARCH_BOUNDS.values()]) for i in (0, 1))
-    return ParticleSwarm(lower, upper, settings.swarm, settings.seed)
+    return ParticleSwarm(*search_box(), settings.swarm, settings.seed)
 
 
 def run_search(settings: SearchSettings, swarm: ParticleSwarm, best: Best | None, evaluation: Evaluation,

@@ -87,6 +87,12 @@ SEARCH_BOUNDS: dict[str, tuple[float, float]] = {
 }
 
 
+def search_box() -> tuple[np.ndarray, np.ndarray]:
+    """The lower and upper corners of the search box (``SEARCH_BOUNDS`` order)."""
+    return (np.array([low for low, _ in SEARCH_BOUNDS.values()]),
+            np.array([high for _, high in SEARCH_BOUNDS.values()]))
+
+
 def parameters_from_vector(vector: np.ndarray, structure: str) -> CPGParameters:
     """The gait at a point of the search box (``SEARCH_BOUNDS`` order)."""
     if len(vector) != len(SEARCH_BOUNDS):
