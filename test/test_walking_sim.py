@@ -4,7 +4,7 @@ Short subsets of issue 15's walks (the long ones, and the speeds, are ``humanoid
 the Bioloid walks a few steps forward through the ``walk`` action and stays up, as
 measured by the simulator's ground truth (:func:`humanoid_bringup.walk_experiment.walk`:
 the centre of the soles before and after, the simulator's ``fallen``); ``cmd_vel``
-walks it and a zero velocity stops it standing (the HOAP-2: test_walking_hoap2.py).
+walks it and a zero velocity stops it standing .
 
 The simulation runs at half real time: the walk is a closed loop between processes
 (the controller sends its set-points ahead of the robot's clock as short trajectories),
@@ -96,10 +96,10 @@ def drive(client, twist: Twist, robot_seconds: float) -> None:
 
 def test_cmd_vel_walks_and_a_zero_velocity_stops_the_robot_standing(bioloid):
     watch = TrajectoryWatch(bioloid)
-    start = bioloid.base_pose.pose.position
+    start = poll_until(lambda: bioloid.base_pose, "ground_truth/base_pose", timeout=60.0).pose.position
     forward = Twist()
     forward.linear.x = 0.05
-    drive(bioloid, forward, 3.0)
+    drive(bioloid, forward, 5.0)  # 1.5 s of crouching into the walking posture, the start, then steps
     assert len(watch.messages) >= 10  # set-points sent ahead, a stream of trajectories
     drive(bioloid, Twist(), 0.3)  # stop
     # the controller ends the walk (the step under way, then both feet down) and sends no more
@@ -107,7 +107,10 @@ def test_cmd_vel_walks_and_a_zero_velocity_stops_the_robot_standing(bioloid):
                timeout=120.0)
     count = len(watch.messages)
     last = watch.messages[-1][1]
-    assert all(v == 0.0 for v in last.points[-1].velocities)  # it ends at rest
+    assert all(v == 0.0 for v in last.points[-1].velocities), [  # it ends at rest
+        (round(t, 3), round(seconds(m.header.stamp), 3), len(m.points),
+         round(seconds(m.header.stamp) + seconds(m.points[-1].time_from_start), 3),
+         round(max(abs(v) for v in m.points[-1].velocities), 4)) for t, m in watch.messages[-8:]]
     bioloid.wait_until(seconds(last.header.stamp) + seconds(last.points[-1].time_from_start) + 0.5, timeout=60.0)
     rest = bioloid.record(0.5)
     assert len(watch.messages) == count  # standing: nothing more is sent

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 import rclpy
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 
 from humanoid_control.command_guard import CommandGuard
@@ -27,6 +27,7 @@ from humanoid_control.driver import DriverError, RobotDriver
 from humanoid_control.interface_parameters import InterfaceParameters
 from humanoid_control.parameter_files import node_parameters
 from humanoid_control.parameters import declare, declare_dataclass
+from humanoid_control.pooled_executor import PooledExecutor
 from humanoid_control.process_lifetime import hang_up_like_terminate
 from humanoid_control.robot_interface import RobotInterface
 from humanoid_control.self_collision_guard import PARAMETER_PREFIX as GUARD_PARAMETER_PREFIX
@@ -90,7 +91,7 @@ class DriverNode:
 
     def spin(self) -> None:
         """Start the interface and serve until shutdown (signal) or the duration ends."""
-        executor = MultiThreadedExecutor(num_threads=4)
+        executor = PooledExecutor(num_threads=4)
         executor.add_node(self.node)
         try:
             self.interface.start()  # a signal may come while the servos are set up: stop() then releases them

@@ -44,7 +44,6 @@ import pinocchio as pin
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Point
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
-from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import ColorRGBA
@@ -54,6 +53,7 @@ from humanoid_control.interface_parameters import documented
 from humanoid_control.node_main import run_node
 from humanoid_control.parameter_files import node_parameters
 from humanoid_control.parameters import declare, declare_dataclass
+from humanoid_control.pooled_executor import PooledExecutor
 from humanoid_control.ros_time import seconds, to_duration, to_time
 from humanoid_control.self_collision_checker_node_spec import NODE_NAME
 from humanoid_control.trajectory_collision import check_trajectory
@@ -338,7 +338,7 @@ def nearest_points(model: CollisionModel, pair: PairDistance) -> list[np.ndarray
 
 
 def main(args: list[str] | None = None) -> int:
-    return run_node(NODE_NAME, SelfCollisionChecker, lambda: MultiThreadedExecutor(num_threads=3), args)
+    return run_node(NODE_NAME, SelfCollisionChecker, lambda: PooledExecutor(num_threads=3), args)
 
 
 if __name__ == "__main__":

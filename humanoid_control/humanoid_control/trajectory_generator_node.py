@@ -24,13 +24,13 @@ from pathlib import Path
 from action_msgs.msg import GoalStatus
 from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
 from humanoid_control.motion import MotionError, Playback, load_motion, plan_playback
 from humanoid_control.node_main import run_node
 from humanoid_control.parameters import declare
+from humanoid_control.pooled_executor import PooledExecutor
 from humanoid_control.robot_client import playback_trajectory
 from humanoid_control.ros_time import seconds
 from humanoid_description.robots import ROBOTS
@@ -172,7 +172,7 @@ class TrajectoryGenerator:
 
 
 def main(args: list[str] | None = None) -> int:
-    return run_node("trajectory_generator", TrajectoryGenerator, lambda: MultiThreadedExecutor(num_threads=4), args)
+    return run_node("trajectory_generator", TrajectoryGenerator, lambda: PooledExecutor(num_threads=4), args)
 
 
 if __name__ == "__main__":

@@ -43,7 +43,6 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Twist, WrenchStamped
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
-from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from sensor_msgs.msg import Imu, JointState
@@ -52,6 +51,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from humanoid_control.balance.foot_pressure import FootWrench
 from humanoid_control.node_main import run_node
 from humanoid_control.parameters import declare, declare_dataclass
+from humanoid_control.pooled_executor import PooledExecutor
 from humanoid_control.ros_time import seconds, to_duration, to_time
 from humanoid_control.walking.controller import (
     LATE_WARNING,
@@ -243,18 +243,36 @@ class WalkControllerNode:
                 times = [self._updated + self.params.period * (k + 1) for k in range(max(0, missed))] + [now]
             for t in times:
                 setpoint = self.controller.update(t, positions, sensors)
-                if setpoint is not None and (not self._ahead or setpoint.stamp > self._ahead[-1].stamp):
+                if setpoint is None:
+                    continue
+                final = self.controller.phase is Phase.IDLE
+                if not self._ahead or setpoint.stamp > self._ahead[-1].stamp:
                     self._ahead.append(setpoint)
-                    if self.controller.phase is Phase.IDLE:
-                        final = True
-                        break
+                elif final:  # the walk ended at the last set-point's time: that one is at rest
+                    self._ahead[-1] = setpoint
+                if final:
+                    break
             self._updated = now
             self._report(self.controller)
-        self._ahead = [s for s in self._ahead if s.stamp > now + TRAJECTORY_DELAY + 1e-6]
+        self._ahead = self._still_ahead(now, final)
         if self._ahead and (final or now - self._sent_at >= self.params.send_period - 1e-9):
             self._send(now)
         if final:
             self._ahead = []
+
+    def _still_ahead(self, now: float, final: bool) -> list[Setpoint]:
+        """The set-points not yet due when a trajectory sent now begins. The walk's last one
+        (at rest) is always kept: come too late (this node lagged behind the robot's clock),
+        it is retimed one period after the trajectory's start, so that the walk still ends
+        at rest rather than at whatever set-point was sent before."""
+        begins = now + TRAJECTORY_DELAY
+        ahead = [s for s in self._ahead if s.stamp > begins + 1e-6]
+        if final and not ahead and self._ahead:
+            last = self._ahead[-1]
+            self._log.warning(f"the walk's final set-point came {begins - last.stamp:.3f} s late (this node lagged "
+                              "behind the robot's clock): sent one period after the trajectory's start")
+            ahead = [Setpoint(begins + self.params.period, last.positions, last.velocities)]
+        return ahead
 
     def _send(self, now: float) -> None:
         """The set-points still ahead, as one trajectory starting ``TRAJECTORY_DELAY`` after
@@ -378,7 +396,7 @@ class WalkControllerNode:
 
 
 def main(args: list[str] | None = None) -> int:
-    return run_node(NODE_NAME, WalkControllerNode, lambda: MultiThreadedExecutor(num_threads=4), args)
+    return run_node(NODE_NAME, WalkControllerNode, lambda: PooledExecutor(num_threads=4), args)
 
 
 if __name__ == "__main__":
