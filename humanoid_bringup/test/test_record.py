@@ -62,13 +62,13 @@ class Recording:
             thread.join(5.0)
         return code
 
-    def wait_for_output(self, text: str, timeout: float) -> None:
-        """Until the recorder printed ``text``; fails with all it printed if it exits first or
-        ``timeout`` (s) passes."""
+    def wait_for_output(self, pattern: str, timeout: float) -> None:
+        """Until the recorder printed a line matching ``pattern`` (a regular expression); fails
+        with all it printed if it exits first or ``timeout`` (s) passes."""
         deadline = time.monotonic() + timeout
-        while text not in self.output:
+        while not re.search(pattern, self.output):
             assert self.process.poll() is None and time.monotonic() < deadline, \
-                f"{text!r} not printed (exit code {self.process.poll()}); the recorder printed: {self.output!r}"
+                f"{pattern!r} not printed (exit code {self.process.poll()}); the recorder printed: {self.output!r}"
             time.sleep(0.05)
 
     @property
@@ -145,7 +145,9 @@ def test_every_message_is_in_the_bag_with_its_type_qos_and_definition(node, reco
         if i % 20 == 0:
             balance.publish(BalanceState(stability_margin=0.001 * i, stable=True))
     assert states.wait_for_all_acked(Duration(seconds=60))
-    recording.wait_for_output("no publisher for /rec_test/no_such_topic", timeout=60.0)
+    # one warning names every topic still without a publisher when the grace period ends
+    # (on a busy machine, discovery may not have found the others yet either)
+    recording.wait_for_output(r"no publisher for [^\n]*/rec_test/no_such_topic\b", timeout=60.0)
     assert recording.stop() == 0, recording.output
 
     topics, messages = read_bag(bag)
