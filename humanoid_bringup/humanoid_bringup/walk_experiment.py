@@ -149,12 +149,11 @@ def walk(client, robot: str, distance: float, lateral: float = 0.0, turn: float 
     import time
 
     from action_msgs.msg import GoalStatus
-    from rclpy.action import ActionClient
 
     from humanoid_interfaces.action import Walk
 
     witness = WalkWitness(client, robot)
-    action = ActionClient(client.node, Walk, "walk")
+    action = client.action_client(Walk, "walk")
     client.wait_for_joint_states(60.0)
     if not action.wait_for_server(timeout_sec=60.0):
         raise RuntimeError("no walk action server within 60 s: is the walk controller running?")

@@ -149,6 +149,8 @@ class RobotClient:
         self.motions = ActionClient(self.node, PlayMotion, "play_motion")
         self._executor = SingleThreadedExecutor()
         self._executor.add_node(self.node)
+        self._turn = threading.Lock()  # held through each turn of the executor
+        self._action_clients: dict[tuple[type, str], ActionClient] = {}
         self._closing = threading.Event()
         self._thread = threading.Thread(target=self._spin, name="robot-client", daemon=True)
         self._thread.start()
@@ -156,11 +158,24 @@ class RobotClient:
     def _spin(self) -> None:
         while rclpy.ok() and not self._closing.is_set():
             try:
-                self._executor.spin_once(timeout_sec=0.05)
+                with self._turn:
+                    self._executor.spin_once(timeout_sec=0.05)
             except Exception:  # shutting down while spinning
                 if not rclpy.ok() or self._closing.is_set():
                     return
                 raise
+
+    def action_client(self, action_type: type, name: str) -> ActionClient:
+        """This node's client of action ``name``, made once and kept (destroying an action
+        client while the node spins is not safe in rclpy). It is made between two turns of
+        the executor: rclpy's ActionClient registers itself with the node before it has
+        finished its constructor, and an executor turn in between dies on the half-built
+        client (seen: the client then stopped taking any message)."""
+        key = (action_type, name)
+        with self._turn:
+            if key not in self._action_clients:
+                self._action_clients[key] = ActionClient(self.node, action_type, name)
+            return self._action_clients[key]
 
     def close(self) -> None:
         """Stop spinning, then destroy the node (destroying it under a spinning executor
