@@ -35,11 +35,11 @@ import numpy as np
 from humanoid_control.driver import JointCommand, JointState
 from humanoid_control.interpolation import Law, Sample, Spline
 from humanoid_control.validation import (
-    LATE_JOIN_MARGIN,
     CommandRejectedError,
     ErrorCode,
     ValidatedSetpoint,
     ValidatedTrajectory,
+    points_still_ahead,
 )
 
 
@@ -149,8 +149,9 @@ def joined_at(trajectory: ValidatedTrajectory, start: float) -> ValidatedTraject
     back along its own path by the delay, in a few milliseconds."""
     if trajectory.start_time is None or start <= trajectory.start_time:
         return trajectory
-    times = trajectory.times - (start - trajectory.start_time)
-    keep = times > LATE_JOIN_MARGIN
+    late = start - trajectory.start_time
+    keep = points_still_ahead(trajectory.times, late)
+    times = trajectory.times - late
     if not keep.any():
         when = (f"ended {-times[-1]:.4g} s before it could start" if times[-1] <= 0.0
                 else f"ends {times[-1]:.4g} s after it could start, too soon to join")

@@ -41,6 +41,13 @@ class ErrorCode(enum.IntEnum):
 LATE_JOIN_MARGIN = 0.02
 
 
+def points_still_ahead(times: np.ndarray, late: float) -> np.ndarray:
+    """Which points (``times`` from the stamp, s) a run joining its trajectory ``late``
+    seconds after the stamp still heads for: those due more than ``LATE_JOIN_MARGIN`` after
+    the join. The one rule of the executor's join and of the speed check here."""
+    return times - late > LATE_JOIN_MARGIN
+
+
 class CommandRejectedError(ValueError):
     """A command that must not move the robot, with the reason and its error code."""
 
@@ -233,7 +240,7 @@ class CommandValidator:
         labels = [f"point {i}" for i in range(len(times))]
         lead = max(0.0, shift)
         if shift < 0.0:
-            due = times + shift > LATE_JOIN_MARGIN
+            due = points_still_ahead(times, -shift)
             labels = [label for label, keep in zip(labels, due, strict=True) if keep]
             times, positions = times[due] + shift, positions[due]
         if times[0] == 0.0:
