@@ -35,7 +35,6 @@ import numpy as np
 from humanoid_control.driver import JointCommand, JointState
 from humanoid_control.interpolation import Law, Sample, Spline
 from humanoid_control.validation import (
-    CommandRejectedError,
     ErrorCode,
     ValidatedSetpoint,
     ValidatedTrajectory,
@@ -149,14 +148,8 @@ def joined_at(trajectory: ValidatedTrajectory, start: float) -> ValidatedTraject
     back along its own path by the delay, in a few milliseconds."""
     if trajectory.start_time is None or start <= trajectory.start_time:
         return trajectory
-    late = start - trajectory.start_time
-    keep = points_still_ahead(trajectory.times, late)
-    times = trajectory.times - late
-    if not keep.any():
-        when = (f"ended {-times[-1]:.4g} s before it could start" if times[-1] <= 0.0
-                else f"ends {times[-1]:.4g} s after it could start, too soon to join")
-        raise CommandRejectedError(ErrorCode.OLD_HEADER_TIMESTAMP, f"the trajectory {when} "
-                                   f"(header stamp {trajectory.start_time:.4g} s, start {start:.4g} s)")
+    keep = points_still_ahead(trajectory.times, trajectory.start_time, start, "start")
+    times = trajectory.times - (start - trajectory.start_time)
 
     def kept(values: np.ndarray | None) -> np.ndarray | None:
         return None if values is None else values[keep]

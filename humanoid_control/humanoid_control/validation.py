@@ -41,13 +41,6 @@ class ErrorCode(enum.IntEnum):
 LATE_JOIN_MARGIN = 0.02
 
 
-def points_still_ahead(times: np.ndarray, late: float) -> np.ndarray:
-    """Which points (``times`` from the stamp, s) a run joining its trajectory ``late``
-    seconds after the stamp still heads for: those due more than ``LATE_JOIN_MARGIN`` after
-    the join. The one rule of the executor's join and of the speed check here."""
-    return times - late > LATE_JOIN_MARGIN
-
-
 class CommandRejectedError(ValueError):
     """A command that must not move the robot, with the reason and its error code."""
 
@@ -91,6 +84,22 @@ class ValidatedSetpoint:
 
 def _fmt(value: float) -> str:
     return f"{value:.4g}"
+
+
+def points_still_ahead(times: np.ndarray, stamp: float, join: float, join_name: str) -> np.ndarray:
+    """Which points (``times`` from the header ``stamp``, s) a run joining its trajectory at
+    ``join`` (driver clock; ``join_name``: "now" or "start", for the message) still heads for:
+    those due more than ``LATE_JOIN_MARGIN`` after the join. None left: the trajectory is
+    refused as OLD_HEADER_TIMESTAMP. The one rule of the validator and the executor's join."""
+    keep = times - (join - stamp) > LATE_JOIN_MARGIN
+    if not keep.any():
+        end = stamp + float(times[-1]) - join  # the last point's time from the join
+        relative = {"now": ("ago", "from now"), "start": ("before it could start", "after it could start")}[join_name]
+        when = (f"ended {_fmt(-end)} s {relative[0]}" if end <= 0.0
+                else f"ends {_fmt(end)} s {relative[1]}, too soon to join")
+        raise CommandRejectedError(ErrorCode.OLD_HEADER_TIMESTAMP, f"the trajectory {when} (header stamp "
+                                   f"{_fmt(stamp)} s, {join_name} {_fmt(join)} s)")
+    return keep
 
 
 class CommandValidator:
@@ -182,13 +191,14 @@ class CommandValidator:
         a = (self._matrix([point.accelerations for point in points], "accelerations", names)
              if has_accelerations else None)
         self._check_limits(names, indices, p, v)
-        if start_time is not None and now is not None and start_time + t[-1] < now:
-            raise CommandRejectedError(ErrorCode.OLD_HEADER_TIMESTAMP,
-                                  f"the trajectory ended {_fmt(now - start_time - t[-1])} s ago "
-                                  f"(header stamp {_fmt(start_time)} s, now {_fmt(now)} s)")
-        # times from now: a later start leads in, a passed stamp leaves only the points still due
-        shift = start_time - now if start_time is not None and now is not None else 0.0
-        self._check_speeds(names, indices, t, p, current[indices], shift)
+        if start_time is not None and now is not None and start_time < now:
+            # a stamp already past: the executor joins it on its timeline, at the points still due
+            due = points_still_ahead(t, start_time, now, "now")
+            self._check_speeds(names, indices, t[due] + (start_time - now), p[due], current[indices],
+                               numbers=np.flatnonzero(due))
+        else:  # a later start leads in from the current position
+            lead = start_time - now if start_time is not None and now is not None else 0.0
+            self._check_speeds(names, indices, t, p, current[indices], lead)
         return ValidatedTrajectory(names, indices, t, p, v, a, start_time)
 
     @staticmethod
@@ -230,19 +240,14 @@ class CommandValidator:
                 f"{_fmt(vmax[k])} rad/s")
 
     def _check_speeds(self, names: Sequence[str], indices: np.ndarray, times: np.ndarray,
-                      positions: np.ndarray, current: np.ndarray, shift: float = 0.0) -> None:
+                      positions: np.ndarray, current: np.ndarray, lead: float = 0.0,
+                      numbers: np.ndarray | None = None) -> None:
         """The average speed each segment needs must be within the joint's velocity limit;
-        the first from the current position to the first point still due. ``shift``: the
-        start's time from now; > 0, a later start (the current position is left ``shift``
-        seconds before it), < 0, a stamp already past (the points already due are skipped, as
-        the executor joins such a trajectory on its timeline)."""
+        the first from the current position, ``lead`` seconds before point 0 (a later start),
+        to point 0. ``times`` from now; ``numbers``: the points' numbers in the trajectory
+        received, when only those still due are checked."""
         vmax = self.joints.velocity[indices]
-        labels = [f"point {i}" for i in range(len(times))]
-        lead = max(0.0, shift)
-        if shift < 0.0:
-            due = points_still_ahead(times, -shift)
-            labels = [label for label, keep in zip(labels, due, strict=True) if keep]
-            times, positions = times[due] + shift, positions[due]
+        labels = [f"point {i}" for i in (range(len(times)) if numbers is None else numbers)]
         if times[0] == 0.0:
             gap = np.abs(positions[0] - current)
             worst = int(np.argmax(gap))

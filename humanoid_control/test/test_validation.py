@@ -88,6 +88,14 @@ def test_a_trajectory_that_ended_before_now_is_old(validator, joints):
     assert error.code is ErrorCode.OLD_HEADER_TIMESTAMP and "ended 9 s ago" in str(error)
 
 
+def test_a_trajectory_ending_too_soon_to_join_is_old(validator, joints):
+    """Its last point due within LATE_JOIN_MARGIN of now: no point left to head for (the
+    executor's join would refuse it too)."""
+    error = rejected(validator.trajectory, ["rarm_joint1"], [PointData(0.5, [0.0]), PointData(1.0, [0.0])],
+                     here(joints), start_time=10.0, now=10.99)
+    assert error.code is ErrorCode.OLD_HEADER_TIMESTAMP and "ends 0.01 s from now, too soon to join" in str(error)
+
+
 def test_the_first_segment_of_a_trajectory_starting_later_counts_the_time_until_its_start(validator, joints):
     vmax = joints.velocity[joints.index("rarm_joint1")]
     point = [PointData(0.1, [vmax * 0.15])]  # 1.5 x the limit over 0.1 s, 0.75 x over 0.2 s
