@@ -143,14 +143,13 @@ class RobotClient:
         self.node.create_subscription(DiagnosticArray, "diagnostics", self._on_diagnostics, 10)
         self.commands = self.node.create_publisher(JointState, "joint_commands", 10)
         self.trajectories = self.node.create_publisher(JointTrajectory, "joint_trajectory", 10)
-        self.action = ActionClient(self.node, FollowJointTrajectory, "follow_joint_trajectory")
-        #: The trajectory generator's play_motion action (created once: destroying an action
-        #: client while this client spins is not safe in rclpy).
-        self.motions = ActionClient(self.node, PlayMotion, "play_motion")
-        self._executor = SingleThreadedExecutor()
-        self._executor.add_node(self.node)
         self._turn = threading.Lock()  # held through each turn of the executor
         self._action_clients: dict[tuple[type, str], ActionClient] = {}
+        self.action = self.action_client(FollowJointTrajectory, "follow_joint_trajectory")
+        #: The trajectory generator's play_motion action.
+        self.motions = self.action_client(PlayMotion, "play_motion")
+        self._executor = SingleThreadedExecutor()
+        self._executor.add_node(self.node)
         self._closing = threading.Event()
         self._thread = threading.Thread(target=self._spin, name="robot-client", daemon=True)
         self._thread.start()
