@@ -77,9 +77,9 @@ class BalanceLog:
 
     def wait_for_every_input(self, timeout: float = PATIENCE) -> None:
         """Until the monitor uses the ground truth and the foot wrenches: every subscription
-        of the monitor is matched. The simulation runs faster than real time, so robot
-        seconds pass while discovery completes on a busy machine, and a state of that time
-        would fall back to the flat-feet model, without a measured ZMP."""
+        of the monitor is matched. Robot seconds pass while discovery completes on a busy
+        machine, and a state of that time falls back to the flat-feet model, without a
+        measured ZMP."""
         with self._arrived:
             assert self._arrived.wait_for(
                 lambda: self.messages and self.messages[-1].header.frame_id == "world"

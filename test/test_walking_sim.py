@@ -4,7 +4,7 @@ Short subsets of issue 15's walks (the long ones, and the speeds, are ``humanoid
 the Bioloid walks a few steps forward through the ``walk`` action and stays up, as
 measured by the simulator's ground truth (:func:`humanoid_bringup.walk_experiment.walk`:
 the centre of the soles before and after, the simulator's ``fallen``); ``cmd_vel``
-walks it and a zero velocity stops it standing .
+walks it and a zero velocity stops it standing.
 
 The simulation runs at half real time: the walk is a closed loop between processes
 (the controller sends its set-points ahead of the robot's clock as short trajectories),
