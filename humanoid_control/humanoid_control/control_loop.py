@@ -18,6 +18,7 @@ in-process with any driver and a fake clock (``humanoid_control/test/test_contro
 from __future__ import annotations
 
 import math
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -48,6 +49,36 @@ CycleHook = Callable[[JointState], None]
 
 #: How often a trajectory is planned again when other commands keep changing the set-points.
 PLAN_ATTEMPTS = 10
+
+
+class GilTurns:
+    """Gives the process's other Python threads a turn while the loop runs flat out.
+
+    A simulation running as fast as it can (``real_time_factor`` 0, or a machine too slow
+    for real time) never blocks between cycles, and it releases the GIL only for short C
+    calls (publishing, PyBullet) that it takes back at once. CPython's GIL then starves the
+    other threads: measured, the action thread of the simulated robot waited up to 4.5 s
+    for a 0.1 s feedback period, so a cancel came seconds of robot time late. A loop whose
+    thread was on the CPU at least ``busy_share`` of the last ``period`` (the
+    interpreter's switch interval) sleeps ``turn`` seconds: long enough for a thread woken
+    by the GIL's release to take it. A loop that blocks anyway (a paced simulation, a
+    serial bus) is left alone."""
+
+    def __init__(self, period: float | None = None, turn: float = 1e-4, busy_share: float = 0.5) -> None:
+        self.period = sys.getswitchinterval() if period is None else period
+        self.turn, self.busy_share = turn, busy_share
+        self._wall, self._cpu = time.monotonic(), time.thread_time()
+
+    def give(self) -> bool:
+        """Call from the loop's thread once per cycle; True when it slept to give a turn."""
+        wall = time.monotonic()
+        if wall - self._wall < self.period:
+            return False
+        busy = time.thread_time() - self._cpu >= self.busy_share * (wall - self._wall)
+        if busy:
+            time.sleep(self.turn)
+        self._wall, self._cpu = time.monotonic(), time.thread_time()
+        return busy
 
 
 @dataclass(frozen=True)
@@ -180,7 +211,9 @@ class ControlLoop:
         return state
 
     def _run(self) -> None:
+        turns = GilTurns()
         while not self._stop.is_set():
+            turns.give()
             try:
                 self.cycle()
             except DriverError as error:

@@ -2,12 +2,13 @@
 out, the command guard's two hooks, rejections counted, driver errors survived, rate metered."""
 
 import threading
+import time
 
 import numpy as np
 import pytest
 
 from humanoid_control.command_guard import CommandGuard, Veto
-from humanoid_control.control_loop import ControlLoop, ToleranceSpec, TrajectoryRequest
+from humanoid_control.control_loop import ControlLoop, GilTurns, ToleranceSpec, TrajectoryRequest
 from humanoid_control.driver import DriverError, JointCommand
 from humanoid_control.ideal_driver import IdealDriver
 from humanoid_control.interface_parameters import InterfaceParameters
@@ -270,3 +271,21 @@ def test_the_loop_rate_is_metered_on_the_wall_clock_given(joints):
     status = loop.status()
     assert status.loop_rate_hz == pytest.approx(200.0)
     assert status.real_time_factor == pytest.approx(2.0)
+
+
+def test_a_loop_running_flat_out_gives_turns_and_a_blocking_one_does_not():
+    """GilTurns: a thread that keeps the CPU sleeps briefly once per period (so the node's
+    other threads get the GIL: test_play_motion_sim's cancel at real-time factor 0 came
+    seconds late without it); one that blocks between cycles is never slowed."""
+    period = 0.005
+    busy = GilTurns(period=period, busy_share=0.2)
+    given = 0
+    end = time.monotonic() + 20 * period
+    while time.monotonic() < end:
+        given += busy.give()
+    assert given >= 5
+
+    blocking = GilTurns(period=period, busy_share=0.2)
+    for _ in range(10):
+        time.sleep(2 * period)
+        assert not blocking.give()

@@ -12,6 +12,11 @@
 - **Off the callback thread**: callbacks only count and queue the serialized message
   (``raw``: nothing is deserialized); a writer thread writes. On SIGINT/SIGTERM or at
   the end of ``duration`` the subscriptions are drained before the bag is closed.
+- **Time stamps**: each message's log time is when DDS received it, but never earlier
+  than the previous message's on the same topic. A reliable topic's message that is
+  lost and sent again arrives after its successors yet is delivered before them;
+  readers and ``ros2 bag play`` order a bag by log time, and the bag must keep the order
+  the messages were published in.
 - **Counts**: messages received and written per topic are printed at the end and stored
   in the bag's ``custom_data`` (``received_messages``, ``written_messages``: JSON).
 - **Failures**: a write that fails (disk full) stops writing (the messages still
@@ -180,6 +185,7 @@ class Recorder:
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._last_message = time.monotonic()
+        self._last_stamp: Counter[str] = Counter()  # topic -> log time (ns) of its latest message
         self._writer = BagWriter(path, params.seal_period)
         self._thread = threading.Thread(target=self._write_loop, name="bag-writer", daemon=True)
         self._thread.start()
@@ -239,7 +245,8 @@ class Recorder:
 
     # -- messages (executor thread) ------------------------------------------------------------
     def _on_message(self, topic: str, data: bytes, info) -> None:
-        stamp = info.get("received_timestamp") or time.time_ns()
+        stamp = max(info.get("received_timestamp") or time.time_ns(), self._last_stamp[topic])
+        self._last_stamp[topic] = stamp
         with self._lock:
             self.summary.received[topic] += 1
             self._last_message = time.monotonic()
