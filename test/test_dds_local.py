@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from humanoid_bringup.graphs import sim_nodes
+from humanoid_control.robot_client import poll_until
 
 pytestmark = pytest.mark.system
 
@@ -71,7 +72,9 @@ def is_loopback(address: str) -> bool:
 
 
 def test_the_graphs_dds_ports_are_bound_to_loopback_only(robot_graph):
-    graph, _client = robot_graph(sim_nodes("bioloid"))
+    graph, client = robot_graph(sim_nodes("bioloid"))
+    # every node up (a node still importing its libraries has no socket yet)
+    poll_until(lambda: set(graph.processes) <= set(client.node.get_node_names()), "every node of the graph", 120.0)
     domain = int(os.environ["ROS_DOMAIN_ID"])
     domain_ports = range(PORT_BASE + DOMAIN_GAIN * domain, PORT_BASE + DOMAIN_GAIN * (domain + 1))
     table = udp_sockets()
