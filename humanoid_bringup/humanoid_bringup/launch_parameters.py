@@ -14,9 +14,20 @@ itself, its default. Both publish the same URDF: the xacro expanded by
 from __future__ import annotations
 
 import importlib.metadata
+from collections.abc import Callable
 
 from humanoid_control.node_graph import NodeSpec
 from humanoid_description.robots import urdf_xml
+
+#: The launch arguments both launch files take to switch parts of the graph on or off
+#: ("true"/"false", default "true"): the keyword arguments of :func:`graphs.sim_nodes`
+#: and :func:`graphs.real_nodes` of the same names.
+GRAPH_SWITCHES = {
+    "balance_monitor": "start the balance monitor (balance_state, balance_markers)",
+    "self_collision_checker": "start the self-collision checker (self_collision_state, markers, check services)",
+    "self_collision_veto": "refuse commands that bring two links within the safety distance",
+    "walk_controller": "start the walk controller (cmd_vel, walk action)",
+}
 
 
 def launch_node(spec: NodeSpec) -> dict[str, object]:
@@ -41,6 +52,12 @@ def ros_executable(module: str) -> tuple[str, str]:
             if entry_point.value == f"{module}:main":
                 return package, entry_point.name
     raise LookupError(f"package {package} installs no console script running {module}:main (setup.py entry_points)")
+
+
+def graph_switches(argument: Callable[[str], str]) -> dict[str, bool]:
+    """The :data:`GRAPH_SWITCHES` as keyword arguments of the graph, from the launch
+    arguments' values (``argument(name)``)."""
+    return {name: argument(name) == "true" for name in GRAPH_SWITCHES}
 
 
 def number_or_none(text: str) -> float | None:

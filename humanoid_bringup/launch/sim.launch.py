@@ -16,7 +16,13 @@ from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
 
 from humanoid_bringup.graphs import sim_nodes
-from humanoid_bringup.launch_parameters import launch_node, number_or_none, state_publisher_parameters
+from humanoid_bringup.launch_parameters import (
+    GRAPH_SWITCHES,
+    graph_switches,
+    launch_node,
+    number_or_none,
+    state_publisher_parameters,
+)
 from humanoid_description.runtime_files import SIM_NODE_PARAMETERS
 
 ROBOTS = list(SIM_NODE_PARAMETERS.robots())  # robots with a simulation parameter file
@@ -33,10 +39,8 @@ def robot_nodes(context):
                       control_rate=number_or_none(argument("control_rate")),
                       publish_rate=number_or_none(argument("publish_rate")),
                       physics_rate=number_or_none(argument("physics_rate")), use_sim_time=use_sim_time,
-                      publish_robot_description=False, balance_monitor=argument("balance_monitor") == "true",
-                      self_collision_checker=argument("self_collision_checker") == "true",
-                      self_collision_veto=argument("self_collision_veto") == "true",
-                      walk_controller=argument("walk_controller") == "true")
+                      publish_robot_description=False,
+                      **graph_switches(argument))
     return [*(Node(**launch_node(spec)) for spec in graph),
             Node(package="robot_state_publisher", executable="robot_state_publisher", output="screen",
                  parameters=[state_publisher_parameters(robot, use_sim_time)])]
@@ -48,15 +52,8 @@ def generate_launch_description():
         DeclareLaunchArgument("gui", default_value="false", choices=["true", "false"],
                               description="show the PyBullet window"),
         DeclareLaunchArgument("rviz", default_value="false", choices=["true", "false"], description="start RViz"),
-        DeclareLaunchArgument("balance_monitor", default_value="true", choices=["true", "false"],
-                              description="start the balance monitor (balance_state, balance_markers)"),
-        DeclareLaunchArgument("self_collision_checker", default_value="true", choices=["true", "false"],
-                              description="start the self-collision checker (self_collision_state, markers, "
-                                          "check services)"),
-        DeclareLaunchArgument("self_collision_veto", default_value="true", choices=["true", "false"],
-                              description="refuse commands that bring two links within the safety distance"),
-        DeclareLaunchArgument("walk_controller", default_value="true", choices=["true", "false"],
-                              description="start the walk controller (cmd_vel, walk action)"),
+        *(DeclareLaunchArgument(name, default_value="true", choices=["true", "false"], description=text)
+          for name, text in GRAPH_SWITCHES.items()),
         DeclareLaunchArgument("use_sim_time", default_value="true", choices=["true", "false"],
                               description="run the other nodes on the simulated clock (/clock)"),
         DeclareLaunchArgument("real_time_factor", default_value="1.0",

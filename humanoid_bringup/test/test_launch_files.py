@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from humanoid_bringup.graphs import real_nodes, sim_nodes
-from humanoid_bringup.launch_parameters import launch_node
+from humanoid_bringup.launch_parameters import GRAPH_SWITCHES, launch_node
 from humanoid_description.package_share import package_share_directory
 from humanoid_description.robots import ROBOTS
 from humanoid_description.runtime_files import HW_NODE_PARAMETERS, SIM_NODE_PARAMETERS
@@ -60,7 +60,30 @@ def keyword(call: ast.Call, name: str, known: dict[str, object] | None = None):
 
 
 def declared_arguments(tree: ast.Module) -> dict[str, ast.Call]:
-    return {ast.literal_eval(c.args[0]): c for c in calls(tree, "DeclareLaunchArgument")}
+    """Arguments declared by name, and the graph switches declared in one loop over
+    ``GRAPH_SWITCHES`` (``DeclareLaunchArgument(name, ...) for name, text in ...``)."""
+    declared = {}
+    for call in calls(tree, "DeclareLaunchArgument"):
+        if isinstance(call.args[0], ast.Constant):
+            declared[call.args[0].value] = call
+        else:
+            assert switch_loop(tree, call), ast.unparse(call)
+            declared.update(dict.fromkeys(GRAPH_SWITCHES, call))
+    return declared
+
+
+def switch_loop(tree: ast.Module, call: ast.Call) -> bool:
+    """Whether ``call`` is the element of a comprehension over ``GRAPH_SWITCHES.items()``."""
+    return any(n.elt is call and ast.unparse(n.generators[0].iter) == "GRAPH_SWITCHES.items()"
+               for n in ast.walk(tree) if isinstance(n, ast.GeneratorExp | ast.ListComp))
+
+
+def passed_switches(call: ast.Call) -> set[str]:
+    """The graph switches a graph call gets as ``**graph_switches(argument)``."""
+    for kw in call.keywords:
+        if kw.arg is None and ast.unparse(kw.value) == "graph_switches(argument)":
+            return set(GRAPH_SWITCHES)
+    return set()
 
 
 def console_scripts(package: str) -> set[str]:
@@ -93,11 +116,11 @@ def test_launch_file_starts_the_graph_the_humanoid_command_starts(name, argument
     # the nodes: the graph function's specs, each started through launch_node
     (call,) = calls(tree, graph.__name__)
     parameters = inspect.signature(graph).parameters
-    passed = {kw.arg for kw in call.keywords}
+    passed = {kw.arg for kw in call.keywords if kw.arg is not None} | passed_switches(call)
     assert passed <= set(parameters), f"{name} passes {passed - set(parameters)}, which {graph.__name__} lacks"
     assert keyword(call, "publish_robot_description") is False  # robot_state_publisher owns it here
     used = {c.args[0].value for c in calls(tree, "argument") + calls(tree, "LaunchConfiguration")
-            if isinstance(c.args[0], ast.Constant)}
+            if isinstance(c.args[0], ast.Constant)} | passed_switches(call)
     assert used == set(declared), f"unused: {set(declared) - used}; undeclared: {used - set(declared)}"
     assert any(isinstance(n, ast.Call) and getattr(n.func, "id", None) == "launch_node" for n in ast.walk(tree))
     for node in calls(tree, "Node"):  # the literal nodes are the full install's own tools
