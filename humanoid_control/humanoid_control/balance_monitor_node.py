@@ -56,16 +56,15 @@ from humanoid_control.balance.estimator import (
 )
 from humanoid_control.balance.foot_pressure import FootWrench
 from humanoid_control.balance.markers import balance_markers
-from humanoid_control.balance.parameters import NODE_NAME, BalanceParameters, robot_values
+from humanoid_control.balance.parameters import NODE_NAME, BalanceParameters
 from humanoid_control.balance.readings import RecentReadings
 from humanoid_control.decimation import Decimator
 from humanoid_control.driver import Level
 from humanoid_control.joint_readings import JointReadings, MalformedJointStateError
 from humanoid_control.node_main import run_node
-from humanoid_control.parameters import declare, declare_dataclass
+from humanoid_control.parameters import declare_control_node
 from humanoid_control.ros_time import seconds
 from humanoid_description.model import RobotModel
-from humanoid_description.robots import ROBOTS, UnknownRobotError
 from humanoid_interfaces.msg import BalanceState
 
 #: Processing times kept for the latency figures of diagnostics.
@@ -77,10 +76,7 @@ class BalanceMonitor:
 
     def __init__(self, node: Node) -> None:
         self.node = node
-        self.robot = declare(node, "robot", "hoap2")
-        if self.robot not in ROBOTS:
-            raise UnknownRobotError(self.robot)
-        self.params = declare_dataclass(node, BalanceParameters, robot_values(self.robot))
+        self.robot, self.params = declare_control_node(node, BalanceParameters, NODE_NAME)
         self._log = node.get_logger()
         self._set_model(RobotModel(self.robot))
         self.inputs = BalanceInputs()

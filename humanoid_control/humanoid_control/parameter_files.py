@@ -12,6 +12,8 @@ from typing import Any
 
 import yaml
 
+from humanoid_description.runtime_files import CONTROL_NODE_PARAMETERS
+
 
 def node_parameters(path: Path, node_name: str) -> dict[str, Any]:
     """Flattened parameters (nested keys joined with dots) that a node called ``node_name``
@@ -24,6 +26,12 @@ def node_parameters(path: Path, node_name: str) -> dict[str, Any]:
     for section in ("/**", node_name, f"/{node_name}"):
         values.update(_flatten("", (data.get(section) or {}).get("ros__parameters", {})))
     return values
+
+
+def control_node_defaults(robot: str, node_name: str) -> dict[str, Any]:
+    """What the control node ``node_name`` (its canonical name) gets from the robot's file of
+    control-node parameters, ``humanoid_control/config/<robot>.yaml`` (empty if none)."""
+    return node_parameters(CONTROL_NODE_PARAMETERS.path(robot), node_name)
 
 
 def _flatten(prefix: str, value: Any) -> dict[str, Any]:

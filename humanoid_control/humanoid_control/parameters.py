@@ -13,7 +13,20 @@ from typing import Any, TypeVar
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
 
+from humanoid_control.parameter_files import control_node_defaults
+from humanoid_description.robots import ROBOTS, UnknownRobotError
+
 T = TypeVar("T")
+
+
+def declare_control_node(node: Node, cls: type[T], node_name: str) -> tuple[str, T]:
+    """A control node's ``robot`` parameter (one of the known robots, else
+    UnknownRobotError) and its parameters ``cls`` (:func:`declare_dataclass`), whose
+    defaults are the robot's section ``node_name`` of its control-node parameter file."""
+    robot = declare(node, "robot", "hoap2")
+    if robot not in ROBOTS:
+        raise UnknownRobotError(robot)
+    return robot, declare_dataclass(node, cls, control_node_defaults(robot, node_name))
 
 
 def declare_dataclass(node: Node, cls: type[T], defaults: dict[str, Any] | None = None, prefix: str = "",

@@ -51,8 +51,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from humanoid_control.interface_parameters import documented
 from humanoid_control.node_main import run_node
-from humanoid_control.parameter_files import node_parameters
-from humanoid_control.parameters import declare, declare_dataclass
+from humanoid_control.parameters import declare_control_node
 from humanoid_control.pooled_executor import PooledExecutor
 from humanoid_control.ros_time import seconds, to_duration, to_time
 from humanoid_control.self_collision_checker_node_spec import NODE_NAME
@@ -60,8 +59,6 @@ from humanoid_control.trajectory_collision import check_trajectory
 from humanoid_control.validation import CommandRejectedError, CommandValidator, PointData
 from humanoid_description.collision import CollisionModel, CollisionReport, CollisionTracker, PairDistance
 from humanoid_description.model import RobotModel
-from humanoid_description.robots import ROBOTS, UnknownRobotError
-from humanoid_description.runtime_files import CONTROL_NODE_PARAMETERS
 from humanoid_interfaces.msg import LinkPair, SelfCollisionState
 from humanoid_interfaces.srv import CheckSelfCollision, CheckTrajectorySelfCollision
 
@@ -103,11 +100,7 @@ class SelfCollisionChecker:
 
     def __init__(self, node: Node) -> None:
         self.node = node
-        robot = declare(node, "robot", "hoap2")
-        if robot not in ROBOTS:
-            raise UnknownRobotError(robot)
-        defaults = node_parameters(CONTROL_NODE_PARAMETERS.path(robot), node.get_name())
-        params = declare_dataclass(node, SelfCollisionCheckerParameters, defaults)
+        robot, params = declare_control_node(node, SelfCollisionCheckerParameters, NODE_NAME)
         self.params = params
         stream_model = RobotModel(robot)
         self.safety_distance = params.safety_distance if params.safety_distance >= 0.0 else \

@@ -50,7 +50,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from humanoid_control.balance.foot_pressure import FootWrench
 from humanoid_control.node_main import run_node
-from humanoid_control.parameters import declare, declare_dataclass
+from humanoid_control.parameters import declare_control_node
 from humanoid_control.pooled_executor import PooledExecutor
 from humanoid_control.ros_time import seconds, to_duration, to_time
 from humanoid_control.walking.controller import (
@@ -63,11 +63,10 @@ from humanoid_control.walking.controller import (
     WalkGoal,
     WalkRefusedError,
 )
-from humanoid_control.walking.parameters import NODE_NAME, WalkParameters, robot_values, walking_robot
+from humanoid_control.walking.parameters import NODE_NAME, WalkParameters, walking_robot
 from humanoid_control.walking.pattern import Mode
 from humanoid_control.walking.stabilizer import Sensors
 from humanoid_description.model import RobotModel
-from humanoid_description.robots import ROBOTS
 from humanoid_interfaces.action import Walk
 
 #: Wall seconds without joint_states after which the robot counts as gone: a walk under
@@ -93,13 +92,10 @@ class WalkControllerNode:
 
     def __init__(self, node: Node) -> None:
         self.node = node
-        robot = declare(node, "robot", "hoap2")
-        if robot not in ROBOTS:
-            raise ValueError(f"unknown robot {robot!r} (known robots: {', '.join(ROBOTS)})")
+        robot, self.params = declare_control_node(node, WalkParameters, NODE_NAME)
         if not walking_robot(robot):
             raise ValueError(f"the walk controller walks bipeds: {robot} has no walk_controller section in its "
                              "parameter file (humanoid_control/config/<robot>.yaml)")
-        self.params = declare_dataclass(node, WalkParameters, robot_values(robot))
         if self.params.command_lead < 2.0 * TRAJECTORY_DELAY + self.params.send_period:
             raise ValueError(f"command_lead must be at least {2.0 * TRAJECTORY_DELAY:g} s plus send_period, got "
                              f"{self.params.command_lead:g} s")

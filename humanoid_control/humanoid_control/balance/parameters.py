@@ -9,10 +9,9 @@ values given on the command line or by a launch file win over both.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from pathlib import Path
 from typing import Any
 
-from humanoid_control.parameter_files import node_parameters
+from humanoid_control.parameter_files import control_node_defaults
 from humanoid_description.runtime_files import CONTROL_NODE_PARAMETERS
 from humanoid_description.support import LEVEL_ANGLE_DEG, LEVEL_HEIGHT
 
@@ -85,19 +84,11 @@ class BalanceParameters:
     @classmethod
     def for_robot(cls, robot: str, **overrides: Any) -> BalanceParameters:
         """The robot's values from its parameter file (for in-process use: tests, benchmark)."""
-        values = robot_values(robot)
+        values = control_node_defaults(robot, NODE_NAME)
         unknown = set(values) - {f.name for f in fields(cls)} - {"robot", "use_sim_time"}
         if unknown:
-            raise ValueError(f"{parameter_file(robot)}: {NODE_NAME}: not parameters of the node: "
+            raise ValueError(f"{CONTROL_NODE_PARAMETERS.path(robot)}: {NODE_NAME}: not parameters of the node: "
                              f"{', '.join(sorted(unknown))}")
         return cls(**{**{k: v for k, v in values.items() if k not in ("robot", "use_sim_time")}, **overrides})
 
 
-def parameter_file(robot: str) -> Path:
-    """``humanoid_control/config/<robot>.yaml``: per-robot parameters of the control nodes."""
-    return CONTROL_NODE_PARAMETERS.path(robot)
-
-
-def robot_values(robot: str) -> dict[str, Any]:
-    """The ``balance_monitor`` section of the robot's parameter file (empty if none)."""
-    return node_parameters(parameter_file(robot), NODE_NAME)

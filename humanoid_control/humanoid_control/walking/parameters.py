@@ -14,11 +14,10 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from humanoid_control.interface_parameters import documented
-from humanoid_control.parameter_files import node_parameters
+from humanoid_control.parameter_files import control_node_defaults
 from humanoid_control.walking.footsteps import StepLimits
 from humanoid_control.walking.pattern import Timing
 from humanoid_description.config import Foot
-from humanoid_description.runtime_files import CONTROL_NODE_PARAMETERS
 
 NODE_NAME = "walk_controller"
 
@@ -133,16 +132,11 @@ class WalkParameters:
     def for_robot(cls, robot: str, **overrides: Any) -> WalkParameters:
         """The robot's values from its parameter file (for in-process use: tests, tools)."""
         names = {f.name for f in fields(cls)}
-        values = {k: v for k, v in robot_values(robot).items() if k in names}
+        values = {k: v for k, v in control_node_defaults(robot, NODE_NAME).items() if k in names}
         return cls(**{**values, **overrides})
-
-
-def robot_values(robot: str) -> dict[str, Any]:
-    """The ``walk_controller`` section of the robot's parameter file (empty if none)."""
-    return node_parameters(CONTROL_NODE_PARAMETERS.path(robot), NODE_NAME)
 
 
 def walking_robot(robot: str) -> bool:
     """Whether the walk controller walks this robot: its parameter file has a
     ``walk_controller`` section (the bipeds; the quadruped has none)."""
-    return bool(robot_values(robot))
+    return bool(control_node_defaults(robot, NODE_NAME))
