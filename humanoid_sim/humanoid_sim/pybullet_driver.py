@@ -114,6 +114,7 @@ class PyBulletDriver(RobotDriver):
         self._state: JointState | None = None
         self._imu_previous: tuple[float, np.ndarray, np.ndarray] | None = None  # time, velocity, acceleration
         self._targets_sent = False
+        self._control_period = 0.0  # s, the latest sync's period: how long a set-point's velocity carries it
         self._written: JointCommand | None = None
         self._contacts: list = []
         self._contacts_time = -1.0
@@ -234,6 +235,7 @@ class PyBulletDriver(RobotDriver):
         requested = self.paused and self._wait_for_step(period)
         if self.paused and not requested:
             return
+        self._control_period = period
         steps = max(1, round(period / self.params.physics_period))
         with self._lock:
             if self._client is None:
@@ -301,7 +303,7 @@ class PyBulletDriver(RobotDriver):
             return
         with self._lock:
             self._written = command
-            self.servos.command(command.position, command.velocity)
+            self.servos.command(command.position, command.velocity, self._control_period)
             if not self.servos.settled:
                 self._targets_sent = False
 
