@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +38,15 @@ class Foot:
     @property
     def is_ball(self) -> bool:
         return self.radius > 0.0
+
+    def load(self, force: Sequence[float]) -> float:
+        """What the foot carries (N), from the ground's force on it in its sole frame (as
+        ``<side>_foot/wrench`` gives it): a flat sole's is the component along its normal; a
+        ball's sole frame turns with the leg, so its z is not the ground's normal, and the
+        ball's load is the whole force (the ground only pushes, at the ball's lowest point)."""
+        if self.is_ball:
+            return math.hypot(*force)
+        return float(force[2])
 
     def contact_points(self, rotation: np.ndarray, translation: np.ndarray) -> np.ndarray:
         """Where this foot can touch a ground whose normal is +z of the frame the sole frame's

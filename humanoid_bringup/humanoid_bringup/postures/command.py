@@ -5,7 +5,8 @@ run, unless ``--real-time-factor`` says otherwise), runs the tests through the r
 interface and stops the simulation. With ``--real`` it starts nothing: it drives the
 robot already running in this ROS domain (any graph serving the robot interface), asks
 for the operator's confirmation on stdin before each test and each move back, and stops
-each test at the first foot lift.
+each test at the first foot lift: a robot that publishes neither foot wrenches nor an IMU
+(the Bioloids' hardware node) is refused, since nothing could stop it.
 """
 
 from __future__ import annotations
@@ -16,9 +17,13 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from humanoid_control.command_line import new_file, non_negative_number
+
+if TYPE_CHECKING:
+    from humanoid_control.robot_client import RobotClient
+    from humanoid_description.model import RobotModel
 
 # rclpy, Pinocchio and the robot client are imported where they are used: the `humanoid`
 # command builds its parser from this module and must start fast.
@@ -64,7 +69,9 @@ def json_output(text: str) -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--robot", required=True, help="the robot whose protocol to run (hoap2)")
+    parser.add_argument("--robot", required=True,
+                        help="the robot whose protocol to run (humanoid_bringup/config/postures/<robot>.yaml: "
+                             "hoap2, bioloid_quadruped)")
     parser.add_argument("--tests", default=None, metavar="LIST",
                         help="tests to run, e.g. 1,3,5 or 1-4 (default: all, in order)")
     parser.add_argument("--json", default=None, metavar="OUT", type=json_output,
@@ -79,6 +86,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="simulation only: override a parameter of the simulation node, e.g. "
                              "transmission.stiffness=50 or transmission.backlash=0 (repeatable)")
+
+
+#: Seconds for the robot's sensor topics to be discovered once its joint_states arrive.
+DISCOVERY_TIMEOUT = 5.0
+
+
+def publishes_balance_sensors(client: RobotClient, model: RobotModel) -> bool:
+    """Does the robot publish a foot wrench or its IMU (what the watch needs to stop a test)?"""
+    from humanoid_control.robot_client import RobotClientError, poll_until
+
+    topics = [f"{side}_foot/wrench" for side in model.config.feet] + ["imu/data"]
+    try:
+        poll_until(lambda: any(client.node.count_publishers(t) for t in topics), "sensor topics", DISCOVERY_TIMEOUT)
+    except RobotClientError:
+        return False
+    return True
 
 
 def confirm_on(stream: TextIO, out: TextIO) -> Callable[[str], bool]:
@@ -134,6 +157,11 @@ def run(args: argparse.Namespace, stdin: TextIO = sys.stdin, out: TextIO = sys.s
             print(f"humanoid postures: {robots} robots publish joint_states in ROS domain "
                   f"{os.environ.get('ROS_DOMAIN_ID', '0')}: stop the others or use another ROS_DOMAIN_ID", file=out)
             return 1
+        if args.real and not publishes_balance_sensors(client, model):
+            print(f"humanoid postures: --real: the robot publishes no foot wrench (<side>_foot/wrench, sides "
+                  f"{', '.join(model.config.feet)}) and no imu/data within {DISCOVERY_TIMEOUT:g} s: nothing "
+                  "would see a foot lift or a fall", file=out)
+            return 1
         runner = PosturesRunner(client, model, protocol, real=args.real, confirm=confirm_on(stdin, out), out=out)
         try:
             for i, test in enumerate(tests, start=1):
@@ -150,7 +178,7 @@ def run(args: argparse.Namespace, stdin: TextIO = sys.stdin, out: TextIO = sys.s
             print(f"humanoid postures: {error}", file=out)
             return 1
     if results:
-        print(table(results))
+        print(table(results, protocol.reference))
         if args.json == "-":
             print(to_json(results))
         elif args.json:

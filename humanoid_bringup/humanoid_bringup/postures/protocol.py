@@ -15,6 +15,7 @@ from pathlib import Path
 from humanoid_control.motion.yaml_nodes import YamlNode, compose_file, require_keys
 from humanoid_description.model import RobotModel
 from humanoid_description.package_share import package_share_directory
+from humanoid_description.units import PositionScale
 
 #: Where a test's feet may tip: the sign of the foot's tilt about y (pitch) or x (roll).
 FALL_DIRECTIONS = ("forward", "backward", "left", "right")
@@ -31,7 +32,7 @@ class ProtocolParameters:
     start_settle_time: float = 1.0  # s held in the start pose before the first step
     contact_threshold: float = 2.0  # N, a foot carrying less ...
     lift_time: float = 0.05  # s, ... for this long has left the ground
-    tip_angle: float = math.radians(15.0)  # rad, every sole leaning this much more = pivoting
+    tip_angle: float = math.radians(15.0)  # rad, every sole (ball feet: the body) leaning this much more = tipping
     return_speed: float = math.radians(10.0)  # rad/s, --real: back to the start pose
 
 
@@ -60,6 +61,21 @@ class PostureTest:
 
 
 @dataclass(frozen=True)
+class EquilibriumReference:
+    """The reference's own validation, when it kept only register values: where the real robot
+    and the reference's simulation of it fell, pair by pair, in postures it does not name
+    (the ``reference`` section)."""
+
+    pairs: tuple[tuple[int, int], ...]  # (real, simulated) register values
+    accepted_deg: float  # the reference's tolerance between the two
+    scale: PositionScale  # the servos' position register
+
+    def difference_deg(self, pair: tuple[int, int]) -> float:
+        """|real - simulated| of one pair, in degrees."""
+        return abs(self.scale.raw_to_degrees(pair[0]) - self.scale.raw_to_degrees(pair[1]))
+
+
+@dataclass(frozen=True)
 class Protocol:
     robot: str
     parameters: ProtocolParameters
@@ -67,6 +83,7 @@ class Protocol:
     source: str
     #: ROS parameters of the simulation node when the command starts one (name -> value)
     simulation: dict[str, object] = field(default_factory=dict)
+    reference: EquilibriumReference | None = None
 
     def select(self, numbers: list[int] | None) -> list[PostureTest]:
         """The tests with these numbers, in the order given (all of them for None)."""
@@ -90,7 +107,7 @@ def load_protocol(model: RobotModel, path: Path | None = None) -> Protocol:
     path = protocol_path(model.name) if path is None else path
     root = compose_file(path)
     top = root.mapping("the protocol")
-    require_keys(top, root, "the protocol", {"robot", "parameters", "tests"}, {"simulation"})
+    require_keys(top, root, "the protocol", {"robot", "parameters", "tests"}, {"simulation", "reference"})
     robot = top["robot"].text("robot")
     if robot != model.name:
         raise top["robot"].error(f"this protocol is for {robot!r}, not {model.name!r}")
@@ -102,7 +119,37 @@ def load_protocol(model: RobotModel, path: Path | None = None) -> Protocol:
     if "simulation" in top:
         for key, value in top["simulation"].mapping("simulation").items():
             simulation[key] = value.number(f"simulation: {key}")
-    return Protocol(robot, parameters, tests, str(path), simulation)
+    reference = _reference(top["reference"], model) if "reference" in top else None
+    return Protocol(robot, parameters, tests, str(path), simulation, reference)
+
+
+def _reference(node: YamlNode, model: RobotModel) -> EquilibriumReference:
+    """The ``reference`` section: register values, so the robot's servos must share one register."""
+    entries = node.mapping("reference")
+    require_keys(entries, node, "reference", {"equilibrium_raw", "accepted_deg"}, set())
+    joint_map = model.config.joint_map
+    scales = {servo.scale for servo in joint_map.values()} if joint_map is not None else set()
+    if len(scales) != 1:
+        raise node.error(f"reference: register values need a robot whose servos share one position register "
+                         f"({model.name} has {'no joint map' if joint_map is None else 'several'})")
+    (scale,) = scales
+    pairs: list[tuple[int, int]] = []
+    for i, item in enumerate(entries["equilibrium_raw"].sequence("reference: equilibrium_raw")):
+        what = f"reference: equilibrium_raw[{i}]"
+        values = item.sequence(what)
+        if len(values) != 2:
+            raise item.error(f"{what}: a pair [real, simulated], got {len(values)} values")
+        pair = (values[0].integer(what), values[1].integer(what))
+        if not all(scale.raw_min <= value <= scale.raw_max for value in pair):
+            raise item.error(f"{what}: {list(pair)} outside the {scale.name} register "
+                             f"[{scale.raw_min}, {scale.raw_max}]")
+        pairs.append(pair)
+    if not pairs:
+        raise entries["equilibrium_raw"].error("reference: equilibrium_raw: at least one pair")
+    accepted = entries["accepted_deg"].number("reference: accepted_deg")
+    if accepted <= 0.0:
+        raise entries["accepted_deg"].error(f"reference: accepted_deg must be > 0, got {accepted:g}")
+    return EquilibriumReference(tuple(pairs), accepted, scale)
 
 
 def _parameters(node: YamlNode) -> ProtocolParameters:

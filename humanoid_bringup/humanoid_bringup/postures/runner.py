@@ -4,12 +4,14 @@ Each test: put the robot in its start pose and let it settle; then, step by step
 the test's joints one ``step`` further (a smooth rest-to-rest trajectory of
 ``step_time`` through ``follow_joint_trajectory``, every joint commanded) and hold for
 ``settle_time`` while watching the feet; stop when the robot loses its balance: every sole
-tipped past ``tip_angle`` (the robot pivots about an edge of its support) or a fall; with
-``real`` already at the first foot that leaves the ground. The limit is the commanded angle
-of that step. A test that reaches the end of its joints' range without an event has no
-limit. In simulation the search first goes in ``coarse_step`` steps, then again from the
-last coarse step that stood in ``step`` steps (the same result as fine steps all the way
-when nothing before the limit depends on the path, in fewer steps).
+tipped past ``tip_angle`` (the robot pivots about an edge of its support; on ball feet the
+body tipped that far) or a fall; with ``real`` already at the first foot that leaves the
+ground. The limit is the commanded angle of that step, from the start pose; on a robot
+with a joint map it is also given as each servo's register value there. A test that
+reaches the end of its joints' range without an event has no limit. In simulation the
+search first goes in ``coarse_step`` steps, then again from the last coarse step that stood
+in ``step`` steps (the same result as fine steps all the way when nothing before the limit
+depends on the path, in fewer steps).
 
 - **Simulation**: the start pose is set with the simulator's ``reset`` service (which
   also picks a fallen robot up).
@@ -33,6 +35,7 @@ import numpy as np
 from humanoid_bringup.postures.protocol import PostureTest, Protocol
 from humanoid_bringup.postures.watch import FootEvent, FootWatch, tip_direction
 from humanoid_control.robot_client import RobotClient, RobotClientError, make_trajectory
+from humanoid_description.joint_map import ServoJoint
 from humanoid_description.model import RobotModel
 
 #: Wall-clock seconds allowed for anything that takes robot seconds (a slow, loaded machine
@@ -52,6 +55,17 @@ class PostureResult:
     tipped: str  # which way the feet tipped at the end (forward/backward/left/right/level/unknown; none: no event)
     steps: int
     range_end: float  # rad (URDF sign), how far the joints can go in the test's direction
+    start_positions: tuple[float, ...] = ()  # rad, the test's joints in the start pose
+    servos: tuple[ServoJoint, ...] | None = None  # the test's joints' servos (robots with a joint map)
+
+    @property
+    def limit_raw(self) -> tuple[int, ...] | None:
+        """Each servo's register value at the limit (its joint at the start pose's angle plus
+        the limit), in the order of the test's joints; None without a limit or a joint map."""
+        if self.limit is None or self.servos is None:
+            return None
+        return tuple(servo.radians_to_raw(start + self.limit)
+                     for servo, start in zip(self.servos, self.start_positions, strict=True))
 
     @property
     def error_deg(self) -> float | None:
@@ -61,10 +75,12 @@ class PostureResult:
         return math.degrees(self.limit - self.test.real_limit)
 
     def as_dict(self) -> dict:
+        """``limit_raw`` (a list, one register value per joint, or null) only for a robot with a joint map."""
         test = self.test
+        raw = {} if self.servos is None else {"limit_raw": None if self.limit_raw is None else list(self.limit_raw)}
         return {"test": test.number, "name": test.name, "joints": list(test.joints), "direction": test.direction,
                 "start": test.start, "limit_rad": self.limit,
-                "limit_deg": None if self.limit is None else math.degrees(self.limit),
+                "limit_deg": None if self.limit is None else math.degrees(self.limit), **raw,
                 "real_rad": test.real_limit, "error_deg": self.error_deg, "stopped_by": self.stopped_by,
                 "expected_fall": test.falls, "tipped": self.tipped, "steps": self.steps,
                 "range_end_rad": self.range_end}
@@ -110,13 +126,22 @@ class PosturesRunner:
                      f"{math.degrees(self.params.step):g} deg")
             angle, fine_steps, event = self._search(test, start, columns, safe, abs(range_end), self.params.step)
             steps += fine_steps
+        starts = tuple(float(start[c]) for c in columns)
         if event is None:
             return PostureResult(test, None, f"no lift nor fall up to the end of the joints' range "
-                                             f"({math.degrees(range_end):+.1f} deg)", "none", steps, range_end)
+                                             f"({math.degrees(range_end):+.1f} deg)", "none", steps, range_end,
+                                 starts, self._servos(test))
         if not self.real:  # let the fall show which way it goes
             self.client.wait_until(self.client.now() + self.params.settle_time, WALL_TIMEOUT)
         return PostureResult(test, test.direction * angle, event.detail, tip_direction(self.watch.feet_tilt()),
-                             steps, range_end)
+                             steps, range_end, starts, self._servos(test))
+
+    def _servos(self, test: PostureTest) -> tuple[ServoJoint, ...] | None:
+        """The servos of the test's joints, when the robot's joint map has them all."""
+        joint_map = self.model.config.joint_map
+        if joint_map is None or not all(joint in joint_map for joint in test.joints):
+            return None
+        return tuple(joint_map[joint] for joint in test.joints)
 
     def _search(self, test: PostureTest, start: np.ndarray, columns: list[int], begin: float, end: float,
                 step: float) -> tuple[float, int, FootEvent | None]:

@@ -1,10 +1,16 @@
 """Watching a robot's feet through its interface: has a foot left the ground, has it fallen,
-which way do its feet tip?
+which way does it tip?
 
 Only topics the real robot has too are needed for the feet (``<side>_foot/wrench`` and
 ``imu/data``); the simulator's ``fallen`` is used when it is published. Every decision
 uses the robot's own time stamps, so the verdicts do not depend on how fast this client
 or the simulation runs.
+
+Any number of feet, flat or ball (``feet`` of the robot's config): a foot's load is
+:meth:`Foot.load <humanoid_description.config.Foot.load>`. What tips is what the robot
+stands on: each flat sole, which pivots about an edge when the robot loses its balance;
+on ball feet, which have no orientation of their own on the ground (their frames turn
+with the legs), the body resting on them.
 """
 
 from __future__ import annotations
@@ -38,6 +44,10 @@ class FootEvent:
         return self.detail
 
 
+#: The key of :func:`support_tilts` for the body of a robot on ball feet.
+BODY = "body"
+
+
 class FootWatch:
     """Subscriptions of one client to the feet, the IMU and ``fallen``; :meth:`arm` starts a watch."""
 
@@ -47,13 +57,14 @@ class FootWatch:
         #: a foot off the ground ends the watch (else only tips and falls do; lifts are still logged)
         self.stop_at_lift = stop_at_lift
         self.lifted: FootEvent | None = None  # the first foot that left the ground since arm()
+        self.ball_feet = any(foot.is_ball for foot in model.config.feet.values())  # all or none (config)
         self._tilt_origin: dict[str, tuple[float, float]] = {}
         self.contact_threshold, self.lift_time = contact_threshold, lift_time
         self._lock = threading.Lock()
         self._since = math.inf  # nothing counts before arm()
         self._event: FootEvent | None = None
         self._low_since: dict[str, float | None] = {}
-        self.forces: dict[str, float] = {}  # latest normal force per foot, N
+        self.forces: dict[str, float] = {}  # latest load per foot (Foot.load), N
         self._imu: Imu | None = None
         self.fallen_seen = False  # the simulator publishes `fallen` (a real robot does not)
         for side in model.config.feet:
@@ -70,7 +81,7 @@ class FootWatch:
             self.lifted = None
             # the soles' tilt as the encoders see it when standing: the gears' sag under the
             # robot's own weight (play, deflection) is not in the joint readings
-            self._tilt_origin = self.sole_tilts()
+            self._tilt_origin = self.support_tilts()
             self._low_since = {side: None for side in self.model.config.feet}
 
     @property
@@ -82,7 +93,8 @@ class FootWatch:
             self._event = event
 
     def _on_wrench(self, side: str, msg: WrenchStamped) -> None:
-        force, stamp = msg.wrench.force.z, seconds(msg.header.stamp)
+        f = msg.wrench.force
+        force, stamp = self.model.config.feet[side].load((f.x, f.y, f.z)), seconds(msg.header.stamp)
         with self._lock:
             self.forces[side] = force
             if stamp < self._since or side not in self._low_since:
@@ -111,10 +123,10 @@ class FootWatch:
                 self._record(FootEvent("fall", self.client.now(), "the robot fell (simulator's fallen)"))
 
     def check_tip(self, tip_angle: float) -> None:
-        """Record a ``tip`` event when every sole leans ``tip_angle`` (rad) further than when the
-        watch was armed: the robot pivots about an edge of its support (a foot in the air leans
-        with the trunk)."""
-        tilts = self.sole_tilts()
+        """Record a ``tip`` event when what the robot stands on leans ``tip_angle`` (rad) further
+        than when the watch was armed: every flat sole (the robot pivots about an edge of its
+        support; a foot in the air leans with the trunk), or the body on ball feet."""
+        tilts = self.support_tilts()
         if not tilts:
             return
         origin = self._tilt_origin
@@ -122,41 +134,57 @@ class FootWatch:
                    for side, t in tilts.items()]
         tilt = min(changes, key=lambda value: math.hypot(*value))
         if math.hypot(*tilt) > tip_angle:
+            what, how = (("the body", "goes over") if self.ball_feet
+                         else ("the feet", "pivots about an edge"))
             with self._lock:
                 self._record(FootEvent("tip", self.client.now(),
-                                       f"the feet tipped {math.degrees(math.hypot(*tilt)):.1f} deg "
-                                       f"({tip_direction(tilt)}) or more: the robot pivots about an edge"))
+                                       f"{what} tipped {math.degrees(math.hypot(*tilt)):.1f} deg "
+                                       f"({tip_direction(tilt)}) or more: the robot {how}"))
 
-    def sole_tilts(self) -> dict[str, tuple[float, float]]:
-        """How far each sole leans (rad): (forward, left) components of its normal, from the IMU's
-        orientation and the joint readings (empty before both arrived)."""
+    def support_tilts(self) -> dict[str, tuple[float, float]]:
+        """:func:`support_tilts` of the latest IMU and joint readings (empty before both arrived)."""
         imu, joints = self._imu, self.client.joint_state
         if imu is None or joints is None:
             return {}
         q = imu.orientation
-        world_imu = pin.Quaternion(q.w, q.x, q.y, q.z).toRotationMatrix()
-        positions = dict(zip(joints.name, joints.position, strict=True))
-        soles = {side: foot.sole for side, foot in self.model.config.feet.items()}
-        frames = self.model.frame_placements([self.model.config.imu_frame, *soles.values()], positions)
-        imu_frame = frames[self.model.config.imu_frame].rotation
-        tilts = {}
-        for side, sole in soles.items():
-            normal = world_imu @ imu_frame.T @ frames[sole].rotation[:, 2]
-            tilts[side] = (math.atan2(normal[0], normal[2]), math.atan2(normal[1], normal[2]))
-        return tilts
+        return support_tilts(self.model, (q.w, q.x, q.y, q.z), dict(zip(joints.name, joints.position, strict=True)))
 
     def feet_tilt(self) -> tuple[float, float] | None:
-        """How far the soles lean on average (rad, as :meth:`sole_tilts`; None before readings)."""
-        tilts = self.sole_tilts()
+        """How far the soles (or the body on ball feet) lean on average (rad, as
+        :meth:`support_tilts`; None before readings)."""
+        tilts = self.support_tilts()
         if not tilts:
             return None
         return (float(np.mean([t[0] for t in tilts.values()])), float(np.mean([t[1] for t in tilts.values()])))
 
 
+def support_tilts(model: RobotModel, imu_orientation: Sequence[float],
+                  positions: dict[str, float]) -> dict[str, tuple[float, float]]:
+    """How far what the robot stands on leans (rad), from the IMU's orientation (w, x, y, z, in
+    the world) and the joint readings: the (forward, left) components of each flat sole's
+    normal, by foot; on ball feet, of the body's vertical axis (key ``body``): a ball touches
+    the ground at one point whatever way its frame, which turns with the leg, is turned."""
+    w, x, y, z = imu_orientation
+    world_imu = pin.Quaternion(w, x, y, z).toRotationMatrix()
+    feet = model.config.feet
+    ball_feet = any(foot.is_ball for foot in feet.values())
+    soles = {} if ball_feet else {side: foot.sole for side, foot in feet.items()}
+    frames = model.frame_placements([model.config.imu_frame, *soles.values()], positions)
+    world_base = world_imu @ frames[model.config.imu_frame].rotation.T
+    if ball_feet:
+        return {BODY: _lean(world_base[:, 2])}
+    return {side: _lean(world_base @ frames[sole].rotation[:, 2]) for side, sole in soles.items()}
+
+
+def _lean(axis: np.ndarray) -> tuple[float, float]:
+    """(forward, left) lean (rad) of a unit vector that is vertical when level."""
+    return math.atan2(axis[0], axis[2]), math.atan2(axis[1], axis[2])
+
+
 def tip_direction(tilt: Sequence[float] | None, least: float = math.radians(2.0)) -> str:
     """``forward``/``backward``/``left``/``right`` for the larger tilt component, or ``level``
     when the feet lean less than ``least`` (rad). A sole whose normal leans forward stands on its
-    toes: the robot tips forward."""
+    toes, a body whose vertical axis leans forward pitches nose down: the robot tips forward."""
     if tilt is None:
         return "unknown"
     forward, left = tilt
