@@ -439,8 +439,9 @@ class CollisionTracker:
     #: Samples a path is followed in at a time (bounds the memory a long trajectory needs).
     PATH_WINDOW = 2048
 
-    def first_violation_along(self, configurations: np.ndarray,
-                              threshold: float | None = None) -> tuple[int, PairDistance] | None:
+    def first_violation_along(self, configurations: np.ndarray, threshold: float | None = None,
+                              unproven: list[tuple[int, PairDistance]] | None = None,
+                              ) -> tuple[int, PairDistance] | None:
         """The first of a densely sampled path's configurations (rows, finite) where a pair
         comes within ``threshold`` (default: the safety distance), and that pair; None when
         the whole path stays clear.
@@ -451,6 +452,13 @@ class CollisionTracker:
         along the path: a pair's exact distance is computed at the first sample where its
         bound, carried from its last exact distance along the path, may fall below the
         threshold; so a path of thousands of samples costs a few exact distances per pair.
+
+        With ``unproven`` (a list), a sample where a pair clears the threshold but not by
+        that margin does not end the check: it is appended (sample, pair) and the check goes
+        on, ending at the first sample with a pair within the threshold itself. Every sample
+        before the one returned (all, when None) and not listed then clears the path on
+        both sides up to half-way to its neighbours: the listed ones are left to sample
+        more densely (:func:`humanoid_control.trajectory_collision.check_path`).
         """
         threshold = self.safety_distance if threshold is None else threshold
         path = np.asarray(configurations, dtype=float)
@@ -465,7 +473,7 @@ class CollisionTracker:
         first = 0
         while True:
             last = min(len(path), first + self.PATH_WINDOW)
-            hit = self._follow_window(path, steps, first, last, bound, threshold)
+            hit = self._follow_window(path, steps, first, last, bound, threshold, unproven)
             if isinstance(hit, tuple):
                 return hit
             if last == len(path):
@@ -473,9 +481,11 @@ class CollisionTracker:
             first, bound = last - 1, hit  # the windows share a sample
 
     def _follow_window(self, path: np.ndarray, steps: np.ndarray, first: int, last: int, bound: np.ndarray,
-                       threshold: float) -> tuple[int, PairDistance] | np.ndarray:
+                       threshold: float, unproven: list[tuple[int, PairDistance]] | None,
+                       ) -> tuple[int, PairDistance] | np.ndarray:
         """Follow every pair over samples ``first .. last - 1`` from its lower ``bound`` at
-        ``first``: the first violation, or each pair's bound at ``last - 1``."""
+        ``first``: the first violation, or each pair's bound at ``last - 1`` (the unproven
+        samples appended to ``unproven``, see :meth:`first_violation_along`)."""
         model, reach = self.model, self._reach
         # pairs x samples of the window (rows contiguous: each pair is followed on its own)
         lost = np.cumsum(steps[first:last], axis=0)
@@ -490,12 +500,19 @@ class CollisionTracker:
             due = np.flatnonzero(distance + lost[pair, sample] - lost[pair, sample + 1:] <= limits[pair, sample + 1:])
             return sample + 1 + int(due[0]) if len(due) else last - first
 
+        def violation(pair: int, sample: int, distance: float) -> tuple[int, PairDistance] | None:
+            """The pair within its limit at the sample: the answer, or (unproven only) listed."""
+            found = first + sample, PairDistance(*model.pairs[pair], float(distance))
+            if unproven is None or distance <= threshold:
+                return found
+            unproven.append(found)
+            return None
+
         events: list[tuple[int, int]] = []
         state = [(0, float(b)) for b in bound]  # per pair: (sample, distance bound there)
         for pair, distance in enumerate(bound):
-            if distance <= limits[pair, 0] and first == 0:
-                a, b = model.pairs[pair]
-                return 0, PairDistance(a, b, float(distance))
+            if distance <= limits[pair, 0] and first == 0 and (found := violation(pair, 0, distance)) is not None:
+                return found
             events.append((next_due(pair, 0, distance), pair))
         heapq.heapify(events)
         while events and events[0][0] < last - first:
@@ -505,9 +522,8 @@ class CollisionTracker:
                 placed = sample
             distance = model.pair_distance(pair)
             self.exact_evaluations += 1
-            if distance <= limits[pair, sample]:
-                a, b = model.pairs[pair]
-                return first + sample, PairDistance(a, b, float(distance))
+            if distance <= limits[pair, sample] and (found := violation(pair, sample, distance)) is not None:
+                return found
             state[pair] = (sample, distance)
             heapq.heappush(events, (next_due(pair, sample, distance), pair))
         end = last - first - 1
