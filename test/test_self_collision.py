@@ -1,8 +1,12 @@
-"""Self-collision, end to end, on the simulated Bioloid and on the Bioloid's emulated bus
-(the same robot interface, the same veto): the checker node follows the robot and answers
-questions; an arm swung into the head through ``follow_joint_trajectory`` is refused and
-the robot does not move; streaming commands toward the head stop the arm short of contact
-and the arm follows again once commands are safe.
+"""Self-collision, end to end, on the simulated Bioloid and HOAP-2 and on the Bioloid's
+emulated bus (the same robot interface, the same veto): the checker node follows the robot
+and answers questions; an arm swung into the head through ``follow_joint_trajectory`` is
+refused and the robot does not move; streaming commands toward the head stop the arm short
+of contact and the arm follows again once commands are safe.
+
+The HOAP-2 has no emulated bus: the hardware node and the emulator speak Dynamixel, and the
+HOAP-2's servos are not Dynamixels (``humanoid emulate --robot hoap2`` refuses it), so its
+hardware path cannot run here.
 """
 
 from __future__ import annotations
@@ -29,43 +33,73 @@ from humanoid_interfaces.msg import SelfCollisionState
 
 pytestmark = pytest.mark.system
 
-ROBOT = "bioloid"
 PATIENCE = 60.0
-ARM = ("r_shoulder_roll", "r_elbow")
-#: The right arm raised straight up (clear of everything), and with the elbow bent in: the
-#: forearm over the head (a true collision of test_collision_geometry.py).
-RAISED = (math.radians(-91.0), 0.0)
-INTO_HEAD = (math.radians(-91.0), math.radians(-90.0))
 #: The emulator's bus needs a generous packet timeout on a loaded machine (as test_same_controller).
 BUS_LATENCY_TIMER_MS = 50
 #: A joint that must not move stays within this of where it was (AX-12: 0.29 deg per step).
 STILL = 0.01
 
 
+@dataclasses.dataclass(frozen=True)
+class Arm:
+    """What a robot's tests move: a right-arm pose raised clear of everything, and the same
+    arm with the elbow bent into the head (a true collision of test_collision_geometry.py),
+    the elbow being the last joint."""
+
+    joints: tuple[str, ...]
+    raised: tuple[float, ...]  # rad
+    into_head: tuple[float, ...]  # rad: only the elbow differs from ``raised``
+    pair: frozenset[str]  # the links that collide there
+    safe_elbow: float  # rad: an elbow angle, on the way to the head, well clear of it
+
+    @property
+    def elbow(self) -> str:
+        return self.joints[-1]
+
+    def with_elbow(self, elbow: float) -> dict[str, float]:
+        return dict(zip(self.joints, (*self.raised[:-1], elbow), strict=True))
+
+
+ARMS = {
+    # raised straight up; the forearm over the head
+    "bioloid": Arm(("r_shoulder_roll", "r_elbow"), (math.radians(-91.0), 0.0),
+                   (math.radians(-91.0), math.radians(-90.0)), frozenset({"base_link", "r_forearm"}),
+                   math.radians(-20.0)),
+    # raised forward and up, turned in; the forearm over the head (contact at about -30 deg)
+    "hoap2": Arm(("rarm_joint1", "rarm_joint3", "rarm_joint4"), tuple(np.radians([-90.0, 90.0, 0.0])),
+                 tuple(np.radians([-90.0, 90.0, -60.0])), frozenset({"head", "rarm_forearm"}),
+                 math.radians(-15.0)),
+}
+
+
 @dataclasses.dataclass
 class Robot:
+    name: str
     backend: str
+    arm: Arm
     client: RobotClient
     states: list[SelfCollisionState]
 
 
-def start(backend: str, stack, log_dir):
+def start(robot: str, backend: str, stack, log_dir):
     if backend == "sim":
         # in real time, as a user runs it: a simulation at full speed outruns any subscriber
-        nodes = sim_nodes(ROBOT, real_time_factor=1.0, balance_monitor=False, walk_controller=False)
+        nodes = sim_nodes(robot, real_time_factor=1.0, balance_monitor=False, walk_controller=False)
     else:
-        port = stack.enter_context(emulator_process(ROBOT))
-        graph = real_nodes(ROBOT, port=port, balance_monitor=False, walk_controller=False)
+        port = stack.enter_context(emulator_process(robot))
+        graph = real_nodes(robot, port=port, balance_monitor=False, walk_controller=False)
         nodes = [dataclasses.replace(spec, parameters=spec.parameters | {"latency_timer_ms": BUS_LATENCY_TIMER_MS})
                  if spec.name == "humanoid_hw" else spec for spec in graph]
     return stack.enter_context(Graph(nodes, log_dir=log_dir))
 
 
-@pytest.fixture(scope="module", params=["sim", "hw"])
+@pytest.fixture(scope="module", params=[("bioloid", "sim"), ("bioloid", "hw"), ("hoap2", "sim")],
+                ids=lambda param: "-".join(param))
 def robot(request, tmp_path_factory):
+    name, backend = request.param
     with contextlib.ExitStack() as stack:
-        graph = start(request.param, stack, tmp_path_factory.mktemp(f"{request.param}_logs"))
-        client = stack.enter_context(RobotClient(f"self_collision_{request.param}"))
+        graph = start(name, backend, stack, tmp_path_factory.mktemp(f"{name}_{backend}_logs"))
+        client = stack.enter_context(RobotClient(f"self_collision_{name}_{backend}"))
         states: list[SelfCollisionState] = []
         lock = threading.Lock()
 
@@ -77,7 +111,7 @@ def robot(request, tmp_path_factory):
         try:
             client.wait_for_joint_states(PATIENCE)
             poll_until(lambda: states, "self_collision_state from the checker node", PATIENCE)
-            yield Robot(request.param, client, states)
+            yield Robot(name, backend, ARMS[name], client, states)
         except BaseException:
             for spec in graph.nodes:
                 print(f"----- log of {spec.name} -----\n{graph.log_text(spec.name)[-4000:]}")
@@ -86,19 +120,24 @@ def robot(request, tmp_path_factory):
 
 def arm_positions(robot: Robot) -> np.ndarray:
     positions = robot.client.current_positions(PATIENCE)
-    return np.array([positions[j] for j in ARM])
+    return np.array([positions[j] for j in robot.arm.joints])
 
 
 def raise_arm(robot: Robot) -> None:
-    """Raise the right arm (a clear path), so that the elbow can then go toward the head."""
-    outcome = robot.client.follow(make_trajectory(ARM, [3.0], [RAISED]), timeout=PATIENCE)
+    """Raise the right arm (a clear path), so that the elbow can then go toward the head
+    (unless it is raised already: a refused trajectory left it there)."""
+    arm = robot.arm
+    if np.all(np.abs(arm_positions(robot) - arm.raised) < STILL):
+        return
+    outcome = robot.client.follow(make_trajectory(arm.joints, [3.0], [arm.raised]), timeout=PATIENCE)
     assert outcome.succeeded, outcome.error_string
-    poll_until(lambda: np.all(np.abs(arm_positions(robot) - RAISED) < STILL), "the arm at rest, raised", PATIENCE)
+    poll_until(lambda: np.all(np.abs(arm_positions(robot) - arm.raised) < STILL), "the arm at rest, raised",
+               PATIENCE)
 
 
-def clearance(positions: dict[str, float]) -> float:
+def clearance(robot: str, positions: dict[str, float]) -> float:
     """Exact distance of the closest checked pair at measured positions."""
-    model = load_model(ROBOT)
+    model = load_model(robot)
     return CollisionModel(model).distances(model.joints.to_array(positions))[0].distance
 
 
@@ -116,20 +155,20 @@ def test_the_checker_follows_joint_states_and_reports_the_robot_clear(robot):
     # publishing on a timer of its own, or for every few readings only, would not reach half
     assert len(stamps & checked) >= 0.5 * len(stamps)
     latest = robot.states[-1]
-    model = load_model(ROBOT)
+    model = load_model(robot.name)
     assert not latest.in_collision and latest.closest_pair.distance > model.config.safety_distance
     assert latest.checked_pairs == len(CollisionModel(model).link_pairs) and latest.unchecked_pairs == 0
     assert latest.safety_distance == pytest.approx(model.config.safety_distance)
 
 
 def test_an_arm_swung_into_the_head_is_refused_and_the_robot_does_not_move(robot):
-    client = robot.client
+    client, arm = robot.client, robot.arm
     raise_arm(robot)
-    into_head = make_trajectory(ARM, [2.0], [INTO_HEAD])
+    into_head = make_trajectory(arm.joints, [2.0], [arm.into_head])
     # the checker node finds the collision on the same path...
     answer = client.check_trajectory_self_collision(into_head)
     assert answer.valid and answer.in_collision, answer.message
-    assert {answer.pair.link_a, answer.pair.link_b} == {"base_link", "r_forearm"}
+    assert {answer.pair.link_a, answer.pair.link_b} == arm.pair
     assert 0.0 < answer.time_from_start < 2.0
     # ... and the robot refuses it before any motion
     before = client.current_positions(PATIENCE)
@@ -138,7 +177,7 @@ def test_an_arm_swung_into_the_head_is_refused_and_the_robot_does_not_move(robot
     assert outcome.status == GoalStatus.STATUS_ABORTED
     assert outcome.error_code == FollowJointTrajectory.Result.SELF_COLLISION
     message = outcome.error_string
-    assert "r_forearm" in message and "base_link" in message and "t = " in message and "r_elbow = " in message
+    assert all(link in message for link in arm.pair) and "t = " in message and f"{arm.elbow} = " in message
     # a second of robot time and at least 10 readings (the emulated bus is slow on a busy machine)
     client.wait_until(client.now() + 1.0, PATIENCE)
     for _ in range(10):
@@ -150,29 +189,30 @@ def test_an_arm_swung_into_the_head_is_refused_and_the_robot_does_not_move(robot
 
 
 def test_streaming_toward_the_head_stops_short_of_contact_and_follows_again(robot):
-    client = robot.client
+    client, arm = robot.client, robot.arm
     raise_arm(robot)
-    safety = load_model(ROBOT).config.safety_distance
-    # the elbow bent in one degree per 20 ms of robot time, to 90 degrees: into the head
-    for degrees in range(0, 91):
-        client.commands.publish(make_command({"r_shoulder_roll": RAISED[0], "r_elbow": -math.radians(degrees)}))
+    safety = load_model(robot.name).config.safety_distance
+    # the elbow bent one degree per 20 ms of robot time, into the head
+    end = math.degrees(arm.into_head[-1])
+    for degrees in np.arange(0.0, end - 0.5, math.copysign(1.0, end)):
+        client.commands.publish(make_command(arm.with_elbow(math.radians(degrees))))
         client.wait_until(client.now() + 0.02, PATIENCE)
     # the arm comes to rest short of the head
     client.wait_until(client.now() + 1.0, PATIENCE)
     rest = client.current_positions(PATIENCE)
     client.wait_until(client.now() + 0.5, PATIENCE)
-    assert abs(client.current_positions(PATIENCE)["r_elbow"] - rest["r_elbow"]) <= STILL
-    assert rest["r_elbow"] > math.radians(-85.0)  # stopped well before the commanded end
-    assert clearance(rest) > 0.0  # short of contact
+    assert abs(client.current_positions(PATIENCE)[arm.elbow] - rest[arm.elbow]) <= STILL
+    assert abs(rest[arm.elbow] - arm.into_head[-1]) > math.radians(5.0)  # stopped well before the commanded end
+    assert clearance(robot.name, rest) > 0.0  # short of contact
     interface = poll_until(lambda: veto_status(client), "the veto's diagnostics", PATIENCE)
-    assert "holding" in interface.message and "r_forearm" in interface.message
+    assert "holding" in interface.message and all(link in interface.message for link in arm.pair)
     state = robot.states[-1]
     assert state.closest_pair.distance > 0.0
     assert state.closest_pair.distance >= safety - 0.002  # measured, so within the servos' resolution
     # a safe command is followed again
-    client.commands.publish(make_command({"r_shoulder_roll": RAISED[0], "r_elbow": math.radians(-20.0)}))
-    poll_until(lambda: abs(client.positions()["r_elbow"] - math.radians(-20.0)) < 0.02, "the elbow at -20 deg",
-               PATIENCE)
+    client.commands.publish(make_command(arm.with_elbow(arm.safe_elbow)))
+    poll_until(lambda: abs(client.positions()[arm.elbow] - arm.safe_elbow) < 0.02,
+               f"the elbow at {math.degrees(arm.safe_elbow):g} deg", PATIENCE)
 
 
 def make_command(positions: dict[str, float]) -> JointState:

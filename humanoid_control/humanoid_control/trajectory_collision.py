@@ -60,6 +60,8 @@ def sample_times(duration: float, period: float) -> np.ndarray:
 #: s: the finest sampling :func:`check_path` refines to (a joint at its 5.3 rad/s limit moves
 #: 1.3 mrad in it: pairs a few millimetres apart are told from touching ones).
 FINEST_PERIOD = 0.00025
+#: Each interval refined is cut into this many (none shorter than ``FINEST_PERIOD``).
+REFINEMENT = 4
 
 
 def check_path(tracker: CollisionTracker, configurations: Callable[[np.ndarray], np.ndarray], duration: float,
@@ -67,20 +69,79 @@ def check_path(tracker: CollisionTracker, configurations: Callable[[np.ndarray],
     """Check the path ``configurations(times)`` (times from its start, rows of every joint).
 
     Between two samples the check can only bound how close a pair comes (by how far the
-    joints move): a pair clear at the samples but nearer than that bound (the feet of a
-    walking robot, a few millimetres apart, at the joints' top speed) is not proven clear.
-    Such a path is sampled again four times as densely, down to ``FINEST_PERIOD``; only a
-    pair within the safety distance at a sample, or still unproven there, is a collision."""
-    while True:
-        times = sample_times(duration, period)
-        path = configurations(times)
-        found = tracker.first_violation_along(path)
+    joints move): a pair clear at a sample but nearer than that bound (the feet of a
+    walking robot, a few millimetres apart, at the joints' top speed) is not proven clear
+    there. Only there is the path sampled again: the intervals next to such samples, four
+    times as densely (again where needed, down to ``FINEST_PERIOD``). Only a pair within
+    the safety distance at a sample, or still unproven at the finest sampling, is a
+    collision; the first one in time is reported."""
+    times = sample_times(duration, period)
+    refinement = _PathRefinement(tracker, configurations, len(times))
+    return PathCheck(refinement.first_collision(times, configurations(times)), refinement.samples, duration)
+
+
+@dataclass
+class _PathRefinement:
+    """One :func:`check_path`: the local refinement, and the samples taken so far."""
+
+    tracker: CollisionTracker
+    configurations: Callable[[np.ndarray], np.ndarray]
+    samples: int
+
+    def first_collision(self, times: np.ndarray, path: np.ndarray) -> PathCollision | None:
+        """The first collision along the samples ``path`` at ``times``, between them too (the
+        path beyond the first and last sample being proven by their caller, or none)."""
+        unproven: list[tuple[int, PairDistance]] = []
+        found = self.tracker.first_violation_along(path, unproven=unproven)
+        # the path is clear up to the sample found (or to the end) but around the unproven samples
+        for stretch, (index, pair) in self._stretches(unproven, len(times)):
+            finer = self._refined(times[stretch], path[stretch])
+            if finer is None:  # the finest sampling already: unproven is a collision
+                return PathCollision(float(times[index]), pair, path[index].copy())
+            hit = self.first_collision(*finer)
+            if hit is not None:
+                return hit
         if found is None:
-            return PathCheck(None, len(times), duration)
+            return None
         index, pair = found
-        if pair.distance <= tracker.safety_distance or period <= FINEST_PERIOD:
-            return PathCheck(PathCollision(float(times[index]), pair, path[index].copy()), len(times), duration)
-        period = max(FINEST_PERIOD, period / 4.0)
+        return PathCollision(float(times[index]), pair, path[index].copy())
+
+    @staticmethod
+    def _stretches(unproven: list[tuple[int, PairDistance]], samples: int,
+                   ) -> list[tuple[slice, tuple[int, PairDistance]]]:
+        """The stretches to sample again, in order: each from the sample before an unproven
+        one to the sample after it, overlapping ones merged; with the first unproven sample
+        of each (and a pair found there)."""
+        stretches: list[tuple[slice, tuple[int, PairDistance]]] = []
+        for index, pair in unproven:  # in the order of the samples
+            begin, end = max(0, index - 1), min(samples, index + 2)
+            if stretches and begin < stretches[-1][0].stop:
+                stretches[-1] = (slice(stretches[-1][0].start, end), stretches[-1][1])
+            else:
+                stretches.append((slice(begin, end), (index, pair)))
+        return stretches
+
+    def _refined(self, times: np.ndarray, path: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """The samples ``path`` at ``times`` with each interval cut into ``REFINEMENT``, none
+        shorter than ``FINEST_PERIOD``: the times and the configurations (the given ones
+        kept, the new ones computed); None when no interval can be cut (the sampling is the
+        finest there already)."""
+        counts = np.minimum(REFINEMENT, np.floor(np.diff(times) / FINEST_PERIOD + 1e-6)).astype(int)
+        np.maximum(counts, 1, out=counts)
+        if np.all(counts == 1):
+            return None
+        # each interval's share of the new times: its start, then the cuts
+        fractions = np.concatenate([np.arange(count) / count for count in counts])
+        starts = np.repeat(times[:-1], counts)
+        fine = np.append(starts + np.repeat(np.diff(times), counts) * fractions, times[-1])
+        given = np.append(np.cumsum(np.concatenate([[0], counts]))[:-1], len(fine) - 1)  # where the old ones go
+        rows = np.empty((len(fine), path.shape[1]))
+        rows[given] = path
+        new = np.ones(len(fine), dtype=bool)
+        new[given] = False
+        rows[new] = self.configurations(fine[new])
+        self.samples += int(np.count_nonzero(new))
+        return fine, rows
 
 
 def check_trajectory(tracker: CollisionTracker, trajectory: ValidatedTrajectory, start: np.ndarray,

@@ -1,14 +1,15 @@
 """Self-collision along a path (trajectory_collision.check_path): a fast move that brings
-two links near each other without touching is cleared by sampling it more densely, not
-refused because the coarse samples could not prove it; a path into a collision is still
-refused, where it collides."""
+two links near each other without touching is cleared by sampling it more densely where
+the coarse samples could not prove it (there only), not refused; a path into a collision
+is still refused, where it collides, and so is a path that comes within the safety
+distance only between two coarse samples, after a near miss."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from humanoid_control.trajectory_collision import check_path
+from humanoid_control.trajectory_collision import FINEST_PERIOD, check_path, sample_times
 from humanoid_description.collision import CollisionModel, CollisionTracker
 from humanoid_description.model import load_model
 
@@ -63,7 +64,77 @@ def test_a_fast_move_near_the_head_is_cleared_by_denser_samples(setting):
     # ... the check samples it again, more densely, and clears it
     result = check_path(tracker, along, duration, coarse)
     assert result.hit is None, result.describe(model.joints.names, SAFETY)
-    assert result.samples > duration / coarse * 4
+    assert result.samples > duration / coarse + 1  # sampled again
+
+
+def keyframed(frames: list[np.ndarray], durations: list[float]):
+    """The arm through ``frames`` (values of ``ARM``), straight in joint space from one to the
+    next in ``durations`` s (each joint monotonic between two frames), the rest at zero."""
+    model = load_model(ROBOT)
+    columns = [model.joints.index(j) for j in ARM]
+    zero = model.pose_positions("zero")
+    stamps = np.concatenate([[0.0], np.cumsum(durations)])
+    values = np.array(frames)
+
+    def along(times: np.ndarray) -> np.ndarray:
+        rows = np.tile(zero, (len(times), 1))
+        for k, column in enumerate(columns):
+            rows[:, column] = np.interp(times, stamps, values[:, k])
+        return rows
+    return along, float(stamps[-1])
+
+
+def test_only_the_unproven_stretch_is_sampled_again(setting):
+    """A long path whose only unproven samples are at its end: the rest is sampled once."""
+    model, _, head_distance = setting
+    near = np.array([*RAISED[:2], elbow_near_the_head(head_distance, 6.0, 9.0)])
+    along, duration = keyframed([RAISED, RAISED, near], [1.9, 0.1])
+    coarse = 0.02
+    coarse_samples = len(np.append(np.arange(0.0, duration, coarse), duration))
+    tracker = CollisionTracker(CollisionModel(model), SAFETY)
+    unproven = tracker.first_violation_along(along(np.append(np.arange(0.0, duration, coarse), duration)))
+    assert unproven is not None and unproven[0] > 0.9 * coarse_samples and unproven[1].distance > SAFETY
+    result = check_path(tracker, along, duration, coarse)
+    assert result.hit is None, result.describe(model.joints.names, SAFETY)
+    # re-sampling the whole path four times as densely would take four times as many samples
+    assert coarse_samples < result.samples < 1.2 * coarse_samples
+
+
+#: The thin collisions: (coarse period, duration of the sweep across the head, s), and what
+#: the stretch within the safety distance (about a tenth of the sweep) is thinner than.
+THIN = {"thinner than a refined interval": (0.05, 0.02, 0.05 / 4),
+        "thinner than the finest sampling": (0.002, 0.002, FINEST_PERIOD)}
+
+
+@pytest.mark.parametrize(("coarse", "sweep", "thinner_than"), THIN.values(), ids=list(THIN))
+def test_a_thin_collision_between_coarse_samples_after_a_near_miss_is_refused(setting, coarse, sweep, thinner_than):
+    """The forearm swept past the head (a near miss, clear but unproven at the coarse
+    samples), then fast back across it a little closer: within the safety distance for a
+    stretch far shorter than the coarse period, with no coarse sample in it, wherever it
+    falls between two coarse samples. The refinement of the near miss must not end the
+    check, and the thin stretch must be found (where the check cannot refine further, an
+    unproven sample counts as a collision)."""
+    model = setting[0]
+    collision = CollisionModel(model)
+    tracker = CollisionTracker(CollisionModel(model), SAFETY)
+    frames = [np.radians(f) for f in ([-90.0, 90.0, 0.0], [-90.0, 19.0, -60.0], [-90.0, 22.0, -60.0],
+                                      [-90.0, 90.0, 0.0])]
+    for offset in (np.arange(5) + 0.5) * coarse / 5:  # where the thin stretch falls between coarse samples
+        along, duration = keyframed(frames, [0.3, 0.05 + offset, sweep])
+        across = duration - sweep  # the sweep across the head begins
+        times = sample_times(duration, coarse)
+        # the truth: within the safety distance only in a thin stretch of the sweep, between coarse samples
+        dense = np.concatenate([np.arange(0.0, across, 0.001), np.linspace(across, duration, 501)])
+        within = dense[[collision.pair_distances(q).min() <= SAFETY for q in along(dense)]]
+        assert len(within) and within[0] > across and within[-1] - within[0] < thinner_than
+        assert all(collision.pair_distances(q).min() > SAFETY for q in along(times))
+        # the coarse samples cannot prove the near miss clear: it is refined first
+        unproven = tracker.first_violation_along(along(times))
+        assert unproven is not None and times[unproven[0]] < 0.3 and unproven[1].distance > SAFETY
+        result = check_path(tracker, along, duration, coarse)
+        assert result.hit is not None, (offset, result.describe(model.joints.names, SAFETY))
+        assert {result.hit.pair.link_a, result.hit.pair.link_b} == {"head", "rarm_forearm"}
+        assert across - coarse <= result.hit.time <= within[-1], offset
 
 
 def test_a_move_into_the_head_is_refused_where_it_collides(setting):

@@ -249,13 +249,15 @@ class CollisionTracker:
     distance only when its lower bound (see the module docstring) falls below the
     threshold. One instance per thread (it owns the model's placement data).
 
-    The bound is kept per pair as a *slack*: its exact distance when last computed, minus
-    ``reach @ |step|`` for every step taken since (the path length in joint space, which
-    is never shorter than the straight line the Lipschitz bound needs). The steps are
-    taken off the slacks lazily: a floor under every slack (lowered by the largest reach
-    of each joint) answers most checks with one dot product of joint vectors; when it
-    reaches the threshold, one matrix-vector product updates every slack and only the
-    pairs that came close are computed.
+    The bound is kept per pair as a *slack*: a lower bound of its distance at the *anchor*,
+    a configuration checked before. The Lipschitz bound needs only the straight line in
+    joint space from there, not the path the robot took: at ``q`` each pair is at least
+    its slack minus ``reach @ |q - anchor|`` away. A floor under every slack (minus the
+    largest reach of each joint) answers most checks with one dot product of joint
+    vectors; when it reaches the threshold the anchor moves to ``q`` (one matrix-vector
+    product lowers every slack) and only the pairs that came close are computed. (Moving
+    back and forth, as a waving arm or a walk does, lowers nothing more than the net
+    motion since the anchor.)
     """
 
     #: When more than this fraction of the pairs is due, they are computed in one call.
@@ -277,57 +279,48 @@ class CollisionTracker:
         #: Each pair's exact distance when last computed (inf: not known); with the slack it
         #: bounds the distance from above too: 2 * exact - slack (the same motion, added).
         self._exact = np.full(len(model.pairs), np.inf)
-        self._last: np.ndarray | None = None  # the configuration the slack is for
+        self._anchor: np.ndarray | None = None  # the configuration the slacks are for (None: none yet)
         self._reach = model.reach
         self._placed: np.ndarray | None = None
         self._last_hit: int | None = None  # the geometry pair first_violation last found
         objects = len(model.geometry.geometryObjects)
         model.data.setSecurityMargins(model.geometry, np.full((objects, objects), self.safety_distance), True, True)
-        self._lost: np.ndarray | None = None  # how far the last steps may have moved each pair (m)
-        #: Steps not yet taken off the slacks (|dq| summed per joint since the last fold), and
-        #: a lower bound of every slack meanwhile: the smallest slack at the fold minus
-        #: ``max_p reach[p] . travel``. While it clears the threshold, a check costs one dot
-        #: product of joint vectors instead of one per pair.
-        self._travel = np.zeros(model.reach.shape[1])
+        self._lost: np.ndarray | None = None  # how far the motion to the anchor may have moved each pair (m)
+        #: The smallest slack: with ``max_p reach[p] . |q - anchor|`` off it, a lower bound of
+        #: every pair's distance at ``q``. While that clears the threshold, a check costs one
+        #: dot product of joint vectors instead of one per pair.
         self._reach_max = model.reach.max(axis=0) if len(model.pairs) else np.zeros(model.reach.shape[1])
         self._floor = -np.inf
-        self._moved = False
         self.exact_evaluations = 0  # pair distances computed exactly (for benchmarks)
 
     def reset(self) -> None:
         """Forget every carried-over distance."""
         self._slack[:] = -np.inf
         self._exact[:] = np.inf
-        self._last = self._placed = None
-        self._travel[:] = 0.0
+        self._anchor = self._placed = None
         self._floor = -np.inf
-        self._moved = False
 
-    def _move_to(self, q: np.ndarray) -> None:
-        """Account for the step to ``q``: in the travel and the floor (the slacks are lowered
-        by :meth:`_fold`)."""
-        if self._last is None:
-            self._lost = None  # no step known: counts as a jump
+    def _away(self, q: np.ndarray) -> np.ndarray | None:
+        """How far each joint is from the anchor (None: no anchor yet)."""
+        if self._anchor is None:
+            return None
+        away = np.subtract(q, self._anchor)
+        return np.absolute(away, out=away)
+
+    def _fold(self, q: np.ndarray, away: np.ndarray | None) -> None:
+        """Move the anchor to ``q`` (``away`` from the old one): every pair's slack lowered by
+        how far that motion can have moved it, the floor the smallest slack."""
+        if away is None:
+            self._lost = None  # no motion known: counts as a jump
         else:
-            step = np.subtract(q, self._last)
-            np.absolute(step, out=step)
-            self._travel += step
-            self._floor -= float(np.dot(self._reach_max, step))
-            self._moved = True
-        self._last = q
-
-    def _fold(self) -> None:
-        """Lower every pair's slack by how far the steps since the last fold can have moved
-        it, and make the floor the smallest slack."""
-        if self._moved:
-            self._lost = np.dot(self._reach, self._travel)
+            self._lost = np.dot(self._reach, away)
             np.subtract(self._slack, self._lost, out=self._slack)
-            self._travel[:] = 0.0
-            self._moved = False
+        self._anchor = q.copy()
         self._floor = float(np.minimum.reduce(self._slack)) if len(self._slack) else np.inf
 
     def _place(self, q: np.ndarray) -> None:
-        # by identity: every check works on its own copy of the configuration (_known)
+        # by identity, within one check (each check starts with nothing placed: the caller's
+        # array may have changed since)
         if self._placed is not q:
             self.model.place(q)
             self._placed = q
@@ -360,11 +353,14 @@ class CollisionTracker:
         return next(k for k, result in enumerate(data.collisionResults) if result.isCollision())
 
     def _known(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
-        """Finite positions (a copy; an unknown joint counts as 0: no checkable pair depends on
-        it), the unknown joints (None: none) and which geometry pairs can be checked (None: all)."""
-        q = np.array(positions, dtype=float)
+        """Finite positions (the caller's array when it is one; else a copy, an unknown joint
+        counting as 0: no checkable pair depends on it), the unknown joints (None: none) and
+        which geometry pairs can be checked (None: all). Starts a check: nothing placed."""
+        self._placed = None
+        q = np.asarray(positions, dtype=float)
         if math.isfinite(np.add.reduce(q)):  # (the ufunc itself: ndarray.sum's wrapper costs as much)
             return q, None, None
+        q = q.copy()
         unknown = ~np.isfinite(q)
         q[unknown] = 0.0
         return q, unknown, ~self.model.path_joints[:, unknown].any(axis=1)
@@ -374,24 +370,33 @@ class CollisionTracker:
         None when every checkable pair is farther. (Not necessarily the closest pair: the
         first one found, the pairs most likely within it being computed first.)"""
         threshold = self.safety_distance if threshold is None else threshold
+        away: np.ndarray | None = None
+        if self._anchor is not None:
+            # the common case: every pair still clear by the floor (an unknown joint, NaN, makes
+            # the bound NaN: never clear here, it goes the long way)
+            away = np.subtract(positions, self._anchor)
+            np.absolute(away, out=away)
+            if self._floor - float(np.dot(self._reach_max, away)) > threshold:
+                return None
         q, _, checkable = self._known(positions)
-        self._move_to(q)
-        if checkable is None:
-            if self._floor > threshold:
-                return None  # the common case: every pair still clear by the floor
+        if checkable is not None:
+            away = self._away(q)  # with the unknown joints at 0, as in q
+        if checkable is None and away is not None:
             # while a set-point is held in contact, the pair found last time usually still is
-            # the answer: one placement and one distance, the other pairs' bounds left as they
-            # are (the steps not yet taken off its slack will be, later: conservative)
+            # the answer: one placement and one distance, the anchor and the other pairs'
+            # bounds left as they are (its own is carried back to the anchor)
             k = self._last_hit
-            if k is not None and self._slack[k] - float(np.dot(self._reach[k], self._travel)) <= threshold:
-                self._place(q)
-                distance = self.model.pair_distance(k)
-                self._exact[k] = self._slack[k] = distance
-                self.exact_evaluations += 1
-                if distance <= threshold:
-                    a, b = self.model.pairs[k]
-                    return PairDistance(a, b, distance)
-        self._fold()
+            if k is not None:
+                back = float(np.dot(self._reach[k], away))
+                if self._slack[k] - back <= threshold:
+                    self._place(q)
+                    distance = self.model.pair_distance(k)
+                    self._exact[k], self._slack[k] = distance, distance - back
+                    self.exact_evaluations += 1
+                    if distance <= threshold:
+                        a, b = self.model.pairs[k]
+                        return PairDistance(a, b, distance)
+        self._fold(q, away)
         if checkable is None and self._floor > threshold:
             return None  # every pair still clear by its own bound
         # the pairs that may be within the threshold, and those about to be: computed at one placement
@@ -439,8 +444,9 @@ class CollisionTracker:
     #: Samples a path is followed in at a time (bounds the memory a long trajectory needs).
     PATH_WINDOW = 2048
 
-    def first_violation_along(self, configurations: np.ndarray,
-                              threshold: float | None = None) -> tuple[int, PairDistance] | None:
+    def first_violation_along(self, configurations: np.ndarray, threshold: float | None = None,
+                              unproven: list[tuple[int, PairDistance]] | None = None,
+                              ) -> tuple[int, PairDistance] | None:
         """The first of a densely sampled path's configurations (rows, finite) where a pair
         comes within ``threshold`` (default: the safety distance), and that pair; None when
         the whole path stays clear.
@@ -451,6 +457,13 @@ class CollisionTracker:
         along the path: a pair's exact distance is computed at the first sample where its
         bound, carried from its last exact distance along the path, may fall below the
         threshold; so a path of thousands of samples costs a few exact distances per pair.
+
+        With ``unproven`` (a list), a sample where a pair clears the threshold but not by
+        that margin does not end the check: it is appended (sample, pair) and the check goes
+        on, ending at the first sample with a pair within the threshold itself. Every sample
+        before the one returned (all, when None) and not listed then clears the path on
+        both sides up to half-way to its neighbours: the listed ones are left to sample
+        more densely (:func:`humanoid_control.trajectory_collision.check_path`).
         """
         threshold = self.safety_distance if threshold is None else threshold
         path = np.asarray(configurations, dtype=float)
@@ -465,7 +478,7 @@ class CollisionTracker:
         first = 0
         while True:
             last = min(len(path), first + self.PATH_WINDOW)
-            hit = self._follow_window(path, steps, first, last, bound, threshold)
+            hit = self._follow_window(path, steps, first, last, bound, threshold, unproven)
             if isinstance(hit, tuple):
                 return hit
             if last == len(path):
@@ -473,9 +486,11 @@ class CollisionTracker:
             first, bound = last - 1, hit  # the windows share a sample
 
     def _follow_window(self, path: np.ndarray, steps: np.ndarray, first: int, last: int, bound: np.ndarray,
-                       threshold: float) -> tuple[int, PairDistance] | np.ndarray:
+                       threshold: float, unproven: list[tuple[int, PairDistance]] | None,
+                       ) -> tuple[int, PairDistance] | np.ndarray:
         """Follow every pair over samples ``first .. last - 1`` from its lower ``bound`` at
-        ``first``: the first violation, or each pair's bound at ``last - 1``."""
+        ``first``: the first violation, or each pair's bound at ``last - 1`` (the unproven
+        samples appended to ``unproven``, see :meth:`first_violation_along`)."""
         model, reach = self.model, self._reach
         # pairs x samples of the window (rows contiguous: each pair is followed on its own)
         lost = np.cumsum(steps[first:last], axis=0)
@@ -490,12 +505,19 @@ class CollisionTracker:
             due = np.flatnonzero(distance + lost[pair, sample] - lost[pair, sample + 1:] <= limits[pair, sample + 1:])
             return sample + 1 + int(due[0]) if len(due) else last - first
 
+        def violation(pair: int, sample: int, distance: float) -> tuple[int, PairDistance] | None:
+            """The pair within its limit at the sample: the answer, or (unproven only) listed."""
+            found = first + sample, PairDistance(*model.pairs[pair], float(distance))
+            if unproven is None or distance <= threshold:
+                return found
+            unproven.append(found)
+            return None
+
         events: list[tuple[int, int]] = []
         state = [(0, float(b)) for b in bound]  # per pair: (sample, distance bound there)
         for pair, distance in enumerate(bound):
-            if distance <= limits[pair, 0] and first == 0:
-                a, b = model.pairs[pair]
-                return 0, PairDistance(a, b, float(distance))
+            if distance <= limits[pair, 0] and first == 0 and (found := violation(pair, 0, distance)) is not None:
+                return found
             events.append((next_due(pair, 0, distance), pair))
         heapq.heapify(events)
         while events and events[0][0] < last - first:
@@ -505,9 +527,8 @@ class CollisionTracker:
                 placed = sample
             distance = model.pair_distance(pair)
             self.exact_evaluations += 1
-            if distance <= limits[pair, sample]:
-                a, b = model.pairs[pair]
-                return first + sample, PairDistance(a, b, float(distance))
+            if distance <= limits[pair, sample] and (found := violation(pair, sample, distance)) is not None:
+                return found
             state[pair] = (sample, distance)
             heapq.heappush(events, (next_due(pair, sample, distance), pair))
         end = last - first - 1
@@ -520,8 +541,7 @@ class CollisionTracker:
         q, unknown, checkable = self._known(positions)
         if checkable is None:
             checkable = np.ones(len(self._slack), dtype=bool)
-        self._move_to(q)
-        self._fold()
+        self._fold(q, self._away(q))
         exact = np.zeros(len(self._slack), dtype=bool)
         # the pair with the lowest bound is computed in any case: the closest pair needs one exact distance
         limit = max(threshold, float(np.min(self._slack[checkable]))) if checkable.any() else threshold
