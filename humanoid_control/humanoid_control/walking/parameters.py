@@ -68,6 +68,9 @@ class WalkParameters:
         0.0, "share of the trunk roll/pitch measured by the IMU (beyond the pattern's) given to the IK's trunk "
         "target, so that the soles stay flat on the ground under a leaning trunk (1 = all of it; 0 = off)")
     tilt_feedback_limit: float = documented(0.05, "rad, bound of the trunk correction")
+    tilt_feedback_cutoff: float = documented(
+        0.3, "Hz, low-pass on the measured tilt. A correction reaches the robot command_lead (and the transport) "
+        "after the reading: only tilts slower than that can be corrected")
     zmp_feedback_gain: float = documented(
         0.0, "1/s, the CoM target moves against the error of the ZMP measured by the feet (0 = off)")
     zmp_feedback_limit: float = documented(0.01, "m, bound of the CoM correction")
@@ -91,7 +94,8 @@ class WalkParameters:
         positive = ("step_period", "start_duration", "stop_duration", "prepare_duration", "com_height",
                     "stance_width", "max_step_forward", "max_step_backward", "max_step_lateral", "max_step_turn",
                     "linear_acceleration", "angular_acceleration", "period", "preview_horizon",
-                    "preview_error_weight", "preview_jerk_weight", "cmd_vel_timeout", "goal_position_tolerance",
+                    "preview_error_weight", "preview_jerk_weight", "tilt_feedback_cutoff",
+                    "cmd_vel_timeout", "goal_position_tolerance",
                     "goal_turn_tolerance", "feedback_rate", "diagnostics_rate", "send_period")
         for name in positive:
             if not getattr(self, name) > 0.0:

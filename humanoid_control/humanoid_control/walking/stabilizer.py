@@ -33,7 +33,7 @@ from humanoid_control.balance.foot_pressure import FootWrench, centre_of_pressur
 from humanoid_control.walking.parameters import WalkParameters
 from humanoid_description.model import RobotModel
 
-#: Hz: cut-off of the first-order low-pass on the measured trunk tilt and ZMP.
+#: Hz: cut-off of the first-order low-pass on the measured ZMP.
 FILTER_CUTOFF = 10.0
 #: 1/s: how fast the ZMP correction leaks back to zero when the error vanishes.
 LEAK_RATE = 0.5
@@ -59,6 +59,12 @@ def tilt(rotation: np.ndarray) -> tuple[float, float]:
     """Roll and pitch (rad) of a rotation, yaw left out."""
     roll, pitch, _ = pin.rpy.matrixToRpy(rotation)
     return float(roll), float(pitch)
+
+
+def low_pass_share(cutoff: float, dt: float) -> float:
+    """The share of a new sample a first-order low-pass at ``cutoff`` Hz takes after ``dt``
+    seconds (1 for the first sample)."""
+    return 1.0 - math.exp(-2.0 * math.pi * cutoff * dt) if dt > 0.0 else 1.0
 
 
 class Stabilizer:
@@ -93,13 +99,13 @@ class Stabilizer:
         if not p.stabilize or sensors is None:
             self.using = ()
             return Correction()
-        alpha = 1.0 - math.exp(-2.0 * math.pi * FILTER_CUTOFF * dt) if dt > 0.0 else 1.0
+        alpha = low_pass_share(FILTER_CUTOFF, dt)
         using = []
         rotation = np.eye(3)
         if sensors.imu_orientation is not None and p.tilt_feedback_gain > 0.0:
             measured = self._base_rotation(sensors.imu_orientation, posture)
             error = np.array(tilt(trunk.T @ measured))
-            self._tilt += alpha * (error - self._tilt)
+            self._tilt += low_pass_share(p.tilt_feedback_cutoff, dt) * (error - self._tilt)
             limit = p.tilt_feedback_limit
             roll, pitch = np.clip(p.tilt_feedback_gain * self._tilt, -limit, limit)
             rotation = pin.rpy.rpyToMatrix(roll, pitch, 0.0)
