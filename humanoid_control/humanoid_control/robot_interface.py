@@ -39,7 +39,7 @@ import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import WrenchStamped
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
-from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Imu
@@ -89,10 +89,15 @@ class RobotInterface:
         self._joint_state_pub = node.create_publisher(JointStateMsg, "joint_states", 10)
         self._joint_state_msg = JointStateMsg(name=list(self.names))
         self._diagnostics_pub = node.create_publisher(DiagnosticArray, "diagnostics", 10)
+        # Each command replaces the one before: commands of a topic are taken one at a time, in
+        # the order sent (in parallel threads an older trajectory, accepted last, replaced a
+        # newer one), and of trajectories sent faster than they are checked only the latest is
+        # kept (the others would be replaced on arrival, and waited for meanwhile).
         node.create_subscription(JointStateMsg, "joint_commands", self._on_joint_commands, 10,
-                                 callback_group=group)
-        node.create_subscription(JointTrajectory, "joint_trajectory", self._on_joint_trajectory, 10,
-                                 callback_group=group)
+                                 callback_group=MutuallyExclusiveCallbackGroup())
+        node.create_subscription(JointTrajectory, "joint_trajectory", self._on_joint_trajectory,
+                                 QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE),
+                                 callback_group=MutuallyExclusiveCallbackGroup())
         self._action = ActionServer(
             node, FollowJointTrajectory, "follow_joint_trajectory",
             execute_callback=self._execute_goal, goal_callback=self._on_goal,
