@@ -153,8 +153,11 @@ class Spline:
         return int(np.clip(np.searchsorted(self.times, t, side="right") - 1, 0, len(self.times) - 2))
 
     def sample(self, t: float) -> Sample:
-        """Position, velocity, acceleration at ``t``; held constant outside the span."""
-        if len(self.times) == 1 or t <= self.times[0]:
+        """Position, velocity, acceleration at ``t``; held constant outside the span. The first
+        point belongs to the span: a run taking over at its first point's time moves off at
+        that point's velocity (a zero there, one control cycle of standstill, jolted a walk
+        at every new trajectory)."""
+        if len(self.times) == 1 or t < self.times[0]:
             return self.positions[0].copy(), self._velocity(0) * 0.0, self._acceleration(0) * 0.0
         if t >= self.times[-1]:
             last = len(self.times) - 1
@@ -196,7 +199,7 @@ class Spline:
             else:
                 a = np.zeros_like(self.positions) if self.accelerations is None else self.accelerations
                 position, velocity, acceleration = quintic(tc, t0, t1, p0, v[i], a[i], p1, v[i + 1], a[i + 1])
-        before, after = t <= self.times[0], t >= self.times[-1]
+        before, after = t < self.times[0], t >= self.times[-1]
         position = np.where(before[:, None], self.positions[0], np.where(after[:, None], self.positions[-1], position))
         still = (before | after)[:, None]
         return position, np.where(still, 0.0, velocity), np.where(still, 0.0, acceleration)

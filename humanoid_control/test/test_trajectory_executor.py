@@ -139,6 +139,27 @@ def test_a_stream_of_late_overlapping_trajectories_follows_its_pattern_without_g
     np.testing.assert_allclose(positions[following], pattern(times[following]), atol=0.02)
 
 
+def test_a_stream_sent_ahead_keeps_moving_when_each_trajectory_takes_over(executor):
+    """A walk's stream sent ahead (each trajectory stamped 0.1 s after its sending, on the
+    control grid): where a run takes over, at its start, the set-point keeps the motion's
+    velocity. It was zero there (the spline's first point counted as before its span): one
+    control cycle of standstill per trajectory, a jolt that unloaded the walking robot's feet."""
+    speed = 0.5  # rad/s, a ramp
+    velocities, t = [], 0.0
+    for k in range(12):
+        sent = round(0.05 * k, 6)  # every 50 ms, stamped 0.1 s ahead on the control grid
+        stamp = round(sent + 0.1, 6)
+        times = np.arange(0.01, 0.41, 0.01)
+        executor.run(trajectory(times, [[speed * (stamp + x)] * 2 for x in times], start_time=stamp,
+                                velocities=[[speed] * 2 for _ in times]), loose(), now=sent)
+        while t < sent + 0.05 - 1e-9:
+            t = round(t + 0.005, 6)
+            velocities.append((t, executor.update(reading(t, [0, 0, 0.3])).velocity[0]))
+    times, speeds = np.array(velocities).T
+    moving = times >= 0.2  # past the first run's lead-in from rest
+    np.testing.assert_allclose(speeds[moving], speed, atol=1e-9)
+
+
 def test_a_trajectory_that_ended_before_it_could_start_is_refused(executor):
     with pytest.raises(CommandRejectedError, match=r"ended 0\.1 s before it could start") as refused:
         executor.plan(trajectory([0.1, 0.2], [[0.1, 0.1], [0.2, 0.2]], start_time=1.0), now=1.3)
