@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from humanoid_control.command_line import new_folder, non_negative_number
+from humanoid_control.command_line import new_folder, non_negative_number, positive_number
 
 # rclpy, Pinocchio and the robot client are imported where they are used: the
 # `humanoid` command builds its parser from this module and must start fast.
@@ -174,8 +174,12 @@ def run_demo(client, robot: str = "hoap2") -> DemoSummary:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--real-time-factor", type=non_negative_number, default=0.0,
-                        help="simulation speed: 1 = real time, 0 = as fast as possible (default)")
+    parser.add_argument("--real-time-factor", type=non_negative_number, default=None,
+                        help="simulation speed: 1 = real time, 0 = as fast as possible (default; 1 with --walk: "
+                             "the walk controller runs on the robot's clock and cannot follow a faster one)")
+    parser.add_argument("--walk", type=positive_number, default=None, metavar="M",
+                        help="then walk M metres forward through the walk action and print what the walk achieved "
+                             "(humanoid walk's measurements)")
     parser.add_argument("--gui", action="store_true", help="show the PyBullet window (needs a display)")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.add_argument("--log-dir", type=new_folder, default=None, help="keep the nodes' logs here")
@@ -187,9 +191,21 @@ def run(args: argparse.Namespace) -> int:
     from humanoid_control.robot_client import RobotClient
 
     log_dir = args.log_dir or Path(tempfile.mkdtemp(prefix="humanoid_demo_"))
+    real_time_factor = args.real_time_factor
+    if real_time_factor is None:
+        real_time_factor = 1.0 if args.walk is not None else 0.0
     print(f"starting the HOAP-2 simulation (logs: {log_dir}) ...", flush=True)
-    with Graph(sim_nodes("hoap2", gui=args.gui, real_time_factor=args.real_time_factor), log_dir=log_dir), \
+    with Graph(sim_nodes("hoap2", gui=args.gui, real_time_factor=real_time_factor), log_dir=log_dir), \
             RobotClient("humanoid_demo") as client:
         summary = run_demo(client)
-    print(json.dumps(summary.as_dict(), indent=2) if args.json else summary.text())
-    return 0 if summary.succeeded and not summary.fell else 1
+        walked = None
+        if args.walk is not None and summary.succeeded and not summary.fell:
+            from humanoid_bringup.walk_experiment import walk
+
+            walked = walk(client, "hoap2", args.walk)
+    if args.json:
+        print(json.dumps({**summary.as_dict(), "walk": None if walked is None else walked.as_dict()}, indent=2))
+    else:
+        print(summary.text() + ("" if walked is None else "\n" + walked.text()))
+    ok = summary.succeeded and not summary.fell
+    return 0 if ok and (walked is None or (walked.error_code == 0 and not walked.fell)) else 1

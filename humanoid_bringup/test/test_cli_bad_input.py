@@ -69,6 +69,7 @@ CASES: list[tuple[str, list[str], str]] = [
     ("pose: negative timeout", ["pose", "--robot", "hoap2", "--timeout", "-1"], "argument --timeout"),
     ("demo: negative real-time factor", ["demo", "--real-time-factor", "-1"], "argument --real-time-factor"),
     ("demo: log folder is a file", ["demo", "--log-dir", "{dir}/poses.csv"], "is a file, not a folder"),
+    ("demo: negative walk", ["demo", "--walk", "-0.5"], "argument --walk"),
     ("bench sim: negative seconds", ["bench", "sim", "--seconds", "-1"], "--seconds"),
     ("bench sim: zero rounds", ["bench", "sim", "--rounds", "0"], "--rounds"),
     ("bench sim: unknown robot", ["bench", "sim", "--robot", "nao"], "argument --robot"),

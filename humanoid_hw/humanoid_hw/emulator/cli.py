@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
+import select
 import signal
 import sys
 import threading
@@ -87,26 +89,47 @@ def run(args: argparse.Namespace) -> int:
         print(f"emulating {len(servos)} {'/'.join(models)} servos (IDs {min(servos)}..{max(servos)}), "
               f"protocol {args.protocol}.0, {args.baud} baud{', wire timing' if args.timing else ''}; "
               f"pseudo-terminal {emulator.pts_name}", file=sys.stderr, flush=True)
-        commands = threading.Thread(target=serve_commands, args=(FaultCommands(emulator), sys.stdin, sys.stdout),
-                                    name="fault-commands", daemon=True)
-        commands.start()
-        while not stop.wait(0.5):
-            pass
+        serve_until(stop, FaultCommands(emulator), sys.stdin, sys.stdout)
     finally:
         emulator.stop()
         _install_signal_handlers(previous)
     return 0
 
 
-def serve_commands(commands: FaultCommands, lines: TextIO, answers: TextIO) -> None:
-    """Apply each input line and print its answer, until end of input (or nobody reads the answers)."""
+def serve_until(stop: threading.Event, commands: FaultCommands, lines: TextIO, answers: TextIO) -> None:
+    """Apply each input line and print its answer until ``stop`` (a signal); end of input,
+    or nobody reading the answers, ends the commands, not the serving.
+
+    Read in this thread with ``select``: a daemon thread blocked reading standard input
+    left the process hanging at exit now and then (CI: SIGTERM, stdin closed, still
+    running 60 s later)."""
     try:
-        for line in lines:
-            answer = commands.execute(line)
-            if answer is not None:
+        fd: int | None = lines.fileno()
+    except (AttributeError, ValueError, OSError):  # no standard input at all
+        fd = None
+    pending = b""
+    while not stop.is_set():
+        if fd is None:
+            stop.wait(0.5)
+            continue
+        ready, _, _ = select.select([fd], [], [], 0.5)
+        if not ready:
+            continue
+        data = os.read(fd, 4096)
+        if not data:
+            fd = None  # end of input: the faults stay, the bus is served
+            continue
+        pending += data
+        *complete, pending = pending.split(b"\n")
+        for line in complete:
+            answer = commands.execute(line.decode(errors="replace"))
+            if answer is None:
+                continue
+            try:
                 print(answer, file=answers, flush=True)
-    except (BrokenPipeError, ValueError, OSError):
-        pass  # output closed (``| head -1``) or input gone: the emulator serves on
+            except (BrokenPipeError, ValueError, OSError):
+                fd = None  # nobody reads the answers (``| head -1``): no more commands
+                break
 
 
 def _install_signal_handlers(handlers: dict[int, Any]) -> dict[int, Any]:
