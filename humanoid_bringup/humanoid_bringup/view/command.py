@@ -6,10 +6,11 @@ loopback interface unless ``--host`` says otherwise (the page can move the robot
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 import threading
 from pathlib import Path
+
+from humanoid_control.stop_request import StopRequest, stop_on_signals
 
 RENDER_PERIOD = 1.0 / 30.0  # s: the page is updated at most 30 times a second
 
@@ -30,15 +31,10 @@ def run(args: argparse.Namespace, usage_error: type[Exception]) -> int:
         raise usage_error(f"{args.bag} is not a bag (no metadata.yaml)")
     if not 0 <= args.port <= 65535:
         raise usage_error(f"--port must be 0..65535, got {args.port}")
-    stop = threading.Event()
-    previous = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
+    with stop_on_signals() as stop:
         if args.bag is not None:
             return _replay(args, stop, usage_error)
         return _live(args, stop)
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 def _server(args: argparse.Namespace):
@@ -53,7 +49,7 @@ def _server(args: argparse.Namespace):
     return server
 
 
-def _replay(args: argparse.Namespace, stop: threading.Event, usage_error: type[Exception]) -> int:
+def _replay(args: argparse.Namespace, stop: StopRequest, usage_error: type[Exception]) -> int:
     from humanoid_bringup.view.replay import BagReplay, ReplayPanel
     from humanoid_bringup.view.scene import RobotScene
 
@@ -83,7 +79,7 @@ def _replay(args: argparse.Namespace, stop: threading.Event, usage_error: type[E
     return 0
 
 
-def _live(args: argparse.Namespace, stop: threading.Event) -> int:
+def _live(args: argparse.Namespace, stop: StopRequest) -> int:
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.node import Node
@@ -130,6 +126,6 @@ def _live(args: argparse.Namespace, stop: threading.Event) -> int:
     return 0
 
 
-def _spin(executor, stop: threading.Event) -> None:
+def _spin(executor, stop: StopRequest) -> None:
     while not stop.is_set():
         executor.spin_once(timeout_sec=0.1)

@@ -13,16 +13,15 @@ on standard output after it took effect. End of input changes nothing.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import select
 import signal
 import sys
-import threading
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import TextIO
 
 from humanoid_control.command_line import integer_in, new_file
+from humanoid_control.stop_request import StopRequest, stop_on_signals
 from humanoid_hw.control_tables import stand_in_joint_map
 from humanoid_hw.emulator.chain import BusEmulator
 from humanoid_hw.emulator.commands import COMMANDS_HELP, FaultCommands
@@ -80,8 +79,12 @@ def run(args: argparse.Namespace) -> int:
     if args.return_delay is not None:
         for servo_id in servos:
             emulator.set_register(servo_id, "return_delay_time", args.return_delay)
-    stop = threading.Event()
-    previous = _install_signal_handlers({number: lambda *_: stop.set() for number in STOP_SIGNALS})
+    with stop_on_signals(*STOP_SIGNALS) as stop:
+        _serve(emulator, servos, args, stop)
+    return 0
+
+
+def _serve(emulator: BusEmulator, servos: dict[int, str], args: argparse.Namespace, stop: StopRequest) -> None:
     emulator.start()
     try:
         print(emulator.port, flush=True)
@@ -92,17 +95,13 @@ def run(args: argparse.Namespace) -> int:
         serve_until(stop, FaultCommands(emulator), sys.stdin, sys.stdout)
     finally:
         emulator.stop()
-        _install_signal_handlers(previous)
-    return 0
 
 
-def serve_until(stop: threading.Event, commands: FaultCommands, lines: TextIO, answers: TextIO) -> None:
+def serve_until(stop: StopRequest, commands: FaultCommands, lines: TextIO, answers: TextIO) -> None:
     """Apply each input line and print its answer until ``stop`` (a signal); end of input,
     or nobody reading the answers, ends the commands, not the serving.
 
-    Read in this thread with ``select``: a daemon thread blocked reading standard input
-    left the process hanging at exit now and then (CI: SIGTERM, stdin closed, still
-    running 60 s later)."""
+    Read in this thread with ``select`` (no thread left reading standard input at exit)."""
     try:
         fd: int | None = lines.fileno()
     except (AttributeError, ValueError, OSError):  # no standard input at all
@@ -131,14 +130,6 @@ def serve_until(stop: threading.Event, commands: FaultCommands, lines: TextIO, a
                 fd = None  # nobody reads the answers (``| head -1``): no more commands
                 break
 
-
-def _install_signal_handlers(handlers: dict[int, Any]) -> dict[int, Any]:
-    """Install handlers by signal number; returns the previous ones (to restore them)."""
-    previous = {number: signal.getsignal(number) for number in handlers}
-    with contextlib.suppress(ValueError):  # not the main thread: signals stay as they are
-        for number, handler in handlers.items():
-            signal.signal(number, handler)
-    return previous
 
 
 def main(argv: Sequence[str] | None = None) -> int:

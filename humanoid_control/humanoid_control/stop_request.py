@@ -1,0 +1,65 @@
+"""A stop requested by a signal, waited for by the main thread.
+
+A ``threading.Event`` is the obvious tool and deadlocks here: a signal handler runs in
+the main thread between two bytecodes, and if the main thread is at that moment inside
+``Event.wait`` with the event's lock held (it takes it on entry, before it waits), the
+handler's ``Event.set`` waits for that lock for ever. The bus emulator hung like that
+after a SIGTERM in CI (three threads asleep, the main one on the lock). A
+:class:`StopRequest` is set by assigning a flag and writing a byte to a pipe, which
+takes no lock; :meth:`StopRequest.wait` sleeps in ``select`` on that pipe.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+from collections.abc import Iterator
+
+
+class StopRequest:
+    """A flag a signal handler sets and the main thread waits for."""
+
+    def __init__(self) -> None:
+        self._requested = False
+        self._read, self._write = os.pipe()
+        os.set_blocking(self._write, False)
+
+    def set(self, *_signal_args: object) -> None:
+        """Request the stop (usable as a signal handler)."""
+        self._requested = True
+        with contextlib.suppress(OSError):  # the pipe is full: a wake-up is pending anyway
+            os.write(self._write, b"\0")
+
+    def is_set(self) -> bool:
+        return self._requested
+
+    def wait(self, timeout: float) -> bool:
+        """Sleep until the stop is requested or ``timeout`` seconds pass; whether it was."""
+        if not self._requested:
+            select.select([self._read], [], [], timeout)
+        return self._requested
+
+    def close(self) -> None:
+        for fd in (self._read, self._write):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+@contextlib.contextmanager
+def stop_on_signals(*signals: int) -> Iterator[StopRequest]:
+    """A :class:`StopRequest` set by ``signals`` while the block runs (default: SIGINT and
+    SIGTERM); the previous handlers come back afterwards. Outside the main thread, where
+    Python installs no handlers, the request is only set by calling it."""
+    request = StopRequest()
+    previous = {}
+    for number in signals or (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(ValueError):  # not the main thread
+            previous[number] = signal.signal(number, request.set)
+    try:
+        yield request
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        request.close()
