@@ -10,6 +10,8 @@ Fixtures for system tests (real nodes in their own processes, talking over DDS):
 - ``robot_graph``: a factory starting a node graph (list of NodeSpec) and a
   RobotClient connected to it; everything is stopped at the end of the test, and the
   nodes' logs are printed when the test fails.
+- ``module_graph``: the module's ``GRAPH`` kept for the whole module, with its client
+  (walks that go on where the previous test left the robot).
 
 Only one robot graph may run at a time in a session (they share the session's domain
 and topic names): a module that keeps a graph alive in a module-scoped fixture must not
@@ -92,6 +94,25 @@ def robot_graph(tmp_path, request):
             for spec in graph.nodes:
                 print(f"----- log of {spec.name} (exit {codes.get(spec.name)}) -----")
                 print(graph.log_text(spec.name)[-4000:])
+
+
+@pytest.fixture(scope="module")
+def module_graph(tmp_path_factory, request):
+    """One graph for a whole module, its ``GRAPH`` (a list of NodeSpec), and a RobotClient
+    connected to it (tests that go on where the previous one left the robot); the nodes'
+    logs are printed when the module ends."""
+    from humanoid_control.node_graph import Graph
+    from humanoid_control.robot_client import RobotClient
+
+    graph = Graph(request.module.GRAPH, log_dir=tmp_path_factory.mktemp(request.module.__name__)).start()
+    client = RobotClient("module_test_client")
+    try:
+        client.wait_for_joint_states(60.0)
+        yield client
+    finally:
+        client.close()
+        codes = graph.stop()
+        print({name: graph.log_text(name)[-3000:] for name in codes})
 
 
 @pytest.hookimpl(hookwrapper=True)

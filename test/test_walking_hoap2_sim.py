@@ -21,7 +21,6 @@ import pytest
 
 from humanoid_bringup.graphs import sim_nodes
 from humanoid_bringup.walk_experiment import walk
-from humanoid_control.robot_client import poll_until
 
 pytestmark = pytest.mark.system
 
@@ -32,25 +31,13 @@ DRIFT_FLOOR = 0.005
 HEADING = 5.0
 
 
+#: One HOAP-2 graph for the module's walks (each starts where the previous one stood).
+GRAPH = sim_nodes("hoap2", real_time_factor=0.5, balance_monitor=False, self_collision_checker=False)
+
+
 @pytest.fixture(scope="module")
-def hoap2(tmp_path_factory):
-    from humanoid_control.node_graph import Graph
-    from humanoid_control.robot_client import RobotClient
-
-    graph = Graph(sim_nodes("hoap2", real_time_factor=0.5, balance_monitor=False, self_collision_checker=False),
-                  log_dir=tmp_path_factory.mktemp("hoap2")).start()
-    client = RobotClient("hoap2_walking_test")
-    try:
-        client.wait_for_joint_states(60.0)
-        yield client
-    finally:
-        client.close()
-        codes = graph.stop()
-        print({name: graph.log_text(name)[-3000:] for name in codes})
-
-
-def base_height(client) -> float:
-    return poll_until(lambda: client.base_pose, "ground_truth/base_pose", timeout=60.0).pose.position.z
+def hoap2(module_graph):
+    return module_graph
 
 
 def walked_standing(client, standing: float, report) -> None:
@@ -58,11 +45,11 @@ def walked_standing(client, standing: float, report) -> None:
     assert not report.fell, report.text()
     client.wait_until(client.now() + 1.0, timeout=60.0)
     assert not client.fallen
-    assert base_height(client) > 0.8 * standing  # crouched at the walking height, not lying
+    assert client.wait_for_base_pose().pose.position.z > 0.8 * standing  # crouched at the walking height, not lying
 
 
 def test_hoap2_walks_forward_and_stays_up(hoap2):
-    standing = base_height(hoap2)
+    standing = hoap2.wait_for_base_pose().pose.position.z
     report = walk(hoap2, "hoap2", 0.25, timeout=300.0)
     walked_standing(hoap2, standing, report)
     assert report.steps >= 6, report.text()
@@ -72,7 +59,7 @@ def test_hoap2_walks_forward_and_stays_up(hoap2):
 
 
 def test_hoap2_turns_in_place(hoap2):
-    standing = base_height(hoap2)
+    standing = hoap2.wait_for_base_pose().pose.position.z
     report = walk(hoap2, "hoap2", 0.0, turn=math.radians(45.0), timeout=300.0)
     walked_standing(hoap2, standing, report)
     assert abs(math.degrees(report.heading_error_rad)) <= HEADING, report.text()
@@ -80,7 +67,7 @@ def test_hoap2_turns_in_place(hoap2):
 
 
 def test_hoap2_walks_sideways(hoap2):
-    standing = base_height(hoap2)
+    standing = hoap2.wait_for_base_pose().pose.position.z
     report = walk(hoap2, "hoap2", 0.0, lateral=0.1, timeout=300.0)
     walked_standing(hoap2, standing, report)
     assert report.lateral_m == pytest.approx(0.1, abs=0.02), report.text()

@@ -34,32 +34,17 @@ DRIFT_PER_METRE = 0.05
 REAL_TIME_FACTOR = 0.5
 
 
+#: One Bioloid graph for the module's walks (each starts where the previous one stood).
+GRAPH = sim_nodes("bioloid", real_time_factor=REAL_TIME_FACTOR, balance_monitor=False, self_collision_checker=False)
+
+
 @pytest.fixture(scope="module")
-def bioloid(tmp_path_factory):
-    """One Bioloid graph for the module's walks (each starts where the previous one stood)."""
-    from humanoid_control.node_graph import Graph
-    from humanoid_control.robot_client import RobotClient
-
-    graph = Graph(sim_nodes("bioloid", real_time_factor=REAL_TIME_FACTOR, balance_monitor=False,
-                            self_collision_checker=False),
-                  log_dir=tmp_path_factory.mktemp("bioloid")).start()
-    client = RobotClient("walking_test")
-    try:
-        client.wait_for_joint_states(60.0)
-        yield client
-    finally:
-        client.close()
-        codes = graph.stop()
-        print({name: graph.log_text(name)[-3000:] for name in codes})
-
-
-def base_height(client) -> float:
-    pose = poll_until(lambda: client.base_pose, "ground_truth/base_pose", timeout=60.0)
-    return pose.pose.position.z
+def bioloid(module_graph):
+    return module_graph
 
 
 def test_bioloid_walks_a_few_steps_forward_and_stays_up(bioloid):
-    standing = base_height(bioloid)
+    standing = bioloid.wait_for_base_pose().pose.position.z
     report = walk(bioloid, "bioloid", 0.2, timeout=300.0)
     assert report.error_code == 0, report.result
     assert not report.fell, report.text()
@@ -72,7 +57,7 @@ def test_bioloid_walks_a_few_steps_forward_and_stays_up(bioloid):
     # still up a second later: not fallen, the base at the walking height (crouched, not lying)
     bioloid.wait_until(bioloid.now() + 1.0, timeout=60.0)
     assert not bioloid.fallen
-    assert base_height(bioloid) > 0.8 * standing
+    assert bioloid.wait_for_base_pose().pose.position.z > 0.8 * standing
 
 
 class TrajectoryWatch:
@@ -96,7 +81,7 @@ def drive(client, twist: Twist, robot_seconds: float) -> None:
 
 def test_cmd_vel_walks_and_a_zero_velocity_stops_the_robot_standing(bioloid):
     watch = TrajectoryWatch(bioloid)
-    start = poll_until(lambda: bioloid.base_pose, "ground_truth/base_pose", timeout=60.0).pose.position
+    start = bioloid.wait_for_base_pose().pose.position
     forward = Twist()
     forward.linear.x = 0.05
     drive(bioloid, forward, 5.0)  # 1.5 s of crouching into the walking posture, the start, then steps

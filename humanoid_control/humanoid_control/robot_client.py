@@ -260,6 +260,10 @@ class RobotClient:
     def base_pose(self) -> PoseStamped | None:
         return self._base_pose
 
+    def wait_for_base_pose(self, timeout: float = 60.0) -> PoseStamped:
+        """The latest ground_truth/base_pose (the simulator's), waiting for the first one."""
+        return poll_until(lambda: self._base_pose, "ground_truth/base_pose (is the simulator running?)", timeout)
+
     @property
     def diagnostics(self) -> DiagnosticArray | None:
         return self._diagnostics
