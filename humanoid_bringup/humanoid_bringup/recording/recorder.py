@@ -329,32 +329,31 @@ def record(params: RecorderParameters | None = None, ros_args: Sequence[str] | N
     from rclpy.node import Node
     from rclpy.signals import SignalHandlerOptions
 
-    stop = threading.Event()
-    previous = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGINT, signal.SIGTERM)}
-    context = rclpy.Context()
-    rclpy.init(args=list(ros_args or []), context=context, signal_handler_options=SignalHandlerOptions.NO)
-    try:
-        node = Node("humanoid_recorder", context=context, start_parameter_services=False)
-        if params is None:
-            params = parameters_from_node(node)
-        executor = SingleThreadedExecutor(context=context)
-        executor.add_node(node)
-        recorder = Recorder(node, params, out, err)
-        how_long = f"for {params.duration:g} s" if params.duration > 0 else "until interrupted"
-        print(f"recording {len(recorder.wanted)} topics into {recorder.summary.path} ({how_long})",
-              file=out, flush=True)
-        end = time.monotonic() + params.duration if params.duration > 0 else None
-        while not stop.is_set() and (end is None or time.monotonic() < end):
-            executor.spin_once(timeout_sec=0.05)
-        recorder.drain(lambda timeout: executor.spin_once(timeout_sec=timeout))
-        summary = recorder.finish()
-        executor.shutdown()
-        node.destroy_node()
-        return summary
-    finally:
-        rclpy.try_shutdown(context=context)
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+    from humanoid_control.stop_request import stop_on_signals
+
+    with stop_on_signals(signal.SIGINT, signal.SIGTERM) as stop:
+        context = rclpy.Context()
+        rclpy.init(args=list(ros_args or []), context=context, signal_handler_options=SignalHandlerOptions.NO)
+        try:
+            node = Node("humanoid_recorder", context=context, start_parameter_services=False)
+            if params is None:
+                params = parameters_from_node(node)
+            executor = SingleThreadedExecutor(context=context)
+            executor.add_node(node)
+            recorder = Recorder(node, params, out, err)
+            how_long = f"for {params.duration:g} s" if params.duration > 0 else "until interrupted"
+            print(f"recording {len(recorder.wanted)} topics into {recorder.summary.path} ({how_long})",
+                  file=out, flush=True)
+            end = time.monotonic() + params.duration if params.duration > 0 else None
+            while not stop.is_set() and (end is None or time.monotonic() < end):
+                executor.spin_once(timeout_sec=0.05)
+            recorder.drain(lambda timeout: executor.spin_once(timeout_sec=timeout))
+            summary = recorder.finish()
+            executor.shutdown()
+            node.destroy_node()
+            return summary
+        finally:
+            rclpy.try_shutdown(context=context)
 
 
 def parameters_from_node(node) -> RecorderParameters:
