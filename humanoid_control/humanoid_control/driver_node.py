@@ -26,14 +26,14 @@ from humanoid_control.command_guard import CommandGuard
 from humanoid_control.driver import DriverError, RobotDriver
 from humanoid_control.interface_parameters import InterfaceParameters
 from humanoid_control.parameter_files import node_parameters
-from humanoid_control.parameters import declare, declare_dataclass
+from humanoid_control.parameters import declare, declare_dataclass, declare_robot
 from humanoid_control.pooled_executor import PooledExecutor
 from humanoid_control.process_lifetime import hang_up_like_terminate
 from humanoid_control.robot_interface import RobotInterface
 from humanoid_control.self_collision_guard import PARAMETER_PREFIX as GUARD_PARAMETER_PREFIX
 from humanoid_control.self_collision_guard import SelfCollisionGuard, SelfCollisionGuardParameters
 from humanoid_description.model import RobotModel
-from humanoid_description.robots import ROBOTS, UnknownRobotError
+from humanoid_description.robots import UnknownRobotError
 from humanoid_description.runtime_files import RuntimeFile
 
 DriverFactory = Callable[[Node, RobotModel, dict[str, Any]], RobotDriver]
@@ -65,9 +65,7 @@ class DriverNode:
                  extension: Extension | None = None, default_robot: str = "hoap2",
                  guard_factory: GuardFactory = make_guard) -> None:
         self.node = Node(node_name)
-        robot = declare(self.node, "robot", default_robot)
-        if robot not in ROBOTS:
-            raise UnknownRobotError(robot)
+        robot = declare_robot(self.node, default_robot)
         self.defaults = node_parameters(parameter_file.path(robot), node_name)
         self.model = RobotModel(robot)
         self.duration = declare(self.node, "duration", 0.0, self.defaults)

@@ -19,13 +19,19 @@ from humanoid_description.robots import ROBOTS, UnknownRobotError
 T = TypeVar("T")
 
 
-def declare_control_node(node: Node, cls: type[T], node_name: str) -> tuple[str, T]:
-    """A control node's ``robot`` parameter (one of the known robots, else
-    UnknownRobotError) and its parameters ``cls`` (:func:`declare_dataclass`), whose
-    defaults are the robot's section ``node_name`` of its control-node parameter file."""
-    robot = declare(node, "robot", "hoap2")
+def declare_robot(node: Node, default: str = "hoap2") -> str:
+    """The node's ``robot`` parameter: one of the known robots, else UnknownRobotError."""
+    robot = declare(node, "robot", default)
     if robot not in ROBOTS:
         raise UnknownRobotError(robot)
+    return robot
+
+
+def declare_control_node(node: Node, cls: type[T], node_name: str) -> tuple[str, T]:
+    """A control node's robot (:func:`declare_robot`) and its parameters ``cls``
+    (:func:`declare_dataclass`), whose defaults are the robot's section ``node_name`` of
+    its control-node parameter file."""
+    robot = declare_robot(node)
     return robot, declare_dataclass(node, cls, control_node_defaults(robot, node_name))
 
 

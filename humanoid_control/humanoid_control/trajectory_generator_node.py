@@ -29,11 +29,10 @@ from sensor_msgs.msg import JointState
 
 from humanoid_control.motion import MotionError, Playback, load_motion, plan_playback
 from humanoid_control.node_main import run_node
-from humanoid_control.parameters import declare
+from humanoid_control.parameters import declare, declare_robot
 from humanoid_control.pooled_executor import PooledExecutor
 from humanoid_control.robot_client import playback_trajectory
 from humanoid_control.ros_time import seconds
-from humanoid_description.robots import ROBOTS
 from humanoid_interfaces.action import FollowJointTrajectory, PlayMotion
 
 #: How long to wait for the robot (joint_states, the trajectory action), seconds.
@@ -45,9 +44,7 @@ class TrajectoryGenerator:
 
     def __init__(self, node: Node) -> None:
         self.node = node
-        self.robot = declare(node, "robot", "hoap2")
-        if self.robot not in ROBOTS:
-            raise ValueError(f"unknown robot {self.robot!r} (known robots: {', '.join(ROBOTS)})")
+        self.robot = declare_robot(node)
         self.sample_period = declare(node, "sample_period", 0.02)
         self.feedback_rate = declare(node, "feedback_rate", 10.0)
         if self.sample_period <= 0.0 or self.feedback_rate <= 0.0:
