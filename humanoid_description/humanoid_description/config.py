@@ -103,6 +103,12 @@ class RobotConfig:
     def home(self) -> dict[str, float]:
         return self.pose(self.home_pose)
 
+    @property
+    def ball_feet(self) -> bool:
+        """Whether the robot stands on balls (the quadruped) rather than flat soles: all its
+        feet are one or the other (checked when the config is read)."""
+        return any(foot.is_ball for foot in self.feet.values())
+
 
 @functools.cache
 def load_config(robot: str) -> RobotConfig:

@@ -57,7 +57,7 @@ class FootWatch:
         #: a foot off the ground ends the watch (else only tips and falls do; lifts are still logged)
         self.stop_at_lift = stop_at_lift
         self.lifted: FootEvent | None = None  # the first foot that left the ground since arm()
-        self.ball_feet = any(foot.is_ball for foot in model.config.feet.values())  # all or none (config)
+        self.ball_feet = model.config.ball_feet
         self._tilt_origin: dict[str, tuple[float, float]] = {}
         self.contact_threshold, self.lift_time = contact_threshold, lift_time
         self._lock = threading.Lock()
@@ -166,9 +166,8 @@ def support_tilts(model: RobotModel, imu_orientation: Sequence[float],
     the ground at one point whatever way its frame, which turns with the leg, is turned."""
     w, x, y, z = imu_orientation
     world_imu = pin.Quaternion(w, x, y, z).toRotationMatrix()
-    feet = model.config.feet
-    ball_feet = any(foot.is_ball for foot in feet.values())
-    soles = {} if ball_feet else {side: foot.sole for side, foot in feet.items()}
+    ball_feet = model.config.ball_feet
+    soles = {} if ball_feet else {side: foot.sole for side, foot in model.config.feet.items()}
     frames = model.frame_placements([model.config.imu_frame, *soles.values()], positions)
     world_base = world_imu @ frames[model.config.imu_frame].rotation.T
     if ball_feet:

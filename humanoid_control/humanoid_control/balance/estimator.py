@@ -165,7 +165,7 @@ class BalanceEstimator:
         self._sole_name = {side: foot.sole for side, foot in feet.items()}
         self._sole_id = {side: model.frame_id(foot.sole) for side, foot in feet.items()}
         self._feet = dict(feet)
-        self._ball_feet = any(foot.is_ball for foot in feet.values())
+        self._ball_feet = model.config.ball_feet
         imu = model.config.imu_frame
         self._imu_id = model.frame_id(imu) if model.model.existFrame(imu) else None
         self._filter = CoMFilter(params.com_filter_cutoff)
