@@ -27,6 +27,9 @@ class PathCollision:
     time: float  # s from the trajectory's start
     pair: PairDistance
     positions: np.ndarray  # every joint there (canonical order)
+    #: False: the pair is within the safety distance at ``time``; True: it is farther there,
+    #: but the joints move enough within the finest sampling to close the gap (not proven clear)
+    unproven: bool = False
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,11 @@ class PathCheck:
         hit = self.hit
         joints = range(len(joint_names)) if moving is None else moving
         values = ", ".join(f"{joint_names[k]} = {hit.positions[k]:.4f} rad" for k in joints)
+        if hit.unproven:
+            return (f"self-collision not excluded: the path brings {hit.pair.link_a} and {hit.pair.link_b} "
+                    f"to {hit.pair.distance * 1000:.1f} mm at t = {hit.time:.3f} s, moving so fast that even "
+                    f"{FINEST_PERIOD * 1000:g} ms samples cannot prove they stay beyond the safety distance "
+                    f"({safety_distance * 1000:g} mm); where {values}")
         return (f"self-collision: the path brings {hit.pair.link_a} and {hit.pair.link_b} "
                 f"{hit.pair.distance * 1000:.1f} mm apart (safety distance {safety_distance * 1000:g} mm) at "
                 f"t = {hit.time:.3f} s, where {values}")
@@ -97,7 +105,8 @@ class _PathRefinement:
         for stretch, (index, pair) in self._stretches(unproven, len(times)):
             finer = self._refined(times[stretch], path[stretch])
             if finer is None:  # the finest sampling already: unproven is a collision
-                return PathCollision(float(times[index]), pair, path[index].copy())
+                return PathCollision(float(times[index]), pair, path[index].copy(),
+                                     unproven=pair.distance > self.tracker.safety_distance)
             hit = self.first_collision(*finer)
             if hit is not None:
                 return hit

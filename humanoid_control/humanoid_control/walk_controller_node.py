@@ -65,6 +65,7 @@ from humanoid_control.walking.controller import (
 )
 from humanoid_control.walking.parameters import NODE_NAME, WalkParameters, walking_robot
 from humanoid_control.walking.pattern import Mode
+from humanoid_control.walking.setpoint_window import still_ahead
 from humanoid_control.walking.stabilizer import Sensors
 from humanoid_description.model import RobotModel
 from humanoid_interfaces.action import Walk
@@ -257,18 +258,12 @@ class WalkControllerNode:
             self._ahead = []
 
     def _still_ahead(self, now: float, final: bool) -> list[Setpoint]:
-        """The set-points not yet due when a trajectory sent now begins. The walk's last one
-        (at rest) is always kept: come too late (this node lagged behind the robot's clock),
-        it is retimed one period after the trajectory's start, so that the walk still ends
-        at rest rather than at whatever set-point was sent before."""
-        begins = now + TRAJECTORY_DELAY
-        ahead = [s for s in self._ahead if s.stamp > begins + 1e-6]
-        if final and not ahead and self._ahead:
-            last = self._ahead[-1]
-            self._log.warning(f"the walk's final set-point came {begins - last.stamp:.3f} s late (this node lagged "
-                              "behind the robot's clock): sent one period after the trajectory's start")
-            ahead = [Setpoint(begins + self.params.period, last.positions, last.velocities)]
-        return ahead
+        """The set-points not yet due when a trajectory sent now begins (see setpoint_window)."""
+        window = still_ahead(self._ahead, now + TRAJECTORY_DELAY, final, now + self.params.command_lead)
+        if window.final_late_by is not None:
+            self._log.warning(f"the walk's final set-point came {window.final_late_by:.3f} s late (this node lagged "
+                              f"behind the robot's clock): sent for {self.params.command_lead:g} s from now")
+        return window.setpoints
 
     def _send(self, now: float) -> None:
         """The set-points still ahead, as one trajectory starting ``TRAJECTORY_DELAY`` after
