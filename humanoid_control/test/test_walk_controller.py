@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import yaml
 
-from humanoid_control.walking.controller import GoalState, Phase, WalkController, WalkRefusedError
+from humanoid_control.walking.controller import VELOCITY_MARGIN, GoalState, Phase, WalkController, WalkRefusedError
 from humanoid_control.walking.parameters import NODE_NAME, WalkParameters, walking_robot
 from humanoid_description.model import load_model
 from humanoid_description.runtime_files import CONTROL_NODE_PARAMETERS
@@ -92,6 +92,37 @@ def test_a_walk_goal_is_reached_with_the_soles_flat_and_the_joints_within_limits
     last = robot.setpoints[-1]
     assert np.all(last.velocities == 0.0)  # the last set-point arrives at rest
     assert robot.model.support_side(last.positions) == "both"
+
+
+def test_the_hoap2_default_gait_walks_1_m_at_0_1_m_s_as_the_ik_solves_it_within_the_joint_speeds():
+    """Issue 15's walk, planned: 1 m at 0.1 m/s or more from standing to standing, and every
+    set-point the IK's own solution, within VELOCITY_MARGIN of the joints' speed limits (a
+    faster solution is clipped to the margin and the swing sole then tilts: 10 deg with the
+    former swing at 7 cm per 0.5 s), soles flat."""
+    robot = KinematicRobot("hoap2")
+    joints, model = robot.model.joints, robot.model
+    goal = robot.controller.walk_to(1.0, 0.0, 0.0)
+    clipped, tilt = [], 0.0
+
+    def done():
+        nonlocal tilt
+        if robot.controller.phase is Phase.WALKING and robot.setpoints:
+            solution = robot.controller.solver.q[model.q_index]
+            if not np.allclose(robot.setpoints[-1].positions, solution, atol=1e-9):
+                clipped.append(robot.setpoints[-1].stamp)
+            tilt = max(tilt, *(math.acos(min(1.0, sole.rotation[2, 2])) for sole in robot.soles().values()))
+        return goal.done
+
+    robot.run_until(done)
+    assert goal.state is GoalState.SUCCEEDED, goal.message
+    speed = robot.controller.progress(goal).x / (goal.ended - goal.started)
+    assert speed >= 0.1, f"{speed:.4f} m/s"
+    assert not clipped, f"{len(clipped)} set-points clipped (the IK's solution moved faster) from {clipped[0]:.2f} s"
+    stamps = np.array([s.stamp for s in robot.setpoints])
+    positions = np.array([s.positions for s in robot.setpoints])
+    peak = float(np.max(np.abs(np.diff(positions, axis=0)) / np.diff(stamps)[:, None] / joints.velocity))
+    assert peak < VELOCITY_MARGIN, f"peak joint speed {peak:.3f} of the limit"
+    assert math.degrees(tilt) < 0.5
 
 
 def test_a_stale_joint_stops_the_walk_in_double_support_and_says_which(robot):

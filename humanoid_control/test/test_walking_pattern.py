@@ -12,6 +12,7 @@ from humanoid_control.walking.footsteps import Footstep, Pose2, StepLimits, plan
 from humanoid_control.walking.parameters import WalkParameters
 from humanoid_control.walking.pattern import Mode, WalkPattern
 from humanoid_control.walking.preview_control import PreviewController, preview_gains
+from humanoid_control.walking.swing import SwingProfile, rest_to_rest
 from humanoid_description.model import load_model
 from humanoid_description.support import convex_hull, signed_margin
 
@@ -24,7 +25,7 @@ def make_pattern(robot: str = "hoap2", **overrides) -> tuple[WalkPattern, WalkPa
     gains = preview_gains(params.period, params.com_height, params.preview_horizon)
     feet = {"right": Pose2(0.0, -params.stance_width / 2), "left": Pose2(0.0, params.stance_width / 2)}
     pattern = WalkPattern(gains, params.timing, params.step_limits(model.config.feet["right"]), params.com_height,
-                          params.foot_height, params.max_velocity, params.acceleration,
+                          params.swing_profile, params.max_velocity, params.acceleration,
                           (params.zmp_offset_x, params.zmp_offset_y), feet)
     return pattern, params
 
@@ -92,6 +93,36 @@ def test_moving_sideways_only_the_leading_foot_opens_the_stance():
     assert left.pose.y - support.pose.y == pytest.approx(0.078 + 0.04)
     right = plan_step(left, (0.0, 0.04, 0.0), 0.5, LIMITS)  # the right foot closes up
     assert left.pose.y - right.pose.y == pytest.approx(0.078)
+
+
+# -- the swing foot ----------------------------------------------------------------------
+@pytest.mark.parametrize(("lift", "ramp"), [(0.15, 0.5), (0.0, 0.2), (0.1, 0.3)])
+def test_the_swing_foot_goes_from_rest_to_rest_at_its_stated_peak_speed(lift, ramp):
+    profile = SwingProfile(0.02, lift, ramp)
+    start, target = Pose2(0.0, -0.04, 0.0), Pose2(0.16, -0.04, 0.2)
+    phases = np.linspace(0.0, 1.0, 20001)
+    poses = [profile.pose(start, target, s) for s in phases]
+    x = np.array([p.x for p, _ in poses])
+    height = np.array([h for _, h in poses])
+    assert (x[0], x[-1], height[0], height[-1]) == pytest.approx((0.0, 0.16, 0.0, 0.0), abs=1e-12)
+    assert poses[-1][0].yaw == pytest.approx(0.2) and height.max() == pytest.approx(0.02)
+    speed = np.gradient(x, phases)
+    assert speed[0] == pytest.approx(0.0, abs=1e-6) and speed[-1] == pytest.approx(0.0, abs=1e-6)
+    assert np.all(speed >= -1e-9)  # never backwards
+    assert speed.max() / 0.16 == pytest.approx(profile.peak_speed_ratio, rel=1e-3)
+    assert np.all(x[phases <= lift] == 0.0) and np.all(x[phases >= 1.0 - lift] == pytest.approx(0.16))
+    assert np.max(np.abs(np.diff(np.gradient(speed, phases)))) < 0.01  # acceleration continuous
+
+
+def test_a_swing_ramp_of_half_is_the_minimum_jerk_quintic_and_shares_are_checked():
+    profile = SwingProfile(0.02, 0.0, 0.5)
+    for s in np.linspace(0.0, 1.0, 11):
+        assert profile.pose(Pose2(), Pose2(1.0), s)[0].x == pytest.approx(rest_to_rest(s), abs=1e-12)
+    assert profile.peak_speed_ratio == pytest.approx(1.875)
+    with pytest.raises(ValueError, match="swing_ramp_share"):
+        WalkParameters(swing_ramp_share=0.0)
+    with pytest.raises(ValueError, match="swing_lift_share"):
+        WalkParameters(swing_lift_share=0.5)
 
 
 # -- the pattern -------------------------------------------------------------------------

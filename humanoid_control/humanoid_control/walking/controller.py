@@ -363,7 +363,7 @@ class WalkController:
 
     def _start_pattern(self, now: float, feet: dict[str, Pose2]) -> None:
         p = self.params
-        self.pattern = WalkPattern(self.gains, p.timing, self.limits, p.com_height, p.foot_height, p.max_velocity,
+        self.pattern = WalkPattern(self.gains, p.timing, self.limits, p.com_height, p.swing_profile, p.max_velocity,
                                    p.acceleration, (p.zmp_offset_x, p.zmp_offset_y), feet, time=now)
         self.phase = Phase.WALKING
         self._preparation = None

@@ -17,6 +17,7 @@ from humanoid_control.interface_parameters import documented
 from humanoid_control.parameter_files import control_node_defaults
 from humanoid_control.walking.footsteps import StepLimits
 from humanoid_control.walking.pattern import Timing
+from humanoid_control.walking.swing import SwingProfile
 from humanoid_description.config import Foot
 
 NODE_NAME = "walk_controller"
@@ -38,6 +39,13 @@ class WalkParameters:
         "other joints to posture) before the first step; shorter when the robot is nearly there")
     com_height: float = documented(0.2, "m, constant CoM height while walking (the cart-table's z_c)")
     foot_height: float = documented(0.015, "m, how high the swing foot rises at mid-swing")
+    swing_lift_share: float = documented(
+        0.15, "share of the swing at each end in which the foot only rises (lands) before (after) moving "
+        "horizontally, 0 <= share < 0.5: no scraping or sliding, but a shorter time for the step's way")
+    swing_ramp_share: float = documented(
+        0.5, "share of the swing foot's horizontal motion spent accelerating, and again braking, 0 < share <= "
+        "0.5; cruising in between. 0.5: the minimum-jerk quintic, peak speed 1.875 x the mean; smaller, a "
+        "lower peak (0.2: 1.23 x) for a harder start and stop. The swing leg's joints peak with the foot's speed")
     stance_width: float = documented(0.08, "m, lateral distance between the sole centres, feet side by side")
     min_foot_gap: float = documented(0.004, "m, the closest two soles may come to each other (step planning)")
     max_step_forward: float = documented(0.03, "m, largest forward displacement of the feet's centre per step")
@@ -112,10 +120,15 @@ class WalkParameters:
             raise ValueError("start_duration must be at least the double support of a step")
         if not abs(self.trunk_pitch) < math.pi / 2:
             raise ValueError(f"trunk_pitch must be within +-90 deg, got {self.trunk_pitch}")
+        _ = self.swing_profile  # it checks the swing shares' ranges
 
     @property
     def timing(self) -> Timing:
         return Timing(self.step_period, self.double_support_ratio, self.start_duration, self.stop_duration)
+
+    @property
+    def swing_profile(self) -> SwingProfile:
+        return SwingProfile(self.foot_height, self.swing_lift_share, self.swing_ramp_share)
 
     def step_limits(self, foot: Foot) -> StepLimits:
         return StepLimits(self.max_step_forward, self.max_step_backward, self.max_step_lateral, self.max_step_turn,

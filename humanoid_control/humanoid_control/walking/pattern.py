@@ -41,7 +41,7 @@ from humanoid_control.walking.footsteps import (
     wrap_angle,
 )
 from humanoid_control.walking.preview_control import PreviewController, PreviewGains
-from humanoid_control.walking.swing import swing_pose
+from humanoid_control.walking.swing import SwingProfile
 
 #: The CoM has settled once this close (m) to the middle of the feet and this slow (m/s).
 SETTLED_POSITION = 0.001
@@ -112,7 +112,7 @@ class WalkPattern:
     timing: Timing
     limits: StepLimits
     com_height: float
-    foot_height: float
+    swing_profile: SwingProfile
     max_velocity: tuple[float, float, float]
     acceleration: tuple[float, float, float]  # limits: m/s^2, m/s^2, rad/s^2
     zmp_offset: tuple[float, float]  # ZMP reference in each foot: forward, inwards (m)
@@ -340,7 +340,7 @@ class WalkPattern:
         step = self.steps[0] if self.steps else None
         if step is not None and step.lift < t < step.land:
             phase = (t - step.lift) / (step.land - step.lift)
-            feet[step.swing] = swing_pose(step.start, step.target, self.foot_height, phase)
+            feet[step.swing] = self.swing_profile.pose(step.start, step.target, phase)
             support = other_side(step.swing)
         right, left = feet["right"][0], feet["left"][0]
         trunk_yaw = wrap_angle(right.yaw + wrap_angle(left.yaw - right.yaw) / 2.0)
