@@ -52,9 +52,9 @@ class PathCheck:
         values = ", ".join(f"{joint_names[k]} = {hit.positions[k]:.4f} rad" for k in joints)
         if hit.unproven:
             return (f"self-collision not excluded: the path brings {hit.pair.link_a} and {hit.pair.link_b} "
-                    f"to {hit.pair.distance * 1000:.1f} mm at t = {hit.time:.3f} s, moving so fast that even "
-                    f"{FINEST_PERIOD * 1000:g} ms samples cannot prove they stay beyond the safety distance "
-                    f"({safety_distance * 1000:g} mm); where {values}")
+                    f"to {hit.pair.distance * 1000:.1f} mm at t = {hit.time:.3f} s and may come closer between "
+                    f"samples {FINEST_PERIOD * 1000:g} ms apart (safety distance {safety_distance * 1000:g} mm); "
+                    f"where {values}")
         return (f"self-collision: the path brings {hit.pair.link_a} and {hit.pair.link_b} "
                 f"{hit.pair.distance * 1000:.1f} mm apart (safety distance {safety_distance * 1000:g} mm) at "
                 f"t = {hit.time:.3f} s, where {values}")
