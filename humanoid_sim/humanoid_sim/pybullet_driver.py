@@ -111,6 +111,7 @@ class PyBulletDriver(RobotDriver):
         self.joint_names = model.joints.names
         self.servos = ServoBank(servo, len(self.joint_names))
         self.transmissions = Transmissions(transmission or TransmissionParameters(), self.joint_names)
+        self._transmissions_active = self.transmissions.params.active  # fixed parameters, asked every cycle
         self._lock = threading.RLock()
         self._client: int | None = None
         self._body = -1
@@ -276,7 +277,7 @@ class PyBulletDriver(RobotDriver):
             self._steps += steps
             self._time = self._steps * dt
             self._state = self._measure()
-            if self.transmissions.params.active and self.transmissions.update(self._state.effort, steps * dt):
+            if self._transmissions_active and self.transmissions.update(self._state.effort, steps * dt):
                 self._targets_sent = False
             if requested:
                 self._step_budget = max(0, self._step_budget - 1)
@@ -306,9 +307,11 @@ class PyBulletDriver(RobotDriver):
         """Every joint in one call; columns unzipped (faster than a 2-D array for a few dozen joints)."""
         states = pybullet.getJointStates(self._body, self._joint_ids, physicsClientId=self._client)
         positions, velocities, _, efforts = zip(*states, strict=True)
-        # the encoders are on the motor side of the gears: they do not see the links' sag
-        return JointState(stamp=self._time, position=np.array(positions) - self.transmissions.sag,
-                          velocity=np.array(velocities), effort=np.array(efforts), valid=self._all_valid)
+        position = np.array(positions)
+        if self._transmissions_active:  # the encoders are on the motor side of the gears: no sag
+            position -= self.transmissions.sag
+        return JointState(stamp=self._time, position=position, velocity=np.array(velocities),
+                          effort=np.array(efforts), valid=self._all_valid)
 
     def read(self) -> JointState:
         with self._lock:
