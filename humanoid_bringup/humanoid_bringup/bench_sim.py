@@ -8,7 +8,10 @@ step (1 kHz), so their ratio is meaningful on a shared, noisy machine:
 - node: the real simulation node (``humanoid_sim``) in its own process, running as
   fast as possible with its servo models, control loop, ``joint_states`` at 100 Hz
   and one subscriber (this process), measured by the simulated time its
-  ``joint_states`` stamps advance per wall-clock second.
+  ``joint_states`` stamps advance per wall-clock second. The node fills and publishes
+  only topics someone subscribes to (``humanoid_control.matched_publisher``): here
+  ``joint_states`` alone. ``--subscribe-all`` subscribes to everything it publishes
+  per cycle (IMU, feet, /clock, ground truth, fallen), the cost of a full graph.
 
 Raw and node runs alternate (raw, node, raw, node, ..., raw) and each side reports its
 best run: on a shared machine other load only ever slows a run down, so the best of a
@@ -98,9 +101,31 @@ def raw_real_time_factor(robot: str, sim_seconds: float) -> Run:
         pybullet.disconnect(physicsClientId=client)
 
 
-def node_real_time_factor(robot: str, sim_seconds: float, log_dir: Path) -> Run:
+def subscribe_all(node, robot: str) -> list[str]:
+    """Subscribe ``node`` to every topic the simulation node publishes per control cycle
+    besides joint_states; returns the topic names."""
+    from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+    from rosgraph_msgs.msg import Clock
+    from sensor_msgs.msg import Imu
+    from std_msgs.msg import Bool
+
+    from humanoid_description.config import load_config
+
+    topics = {"imu/data": Imu, "clock": Clock, "ground_truth/base_pose": PoseStamped,
+              "ground_truth/base_twist": TwistStamped, "fallen": Bool}
+    for side in load_config(robot).feet:
+        topics |= {f"{side}_foot/wrench": WrenchStamped, f"{side}_foot/contact": Bool}
+    for topic, kind in topics.items():
+        qos = QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT) if topic == "clock" else 10
+        node.create_subscription(kind, topic, lambda _msg: None, qos)
+    return sorted(topics)
+
+
+def node_real_time_factor(robot: str, sim_seconds: float, log_dir: Path, every_topic: bool = False) -> Run:
     """The simulation node, seen by one subscriber (records the wall time and stamp of
-    every joint_states message; the node process's CPU time between two of them)."""
+    every joint_states message; the node process's CPU time between two of them), which
+    also subscribes to every per-cycle topic if ``every_topic``."""
     import rclpy
     from sensor_msgs.msg import JointState
 
@@ -124,6 +149,8 @@ def node_real_time_factor(robot: str, sim_seconds: float, log_dir: Path) -> Run:
             node = rclpy.create_node("humanoid_bench")
             node.create_subscription(JointState, "joint_states",
                                      lambda msg: samples.append((time.perf_counter(), seconds(msg.header.stamp))), 10)
+            if every_topic:
+                subscribe_all(node, robot)
             spin_until(node, lambda: samples and samples[-1][1] > 1.0, 120.0)  # warm up
             wall0, stamp0 = samples[-1]
             cpu0 = process_cpu_seconds(pid)
@@ -140,6 +167,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--robot", default="hoap2", choices=ROBOTS)
     parser.add_argument("--seconds", type=float, default=10.0, help="simulated seconds per run (10)")
     parser.add_argument("--rounds", type=int, default=2, help="node runs, each between two raw runs (2)")
+    parser.add_argument("--subscribe-all", action="store_true",
+                        help="subscribe to every topic the node publishes per cycle, not joint_states alone")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -151,12 +180,14 @@ def run(args: argparse.Namespace) -> int:
     node_runs = []
     with tempfile.TemporaryDirectory(prefix="humanoid_bench_") as logs:
         for round_ in range(args.rounds):
-            node_runs.append(node_real_time_factor(args.robot, args.seconds, Path(logs) / str(round_)))
+            node_runs.append(node_real_time_factor(args.robot, args.seconds, Path(logs) / str(round_),
+                                                   args.subscribe_all))
             raw_runs.append(raw_real_time_factor(args.robot, args.seconds))
     raw, node = max(r.real_time_factor for r in raw_runs), max(r.real_time_factor for r in node_runs)
     cpu_raw = min(r.cpu_per_sim_second for r in raw_runs)
     cpu_node = min(r.cpu_per_sim_second for r in node_runs)
     result = {"robot": args.robot, "physics_rate_hz": PHYSICS_RATE, "publish_rate_hz": PUBLISH_RATE,
+              "subscribed": "every per-cycle topic" if args.subscribe_all else "joint_states",
               "rtf_node": round(node, 3), "rtf_raw": round(raw, 3), "ratio": round(node / raw, 3),
               "rtf_node_runs": [round(r.real_time_factor, 3) for r in node_runs],
               "rtf_raw_runs": [round(r.real_time_factor, 3) for r in raw_runs],
@@ -165,7 +196,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result))
     else:
-        print(f"{args.robot}: physics {PHYSICS_RATE:g} Hz, joint_states {PUBLISH_RATE:g} Hz, one subscriber")
+        print(f"{args.robot}: physics {PHYSICS_RATE:g} Hz, joint_states {PUBLISH_RATE:g} Hz, one subscriber "
+              f"({'to every per-cycle topic' if args.subscribe_all else 'to joint_states alone'})")
         print(f"  raw PyBullet stepping   real-time factor {raw:7.2f}  (runs: "
               f"{', '.join(f'{r.real_time_factor:.2f}' for r in raw_runs)}), CPU {cpu_raw:.3f} s per simulated s")
         print(f"  simulation node         real-time factor {node:7.2f}  (runs: "

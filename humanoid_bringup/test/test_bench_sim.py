@@ -1,5 +1,6 @@
 """`humanoid bench sim` prints the simulation node's figures next to raw PyBullet's, measured
-in the same run (a short run: the figures themselves are for the benchmark, not a test)."""
+in the same run (a short run: the figures themselves are for the benchmark, not a test),
+with joint_states alone subscribed or every per-cycle topic (``--subscribe-all``)."""
 
 import json
 import subprocess
@@ -9,11 +10,15 @@ import pytest
 pytestmark = pytest.mark.system
 
 
-def test_bench_sim_reports_node_and_raw_side_by_side_as_json():
+@pytest.mark.parametrize(("options", "subscribed"), [((), "joint_states"),
+                                                     (("--subscribe-all",), "every per-cycle topic")],
+                         ids=["joint_states", "every-topic"])
+def test_bench_sim_reports_node_and_raw_side_by_side_as_json(options, subscribed):
     done = subprocess.run(["humanoid", "bench", "sim", "--robot", "bioloid", "--seconds", "0.5", "--rounds", "1",
-                           "--json"], capture_output=True, text=True, timeout=600, check=False)
+                           *options, "--json"], capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["subscribed"] == subscribed
     assert len(result["rtf_raw_runs"]) == 2 and len(result["rtf_node_runs"]) == 1
     assert result["rtf_raw"] == max(result["rtf_raw_runs"]) and result["rtf_node"] == max(result["rtf_node_runs"])
     assert result["ratio"] == pytest.approx(result["rtf_node"] / result["rtf_raw"], abs=2e-3)

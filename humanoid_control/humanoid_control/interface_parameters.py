@@ -35,9 +35,12 @@ class InterfaceParameters:
         "a received trajectory holding the GIL, about 0.1 ms per point, which the control thread waits for)")
     publish_robot_description: bool = documented(
         True, "publish robot_description (false where robot_state_publisher owns it, as under ros2 launch)")
+    gil_turn_period: float = documented(
+        0.05, "s, a control loop that keeps the CPU (a simulation at real_time_factor 0) sleeps 0.1 ms this often, "
+        "so that the node's other threads (action feedback, cancels, services) get the interpreter lock")
 
     def __post_init__(self) -> None:
-        for name in ("control_rate", "publish_rate", "feedback_rate", "diagnostics_rate"):
+        for name in ("control_rate", "publish_rate", "feedback_rate", "diagnostics_rate", "gil_turn_period"):
             if not getattr(self, name) > 0.0:
                 raise ValueError(f"parameter {name} must be > 0, got {getattr(self, name)}")
         if self.max_trajectory_points < 1:

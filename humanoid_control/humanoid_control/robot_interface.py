@@ -22,6 +22,14 @@ cycle: a silent servo) is listed with NaN position, velocity and effort, and the
 message is stamped with the time of the read; when no joint at all was read (the bus
 is gone) nothing is published.
 
+A topic the control thread publishes is not filled nor published while no subscription
+is matched to it (:mod:`humanoid_control.matched_publisher`): its messages would reach
+nobody, and each publish costs tens of microseconds of the control thread. The sensors
+are read only while one of their topics has a subscriber; after a time without, the first
+reading only primes the next one (a simulated IMU differentiates its velocity between
+consecutive readings, which must be one publishing period apart), so the first sensor
+messages come one period after the subscription was matched.
+
 This module is only the ROS side: topics, the action and the clock mapping. The
 real-time part (driver, executor, validation, command guard, rate metering) is the
 ROS-free :class:`~humanoid_control.control_loop.ControlLoop`, which runs in its own
@@ -52,6 +60,7 @@ from humanoid_control.control_loop import ControlLoop, CycleHook, ToleranceSpec,
 from humanoid_control.decimation import Decimator
 from humanoid_control.driver import JointState, Level, RobotDriver, SensorReadings, StatusEntry
 from humanoid_control.interface_parameters import InterfaceParameters
+from humanoid_control.matched_publisher import MatchedPublisher
 from humanoid_control.parameters import declare_dataclass
 from humanoid_control.ros_time import DriverClock, seconds, to_duration, to_time
 from humanoid_control.trajectory_executor import RunState, TrajectoryRun
@@ -86,7 +95,7 @@ class RobotInterface:
                              reliability=ReliabilityPolicy.RELIABLE)
         self._description_pub = (node.create_publisher(String, "robot_description", latched)
                                  if self.params.publish_robot_description else None)
-        self._joint_state_pub = node.create_publisher(JointStateMsg, "joint_states", 10)
+        self._joint_state_pub = MatchedPublisher(node, JointStateMsg, "joint_states", 10)
         self._joint_state_msg = JointStateMsg(name=list(self.names))
         self._diagnostics_pub = node.create_publisher(DiagnosticArray, "diagnostics", 10)
         # Each command replaces the one before: commands of a topic are taken one at a time, in
@@ -102,8 +111,9 @@ class RobotInterface:
             node, FollowJointTrajectory, "follow_joint_trajectory",
             execute_callback=self._execute_goal, goal_callback=self._on_goal,
             cancel_callback=lambda _goal: CancelResponse.ACCEPT, callback_group=group)
-        self._imu_pub = None
+        self._imu_pub: MatchedPublisher | None = None
         self._foot_pubs: dict[str, tuple] = {}
+        self._sensors_current = False  # the sensors were read at the previous publishing time
         node.create_timer(1.0 / self.params.diagnostics_rate, self._publish_diagnostics, callback_group=group)
         self.loop.add_cycle_hook(self._on_cycle)
 
@@ -114,7 +124,9 @@ class RobotInterface:
 
     def start(self) -> None:
         self.loop.start()
-        self._create_sensor_publishers(self.driver.read_sensors())
+        sensors = self.driver.read_sensors()
+        self._create_sensor_publishers(sensors)
+        self._sensors_current = sensors is not None
         if self._description_pub is not None:
             self._description_pub.publish(String(data=self.model.urdf))
         self.loop.run_in_thread()
@@ -146,38 +158,54 @@ class RobotInterface:
     def _publish_state(self, state: JointState) -> None:
         """joint_states with staleness: NaN for joints not read, nothing when none was read."""
         valid = state.valid
-        if not np.any(valid):
-            self._withheld += 1
-            return
-        msg = self._joint_state_msg  # one message, refilled (only the control thread publishes it)
-        msg.header.stamp = to_time(self.clock.to_ros(state.stamp))
-        if np.all(valid):
-            msg.position, msg.velocity, msg.effort = (state.position.tolist(), state.velocity.tolist(),
-                                                      state.effort.tolist())
-        else:
+        if not valid.all():
+            if not valid.any():
+                self._withheld += 1
+                self._sensors_current = False
+                return
             self._stale_readings += int(np.count_nonzero(~valid))
-            msg.position, msg.velocity, msg.effort = (np.where(valid, values, math.nan).tolist()
-                                                      for values in (state.position, state.velocity, state.effort))
-        self._joint_state_pub.publish(msg)
+        if self._joint_state_pub.subscribed:
+            msg = self._joint_state_msg  # one message, refilled (only the control thread publishes it)
+            msg.header.stamp = to_time(self.clock.to_ros(state.stamp))
+            if valid.all():
+                msg.position, msg.velocity, msg.effort = (state.position.tolist(), state.velocity.tolist(),
+                                                          state.effort.tolist())
+            else:
+                msg.position, msg.velocity, msg.effort = (
+                    np.where(valid, values, math.nan).tolist()
+                    for values in (state.position, state.velocity, state.effort))
+            self._joint_state_pub.publish(msg)
+        self._read_sensors()
+
+    def _read_sensors(self) -> None:
+        """Read and publish the sensors while anyone listens; the first reading after a time
+        without primes the next one (see the module docstring)."""
+        imu_wanted = self._imu_pub is not None and self._imu_pub.subscribed
+        if not imu_wanted and not any(wrench.subscribed or contact.subscribed
+                                      for wrench, contact, _, _ in self._foot_pubs.values()):
+            self._sensors_current = False
+            return
         sensors = self.driver.read_sensors()
-        if sensors is not None:
+        if sensors is not None and self._sensors_current:
             self._publish_sensors(sensors)
+        self._sensors_current = sensors is not None
 
     def _create_sensor_publishers(self, sensors: SensorReadings | None) -> None:
         if sensors is None:
             return
         if sensors.imu is not None:
-            self._imu_pub = self.node.create_publisher(Imu, "imu/data", 10)
+            self._imu_pub = MatchedPublisher(self.node, Imu, "imu/data", 10)
             self._imu_msg = Imu()
         for foot in sensors.feet:
             self._foot_pubs[foot.side] = (
-                self.node.create_publisher(WrenchStamped, f"{foot.side}_foot/wrench", 10),
-                self.node.create_publisher(Bool, f"{foot.side}_foot/contact", 10), WrenchStamped(), Bool())
+                MatchedPublisher(self.node, WrenchStamped, f"{foot.side}_foot/wrench", 10),
+                MatchedPublisher(self.node, Bool, f"{foot.side}_foot/contact", 10), WrenchStamped(), Bool())
 
     def _publish_sensors(self, sensors: SensorReadings) -> None:
-        """IMU and feet; the messages are refilled each time (only the control thread publishes them)."""
+        """IMU and feet, to the topics someone subscribes to; the messages are refilled each
+        time (only the control thread publishes them)."""
         stamp = to_time(self.clock.to_ros(sensors.stamp))
-        if sensors.imu is not None and self._imu_pub is not None:
+        if sensors.imu is not None and self._imu_pub is not None and self._imu_pub.subscribed:
             imu = self._imu_msg
             imu.header.stamp, imu.header.frame_id = stamp, sensors.imu.frame
             (imu.orientation.x, imu.orientation.y, imu.orientation.z, imu.orientation.w) = sensors.imu.orientation
@@ -189,12 +217,14 @@ class RobotInterface:
             if foot.side not in self._foot_pubs:
                 continue
             wrench_pub, contact_pub, wrench, contact = self._foot_pubs[foot.side]
-            wrench.header.stamp, wrench.header.frame_id = stamp, foot.frame
-            (wrench.wrench.force.x, wrench.wrench.force.y, wrench.wrench.force.z) = foot.force
-            (wrench.wrench.torque.x, wrench.wrench.torque.y, wrench.wrench.torque.z) = foot.torque
-            wrench_pub.publish(wrench)
-            contact.data = foot.contact
-            contact_pub.publish(contact)
+            if wrench_pub.subscribed:
+                wrench.header.stamp, wrench.header.frame_id = stamp, foot.frame
+                (wrench.wrench.force.x, wrench.wrench.force.y, wrench.wrench.force.z) = foot.force
+                (wrench.wrench.torque.x, wrench.wrench.torque.y, wrench.wrench.torque.z) = foot.torque
+                wrench_pub.publish(wrench)
+            if contact_pub.subscribed:
+                contact.data = foot.contact
+                contact_pub.publish(contact)
 
     def _publish_diagnostics(self) -> None:
         state = self.state

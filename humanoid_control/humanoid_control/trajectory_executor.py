@@ -368,10 +368,10 @@ class TrajectoryExecutor:
         start-up) holds where it is measured, unless a running trajectory drives it: its old
         set-point may be a placeholder or a point of an aborted path, and must not be chased."""
         revived = valid & ~self._valid
-        self._valid = valid.copy()
+        self._valid = valid  # a fresh array of update()'s, never written to
         if run is not None:
             revived[run.trajectory.joint_indices] = False
-        if np.any(revived):
+        if revived.any():
             self._command[revived] = state.position[revived]
             self._velocity[revived] = 0.0
             self._changed()

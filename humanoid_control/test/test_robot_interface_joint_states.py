@@ -1,5 +1,6 @@
 """The ROS front in-process over real DDS, on the ideal driver: staleness in joint_states
-(NaN for a joint not read, nothing when none was read) and stamps in ROS time."""
+(NaN for a joint not read, nothing when none was read) and stamps in ROS time; sensors read
+only while someone subscribes, the first reading after a time without only priming the next."""
 
 import math
 import threading
@@ -9,8 +10,9 @@ import numpy as np
 import pytest
 import rclpy
 from rclpy.executors import MultiThreadedExecutor
-from sensor_msgs.msg import JointState
+from sensor_msgs.msg import Imu, JointState
 
+from humanoid_control.driver import ImuReading, SensorReadings
 from humanoid_control.ideal_driver import IdealDriver
 from humanoid_control.interface_parameters import InterfaceParameters
 from humanoid_control.robot_interface import RobotInterface
@@ -32,6 +34,19 @@ class PacedIdealDriver(IdealDriver):
         time.sleep(max(0.0, self._next - time.monotonic()))
         super().sync(period)
         self.time = time.monotonic()
+
+
+class SensingDriver(PacedIdealDriver):
+    """The paced ideal robot with an IMU whose k-th reading carries k as its acceleration."""
+
+    def __init__(self, joints) -> None:
+        super().__init__(joints)
+        self.sensor_reads = 0
+
+    def read_sensors(self) -> SensorReadings:
+        imu = ImuReading("imu", (0.0, 0.0, 0.0, 1.0), (0.0, 0.0, 0.0), (0.0, 0.0, float(self.sensor_reads)))
+        self.sensor_reads += 1
+        return SensorReadings(stamp=self.time, imu=imu)
 
 
 class Received:
@@ -69,7 +84,7 @@ def running(model):
     rclpy.init()
     node = rclpy.create_node("robot_interface_under_test")
     listener = rclpy.create_node("listener")
-    driver = PacedIdealDriver(model.joints)
+    driver = SensingDriver(model.joints)
     interface = RobotInterface(node, driver, model, InterfaceParameters(control_rate=100.0, publish_rate=50.0))
     received = Received()
     listener.create_subscription(JointState, "joint_states", received, 50)
@@ -121,3 +136,34 @@ def test_nothing_is_published_while_no_joint_is_read(running, node_clock_period=
     assert np.all(np.isfinite(fresh.position))
     during = [m for m in received.messages if silenced < seconds(m.header.stamp) < back]
     assert during == []
+
+
+def test_sensors_are_read_only_while_subscribed_and_published_from_the_second_reading(running):
+    driver, received, node = running
+    received.read_after(ros_now(node) + 0.1)  # five publishing periods
+    assert driver.sensor_reads == 1  # the start's reading only: nobody listens to imu/data
+
+    listener = rclpy.create_node("imu_listener")
+    imu = Received()
+    subscription = listener.create_subscription(Imu, "imu/data", imu, 50)
+    executor = MultiThreadedExecutor()
+    executor.add_node(listener)
+    spinner = threading.Thread(target=executor.spin, daemon=True)
+    spinner.start()
+    try:
+        first = imu.read_after(0.0)
+        # reading 1, the first since the subscription came, only primed the next one (a
+        # differentiating IMU needs the reading one period earlier)
+        assert first.linear_acceleration.z >= 2.0
+        listener.destroy_subscription(subscription)
+        deadline = time.monotonic() + PATIENCE
+        while True:  # nobody listens again: the readings stop (once the front hears the subscription left)
+            before = driver.sensor_reads
+            received.read_after(ros_now(node) + 0.1)  # five publishing periods
+            if driver.sensor_reads == before:
+                break
+            assert time.monotonic() < deadline, "the sensors are still read with nobody subscribed"
+    finally:
+        executor.shutdown()
+        listener.destroy_node()
+        spinner.join(timeout=10.0)

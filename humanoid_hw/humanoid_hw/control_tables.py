@@ -31,6 +31,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from types import MappingProxyType
 
 from humanoid_description.joint_map import POSITION_SCALES, JointMap
@@ -67,7 +68,7 @@ class ControlItem:
     def decode(self, data: bytes | Sequence[int], start_address: int | None = None) -> int:
         """The item's value inside ``data`` read from ``start_address`` (default: the item itself)."""
         offset = 0 if start_address is None else self.address - start_address
-        return int.from_bytes(bytes(data[offset:offset + self.size]), "little", signed=self.signed)
+        return int.from_bytes(data[offset:offset + self.size], "little", signed=self.signed)
 
 
 def _ro(manual_name: str, address: int, size: int, signed: bool = False) -> ControlItem:
@@ -208,12 +209,14 @@ class ControlTable:
         start = min(i.address for i in items)
         return Block(start=start, length=max(i.end for i in items) - start)
 
-    @property
+    @cached_property
     def state_block(self) -> Block:
+        """Read every cycle: computed once (a table never changes)."""
         return self.block(STATE_ITEMS)
 
-    @property
+    @cached_property
     def command_block(self) -> Block:
+        """Written every cycle: computed once."""
         return self.block(COMMAND_ITEMS)
 
     @property
@@ -222,7 +225,8 @@ class ControlTable:
 
     def decode_block(self, names: Sequence[str], block: Block, data: bytes) -> dict[str, int]:
         """The values of ``names`` in ``data`` read from ``block``."""
-        return {name: self.item(name).decode(data, block.start) for name in names if name in self.items}
+        items = self.items
+        return {name: items[name].decode(data, block.start) for name in names if name in items}
 
     def is_eeprom(self, address: int) -> bool:
         return address < self.ram_start
@@ -295,5 +299,7 @@ def model_name_for_number(model_number: int, protocol: int) -> str:
 
 def decode_bits(value: int, names: Mapping[int, str]) -> list[str]:
     """Names of the set bits of ``value``; unnamed bits appear as ``bit N``."""
+    if not value:  # the usual status: no error (read once per servo and cycle)
+        return []
     return [names.get(bit, f"bit {bit}") for bit in range(8 * max(1, (value.bit_length() + 7) // 8))
             if value >> bit & 1]

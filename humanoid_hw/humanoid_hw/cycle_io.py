@@ -24,7 +24,7 @@ import numpy as np
 from humanoid_control.driver import JointState
 from humanoid_hw.bus import DynamixelBus, Reply
 from humanoid_hw.bus_layout import BusServo
-from humanoid_hw.control_tables import STATE_ITEMS, ControlTable, decode_bits
+from humanoid_hw.control_tables import ControlTable, decode_bits
 from humanoid_hw.hardware_config import DynamixelConfig
 
 
@@ -42,19 +42,34 @@ class CycleIO:
         self.velocity = np.zeros(count)
         self.effort = np.zeros(count)
         self.valid = np.zeros(count, dtype=bool)
+        self._state_block = self.table.state_block
+        #: The items of the state block each cycle converts: present position, speed and load.
+        self._motion_items = tuple(self.table.item(name) for name in ("present_position", "present_speed",
+                                                                     "present_load"))
+        #: The latest SYNC_WRITE payload and what it was made from (positions, velocities, servo IDs).
+        self._payload: dict[int, bytes] = {}
+        self._payload_of: tuple[np.ndarray, np.ndarray | None, list[int]] = (np.zeros(0), None, [])
+        #: Where goal position and speed sit in the command block (offset, item), found once.
+        command = self.table.command_block
+        self._command_items = tuple((item.address - command.start, item) for item in
+                                    (self.table.item("goal_position"), self.table.item("goal_speed")))
 
     # -- reading ---------------------------------------------------------------------
     def begin_cycle(self) -> None:
         """Nothing is read yet this cycle."""
         self.valid[:] = False
 
-    def read_cycle(self, now: float) -> None:
-        """Read every servo in the cycle in the fewest transactions (PortLostError propagates)."""
-        block = self.table.state_block
-        active = [s for s in self.servos if s.health.in_cycle]
+    def read_cycle(self, now: float) -> list[BusServo]:
+        """Read every servo in the cycle in the fewest transactions (PortLostError propagates);
+        returns the servos that were out of the cycle (stale, not configured, disabled)."""
+        block = self._state_block
+        active, out = [], []
+        for servo in self.servos:
+            (active if servo.health.in_cycle else out).append(servo)
         replies = self.bus.read_many([s.servo_id for s in active], block.start, block.length)
         for servo in active:
             self.take(servo, replies[servo.servo_id], now)
+        return out
 
     def read_one(self, servo: BusServo, now: float, retries: int | None = None) -> None:
         """One servo's present state (a probe: usually no retries)."""
@@ -70,14 +85,17 @@ class CycleIO:
             self.valid[index] = False
             return
         health.answered()
-        values = self.table.decode_block(STATE_ITEMS, self.table.state_block, reply.data)
-        health.values = values
-        health.clear_warning_within(values["present_position"], servo.raw_min, servo.raw_max)
+        data = health.state_block = reply.data  # the rest of the block is decoded for diagnostics only
+        start = self._state_block.start
+        position_item, speed_item, load_item = self._motion_items
+        position, speed = position_item.decode(data, start), speed_item.decode(data, start)
+        load = load_item.decode(data, start)
+        health.clear_warning_within(position, servo.raw_min, servo.raw_max)
         joint, table = servo.joint.servo, servo.table
         sign = joint.raw_velocity_sign()
-        self.position[index] = joint.raw_to_radians(values["present_position"])
-        self.velocity[index] = sign * table.speed_scale.raw_to_rad_s(values["present_speed"])
-        self.effort[index] = (sign * table.load_scale.raw_to_fraction(values["present_load"]) * table.max_torque_nm
+        self.position[index] = joint.raw_to_radians(position)
+        self.velocity[index] = sign * table.speed_scale.raw_to_rad_s(speed)
+        self.effort[index] = (sign * table.load_scale.raw_to_fraction(load) * table.max_torque_nm
                               if table.load_scale is not None else math.nan)
         self.valid[index] = True
         self.note_errors(servo, reply.error, now)
@@ -86,6 +104,8 @@ class CycleIO:
         """Decode a status ERR byte; protocol 2.0's alert bit is resolved through the
         servo's Hardware Error Status (read again at most every stale_probe_period)."""
         health = servo.health
+        if not error and not health.errors and health.hardware_error_read_at == -math.inf:
+            return  # no error now nor before: nothing to update (the usual case, every servo every cycle)
         names = self.bus.status_errors(error)
         if "hardware alert" in names and servo.table.hardware_error_bits:
             if now - health.hardware_error_read_at >= self.config.stale_probe_period:
@@ -113,13 +133,23 @@ class CycleIO:
 
         A commanded velocity becomes the servo's speed limit toward the goal; zero or
         no velocity means the servo's own maximum (register value 0 on both families).
+        The same goals for the same servos as last cycle (a held set-point) give the same
+        bytes, which are then not converted again.
         """
         block = self.table.command_block
-        payload = {}
-        for servo in self.driven():
-            speed = 0.0 if velocities is None else float(velocities[servo.index])
-            payload[servo.servo_id] = self.command_bytes(servo, positions[servo.index], speed)
-        return self.bus.sync_write(block.start, block.length, payload)
+        driven = self.driven()
+        ids = [servo.servo_id for servo in driven]
+        last_positions, last_velocities, last_ids = self._payload_of
+        if not (ids == last_ids and np.array_equal(positions, last_positions)
+                and (velocities is None if last_velocities is None
+                     else velocities is not None and np.array_equal(velocities, last_velocities))):
+            payload = {}
+            for servo in driven:
+                speed = 0.0 if velocities is None else float(velocities[servo.index])
+                payload[servo.servo_id] = self.command_bytes(servo, positions[servo.index], speed)
+            self._payload = payload
+            self._payload_of = (positions.copy(), None if velocities is None else velocities.copy(), ids)
+        return self.bus.sync_write(block.start, block.length, self._payload)
 
     def command_bytes(self, servo: BusServo, position: float, speed: float) -> bytes:
         """The command block of one servo: goal within its commandable range, speed in register units."""
@@ -127,11 +157,9 @@ class CycleIO:
         speed_raw = 0
         if math.isfinite(speed) and speed != 0.0:
             speed_raw = max(1, abs(servo.table.speed_scale.rad_s_to_raw(abs(speed))))
-        block = self.table.command_block
-        data = bytearray(block.length)
-        for name, value in (("goal_position", raw), ("goal_speed", speed_raw)):
-            item = servo.table.item(name)
-            data[item.address - block.start:item.end - block.start] = item.encode(value)
+        data = bytearray(self.table.command_block.length)
+        for (offset, item), value in zip(self._command_items, (raw, speed_raw), strict=True):
+            data[offset:offset + item.size] = item.encode(value)
         return bytes(data)
 
     def write_torque(self, enabled: bool) -> bool:

@@ -208,8 +208,7 @@ class DynamixelDriver(RobotDriver):
                 self._after_reopen(now)
             if self.bus.is_open:
                 try:
-                    self.io.read_cycle(now)
-                    self._probe_due(now)
+                    self._probe_due(self.io.read_cycle(now), now)
                 except PortLostError as error:
                     self.port_recovery.lose(str(error), self._clock())
                     self.io.valid[:] = False
@@ -226,8 +225,9 @@ class DynamixelDriver(RobotDriver):
             if servo.health.disabled is None and servo.health.configured:
                 servo.health.probe_now("port reopened, not read yet", now)
 
-    def _probe_due(self, now: float) -> None:
-        for servo in self.servos:
+    def _probe_due(self, candidates: list[BusServo], now: float) -> None:
+        """Probe those of ``candidates`` (the servos out of this cycle's reads) that are due."""
+        for servo in candidates:
             if servo.health.probe_due(now):
                 self._probe(servo, now)
 

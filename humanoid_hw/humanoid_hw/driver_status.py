@@ -10,6 +10,7 @@ from __future__ import annotations
 from humanoid_control.driver import Level, StatusEntry
 from humanoid_hw.bus import Traffic
 from humanoid_hw.bus_layout import BusServo
+from humanoid_hw.control_tables import STATE_ITEMS
 from humanoid_hw.hardware_config import DynamixelConfig
 from humanoid_hw.port_recovery import PortRecovery
 
@@ -51,9 +52,11 @@ def joint_status(servo: BusServo, now: float) -> StatusEntry:
     health, joint, sid = servo.health, servo.name, servo.servo_id
     name = f"joint {joint} (ID {sid})"
     values = {"joint": joint, "id": str(sid), "model": servo.table.name, "recoveries": str(health.recoveries)}
-    values |= {key: str(value) for key, value in health.values.items()}
-    if "present_voltage" in health.values:
-        values["voltage_V"] = f"{health.values['present_voltage'] * servo.table.volts_per_unit:.1f}"
+    table = servo.table
+    registers = table.decode_block(STATE_ITEMS, table.state_block, health.state_block) if health.state_block else {}
+    values |= {key: str(value) for key, value in registers.items()}
+    if "present_voltage" in registers:
+        values["voltage_V"] = f"{registers['present_voltage'] * table.volts_per_unit:.1f}"
     if health.disabled is not None:
         return StatusEntry(name, Level.ERROR, f"{joint}: {health.disabled}", values)
     if health.stale:

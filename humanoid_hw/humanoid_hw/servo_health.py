@@ -11,7 +11,7 @@ because the servo's torque stays off until it is re-armed.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 #: Servo errors after which the servo switches its own torque off (AX-12: Torque Limit 0).
 SHUTDOWN_ERRORS = frozenset({"overload", "overheating"})
@@ -38,8 +38,9 @@ class ServoHealth:
     #: Last Hardware Error Status read (protocol 2.0), and when.
     hardware_error: int = 0
     hardware_error_read_at: float = -math.inf
-    #: The servo's last present-state register values, by item name.
-    values: dict[str, int] = field(default_factory=dict)
+    #: The servo's last present-state block as read (position, speed, load, voltage,
+    #: temperature): kept raw, decoded only for diagnostics (see driver_status).
+    state_block: bytes = b""
 
     @property
     def in_cycle(self) -> bool:

@@ -51,22 +51,23 @@ def config_for(emulator, **overrides):
 
 @contextlib.contextmanager
 def empty_reads(bus: DynamixelBus, count: int):
-    """The next ``count`` reads of the open port fail as pyserial fails on an empty read."""
+    """The next ``count`` reads of the open port fail as pyserial fails on an empty read
+    (the port handler's read primitive raises what the device would make it raise)."""
     port = bus._port
-    original = port.ser.read
+    original = port.receive
     left = [count]
 
-    def read(size: int = 1) -> bytes:
+    def receive(length: int, timeout: float) -> bytes:
         if left[0] > 0:
             left[0] -= 1
             raise serial.SerialException(EMPTY_READ)
-        return original(size)
+        return original(length, timeout)
 
-    port.ser.read = read
+    port.receive = receive
     try:
         yield left
     finally:
-        port.ser.read = original
+        port.receive = original
 
 
 # -- the bus: a glitch on a present port is one failed attempt ----------------------------

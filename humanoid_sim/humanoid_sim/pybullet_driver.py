@@ -89,6 +89,16 @@ class FallState:
         return "; ".join(parts)
 
 
+def _into_frame(rotation: tuple[float, ...], vector: tuple[float, float, float] | list[float],
+                ) -> tuple[float, float, float]:
+    """A world vector in the axes of a frame whose orientation is ``rotation`` (PyBullet's
+    row-major 3x3 matrix, a 9-tuple): the matrix's transpose times the vector."""
+    x, y, z = vector
+    return (rotation[0] * x + rotation[3] * y + rotation[6] * z,
+            rotation[1] * x + rotation[4] * y + rotation[7] * z,
+            rotation[2] * x + rotation[5] * y + rotation[8] * z)
+
+
 class PyBulletDriver(RobotDriver):
     """A robot in a PyBullet world (one private physics client per driver)."""
 
@@ -101,6 +111,7 @@ class PyBulletDriver(RobotDriver):
         self.joint_names = model.joints.names
         self.servos = ServoBank(servo, len(self.joint_names))
         self.transmissions = Transmissions(transmission or TransmissionParameters(), self.joint_names)
+        self._transmissions_active = self.transmissions.params.active  # fixed parameters, asked every cycle
         self._lock = threading.RLock()
         self._client: int | None = None
         self._body = -1
@@ -112,7 +123,8 @@ class PyBulletDriver(RobotDriver):
         self._step_done = threading.Condition(self._lock)
         self._wall_origin = (time.monotonic(), 0.0)
         self._state: JointState | None = None
-        self._imu_previous: tuple[float, np.ndarray, np.ndarray] | None = None  # time, velocity, acceleration
+        #: time, velocity and acceleration of the previous IMU reading (world axes)
+        self._imu_previous: tuple[float, tuple[float, ...], tuple[float, ...]] | None = None
         self._targets_sent = False
         self._control_period = 0.0  # s, the latest sync's period: how long a set-point's velocity carries it
         self._written: JointCommand | None = None
@@ -120,6 +132,11 @@ class PyBulletDriver(RobotDriver):
         self._contacts_time = -1.0
         self._all_valid = np.ones(len(self.joint_names), dtype=bool)
         self._all_valid.setflags(write=False)  # shared by every reading: a simulated joint is always read
+        # the motors' torque limit and PD gains, the same at every step (the servo parameters are fixed)
+        count = len(self.joint_names)
+        self._motor_forces = [servo.max_torque] * count
+        self._motor_kp = [servo.position_gain] * count
+        self._motor_kd = [servo.velocity_gain] * count
         self._tmpdir = tempfile.TemporaryDirectory(prefix="humanoid_sim_")
 
     # -- life cycle ---------------------------------------------------------------
@@ -147,6 +164,9 @@ class PyBulletDriver(RobotDriver):
                                         lateralFriction=self.params.ground_friction, physicsClientId=c)
             info = pybullet.getDynamicsInfo(self._body, -1, physicsClientId=c)
             self._base_inertial = pin.XYZQUATToSE3(np.concatenate([info[3], info[4]]))
+            self._inertial_to_base = self._base_inertial.inverse()
+            #: the base link's z axis in PyBullet's inertial frame of the base (for the trunk tilt)
+            self._base_z_in_inertial = tuple(float(v) for v in self._inertial_to_base.rotation[:, 2])
             self._reset_locked(self.model.home_positions())
             return self._state  # type: ignore[return-value]
 
@@ -160,6 +180,7 @@ class PyBulletDriver(RobotDriver):
             self._link[info[12].decode()] = i
         self._joint_ids = [joints[name] for name in self.joint_names]
         self._foot_links = {side: self._link[foot.link] for side, foot in self.model.config.feet.items()}
+        self._foot_link_set = frozenset(self._foot_links.values())
         self._sole_links = {side: self._link[foot.sole] for side, foot in self.model.config.feet.items()}
         self._imu_link = self._link[self.model.config.imu_frame]
         self._link_name = {index: name for name, index in self._link.items()}
@@ -241,10 +262,6 @@ class PyBulletDriver(RobotDriver):
             if self._client is None:
                 raise DriverError("the simulation is not running")
             c, dt = self._client, self.params.physics_period
-            servo = self.servos.params
-            forces = [servo.max_torque] * len(self._joint_ids)
-            kp = [servo.position_gain] * len(self._joint_ids)
-            kd = [servo.velocity_gain] * len(self._joint_ids)
             for _ in range(steps):
                 if not (self._targets_sent and self.servos.settled):
                     # PyBullet keeps motor targets between steps: send them only when they change
@@ -252,14 +269,15 @@ class PyBulletDriver(RobotDriver):
                     # each link is held behind its motor's reference by the sag of its gears
                     pybullet.setJointMotorControlArray(
                         self._body, self._joint_ids, pybullet.POSITION_CONTROL,
-                        targetPositions=targets + self.transmissions.sag, targetVelocities=speeds, forces=forces,
-                        positionGains=kp, velocityGains=kd, physicsClientId=c)
+                        targetPositions=targets + self.transmissions.sag, targetVelocities=speeds,
+                        forces=self._motor_forces, positionGains=self._motor_kp, velocityGains=self._motor_kd,
+                        physicsClientId=c)
                     self._targets_sent = True
                 pybullet.stepSimulation(physicsClientId=c)
             self._steps += steps
             self._time = self._steps * dt
             self._state = self._measure()
-            if self.transmissions.params.active and self.transmissions.update(self._state.effort, steps * dt):
+            if self._transmissions_active and self.transmissions.update(self._state.effort, steps * dt):
                 self._targets_sent = False
             if requested:
                 self._step_budget = max(0, self._step_budget - 1)
@@ -286,11 +304,14 @@ class PyBulletDriver(RobotDriver):
             self._wall_origin = (time.monotonic(), self._time)
 
     def _measure(self) -> JointState:
+        """Every joint in one call; columns unzipped (faster than a 2-D array for a few dozen joints)."""
         states = pybullet.getJointStates(self._body, self._joint_ids, physicsClientId=self._client)
-        values = np.array([(s[0], s[1], s[3]) for s in states]).T
-        # the encoders are on the motor side of the gears: they do not see the links' sag
-        return JointState(stamp=self._time, position=values[0] - self.transmissions.sag, velocity=values[1],
-                          effort=values[2], valid=self._all_valid)
+        positions, velocities, _, efforts = zip(*states, strict=True)
+        position = np.array(positions)
+        if self._transmissions_active:  # the encoders are on the motor side of the gears: no sag
+            position -= self.transmissions.sag
+        return JointState(stamp=self._time, position=position, velocity=np.array(velocities),
+                          effort=np.array(efforts), valid=self._all_valid)
 
     def read(self) -> JointState:
         with self._lock:
@@ -311,6 +332,8 @@ class PyBulletDriver(RobotDriver):
         return self._time
 
     # -- sensors ------------------------------------------------------------------
+    # A handful of 3-vectors per reading, in plain floats: numpy's per-call overhead would
+    # cost more than the arithmetic, the more so right after the physics has flushed the caches.
     def read_sensors(self) -> SensorReadings:
         with self._lock:
             c = self._client
@@ -319,27 +342,27 @@ class PyBulletDriver(RobotDriver):
             links = pybullet.getLinkStates(self._body, [self._imu_link, *(self._sole_links[s] for s in sides)],
                                            computeLinkVelocity=1, computeForwardKinematics=1, physicsClientId=c)
             imu_state = links[0]
-            rotation = np.array(pybullet.getMatrixFromQuaternion(imu_state[5])).reshape(3, 3)
-            specific_force = self._specific_force(np.array(imu_state[6]))
+            rotation = pybullet.getMatrixFromQuaternion(imu_state[5])
             imu = ImuReading(
                 frame=self.model.config.imu_frame,
                 orientation=tuple(imu_state[5]),  # type: ignore[arg-type]
-                angular_velocity=tuple(rotation.T @ np.array(imu_state[7])),  # type: ignore[arg-type]
-                linear_acceleration=tuple(rotation.T @ specific_force))  # type: ignore[arg-type]
+                angular_velocity=_into_frame(rotation, imu_state[7]),
+                linear_acceleration=_into_frame(rotation, self._specific_force(imu_state[6])))
             contacts = self._ground_contacts()
             feet = [self._foot_reading(side, sole, contacts) for side, sole in zip(sides, links[1:], strict=True)]
             return SensorReadings(stamp=self._time, imu=imu, feet=feet)
 
-    def _specific_force(self, velocity: np.ndarray) -> np.ndarray:
+    def _specific_force(self, velocity: tuple[float, float, float]) -> tuple[float, float, float]:
         """What an accelerometer measures, in world axes: the IMU's acceleration (finite
         difference since the previous reading) minus gravity, i.e. +g upwards at rest."""
         previous = self._imu_previous
-        acceleration = np.zeros(3) if previous is None else previous[2]
+        acceleration = (0.0, 0.0, 0.0) if previous is None else previous[2]
         if previous is not None and self._time > previous[0]:
-            acceleration = (velocity - previous[1]) / (self._time - previous[0])
+            dt = self._time - previous[0]
+            acceleration = tuple((v - v0) / dt for v, v0 in zip(velocity, previous[1], strict=True))
         if previous is None or self._time > previous[0]:
             self._imu_previous = (self._time, velocity, acceleration)
-        return acceleration + np.array([0.0, 0.0, GRAVITY])
+        return acceleration[0], acceleration[1], acceleration[2] + GRAVITY
 
     def _ground_contacts(self) -> list:
         """Contact points between the robot and the ground, queried once per physics state."""
@@ -350,8 +373,7 @@ class PyBulletDriver(RobotDriver):
 
     def _foot_reading(self, side: str, sole: tuple, contacts: list) -> FootReading:
         """The ground's force and torque on one foot, about its sole frame (``sole``: the
-        sole link's state), summed over the foot's contact points in plain floats (a
-        handful of points: numpy's per-call overhead would cost more than the sums)."""
+        sole link's state), summed over the foot's contact points."""
         foot = self._foot_links[side]
         ox, oy, oz = sole[4]
         fx = fy = fz = tx = ty = tz = 0.0
@@ -367,11 +389,9 @@ class PyBulletDriver(RobotDriver):
             px, py, pz = contact[5][0] - ox, contact[5][1] - oy, contact[5][2] - oz
             fx, fy, fz = fx + cx, fy + cy, fz + cz
             tx, ty, tz = tx + py * cz - pz * cy, ty + pz * cx - px * cz, tz + px * cy - py * cx
-        rotation = np.array(pybullet.getMatrixFromQuaternion(sole[5])).reshape(3, 3)
-        local_force = rotation.T @ np.array((fx, fy, fz))
-        local_torque = rotation.T @ np.array((tx, ty, tz))
+        rotation = pybullet.getMatrixFromQuaternion(sole[5])
         return FootReading(side=side, frame=self.model.config.feet[side].sole,
-                           force=tuple(local_force), torque=tuple(local_torque),  # type: ignore[arg-type]
+                           force=_into_frame(rotation, (fx, fy, fz)), torque=_into_frame(rotation, (tx, ty, tz)),
                            contact=bool(fz > self.params.contact_force_threshold))
 
     # -- ground truth -------------------------------------------------------------
@@ -380,20 +400,24 @@ class PyBulletDriver(RobotDriver):
         with self._lock:
             position, orientation = pybullet.getBasePositionAndOrientation(self._body, physicsClientId=self._client)
             inertial = pin.XYZQUATToSE3(np.concatenate([position, orientation]))
-            return inertial * self._base_inertial.inverse()
+            return inertial * self._inertial_to_base
 
     def base_velocity(self) -> tuple[np.ndarray, np.ndarray]:
         with self._lock:
             linear, angular = pybullet.getBaseVelocity(self._body, physicsClientId=self._client)
             return np.array(linear), np.array(angular)
 
-    def fall_state(self, base: pin.SE3 | None = None) -> FallState:
+    def fall_state(self) -> FallState:
         """Trunk tilt, and the links other than the feet that touch the ground."""
-        base = self.base_placement() if base is None else base
-        tilt = math.degrees(math.acos(float(np.clip(base.rotation[2, 2], -1.0, 1.0))))
         with self._lock:
+            _, (x, y, z, w) = pybullet.getBasePositionAndOrientation(self._body, physicsClientId=self._client)
             contacts = self._ground_contacts()
-        feet = set(self._foot_links.values())
+        # the world z component of the base link's z axis: the last row of the inertial
+        # frame's rotation matrix (from its quaternion) times that axis in the inertial frame
+        bx, by, bz = self._base_z_in_inertial
+        up = 2.0 * (x * z - w * y) * bx + 2.0 * (y * z + w * x) * by + (1.0 - 2.0 * (x * x + y * y)) * bz
+        tilt = math.degrees(math.acos(min(1.0, max(-1.0, up))))
+        feet = self._foot_link_set
         touching = tuple(sorted({self._link_name.get(c[3], str(c[3])) for c in contacts if c[3] not in feet}))
         return FallState(fallen=bool(touching) or tilt > self.params.fall_tilt, tilt_deg=tilt, touching=touching)
 

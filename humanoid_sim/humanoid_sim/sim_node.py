@@ -38,6 +38,7 @@ from humanoid_control import driver_node
 from humanoid_control.decimation import Decimator
 from humanoid_control.driver import DriverError, JointState, RobotDriver
 from humanoid_control.interface_parameters import documented
+from humanoid_control.matched_publisher import MatchedPublisher
 from humanoid_control.parameters import declare_dataclass
 from humanoid_control.robot_interface import RobotInterface
 from humanoid_control.ros_time import to_time
@@ -90,11 +91,11 @@ class SimulationServices:
         self.node, self.interface, self.driver = node, interface, driver
         self.model = interface.model
         # like every simulator's /clock (and rclpy's own time source): best effort, latest only
-        self._clock_pub = node.create_publisher(
-            Clock, "clock", QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT))
-        self._pose_pub = node.create_publisher(PoseStamped, "ground_truth/base_pose", 10)
-        self._twist_pub = node.create_publisher(TwistStamped, "ground_truth/base_twist", 10)
-        self._fallen_pub = node.create_publisher(Bool, "fallen", 10)
+        self._clock_pub = MatchedPublisher(node, Clock, "clock",
+                                           QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT))
+        self._pose_pub = MatchedPublisher(node, PoseStamped, "ground_truth/base_pose", 10)
+        self._twist_pub = MatchedPublisher(node, TwistStamped, "ground_truth/base_twist", 10)
+        self._fallen_pub = MatchedPublisher(node, Bool, "fallen", 10)
         group = MutuallyExclusiveCallbackGroup()
         node.create_service(ResetSimulation, "reset", self._reset, callback_group=group)
         node.create_service(Trigger, "pause", self._pause, callback_group=group)
@@ -104,36 +105,47 @@ class SimulationServices:
         self._ground_truth = Decimator(rates.ground_truth_rate, "ground_truth_rate")
         self._clock = Decimator(rates.clock_rate, "clock_rate")
         self._fallen = False
+        # one message per topic, refilled (only the control thread publishes them)
         self._clock_msg = Clock()
+        self._pose_msg = PoseStamped()
+        self._twist_msg = TwistStamped()
+        self._pose_msg.header.frame_id = self._twist_msg.header.frame_id = "world"
+        self._fallen_msg = Bool()
         interface.add_cycle_hook(self._on_cycle)
 
     # -- per control cycle ------------------------------------------------------------
     def _on_cycle(self, state: JointState) -> None:
-        if self._clock.due(state.stamp):
-            self._clock_msg.clock = to_time(state.stamp)  # one message, refilled (control thread only)
+        """/clock, ground truth and the fall watch, each at its rate. Like the robot interface's
+        topics, a topic no subscription is matched to is not filled nor published
+        (:mod:`humanoid_control.matched_publisher`); the fall is watched (and logged) whoever
+        listens."""
+        if self._clock.due(state.stamp) and self._clock_pub.subscribed:
+            self._clock_msg.clock = to_time(state.stamp)
             self._clock_pub.publish(self._clock_msg)
         if not self._ground_truth.due(state.stamp):
             return
-        stamp = to_time(state.stamp)
-        base = self.driver.base_placement()
-        fall = self.driver.fall_state(base)
-        pose = PoseStamped()
-        pose.header.stamp, pose.header.frame_id = stamp, "world"
-        xyzquat = pin.SE3ToXYZQUAT(base)
-        (pose.pose.position.x, pose.pose.position.y, pose.pose.position.z) = (float(v) for v in xyzquat[:3])
-        (pose.pose.orientation.x, pose.pose.orientation.y, pose.pose.orientation.z,
-         pose.pose.orientation.w) = (float(v) for v in xyzquat[3:])
-        self._pose_pub.publish(pose)
-        linear, angular = self.driver.base_velocity()
-        twist = TwistStamped()
-        twist.header.stamp, twist.header.frame_id = stamp, "world"
-        (twist.twist.linear.x, twist.twist.linear.y, twist.twist.linear.z) = (float(v) for v in linear)
-        (twist.twist.angular.x, twist.twist.angular.y, twist.twist.angular.z) = (float(v) for v in angular)
-        self._twist_pub.publish(twist)
+        fall = self.driver.fall_state()
         if fall.fallen and not self._fallen:
             self.node.get_logger().warning(f"the robot fell at t = {state.stamp:.3f} s: {fall.reason}")
         self._fallen = fall.fallen
-        self._fallen_pub.publish(Bool(data=fall.fallen))
+        if self._pose_pub.subscribed:
+            pose = self._pose_msg
+            pose.header.stamp = to_time(state.stamp)
+            xyzquat = pin.SE3ToXYZQUAT(self.driver.base_placement())
+            (pose.pose.position.x, pose.pose.position.y, pose.pose.position.z) = (float(v) for v in xyzquat[:3])
+            (pose.pose.orientation.x, pose.pose.orientation.y, pose.pose.orientation.z,
+             pose.pose.orientation.w) = (float(v) for v in xyzquat[3:])
+            self._pose_pub.publish(pose)
+        if self._twist_pub.subscribed:
+            linear, angular = self.driver.base_velocity()
+            twist = self._twist_msg
+            twist.header.stamp = to_time(state.stamp)
+            (twist.twist.linear.x, twist.twist.linear.y, twist.twist.linear.z) = (float(v) for v in linear)
+            (twist.twist.angular.x, twist.twist.angular.y, twist.twist.angular.z) = (float(v) for v in angular)
+            self._twist_pub.publish(twist)
+        if self._fallen_pub.subscribed:
+            self._fallen_msg.data = fall.fallen
+            self._fallen_pub.publish(self._fallen_msg)
 
     # -- services ---------------------------------------------------------------------
     def _reset(self, request: ResetSimulation.Request, response: ResetSimulation.Response):
