@@ -37,12 +37,17 @@ def _ramp_integral(u: float) -> float:
     return u**3 * (4.0 / 3.0 - u + u**2 / 5.0)
 
 
+def ramp_peak_ratio(ramp_share: float) -> float:
+    """Peak speed over mean speed of :func:`ramp_cruise_ramp`: 1 / (1 - 14/15 ramp_share)."""
+    return 1.0 / (1.0 - 2.0 * ramp_share * (1.0 - _RAMP_MEAN))
+
+
 def ramp_cruise_ramp(s: float, ramp_share: float) -> float:
     """From 0 to 1 over s in [0, 1] (clamped outside), at rest at both ends: the speed rises
-    over ``ramp_share`` of the time, is constant, and falls over the last ``ramp_share``.
-    Peak speed over mean: 1 / (1 - 14/15 ramp_share); 0.5 is :func:`rest_to_rest`."""
+    over ``ramp_share`` of the time, is constant, and falls over the last ``ramp_share``
+    (peak speed: :func:`ramp_peak_ratio` times the mean); 0.5 is :func:`rest_to_rest`."""
     s = min(1.0, max(0.0, s))
-    peak = 1.0 / (1.0 - 2.0 * ramp_share * (1.0 - _RAMP_MEAN))
+    peak = ramp_peak_ratio(ramp_share)
     if s <= ramp_share:
         return peak * ramp_share * _ramp_integral(s / ramp_share)
     if s >= 1.0 - ramp_share:
@@ -70,7 +75,7 @@ class SwingProfile:
     @property
     def peak_speed_ratio(self) -> float:
         """The foot's peak horizontal speed over its mean speed from lift-off to touch-down."""
-        return 1.0 / ((1.0 - 2.0 * self.lift_share) * (1.0 - 2.0 * self.ramp_share * (1.0 - _RAMP_MEAN)))
+        return ramp_peak_ratio(self.ramp_share) / (1.0 - 2.0 * self.lift_share)
 
     def pose(self, start: Pose2, target: Pose2, s: float) -> tuple[Pose2, float]:
         """Placement on the ground plane and height of the swing sole at phase ``s`` in [0, 1]."""
