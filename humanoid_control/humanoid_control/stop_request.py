@@ -35,8 +35,13 @@ class StopRequest:
     def is_set(self) -> bool:
         return self._requested
 
-    def wait(self, timeout: float) -> bool:
-        """Sleep until the stop is requested or ``timeout`` seconds pass; whether it was."""
+    def fileno(self) -> int:
+        """Readable once the stop is requested: ``select`` on it beside other descriptors."""
+        return self._read
+
+    def wait(self, timeout: float | None) -> bool:
+        """Sleep until the stop is requested or ``timeout`` seconds pass (None: no limit);
+        whether it was."""
         if not self._requested:
             select.select([self._read], [], [], timeout)
         return self._requested

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import select
 import signal
 import threading
 import time
@@ -45,3 +46,19 @@ def test_without_a_signal_the_wait_times_out():
         assert request.wait(0.0) and request.is_set()
     finally:
         request.close()
+
+
+def test_the_request_wakes_a_select_beside_other_descriptors():
+    """A loop waiting on its own input and the request together (the emulator's fault
+    commands) wakes when the stop comes, though its input stays silent."""
+    silent_read, silent_write = os.pipe()
+    request = StopRequest()
+    try:
+        assert select.select([silent_read, request], [], [], 0.0)[0] == []
+        threading.Timer(0.1, request.set).start()
+        ready, _, _ = select.select([silent_read, request], [], [], 30.0)
+        assert ready == [request] and request.is_set()
+    finally:
+        request.close()
+        os.close(silent_read)
+        os.close(silent_write)

@@ -101,7 +101,8 @@ def serve_until(stop: StopRequest, commands: FaultCommands, lines: TextIO, answe
     """Apply each input line and print its answer until ``stop`` (a signal); end of input,
     or nobody reading the answers, ends the commands, not the serving.
 
-    Read in this thread with ``select`` (no thread left reading standard input at exit)."""
+    Read in this thread with ``select`` on the input and the stop request together (no
+    thread left reading standard input at exit, no polling)."""
     try:
         fd: int | None = lines.fileno()
     except (AttributeError, ValueError, OSError):  # no standard input at all
@@ -109,10 +110,10 @@ def serve_until(stop: StopRequest, commands: FaultCommands, lines: TextIO, answe
     pending = b""
     while not stop.is_set():
         if fd is None:
-            stop.wait(0.5)
+            stop.wait(None)
             continue
-        ready, _, _ = select.select([fd], [], [], 0.5)
-        if not ready:
+        ready, _, _ = select.select([fd, stop], [], [])
+        if fd not in ready:
             continue
         data = os.read(fd, 4096)
         if not data:
