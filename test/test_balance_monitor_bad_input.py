@@ -3,8 +3,10 @@ unknown names, stale (NaN) readings, missing joints, unreadable messages.
 
 What users rely on: the node never crashes and never publishes a NaN CoM; a message it
 can read is answered with the last known value of each joint it does not give; one it
-cannot read is not answered; every case is counted in its diagnostics. Also: the
-``humanoid bench balance`` command runs and prints the figures it promises.
+cannot read is not answered; every case is counted in its diagnostics. A joint state
+that arrives ahead of the ground truth of its instant waits for it (a late sensor is not
+taken for a missing one), at most ``sensor_patience``. Also: the ``humanoid bench
+balance`` command runs and prints the figures it promises.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import threading
 
 import numpy as np
 import pytest
+from geometry_msgs.msg import PoseStamped
 from sensor_msgs.msg import JointState
 
 from humanoid_control.balance_monitor_node_spec import balance_monitor_node_spec
@@ -110,6 +113,54 @@ def test_bad_joint_states_are_counted_and_never_give_a_nan_com(tmp_path):
         assert values["last_input_problem"].startswith("joint_states not readable")
         assert not graph.exited(), "the balance monitor stopped"
         assert all(np.all(np.isfinite(com(s))) for s in answers.by_stamp.values())
+
+
+def test_a_joint_state_ahead_of_its_ground_truth_waits_for_it_at_most_the_patience(tmp_path):
+    model = load_model(ROBOT)
+    names, home = list(model.joints.names), model.home_positions()
+    # a patience far beyond the diagnostics' period, so the test sees the state waiting
+    monitor = balance_monitor_node_spec(ROBOT, {"sensor_patience": 5.0, "diagnostics_rate": 20.0})
+    with Graph([monitor], log_dir=tmp_path) as graph, \
+            RobotClient("sensor_wait_test") as client:
+        joints = client.node.create_publisher(JointState, "joint_states", 100)
+        truth = client.node.create_publisher(PoseStamped, "ground_truth/base_pose", 100)
+        answers = Answers(client)
+
+        def joint_state(stamp: float) -> float:
+            msg = JointState(name=names, position=[float(p) for p in home])
+            msg.header.stamp = to_time(stamp)
+            joints.publish(msg)
+            return stamp
+
+        def ground_truth(stamp: float) -> None:
+            msg = PoseStamped()
+            msg.header.stamp, msg.header.frame_id = to_time(stamp), "world"
+            msg.pose.position.z, msg.pose.orientation.w = 0.2, 1.0
+            truth.publish(msg)
+
+        def answered_with_ground_truth(stamp: float) -> bool:
+            ground_truth(stamp)
+            joint_state(stamp)
+            answer = answers.by_stamp.get(stamp)
+            return answer is not None and answer.header.frame_id == "world"
+
+        # the node is up, and both subscriptions matched, when it answers in the world frame
+        start = 100.0
+        poll_until(lambda: answered_with_ground_truth(start), "a balance_state in the world frame", PATIENCE, 0.2)
+
+        late = joint_state(start + 0.5)  # its ground truth is not there yet: it must wait
+        poll_until(lambda: int(counts(client).get("held_for_late_sensors", 0)) >= 1,
+                   "diagnostics saying a joint state waits", PATIENCE)
+        assert late not in answers.by_stamp
+        ground_truth(late)
+        assert answers.wait(late).header.frame_id == "world"  # answered with it, not without
+
+        stopped = joint_state(start + 1.0)  # no ground truth ever comes: answered after the patience
+        assert answers.wait(stopped).header.frame_id != "world"
+        values = poll_until(lambda: (v := counts(client)) and int(v["answered_without_late_sensor"]) >= 1 and v,
+                            "diagnostics counting the answer without its ground truth", PATIENCE)
+        assert int(values["held_for_late_sensors"]) == 2
+        assert not graph.exited(), "the balance monitor stopped"
 
 
 def test_bench_balance_prints_its_figures():

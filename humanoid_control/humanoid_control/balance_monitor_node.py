@@ -19,7 +19,10 @@ balance_markers            visualization_msgs/MarkerArray                publish
 diagnostics                diagnostic_msgs/DiagnosticArray               published
 ========================== ============================================= ==========
 
-One ``balance_state`` per ``joint_states`` message, stamped with its stamp. Joints
+One ``balance_state`` per ``joint_states`` message, stamped with its stamp, in the
+order they arrive; a joint state whose sensor readings of the same instant are late
+(a busy machine) waits for them, up to ``sensor_patience``
+(:mod:`humanoid_control.balance.sensor_wait`). Joints
 that a message does not give (stale NaN, missing) keep their last known value
 (:mod:`humanoid_control.joint_readings`); what was missing is counted and reported in
 diagnostics, and the CoM is never NaN. A message that cannot be read is counted,
@@ -38,6 +41,7 @@ import numpy as np
 import pinocchio as pin
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Point, Point32, PoseStamped, WrenchStamped
+from rclpy.clock import Clock, ClockType
 from rclpy.experimental import EventsExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -58,6 +62,7 @@ from humanoid_control.balance.foot_pressure import FootWrench
 from humanoid_control.balance.markers import balance_markers
 from humanoid_control.balance.parameters import NODE_NAME, BalanceParameters
 from humanoid_control.balance.readings import RecentReadings
+from humanoid_control.balance.sensor_wait import SensorWait, late_sensors
 from humanoid_control.decimation import Decimator
 from humanoid_control.driver import Level
 from humanoid_control.joint_readings import JointReadings, MalformedJointStateError
@@ -112,6 +117,11 @@ class BalanceMonitor:
                                      lambda msg, side=side: self._on_contact(side, msg), depth)
         node.create_subscription(Bool, "fallen", self._on_fallen, 10)
         node.create_timer(1.0 / self.params.diagnostics_rate, self._publish_diagnostics)
+        self._wait: SensorWait[JointState] = SensorWait(
+            self._late, self._answer, self.params.sensor_patience, depth, time.monotonic)
+        # the patience runs on the wall clock (a paused simulation stops the robot's)
+        node.create_timer(self.params.sensor_patience / 2.0, self._wait.drain,
+                          clock=Clock(clock_type=ClockType.STEADY_TIME))
         p = self.params
         self._log.info(
             f"balance monitor for {self.robot}: min margin {p.min_margin * 1000:.1f} mm, CoM filter "
@@ -147,6 +157,7 @@ class BalanceMonitor:
         placement = pin.XYZQUATToSE3(np.array([p.x, p.y, p.z, o.x, o.y, o.z, o.w]))
         self._truth_stamp = seconds(msg.header.stamp)
         self.inputs.base_pose.add(self._truth_stamp, BasePose(msg.header.frame_id, placement))
+        self._wait.drain()
 
     def _on_imu(self, msg: Imu) -> None:
         self._seen["imu/data"] = time.monotonic()
@@ -156,6 +167,7 @@ class BalanceMonitor:
             return
         rotation = pin.Quaternion(o.w / norm, o.x / norm, o.y / norm, o.z / norm).toRotationMatrix()
         self.inputs.imu_orientation.add(seconds(msg.header.stamp), np.array(rotation))
+        self._wait.drain()
 
     def _on_wrench(self, side: str, msg: WrenchStamped) -> None:
         self._seen[f"{side}_foot/wrench"] = time.monotonic()
@@ -171,12 +183,14 @@ class BalanceMonitor:
             self._wrench_stamps[side] = stamp
             self.inputs.wrenches.setdefault(side, RecentReadings()).add(
                 stamp, FootWrench((f.x, f.y, f.z), (t.x, t.y, t.z)))
+            self._wait.drain()
 
     def _on_contact(self, side: str, msg: Bool) -> None:
         self._seen[f"{side}_foot/contact"] = time.monotonic()
         # Bool has no stamp: the robot publishes it right after the same foot's wrench
         stamp = self._wrench_stamps.get(side, self._latest.stamp if self._latest is not None else 0.0)
         self.inputs.contacts.setdefault(side, RecentReadings()).add(stamp, bool(msg.data))
+        self._wait.drain()
 
     def _on_fallen(self, msg: Bool) -> None:
         if msg.data and not self._fallen:
@@ -193,8 +207,27 @@ class BalanceMonitor:
 
     # -- the update -----------------------------------------------------------------
     def _on_joint_state(self, msg: JointState) -> None:
-        started = time.perf_counter()
         self._seen["joint_states"] = time.monotonic()
+        self._wait.offer(seconds(msg.header.stamp), msg)
+
+    def _late(self, stamp: float, previous: float) -> bool:
+        """Is a sensor this monitor uses late for the joint state stamped ``stamp``?"""
+        p, inputs = self.params, self.inputs
+        if not inputs.any_readings():  # the hardware's usual case: nothing to wait for
+            return False
+        feeds = []
+        if p.use_ground_truth:
+            feeds.append(inputs.base_pose)
+        if p.use_imu:
+            feeds.append(inputs.imu_orientation)
+        if p.use_foot_sensors:
+            feeds.extend(inputs.wrenches.values())
+            feeds.extend(inputs.contacts.values())
+        return late_sensors(iter(feeds), previous, stamp, p.sensor_timeout)
+
+    def _answer(self, msg: JointState) -> None:
+        """One balance_state for one joint state, in the order they arrived."""
+        started = time.perf_counter()
         try:
             issues = self.readings.update(msg.name, msg.position)
         except MalformedJointStateError as error:
@@ -250,7 +283,9 @@ class BalanceMonitor:
             "input_age_ms_p99": _percentile(age, 99),
             "messages": str(counts.messages), "answered": str(self._answered), "malformed": str(counts.malformed),
             "stale_joint_readings": str(counts.stale), "missing_joint_readings": str(counts.missing),
-            "unknown_joint_names": str(counts.unknown), "never_measured": ", ".join(never) or "none",
+            "unknown_joint_names": str(counts.unknown),
+            "held_for_late_sensors": str(self._wait.waited),
+            "answered_without_late_sensor": str(self._wait.gave_up), "never_measured": ", ".join(never) or "none",
             "last_input_problem": self._last_issue or "none", "margin_warnings": str(self.alarm.warnings),
             "com_filter": f"critically damped 2nd-order low-pass, {self.params.com_filter_cutoff:g} Hz, "
                           f"delay {self.estimator.filter_delay * 1000:.0f} ms",

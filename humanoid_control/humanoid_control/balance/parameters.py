@@ -40,6 +40,10 @@ class BalanceParameters:
     #: s: IMU, foot, contact and ground-truth readings further than this from the
     #: joint_states stamp are not used (the monitor falls back as if there were none).
     sensor_timeout: float = 0.1
+    #: s of wall time: a joint state whose sensor readings of the same instant are late (a
+    #: sensor that served the previous joint state has none yet within sensor_timeout of
+    #: this one) waits this long at most for them before it is answered without them.
+    sensor_patience: float = 0.5
     #: Use ``ground_truth/base_pose`` (simulation) for the base placement when it arrives.
     use_ground_truth: bool = True
     #: Use ``imu/data`` orientation for the base when there is no ground truth.
@@ -70,8 +74,8 @@ class BalanceParameters:
     queue_depth: int = 100
 
     def __post_init__(self) -> None:
-        positive = ("com_filter_cutoff", "sensor_timeout", "gravity", "marker_rate", "diagnostics_rate",
-                    "queue_depth", "level_angle")
+        positive = ("com_filter_cutoff", "sensor_timeout", "sensor_patience", "gravity", "marker_rate",
+                    "diagnostics_rate", "queue_depth", "level_angle")
         non_negative = ("min_margin", "warning_hysteresis", "foot_load_threshold", "contact_height",
                         "polygon_precision", "zmp_measured_cutoff")
         for name in positive:

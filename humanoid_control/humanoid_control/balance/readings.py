@@ -10,6 +10,7 @@ to its stamp (not simply the latest one) keeps them from the same instant.
 from __future__ import annotations
 
 import collections
+import math
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
@@ -28,6 +29,11 @@ class RecentReadings(Generic[T]):
 
     def __bool__(self) -> bool:
         return bool(self._items)
+
+    @property
+    def newest_stamp(self) -> float:
+        """Stamp of the last reading added (-inf before any)."""
+        return self._items[-1][0] if self._items else -math.inf
 
     def nearest(self, stamp: float, timeout: float) -> T | None:
         """The reading whose stamp is nearest ``stamp``, if within ``timeout`` of it."""
