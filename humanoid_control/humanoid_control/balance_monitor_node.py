@@ -62,7 +62,7 @@ from humanoid_control.balance.foot_pressure import FootWrench
 from humanoid_control.balance.markers import balance_markers
 from humanoid_control.balance.parameters import NODE_NAME, BalanceParameters
 from humanoid_control.balance.readings import RecentReadings
-from humanoid_control.balance.sensor_wait import SensorWait, late_sensors
+from humanoid_control.balance.sensor_wait import SensorWait
 from humanoid_control.decimation import Decimator
 from humanoid_control.driver import Level
 from humanoid_control.joint_readings import JointReadings, MalformedJointStateError
@@ -118,7 +118,8 @@ class BalanceMonitor:
         node.create_subscription(Bool, "fallen", self._on_fallen, 10)
         node.create_timer(1.0 / self.params.diagnostics_rate, self._publish_diagnostics)
         self._wait: SensorWait[JointState] = SensorWait(
-            self._late, self._answer, self.params.sensor_patience, depth, time.monotonic)
+            self._sensor_feeds, self._answer, self.params.sensor_timeout, self.params.sensor_patience, depth,
+            time.monotonic)
         # the patience runs on the wall clock (a paused simulation stops the robot's)
         node.create_timer(self.params.sensor_patience / 2.0, self._wait.drain,
                           clock=Clock(clock_type=ClockType.STEADY_TIME))
@@ -210,12 +211,10 @@ class BalanceMonitor:
         self._seen["joint_states"] = time.monotonic()
         self._wait.offer(seconds(msg.header.stamp), msg)
 
-    def _late(self, stamp: float, previous: float) -> bool:
-        """Is a sensor this monitor uses late for the joint state stamped ``stamp``?"""
+    def _sensor_feeds(self) -> list[RecentReadings]:
+        """The sensors' recent readings this monitor uses (a joint state waits for them)."""
         p, inputs = self.params, self.inputs
-        if not inputs.any_readings():  # the hardware's usual case: nothing to wait for
-            return False
-        feeds = []
+        feeds: list[RecentReadings] = []
         if p.use_ground_truth:
             feeds.append(inputs.base_pose)
         if p.use_imu:
@@ -223,7 +222,7 @@ class BalanceMonitor:
         if p.use_foot_sensors:
             feeds.extend(inputs.wrenches.values())
             feeds.extend(inputs.contacts.values())
-        return late_sensors(iter(feeds), previous, stamp, p.sensor_timeout)
+        return feeds
 
     def _answer(self, msg: JointState) -> None:
         """One balance_state for one joint state, in the order they arrived."""

@@ -60,7 +60,7 @@ from humanoid_control.control_loop import ControlLoop, CycleHook, ToleranceSpec,
 from humanoid_control.decimation import Decimator
 from humanoid_control.driver import JointState, Level, RobotDriver, SensorReadings, StatusEntry
 from humanoid_control.interface_parameters import InterfaceParameters
-from humanoid_control.matched_publisher import MatchedPublisher
+from humanoid_control.matched_publisher import STREAM_HISTORY, MatchedPublisher
 from humanoid_control.parameters import declare_dataclass
 from humanoid_control.ros_time import DriverClock, seconds, to_duration, to_time
 from humanoid_control.trajectory_executor import RunState, TrajectoryRun
@@ -95,7 +95,7 @@ class RobotInterface:
                              reliability=ReliabilityPolicy.RELIABLE)
         self._description_pub = (node.create_publisher(String, "robot_description", latched)
                                  if self.params.publish_robot_description else None)
-        self._joint_state_pub = MatchedPublisher(node, JointStateMsg, "joint_states", 10)
+        self._joint_state_pub = MatchedPublisher(node, JointStateMsg, "joint_states", STREAM_HISTORY)
         self._joint_state_msg = JointStateMsg(name=list(self.names))
         self._diagnostics_pub = node.create_publisher(DiagnosticArray, "diagnostics", 10)
         # Each command replaces the one before: commands of a topic are taken one at a time, in
@@ -194,12 +194,12 @@ class RobotInterface:
         if sensors is None:
             return
         if sensors.imu is not None:
-            self._imu_pub = MatchedPublisher(self.node, Imu, "imu/data", 10)
+            self._imu_pub = MatchedPublisher(self.node, Imu, "imu/data", STREAM_HISTORY)
             self._imu_msg = Imu()
         for foot in sensors.feet:
             self._foot_pubs[foot.side] = (
-                MatchedPublisher(self.node, WrenchStamped, f"{foot.side}_foot/wrench", 10),
-                MatchedPublisher(self.node, Bool, f"{foot.side}_foot/contact", 10), WrenchStamped(), Bool())
+                MatchedPublisher(self.node, WrenchStamped, f"{foot.side}_foot/wrench", STREAM_HISTORY),
+                MatchedPublisher(self.node, Bool, f"{foot.side}_foot/contact", STREAM_HISTORY), WrenchStamped(), Bool())
 
     def _publish_sensors(self, sensors: SensorReadings) -> None:
         """IMU and feet, to the topics someone subscribes to; the messages are refilled each

@@ -38,7 +38,7 @@ from humanoid_control import driver_node
 from humanoid_control.decimation import Decimator
 from humanoid_control.driver import DriverError, JointState, RobotDriver
 from humanoid_control.interface_parameters import documented
-from humanoid_control.matched_publisher import MatchedPublisher
+from humanoid_control.matched_publisher import STREAM_HISTORY, MatchedPublisher
 from humanoid_control.parameters import declare_dataclass
 from humanoid_control.robot_interface import RobotInterface
 from humanoid_control.ros_time import to_time
@@ -93,9 +93,9 @@ class SimulationServices:
         # like every simulator's /clock (and rclpy's own time source): best effort, latest only
         self._clock_pub = MatchedPublisher(node, Clock, "clock",
                                            QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT))
-        self._pose_pub = MatchedPublisher(node, PoseStamped, "ground_truth/base_pose", 10)
-        self._twist_pub = MatchedPublisher(node, TwistStamped, "ground_truth/base_twist", 10)
-        self._fallen_pub = MatchedPublisher(node, Bool, "fallen", 10)
+        self._pose_pub = MatchedPublisher(node, PoseStamped, "ground_truth/base_pose", STREAM_HISTORY)
+        self._twist_pub = MatchedPublisher(node, TwistStamped, "ground_truth/base_twist", STREAM_HISTORY)
+        self._fallen_pub = MatchedPublisher(node, Bool, "fallen", STREAM_HISTORY)
         group = MutuallyExclusiveCallbackGroup()
         node.create_service(ResetSimulation, "reset", self._reset, callback_group=group)
         node.create_service(Trigger, "pause", self._pause, callback_group=group)

@@ -43,7 +43,7 @@ class BalanceParameters:
     #: s of wall time: a joint state whose sensor readings of the same instant are late (a
     #: sensor that served the previous joint state has none yet within sensor_timeout of
     #: this one) waits this long at most for them before it is answered without them.
-    sensor_patience: float = 0.5
+    sensor_patience: float = 1.0
     #: Use ``ground_truth/base_pose`` (simulation) for the base placement when it arrives.
     use_ground_truth: bool = True
     #: Use ``imu/data`` orientation for the base when there is no ground truth.

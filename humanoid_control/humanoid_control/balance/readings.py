@@ -35,6 +35,11 @@ class RecentReadings(Generic[T]):
         """Stamp of the last reading added (-inf before any)."""
         return self._items[-1][0] if self._items else -math.inf
 
+    @property
+    def interval(self) -> float:
+        """Stamp difference of the last two readings (inf before two): the sensor's period."""
+        return self._items[-1][0] - self._items[-2][0] if len(self._items) > 1 else math.inf
+
     def nearest(self, stamp: float, timeout: float) -> T | None:
         """The reading whose stamp is nearest ``stamp``, if within ``timeout`` of it."""
         best: tuple[float, T] | None = None

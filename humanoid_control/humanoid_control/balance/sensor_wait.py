@@ -2,54 +2,51 @@
 
 Joint states and the sensors' readings (ground truth, IMU, foot wrenches and contacts)
 travel on separate topics. On a busy machine, or with the simulator running faster than
-real time, a joint state can reach the monitor before the readings stamped with the same
-instant: answered at once, it would find no reading within ``sensor_timeout`` and fall
-back (the ground frame switching from ``world`` to a sole and back, the CoM filter
-restarting). A sensor that served the previous joint state but has no reading within
-``sensor_timeout`` of this one is therefore *late*, and the joint state waits for it, in
-order with those after it, up to ``sensor_patience`` seconds of wall time: a sensor that
-stopped delays the answers once, by that much, and is then no longer awaited.
+real time, the readings of an instant can reach the monitor well after its joint state
+(seen: ground truth bursting in 0.5 s late under two CPU hogs). Answered at once, the
+joint state would be paired with an older reading (one from before a reset, say) or,
+beyond ``sensor_timeout``, with none: the ground frame would switch from ``world`` to a
+sole and back and the CoM filter restart.
+
+A sensor is therefore *late* for a joint state stamped ``t`` when its newest reading is
+older than ``t`` by more than the sensor's own period (the gap between its last two
+readings, at most ``sensor_timeout``): its reading nearest ``t`` is still to come. The
+joint state waits for it, in order with those after it, up to ``sensor_patience``
+seconds of wall time. A sensor given up on is not awaited again until it delivers a new
+reading, so a sensor that stops delays the answers once, by the patience.
 """
 
 from __future__ import annotations
 
 import collections
-import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable
 from typing import Generic, TypeVar
 
 from humanoid_control.balance.readings import RecentReadings
 
 M = TypeVar("M")
 
-
-def late_sensors(feeds: Iterator[RecentReadings], previous: float, stamp: float, timeout: float) -> bool:
-    """Is any feed late for ``stamp``: it had a reading within ``timeout`` of the previous
-    answered stamp ``previous``, and has none yet that reaches ``stamp - timeout``?"""
-    for feed in feeds:
-        newest = feed.newest_stamp
-        if feed and previous - timeout <= newest < stamp - timeout:
-            return True
-    return False
+#: Stamps are sums of physics steps: allow for their rounding when comparing periods.
+EPSILON = 1e-6
 
 
 class SensorWait(Generic[M]):
-    """Joint states in arrival order, released when their sensors are not late.
+    """Joint states in arrival order, each released once no sensor is late for it.
 
-    ``late(stamp, previous)`` tells whether a state stamped ``stamp`` must wait (the
-    previous released stamp given); ``release(message)`` is called for each state in turn.
-    The caller calls :meth:`offer` for each joint state and :meth:`drain` whenever a sensor
+    ``feeds()`` gives the sensors' recent readings; ``release(message)`` answers one state.
+    The caller calls :meth:`offer` for each joint state, and :meth:`drain` whenever a sensor
     reading arrives and periodically (the patience runs on ``clock``, in seconds)."""
 
-    def __init__(self, late: Callable[[float, float], bool], release: Callable[[M], None],
-                 patience: float, depth: int, clock: Callable[[], float]) -> None:
-        self._late = late
+    def __init__(self, feeds: Callable[[], Iterable[RecentReadings]], release: Callable[[M], None],
+                 timeout: float, patience: float, depth: int, clock: Callable[[], float]) -> None:
+        self._feeds = feeds
         self._release = release
+        self._timeout = timeout
         self._patience = patience
         self._depth = depth
         self._clock = clock
         self._pending: collections.deque[tuple[float, float, M]] = collections.deque()
-        self._previous = -math.inf
+        self._abandoned: dict[int, float] = {}  # id of a feed given up on -> its newest stamp then
         #: joint states held back (waiting for a late sensor, or behind one that waits)
         self.waited = 0
         #: states released while a sensor was still late (patience or queue depth exhausted)
@@ -58,10 +55,25 @@ class SensorWait(Generic[M]):
     def __len__(self) -> int:
         return len(self._pending)
 
+    def late(self, stamp: float) -> list[RecentReadings]:
+        """The feeds late for a joint state stamped ``stamp``."""
+        late = []
+        for feed in self._feeds():
+            if not feed:
+                continue
+            newest = feed.newest_stamp
+            if self._abandoned.get(id(feed)) == newest:
+                continue
+            behind, period = stamp - newest, feed.interval
+            # beyond the timeout exactly as RecentReadings.nearest counts it, no rounding allowance
+            if behind > self._timeout or (period < self._timeout and behind > period + EPSILON):
+                late.append(feed)
+        return late
+
     def offer(self, stamp: float, message: M) -> None:
         """A joint state arrived: answered now unless it, or one before it, waits."""
-        if not self._pending and not self._late(stamp, self._previous):
-            self._answer(stamp, message)
+        if not self._pending and not self.late(stamp):
+            self._release(message)
             return
         self.waited += 1
         self._pending.append((stamp, self._clock(), message))
@@ -73,13 +85,12 @@ class SensorWait(Generic[M]):
         now = self._clock()
         while self._pending:
             stamp, since, message = self._pending[0]
-            if self._late(stamp, self._previous):
+            late = self.late(stamp)
+            if late:
                 if now - since < self._patience and len(self._pending) <= self._depth:
                     return
                 self.gave_up += 1
+                for feed in late:
+                    self._abandoned[id(feed)] = feed.newest_stamp
             self._pending.popleft()
-            self._answer(stamp, message)
-
-    def _answer(self, stamp: float, message: M) -> None:
-        self._previous = stamp
-        self._release(message)
+            self._release(message)
