@@ -34,8 +34,8 @@ struct Polygon {
 
 // Distance from (x, y) to an edge (a segment; a point when its length is 0).
 double segment_distance(double x, double y, const Edge &e) {
-  const double t =
-      e.length == 0.0 ? 0.0 : std::min(1.0, std::max(0.0, ((x - e.ax) * e.dx + (y - e.ay) * e.dy) / (e.length * e.length)));
+  if (e.length == 0.0) return std::hypot(x - e.ax, y - e.ay);
+  const double t = std::min(1.0, std::max(0.0, ((x - e.ax) * e.dx + (y - e.ay) * e.dy) / (e.length * e.length)));
   return std::hypot(x - (e.ax + t * e.dx), y - (e.ay + t * e.dy));
 }
 
@@ -144,7 +144,8 @@ PyMethodDef Polygon_methods[] = {
     {nullptr, nullptr, 0, nullptr}};
 
 PyType_Slot Polygon_slots[] = {
-    {Py_tp_doc, const_cast<char *>("ConvexPolygon(vertices)\n--\n\nA convex polygon's edges prepared for margin queries.")},
+    {Py_tp_doc,
+     const_cast<char *>("ConvexPolygon(vertices)\n--\n\nA convex polygon's edges prepared for margin queries.")},
     {Py_tp_new, reinterpret_cast<void *>(PyType_GenericNew)},
     {Py_tp_init, reinterpret_cast<void *>(Polygon_init)},
     {Py_tp_dealloc, reinterpret_cast<void *>(Polygon_dealloc)},

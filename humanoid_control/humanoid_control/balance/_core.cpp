@@ -410,7 +410,8 @@ int BalanceCore_init(BalanceCore *self, PyObject *args, PyObject *kwargs) {
 // com(positions, xyzquat) -> (x, y, z): the whole-body CoM with the base at xyzquat (None:
 // the identity); the joint placements stay in the data for updateFramePlacement.
 PyObject *BalanceCore_com(BalanceCore *self, PyObject *const *args, Py_ssize_t nargs) {
-  if (!ready(self) || !check_args("com", nargs, 2) || !set_positions(self, args[0]) || !set_base(self, args[1])) return nullptr;
+  if (!ready(self) || !check_args("com", nargs, 2) || !set_positions(self, args[0]) || !set_base(self, args[1]))
+    return nullptr;
   const Eigen::Vector3d &com = pinocchio::centerOfMass(*self->model, *self->data, *self->q, false);
   const double values[3] = {com[0], com[1], com[2]};
   return float_tuple(values);
@@ -501,7 +502,10 @@ bool ready_types() {
   CoMFilterType.tp_name = "humanoid_control.balance._core.CoMFilter";
   CoMFilterType.tp_basicsize = sizeof(CoMFilter);
   CoMFilterType.tp_flags = Py_TPFLAGS_DEFAULT;
-  CoMFilterType.tp_doc = "CoMFilter(cutoff_hz)\n--\n\nCritically damped second-order low-pass on a 3-D point.";
+  CoMFilterType.tp_doc =
+      "CoMFilter(cutoff_hz)\n--\n\nCritically damped second-order low-pass on a 3-D point, per axis, with its\n"
+      "velocity and acceleration (com_filter.py: the maths). The monitor also smooths the\n"
+      "measured ZMP with one. Raises ValueError unless cutoff_hz > 0.";
   CoMFilterType.tp_new = PyType_GenericNew;
   CoMFilterType.tp_init = reinterpret_cast<initproc>(CoMFilter_init);
   CoMFilterType.tp_methods = CoMFilter_methods;
@@ -512,7 +516,9 @@ bool ready_types() {
   BalanceCoreType.tp_flags = Py_TPFLAGS_DEFAULT;
   BalanceCoreType.tp_doc =
       "BalanceCore(model, data, q_index, right_sole, left_sole, com_filter, gravity, polygon_precision)\n--\n\n"
-      "The estimator's kinematics and flat-feet update.";
+      "The estimator's kinematics on its own pinocchio.Model and Data (held by reference:\n"
+      "frame placements it computes are in ``data`` for the Python code), and the flat-feet\n"
+      "update of a biped (the hardware's usual case).";
   BalanceCoreType.tp_new = PyType_GenericNew;
   BalanceCoreType.tp_init = reinterpret_cast<initproc>(BalanceCore_init);
   BalanceCoreType.tp_dealloc = reinterpret_cast<destructor>(BalanceCore_dealloc);
