@@ -24,6 +24,8 @@ def balance_core() -> Extension:
                              "(install requirements.txt: pin, cmeel-eigen)")
     return Extension(
         f"{PACKAGE}.balance._core", [f"{PACKAGE}/balance/_core.cpp"], language="c++",
+        # rebuilt when the wheel's Pinocchio changes too: it shares the library's C++ objects
+        depends=[str(prefix / "include/pinocchio/config.hpp"), str(prefix / "lib/libpinocchio_default.so")],
         library_dirs=[str(prefix / "lib")],
         libraries=["pinocchio_default", f"boost_python{sysconfig.get_config_var('py_version_nodot')}"],
         runtime_library_dirs=[str(prefix / "lib")],
@@ -35,6 +37,7 @@ def balance_core() -> Extension:
         # -Wall speaks of our file only
         extra_compile_args=["-std=c++17", "-O2", "-g0", "-Wall", "-isystem", str(prefix / "include"),
                             "-isystem", str(prefix / "include/eigen3")])
+
 
 setup(
     name=PACKAGE,

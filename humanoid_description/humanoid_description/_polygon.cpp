@@ -139,7 +139,7 @@ Py_ssize_t Polygon_length(Polygon *self) { return ready(self) ? static_cast<Py_s
 
 PyMethodDef Polygon_methods[] = {
     {"margin", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(Polygon_margin)), METH_FASTCALL,
-     "margin(x, y)\n--\n\nSigned distance from (x, y) to the boundary: positive inside, negative outside,\n"
+     "margin($self, x, y, /)\n--\n\nSigned distance from (x, y) to the boundary: positive inside, negative outside,\n"
      "NaN for an empty polygon (see :func:`signed_margin`)."},
     {nullptr, nullptr, 0, nullptr}};
 

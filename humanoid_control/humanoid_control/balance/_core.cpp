@@ -201,12 +201,12 @@ PyObject *CoMFilter_delay(CoMFilter *self, void *) { return PyFloat_FromDouble(f
 
 PyMethodDef CoMFilter_methods[] = {
     {"reset", reinterpret_cast<PyCFunction>(CoMFilter_reset), METH_NOARGS,
-     "reset()\n--\n\nForget the past (after a jump of the frame, or of time)."},
+     "reset($self, /)\n--\n\nForget the past (after a jump of the frame, or of time)."},
     {"settled", reinterpret_cast<PyCFunction>(CoMFilter_settled), METH_O,
-     "settled(stamp)\n--\n\nHas the filter run for three delays since its last reset (its start transient,\n"
+     "settled($self, stamp, /)\n--\n\nHas the filter run for three delays since its last reset (its start transient,\n"
      "from rest at the first sample, has then decayed to 2 % of it)."},
     {"update", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(CoMFilter_update)), METH_FASTCALL,
-     "update(stamp, point)\n--\n\nTake the sample ``point`` at ``stamp`` (s); returns the filtered point, its "
+     "update($self, stamp, point, /)\n--\n\nTake the sample ``point`` at ``stamp`` (s); returns the filtered point, its "
      "velocity\nand its acceleration (three 3-tuples). The first sample after a reset (or after time\nwent back) "
      "starts the filter at rest there."},
     {nullptr, nullptr, 0, nullptr}};
@@ -476,21 +476,21 @@ PyObject *BalanceCore_forget(BalanceCore *self, PyObject *) {
 
 PyMethodDef BalanceCore_methods[] = {
     {"com", FASTCALL(BalanceCore_com), METH_FASTCALL,
-     "com(positions, xyzquat)\n--\n\nWhole-body CoM (x, y, z) with the base at ``xyzquat`` (None: the identity)."},
+     "com($self, positions, xyzquat, /)\n--\n\nWhole-body CoM (x, y, z) with the base at ``xyzquat`` (None: the identity)."},
     {"flat_feet", FASTCALL(BalanceCore_flat_feet), METH_FASTCALL,
-     "flat_feet(stamp, positions)\n--\n\nThe flat-feet update: (com, velocity, zmp or None, base), or None when the "
+     "flat_feet($self, stamp, positions, /)\n--\n\nThe flat-feet update: (com, velocity, zmp or None, base), or None when the "
      "soles\nmoved relative to each other since hold() (or nothing is held)."},
     {"hold", reinterpret_cast<PyCFunction>(BalanceCore_hold), METH_O,
-     "hold(support_right)\n--\n\nKeep the soles' relative placement of the last flat_feet call and its support sole."},
+     "hold($self, support_right, /)\n--\n\nKeep the soles' relative placement of the last flat_feet call and its support sole."},
     {"forget", reinterpret_cast<PyCFunction>(BalanceCore_forget), METH_NOARGS,
-     "forget()\n--\n\nDrop the held support: the next flat_feet call returns None."},
+     "forget($self, /)\n--\n\nDrop the held support: the next flat_feet call returns None."},
     {nullptr, nullptr, 0, nullptr}};
 
 PyTypeObject BalanceCoreType = {PyVarObject_HEAD_INIT(nullptr, 0)};
 
 PyMethodDef module_functions[] = {
     {"cart_table_zmp", FASTCALL(cart_table_zmp), METH_FASTCALL,
-     "cart_table_zmp(com, acceleration, gravity)\n--\n\nZMP of the cart-table model on the ground plane z = 0: "
+     "cart_table_zmp(com, acceleration, gravity, /)\n--\n\nZMP of the cart-table model on the ground plane z = 0: "
      "p = c - (z_c / g) c'' for x\nand y, z_c the CoM height above the ground (Kajita's linear inverted pendulum)."},
     {nullptr, nullptr, 0, nullptr}};
 
