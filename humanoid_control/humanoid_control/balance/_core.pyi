@@ -5,6 +5,9 @@ from collections.abc import Sequence
 import numpy as np
 import pinocchio as pin
 
+from humanoid_control.balance.estimator import BalanceEstimate, BaseSource, ContactSource
+from humanoid_description.support import ConvexPolygon
+
 class CoMFilter:
     """Critically damped second-order low-pass on a 3-D point, per axis, with its
     velocity and acceleration (com_filter.py: the maths). The monitor also smooths the
@@ -41,21 +44,25 @@ class BalanceCore:
     update of a biped (the hardware's usual case)."""
 
     def __init__(self, model: pin.Model, data: pin.Data, q_index: Sequence[int] | np.ndarray, right_sole: int,
-                 left_sole: int, com_filter: CoMFilter, gravity: float, polygon_precision: float) -> None: ...
+                 left_sole: int, com_filter: CoMFilter, gravity: float, polygon_precision: float,
+                 estimate_type: type[BalanceEstimate], min_margin: float) -> None:
+        """``estimate_type`` is estimator.BalanceEstimate (a slots dataclass: flat_feet fills
+        its fields in directly); TypeError unless it has exactly those slots."""
     def com(self, positions: Sequence[float] | np.ndarray,
             xyzquat: Sequence[float] | np.ndarray | None) -> tuple[float, float, float]:
         """Whole-body CoM with the joints at ``positions`` (canonical order) and the base at
         ``xyzquat`` (None: the identity); the joint placements stay in the data."""
-    def flat_feet(self, stamp: float, positions: Sequence[float] | np.ndarray) -> tuple[
-            tuple[float, float, float], tuple[float, float, float], tuple[float, float] | None, pin.SE3] | None:
-        """Flat feet on flat ground, base at the identity: the CoM in the held support sole's
-        frame, the filtered CoM's velocity, the cart-table ZMP (None while the filter settles)
-        and the base's placement in that frame. None, with both sole placements in the data,
-        when the left sole moved in the right one's frame beyond ``polygon_precision``
-        (SE3.isApprox) since :meth:`hold`, or nothing is held: the caller works the support
-        out, holds it, and calls again (the filter is only updated by a call that answers)."""
-    def hold(self, support_right: bool) -> None:
-        """Keep the soles' relative placement of the last :meth:`flat_feet` call, and the
-        support sole (right, else left)."""
+    def flat_feet(self, stamp: float, positions: Sequence[float] | np.ndarray) -> BalanceEstimate | None:
+        """Flat feet on flat ground, base at the identity: the estimate in the held support
+        sole's frame (CoM, the filtered CoM's velocity, the cart-table ZMP once the filter has
+        settled, the margin in the held polygon, the base's placement in that frame, the held
+        frame, contacts and sources). None, with both sole placements in the data, when the
+        left sole moved in the right one's frame beyond ``polygon_precision`` (SE3.isApprox)
+        since :meth:`hold`, or nothing is held: the caller works the support out, holds it,
+        and calls again (the filter is only updated by a call that answers)."""
+    def hold(self, support_right: bool, frame: str, contacts: dict[str, bool], polygon: ConvexPolygon,
+             base_source: BaseSource, contact_source: ContactSource) -> None:
+        """Keep the soles' relative placement of the last :meth:`flat_feet` call, the support
+        sole (right, else left) and what its estimates take from the support."""
     def forget(self) -> None:
         """Drop the held support: the next :meth:`flat_feet` call returns None."""

@@ -179,12 +179,10 @@ class BalanceEstimator:
         self._polygon_key: tuple[tuple[str, ...], list[pin.SE3]] | None = None
         self._two_feet = set(self.sides) == {"right", "left"}
         self._polygon = _EMPTY
-        #: the flat-feet path's frame, contacts and polygon, for the support the core holds
-        self._flat: tuple[str, dict[str, bool], ConvexPolygon] = ("", {}, _EMPTY)
         # the core's flat-feet update is for two feet; other robots only use its CoM (frame 0)
         soles = (self._sole_id["right"], self._sole_id["left"]) if self._two_feet else (0, 0)
         self._core = BalanceCore(model.model, self._data, model.q_index, *soles, self._filter, params.gravity,
-                                 params.polygon_precision)
+                                 params.polygon_precision, BalanceEstimate, params.min_margin)
 
     @property
     def filter_delay(self) -> float:
@@ -200,8 +198,15 @@ class BalanceEstimator:
         """Balance at ``stamp`` (s) for finite joint ``positions`` (rad, canonical order)."""
         params = self.params
         sensors = inputs is not None and inputs.any_readings()
-        if not sensors and self._two_feet:  # the hardware's usual case, kept cheap
-            return self._flat_feet(stamp, positions)
+        if not sensors and self._two_feet:
+            # the hardware's usual case (flat feet, no sensors), kept cheap: one compiled call
+            # while the left sole keeps its placement relative to the right one; beyond
+            # polygon_precision the support and polygon are worked out again
+            estimate = self._core.flat_feet(stamp, positions)
+            if estimate is None:
+                self._hold_flat_support()
+                estimate = self._core.flat_feet(stamp, positions)
+            return estimate
         truth = self._reading(inputs.base_pose, stamp) if sensors and params.use_ground_truth else None  # type: ignore[union-attr]
         com = np.array(self._core.com(positions, truth.xyzquat if truth is not None else None))
         self._core.forget()  # the flat-feet path works its support out again when it comes back
@@ -274,25 +279,11 @@ class BalanceEstimator:
         base = _levelled_frame(levelled[support], lowest).actInv(level)
         return support, base, {side: base * placement for side, placement in soles.items()}, contacts
 
-    def _flat_feet(self, stamp: float, positions: np.ndarray) -> BalanceEstimate:
-        """Flat feet on flat ground, no foot sensors, two feet: one compiled update while the
-        left sole keeps its placement relative to the right one (beyond polygon_precision the
-        support and polygon are worked out again, :meth:`_hold_flat_support`)."""
-        answer = self._core.flat_feet(stamp, positions)
-        if answer is None:
-            self._hold_flat_support()
-            answer = self._core.flat_feet(stamp, positions)
-        com, velocity, zmp_model, base = answer
-        frame, contacts, polygon = self._flat
-        margin = polygon.margin(com[0], com[1])
-        # positional: at 1 kHz keywords would cost a tenth of the update
-        return BalanceEstimate(stamp, frame, com, velocity, zmp_model, None, polygon, contacts, margin, math.nan,
-                               margin >= self.params.min_margin, base, BaseSource.FLAT_FEET, ContactSource.MODEL)
-
     def _hold_flat_support(self) -> None:
         """The support, its frame and the polygon from where the left sole is relative to the
         right one (the joint placements of the core's last flat_feet call are in the data);
-        the core holds that placement and answers while it stays."""
+        the core holds that placement and answers while it stays, with estimates in that
+        frame on that polygon."""
         right = pin.updateFramePlacement(self._pin, self._data, self._sole_id["right"])  # faster than data.oMf[i]
         left = pin.updateFramePlacement(self._pin, self._data, self._sole_id["left"])
         relative = right.actInv(left)
@@ -301,9 +292,9 @@ class BalanceEstimator:
         in_ground = ({"right": _IDENTITY, "left": relative} if support == "right"
                      else {"right": relative.inverse(), "left": _IDENTITY})
         frame = self._sole_name[support]
-        self._flat = (frame, contacts, self._support_polygon(in_ground, contacts))
+        polygon = self._support_polygon(in_ground, contacts)
         self._enter_frame(frame, BaseSource.FLAT_FEET)
-        self._core.hold(support == "right")
+        self._core.hold(support == "right", frame, contacts, polygon, BaseSource.FLAT_FEET, ContactSource.MODEL)
 
     # -- contacts ---------------------------------------------------------------------
     def _sensed_contacts(self, stamp: float, inputs: BalanceInputs) -> tuple[dict[str, bool] | None, ContactSource]:
