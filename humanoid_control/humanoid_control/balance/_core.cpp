@@ -6,7 +6,8 @@
 // ~3 x a bare pinocchio.centerOfMass call (measured, NOTES.md "Balance monitor"). Here the
 // whole flat-feet update (joints into q, CoM, both sole placements, the check that the
 // soles kept their relative placement, the CoM in the support sole's frame, the CoM
-// filter, the cart-table ZMP) is one call.
+// filter, the cart-table ZMP, the margin in the held polygon, the BalanceEstimate) is
+// one call.
 //
 // The model and data are the estimator's own pinocchio.Model and pinocchio.Data (taken by
 // reference through boost.python, as Pinocchio's bindings hold them): no copy of the
