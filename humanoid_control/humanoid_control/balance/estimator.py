@@ -37,6 +37,13 @@ the signed margin of the CoM projection and of the measured ZMP (positive inside
 the filtered CoM acceleration (:mod:`~humanoid_control.balance.com_filter`; invalid
 until the filter settles after a start or a change of frame) and the measured ZMP
 (:mod:`~humanoid_control.balance.foot_pressure`; invalid without loaded feet).
+
+**Compiled parts**: the kinematics (joints into q, CoM) and, on the hardware's usual path
+(two flat feet, no sensors), the whole update but for the support polygon's rebuild run
+in :class:`~humanoid_control.balance._core.BalanceCore` (C++ on this estimator's own
+Pinocchio model and data; see ``_core.cpp`` for why). The logic of frames, contacts and
+polygons below is Python: it runs when the soles move relative to each other, and on
+the sensor paths.
 """
 
 from __future__ import annotations
@@ -49,6 +56,7 @@ from typing import TypeVar
 import numpy as np
 import pinocchio as pin
 
+from humanoid_control.balance._core import BalanceCore
 from humanoid_control.balance.com_filter import CoMFilter, cart_table_zmp
 from humanoid_control.balance.foot_pressure import FootWrench, centre_of_pressure
 from humanoid_control.balance.parameters import BalanceParameters
@@ -64,7 +72,6 @@ from humanoid_description.support import (
 
 T = TypeVar("T")
 
-_IDENTITY_XYZQUAT = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
 _IDENTITY = pin.SE3.Identity()
 _EMPTY = ConvexPolygon(np.zeros((0, 2)))
 
@@ -158,8 +165,6 @@ class BalanceEstimator:
         self.params = params
         self._pin = model.model
         self._data = model.model.createData()
-        self._q = pin.neutral(model.model)
-        self._q_index = model.q_index
         feet = model.config.feet
         self.sides: tuple[str, ...] = tuple(feet)
         self._sole_name = {side: foot.sole for side, foot in feet.items()}
@@ -172,9 +177,12 @@ class BalanceEstimator:
         self._zmp_filter = CoMFilter(params.zmp_measured_cutoff) if params.zmp_measured_cutoff > 0.0 else None
         self._frame: tuple[str, BaseSource] | None = None
         self._polygon_key: tuple[tuple[str, ...], list[pin.SE3]] | None = None
-        self._flat_cache: tuple[pin.SE3, dict[str, bool], str, ConvexPolygon] | None = None
         self._two_feet = set(self.sides) == {"right", "left"}
         self._polygon = _EMPTY
+        # the core's flat-feet update is for two feet; other robots only use its CoM (frame 0)
+        soles = (self._sole_id["right"], self._sole_id["left"]) if self._two_feet else (0, 0)
+        self._core = BalanceCore(model.model, self._data, model.q_index, *soles, self._filter, params.gravity,
+                                 params.polygon_precision, BalanceEstimate, params.min_margin)
 
     @property
     def filter_delay(self) -> float:
@@ -190,24 +198,22 @@ class BalanceEstimator:
         """Balance at ``stamp`` (s) for finite joint ``positions`` (rad, canonical order)."""
         params = self.params
         sensors = inputs is not None and inputs.any_readings()
-        q = self._q
-        q[self._q_index] = positions
+        if not sensors and self._two_feet:
+            # the hardware's usual case (flat feet, no sensors), kept cheap: one compiled call
+            # while the left sole keeps its placement relative to the right one; beyond
+            # polygon_precision the support and polygon are worked out again
+            estimate = self._core.flat_feet(stamp, positions)
+            if estimate is None:
+                self._hold_flat_support()
+                estimate = self._core.flat_feet(stamp, positions)
+            return estimate
         truth = self._reading(inputs.base_pose, stamp) if sensors and params.use_ground_truth else None  # type: ignore[union-attr]
-        q[:7] = truth.xyzquat if truth is not None else _IDENTITY_XYZQUAT
-        com = pin.centerOfMass(self._pin, self._data, q, False)
-        if sensors or not self._two_feet:
-            frame, source, base, com, soles, contacts, contact_source = self._locate(stamp, com, truth, inputs)
-            polygon = self._support_polygon(soles, contacts)
-        else:  # the hardware's usual case, kept cheap: flat feet, no sensors
-            frame, base, com, contacts, polygon = self._flat_feet(com)
-            source, contact_source, soles = BaseSource.FLAT_FEET, ContactSource.MODEL, None
-
+        com = np.array(self._core.com(positions, truth.xyzquat if truth is not None else None))
+        self._core.forget()  # the flat-feet path works its support out again when it comes back
+        frame, source, base, com, soles, contacts, contact_source = self._locate(stamp, com, truth, inputs)
+        polygon = self._support_polygon(soles, contacts)
         x, y, z = com.tolist()
-        if (frame, source) != self._frame:  # points jump: restart the filters
-            self._filter.reset()
-            if self._zmp_filter is not None:
-                self._zmp_filter.reset()
-            self._frame = (frame, source)
+        self._enter_frame(frame, source)
         _, velocity, acceleration = self._filter.update(stamp, (x, y, z))
         zmp_model = (cart_table_zmp((x, y, z), acceleration, params.gravity)
                      if self._filter.settled(stamp) else None)
@@ -219,6 +225,14 @@ class BalanceEstimator:
             stamp=stamp, frame=frame, com=(x, y, z), com_velocity=velocity, zmp_model=zmp_model,
             zmp_measured=zmp_measured, polygon=polygon, contacts=contacts, margin=margin, zmp_margin=zmp_margin,
             stable=margin >= params.min_margin, base=base, base_source=source, contact_source=contact_source)
+
+    def _enter_frame(self, frame: str, source: BaseSource) -> None:
+        """Restart the filters when the points' frame changes (the points jump)."""
+        if (frame, source) != self._frame:
+            self._filter.reset()
+            if self._zmp_filter is not None:
+                self._zmp_filter.reset()
+            self._frame = (frame, source)
 
     def _locate(self, stamp: float, com: np.ndarray, truth: BasePose | None, inputs: BalanceInputs):
         """With sensors: the ground frame, where the base, CoM and soles are in it, and the
@@ -265,23 +279,22 @@ class BalanceEstimator:
         base = _levelled_frame(levelled[support], lowest).actInv(level)
         return support, base, {side: base * placement for side, placement in soles.items()}, contacts
 
-    def _flat_feet(self, com: np.ndarray) -> tuple[str, pin.SE3, np.ndarray, dict[str, bool], ConvexPolygon]:
-        """Flat feet on flat ground, no foot sensors, two feet: the support, its frame and the
-        polygon follow from where the left sole is relative to the right one, so they are
-        worked out again only when that changes (beyond polygon_precision)."""
-        right = pin.updateFramePlacement(self._pin, self._data, self._sole_id["right"])
+    def _hold_flat_support(self) -> None:
+        """The support, its frame and the polygon from where the left sole is relative to the
+        right one (the joint placements of the core's last flat_feet call are in the data);
+        the core holds that placement and answers while it stays, with estimates in that
+        frame on that polygon."""
+        right = pin.updateFramePlacement(self._pin, self._data, self._sole_id["right"])  # faster than data.oMf[i]
         left = pin.updateFramePlacement(self._pin, self._data, self._sole_id["left"])
         relative = right.actInv(left)
-        cached = self._flat_cache
-        if cached is None or not relative.isApprox(cached[0], self.params.polygon_precision):
-            contacts = self._flat_feet_contacts({"right": right, "left": left})
-            support = self._support_sole(contacts)
-            in_ground = ({"right": _IDENTITY, "left": relative} if support == "right"
-                         else {"right": relative.inverse(), "left": _IDENTITY})
-            cached = self._flat_cache = (relative, contacts, support, self._support_polygon(in_ground, contacts))
-        _, contacts, support, polygon = cached
-        ground = right if support == "right" else left
-        return self._sole_name[support], ground.inverse(), ground.actInv(com), contacts, polygon
+        contacts = self._flat_feet_contacts({"right": right, "left": left})
+        support = self._support_sole(contacts)
+        in_ground = ({"right": _IDENTITY, "left": relative} if support == "right"
+                     else {"right": relative.inverse(), "left": _IDENTITY})
+        frame = self._sole_name[support]
+        polygon = self._support_polygon(in_ground, contacts)
+        self._enter_frame(frame, BaseSource.FLAT_FEET)
+        self._core.hold(support == "right", frame, contacts, polygon, BaseSource.FLAT_FEET, ContactSource.MODEL)
 
     # -- contacts ---------------------------------------------------------------------
     def _sensed_contacts(self, stamp: float, inputs: BalanceInputs) -> tuple[dict[str, bool] | None, ContactSource]:
