@@ -386,7 +386,6 @@ class BalanceEstimator:
         return centre_of_pressure(feet, self.params.foot_load_threshold) if feet else None
 
 
-_NO_INPUTS = BalanceInputs()
 
 
 def _levelled_frame(sole: pin.SE3, ground: float) -> pin.SE3:
