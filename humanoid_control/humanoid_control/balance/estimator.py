@@ -386,8 +386,6 @@ class BalanceEstimator:
         return centre_of_pressure(feet, self.params.foot_load_threshold) if feet else None
 
 
-
-
 def _levelled_frame(sole: pin.SE3, ground: float) -> pin.SE3:
     """A gravity-aligned frame on the ground plane (height ``ground``) under a sole's origin,
     with the sole's heading: the sole frame itself when the sole lies flat on the ground."""
