@@ -237,3 +237,11 @@ def thesis_pose_angles():
 
     data = yaml.safe_load(robot_files("bioloid").config_file("balanced_poses.yaml").read_text())
     return [pose["angles"] for pose in data["poses"].values()]
+
+
+def test_the_quadruped_with_no_inputs_stands_on_its_balls():
+    """No sensor readings given at all (inputs=None) on ball feet: the model path, supported."""
+    model = load_model("bioloid_quadruped")
+    result = estimator(model).update(0.0, model.home_positions())
+    assert sum(result.contacts.values()) >= 3
+    assert math.isfinite(result.margin) and len(result.polygon.vertices) >= 3

@@ -207,7 +207,9 @@ class BalanceEstimator:
                 self._hold_flat_support()
                 estimate = self._core.flat_feet(stamp, positions)
             return estimate
-        truth = self._reading(inputs.base_pose, stamp) if sensors and params.use_ground_truth else None  # type: ignore[union-attr]
+        if inputs is None:  # ball feet or one foot, no sensors: the model path, with no readings
+            inputs = BalanceInputs()
+        truth = self._reading(inputs.base_pose, stamp) if sensors and params.use_ground_truth else None
         com = np.array(self._core.com(positions, truth.xyzquat if truth is not None else None))
         self._core.forget()  # the flat-feet path works its support out again when it comes back
         frame, source, base, com, soles, contacts, contact_source = self._locate(stamp, com, truth, inputs)
