@@ -41,8 +41,6 @@ thread. Driver-clock times are stamped as ROS time through
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import WrenchStamped
@@ -60,6 +58,7 @@ from humanoid_control.control_loop import ControlLoop, CycleHook, ToleranceSpec,
 from humanoid_control.decimation import Decimator
 from humanoid_control.driver import JointState, Level, RobotDriver, SensorReadings, StatusEntry
 from humanoid_control.interface_parameters import InterfaceParameters
+from humanoid_control.joint_state_wire import JointStateWire
 from humanoid_control.matched_publisher import MatchedPublisher
 from humanoid_control.parameters import declare_dataclass
 from humanoid_control.ros_time import DriverClock, seconds, to_duration, to_time
@@ -96,7 +95,7 @@ class RobotInterface:
         self._description_pub = (node.create_publisher(String, "robot_description", latched)
                                  if self.params.publish_robot_description else None)
         self._joint_state_pub = MatchedPublisher(node, JointStateMsg, "joint_states", 10)
-        self._joint_state_msg = JointStateMsg(name=list(self.names))
+        self._joint_state_wire = JointStateWire(self.names)
         self._diagnostics_pub = node.create_publisher(DiagnosticArray, "diagnostics", 10)
         # Each command replaces the one before: commands of a topic are taken one at a time, in
         # the order sent (in parallel threads an older trajectory, accepted last, replaced a
@@ -158,23 +157,17 @@ class RobotInterface:
     def _publish_state(self, state: JointState) -> None:
         """joint_states with staleness: NaN for joints not read, nothing when none was read."""
         valid = state.valid
-        if not valid.all():
+        all_valid = bool(valid.all())
+        if not all_valid:
             if not valid.any():
                 self._withheld += 1
                 self._sensors_current = False
                 return
             self._stale_readings += int(np.count_nonzero(~valid))
-        if self._joint_state_pub.subscribed:
-            msg = self._joint_state_msg  # one message, refilled (only the control thread publishes it)
-            msg.header.stamp = to_time(self.clock.to_ros(state.stamp))
-            if valid.all():
-                msg.position, msg.velocity, msg.effort = (state.position.tolist(), state.velocity.tolist(),
-                                                          state.effort.tolist())
-            else:
-                msg.position, msg.velocity, msg.effort = (
-                    np.where(valid, values, math.nan).tolist()
-                    for values in (state.position, state.velocity, state.effort))
-            self._joint_state_pub.publish(msg)
+        if self._joint_state_pub.subscribed:  # serialized bytes, patched (only the control thread publishes)
+            self._joint_state_pub.publish(self._joint_state_wire.serialize(
+                self.clock.to_ros(state.stamp), state.position, state.velocity, state.effort,
+                None if all_valid else valid))
         self._read_sensors()
 
     def _read_sensors(self) -> None:

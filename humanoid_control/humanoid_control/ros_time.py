@@ -10,7 +10,8 @@ from builtin_interfaces.msg import Duration, Time
 NANOSECONDS = 1_000_000_000
 
 
-def _split(seconds: float) -> tuple[int, int]:
+def sec_nanosec(seconds: float) -> tuple[int, int]:
+    """Whole seconds and nanoseconds of a time in seconds (as a ROS Time or Duration holds it)."""
     whole = math.floor(seconds)
     nanoseconds = round((seconds - whole) * NANOSECONDS)
     if nanoseconds >= NANOSECONDS:  # rounding up to the next second
@@ -19,12 +20,12 @@ def _split(seconds: float) -> tuple[int, int]:
 
 
 def to_time(seconds: float) -> Time:
-    sec, nanosec = _split(seconds)
+    sec, nanosec = sec_nanosec(seconds)
     return Time(sec=sec, nanosec=nanosec)
 
 
 def to_duration(seconds: float) -> Duration:
-    sec, nanosec = _split(seconds)
+    sec, nanosec = sec_nanosec(seconds)
     return Duration(sec=sec, nanosec=nanosec)
 
 
