@@ -367,8 +367,10 @@ class TrajectoryExecutor:
         """A joint read again after being stale (a servo that answers again, or one missing at
         start-up) holds where it is measured, unless a running trajectory drives it: its old
         set-point may be a placeholder or a point of an aborted path, and must not be chased."""
-        revived = valid & ~self._valid
-        self._valid = valid  # a fresh array of update()'s, never written to
+        previous, self._valid = self._valid, valid  # a fresh array of update()'s, never written to
+        if previous.all():  # nothing was stale, so nothing is revived: the usual cycle, one numpy call
+            return
+        revived = valid & ~previous
         if run is not None:
             revived[run.trajectory.joint_indices] = False
         if revived.any():

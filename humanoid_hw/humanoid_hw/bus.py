@@ -32,7 +32,7 @@ import termios
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, NamedTuple
 
 import serial
 from dynamixel_sdk import (
@@ -107,9 +107,9 @@ class Traffic:
 _counters = operator.attrgetter(*(f.name for f in fields(Traffic)))
 
 
-@dataclass(frozen=True)
-class Reply:
-    """Outcome of one addressed exchange (after retries)."""
+class Reply(NamedTuple):
+    """Outcome of one addressed exchange (after retries). A named tuple, not a frozen
+    dataclass: one is made per servo per cycle, and a tuple is made in a third of the time."""
 
     servo_id: int
     data: bytes = b""

@@ -52,10 +52,11 @@ class BusServo:
     raw_min: int
     raw_max: int
     health: ServoHealth = field(default_factory=ServoHealth)
+    #: The joint map's ID of the servo: an attribute, not a property (asked for every servo every cycle).
+    servo_id: int = field(init=False)
 
-    @property
-    def servo_id(self) -> int:
-        return self.joint.servo.servo_id
+    def __post_init__(self) -> None:
+        self.servo_id = self.joint.servo.servo_id
 
     @property
     def name(self) -> str:

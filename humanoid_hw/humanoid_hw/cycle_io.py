@@ -24,7 +24,7 @@ import numpy as np
 from humanoid_control.driver import JointState
 from humanoid_hw.bus import DynamixelBus, Reply
 from humanoid_hw.bus_layout import BusServo
-from humanoid_hw.control_tables import ControlTable, decode_bits
+from humanoid_hw.control_tables import ControlTable, block_decoder, decode_bits
 from humanoid_hw.hardware_config import DynamixelConfig
 
 
@@ -43,9 +43,10 @@ class CycleIO:
         self.effort = np.zeros(count)
         self.valid = np.zeros(count, dtype=bool)
         self._state_block = self.table.state_block
-        #: The items of the state block each cycle converts: present position, speed and load.
-        self._motion_items = tuple(self.table.item(name) for name in ("present_position", "present_speed",
-                                                                     "present_load"))
+        #: Present position, speed and load from a state block, in one call (each servo, every cycle).
+        self._decode_motion = block_decoder([self.table.item(name) for name in ("present_position", "present_speed",
+                                                                                "present_load")],
+                                            self._state_block.start)
         #: The latest SYNC_WRITE payload and what it was made from (positions, velocities, servo IDs).
         self._payload: dict[int, bytes] = {}
         self._payload_of: tuple[np.ndarray, np.ndarray | None, list[int]] = (np.zeros(0), None, [])
@@ -86,10 +87,7 @@ class CycleIO:
             return
         health.answered()
         data = health.state_block = reply.data  # the rest of the block is decoded for diagnostics only
-        start = self._state_block.start
-        position_item, speed_item, load_item = self._motion_items
-        position, speed = position_item.decode(data, start), speed_item.decode(data, start)
-        load = load_item.decode(data, start)
+        position, speed, load = self._decode_motion(data)
         health.clear_warning_within(position, servo.raw_min, servo.raw_max)
         joint, table = servo.joint.servo, servo.table
         sign = joint.raw_velocity_sign()

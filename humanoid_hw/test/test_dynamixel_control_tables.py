@@ -7,6 +7,7 @@ from humanoid_description.config import load_config
 from humanoid_description.units import AX12, XSERIES
 from humanoid_hw.control_tables import (
     CONTROL_TABLES,
+    block_decoder,
     control_table,
     decode_bits,
     model_name_for_number,
@@ -71,6 +72,23 @@ def test_items_encode_little_endian_and_signed_where_the_servo_is():
     assert xl.item("present_speed").encode(-3) == b"\xfd\xff\xff\xff"
     assert xl.item("present_speed").decode(b"\x00\x00\xfd\xff\xff\xff\x00", start_address=126) == -3
     assert control_table("AX-12").item("goal_position").encode(512) == b"\x00\x02"
+
+
+@pytest.mark.parametrize("model", sorted(CONTROL_TABLES))
+def test_block_decoder_gives_what_each_item_decodes(model):
+    table = control_table(model)
+    block = table.state_block
+    items = [table.item(name) for name in ("present_position", "present_speed", "present_load")]
+    data = bytes((7 * i + 200) % 256 for i in range(block.length))  # high bits set: signs matter
+    expected = tuple(item.decode(data, block.start) for item in items)
+    assert block_decoder(items, block.start)(data) == expected
+    assert block_decoder(items[::-1], block.start)(data) == expected[::-1]
+
+
+def test_block_decoder_refuses_overlapping_items():
+    table = control_table("AX-12")
+    with pytest.raises(ValueError, match="overlaps"):
+        block_decoder([table.item("present_position"), table.item("present_position")], 36)
 
 
 def test_error_bits_have_names():
