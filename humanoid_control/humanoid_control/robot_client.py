@@ -29,6 +29,7 @@ from std_msgs.msg import Bool
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from humanoid_control.action_result import ResultWaiter
 from humanoid_control.ros_time import seconds, to_duration, to_time
 from humanoid_interfaces.action import FollowJointTrajectory, PlayMotion
 from humanoid_interfaces.msg import JointTolerance
@@ -343,7 +344,7 @@ class RobotClient:
         return handle
 
     def result(self, handle, timeout: float = 120.0, feedback: list | None = None) -> GoalOutcome:
-        response = self.wait_future(handle.get_result_async(), timeout, "trajectory result")
+        response = self.wait_result(handle, timeout, "trajectory result")
         return GoalOutcome(response.status, response.result.error_code, response.result.error_string,
                            feedback if feedback is not None else [])
 
@@ -372,7 +373,7 @@ class RobotClient:
         """Play a motion by library name or file path; returns the action's result response
         (``.status`` and ``.result``: error code and string, duration, time scale)."""
         handle = self.send_motion(PlayMotion.Goal(motion_name=name, motion_file=path, speed_factor=speed))
-        return self.wait_future(handle.get_result_async(), timeout, "play_motion result")
+        return self.wait_result(handle, timeout, "play_motion result")
 
     # -- simulator services -----------------------------------------------------------
     def reset(self, positions: Mapping[str, float] | None = None, timeout: float = 30.0) -> str:
@@ -433,6 +434,14 @@ class RobotClient:
         if not client.wait_for_service(timeout_sec=timeout):
             raise RobotClientError(f"service {name} not available within {timeout:g} s")
         return self.wait_future(client.call_async(request), timeout, f"service {name}")
+
+    @staticmethod
+    def wait_result(handle, timeout: float, what: str = "result"):
+        """The GetResult response of an accepted goal (asked again if the answer was lost)."""
+        waiter = ResultWaiter(handle)
+        if not waiter.wait(timeout):
+            raise RobotClientError(f"no {what} within {timeout:g} s")
+        return waiter.response
 
     @staticmethod
     def wait_future(future, timeout: float, what: str = "answer"):

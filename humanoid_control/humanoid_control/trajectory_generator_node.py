@@ -27,6 +27,7 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
+from humanoid_control.action_result import ResultWaiter
 from humanoid_control.motion import MotionError, Playback, load_motion, plan_playback
 from humanoid_control.node_main import run_node
 from humanoid_control.parameters import declare, declare_robot
@@ -130,19 +131,17 @@ class TrajectoryGenerator:
             result.error_code = PlayMotion.Result.EXECUTION_FAILED
             result.error_string = "the robot did not accept the trajectory"
             return result
-        finished = robot_goal.get_result_async()
-        done = threading.Event()
-        finished.add_done_callback(lambda _f: done.set())
-        while not done.wait(1.0 / self.feedback_rate):
+        finished = ResultWaiter(robot_goal)  # asks again if the robot's answer is lost
+        while not finished.wait(1.0 / self.feedback_rate):
             if goal_handle.is_cancel_requested:
                 robot_goal.cancel_goal_async()
-                done.wait(CONNECT_TIMEOUT)
+                finished.wait(CONNECT_TIMEOUT)
                 break
             elapsed = min(progress[0], playback.duration)
             goal_handle.publish_feedback(PlayMotion.Feedback(
                 progress=elapsed / playback.duration if playback.duration > 0 else 1.0, elapsed=elapsed,
                 keyframe=playback.keyframe_reached(elapsed)))
-        outcome = finished.result() if finished.done() else None
+        outcome = finished.response
         status = outcome.status if outcome is not None else GoalStatus.STATUS_UNKNOWN
         if goal_handle.is_cancel_requested:
             goal_handle.canceled()

@@ -1,0 +1,72 @@
+"""Waiting for an action goal's result, asking again if the answer was lost.
+
+An action client gets its result through a service call. On a busy machine the answer
+can be lost: rmw_fastrtps drops a service response whose reader it has not matched yet
+("failed to send response (timeout): client will not receive response"), and the client
+then waits forever for a goal the server finished long ago (seen once in the suite beside
+two CPU hogs: a play_motion that never returned). The goal's status topic still says the
+goal ended, so a waiter that sees a terminal status without a result asks again; the
+server keeps results for a while after the goal ends (the action's result timeout).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from action_msgs.msg import GoalStatus
+
+#: Statuses after which the server has the result.
+TERMINAL = frozenset({GoalStatus.STATUS_SUCCEEDED, GoalStatus.STATUS_ABORTED, GoalStatus.STATUS_CANCELED})
+#: Seconds of wall time a goal may have ended without its result before the result is asked again.
+ASK_AGAIN_AFTER = 2.0
+
+
+class ResultWaiter:
+    """The result of one accepted goal (an rclpy ClientGoalHandle), asked once at
+    construction and again whenever the goal has ended ``ask_again_after`` seconds ago
+    and no answer came."""
+
+    def __init__(self, goal_handle, ask_again_after: float = ASK_AGAIN_AFTER) -> None:
+        self._goal = goal_handle
+        self._ask_again_after = ask_again_after
+        self._done = threading.Event()
+        self._lock = threading.Lock()
+        self._response = None
+        self._ended_at: float | None = None
+        #: get_result requests sent (more than one: an answer was lost)
+        self.requests = 0
+        self._ask()
+
+    def _ask(self) -> None:
+        self.requests += 1
+        self._goal.get_result_async().add_done_callback(self._on_answer)
+
+    def _on_answer(self, future) -> None:
+        with self._lock:
+            if self._response is None:
+                self._response = future.result()
+        self._done.set()
+
+    @property
+    def response(self):
+        """The GetResult response (``.status``, ``.result``), None until it came."""
+        return self._response
+
+    def wait(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` s of wall time; True once the result is there."""
+        deadline = time.monotonic() + timeout
+        slice_ = min(0.5, self._ask_again_after / 2.0)  # the status is looked at this often
+        while True:
+            now = time.monotonic()
+            if self._done.wait(max(0.0, min(slice_, deadline - now))):
+                return True
+            now = time.monotonic()
+            if self._goal.status in TERMINAL:
+                if self._ended_at is None:
+                    self._ended_at = now
+                elif now - self._ended_at >= self._ask_again_after:
+                    self._ask()
+                    self._ended_at = now
+            if now >= deadline:
+                return False

@@ -1,0 +1,47 @@
+"""ResultWaiter: an action result whose answer was lost is asked again once the goal's status
+says it ended. The goal handle here is a stand-in with rclpy's Futures (losing a real service
+response on demand is not possible); the waiter itself is the real one."""
+
+from __future__ import annotations
+
+from action_msgs.msg import GoalStatus
+from rclpy.task import Future
+
+from humanoid_control.action_result import ResultWaiter
+
+
+class GoalHandle:
+    """What the waiter uses of rclpy's ClientGoalHandle: ``status`` and ``get_result_async``;
+    each request's future is kept so that the test decides which answers arrive."""
+
+    def __init__(self) -> None:
+        self.status = GoalStatus.STATUS_EXECUTING
+        self.requests: list[Future] = []
+
+    def get_result_async(self) -> Future:
+        self.requests.append(Future())
+        return self.requests[-1]
+
+
+def test_the_answer_to_the_first_request_is_the_result():
+    goal = GoalHandle()
+    waiter = ResultWaiter(goal, ask_again_after=0.05)
+    assert not waiter.wait(0.1) and len(goal.requests) == 1  # still executing: nothing asked again
+    goal.requests[0].set_result("done")
+    assert waiter.wait(1.0) and waiter.response == "done" and waiter.requests == 1
+
+
+def test_a_lost_answer_is_asked_again_once_the_goal_has_ended():
+    goal = GoalHandle()
+    waiter = ResultWaiter(goal, ask_again_after=0.05)
+    goal.status = GoalStatus.STATUS_SUCCEEDED  # the first request's answer never comes
+    assert not waiter.wait(0.3)
+    assert len(goal.requests) >= 2
+    goal.requests[-1].set_result("done")
+    assert waiter.wait(1.0) and waiter.response == "done"
+
+
+def test_a_goal_that_never_ends_times_out_without_asking_again():
+    goal = GoalHandle()
+    waiter = ResultWaiter(goal, ask_again_after=0.01)
+    assert not waiter.wait(0.2) and waiter.response is None and len(goal.requests) == 1
