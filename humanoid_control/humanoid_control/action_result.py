@@ -1,4 +1,5 @@
-"""Waiting for an action goal's result, asking again if the answer was lost.
+"""Waiting for an action goal's result, asking again if the answer was lost; and, before a
+first goal, for the server to answer this client at all.
 
 An action client gets its result through a service call. On a busy machine the answer
 can be lost: rmw_fastrtps drops a service response whose reader it has not matched yet
@@ -7,14 +8,24 @@ then waits forever for a goal the server finished long ago (seen once in the sui
 two CPU hogs: a play_motion that never returned). The goal's status topic still says the
 goal ended, so a waiter that sees a terminal status without a result asks again; the
 server keeps results for a while after the goal ends (the action's result timeout).
+
+A lost *goal* response cannot be asked again (sending the goal twice could start it
+twice). It happens right after start-up, when the server has not yet matched this
+client's response readers (seen in a clean-clone run: "no goal response within 30 s").
+:func:`wait_until_answering` therefore asks the server to cancel a goal that does not
+exist, an idempotent question, until one answer comes back: the server then knows this
+client's endpoints (the goal service's reader is created before the cancel service's).
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 
 from action_msgs.msg import GoalStatus
+from rclpy.action.client import ClientGoalHandle
+from unique_identifier_msgs.msg import UUID
 
 #: Statuses after which the server has the result.
 TERMINAL = frozenset({GoalStatus.STATUS_SUCCEEDED, GoalStatus.STATUS_ABORTED, GoalStatus.STATUS_CANCELED})
@@ -70,3 +81,16 @@ class ResultWaiter:
                     self._ended_at = now
             if now >= deadline:
                 return False
+
+
+def wait_until_answering(action_client, timeout: float, attempt: float = 1.0) -> bool:
+    """Ask ``action_client``'s server to cancel an unknown goal, again every ``attempt`` s,
+    until it answers (True) or ``timeout`` s have passed (False)."""
+    deadline = time.monotonic() + timeout
+    nobody = ClientGoalHandle(action_client, UUID(uuid=list(os.urandom(16))), None)
+    answered = threading.Event()  # by any of the attempts
+    while time.monotonic() < deadline:
+        nobody.cancel_goal_async().add_done_callback(lambda _f: answered.set())
+        if answered.wait(min(attempt, max(0.0, deadline - time.monotonic()))):
+            return True
+    return False

@@ -29,7 +29,7 @@ from std_msgs.msg import Bool
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from humanoid_control.action_result import ResultWaiter
+from humanoid_control.action_result import ResultWaiter, wait_until_answering
 from humanoid_control.ros_time import seconds, to_duration, to_time
 from humanoid_interfaces.action import FollowJointTrajectory, PlayMotion
 from humanoid_interfaces.msg import JointTolerance
@@ -146,6 +146,7 @@ class RobotClient:
         self.trajectories = self.node.create_publisher(JointTrajectory, "joint_trajectory", 10)
         self._turn = threading.Lock()  # held through each turn of the executor
         self._action_clients: dict[tuple[type, str], ActionClient] = {}
+        self._answered: set[int] = set()  # action clients whose server has answered them
         self.action = self.action_client(FollowJointTrajectory, "follow_joint_trajectory")
         #: The trajectory generator's play_motion action.
         self.motions = self.action_client(PlayMotion, "play_motion")
@@ -325,8 +326,18 @@ class RobotClient:
 
     # -- commands -------------------------------------------------------------------
     def wait_for_server(self, timeout: float = 30.0) -> None:
+        """The follow_joint_trajectory server is up and answers this client (once per client)."""
         if not self.action.wait_for_server(timeout_sec=timeout):
             raise RobotClientError(f"no follow_joint_trajectory server within {timeout:g} s")
+        self._answering(self.action, "follow_joint_trajectory", timeout)
+
+    def _answering(self, action_client, name: str, timeout: float) -> None:
+        """Before the first goal: the server has matched this client (see action_result)."""
+        if id(action_client) in self._answered:
+            return
+        if not wait_until_answering(action_client, timeout):
+            raise RobotClientError(f"the {name} server does not answer within {timeout:g} s")
+        self._answered.add(id(action_client))
 
     def send_goal(self, trajectory: JointTrajectory, path_tolerance: Mapping[str, float] | None = None,
                   goal_tolerance: Mapping[str, float] | None = None, goal_time_tolerance: float = 0.0,
@@ -362,6 +373,7 @@ class RobotClient:
         """Send a play_motion goal; ``feedback`` is called with each PlayMotion.Feedback."""
         if not self.motions.wait_for_server(timeout_sec=timeout):
             raise RobotClientError(f"no play_motion server within {timeout:g} s (is the trajectory generator up?)")
+        self._answering(self.motions, "play_motion", timeout)
         callback = None if feedback is None else (lambda msg: feedback(msg.feedback))
         handle = self.wait_future(self.motions.send_goal_async(goal, feedback_callback=callback), timeout,
                                   "play_motion goal response")

@@ -1,13 +1,20 @@
 """ResultWaiter: an action result whose answer was lost is asked again once the goal's status
 says it ended. The goal handle here is a stand-in with rclpy's Futures (losing a real service
-response on demand is not possible); the waiter itself is the real one."""
+response on demand is not possible); the waiter itself is the real one. And
+wait_until_answering against a real in-process action server, and against none."""
 
 from __future__ import annotations
 
+import threading
+
+import rclpy
 from action_msgs.msg import GoalStatus
+from rclpy.action import ActionClient, ActionServer
+from rclpy.executors import SingleThreadedExecutor
 from rclpy.task import Future
 
-from humanoid_control.action_result import ResultWaiter
+from humanoid_control.action_result import ResultWaiter, wait_until_answering
+from humanoid_interfaces.action import PlayMotion
 
 
 class GoalHandle:
@@ -45,3 +52,24 @@ def test_a_goal_that_never_ends_times_out_without_asking_again():
     goal = GoalHandle()
     waiter = ResultWaiter(goal, ask_again_after=0.01)
     assert not waiter.wait(0.2) and waiter.response is None and len(goal.requests) == 1
+
+
+def test_a_server_answers_the_unknown_goal_question_and_no_server_does_not():
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    node = rclpy.create_node("action_result_test", context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    spinner = threading.Thread(target=executor.spin, daemon=True)
+    try:
+        ActionServer(node, PlayMotion, "answering", lambda goal: PlayMotion.Result())
+        answering = ActionClient(node, PlayMotion, "answering")
+        silent = ActionClient(node, PlayMotion, "nobody_serves_this")
+        spinner.start()
+        assert answering.wait_for_server(timeout_sec=30.0)
+        assert wait_until_answering(answering, timeout=30.0)
+        assert not wait_until_answering(silent, timeout=0.5, attempt=0.2)
+    finally:
+        executor.shutdown()
+        spinner.join(timeout=30.0)
+        rclpy.shutdown(context=context)
