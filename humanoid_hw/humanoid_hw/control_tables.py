@@ -29,6 +29,7 @@ XL430-W250 pages) and the project's reference notes:
 from __future__ import annotations
 
 import dataclasses
+import operator
 import struct
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -91,8 +92,8 @@ def block_decoder(items: Sequence[ControlItem], start_address: int) -> Callable[
     unpack = struct.Struct(fmt).unpack_from
     if by_address == list(range(len(items))):
         return unpack
-    slot = [by_address.index(i) for i in range(len(items))]
-    return lambda data: tuple(unpack(data)[k] for k in slot)
+    pick = operator.itemgetter(*(by_address.index(i) for i in range(len(items))))
+    return lambda data: pick(unpack(data))
 
 
 def _ro(manual_name: str, address: int, size: int, signed: bool = False) -> ControlItem:
