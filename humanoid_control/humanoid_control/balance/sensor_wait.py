@@ -82,6 +82,8 @@ class SensorWait(Generic[M]):
     def drain(self) -> None:
         """Release, in order, the waiting states whose sensors have caught up, whose
         patience ran out, or that overflow the queue depth."""
+        if not self._pending:  # the usual case, at every sensor reading
+            return
         now = self._clock()
         while self._pending:
             stamp, since, message = self._pending[0]
