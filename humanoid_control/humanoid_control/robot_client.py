@@ -326,13 +326,14 @@ class RobotClient:
 
     # -- commands -------------------------------------------------------------------
     def wait_for_server(self, timeout: float = 30.0) -> None:
-        """The follow_joint_trajectory server is up and answers this client (once per client)."""
-        if not self.action.wait_for_server(timeout_sec=timeout):
-            raise RobotClientError(f"no follow_joint_trajectory server within {timeout:g} s")
-        self._answering(self.action, "follow_joint_trajectory", timeout)
+        """The follow_joint_trajectory server is up and answers this client."""
+        self._server_ready(self.action, "follow_joint_trajectory", timeout)
 
-    def _answering(self, action_client, name: str, timeout: float) -> None:
-        """Before the first goal: the server has matched this client (see action_result)."""
+    def _server_ready(self, action_client, name: str, timeout: float, hint: str = "") -> None:
+        """The action server is up and, before this client's first goal to it, has matched
+        this client (it answered; see action_result)."""
+        if not action_client.wait_for_server(timeout_sec=timeout):
+            raise RobotClientError(f"no {name} server within {timeout:g} s{hint}")
         if id(action_client) in self._answered:
             return
         if not wait_until_answering(action_client, timeout):
@@ -371,9 +372,7 @@ class RobotClient:
     # -- motions (trajectory generator) ----------------------------------------------------
     def send_motion(self, goal: PlayMotion.Goal, feedback=None, timeout: float = 30.0):
         """Send a play_motion goal; ``feedback`` is called with each PlayMotion.Feedback."""
-        if not self.motions.wait_for_server(timeout_sec=timeout):
-            raise RobotClientError(f"no play_motion server within {timeout:g} s (is the trajectory generator up?)")
-        self._answering(self.motions, "play_motion", timeout)
+        self._server_ready(self.motions, "play_motion", timeout, " (is the trajectory generator up?)")
         callback = None if feedback is None else (lambda msg: feedback(msg.feedback))
         handle = self.wait_future(self.motions.send_goal_async(goal, feedback_callback=callback), timeout,
                                   "play_motion goal response")
