@@ -593,7 +593,8 @@ bool ready_types() {
   BalanceCoreType.tp_basicsize = sizeof(BalanceCore);
   BalanceCoreType.tp_flags = Py_TPFLAGS_DEFAULT;
   BalanceCoreType.tp_doc =
-      "BalanceCore(model, data, q_index, right_sole, left_sole, com_filter, gravity, polygon_precision)\n--\n\n"
+      "BalanceCore(model, data, q_index, right_sole, left_sole, com_filter, gravity, polygon_precision, "
+      "estimate_type, min_margin)\n--\n\n"
       "The estimator's kinematics on its own pinocchio.Model and Data (held by reference:\n"
       "frame placements it computes are in ``data`` for the Python code), and the flat-feet\n"
       "update of a biped (the hardware's usual case).";
