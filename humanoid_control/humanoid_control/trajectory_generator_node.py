@@ -27,7 +27,7 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
-from humanoid_control.action_result import ResultWaiter
+from humanoid_control.action_result import ResultWaiter, wait_until_answering
 from humanoid_control.motion import MotionError, Playback, load_motion, plan_playback
 from humanoid_control.node_main import run_node
 from humanoid_control.parameters import declare, declare_robot
@@ -55,6 +55,7 @@ class TrajectoryGenerator:
         group = ReentrantCallbackGroup()
         node.create_subscription(JointState, "joint_states", self._on_joint_state, 10, callback_group=group)
         self._robot = ActionClient(node, FollowJointTrajectory, "follow_joint_trajectory", callback_group=group)
+        self._robot_answers = False  # its server answered this node once (before the first goal)
         self._server = ActionServer(node, PlayMotion, "play_motion", execute_callback=self._execute,
                                     goal_callback=lambda _goal: GoalResponse.ACCEPT,
                                     cancel_callback=lambda _goal: CancelResponse.ACCEPT, callback_group=group)
@@ -113,10 +114,11 @@ class TrajectoryGenerator:
 
     def _play(self, goal_handle, playback: Playback) -> PlayMotion.Result:
         result = PlayMotion.Result(duration=playback.duration, time_scale=playback.scaling.stretch)
-        if not self._robot.wait_for_server(timeout_sec=CONNECT_TIMEOUT):
+        problem = self._robot_problem()
+        if problem is not None:
             goal_handle.abort()
             result.error_code = PlayMotion.Result.EXECUTION_FAILED
-            result.error_string = f"no follow_joint_trajectory server within {CONNECT_TIMEOUT:g} s"
+            result.error_string = problem
             return result
         progress: list[float] = [0.0]
 
@@ -159,6 +161,18 @@ class TrajectoryGenerator:
             result.error_string = f"the robot did not complete the trajectory: {reason}"
             self.node.get_logger().error(f"play_motion {playback.motion.name!r}: {result.error_string}")
         return result
+
+    def _robot_problem(self) -> str | None:
+        """Why no goal can be sent to the robot now (None: it can): its server is not up, or,
+        before the first goal, has not answered this node yet (a goal's answer would be lost:
+        see action_result)."""
+        if not self._robot.wait_for_server(timeout_sec=CONNECT_TIMEOUT):
+            return f"no follow_joint_trajectory server within {CONNECT_TIMEOUT:g} s"
+        if not self._robot_answers:
+            if not wait_until_answering(self._robot, CONNECT_TIMEOUT):
+                return f"the follow_joint_trajectory server does not answer within {CONNECT_TIMEOUT:g} s"
+            self._robot_answers = True
+        return None
 
     @staticmethod
     def _wait(future, timeout: float = CONNECT_TIMEOUT):
