@@ -73,8 +73,8 @@ def pytest_report_header() -> str:
 @pytest.fixture
 def robot_graph(tmp_path, request):
     """``start(nodes, client_name="test_client") -> (graph, client)``; stopped after the test."""
-    from humanoid_control.node_graph import Graph
-    from humanoid_control.robot_client import RobotClient
+    from humanoid_control.processes.node_graph import Graph
+    from humanoid_control.ros.robot_client import RobotClient
 
     started = []
 
@@ -101,8 +101,8 @@ def module_graph(tmp_path_factory, request):
     """One graph for a whole module, its ``GRAPH`` (a list of NodeSpec), and a RobotClient
     connected to it (tests that go on where the previous one left the robot); the nodes'
     logs are printed when the module ends."""
-    from humanoid_control.node_graph import Graph
-    from humanoid_control.robot_client import RobotClient
+    from humanoid_control.processes.node_graph import Graph
+    from humanoid_control.ros.robot_client import RobotClient
 
     graph = Graph(request.module.GRAPH, log_dir=tmp_path_factory.mktemp(request.module.__name__)).start()
     client = RobotClient("module_test_client")

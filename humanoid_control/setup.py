@@ -49,9 +49,6 @@ setup(
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),
         (f"share/{PACKAGE}/config", [str(p) for p in sorted(Path("config").glob("*.yaml"))]),
-        (f"share/{PACKAGE}/config/motions", ["config/motions/README.md"]),
-        *[(f"share/{PACKAGE}/config/motions/{folder.name}", [str(p) for p in sorted(folder.glob("*.yaml"))])
-          for folder in sorted(Path("config/motions").iterdir()) if folder.is_dir()],
     ],
     install_requires=["setuptools"],
     zip_safe=False,
@@ -61,9 +58,9 @@ setup(
     license="Apache-2.0",
     tests_require=["pytest"],
     entry_points={"console_scripts": [
-        "trajectory_generator = humanoid_control.trajectory_generator_node:main",
-        "balance_monitor = humanoid_control.balance_monitor_node:main",
-        "self_collision_checker = humanoid_control.self_collision_checker_node:main",
-        "walk_controller = humanoid_control.walk_controller_node:main",
+        "trajectory_generator = humanoid_control.nodes.trajectory_generator:main",
+        "balance_monitor = humanoid_control.nodes.balance_monitor:main",
+        "self_collision_checker = humanoid_control.nodes.self_collision_checker:main",
+        "walk_controller = humanoid_control.nodes.walk_controller:main",
     ]},
 )

@@ -30,7 +30,7 @@ setup(
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),
         *data_tree("xacro"),
-        *data_tree("config"),
+        *data_tree("robots"),
     ],
     install_requires=["setuptools"],
     zip_safe=False,

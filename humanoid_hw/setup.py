@@ -1,7 +1,5 @@
 """Install the humanoid_hw package."""
 
-from pathlib import Path
-
 from setuptools import find_packages, setup
 
 PACKAGE = "humanoid_hw"
@@ -13,7 +11,6 @@ setup(
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),
-        (f"share/{PACKAGE}/config", [str(p) for p in sorted(Path("config").glob("*.yaml"))]),
     ],
     install_requires=["setuptools"],
     zip_safe=True,

@@ -19,8 +19,8 @@ from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 
 from humanoid_bringup.graphs import sim_nodes
-from humanoid_control.interface_parameters import InterfaceParameters
-from humanoid_control.robot_client import make_trajectory, poll_until
+from humanoid_control.loop.interface_parameters import InterfaceParameters
+from humanoid_control.ros.robot_client import make_trajectory, poll_until
 from humanoid_interfaces.action import FollowJointTrajectory
 
 pytestmark = pytest.mark.system

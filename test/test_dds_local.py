@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from humanoid_bringup.graphs import sim_nodes
-from humanoid_control.robot_client import poll_until
+from humanoid_control.ros.robot_client import poll_until
 
 pytestmark = pytest.mark.system
 

@@ -38,11 +38,28 @@ def declared(package: str, tags: tuple[str, ...]) -> set[str]:
     return {element.text.strip() for tag in tags for element in root.iter(tag) if element.text}
 
 
+def _optional_imports(tree: ast.AST) -> set[ast.AST]:
+    """Imports inside a ``try`` that handles ImportError or ModuleNotFoundError: a package
+    used when it is installed (the ``humanoid`` command's workstation tools on a robot's
+    computer), whose absence the code says plainly."""
+    optional: set[ast.AST] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Try) and any(
+                isinstance(handler.type, ast.Name) and handler.type.id in ("ImportError", "ModuleNotFoundError")
+                for handler in node.handlers):
+            optional.update(inner for statement in node.body for inner in ast.walk(statement))
+    return optional
+
+
 def imported_modules(paths: list[Path]) -> dict[str, str]:
-    """Top-level module -> one place that imports it (absolute imports only)."""
+    """Top-level module -> one place that imports it (absolute imports only, optional ones aside)."""
     found: dict[str, str] = {}
     for path in paths:
-        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        tree = ast.parse(path.read_text(), filename=str(path))
+        optional = _optional_imports(tree)
+        for node in ast.walk(tree):
+            if node in optional:
+                continue
             names = []
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]
@@ -81,6 +98,14 @@ def test_package_tests_import_only_declared_dependencies(package):
     allowed = declared(package, ("exec_depend", "depend", "test_depend"))
     problems = undeclared(package, python_files(ROOT / package / "test"), allowed)
     assert not problems, "\n".join(problems)
+
+
+def test_the_check_lets_an_optional_import_through_and_no_other(tmp_path):
+    module = tmp_path / "module.py"
+    module.write_text("try:\n    import humanoid_tools\nexcept ModuleNotFoundError:\n    pass\n"
+                      "try:\n    import humanoid_sim\nexcept ValueError:\n    pass\n")
+    assert undeclared("humanoid_bringup", [module], {"humanoid_control"}) == [
+        f"{module}:6: imports humanoid_sim (declare humanoid_sim)"]
 
 
 def test_the_check_sees_an_undeclared_import(tmp_path):

@@ -19,8 +19,8 @@ import subprocess
 import pytest
 import yaml
 
-from humanoid_bringup.postures.protocol import protocol_path
 from humanoid_description.config import load_config
+from humanoid_experiments.postures.protocol import protocol_path
 from humanoid_hw.emulator.process import emulator_process
 from humanoid_hw.hw_node_spec import hw_node_spec
 from humanoid_sim.sim_node_spec import sim_node_spec

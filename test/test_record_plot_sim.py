@@ -19,9 +19,9 @@ from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from sensor_msgs.msg import JointState
 
 from humanoid_bringup.graphs import recorder_node, sim_nodes
-from humanoid_bringup.recording.topics import DEFAULT_TOPICS
-from humanoid_control.node_graph import Graph
-from humanoid_control.robot_client import RobotClient
+from humanoid_control.processes.node_graph import Graph
+from humanoid_control.ros.robot_client import RobotClient
+from humanoid_control.ros.topics import DEFAULT_TOPICS
 
 pytestmark = pytest.mark.system
 
@@ -114,7 +114,7 @@ def test_plot_makes_figures_that_are_not_blank(recorded_bag, tmp_path):
 
 
 def test_view_replays_the_bag(recorded_bag):
-    from humanoid_bringup.view.replay import BagReplay
+    from humanoid_tools.view.replay import BagReplay
 
     bag, _log = recorded_bag
     replay = BagReplay(bag)

@@ -33,9 +33,9 @@ from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory
 
 from humanoid_bringup.graphs import ROBOT_AND_PLAYER_ONLY, real_nodes, sim_nodes
-from humanoid_control.node_graph import Graph, NodeSpec
-from humanoid_control.robot_client import GoalOutcome, RobotClient, make_trajectory, poll_until
-from humanoid_control.ros_time import seconds
+from humanoid_control.processes.node_graph import Graph, NodeSpec
+from humanoid_control.ros.robot_client import GoalOutcome, RobotClient, make_trajectory, poll_until
+from humanoid_control.ros.ros_time import seconds
 from humanoid_description.model import load_model
 from humanoid_description.package_share import package_share_directory
 from humanoid_hw.emulator.process import emulator_process

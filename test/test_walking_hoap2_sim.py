@@ -22,7 +22,7 @@ import math
 import pytest
 
 from humanoid_bringup.graphs import sim_nodes
-from humanoid_bringup.walk_experiment import walk
+from humanoid_experiments.walk import walk
 
 pytestmark = pytest.mark.system
 

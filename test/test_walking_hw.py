@@ -18,7 +18,7 @@ from geometry_msgs.msg import Twist
 from trajectory_msgs.msg import JointTrajectory
 
 from humanoid_bringup.graphs import real_nodes
-from humanoid_control.robot_client import poll_until
+from humanoid_control.ros.robot_client import poll_until
 
 pytestmark = pytest.mark.system
 

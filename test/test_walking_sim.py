@@ -2,7 +2,7 @@
 
 Short subsets of issue 15's walks (the long ones, and the speeds, are ``humanoid walk``):
 the Bioloid walks a few steps forward through the ``walk`` action and stays up, as
-measured by the simulator's ground truth (:func:`humanoid_bringup.walk_experiment.walk`:
+measured by the simulator's ground truth (:func:`humanoid_experiments.walk.walk`:
 the centre of the soles before and after, the simulator's ``fallen``); ``cmd_vel``
 walks it and a zero velocity stops it standing.
 
@@ -23,9 +23,9 @@ from geometry_msgs.msg import Twist
 from trajectory_msgs.msg import JointTrajectory
 
 from humanoid_bringup.graphs import sim_nodes
-from humanoid_bringup.walk_experiment import walk
-from humanoid_control.robot_client import poll_until
-from humanoid_control.ros_time import seconds
+from humanoid_control.ros.robot_client import poll_until
+from humanoid_control.ros.ros_time import seconds
+from humanoid_experiments.walk import walk
 
 pytestmark = pytest.mark.system
 

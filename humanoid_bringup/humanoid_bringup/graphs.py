@@ -1,7 +1,7 @@
 """The node graphs of the stack: the one description the ``humanoid`` command and the
 launch files both start.
 
-:class:`~humanoid_control.node_graph.Graph` runs them without ``ros2 launch``
+:class:`~humanoid_control.processes.node_graph.Graph` runs them without ``ros2 launch``
 (``humanoid sim``/``humanoid real``); ``launch/sim.launch.py`` and
 ``launch/real.launch.py`` turn the same node specs into ``launch_ros`` nodes
 (:func:`humanoid_bringup.launch_parameters.launch_node`) and add what only a full ROS
@@ -12,11 +12,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from humanoid_control.balance_monitor_node_spec import balance_monitor_node_spec
-from humanoid_control.node_graph import NodeSpec
-from humanoid_control.self_collision_checker_node_spec import self_collision_checker_node_spec
-from humanoid_control.walk_controller_node_spec import walk_controller_node_spec
-from humanoid_control.walking.parameters import walking_robot
+from humanoid_control.biped_walking.parameters import walking_robot
+from humanoid_control.nodes.specs import (
+    balance_monitor_node_spec,
+    self_collision_checker_node_spec,
+    trajectory_generator_node_spec,
+    walk_controller_node_spec,
+)
+from humanoid_control.processes.node_graph import NodeSpec
 from humanoid_hw.hw_node_spec import hw_node_spec
 from humanoid_sim.sim_node_spec import sim_node_spec
 
@@ -76,9 +79,8 @@ def real_nodes(robot: str, port: str | None = None, baud: int | None = None,
 def control_nodes(robot: str, use_sim_time: bool, balance_monitor: bool = True,
                   self_collision_checker: bool = True, walk_controller: bool = True) -> list[NodeSpec]:
     """The nodes that drive or watch the robot through its interface, the same for sim and
-    real; per-robot parameters in ``humanoid_control/config/<robot>.yaml``."""
-    nodes = [NodeSpec("trajectory_generator", "humanoid_control.trajectory_generator_node",
-                      {"robot": robot, "use_sim_time": use_sim_time})]
+    real; per-robot parameters in ``humanoid_description/robots/<robot>/control.yaml``."""
+    nodes = [trajectory_generator_node_spec(robot, {"use_sim_time": use_sim_time})]
     if balance_monitor:
         nodes.append(balance_monitor_node_spec(robot, {"use_sim_time": use_sim_time}))
     if self_collision_checker:
@@ -92,4 +94,4 @@ def control_nodes(robot: str, use_sim_time: bool, balance_monitor: bool = True,
 
 def recorder_node(output: Path) -> NodeSpec:
     """The recorder (``humanoid record``) recording the default topics into a new bag."""
-    return NodeSpec("humanoid_recorder", "humanoid_bringup.recording.recorder", {"output": str(output)})
+    return NodeSpec("humanoid_recorder", "humanoid_tools.recording.recorder", {"output": str(output)})

@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib.metadata
 from collections.abc import Callable
 
-from humanoid_control.node_graph import NodeSpec
+from humanoid_control.processes.node_graph import NodeSpec
 from humanoid_description.robots import urdf_xml
 
 #: The launch arguments both launch files take to switch parts of the graph on or off

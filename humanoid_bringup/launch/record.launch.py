@@ -13,7 +13,7 @@ from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, ExecuteProcess
 from launch.substitutions import LaunchConfiguration
 
-from humanoid_bringup.recording.topics import DEFAULT_TOPICS
+from humanoid_control.ros.topics import DEFAULT_TOPICS
 
 
 def generate_launch_description():

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from humanoid_bringup.graphs import real_nodes, sim_nodes
-from humanoid_control.process_lifetime import is_running
-from humanoid_control.robot_client import RobotClient, poll_until
+from humanoid_control.processes.process_lifetime import is_running
+from humanoid_control.ros.robot_client import RobotClient, poll_until
 from humanoid_hw.emulator.cli import robot_servos
 
 #: Generous limit (wall seconds) for anything awaited; every wait ends when its condition holds.

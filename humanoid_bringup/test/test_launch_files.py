@@ -23,6 +23,7 @@ import pytest
 from humanoid_bringup.graphs import real_nodes, sim_nodes
 from humanoid_bringup.launch_parameters import GRAPH_SWITCHES, launch_node
 from humanoid_description.package_share import package_share_directory
+from humanoid_description.robots import robot_files
 from humanoid_description.robots import ROBOTS
 from humanoid_description.runtime_files import HW_NODE_PARAMETERS, SIM_NODE_PARAMETERS
 
@@ -160,17 +161,16 @@ def test_parameter_files_exist_for_every_robot_offered(runtime_file, robots):
     assert runtime_file.robots() == robots
     for robot in robots:
         assert runtime_file.path(robot).is_file()
-        xacro = package_share_directory("humanoid_description") / "xacro" / robot / f"{robot}.urdf.xacro"
-        assert xacro.is_file()
+        assert robot_files(robot).xacro.is_file()
 
 
 def test_record_launch_records_the_interface_in_mcap():
-    from humanoid_bringup.recording.topics import DEFAULT_TOPICS
+    from humanoid_control.ros.topics import DEFAULT_TOPICS
 
     text = (LAUNCH / "record.launch.py").read_text()
     parse("record.launch.py")
     # the same topics as humanoid record (one list), hidden action topics included
-    assert "from humanoid_bringup.recording.topics import DEFAULT_TOPICS" in text and "*DEFAULT_TOPICS" in text
+    assert "from humanoid_control.ros.topics import DEFAULT_TOPICS" in text and "*DEFAULT_TOPICS" in text
     assert {"/joint_states", "/joint_commands", "/joint_trajectory", "/diagnostics", "/balance_state",
             "/self_collision_state", "/follow_joint_trajectory/_action/feedback"} <= set(DEFAULT_TOPICS)
     assert '"--storage", "mcap"' in text and '"--include-hidden-topics"' in text

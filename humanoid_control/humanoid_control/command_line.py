@@ -1,9 +1,11 @@
-"""Value types for the ``humanoid`` command's options: a bad value is a one-line usage
-error (exit 2) at parse time, before anything starts, never a traceback or a graph
+"""Value types and errors of the ``humanoid`` command's options: a bad value is a one-line
+usage error (exit 2) at parse time, before anything starts, never a traceback or a graph
 that runs forever.
 
-Each function is an ``argparse`` ``type=``: it takes the option's text and returns the
-value, or raises ``argparse.ArgumentTypeError`` saying what is expected.
+Each value function is an ``argparse`` ``type=``: it takes the option's text and returns
+the value, or raises ``argparse.ArgumentTypeError`` saying what is expected. A command that
+finds bad input later (a file's content, options that exclude each other) raises
+:class:`UsageError`, which the ``humanoid`` command prints as one line with exit status 2.
 """
 
 from __future__ import annotations
@@ -13,6 +15,10 @@ import math
 import os
 from collections.abc import Callable
 from pathlib import Path
+
+
+class UsageError(Exception):
+    """Invalid input from the user: printed as one line on stderr, exit status 2."""
 
 
 def positive_number(text: str) -> float:
@@ -72,6 +78,23 @@ def new_folder(text: str) -> Path:
     if path.exists() and not path.is_dir():
         raise argparse.ArgumentTypeError(f"{text!r} is a file, not a folder")
     return path
+
+
+def output_file(text: str) -> str:
+    """``-`` (standard output) or a file that can be written (:func:`new_file`)."""
+    return text if text == "-" else str(new_file(text))
+
+
+def robot_name(text: str) -> str:
+    """A robot the stack knows (a folder of ``humanoid_description/robots/``)."""
+    from humanoid_description.robots import ROBOTS
+
+    if text not in ROBOTS:
+        raise argparse.ArgumentTypeError(f"unknown robot {text!r} (known robots: {', '.join(ROBOTS)})")
+    return text
+
+
+robot_name.__name__ = "robot"  # argparse names the type in its messages
 
 
 def existing_file(text: str) -> Path:

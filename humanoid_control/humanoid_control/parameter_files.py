@@ -30,7 +30,7 @@ def node_parameters(path: Path, node_name: str) -> dict[str, Any]:
 
 def control_node_defaults(robot: str, node_name: str) -> dict[str, Any]:
     """What the control node ``node_name`` (its canonical name) gets from the robot's file of
-    control-node parameters, ``humanoid_control/config/<robot>.yaml`` (empty if none)."""
+    control-node parameters, ``humanoid_description/robots/<robot>/control.yaml`` (empty if none)."""
     return node_parameters(CONTROL_NODE_PARAMETERS.path(robot), node_name)
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from humanoid_control.balance.alarm import AlarmChange, MarginAlarm
 from humanoid_control.balance.com_filter import CoMFilter
-from humanoid_control.joint_readings import JointReadings, MalformedJointStateError
+from humanoid_control.ros.joint_readings import JointReadings, MalformedJointStateError
 from humanoid_description.model import load_model
 
 

@@ -17,7 +17,7 @@ import functools
 import numpy as np
 import pytest
 
-from humanoid_control.interpolation import Law, Spline
+from humanoid_control.loop.interpolation import Law, Spline
 from humanoid_control.motion.hoap2_csv import read_hoap2_csv
 from humanoid_control.motion.library import list_motions, load_motion
 from humanoid_control.motion.trajectory import plan_playback

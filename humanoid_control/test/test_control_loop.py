@@ -7,13 +7,13 @@ import time
 import numpy as np
 import pytest
 
-from humanoid_control.command_guard import CommandGuard, Veto
-from humanoid_control.control_loop import ControlLoop, GilTurns, ToleranceSpec, TrajectoryRequest
-from humanoid_control.driver import DriverError, JointCommand
-from humanoid_control.ideal_driver import IdealDriver
-from humanoid_control.interface_parameters import InterfaceParameters
-from humanoid_control.trajectory_executor import RunState
-from humanoid_control.validation import CommandRejectedError, ErrorCode, PointData
+from humanoid_control.loop.command_guard import CommandGuard, Veto
+from humanoid_control.loop.control_loop import ControlLoop, GilTurns, ToleranceSpec, TrajectoryRequest
+from humanoid_control.loop.driver import DriverError, JointCommand
+from humanoid_control.loop.ideal_driver import IdealDriver
+from humanoid_control.loop.interface_parameters import InterfaceParameters
+from humanoid_control.loop.trajectory_executor import RunState
+from humanoid_control.loop.validation import CommandRejectedError, ErrorCode, PointData
 from humanoid_description.model import RobotModel
 
 ARM = "rarm_joint1"

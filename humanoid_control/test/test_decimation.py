@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from humanoid_control.decimation import Decimator
+from humanoid_control.loop.decimation import Decimator
 
 
 def fired(rate: float, stamps) -> list[float]:

@@ -6,9 +6,9 @@ import math
 import numpy as np
 import pytest
 
-from humanoid_control.gaits.foot_path import EllipticPath
-from humanoid_control.gaits.leg_ik import solve
-from humanoid_control.gaits.patterns import GaitError, IKGait, default_parameters, robot_legs
+from humanoid_control.quadruped_gaits.foot_path import EllipticPath
+from humanoid_control.quadruped_gaits.leg_ik import solve
+from humanoid_control.quadruped_gaits.patterns import GaitError, IKGait, default_parameters, robot_legs
 from humanoid_description.model import load_model
 
 ROBOT = "bioloid_quadruped"

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from humanoid_control.gaits.cpg import CPGGait, CPGParameters, OscillatorNetwork, coupling_matrix
-from humanoid_control.gaits.patterns import GaitError
+from humanoid_control.quadruped_gaits.cpg import CPGGait, CPGParameters, OscillatorNetwork, coupling_matrix
+from humanoid_control.quadruped_gaits.patterns import GaitError
 from humanoid_description.model import load_model
 
 LEGS = ("front_left", "front_right", "back_left", "back_right")

@@ -10,7 +10,7 @@ import rclpy
 from rclpy.executors import MultiThreadedExecutor
 from std_msgs.msg import Int32
 
-from humanoid_control.matched_publisher import MatchedPublisher
+from humanoid_control.ros.matched_publisher import MatchedPublisher
 
 #: Generous limit (s) for anything awaited; each wait ends as soon as its condition holds.
 PATIENCE = 30.0

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from humanoid_control.interpolation import Law
+from humanoid_control.loop.interpolation import Law
 from humanoid_control.motion.hoap2_csv import CsvLayout, hoap2_csv_text, read_hoap2_csv, write_hoap2_csv
 from humanoid_control.motion.model import Motion, MotionError
 

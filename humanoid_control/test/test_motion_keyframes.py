@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from humanoid_control.interpolation import Law
+from humanoid_control.loop.interpolation import Law
 from humanoid_control.motion.keyframes import keyframes_text, read_keyframes, write_keyframes
 from humanoid_control.motion.model import Motion, MotionError
 from humanoid_control.motion.yaml_nodes import format_number

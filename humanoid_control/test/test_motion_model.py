@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from humanoid_control.interpolation import Law
+from humanoid_control.loop.interpolation import Law
 from humanoid_control.motion.model import Motion, MotionError, joint_array
 
 JOINTS = ("a", "b")

@@ -6,7 +6,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from humanoid_control.interpolation import Law
+from humanoid_control.loop.interpolation import Law
 from humanoid_control.motion.limits import JointBounds
 from humanoid_control.motion.model import Motion
 from humanoid_control.motion.time_scaling import peak_rates, scale_to_limits

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from humanoid_control.interpolation import Law
+from humanoid_control.loop.interpolation import Law
 from humanoid_control.motion.data import load_settings
 from humanoid_control.motion.limits import JointBounds
 from humanoid_control.motion.model import Motion, MotionError

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from humanoid_control.interpolation import Law
+from humanoid_control.loop.interpolation import Law
 from humanoid_control.motion import MotionError, load_motion
 from humanoid_control.motion.bioloid_pages import motion_to_pages, pages_text, read_pages
 from humanoid_control.motion.bioloid_poses import read_raw_poses, read_thesis_poses

@@ -19,7 +19,7 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from std_msgs.msg import Int32
 
-from humanoid_control.pooled_executor import PooledExecutor
+from humanoid_control.ros.pooled_executor import PooledExecutor
 
 #: s the pool's threads are held busy while other messages' callbacks queue.
 HOLD = 1.0

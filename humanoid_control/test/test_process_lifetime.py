@@ -1,7 +1,7 @@
 """Node processes die with their launcher, and take SIGHUP as SIGTERM.
 
 A stand-in node (a module that records the signal that stopped it) is started by a
-real :class:`~humanoid_control.node_graph.Graph` in a launcher process, exactly as the
+real :class:`~humanoid_control.processes.node_graph.Graph` in a launcher process, exactly as the
 ``humanoid`` command starts nodes; the launcher is then killed outright.
 """
 
@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from humanoid_control.process_lifetime import LAUNCHER_PID_VARIABLE, is_running
-from humanoid_control.robot_client import poll_until
+from humanoid_control.processes.process_lifetime import LAUNCHER_PID_VARIABLE, is_running
+from humanoid_control.ros.robot_client import poll_until
 
 PATIENCE = 30.0
 
@@ -40,7 +40,7 @@ while True:
 LAUNCHER = """
 import sys, time
 from pathlib import Path
-from humanoid_control.node_graph import Graph, NodeSpec
+from humanoid_control.processes.node_graph import Graph, NodeSpec
 graph = Graph([NodeSpec("stand_in", "stand_in_node")], log_dir=Path({logs!r})).start()
 print(graph.processes["stand_in"].pid, flush=True)
 time.sleep(600)
@@ -97,7 +97,7 @@ def test_a_node_whose_launcher_is_already_gone_does_not_start(tmp_path, stand_in
     """The launcher died between starting the node and the node asking for the parent-death
     signal: the node process is now someone else's child, and must not run."""
     _marker, ready, env = stand_in
-    result = subprocess.run([sys.executable, "-m", "humanoid_control.run_tethered", "stand_in_node"],
+    result = subprocess.run([sys.executable, "-m", "humanoid_control.processes.run_tethered", "stand_in_node"],
                             env=env | {LAUNCHER_PID_VARIABLE: "1"}, capture_output=True, text=True,
                             timeout=PATIENCE)
     assert result.returncode == 1
@@ -107,7 +107,7 @@ def test_a_node_whose_launcher_is_already_gone_does_not_start(tmp_path, stand_in
 
 def test_the_module_gets_its_arguments(tmp_path, stand_in):
     marker, ready, env = stand_in
-    process = subprocess.Popen([sys.executable, "-m", "humanoid_control.run_tethered", "stand_in_node",
+    process = subprocess.Popen([sys.executable, "-m", "humanoid_control.processes.run_tethered", "stand_in_node",
                                 "--ros-args", "-p", "x:=1"], env=env | {LAUNCHER_PID_VARIABLE: str(os.getpid())})
     try:
         poll_until(ready.exists, "the stand-in node running", PATIENCE)

@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from humanoid_control.control_loop import ControlLoop, TrajectoryRequest
-from humanoid_control.ideal_driver import IdealDriver
-from humanoid_control.interface_parameters import InterfaceParameters
-from humanoid_control.self_collision_guard import SelfCollisionGuard, SelfCollisionGuardParameters
-from humanoid_control.trajectory_executor import RunState
-from humanoid_control.validation import CommandRejectedError, ErrorCode, PointData
+from humanoid_control.guards.self_collision_guard import SelfCollisionGuard, SelfCollisionGuardParameters
+from humanoid_control.loop.control_loop import ControlLoop, TrajectoryRequest
+from humanoid_control.loop.ideal_driver import IdealDriver
+from humanoid_control.loop.interface_parameters import InterfaceParameters
+from humanoid_control.loop.trajectory_executor import RunState
+from humanoid_control.loop.validation import CommandRejectedError, ErrorCode, PointData
 from humanoid_description.collision import CollisionModel
 from humanoid_description.model import load_model
 

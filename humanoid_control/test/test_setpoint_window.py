@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from humanoid_control.validation import CommandRejectedError, points_still_ahead
-from humanoid_control.walking.controller import Setpoint
-from humanoid_control.walking.setpoint_window import still_ahead
+from humanoid_control.biped_walking.controller import Setpoint
+from humanoid_control.biped_walking.setpoint_window import still_ahead
+from humanoid_control.loop.validation import CommandRejectedError, points_still_ahead
 
 PERIOD = 0.005
 LEAD = 0.8  # s, the HOAP-2's command_lead

@@ -14,8 +14,8 @@ import math
 import numpy as np
 import pinocchio as pin
 
-from humanoid_control.walking.parameters import WalkParameters
-from humanoid_control.walking.stabilizer import Sensors, Stabilizer
+from humanoid_control.biped_walking.parameters import WalkParameters
+from humanoid_control.biped_walking.stabilizer import Sensors, Stabilizer
 from humanoid_description.model import load_model
 
 PERIOD = 0.01  # s

@@ -9,7 +9,7 @@ import signal
 import threading
 import time
 
-from humanoid_control.stop_request import StopRequest, stop_on_signals
+from humanoid_control.processes.stop_request import StopRequest, stop_on_signals
 
 
 def test_a_signal_ends_the_main_threads_wait_at_once():

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from humanoid_control.trajectory_collision import FINEST_PERIOD, check_path, sample_times
+from humanoid_control.guards.trajectory_collision import FINEST_PERIOD, check_path, sample_times
 from humanoid_description.collision import CollisionModel, CollisionTracker
 from humanoid_description.model import load_model
 

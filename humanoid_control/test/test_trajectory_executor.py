@@ -6,15 +6,15 @@ import math
 import numpy as np
 import pytest
 
-from humanoid_control.driver import JointState
-from humanoid_control.trajectory_executor import (
+from humanoid_control.loop.driver import JointState
+from humanoid_control.loop.trajectory_executor import (
     PlanOutdatedError,
     RunState,
     Tolerances,
     TrajectoryExecutor,
     run_spline,
 )
-from humanoid_control.validation import CommandRejectedError, ErrorCode, ValidatedSetpoint, ValidatedTrajectory
+from humanoid_control.loop.validation import CommandRejectedError, ErrorCode, ValidatedSetpoint, ValidatedTrajectory
 
 NAMES = ("a", "b", "c")
 

@@ -14,8 +14,14 @@ import numpy as np
 import pytest
 import yaml
 
-from humanoid_control.walking.controller import VELOCITY_MARGIN, GoalState, Phase, WalkController, WalkRefusedError
-from humanoid_control.walking.parameters import NODE_NAME, WalkParameters, walking_robot
+from humanoid_control.biped_walking.controller import (
+    VELOCITY_MARGIN,
+    GoalState,
+    Phase,
+    WalkController,
+    WalkRefusedError,
+)
+from humanoid_control.biped_walking.parameters import NODE_NAME, WalkParameters, walking_robot
 from humanoid_description.model import load_model
 from humanoid_description.runtime_files import CONTROL_NODE_PARAMETERS
 

@@ -8,11 +8,11 @@ import math
 import numpy as np
 import pytest
 
-from humanoid_control.walking.footsteps import Footstep, Pose2, StepLimits, plan_step, soles_gap
-from humanoid_control.walking.parameters import WalkParameters
-from humanoid_control.walking.pattern import Mode, WalkPattern
-from humanoid_control.walking.preview_control import PreviewController, preview_gains
-from humanoid_control.walking.swing import SwingProfile, rest_to_rest
+from humanoid_control.biped_walking.footsteps import Footstep, Pose2, StepLimits, plan_step, soles_gap
+from humanoid_control.biped_walking.parameters import WalkParameters
+from humanoid_control.biped_walking.pattern import Mode, WalkPattern
+from humanoid_control.biped_walking.preview_control import PreviewController, preview_gains
+from humanoid_control.biped_walking.swing import SwingProfile, rest_to_rest
 from humanoid_description.model import load_model
 from humanoid_description.support import convex_hull, signed_margin
 
@@ -31,7 +31,7 @@ def make_pattern(robot: str = "hoap2", **overrides) -> tuple[WalkPattern, WalkPa
 
 
 def support_polygon(pattern: WalkPattern, sample, length: float, width: float) -> np.ndarray:
-    from humanoid_control.walking.footsteps import sole_polygon
+    from humanoid_control.biped_walking.footsteps import sole_polygon
 
     sides = ("right", "left") if sample.support == "both" else (sample.support,)
     return convex_hull(np.vstack([sole_polygon(sample.feet[s][0], length, width) for s in sides]))

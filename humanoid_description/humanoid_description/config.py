@@ -89,6 +89,9 @@ class RobotConfig:
     actuators: ActuatorLimits
     #: Distance (m) two links must keep for a configuration to count as free of self-collision.
     safety_distance: float
+    #: The robot's own motion file formats by file suffix (``.csv`` -> ``hoap2_csv``), read by
+    #: :mod:`humanoid_control.motion.library`; keyframe YAML files are every robot's.
+    motion_formats: dict[str, str]
     sections: dict[str, Any] = field(repr=False)  # robot-specific sections, as read
 
     def pose(self, name: str) -> dict[str, float]:
@@ -142,7 +145,7 @@ def load_config(robot: str) -> RobotConfig:
     if len({foot.is_ball for foot in feet.values()}) > 1:
         raise ValueError(f"{files.config}: feet must be all flat soles or all balls")
     known = {"name", "description", "srdf", "joints", "feet", "imu_frame", "home_pose",
-             "poses", "poses_raw", "actuators", "self_collision"}
+             "poses", "poses_raw", "actuators", "self_collision", "motion_formats"}
     safety_distance = float(data["self_collision"]["safety_distance"])
     if not 0.0 <= safety_distance < 0.05:
         raise ValueError(f"{files.config}: self_collision.safety_distance {safety_distance} m is not in [0, 0.05)")
@@ -150,6 +153,7 @@ def load_config(robot: str) -> RobotConfig:
         name=data["name"], joints=joints, feet=feet, imu_frame=data["imu_frame"],
         home_pose=data["home_pose"], poses=poses, joint_map=joint_map,
         actuators=_actuator_limits(data["actuators"]), safety_distance=safety_distance,
+        motion_formats={str(suffix).lower(): str(kind) for suffix, kind in (data.get("motion_formats") or {}).items()},
         sections={k: v for k, v in data.items() if k not in known})
 
 

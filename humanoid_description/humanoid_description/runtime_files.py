@@ -2,11 +2,12 @@
 
 Node specs (``humanoid_sim.sim_node_spec``, ``humanoid_hw.hw_node_spec``), the hardware
 driver, the launch files and the tests find these files through this list, so a file
-is added, moved or renamed in one place. Paths are relative to a package's share
-directory (installed) or source folder; ``{robot}`` stands for a robot's name
-(:data:`humanoid_description.robots.ROBOTS`). A per-robot file that does not exist for a
-robot means that robot is not served by its reader (only the Bioloid has a Dynamixel
-bus configuration, for instance): :meth:`RuntimeFile.robots` says which are.
+is added, moved or renamed in one place. A robot's files sit together in its folder,
+``humanoid_description/robots/<robot>/`` (installed under the package's share directory);
+``{robot}`` stands for a robot's name (:data:`humanoid_description.robots.ROBOTS`). A
+per-robot file that does not exist for a robot means that robot is not served by its
+reader (only the Bioloids have a Dynamixel bus configuration, for instance):
+:meth:`RuntimeFile.robots` says which are.
 """
 
 from __future__ import annotations
@@ -41,26 +42,32 @@ class RuntimeFile:
         """The robots this file exists for (every robot for a file that is not per robot)."""
         if not self.per_robot:
             return ROBOTS
-        return tuple(robot for robot in ROBOTS if self.path(robot).is_file())
+        return tuple(robot for robot in ROBOTS if self.path(robot).exists())
 
 
 #: ROS parameters of the simulation node (per-robot values of its dataclasses' parameters).
-SIM_NODE_PARAMETERS = RuntimeFile("humanoid_sim", "config/{robot}.yaml", "humanoid_sim node", True)
+SIM_NODE_PARAMETERS = RuntimeFile("humanoid_description", "robots/{robot}/sim.yaml", "humanoid_sim node", True)
 #: ROS parameters of the hardware node's robot interface.
-HW_NODE_PARAMETERS = RuntimeFile("humanoid_hw", "config/{robot}.yaml", "humanoid_hw node", True)
+HW_NODE_PARAMETERS = RuntimeFile("humanoid_description", "robots/{robot}/hw.yaml", "humanoid_hw node", True)
 #: Dynamixel bus parameters (DynamixelConfig); also ROS parameters of the hardware node.
-HW_BUS_CONFIGURATION = RuntimeFile("humanoid_hw", "config/{robot}_hw.yaml", "humanoid_hw driver", False)
+HW_BUS_CONFIGURATION = RuntimeFile("humanoid_description", "robots/{robot}/bus.yaml", "humanoid_hw driver", False)
 #: Motion playback (sampling, time scaling, transitions).
 MOTION_PLAYBACK = RuntimeFile("humanoid_control", "config/motion.yaml", "trajectory generator, motion tools",
                               False)
 #: ROS parameters of the control-layer nodes, one section per node name (``balance_monitor:``,
 #: ``self_collision_checker:``).
-CONTROL_NODE_PARAMETERS = RuntimeFile("humanoid_control", "config/{robot}.yaml", "control-layer nodes", True)
+CONTROL_NODE_PARAMETERS = RuntimeFile("humanoid_description", "robots/{robot}/control.yaml", "control-layer nodes",
+                                      True)
 #: The robot model's configuration (joint order, feet, poses, actuators) and data files.
-ROBOT_CONFIGURATION = RuntimeFile("humanoid_description", "config/{robot}/robot.yaml", "robot model", False)
+ROBOT_CONFIGURATION = RuntimeFile("humanoid_description", "robots/{robot}/robot.yaml", "robot model", False)
 #: Joint <-> servo table of a Dynamixel robot.
-JOINT_MAP = RuntimeFile("humanoid_description", "config/{robot}/joint_map.yaml", "robot model, hw driver", False)
+JOINT_MAP = RuntimeFile("humanoid_description", "robots/{robot}/joint_map.yaml", "robot model, hw driver", False)
+
+#: The postures protocol of a robot (humanoid_experiments.postures).
+POSTURES_PROTOCOL = RuntimeFile("humanoid_description", "robots/{robot}/postures.yaml", "postures protocol", False)
+#: The robot's motion library (a folder of keyframe files, not one YAML file).
+MOTION_LIBRARY = RuntimeFile("humanoid_description", "robots/{robot}/motions", "trajectory generator", False)
 
 RUNTIME_FILES: tuple[RuntimeFile, ...] = (
     SIM_NODE_PARAMETERS, HW_NODE_PARAMETERS, HW_BUS_CONFIGURATION, MOTION_PLAYBACK, CONTROL_NODE_PARAMETERS,
-    ROBOT_CONFIGURATION, JOINT_MAP)
+    ROBOT_CONFIGURATION, JOINT_MAP, POSTURES_PROTOCOL)

@@ -97,12 +97,12 @@ class DynamixelConfig:
 
 
 def hardware_config_path(robot: str) -> Path:
-    """``config/<robot>_hw.yaml`` of this package (installed share directory or source tree)."""
+    """The robot's ``bus.yaml`` (``humanoid_description/robots/<robot>/``)."""
     return HW_BUS_CONFIGURATION.path(robot)
 
 
 def load_hardware_config(robot: str, **overrides: Any) -> DynamixelConfig:
-    """The robot's bus parameters from ``config/<robot>_hw.yaml``, with overrides applied."""
+    """The robot's bus parameters from its ``bus.yaml``, with overrides applied."""
     path = hardware_config_path(robot)
     if not path.exists():
         raise FileNotFoundError(f"robot {robot!r} has no Dynamixel hardware configuration ({path} is missing)")

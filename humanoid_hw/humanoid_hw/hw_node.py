@@ -20,8 +20,8 @@ from typing import Any
 
 from rclpy.node import Node
 
-from humanoid_control import driver_node
-from humanoid_control.parameters import declare
+from humanoid_control.ros import driver_node
+from humanoid_control.ros.parameters import declare
 from humanoid_description.model import RobotModel
 from humanoid_description.runtime_files import HW_NODE_PARAMETERS
 from humanoid_hw.driver import DynamixelDriver

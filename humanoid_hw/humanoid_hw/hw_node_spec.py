@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from humanoid_control.node_graph import NodeSpec, driver_node_spec
+from humanoid_control.processes.node_graph import NodeSpec, driver_node_spec
 from humanoid_description.runtime_files import HW_NODE_PARAMETERS
 
 NODE_NAME = "humanoid_hw"

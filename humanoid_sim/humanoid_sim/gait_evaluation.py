@@ -17,10 +17,10 @@ from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
-from humanoid_control.driver import JointCommand
-from humanoid_control.gaits.cpg import STRUCTURES, CPGGait, parameters_from_vector
-from humanoid_control.interface_parameters import InterfaceParameters
+from humanoid_control.loop.driver import JointCommand
+from humanoid_control.loop.interface_parameters import InterfaceParameters
 from humanoid_control.parameter_files import node_parameters
+from humanoid_control.quadruped_gaits.cpg import STRUCTURES, CPGGait, parameters_from_vector
 from humanoid_description.model import RobotModel, load_model
 from humanoid_description.runtime_files import SIM_NODE_PARAMETERS
 from humanoid_sim.pybullet_driver import PyBulletDriver, SimParameters
@@ -125,7 +125,7 @@ class HeadlessSimulation:
 
 
 class CPGEvaluator:
-    """Runs CPG gaits given as points of the search box (:data:`~humanoid_control.gaits.cpg.SEARCH_BOUNDS`)
+    """Runs CPG gaits given as points of the search box (:data:`~humanoid_control.quadruped_gaits.cpg.SEARCH_BOUNDS`)
     in one headless simulation, reused from run to run (a run is reset in full, so its
     outcome does not depend on the runs before it: a search gives the same result however
     its evaluations are spread over processes)."""

@@ -24,7 +24,7 @@ import numpy as np
 import pinocchio as pin
 import pybullet
 
-from humanoid_control.driver import (
+from humanoid_control.loop.driver import (
     DriverError,
     FootReading,
     ImuReading,
@@ -35,7 +35,7 @@ from humanoid_control.driver import (
     SensorReadings,
     StatusEntry,
 )
-from humanoid_control.interface_parameters import documented
+from humanoid_control.parameter_fields import documented
 from humanoid_description.model import RobotModel
 from humanoid_sim.servo_profiles import ServoBank, ServoParameters
 from humanoid_sim.transmission import TransmissionParameters, Transmissions
@@ -46,7 +46,7 @@ GRAVITY = 9.81
 @dataclass(frozen=True)
 class SimParameters:
     """World parameters: ROS parameters of the simulation node, declared from these fields
-    (defaults here, per-robot values in ``humanoid_sim/config/<robot>.yaml``)."""
+    (defaults here, per-robot values in ``humanoid_description/robots/<robot>/sim.yaml``)."""
 
     physics_rate: float = documented(1000.0, "Hz, fixed physics step rate (independent of control_rate)")
     real_time_factor: float = documented(1.0, "simulated seconds per wall second; 0 = as fast as possible")

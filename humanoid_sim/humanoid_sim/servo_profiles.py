@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from humanoid_control.interface_parameters import documented
+from humanoid_control.parameter_fields import documented
 from humanoid_description.model import RobotModel
 
 
@@ -30,7 +30,7 @@ from humanoid_description.model import RobotModel
 class ServoParameters:
     """Servo behaviour of every joint of a robot: ROS parameters ``servo.*`` of the
     simulation node. Defaults for a robot: :meth:`for_model` (its actuator limits);
-    per-robot values in ``humanoid_sim/config/<robot>.yaml``."""
+    per-robot values in ``humanoid_description/robots/<robot>/sim.yaml``."""
 
     kind: str = documented("trapezoidal", "trapezoidal (HOAP-2) or speed_limited (Dynamixel AX-12)")
     max_velocity: float = documented(4.76, "rad/s, servo speed limit")

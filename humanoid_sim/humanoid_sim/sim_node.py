@@ -16,7 +16,7 @@ follow_joint_trajectory, robot_description, diagnostics, imu/data, feet) it offe
   degrees or anything but the feet touches the ground; also reported in diagnostics.
 
 Parameters: ``ros2 param list`` on the node; per-robot defaults in
-``humanoid_sim/config/<robot>.yaml``.
+``humanoid_description/robots/<robot>/sim.yaml``.
 """
 
 from __future__ import annotations
@@ -34,15 +34,15 @@ from rosgraph_msgs.msg import Clock
 from std_msgs.msg import Bool
 from std_srvs.srv import Trigger
 
-from humanoid_control import driver_node
-from humanoid_control.decimation import Decimator
-from humanoid_control.driver import DriverError, JointState, RobotDriver
-from humanoid_control.interface_parameters import documented
-from humanoid_control.matched_publisher import STREAM_HISTORY, MatchedPublisher
-from humanoid_control.parameters import declare_dataclass
-from humanoid_control.robot_interface import RobotInterface
-from humanoid_control.ros_time import to_time
-from humanoid_control.validation import CommandRejectedError
+from humanoid_control.loop.decimation import Decimator
+from humanoid_control.loop.driver import DriverError, JointState, RobotDriver
+from humanoid_control.loop.validation import CommandRejectedError
+from humanoid_control.parameter_fields import documented
+from humanoid_control.ros import driver_node
+from humanoid_control.ros.matched_publisher import STREAM_HISTORY, MatchedPublisher
+from humanoid_control.ros.parameters import declare_dataclass
+from humanoid_control.ros.robot_interface import RobotInterface
+from humanoid_control.ros.ros_time import to_time
 from humanoid_description.model import RobotModel
 from humanoid_description.runtime_files import SIM_NODE_PARAMETERS
 from humanoid_interfaces.srv import ResetSimulation, StepSimulation
@@ -117,7 +117,7 @@ class SimulationServices:
     def _on_cycle(self, state: JointState) -> None:
         """/clock, ground truth and the fall watch, each at its rate. Like the robot interface's
         topics, a topic no subscription is matched to is not filled nor published
-        (:mod:`humanoid_control.matched_publisher`); the fall is watched (and logged) whoever
+        (:mod:`humanoid_control.ros.matched_publisher`); the fall is watched (and logged) whoever
         listens."""
         if self._clock.due(state.stamp) and self._clock_pub.subscribed:
             self._clock_msg.clock = to_time(state.stamp)

@@ -33,13 +33,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from humanoid_control.interface_parameters import documented
+from humanoid_control.parameter_fields import documented
 
 
 @dataclass(frozen=True)
 class TransmissionParameters:
     """Play and stiffness of the gear trains: ROS parameters ``transmission.*`` of the simulation
-    node (defaults: rigid gears; per-robot values in ``humanoid_sim/config/<robot>.yaml``)."""
+    node (defaults: rigid gears; per-robot values in ``humanoid_description/robots/<robot>/sim.yaml``)."""
 
     stiffness: float = documented(0.0, "N m/rad, deflection of every joint's gears under load; 0 = rigid")
     backlash: float = documented(0.0, "deg, total play of each joint in backlash_joints")

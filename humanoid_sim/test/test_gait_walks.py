@@ -3,7 +3,7 @@ and the distance comes from the stride: the same gait stepping in place stays pu
 
 import pytest
 
-from humanoid_control.gaits.patterns import IKGait, default_parameters
+from humanoid_control.quadruped_gaits.patterns import IKGait, default_parameters
 from humanoid_sim.gait_evaluation import HeadlessSimulation
 
 ROBOT = "bioloid_quadruped"
@@ -39,7 +39,7 @@ def test_the_trot_walks_forward_without_falling(simulation):
 def test_a_cpg_gait_walks_forward_without_falling(simulation):
     """The oscillators with uncoupled legs (started in a trot's phases, knees in phase with
     their hips): 821 mm in 6 s when measured; here 3 s."""
-    from humanoid_control.gaits.cpg import CPGGait, CPGParameters
+    from humanoid_control.quadruped_gaits.cpg import CPGGait, CPGParameters
 
     gait = CPGGait(simulation.model, CPGParameters(frequency=1.0, structure="independent"))
     outcome = simulation.run(gait.positions, 3.0, "cpg independent", 1.0)

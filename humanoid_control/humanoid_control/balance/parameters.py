@@ -1,7 +1,7 @@
 """Parameters of the balance monitor: one frozen dataclass, per-robot values in YAML.
 
 The node declares one ROS parameter per field (same name); the per-robot values are
-the ``balance_monitor:`` section of ``humanoid_control/config/<robot>.yaml`` (a ROS
+the ``balance_monitor:`` section of ``humanoid_description/robots/<robot>/control.yaml`` (a ROS
 parameter file, passed with ``--params-file`` by the launch files and the CLI), and
 values given on the command line or by a launch file win over both.
 """

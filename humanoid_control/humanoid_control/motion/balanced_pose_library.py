@@ -2,7 +2,7 @@
 
 ``python -m humanoid_control.motion.balanced_pose_library`` regenerates
 ``config/motions/bioloid/P*.yaml`` from
-``humanoid_description/config/bioloid/balanced_poses.yaml``; test_motion_library.py
+``humanoid_description/robots/bioloid/balanced_poses.yaml``; test_motion_library.py
 checks that both agree.
 """
 
@@ -41,14 +41,14 @@ def write_balanced_pose_library(directory: Path) -> list[Path]:
                            f"J1..J18 = {angles} deg."})
         path = Path(directory) / f"{name}.yaml"
         write_keyframes(motion, path, units="deg", decimals=4, header=(
-            f"Generated from humanoid_description/config/bioloid/balanced_poses.yaml ({name}) by\n"
+            f"Generated from humanoid_description/robots/bioloid/balanced_poses.yaml ({name}) by\n"
             "python -m humanoid_control.motion.balanced_pose_library; test_motion_library.py checks both agree."))
         written.append(path)
     return written
 
 
 def main() -> int:
-    directory = Path(__file__).resolve().parents[2] / "config" / "motions" / ROBOT  # the source tree
+    directory = Path(__file__).resolve().parents[3] / "humanoid_description" / "robots" / ROBOT / "motions"  # source
     for path in write_balanced_pose_library(directory):
         print(f"written {path}")
     return 0

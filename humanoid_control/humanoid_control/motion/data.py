@@ -17,7 +17,7 @@ from pathlib import Path
 
 import yaml
 
-from humanoid_control.interpolation import Law
+from humanoid_control.loop.interpolation import Law
 from humanoid_description.package_share import package_share_directory
 
 PACKAGE = "humanoid_control"
@@ -39,11 +39,6 @@ def data_path(relative: str) -> Path:
         if candidate.exists():
             return candidate
     raise FileNotFoundError(f"cannot find {relative} in {', '.join(str(r) for r in search_roots())}")
-
-
-def data_directories(relative: str) -> list[Path]:
-    """Every existing directory ``relative`` under :func:`search_roots` (installed first)."""
-    return [root / relative for root in search_roots() if (root / relative).is_dir()]
 
 
 @dataclass(frozen=True)

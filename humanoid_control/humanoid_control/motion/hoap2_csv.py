@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from humanoid_control.interpolation import Law
+from humanoid_control.loop.interpolation import Law
 from humanoid_control.motion.limits import JointBounds
 from humanoid_control.motion.model import Motion, MotionError
 from humanoid_description.config import load_config

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from humanoid_control.interpolation import Law
+from humanoid_control.loop.interpolation import Law
 from humanoid_control.motion.limits import JointBounds
 from humanoid_control.motion.model import SUPPORTS, Motion
 from humanoid_control.motion.yaml_nodes import YamlNode, compose_file, format_number, require_keys

@@ -1,19 +1,23 @@
 """Each robot's motion library, and loading any motion file by its format.
 
-The library of robot ``r`` is ``config/motions/<r>/*.yaml`` (keyframe files); a
-motion is known by its file name without extension. :func:`load_motion` takes such a
-name or a path to a file in any supported format:
+The library of robot ``r`` is the keyframe files of its folder's ``motions/``
+(``humanoid_description/robots/<r>/motions/*.yaml``); a motion is known by its file name
+without extension. :func:`load_motion` takes such a name or a path to a file in any
+supported format:
 
-==================  =======================================================
-``*.yaml``/``*.yml``  ``format: keyframes`` (default) or ``format: bioloid_pages``
-``*.csv`` (hoap2)   the HOAP-2's own csv motion file
-``*.csv`` (bioloid) raw poses by motor ID when the first line is ``pose,<id>,...``,
-                    thesis poses (J1..J18 deg) otherwise; played as the thesis demo
-==================  =======================================================
+=========================  =======================================================
+``*.yaml``/``*.yml``        ``format: keyframes`` (default) or ``format: bioloid_pages``
+a robot's own suffix        the format its ``robot.yaml`` declares (``motion_formats``):
+                            ``hoap2_csv`` (the HOAP-2's csv motion file) or
+                            ``bioloid_thesis_poses`` (raw poses by motor ID when the first
+                            line is ``pose,<id>,...``, thesis poses (J1..J18 deg) otherwise;
+                            played as the thesis demo)
+=========================  =======================================================
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from humanoid_control.motion.bioloid_pages import FORMAT as PAGES_FORMAT
@@ -24,24 +28,25 @@ from humanoid_control.motion.bioloid_poses import (
     read_raw_poses,
     read_thesis_poses,
 )
-from humanoid_control.motion.data import data_directories
 from humanoid_control.motion.hoap2_csv import read_hoap2_csv
 from humanoid_control.motion.keyframes import FORMAT as KEYFRAMES_FORMAT
 from humanoid_control.motion.keyframes import read_keyframes
 from humanoid_control.motion.model import Motion, MotionError
 from humanoid_control.motion.pose_demo import pose_demo_motion
 from humanoid_control.motion.yaml_nodes import compose_file
+from humanoid_description.config import load_config
 from humanoid_description.robots import ROBOTS
+from humanoid_description.runtime_files import MOTION_LIBRARY
 
-LIBRARY = "config/motions"
 YAML_SUFFIXES = (".yaml", ".yml")
 
 
 def library_directories(robot: str) -> list[Path]:
-    """Where robot ``robot``'s library lives (installed first, then the source tree)."""
+    """Where robot ``robot``'s library lives (its folder's ``motions/``; none: an empty library)."""
     if robot not in ROBOTS:
         raise ValueError(f"unknown robot {robot!r} (known robots: {', '.join(ROBOTS)})")
-    return data_directories(f"{LIBRARY}/{robot}")
+    folder = MOTION_LIBRARY.path(robot)
+    return [folder] if folder.is_dir() else []
 
 
 def _library_files(robot: str) -> dict[str, Path]:
@@ -83,14 +88,24 @@ def read_motion_file(path: Path, robot: str) -> Motion:
     suffix = path.suffix.lower()
     if suffix in YAML_SUFFIXES:
         return _read_yaml_motion(path, robot)
-    if suffix == ".csv" and robot == "hoap2":
-        return read_hoap2_csv(path, robot)
-    if suffix == ".csv" and robot == "bioloid":
-        poses = (raw_to_joint_poses(read_raw_poses(path, robot), robot) if is_raw_pose_file(path)
-                 else read_thesis_poses(path, robot))
-        return pose_demo_motion(robot, path.stem, poses, source=str(path))
-    raise MotionError(path, f"unknown motion file type {suffix!r} for robot {robot} "
-                            f"(known: .yaml/.yml keyframes or pages, .csv)")
+    formats = load_config(robot).motion_formats
+    if suffix in formats:
+        return ROBOT_FORMATS[formats[suffix]](path, robot)
+    known = ", ".join([".yaml/.yml keyframes or pages", *(f"{s} ({k})" for s, k in formats.items())])
+    raise MotionError(path, f"unknown motion file type {suffix!r} for robot {robot} (known: {known})")
+
+
+def _read_thesis_pose_file(path: Path, robot: str) -> Motion:
+    poses = (raw_to_joint_poses(read_raw_poses(path, robot), robot) if is_raw_pose_file(path)
+             else read_thesis_poses(path, robot))
+    return pose_demo_motion(robot, path.stem, poses, source=str(path))
+
+
+#: Readers of the robots' own formats, by the name a robot declares (robot.yaml ``motion_formats``).
+ROBOT_FORMATS: dict[str, Callable[[Path, str], Motion]] = {
+    "hoap2_csv": read_hoap2_csv,
+    "bioloid_thesis_poses": _read_thesis_pose_file,
+}
 
 
 def _read_yaml_motion(path: Path, robot: str) -> Motion:

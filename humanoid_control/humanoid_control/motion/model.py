@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from humanoid_control.interpolation import Law, Spline
+from humanoid_control.loop.interpolation import Law, Spline
 from humanoid_description.data_file import DataFileError
 
 #: Which feet carry the robot at a keyframe (used by balance checks).

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from humanoid_control.interpolation import Law
+from humanoid_control.loop.interpolation import Law
 from humanoid_control.motion.data import load_settings
 from humanoid_control.motion.limits import JointBounds
 from humanoid_control.motion.model import JointPose, Motion, MotionError

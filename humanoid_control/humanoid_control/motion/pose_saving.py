@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from humanoid_control.interpolation import Law
+from humanoid_control.loop.interpolation import Law
 from humanoid_control.motion.data import load_settings
 from humanoid_control.motion.hoap2_csv import CsvLayout, hoap2_csv_text, read_hoap2_csv
 from humanoid_control.motion.keyframes import read_keyframes, write_keyframes

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from humanoid_control.interpolation import Law, Spline
+from humanoid_control.loop.interpolation import Law, Spline
 from humanoid_control.motion.data import load_settings
 from humanoid_control.motion.limits import JointBounds
 from humanoid_control.motion.model import Motion

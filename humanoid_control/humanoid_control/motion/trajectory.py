@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from humanoid_control.interpolation import Law
+from humanoid_control.loop.interpolation import Law
 from humanoid_control.motion.data import load_settings
 from humanoid_control.motion.limits import POSITION_TOLERANCE, JointBounds
 from humanoid_control.motion.model import Motion, MotionError, joint_array

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from humanoid_control.command_line import integer_in, new_file
-from humanoid_control.stop_request import StopRequest, stop_on_signals
+from humanoid_control.processes.stop_request import StopRequest, stop_on_signals
 from humanoid_hw.control_tables import stand_in_joint_map
 from humanoid_hw.emulator.chain import BusEmulator
 from humanoid_hw.emulator.commands import COMMANDS_HELP, FaultCommands

@@ -1,0 +1,64 @@
+"""The robot model's commands: ``humanoid describe``, ``generate-srdf`` and ``identify-masses``.
+
+Thin command-line wrappers around the model library (:mod:`humanoid_description`), which
+knows nothing of the ``humanoid`` command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from humanoid_control.command_line import integer_in, new_file, robot_name
+
+
+def add_describe_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--robot", required=True, type=robot_name, help="the robot to describe")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+def run_describe(args: argparse.Namespace) -> int:
+    from humanoid_description.describe import describe, format_text
+    from humanoid_description.model import load_model
+
+    info = describe(load_model(args.robot))
+    print(json.dumps(info, indent=2) if args.json else format_text(info))
+    return 0
+
+
+def add_generate_srdf_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--robot", required=True, type=robot_name)
+    parser.add_argument("--samples", type=integer_in(1), default=20000, help="random configurations (20000)")
+    parser.add_argument("--seed", type=integer_in(0), default=0, help="random seed (0)")
+    parser.add_argument("--output", type=new_file, default=None, help="SRDF file (default: the robot's own)")
+
+
+def run_generate_srdf(args: argparse.Namespace) -> int:
+    from humanoid_description.srdf_generator import main as generate
+
+    extra = ["--output", str(args.output)] if args.output else []
+    return generate(["--robot", args.robot, "--samples", str(args.samples), "--seed", str(args.seed), *extra])
+
+
+def _robot_with_balanced_poses(text: str) -> str:
+    """A robot whose folder holds the thesis' balanced poses (``balanced_poses.yaml``)."""
+    from humanoid_description.robots import robot_directory
+
+    robot = robot_name(text)
+    if not (robot_directory(robot) / "balanced_poses.yaml").is_file():
+        raise argparse.ArgumentTypeError(f"robot {robot!r} has no balanced poses to fit its masses to "
+                                         "(balanced_poses.yaml in its folder)")
+    return robot
+
+
+def add_identify_masses_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--robot", default="bioloid", type=_robot_with_balanced_poses,
+                        help="a robot with the thesis' balanced poses (bioloid)")
+    parser.add_argument("--write", action="store_true", help="rewrite the robot's mass_model.yaml")
+
+
+def run_identify_masses(args: argparse.Namespace) -> int:
+    from humanoid_description.bioloid_thesis.mass_identification import main as identify
+
+    return identify(["--robot", args.robot] + (["--write"] if args.write else []))
+

@@ -1,0 +1,53 @@
+"""``humanoid real``: the real robot's graph on its Dynamixel bus (as real.launch.py), or on the
+bus emulator, until interrupted or --duration."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from pathlib import Path
+
+from humanoid_control.command_line import UsageError, integer_in, positive_number, robot_name
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from humanoid_bringup.serving import add_graph_switches
+
+    parser.add_argument("--robot", required=True, type=robot_name,
+                        help="a robot with a Dynamixel joint map (bioloid, bioloid_quadruped)")
+    parser.add_argument("--port", default=None, help="serial device of the bus, e.g. /dev/ttyUSB0")
+    parser.add_argument("--emulate", action="store_true", help="serve an emulated bus on a pseudo-terminal instead")
+    parser.add_argument("--baud", type=integer_in(1), default=None,
+                        help="bus speed (default from the robot's bus.yaml)")
+    parser.add_argument("--duration", type=positive_number, default=None, help="stop after this many seconds")
+    parser.add_argument("--control-rate", type=positive_number, default=None, help="control loop rate, Hz")
+    parser.add_argument("--publish-rate", type=positive_number, default=None, help="joint_states rate, Hz")
+    add_graph_switches(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from humanoid_bringup.graphs import real_nodes
+    from humanoid_bringup.serving import serve, with_recorder
+    from humanoid_control.processes.node_graph import Graph
+    from humanoid_description.config import load_config
+
+    if args.emulate == (args.port is not None):
+        raise UsageError("give either --port DEVICE (the real bus) or --emulate (the bus emulator)")
+    if load_config(args.robot).joint_map is None:
+        raise UsageError(f"robot {args.robot} has no Dynamixel joint map "
+                         f"(humanoid_description/robots/{args.robot}/joint_map.yaml): it cannot run on a Dynamixel bus")
+    if args.port is not None and not Path(args.port).exists():
+        raise UsageError(f"no such serial device: {args.port}")
+    with contextlib.ExitStack() as stack:
+        port = args.port
+        if args.emulate:
+            from humanoid_hw.emulator.process import emulator_process
+
+            port = stack.enter_context(emulator_process(args.robot, 1, args.baud or 1_000_000, timing=False))
+            print(f"humanoid: emulated Dynamixel bus on {port}", file=sys.stderr)
+        nodes = real_nodes(args.robot, port=port, baud=args.baud, control_rate=args.control_rate,
+                           publish_rate=args.publish_rate, duration=args.duration,
+                           balance_monitor=args.balance_monitor, self_collision_checker=args.self_collision_checker,
+                           self_collision_veto=args.self_collision_veto)
+        return serve(Graph(with_recorder(nodes, args.record), echo=True))

@@ -1,0 +1,69 @@
+"""Serving a node graph in the foreground for ``humanoid sim`` and ``humanoid real``."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from pathlib import Path
+
+from humanoid_control.command_line import UsageError
+from humanoid_control.processes.node_graph import Graph, NodeSpec
+
+
+def serve(graph: Graph) -> int:
+    """Run a node graph in the foreground until one of its nodes exits (the robot node at the
+    end of --duration, or a node that failed) or SIGINT/SIGTERM/SIGHUP arrives; then stop them
+    all. Killed outright, the launcher still takes its nodes with it (parent-death signal)."""
+
+    def terminate(_signum, _frame):
+        raise KeyboardInterrupt
+
+    stop_signals = (signal.SIGTERM, signal.SIGHUP)
+    previous = {number: signal.signal(number, terminate) for number in stop_signals}
+    try:
+        graph.start()
+        codes = graph.wait_any()
+    except KeyboardInterrupt:
+        codes = {}
+    finally:
+        codes = {**codes, **graph.stop()}
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+    failed = {name: code for name, code in codes.items() if code not in (0, -2, 130)}
+    for name, code in failed.items():
+        print(f"humanoid: node {name} exited with status {code}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def with_recorder(nodes: list[NodeSpec], bag: Path | None) -> list[NodeSpec]:
+    """The graph plus, with ``--record DIR``, the recorder (started first, so that it is
+    listening when the robot's first messages go out). The recorder is a workstation tool
+    (package humanoid_tools): said plainly when it is not installed."""
+    if bag is None:
+        return nodes
+    try:
+        from humanoid_tools.recording.recorder import RecordingError, prepare_output
+    except ModuleNotFoundError as error:
+        raise UsageError(f"--record needs the humanoid_tools package ({error.name} is not installed here); "
+                         "record from a workstation with humanoid record instead") from None
+    from humanoid_bringup.graphs import recorder_node
+
+    try:
+        prepare_output(bag.expanduser(), overwrite=False)
+    except RecordingError as error:
+        raise UsageError(str(error)) from None
+    return [recorder_node(bag.expanduser()), *nodes]
+
+
+def add_graph_switches(parser: argparse.ArgumentParser) -> None:
+    """The options both graphs share: recording and the nodes that may be left out."""
+    parser.add_argument("--record", type=Path, default=None, metavar="DIR",
+                        help="also record the default topics into a new bag DIR (as humanoid record)")
+    parser.add_argument("--no-balance-monitor", dest="balance_monitor", action="store_false",
+                        help="do not start the balance monitor (balance_state, balance_markers)")
+    parser.add_argument("--no-self-collision-checker", dest="self_collision_checker", action="store_false",
+                        help="do not start the self-collision checker (self_collision_state, markers, services)")
+    parser.add_argument("--no-self-collision-veto", dest="self_collision_veto", action="store_false",
+                        help="let commands that bring two links within the safety distance through "
+                             "(the robot interface's self_collision_veto parameter)")

@@ -1,0 +1,33 @@
+"""``humanoid sim``: the simulated robot's graph (as sim.launch.py) until interrupted or --duration."""
+
+from __future__ import annotations
+
+import argparse
+
+from humanoid_control.command_line import non_negative_number, positive_number, robot_name
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from humanoid_bringup.serving import add_graph_switches
+
+    parser.add_argument("--robot", required=True, type=robot_name, help="the robot to simulate")
+    parser.add_argument("--duration", type=positive_number, default=None,
+                        help="stop after this many seconds of simulated time (default: run until interrupted)")
+    parser.add_argument("--gui", action="store_true", help="show the PyBullet window (needs a display)")
+    parser.add_argument("--real-time-factor", type=non_negative_number, default=None,
+                        help="1 = real time (default), 2 = twice as fast, 0 = as fast as possible")
+    parser.add_argument("--control-rate", type=positive_number, default=None, help="control loop rate, Hz")
+    parser.add_argument("--publish-rate", type=positive_number, default=None, help="joint_states rate, Hz")
+    add_graph_switches(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from humanoid_bringup.graphs import sim_nodes
+    from humanoid_bringup.serving import serve, with_recorder
+    from humanoid_control.processes.node_graph import Graph
+
+    nodes = sim_nodes(args.robot, gui=args.gui, real_time_factor=args.real_time_factor,
+                      control_rate=args.control_rate, publish_rate=args.publish_rate, duration=args.duration,
+                      balance_monitor=args.balance_monitor, self_collision_checker=args.self_collision_checker,
+                      self_collision_veto=args.self_collision_veto)
+    return serve(Graph(with_recorder(nodes, args.record), echo=True))

@@ -1,0 +1,368 @@
+"""The balance monitor node: CoM, ZMP, support polygon and margin, live, on sim and robot.
+
+A thin ROS adapter around :class:`~humanoid_control.balance.estimator.BalanceEstimator`
+(the computations, ROS-free). It knows nothing of the simulator or the bus: it reads the
+robot interface's topics and uses whatever the robot has.
+
+========================== ============================================= ==========
+name                       type                                          direction
+========================== ============================================= ==========
+joint_states               sensor_msgs/JointState                        subscribed
+robot_description          std_msgs/String (transient local)             subscribed
+imu/data                   sensor_msgs/Imu (orientation)                 subscribed
+<side>_foot/wrench         geometry_msgs/WrenchStamped (sole frame)      subscribed
+<side>_foot/contact        std_msgs/Bool                                 subscribed
+ground_truth/base_pose     geometry_msgs/PoseStamped (simulation)        subscribed
+fallen                     std_msgs/Bool (simulation: logs the warning's lead) subscribed
+balance_state              humanoid_interfaces/BalanceState              published
+balance_markers            visualization_msgs/MarkerArray                published
+diagnostics                diagnostic_msgs/DiagnosticArray               published
+========================== ============================================= ==========
+
+One ``balance_state`` per ``joint_states`` message, stamped with its stamp, in the
+order they arrive; a joint state whose sensor readings of the same instant are late
+(a busy machine) waits for them, up to ``sensor_patience``
+(:mod:`humanoid_control.balance.sensor_wait`). Joints
+that a message does not give (stale NaN, missing) keep their last known value
+(:mod:`humanoid_control.ros.joint_readings`); what was missing is counted and reported in
+diagnostics, and the CoM is never NaN. A message that cannot be read is counted,
+logged and not answered. Parameters: :class:`~humanoid_control.balance.parameters.BalanceParameters`,
+per-robot values in ``humanoid_description/robots/<robot>/control.yaml`` (``balance_monitor:``).
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+import sys
+import time
+
+import numpy as np
+import pinocchio as pin
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from geometry_msgs.msg import Point, Point32, PoseStamped, WrenchStamped
+from rclpy.clock import Clock, ClockType
+from rclpy.experimental import EventsExecutor
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import Imu, JointState
+from std_msgs.msg import Bool, String
+from visualization_msgs.msg import MarkerArray
+
+from humanoid_control.balance.alarm import AlarmChange, MarginAlarm
+from humanoid_control.balance.estimator import (
+    BalanceEstimate,
+    BalanceEstimator,
+    BalanceInputs,
+    BasePose,
+    BaseSource,
+    ContactSource,
+)
+from humanoid_control.balance.foot_pressure import FootWrench
+from humanoid_control.balance.markers import balance_markers
+from humanoid_control.balance.parameters import NODE_NAME, BalanceParameters
+from humanoid_control.balance.readings import RecentReadings
+from humanoid_control.balance.sensor_wait import SensorWait
+from humanoid_control.loop.decimation import Decimator
+from humanoid_control.loop.driver import Level
+from humanoid_control.ros.joint_readings import JointReadings, MalformedJointStateError
+from humanoid_control.ros.node_main import run_node
+from humanoid_control.ros.parameters import declare_control_node
+from humanoid_control.ros.ros_time import seconds
+from humanoid_description.model import RobotModel
+from humanoid_interfaces.msg import BalanceState
+
+#: Processing times kept for the latency figures of diagnostics.
+LATENCY_WINDOW = 2000
+
+
+class BalanceMonitor:
+    """Subscriptions, publications and diagnostics around one estimator."""
+
+    def __init__(self, node: Node) -> None:
+        self.node = node
+        self.robot, self.params = declare_control_node(node, BalanceParameters, NODE_NAME)
+        self._log = node.get_logger()
+        self._set_model(RobotModel(self.robot))
+        self.inputs = BalanceInputs()
+        self.alarm = MarginAlarm(self.params.min_margin, self.params.warning_hysteresis)
+        self._markers_due = Decimator(self.params.marker_rate, "marker_rate")
+        self._latest: BalanceEstimate | None = None
+        self._answered = 0
+        self._last_issue = ""
+        self._processing = collections.deque(maxlen=LATENCY_WINDOW)  # s, callback entry to publish
+        self._input_age = collections.deque(maxlen=LATENCY_WINDOW)  # s, node clock at publish - stamp
+        self._rate_window = (time.monotonic(), 0, 0)  # wall, messages, answered
+        self._seen: dict[str, float] = {}  # topic -> wall time of its last message
+        self._fallen = False
+        self._wrench_stamps: dict[str, float] = {}
+        self._truth_stamp: float | None = None
+        self._messages = StateMessages()
+
+        depth = self.params.queue_depth
+        self._state_pub = node.create_publisher(BalanceState, "balance_state", depth)
+        self._marker_pub = node.create_publisher(MarkerArray, "balance_markers", 10)
+        self._diagnostics_pub = node.create_publisher(DiagnosticArray, "diagnostics", 10)
+        node.create_subscription(JointState, "joint_states", self._on_joint_state, depth)
+        latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                             reliability=ReliabilityPolicy.RELIABLE)
+        node.create_subscription(String, "robot_description", self._on_description, latched)
+        # sensors queue as deep as joint_states: every reading of a backlog gets its partner
+        node.create_subscription(PoseStamped, "ground_truth/base_pose", self._on_base_pose, depth)
+        node.create_subscription(Imu, "imu/data", self._on_imu, depth)
+        for side in self.model.config.feet:
+            node.create_subscription(WrenchStamped, f"{side}_foot/wrench",
+                                     lambda msg, side=side: self._on_wrench(side, msg), depth)
+            node.create_subscription(Bool, f"{side}_foot/contact",
+                                     lambda msg, side=side: self._on_contact(side, msg), depth)
+        node.create_subscription(Bool, "fallen", self._on_fallen, 10)
+        node.create_timer(1.0 / self.params.diagnostics_rate, self._publish_diagnostics)
+        self._wait: SensorWait[JointState] = SensorWait(
+            self._sensor_feeds, self._answer, self.params.sensor_timeout, self.params.sensor_patience, depth,
+            time.monotonic)
+        # the patience runs on the wall clock (a paused simulation stops the robot's)
+        node.create_timer(self.params.sensor_patience / 2.0, self._wait.drain,
+                          clock=Clock(clock_type=ClockType.STEADY_TIME))
+        p = self.params
+        self._log.info(
+            f"balance monitor for {self.robot}: min margin {p.min_margin * 1000:.1f} mm, CoM filter "
+            f"{p.com_filter_cutoff:g} Hz (delay {self.estimator.filter_delay * 1000:.0f} ms), "
+            f"foot load threshold {p.foot_load_threshold:g} N, markers {p.marker_rate:g} Hz in "
+            f"{'the ground frame' if p.markers_in_ground_frame else self.model.root_link}")
+
+    def _set_model(self, model: RobotModel) -> None:
+        previous = getattr(self, "readings", None)
+        self.model = model
+        self.estimator = BalanceEstimator(model, self.params)
+        self.readings = JointReadings(model.joints, model.home_positions())
+        if previous is not None:  # keep what was measured
+            self.readings.positions[:] = previous.positions
+            self.readings.counts = previous.counts
+
+    # -- inputs ---------------------------------------------------------------------
+    def _on_description(self, msg: String) -> None:
+        self._seen["robot_description"] = time.monotonic()
+        if msg.data == self.model.urdf:
+            return
+        try:
+            model = RobotModel(self.robot, urdf=msg.data)
+        except Exception as error:  # a description that does not fit this robot's config
+            self._log.error(f"robot_description not used (keeping the {self.robot} model): {error}")
+            return
+        self._set_model(model)
+        self._log.info("using the robot_description the robot publishes (it differs from the installed xacro)")
+
+    def _on_base_pose(self, msg: PoseStamped) -> None:
+        self._seen["ground_truth/base_pose"] = time.monotonic()
+        p, o = msg.pose.position, msg.pose.orientation
+        placement = pin.XYZQUATToSE3(np.array([p.x, p.y, p.z, o.x, o.y, o.z, o.w]))
+        self._truth_stamp = seconds(msg.header.stamp)
+        self.inputs.base_pose.add(self._truth_stamp, BasePose(msg.header.frame_id, placement))
+        self._wait.drain()
+
+    def _on_imu(self, msg: Imu) -> None:
+        self._seen["imu/data"] = time.monotonic()
+        o = msg.orientation
+        norm = math.sqrt(o.x * o.x + o.y * o.y + o.z * o.z + o.w * o.w)
+        if not norm > 0.5 or not math.isfinite(norm):  # no orientation estimate (all zeros) or garbage
+            return
+        rotation = pin.Quaternion(o.w / norm, o.x / norm, o.y / norm, o.z / norm).toRotationMatrix()
+        self.inputs.imu_orientation.add(seconds(msg.header.stamp), np.array(rotation))
+        self._wait.drain()
+
+    def _on_wrench(self, side: str, msg: WrenchStamped) -> None:
+        self._seen[f"{side}_foot/wrench"] = time.monotonic()
+        sole = self.model.config.feet[side].sole
+        if msg.header.frame_id not in (sole, ""):
+            self._log.error(f"{side}_foot/wrench ignored: expressed in {msg.header.frame_id!r}, "
+                            f"expected the sole frame {sole!r}", throttle_duration_sec=10.0)
+            return
+        f, t = msg.wrench.force, msg.wrench.torque
+        values = (f.x, f.y, f.z, t.x, t.y, t.z)
+        if all(math.isfinite(v) for v in values):
+            stamp = seconds(msg.header.stamp)
+            self._wrench_stamps[side] = stamp
+            self.inputs.wrenches.setdefault(side, RecentReadings()).add(
+                stamp, FootWrench((f.x, f.y, f.z), (t.x, t.y, t.z)))
+            self._wait.drain()
+
+    def _on_contact(self, side: str, msg: Bool) -> None:
+        self._seen[f"{side}_foot/contact"] = time.monotonic()
+        # Bool has no stamp: the robot publishes it right after the same foot's wrench
+        stamp = self._wrench_stamps.get(side, self._latest.stamp if self._latest is not None else 0.0)
+        self.inputs.contacts.setdefault(side, RecentReadings()).add(stamp, bool(msg.data))
+        self._wait.drain()
+
+    def _on_fallen(self, msg: Bool) -> None:
+        if msg.data and not self._fallen:
+            # `fallen` has no stamp: the simulator publishes it with the ground truth of the same
+            # cycle, just after it (else: the robot clock now, the node running on sim time)
+            now = self._truth_stamp if self._truth_stamp is not None else seconds(self.node.get_clock().now().to_msg())
+            warned = self.alarm.last_raised_at
+            if warned is not None:
+                self._log.warning(f"the simulator reports a fall at t = {now:.3f} s: the balance warning "
+                                  f"came {now - warned:.3f} s before it (t = {warned:.3f} s)")
+            else:
+                self._log.error(f"the simulator reports a fall at t = {now:.3f} s with no balance warning before it")
+        self._fallen = bool(msg.data)
+
+    # -- the update -----------------------------------------------------------------
+    def _on_joint_state(self, msg: JointState) -> None:
+        self._seen["joint_states"] = time.monotonic()
+        self._wait.offer(seconds(msg.header.stamp), msg)
+
+    def _sensor_feeds(self) -> list[RecentReadings]:
+        """The sensors' recent readings this monitor uses (a joint state waits for them)."""
+        p, inputs = self.params, self.inputs
+        feeds: list[RecentReadings] = []
+        if p.use_ground_truth:
+            feeds.append(inputs.base_pose)
+        if p.use_imu:
+            feeds.append(inputs.imu_orientation)
+        if p.use_foot_sensors:
+            feeds.extend(inputs.wrenches.values())
+            feeds.extend(inputs.contacts.values())
+        return feeds
+
+    def _answer(self, msg: JointState) -> None:
+        """One balance_state for one joint state, in the order they arrived."""
+        started = time.perf_counter()
+        try:
+            issues = self.readings.update(msg.name, msg.position)
+        except MalformedJointStateError as error:
+            self._last_issue = f"joint_states not readable: {error}"
+            self._log.error(self._last_issue, throttle_duration_sec=1.0)
+            return
+        if issues:
+            self._last_issue = f"joint_states: {issues.describe()} (last known values used)"
+            self._log.warning(self._last_issue, throttle_duration_sec=5.0)
+        stamp = seconds(msg.header.stamp)
+        estimate = self.estimator.update(stamp, self.readings.positions, self.inputs)
+        self._state_pub.publish(self._messages.state(estimate, msg.header.stamp))
+        if self._markers_due.due(stamp):
+            frame = None if self.params.markers_in_ground_frame else self.model.root_link
+            self._marker_pub.publish(balance_markers(estimate, msg.header.stamp, self.params.min_margin, frame))
+        self._latest = estimate
+        self._answered += 1
+        event = self.alarm.update(stamp, estimate.margin)
+        if event is not None:
+            if event.change is AlarmChange.WARNING:
+                self._log.warning(f"balance margin {_mm(event.margin)} below the minimum "
+                                  f"{self.params.min_margin * 1000:.1f} mm at t = {stamp:.3f} s")
+            else:
+                self._log.info(f"balance margin back to {_mm(event.margin)} at t = {stamp:.3f} s")
+        self._processing.append(time.perf_counter() - started)
+        if self._answered % 10 == 1:  # a sample is enough (reading the clock costs)
+            self._input_age.append(seconds(self.node.get_clock().now().to_msg()) - stamp)
+
+    # -- diagnostics ------------------------------------------------------------------
+    def _publish_diagnostics(self) -> None:
+        wall = time.monotonic()
+        counts = self.readings.counts
+        wall0, messages0, answered0 = self._rate_window
+        elapsed = max(wall - wall0, 1e-9)
+        input_rate, rate = (counts.messages - messages0) / elapsed, (self._answered - answered0) / elapsed
+        self._rate_window = (wall, counts.messages, self._answered)
+        estimate = self._latest
+        level, summary = Level.OK, "waiting for joint_states"
+        values: dict[str, str] = {}
+        if estimate is not None:
+            level, summary, values = self._describe(estimate)
+        never = self.readings.never_measured
+        if never and estimate is not None:
+            level = max(level, Level.WARN)
+            summary += f"; never measured (home pose value used): {', '.join(never)}"
+        processing = np.array(self._processing) * 1000.0
+        age = np.array(self._input_age) * 1000.0
+        values.update({
+            "inputs_seen": ", ".join(t for t, seen in sorted(self._seen.items()) if wall - seen < 2.0) or "none",
+            "rate_hz": f"{rate:.1f}", "input_rate_hz": f"{input_rate:.1f}",
+            "latency_ms_p50": _percentile(processing, 50), "latency_ms_p99": _percentile(processing, 99),
+            "latency_ms_max": f"{processing.max():.3f}" if processing.size else "nan",
+            "input_age_ms_p99": _percentile(age, 99),
+            "messages": str(counts.messages), "answered": str(self._answered), "malformed": str(counts.malformed),
+            "stale_joint_readings": str(counts.stale), "missing_joint_readings": str(counts.missing),
+            "unknown_joint_names": str(counts.unknown),
+            "held_for_late_sensors": str(self._wait.waited),
+            "answered_without_late_sensor": str(self._wait.gave_up), "never_measured": ", ".join(never) or "none",
+            "last_input_problem": self._last_issue or "none", "margin_warnings": str(self.alarm.warnings),
+            "com_filter": f"critically damped 2nd-order low-pass, {self.params.com_filter_cutoff:g} Hz, "
+                          f"delay {self.estimator.filter_delay * 1000:.0f} ms",
+        })
+        if counts.malformed or counts.stale or counts.missing or counts.unknown:
+            level = max(level, Level.WARN)
+        status = DiagnosticStatus(level=bytes([int(level)]), name=f"{self.node.get_name()}: balance",
+                                  message=summary, hardware_id=self.robot)
+        status.values = [KeyValue(key=k, value=v) for k, v in values.items()]
+        msg = DiagnosticArray(status=[status])
+        msg.header.stamp = self.node.get_clock().now().to_msg()
+        self._diagnostics_pub.publish(msg)
+
+    def _describe(self, estimate: BalanceEstimate) -> tuple[Level, str, dict[str, str]]:
+        measured = ("foot force sensors" if estimate.zmp_measured is not None
+                    else "not available (no loaded foot with a fresh wrench)")
+        assumption = ("flat feet on flat ground (no IMU, no ground truth): the support soles are the ground"
+                      if estimate.base_source is BaseSource.FLAT_FEET else "none")
+        level = Level.OK if estimate.stable else Level.WARN
+        summary = (f"{'stable' if estimate.stable else 'NOT STABLE'}: CoM margin {_mm(estimate.margin)} "
+                   f"(min {self.params.min_margin * 1000:.1f} mm); base: {estimate.base_source.value}; "
+                   f"contacts: {estimate.contact_source.value}")
+        if estimate.contact_source is ContactSource.MODEL and estimate.base_source is BaseSource.FLAT_FEET:
+            summary += "; no foot sensors"
+        return level, summary, {
+            "frame": estimate.frame, "base": estimate.base_source.value, "assumption": assumption,
+            "contacts": estimate.contact_source.value, "measured_zmp": measured,
+            "support": ", ".join(s for s, c in estimate.contacts.items() if c) or "none",
+            "margin_mm": f"{estimate.margin * 1000:.1f}", "min_margin_mm": f"{self.params.min_margin * 1000:.1f}",
+            "stable": str(estimate.stable).lower(),
+        }
+
+
+class StateMessages:
+    """BalanceState messages of estimates; the polygon's points are converted once per polygon
+    (it changes only when the feet move)."""
+
+    def __init__(self) -> None:
+        self._polygon: object = None
+        self._points: list[Point32] = []
+
+    def state(self, estimate: BalanceEstimate, stamp) -> BalanceState:
+        """The message of ``estimate`` (``stamp``: the joint_states header stamp)."""
+        msg = BalanceState()
+        msg.header.stamp, msg.header.frame_id = stamp, estimate.frame
+        x, y, z = estimate.com
+        msg.com = Point(x=x, y=y, z=z)
+        msg.com_projection = Point(x=x, y=y, z=0.0)
+        msg.com_velocity.x, msg.com_velocity.y, msg.com_velocity.z = estimate.com_velocity
+        if estimate.zmp_measured is not None:
+            msg.zmp_measured = Point(x=estimate.zmp_measured[0], y=estimate.zmp_measured[1], z=0.0)
+            msg.zmp_measured_valid = True
+        if estimate.zmp_model is not None:
+            msg.zmp_model = Point(x=estimate.zmp_model[0], y=estimate.zmp_model[1], z=0.0)
+            msg.zmp_model_valid = True
+        if estimate.polygon is not self._polygon:
+            self._polygon = estimate.polygon
+            self._points = [Point32(x=float(px), y=float(py), z=0.0) for px, py in estimate.polygon.vertices]
+        msg.support_polygon.points = self._points
+        msg.left_foot_contact = bool(estimate.contacts.get("left", False))
+        msg.right_foot_contact = bool(estimate.contacts.get("right", False))
+        msg.stability_margin = float(estimate.margin)
+        msg.zmp_margin = float(estimate.zmp_margin)
+        msg.stable = bool(estimate.stable)
+        return msg
+
+
+def _mm(margin: float) -> str:
+    return "undefined (no support)" if math.isnan(margin) else f"{margin * 1000:.1f} mm"
+
+
+def _percentile(values: np.ndarray, q: float) -> str:
+    return f"{float(np.percentile(values, q)):.3f}" if values.size else "nan"
+
+
+def main(args: list[str] | None = None) -> int:
+    return run_node(NODE_NAME, BalanceMonitor, EventsExecutor, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,338 @@
+"""The self-collision checker node: the robot's self-collision state, markers and checks.
+
+It knows the robot only through its interface (``joint_states``) and its model (the
+URDF's collision shapes, pairs filtered by the SRDF, :mod:`humanoid_description.collision`):
+
+========================================== ============================================ ===========
+name                                       type                                         direction
+========================================== ============================================ ===========
+joint_states                               sensor_msgs/JointState                       subscribed
+self_collision_state                       humanoid_interfaces/SelfCollisionState       published, one per joint_states
+self_collision_markers                     visualization_msgs/MarkerArray               published (``marker_rate``)
+diagnostics                                diagnostic_msgs/DiagnosticArray              published (``diagnostics_rate``)
+check_self_collision                       humanoid_interfaces/srv/CheckSelfCollision   service
+check_trajectory_self_collision            humanoid_interfaces/srv/CheckTrajectorySelfCollision service
+========================================== ============================================ ===========
+
+Staleness: a joint published as NaN (its reading is stale) is unknown. The pairs whose
+relative placement depends on an unknown joint are not checked; every other pair is
+(it does not depend on that joint). The state lists the unknown joints and how many
+pairs went unchecked, diagnostics turn to WARN naming them, and the checks count them.
+A state is published for every joint_states message, so a consumer sees the checker
+follow the robot; when joint_states stop, diagnostics say so (STALE).
+
+The trajectory service validates the trajectory as the robot interface does, builds
+the path the robot interface's executor would follow
+(:func:`humanoid_control.loop.trajectory_executor.run_spline`, from the given start or the
+current joint_states, at rest) and checks it every ``trajectory_sample_period``
+seconds, between the samples too (:meth:`CollisionTracker.first_violation_along`).
+
+The command guard of the robot interface (:mod:`humanoid_control.guards.self_collision_guard`)
+vetoes commands with the same model and checks; this node reports and answers questions.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import threading
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from geometry_msgs.msg import Point
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+from std_msgs.msg import ColorRGBA
+from visualization_msgs.msg import Marker, MarkerArray
+
+from humanoid_control.guards.trajectory_collision import check_trajectory
+from humanoid_control.loop.validation import CommandRejectedError, CommandValidator, PointData
+from humanoid_control.nodes.specs import SELF_COLLISION_CHECKER as NODE_NAME
+from humanoid_control.parameter_fields import documented
+from humanoid_control.ros.node_main import run_node
+from humanoid_control.ros.parameters import declare_control_node
+from humanoid_control.ros.pooled_executor import PooledExecutor
+from humanoid_control.ros.ros_time import seconds, to_duration, to_time
+from humanoid_description.collision import CollisionModel, CollisionReport, CollisionTracker, PairDistance
+from humanoid_description.model import RobotModel
+from humanoid_interfaces.msg import LinkPair, SelfCollisionState
+from humanoid_interfaces.srv import CheckSelfCollision, CheckTrajectorySelfCollision
+
+
+@dataclass(frozen=True)
+class SelfCollisionCheckerParameters:
+    """ROS parameters of the self-collision checker (per-robot values:
+    ``humanoid_description/robots/<robot>/control.yaml``, section ``self_collision_checker``)."""
+
+    safety_distance: float = documented(
+        -1.0, "m, two links closer than this count as colliding; < 0: the robot's (robot.yaml "
+              "self_collision.safety_distance)")
+    trajectory_sample_period: float = documented(
+        0.002, "s, spacing of the samples check_trajectory_self_collision takes along a path")
+    start_tolerance: float = documented(
+        0.1, "rad, how far a trajectory point at time 0 may be from the start (as the robot interface's)")
+    max_trajectory_points: int = documented(5000, "longest trajectory checked (points), as the robot interface's")
+    marker_rate: float = documented(10.0, "Hz, self_collision_markers; 0 = not published")
+    diagnostics_rate: float = documented(1.0, "Hz, diagnostics")
+    stale_after: float = documented(1.0, "s without joint_states after which diagnostics say STALE")
+
+    def __post_init__(self) -> None:
+        for name in ("trajectory_sample_period", "diagnostics_rate", "stale_after"):
+            if not getattr(self, name) > 0.0:
+                raise ValueError(f"parameter {name} must be > 0, got {getattr(self, name)}")
+        if self.marker_rate < 0.0 or self.start_tolerance < 0.0 or self.max_trajectory_points < 1:
+            raise ValueError("parameters marker_rate and start_tolerance must be >= 0, max_trajectory_points >= 1")
+
+
+def link_pair(pair: PairDistance | None) -> LinkPair:
+    if pair is None:
+        return LinkPair(link_a="", link_b="", distance=math.inf)
+    return LinkPair(link_a=pair.link_a, link_b=pair.link_b, distance=pair.distance)
+
+
+class SelfCollisionChecker:
+    """The node's work: one tracker following joint_states, one answering the services
+    (each with its own model: Pinocchio data is not shared between threads)."""
+
+    def __init__(self, node: Node) -> None:
+        self.node = node
+        robot, params = declare_control_node(node, SelfCollisionCheckerParameters, NODE_NAME)
+        self.params = params
+        stream_model = RobotModel(robot)
+        self.safety_distance = params.safety_distance if params.safety_distance >= 0.0 else \
+            stream_model.config.safety_distance
+        self.robot = robot
+        self.names = stream_model.joints.names
+        self._tracker = CollisionTracker(CollisionModel(stream_model), self.safety_distance)
+        service_model = RobotModel(robot)
+        self._service_collision = CollisionModel(service_model)
+        self._service_tracker = CollisionTracker(self._service_collision, self.safety_distance)
+        self._validator = CommandValidator(service_model.joints, start_tolerance=params.start_tolerance,
+                                           max_points=params.max_trajectory_points)
+        self._home = service_model.home_positions()
+        self._log = node.get_logger()
+
+        self._lock = threading.Lock()  # latest state, shared with the services and diagnostics
+        self._latest: tuple[float, np.ndarray, CollisionReport] | None = None
+        self._received_at: float | None = None  # monotonic time of the last joint_states
+        self._stats = {"states": 0, "in_collision": 0, "with_unknown_joints": 0, "check_time_total": 0.0,
+                       "check_time_max": 0.0}
+
+        stream = MutuallyExclusiveCallbackGroup()
+        services = MutuallyExclusiveCallbackGroup()
+        self._state_pub = node.create_publisher(SelfCollisionState, "self_collision_state", 10)
+        self._marker_pub = node.create_publisher(MarkerArray, "self_collision_markers", 10)
+        self._diagnostics_pub = node.create_publisher(DiagnosticArray, "diagnostics", 10)
+        node.create_subscription(JointState, "joint_states", self._on_joint_states, 10, callback_group=stream)
+        node.create_service(CheckSelfCollision, "check_self_collision", self._check_configuration,
+                            callback_group=services)
+        node.create_service(CheckTrajectorySelfCollision, "check_trajectory_self_collision",
+                            self._check_trajectory, callback_group=services)
+        node.create_timer(1.0 / params.diagnostics_rate, self._publish_diagnostics, callback_group=services)
+        if params.marker_rate > 0.0:
+            node.create_timer(1.0 / params.marker_rate, self._publish_markers, callback_group=stream)
+        self._log.info(f"checking {len(self._tracker.model.link_pairs)} link pairs of {robot} "
+                       f"(safety distance {self.safety_distance * 1000:g} mm)")
+
+    # -- the robot's state ---------------------------------------------------------------
+    def positions_from(self, msg: JointState, default: np.ndarray | None = None) -> np.ndarray:
+        """Canonical-order positions of a joint_states message; joints it does not carry are
+        ``default`` (NaN: unknown). Raises ValueError for a malformed message."""
+        if len(msg.position) != len(msg.name):
+            raise ValueError(f"{len(msg.name)} names but {len(msg.position)} positions")
+        q = np.full(len(self.names), np.nan) if default is None else np.array(default, dtype=float)
+        index = {name: k for k, name in enumerate(self.names)}
+        for name, value in zip(msg.name, msg.position, strict=True):
+            if name in index:
+                q[index[name]] = value
+        return q
+
+    def _on_joint_states(self, msg: JointState) -> None:
+        try:
+            q = self.positions_from(msg)
+        except ValueError as error:
+            self._log.error(f"joint_states ignored: {error}", throttle_duration_sec=5.0)
+            return
+        started = time.perf_counter()
+        report = self._tracker.report(q)
+        elapsed = time.perf_counter() - started
+        stamp = seconds(msg.header.stamp)
+        with self._lock:
+            self._latest = (stamp, q, report)
+            self._received_at = time.monotonic()
+            stats = self._stats
+            stats["states"] += 1
+            stats["in_collision"] += report.in_collision
+            stats["with_unknown_joints"] += bool(report.unknown_joints)
+            stats["check_time_total"] += elapsed
+            stats["check_time_max"] = max(stats["check_time_max"], elapsed)
+        state = SelfCollisionState(
+            header=msg.header, in_collision=report.in_collision,
+            colliding_pairs=[link_pair(p) for p in report.colliding], closest_pair=link_pair(report.closest),
+            checked_pairs=report.checked_pairs, unknown_joints=list(report.unknown_joints),
+            unchecked_pairs=len(report.unchecked), safety_distance=self.safety_distance)
+        self._state_pub.publish(state)
+        if report.in_collision:
+            worst = report.colliding[0]
+            self._log.warning(f"self-collision: {worst.link_a} and {worst.link_b} {worst.distance * 1000:.1f} mm "
+                              f"apart (safety distance {self.safety_distance * 1000:g} mm)",
+                              throttle_duration_sec=1.0)
+
+    # -- services -----------------------------------------------------------------------
+    def _current(self) -> np.ndarray:
+        """The latest measured positions (NaN where unknown), or the home pose before any."""
+        with self._lock:
+            return self._latest[1].copy() if self._latest is not None else self._home.copy()
+
+    def _check_configuration(self, request, response):
+        try:
+            q = self.positions_from_request(request.joint_state)
+        except ValueError as error:
+            response.valid, response.message = False, str(error)
+            return response
+        report = self._service_tracker.report(q)
+        response.valid = True
+        response.in_collision = report.in_collision
+        response.colliding_pairs = [link_pair(p) for p in report.colliding]
+        response.closest_pair = link_pair(report.closest)
+        response.checked_pairs = report.checked_pairs
+        response.message = describe(report, self.safety_distance)
+        return response
+
+    def positions_from_request(self, msg: JointState) -> np.ndarray:
+        """A configuration to check: the named joints (validated as streaming set-points are,
+        but out-of-limit values refused), the others at the robot's current position."""
+        try:
+            setpoint = self._validator.setpoint(msg.name, msg.position, clamp=False)
+        except CommandRejectedError as error:
+            raise ValueError(str(error)) from None
+        q = self._current()
+        q[setpoint.joint_indices] = setpoint.positions
+        return q
+
+    def _check_trajectory(self, request, response):
+        try:
+            start = self.positions_from_request(request.start) if len(request.start.name) else self._current()
+            points = [PointData(seconds(p.time_from_start), p.positions, p.velocities, p.accelerations)
+                      for p in request.trajectory.points]
+            trajectory = self._validator.trajectory(request.trajectory.joint_names, points, start)
+        except (ValueError, CommandRejectedError) as error:
+            response.valid, response.message = False, str(error)
+            return response
+        unknown = [self.names[k] for k in np.flatnonzero(~np.isfinite(start))]
+        if unknown:
+            response.valid = False
+            response.message = f"the start position of {', '.join(unknown)} is unknown (stale): give it in start"
+            return response
+        result = check_trajectory(self._service_tracker, trajectory, start, self.params.trajectory_sample_period)
+        response.valid = True
+        response.samples, response.sample_period = result.samples, self.params.trajectory_sample_period
+        response.in_collision = result.hit is not None
+        if result.hit is not None:
+            response.time_from_start = result.hit.time
+            response.pair = link_pair(result.hit.pair)
+            response.joint_state = JointState(name=list(self.names), position=result.hit.positions.tolist())
+        response.message = result.describe(self.names, self.safety_distance, trajectory.joint_indices)
+        return response
+
+    # -- markers and diagnostics -------------------------------------------------------------
+    def _publish_markers(self) -> None:
+        with self._lock:
+            latest = self._latest
+        if latest is None:
+            return
+        stamp, q, report = latest
+        pairs = [(p, True) for p in report.colliding]
+        if report.closest is not None and not report.in_collision:
+            pairs.append((report.closest, False))
+        markers = MarkerArray(markers=[Marker(action=Marker.DELETEALL, ns="self_collision")])
+        model = self._tracker.model
+        if pairs:
+            model.place(np.where(np.isfinite(q), q, 0.0))
+        for k, (pair, colliding) in enumerate(pairs):
+            points = nearest_points(model, pair)
+            if points is None:
+                continue
+            color = ColorRGBA(r=1.0, g=0.1, b=0.1, a=1.0) if colliding else ColorRGBA(r=0.1, g=0.8, b=0.2, a=0.8)
+            line = Marker(ns="self_collision", id=2 * k, type=Marker.LINE_LIST, action=Marker.ADD,
+                          color=color, points=[Point(x=float(a), y=float(b), z=float(c)) for a, b, c in points])
+            line.scale.x = 0.003
+            text = Marker(ns="self_collision", id=2 * k + 1, type=Marker.TEXT_VIEW_FACING, action=Marker.ADD,
+                          color=color, text=f"{pair.link_a} / {pair.link_b}: {pair.distance * 1000:.1f} mm")
+            text.pose.position = Point(x=float(points[0][0]), y=float(points[0][1]), z=float(points[0][2]) + 0.02)
+            text.scale.z = 0.015
+            for marker in (line, text):
+                marker.header.frame_id = model.robot.root_link
+                marker.header.stamp = to_time(stamp)
+                marker.lifetime = to_duration(0.0)
+                markers.markers.append(marker)
+        self._marker_pub.publish(markers)
+
+    def _publish_diagnostics(self) -> None:
+        with self._lock:
+            latest, received_at, stats = self._latest, self._received_at, dict(self._stats)
+        status = DiagnosticStatus(name=f"{self.node.get_name()}: self-collision", hardware_id=self.robot)
+        values = {"safety_distance_mm": f"{self.safety_distance * 1000:g}",
+                  "link_pairs": str(len(self._tracker.model.link_pairs)),
+                  "states_checked": str(stats["states"]), "states_in_collision": str(stats["in_collision"]),
+                  "states_with_unknown_joints": str(stats["with_unknown_joints"]),
+                  "mean_check_us": f"{stats['check_time_total'] / max(1, stats['states']) * 1e6:.0f}",
+                  "max_check_us": f"{stats['check_time_max'] * 1e6:.0f}"}
+        if latest is None or received_at is None:
+            status.level, status.message = DiagnosticStatus.STALE, "no joint_states received yet"
+        elif time.monotonic() - received_at > self.params.stale_after:
+            status.level = DiagnosticStatus.STALE
+            status.message = f"no joint_states for {time.monotonic() - received_at:.1f} s"
+        else:
+            _, _, report = latest
+            values.update({"checked_pairs": str(report.checked_pairs), "unchecked_pairs": str(len(report.unchecked)),
+                           "unknown_joints": ", ".join(report.unknown_joints)})
+            if report.closest is not None:
+                values["closest_pair"] = f"{report.closest.link_a} / {report.closest.link_b}"
+                values["closest_distance_mm"] = f"{report.closest.distance * 1000:.1f}"
+            status.level = DiagnosticStatus.WARN if report.in_collision or report.unknown_joints \
+                else DiagnosticStatus.OK
+            status.message = describe(report, self.safety_distance)
+        status.values = [KeyValue(key=k, value=v) for k, v in values.items()]
+        msg = DiagnosticArray(status=[status])
+        msg.header.stamp = self.node.get_clock().now().to_msg()
+        self._diagnostics_pub.publish(msg)
+
+
+def describe(report: CollisionReport, safety_distance: float) -> str:
+    """One line saying what a report found."""
+    parts = []
+    if report.in_collision:
+        parts.append(", ".join(f"{p.link_a} / {p.link_b} {p.distance * 1000:.1f} mm" for p in report.colliding)
+                     + f" within the safety distance ({safety_distance * 1000:g} mm)")
+    elif report.closest is not None:
+        parts.append(f"no self-collision; closest {report.closest.link_a} / {report.closest.link_b} "
+                     f"{report.closest.distance * 1000:.1f} mm")
+    if report.unknown_joints:
+        parts.append(f"{len(report.unchecked)} pairs unchecked: unknown (stale) {', '.join(report.unknown_joints)}")
+    return "; ".join(parts)
+
+
+def nearest_points(model: CollisionModel, pair: PairDistance) -> list[np.ndarray] | None:
+    """The nearest points of a link pair's closest shapes (root-link frame), at the last placement."""
+    best = None
+    for k, (a, b) in enumerate(model.pairs):
+        if {a, b} == {pair.link_a, pair.link_b}:
+            result = pin.computeDistance(model.geometry, model.data, k)
+            if best is None or result.min_distance < best.min_distance:
+                best = result
+    if best is None:
+        return None
+    return [np.array(best.getNearestPoint1()), np.array(best.getNearestPoint2())]
+
+
+def main(args: list[str] | None = None) -> int:
+    return run_node(NODE_NAME, SelfCollisionChecker, lambda: PooledExecutor(num_threads=3), args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,50 @@
+"""The control-layer nodes as processes to start: module, node name and parameter file.
+
+One description of each node, used by ``humanoid_bringup.graphs`` (the graphs the
+``humanoid`` command starts, mirrored by the launch files), the benchmarks and the system
+tests, which start a node alone. Importing this module imports none of the nodes.
+Each node reads its section of the robot's ``control.yaml``
+(``humanoid_description/robots/<robot>/control.yaml``); ``parameters`` override it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from humanoid_control.balance.parameters import NODE_NAME as BALANCE_MONITOR
+from humanoid_control.biped_walking.parameters import NODE_NAME as WALK_CONTROLLER
+from humanoid_control.processes.node_graph import NodeSpec
+from humanoid_description.runtime_files import CONTROL_NODE_PARAMETERS
+
+__all__ = ["BALANCE_MONITOR", "SELF_COLLISION_CHECKER", "TRAJECTORY_GENERATOR", "WALK_CONTROLLER",
+           "balance_monitor_node_spec", "self_collision_checker_node_spec", "trajectory_generator_node_spec",
+           "walk_controller_node_spec"]
+
+SELF_COLLISION_CHECKER = "self_collision_checker"
+TRAJECTORY_GENERATOR = "trajectory_generator"
+
+
+def _control_node(name: str, robot: str, parameters: Mapping[str, object] | None,
+                  parameter_file: bool = True) -> NodeSpec:
+    return NodeSpec(name, f"humanoid_control.nodes.{name}", {"robot": robot, **(parameters or {})},
+                    (CONTROL_NODE_PARAMETERS.path(robot),) if parameter_file else ())
+
+
+def balance_monitor_node_spec(robot: str, parameters: Mapping[str, object] | None = None) -> NodeSpec:
+    """The balance monitor of ``robot``."""
+    return _control_node(BALANCE_MONITOR, robot, parameters)
+
+
+def self_collision_checker_node_spec(robot: str, parameters: Mapping[str, object] | None = None) -> NodeSpec:
+    """The self-collision checker of ``robot``."""
+    return _control_node(SELF_COLLISION_CHECKER, robot, parameters)
+
+
+def trajectory_generator_node_spec(robot: str, parameters: Mapping[str, object] | None = None) -> NodeSpec:
+    """The trajectory generator (``play_motion``) of ``robot`` (no section in ``control.yaml``)."""
+    return _control_node(TRAJECTORY_GENERATOR, robot, parameters, parameter_file=False)
+
+
+def walk_controller_node_spec(robot: str, parameters: Mapping[str, object] | None = None) -> NodeSpec:
+    """The walk controller of ``robot``."""
+    return _control_node(WALK_CONTROLLER, robot, parameters)

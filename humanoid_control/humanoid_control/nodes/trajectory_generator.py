@@ -1,0 +1,189 @@
+"""The trajectory generator node: plays motions through the robot's follow_joint_trajectory.
+
+Action ``play_motion`` (humanoid_interfaces/action/PlayMotion): a motion by name from
+the robot's motion library (``humanoid_description/robots/<robot>/motions/``) or by file
+path (HOAP-2 csv, Bioloid poses or pages, keyframe YAML), with a speed factor. The
+motion is checked, slowed to the joint limits when needed (the result's
+``time_scale`` says by how much, and the node logs why), joined to the robot's
+current pose by a smooth transition, sampled, and sent as one goal to
+``follow_joint_trajectory``. Feedback relays progress and the keyframe reached;
+canceling cancels the trajectory (the robot holds where it is).
+
+The node drives the robot only through the shared interface, so the same call plays
+the motion in simulation and on the hardware.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import threading
+import traceback
+from pathlib import Path
+
+from action_msgs.msg import GoalStatus
+from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+
+from humanoid_control.motion import MotionError, Playback, load_motion, plan_playback
+from humanoid_control.ros.action_result import ResultWaiter, wait_until_answering
+from humanoid_control.ros.node_main import run_node
+from humanoid_control.ros.parameters import declare, declare_robot
+from humanoid_control.ros.pooled_executor import PooledExecutor
+from humanoid_control.ros.robot_client import playback_trajectory
+from humanoid_control.ros.ros_time import seconds
+from humanoid_interfaces.action import FollowJointTrajectory, PlayMotion
+
+#: How long to wait for the robot (joint_states, the trajectory action), seconds.
+CONNECT_TIMEOUT = 30.0
+
+
+class TrajectoryGenerator:
+    """The play_motion action server and its follow_joint_trajectory client."""
+
+    def __init__(self, node: Node) -> None:
+        self.node = node
+        self.robot = declare_robot(node)
+        self.sample_period = declare(node, "sample_period", 0.02)
+        self.feedback_rate = declare(node, "feedback_rate", 10.0)
+        if self.sample_period <= 0.0 or self.feedback_rate <= 0.0:
+            raise ValueError("sample_period and feedback_rate must be > 0")
+        self._joint_state: JointState | None = None
+        self._joint_event = threading.Event()
+        group = ReentrantCallbackGroup()
+        node.create_subscription(JointState, "joint_states", self._on_joint_state, 10, callback_group=group)
+        self._robot = ActionClient(node, FollowJointTrajectory, "follow_joint_trajectory", callback_group=group)
+        self._robot_answers = False  # its server answered this node once (before the first goal)
+        self._server = ActionServer(node, PlayMotion, "play_motion", execute_callback=self._execute,
+                                    goal_callback=lambda _goal: GoalResponse.ACCEPT,
+                                    cancel_callback=lambda _goal: CancelResponse.ACCEPT, callback_group=group)
+        node.get_logger().info(f"play_motion ready for {self.robot}")
+
+    def _on_joint_state(self, msg: JointState) -> None:
+        self._joint_state = msg
+        self._joint_event.set()
+
+    # -- the action -------------------------------------------------------------------
+    def _execute(self, goal_handle) -> PlayMotion.Result:
+        """The action's execution; whatever happens, the goal ends with a result whose code
+        says what happened (rclpy would otherwise abort it with a default, successful code)."""
+        try:
+            return self._execute_goal(goal_handle)
+        except Exception as error:  # a bug must still fail the goal, with its reason
+            self.node.get_logger().error(f"play_motion failed: {traceback.format_exc()}")
+            if goal_handle.is_active:
+                goal_handle.abort()
+            return PlayMotion.Result(error_code=PlayMotion.Result.EXECUTION_FAILED,
+                                     error_string=f"internal error: {type(error).__name__}: {error}")
+
+    def _execute_goal(self, goal_handle) -> PlayMotion.Result:
+        request = goal_handle.request
+        log = self.node.get_logger()
+        try:
+            playback = self._plan(request)
+        except MotionError as error:
+            log.error(f"play_motion rejected: {error}")
+            goal_handle.abort()
+            return PlayMotion.Result(error_code=PlayMotion.Result.INVALID_MOTION, error_string=str(error))
+        except TimeoutError as error:
+            log.error(f"play_motion: {error}")
+            goal_handle.abort()
+            return PlayMotion.Result(error_code=PlayMotion.Result.EXECUTION_FAILED, error_string=str(error))
+        scaling = playback.scaling
+        (log.warning if scaling.slowed else log.info)(scaling.describe())
+        log.info(f"playing {playback.motion.name!r}: {playback.duration:.2f} s "
+                 f"({playback.transition_duration:.2f} s of transition from the current pose)")
+        return self._play(goal_handle, playback)
+
+    def _plan(self, request) -> Playback:
+        name = request.motion_name or request.motion_file
+        if not name:
+            raise MotionError("<goal>", "give a motion_name or a motion_file")
+        speed = request.speed_factor if request.speed_factor != 0.0 else 1.0
+        if not math.isfinite(speed) or speed <= 0.0:
+            raise MotionError("<goal>", f"speed_factor must be a positive number, got {request.speed_factor}")
+        source = request.motion_name if request.motion_name else Path(request.motion_file)
+        motion = load_motion(self.robot, source)
+        if self._joint_state is None and not self._joint_event.wait(CONNECT_TIMEOUT):
+            raise TimeoutError(f"no joint_states from the robot within {CONNECT_TIMEOUT:g} s")
+        state = self._joint_state
+        current = dict(zip(state.name, state.position, strict=True))
+        return plan_playback(motion, speed=speed, current=current, period=self.sample_period)
+
+    def _play(self, goal_handle, playback: Playback) -> PlayMotion.Result:
+        result = PlayMotion.Result(duration=playback.duration, time_scale=playback.scaling.stretch)
+        problem = self._robot_problem()
+        if problem is not None:
+            goal_handle.abort()
+            result.error_code = PlayMotion.Result.EXECUTION_FAILED
+            result.error_string = problem
+            return result
+        progress: list[float] = [0.0]
+
+        def on_feedback(message) -> None:
+            progress[0] = seconds(message.feedback.desired.time_from_start)
+
+        goal = FollowJointTrajectory.Goal(trajectory=playback_trajectory(playback))
+        sent = self._robot.send_goal_async(goal, feedback_callback=on_feedback)
+        robot_goal = self._wait(sent)
+        if robot_goal is None or not robot_goal.accepted:
+            goal_handle.abort()
+            result.error_code = PlayMotion.Result.EXECUTION_FAILED
+            result.error_string = "the robot did not accept the trajectory"
+            return result
+        finished = ResultWaiter(robot_goal)  # asks again if the robot's answer is lost
+        while not finished.wait(1.0 / self.feedback_rate):
+            if goal_handle.is_cancel_requested:
+                robot_goal.cancel_goal_async()
+                finished.wait(CONNECT_TIMEOUT)
+                break
+            elapsed = min(progress[0], playback.duration)
+            goal_handle.publish_feedback(PlayMotion.Feedback(
+                progress=elapsed / playback.duration if playback.duration > 0 else 1.0, elapsed=elapsed,
+                keyframe=playback.keyframe_reached(elapsed)))
+        outcome = finished.response
+        status = outcome.status if outcome is not None else GoalStatus.STATUS_UNKNOWN
+        if goal_handle.is_cancel_requested:
+            goal_handle.canceled()
+            result.error_code, result.error_string = PlayMotion.Result.CANCELED, "canceled by the client"
+        elif status == GoalStatus.STATUS_SUCCEEDED:
+            # the loop above samples the robot's progress: tell the client it reached the end
+            goal_handle.publish_feedback(PlayMotion.Feedback(
+                progress=1.0, elapsed=playback.duration, keyframe=playback.keyframe_reached(playback.duration)))
+            goal_handle.succeed()
+            result.error_code = PlayMotion.Result.SUCCESSFUL
+        else:
+            goal_handle.abort()
+            result.error_code = PlayMotion.Result.EXECUTION_FAILED
+            reason = outcome.result.error_string if outcome is not None else "no result from the robot"
+            result.error_string = f"the robot did not complete the trajectory: {reason}"
+            self.node.get_logger().error(f"play_motion {playback.motion.name!r}: {result.error_string}")
+        return result
+
+    def _robot_problem(self) -> str | None:
+        """Why no goal can be sent to the robot now (None: it can): its server is not up, or,
+        before the first goal, has not answered this node yet (a goal's answer would be lost:
+        see action_result)."""
+        if not self._robot.wait_for_server(timeout_sec=CONNECT_TIMEOUT):
+            return f"no follow_joint_trajectory server within {CONNECT_TIMEOUT:g} s"
+        if not self._robot_answers:
+            if not wait_until_answering(self._robot, CONNECT_TIMEOUT):
+                return f"the follow_joint_trajectory server does not answer within {CONNECT_TIMEOUT:g} s"
+            self._robot_answers = True
+        return None
+
+    @staticmethod
+    def _wait(future, timeout: float = CONNECT_TIMEOUT):
+        done = threading.Event()
+        future.add_done_callback(lambda _f: done.set())
+        return future.result() if done.wait(timeout) else None
+
+
+def main(args: list[str] | None = None) -> int:
+    return run_node("trajectory_generator", TrajectoryGenerator, lambda: PooledExecutor(num_threads=4), args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

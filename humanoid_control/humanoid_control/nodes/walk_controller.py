@@ -1,0 +1,394 @@
+"""The walk controller node: cmd_vel and the walk action to joint set-points.
+
+Topics and actions (names of DESIGN.md):
+
+- ``cmd_vel`` (geometry_msgs/Twist, subscribed): walk at this velocity (linear.x forward,
+  linear.y left, angular.z counter-clockwise; m/s, rad/s), within the robot's step
+  limits and acceleration limits; zero, or nothing for ``cmd_vel_timeout``, stops the
+  walk in double support with the feet side by side.
+- ``walk`` (humanoid_interfaces/action/Walk): walk the centre of the feet to a pose
+  relative to where it is, then stop; feedback (distance, lateral, turn, phase, steps),
+  cancel (the walk stops cleanly), result with an error code and a message.
+- ``joint_trajectory`` (trajectory_msgs/JointTrajectory, published): while walking,
+  every ``send_period`` the set-points (one per control period, positions and
+  velocities) computed ahead of the robot's clock up to ``command_lead``, into the
+  shared front, so validation, the collision veto and the balance monitor apply as to
+  any controller. Each trajectory replaces the previous one where the robot is, so the
+  robot walks on through a controller that gets no CPU for a while (a loaded machine)
+  instead of holding a stale set-point mid-step. Nothing is sent while the robot stands.
+- ``joint_states``, ``imu/data``, ``<side>_foot/wrench`` (subscribed): the robot's
+  readings. A joint read as NaN is unknown: the walk stops (stands) and says why.
+- ``diagnostics`` (published): phase, last message, step count, IK residual, sensors used.
+
+The controller runs once per ``joint_states`` message, on the robot's clock (the
+message's stamp: simulated time in simulation), so it needs no ``/clock``: each reading
+advances the pattern to its stamp plus ``command_lead``; the set-points still ahead of
+the reading are sent every ``send_period``. The computation is
+:class:`~humanoid_control.biped_walking.controller.WalkController`; parameters are declared
+from :class:`~humanoid_control.biped_walking.parameters.WalkParameters`, per-robot values in
+``humanoid_description/robots/<robot>/control.yaml`` (``walk_controller:``). No PyBullet, no
+serial port: the same node drives the simulator and the hardware.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import threading
+import time
+
+import numpy as np
+import rclpy
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from geometry_msgs.msg import Twist, WrenchStamped
+from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.node import Node
+from rclpy.qos import QoSProfile
+from sensor_msgs.msg import Imu, JointState
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from humanoid_control.balance.foot_pressure import FootWrench
+from humanoid_control.biped_walking.controller import (
+    LATE_WARNING,
+    VELOCITY_MARGIN,
+    GoalState,
+    Phase,
+    Setpoint,
+    WalkController,
+    WalkGoal,
+    WalkRefusedError,
+)
+from humanoid_control.biped_walking.parameters import NODE_NAME, WalkParameters, walking_robot
+from humanoid_control.biped_walking.pattern import Mode
+from humanoid_control.biped_walking.setpoint_window import still_ahead
+from humanoid_control.biped_walking.stabilizer import Sensors
+from humanoid_control.ros.node_main import run_node
+from humanoid_control.ros.parameters import declare_control_node
+from humanoid_control.ros.pooled_executor import PooledExecutor
+from humanoid_control.ros.ros_time import seconds, to_duration, to_time
+from humanoid_description.model import RobotModel
+from humanoid_interfaces.action import Walk
+
+#: Wall seconds without joint_states after which the robot counts as gone: a walk under
+#: way is abandoned (the robot interface holds the last set-point). Wall time, not robot
+#: time: a simulation slowed down by a busy machine still publishes every few tens of
+#: milliseconds, and a paused one stops the controller's clock too.
+STATE_TIMEOUT = 1.0
+#: Wall seconds a walk goal may wait for the robot's first joint_states.
+CONNECT_TIMEOUT = 30.0
+#: s: a trajectory sent begins this far after the reading it answers (its header stamp):
+#: the front runs the previous one until then, so delays below it change nothing.
+TRAJECTORY_DELAY = 0.1
+#: Most control periods computed for one reading (after the node got no CPU for a while);
+#: beyond that the pattern falls behind the clock (reported) rather than bursting.
+MAX_CATCH_UP = 20
+
+_RESULT_CODES = {GoalState.SUCCEEDED: Walk.Result.SUCCESSFUL, GoalState.STOPPED: Walk.Result.STOPPED,
+                 GoalState.CANCELED: Walk.Result.CANCELED, GoalState.REFUSED: Walk.Result.CANNOT_START}
+
+
+class WalkControllerNode:
+    """The ROS side of a :class:`WalkController`."""
+
+    def __init__(self, node: Node) -> None:
+        self.node = node
+        robot, self.params = declare_control_node(node, WalkParameters, NODE_NAME)
+        if not walking_robot(robot):
+            raise ValueError(f"the walk controller walks bipeds: {robot} has no walk_controller section in its "
+                             "parameter file (humanoid_description/robots/<robot>/control.yaml)")
+        if self.params.command_lead < 2.0 * TRAJECTORY_DELAY + self.params.send_period:
+            raise ValueError(f"command_lead must be at least {2.0 * TRAJECTORY_DELAY:g} s plus send_period, got "
+                             f"{self.params.command_lead:g} s")
+        self.model = RobotModel(robot)
+        self.controller = WalkController(self.model, self.params)
+        self._lock = threading.Lock()
+        self._log = node.get_logger()
+        self._joints = self.model.joints
+        self._state: JointState | None = None
+        self._state_arrival = 0.0  # time.monotonic() of the latest joint_states
+        self._robot_time = 0.0  # its stamp
+        self._imu: tuple[float, tuple[float, float, float, float]] | None = None
+        self._feet: dict[str, tuple[float, FootWrench]] = {}
+        self._phase = Phase.IDLE
+        self._message = ""
+        self._abandoned = False
+        self._ahead: list[Setpoint] = []  # set-points computed, not yet due
+        self._sent_at = -math.inf  # robot time of the last trajectory sent
+        self._sent_until = -math.inf  # robot time of its last point
+        self._updated = math.nan  # robot time of the last update
+        self._velocity_limit = VELOCITY_MARGIN * self.model.joints.velocity
+
+        control = MutuallyExclusiveCallbackGroup()  # the cycle and the commands
+        readings = MutuallyExclusiveCallbackGroup()  # kept apart, so that a slow cycle never delays them
+        actions = ReentrantCallbackGroup()
+        self._trajectories = node.create_publisher(JointTrajectory, "joint_trajectory", 10)
+        self._diagnostics = node.create_publisher(DiagnosticArray, "diagnostics", 10)
+        node.create_subscription(JointState, "joint_states", self._on_joint_states, QoSProfile(depth=1),
+                                 callback_group=control)
+        # the sensors only when a correction uses them (each subscription costs CPU at 100 Hz)
+        if self.params.stabilize and self.params.tilt_feedback_gain > 0.0:
+            node.create_subscription(Imu, "imu/data", self._on_imu, QoSProfile(depth=1), callback_group=readings)
+        if self.params.stabilize and self.params.zmp_feedback_gain > 0.0:
+            for side in ("right", "left"):
+                node.create_subscription(WrenchStamped, f"{side}_foot/wrench",
+                                         lambda msg, side=side: self._on_wrench(side, msg), QoSProfile(depth=1),
+                                         callback_group=readings)
+        node.create_subscription(Twist, "cmd_vel", self._on_cmd_vel, 10, callback_group=control)
+        self._action = ActionServer(node, Walk, "walk", execute_callback=self._execute,
+                                    goal_callback=lambda _goal: GoalResponse.ACCEPT,
+                                    cancel_callback=lambda _goal: CancelResponse.ACCEPT, callback_group=actions)
+        node.create_timer(0.5, self._watch, callback_group=readings)
+        node.create_timer(1.0 / self.params.diagnostics_rate, self._publish_diagnostics, callback_group=actions)
+        p = self.params
+        self._log.info(
+            f"walk controller for {robot}: step {p.step_period:g} s, up to {p.max_step_forward:g} m forward, "
+            f"{p.max_step_lateral:g} m sideways, {p.max_step_turn:g} rad per step; CoM at {p.com_height:g} m; "
+            f"{1.0 / p.period:g} Hz; " + self._stabilisation_text())
+
+    def _stabilisation_text(self) -> str:
+        p = self.params
+        if not p.stabilize or (p.tilt_feedback_gain == 0.0 and p.zmp_feedback_gain == 0.0):
+            return ("stabilisation off: the pattern runs OPEN LOOP (no IMU or foot-sensor feedback; conservative "
+                    "step limits)")
+        parts = []
+        if p.tilt_feedback_gain > 0.0:
+            parts.append(f"trunk tilt from imu/data (gain {p.tilt_feedback_gain:g})")
+        if p.zmp_feedback_gain > 0.0:
+            parts.append(f"ZMP from the foot wrenches (gain {p.zmp_feedback_gain:g}/s)")
+        return "stabilisation: " + " and ".join(parts) + " when those readings arrive"
+
+    # -- readings -----------------------------------------------------------------------
+    def _on_joint_states(self, msg: JointState) -> None:
+        self._state = msg
+        self._state_arrival = time.monotonic()
+        self._cycle(msg)
+
+    def _on_imu(self, msg: Imu) -> None:
+        q = msg.orientation
+        self._imu = (seconds(msg.header.stamp), (q.x, q.y, q.z, q.w))
+
+    def _on_wrench(self, side: str, msg: WrenchStamped) -> None:
+        f, t = msg.wrench.force, msg.wrench.torque
+        self._feet[side] = (seconds(msg.header.stamp), FootWrench((f.x, f.y, f.z), (t.x, t.y, t.z)))
+
+    def _positions(self, msg: JointState) -> np.ndarray:
+        """Canonical-order positions; a joint the message does not give, or gives as NaN, is NaN."""
+        positions = np.full(len(self._joints), math.nan)
+        for name, value in zip(msg.name, msg.position, strict=False):
+            if name in self._joints:
+                positions[self._joints.index(name)] = value
+        return positions
+
+    def _sensors(self, now: float) -> Sensors | None:
+        if not self.params.stabilize:
+            return None
+        timeout = self.params.sensor_timeout
+        imu = self._imu[1] if self._imu is not None and abs(now - self._imu[0]) <= timeout else None
+        feet = {side: wrench for side, (stamp, wrench) in self._feet.items() if abs(now - stamp) <= timeout}
+        if imu is None and not feet:
+            return None
+        return Sensors(imu_orientation=imu, feet=feet or None)
+
+    # -- commands -----------------------------------------------------------------------
+    def _on_cmd_vel(self, msg: Twist) -> None:
+        now = self._now()
+        with self._lock:
+            try:
+                self.controller.walk_velocity(msg.linear.x, msg.linear.y, msg.angular.z, now)
+            except WalkRefusedError as error:
+                self._log.error(f"cmd_vel ignored: {error}", throttle_duration_sec=1.0)
+                return
+        if msg.linear.z or msg.angular.x or msg.angular.y:
+            self._log.warning("cmd_vel: linear.z, angular.x and angular.y are ignored (a walking robot moves "
+                              "in the ground plane)", throttle_duration_sec=5.0)
+
+    def _now(self) -> float:
+        """Robot time: the stamp of the latest joint_states."""
+        return self._robot_time
+
+    # -- the control cycle --------------------------------------------------------------------
+    def _watch(self) -> None:
+        """Wall-clock watchdog: a robot that stopped publishing joint_states (the bus is
+        gone) ends the walk under way; nothing else would, as cycles follow the readings."""
+        silent = time.monotonic() - self._state_arrival
+        with self._lock:
+            controller = self.controller
+            if controller.phase is Phase.IDLE or silent <= STATE_TIMEOUT or self._abandoned:
+                return
+            self._abandoned = True
+            self._log.error(f"no joint_states for {silent:.2f} s: the robot stopped answering; walk abandoned, the "
+                            "robot interface holds the last set-point")
+            controller.abandon(f"no joint_states from the robot for {silent:.2f} s: walk abandoned")
+            self._report(controller)
+
+    def _cycle(self, state: JointState) -> None:
+        """One update per control period since the last reading handled: readings this
+        node had no CPU for (its subscription keeps only the latest) leave no gap in the
+        set-points sent."""
+        now = seconds(state.header.stamp)
+        if now <= self._updated:  # not after the reading handled last (out of order, or a restarted clock)
+            return
+        self._robot_time = now
+        positions, sensors = self._positions(state), self._sensors(now)
+        final = False
+        with self._lock:
+            self._abandoned = False
+            times = [now]
+            if self.controller.phase is not Phase.IDLE and math.isfinite(self._updated):
+                missed = min(MAX_CATCH_UP, round((now - self._updated) / self.params.period) - 1)
+                times = [self._updated + self.params.period * (k + 1) for k in range(max(0, missed))] + [now]
+            for t in times:
+                setpoint = self.controller.update(t, positions, sensors)
+                if setpoint is None:
+                    continue
+                final = self.controller.phase is Phase.IDLE
+                if not self._ahead or setpoint.stamp > self._ahead[-1].stamp:
+                    self._ahead.append(setpoint)
+                elif final:  # the walk ended at the last set-point's time: that one is at rest
+                    self._ahead[-1] = setpoint
+                if final:
+                    break
+            self._updated = now
+            self._report(self.controller)
+        self._ahead = self._still_ahead(now, final)
+        if self._ahead and (final or now - self._sent_at >= self.params.send_period - 1e-9):
+            self._send(now)
+        if final:
+            self._ahead = []
+
+    def _still_ahead(self, now: float, final: bool) -> list[Setpoint]:
+        """The set-points not yet due when a trajectory sent now begins (see setpoint_window)."""
+        window = still_ahead(self._ahead, now + TRAJECTORY_DELAY, final, now + self.params.command_lead)
+        if window.final_late_by is not None:
+            self._log.warning(f"the walk's final set-point came {window.final_late_by:.3f} s late (this node lagged "
+                              f"behind the robot's clock): sent for {self.params.command_lead:g} s from now")
+        return window.setpoints
+
+    def _send(self, now: float) -> None:
+        """The set-points still ahead, as one trajectory starting ``TRAJECTORY_DELAY`` after
+        ``now``: the front follows the previous one until that time and joins this one
+        from where its set-point is then, so the walk keeps its timing whatever the
+        transport's delay below that (a later arrival joins it where its timeline is then:
+        :func:`~humanoid_control.loop.trajectory_executor.joined_at`)."""
+        start = now + TRAJECTORY_DELAY
+        msg = JointTrajectory(joint_names=list(self._joints.names))
+        msg.header.stamp = to_time(start)
+        velocities = [s.velocities for s in self._ahead]
+        for k in range(1, len(self._ahead) - 1):  # central differences where both neighbours are known
+            before, after = self._ahead[k - 1], self._ahead[k + 1]
+            if np.any(self._ahead[k].velocities):  # zero: a set-point at rest stays so
+                velocities[k] = np.clip((after.positions - before.positions) / (after.stamp - before.stamp),
+                                        -self._velocity_limit, self._velocity_limit)
+        for setpoint, velocity in zip(self._ahead, velocities, strict=True):
+            point = JointTrajectoryPoint(positions=setpoint.positions.tolist(), velocities=velocity.tolist())
+            point.time_from_start = to_duration(setpoint.stamp - start)
+            msg.points.append(point)
+        self._trajectories.publish(msg)
+        self._sent_at = now
+        self._sent_until = self._ahead[-1].stamp
+
+    def _report(self, controller: WalkController) -> None:
+        """Log phase changes, new messages and a controller falling behind its clock (called
+        with the lock held)."""
+        if controller.phase is Phase.WALKING and controller.lag > LATE_WARNING:
+            self._log.warning(f"the walk pattern is {controller.lag * 1000:.0f} ms behind the robot's clock (this "
+                              "process does not get enough CPU): the walk slows down", throttle_duration_sec=2.0)
+        if controller.phase is not self._phase:
+            text = {Phase.PREPARING: "preparing to walk (crouching to the walking posture)",
+                    Phase.WALKING: "walking", Phase.IDLE: "standing"}[controller.phase]
+            if controller.phase is Phase.IDLE and controller.pattern is not None:
+                text += f" ({controller.pattern.landed} steps since the walk began)"
+            self._log.info(text)
+            self._phase = controller.phase
+        if controller.message and controller.message != self._message:
+            self._log.warning(controller.message)
+        self._message = controller.message
+
+    # -- the walk action ------------------------------------------------------------------
+    def _execute(self, goal_handle) -> Walk.Result:
+        request = goal_handle.request
+        deadline = time.monotonic() + CONNECT_TIMEOUT
+        while self._state is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if self._state is None:
+            goal_handle.abort()
+            return Walk.Result(error_code=Walk.Result.CANNOT_START,
+                               error_string=f"no joint_states from the robot within {CONNECT_TIMEOUT:g} s")
+        with self._lock:
+            try:
+                goal = self.controller.walk_to(request.distance, request.lateral, request.turn)
+            except WalkRefusedError as error:
+                goal_handle.abort()
+                self._log.error(f"walk goal rejected: {error}")
+                return Walk.Result(error_code=Walk.Result.INVALID_GOAL, error_string=str(error))
+        self._log.info(f"walk goal: {request.distance:g} m forward, {request.lateral:g} m left, "
+                       f"{request.turn:g} rad")
+        period = 1.0 / self.params.feedback_rate
+        canceled = False
+        while not goal.done:
+            if goal_handle.is_cancel_requested and not canceled:
+                canceled = True
+                with self._lock:
+                    self.controller.cancel(goal)
+            if not rclpy.ok():
+                break
+            goal_handle.publish_feedback(self._feedback(goal))
+            time.sleep(period)
+        # the set-points sent ahead run on: the result when the robot has reached the last
+        # one (or stopped answering)
+        while (rclpy.ok() and self._robot_time < self._sent_until
+               and time.monotonic() - self._state_arrival <= STATE_TIMEOUT):
+            time.sleep(period)
+        result = self._result(goal)
+        if goal.state is GoalState.SUCCEEDED:
+            goal_handle.succeed()
+        elif goal.state is GoalState.CANCELED:
+            goal_handle.canceled()
+        else:
+            goal_handle.abort()
+            self._log.warning(f"walk goal {goal.state.value}: {goal.message}")
+        return result
+
+    def _feedback(self, goal: WalkGoal) -> Walk.Feedback:
+        with self._lock:
+            where = self.controller.progress(goal)
+            steps = self.controller.steps(goal)
+            phase = self.controller.phase
+            stopping = self.controller.pattern is not None and self.controller.pattern.mode is Mode.STANDING
+        text = "stopping" if phase is Phase.WALKING and stopping else phase.value
+        return Walk.Feedback(distance=where.x, lateral=where.y, turn=where.yaw, phase=text, steps=steps)
+
+    def _result(self, goal: WalkGoal) -> Walk.Result:
+        with self._lock:
+            where = self.controller.progress(goal)
+            steps = self.controller.steps(goal)
+        duration = goal.ended - goal.started if math.isfinite(goal.started) and math.isfinite(goal.ended) else 0.0
+        return Walk.Result(error_code=_RESULT_CODES.get(goal.state, Walk.Result.STOPPED), error_string=goal.message,
+                           distance=where.x, lateral=where.y, turn=where.yaw, duration=duration, steps=steps)
+
+    # -- diagnostics ------------------------------------------------------------------------
+    def _publish_diagnostics(self) -> None:
+        with self._lock:
+            c = self.controller
+            values = {"phase": c.phase.value, "steps": str(c.pattern.landed if c.pattern is not None else 0),
+                      "behind_clock_s": f"{c.lag:.3f}",
+                      "ik_residual": f"{c.solver.error:.2e}", "sensors_used": ",".join(c.stabilizer.using) or "none",
+                      "open_loop": str(not c.stabilizer.using).lower()}
+            message = c.message or c.phase.value
+            level = DiagnosticStatus.WARN if c.message else DiagnosticStatus.OK
+        msg = DiagnosticArray()
+        msg.header.stamp = self.node.get_clock().now().to_msg()
+        status = DiagnosticStatus(level=level, name=f"{self.node.get_name()}: walking", message=message,
+                                  hardware_id=self.model.name)
+        status.values = [KeyValue(key=k, value=v) for k, v in values.items()]
+        msg.status.append(status)
+        self._diagnostics.publish(msg)
+
+
+def main(args: list[str] | None = None) -> int:
+    return run_node(NODE_NAME, WalkControllerNode, lambda: PooledExecutor(num_threads=4), args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

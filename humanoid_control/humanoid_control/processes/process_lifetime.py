@@ -1,0 +1,66 @@
+"""Tying a node process's life to its launcher's, and SIGHUP to a clean shutdown.
+
+A node started by the ``humanoid`` command (or a test) must not outlive it: a
+hardware node left running drives the bus with nothing supervising it, and a second
+launch then fights it for the port. Linux delivers a chosen signal to a process when
+its parent dies (``prctl(PR_SET_PDEATHSIG)``); the node asks for SIGTERM, the signal
+of a normal shutdown, so a hardware node still applies its safe state on the way out.
+
+The parent-death signal fires when the *thread* that started the process exits, not
+only the whole parent process: start node processes from a thread that lives as long
+as they should (the main thread, as :class:`~humanoid_control.processes.node_graph.Graph` does).
+
+A terminal that closes (or ``kill -HUP``) sends SIGHUP, whose default action kills the
+process on the spot, without the shutdown a hardware node needs:
+:func:`hang_up_like_terminate` makes it a SIGTERM.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+#: The launcher's process ID, given to its children in the environment, so that a child
+#: can tell whether its launcher already died before it asked for the parent-death signal.
+LAUNCHER_PID_VARIABLE = "HUMANOID_LAUNCHER_PID"
+_PR_SET_PDEATHSIG = 1
+
+
+def tethered_child(module: str, arguments: Sequence[str] = ()) -> tuple[list[str], dict[str, str]]:
+    """Command line and environment that run ``python -m module arguments`` as a child of
+    this process that dies with it (through :mod:`humanoid_control.processes.run_tethered`)."""
+    command = [sys.executable, "-m", "humanoid_control.processes.run_tethered", module, *arguments]
+    return command, os.environ | {LAUNCHER_PID_VARIABLE: str(os.getpid())}
+
+
+def die_with_parent(expected_parent: int | None = None) -> bool:
+    """Ask the kernel to send SIGTERM to this process when its parent dies (Linux; elsewhere
+    nothing is asked). Returns False when the parent is already gone: this process was
+    re-parented before it asked (``os.getppid()`` is not ``expected_parent``), and the
+    caller should exit."""
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+        if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+    return expected_parent is None or os.getppid() == expected_parent
+
+
+def is_running(pid: int) -> bool:
+    """Is process ``pid`` alive? A zombie is not: it has exited, only its parent has not
+    reaped it yet (a launcher killed outright never will)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def hang_up_like_terminate() -> None:
+    """Make SIGHUP do what SIGTERM does in this process (rclpy's shutdown, or Python's
+    handler): the handler re-sends the hang-up to this process as SIGTERM."""
+    signal.signal(signal.SIGHUP, lambda _signum, _frame: os.kill(os.getpid(), signal.SIGTERM))

@@ -1,0 +1,464 @@
+"""A client of the shared robot interface, as any controller would use it.
+
+Used by the demo, the benchmarks, the experiments, the trajectory generator and the
+system tests of every package: it talks to the robot only through its topics, action
+and services, so it cannot tell the simulator from the hardware. Spins its own node in a background thread; every wait
+is event-driven with a timeout.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TypeVar
+
+import numpy as np
+import rclpy
+from action_msgs.msg import GoalStatus
+from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import PoseStamped
+from rclpy.action import ActionClient
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Bool
+from std_srvs.srv import Trigger
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from humanoid_control.ros.action_result import ResultWaiter, wait_until_answering
+from humanoid_control.ros.ros_time import seconds, to_duration, to_time
+from humanoid_interfaces.action import FollowJointTrajectory, PlayMotion
+from humanoid_interfaces.msg import JointTolerance
+from humanoid_interfaces.srv import (
+    CheckSelfCollision,
+    CheckTrajectorySelfCollision,
+    ResetSimulation,
+    StepSimulation,
+)
+
+if TYPE_CHECKING:
+    from humanoid_control.motion.trajectory import Playback
+
+T = TypeVar("T")
+
+#: joint_states messages queued for this client before the oldest is dropped.
+JOINT_STATES_DEPTH = 1000
+
+
+class RobotClientError(RuntimeError):
+    """The robot did not answer in time, or answered with an error."""
+
+
+def poll_until(condition: Callable[[], T], what: str, timeout: float = 30.0, interval: float = 0.05) -> T:
+    """Poll ``condition`` until it returns something truthy (which is returned); after
+    ``timeout`` seconds raise :class:`RobotClientError` naming ``what``. For conditions no
+    message signals (a diagnostics entry changing, a register of an emulated servo)."""
+    deadline = time.monotonic() + timeout
+    while not (value := condition()):
+        if time.monotonic() > deadline:
+            raise RobotClientError(f"{what}: not within {timeout:g} s")
+        time.sleep(interval)
+    return value
+
+
+def make_trajectory(joint_names: Sequence[str], times: Sequence[float], positions: Sequence[Sequence[float]],
+                    velocities: Sequence[Sequence[float]] | None = None,
+                    accelerations: Sequence[Sequence[float]] | None = None,
+                    start: float | None = None) -> JointTrajectory:
+    """A JointTrajectory message; ``start`` (robot clock seconds) sets header.stamp."""
+    msg = JointTrajectory()
+    msg.joint_names = list(joint_names)
+    if start is not None:
+        msg.header.stamp = to_time(start)
+    for i, (t, p) in enumerate(zip(times, positions, strict=True)):
+        point = JointTrajectoryPoint(positions=np.asarray(p, dtype=float).tolist(),
+                                     time_from_start=to_duration(float(t)))
+        if velocities is not None:
+            point.velocities = np.asarray(velocities[i], dtype=float).tolist()
+        if accelerations is not None:
+            point.accelerations = np.asarray(accelerations[i], dtype=float).tolist()
+        msg.points.append(point)
+    return msg
+
+
+def playback_trajectory(playback: Playback) -> JointTrajectory:
+    """A planned motion's dense samples as a JointTrajectory that starts on arrival."""
+    samples = playback.trajectory
+    return make_trajectory(samples.joint_names, samples.times, samples.positions,
+                           samples.velocities, samples.accelerations)
+
+
+@dataclass
+class GoalOutcome:
+    """What a follow_joint_trajectory goal ended with."""
+
+    status: int  # action_msgs/GoalStatus
+    error_code: int
+    error_string: str
+    feedback: list = field(default_factory=list)
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status == GoalStatus.STATUS_SUCCEEDED
+
+    @property
+    def start_time(self) -> float | None:
+        """Robot time at which the trajectory started (it starts when the goal arrives, or at
+        its header stamp): feedback stamp minus its time from start, taken from the first
+        feedback sent after the start (None without one)."""
+        for message in self.feedback:
+            elapsed = seconds(message.desired.time_from_start)
+            if elapsed > 0.0:
+                return seconds(message.header.stamp) - elapsed
+        return None
+
+
+class RobotClient:
+    """Topics, action and services of one robot (and of the simulator, when there is one)."""
+
+    def __init__(self, name: str = "humanoid_client", namespace: str = "") -> None:
+        self._own_context = not rclpy.ok()
+        if self._own_context:
+            rclpy.init()
+        self.node = Node(name, namespace=namespace)
+        self._lock = threading.Lock()
+        self._joint_state: JointState | None = None
+        self._joint_event = threading.Event()
+        self._recording: list[JointState] | None = None
+        self._clock: float | None = None
+        self._fallen: bool | None = None
+        self._base_pose: PoseStamped | None = None
+        self._diagnostics: DiagnosticArray | None = None
+        self._service_clients: dict[str, object] = {}
+        # a deep queue: a recording client must not lose readings while a simulation runs
+        # faster than real time and this process is slow to take them (10 s at 100 Hz)
+        self.node.create_subscription(JointState, "joint_states", self._on_joint_state, JOINT_STATES_DEPTH)
+        self.node.create_subscription(Clock, "clock", self._on_clock,
+                                      QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT))
+        self.node.create_subscription(Bool, "fallen", self._on_fallen, 10)
+        self.node.create_subscription(PoseStamped, "ground_truth/base_pose", self._on_pose, 10)
+        self.node.create_subscription(DiagnosticArray, "diagnostics", self._on_diagnostics, 10)
+        self.commands = self.node.create_publisher(JointState, "joint_commands", 10)
+        self.trajectories = self.node.create_publisher(JointTrajectory, "joint_trajectory", 10)
+        self._turn = threading.Lock()  # held through each turn of the executor
+        self._action_clients: dict[tuple[type, str], ActionClient] = {}
+        self._answered: set[int] = set()  # action clients whose server has answered them
+        self.action = self.action_client(FollowJointTrajectory, "follow_joint_trajectory")
+        #: The trajectory generator's play_motion action.
+        self.motions = self.action_client(PlayMotion, "play_motion")
+        self._executor = SingleThreadedExecutor()
+        self._executor.add_node(self.node)
+        self._closing = threading.Event()
+        self._thread = threading.Thread(target=self._spin, name="robot-client", daemon=True)
+        self._thread.start()
+
+    def _spin(self) -> None:
+        while rclpy.ok() and not self._closing.is_set():
+            try:
+                with self._turn:
+                    self._executor.spin_once(timeout_sec=0.05)
+            except Exception:  # shutting down while spinning
+                if not rclpy.ok() or self._closing.is_set():
+                    return
+                raise
+
+    def action_client(self, action_type: type, name: str) -> ActionClient:
+        """This node's client of action ``name``, made once and kept (destroying an action
+        client while the node spins is not safe in rclpy). It is made between two turns of
+        the executor: rclpy's ActionClient registers itself with the node before it has
+        finished its constructor, and an executor turn in between dies on the half-built
+        client (seen: the client then stopped taking any message)."""
+        key = (action_type, name)
+        with self._turn:
+            if key not in self._action_clients:
+                self._action_clients[key] = ActionClient(self.node, action_type, name)
+            return self._action_clients[key]
+
+    def close(self) -> None:
+        """Stop spinning, then destroy the node (destroying it under a spinning executor
+        makes the executor raise)."""
+        self._closing.set()
+        self._thread.join(timeout=5.0)
+        self._executor.shutdown(timeout_sec=1.0)
+        self.node.destroy_node()
+        if self._own_context:
+            rclpy.try_shutdown()
+
+    def __enter__(self) -> RobotClient:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    # -- subscriptions --------------------------------------------------------------
+    def _on_joint_state(self, msg: JointState) -> None:
+        with self._lock:
+            self._joint_state = msg
+            if self._recording is not None:
+                self._recording.append(msg)
+        self._joint_event.set()
+
+    def _on_clock(self, msg: Clock) -> None:
+        self._clock = seconds(msg.clock)
+
+    def _on_fallen(self, msg: Bool) -> None:
+        self._fallen = msg.data
+
+    def _on_pose(self, msg: PoseStamped) -> None:
+        self._base_pose = msg
+
+    def _on_diagnostics(self, msg: DiagnosticArray) -> None:
+        self._diagnostics = msg
+
+    def wait_for_joint_states(self, timeout: float = 30.0) -> JointState:
+        """The next joint_states message (the first one when none was received yet)."""
+        self._joint_event.clear()
+        if not self._joint_event.wait(timeout):
+            raise RobotClientError(f"no joint_states within {timeout:g} s: is the robot node running?")
+        assert self._joint_state is not None
+        return self._joint_state
+
+    @property
+    def joint_state(self) -> JointState | None:
+        return self._joint_state
+
+    def positions(self) -> dict[str, float]:
+        """Latest measured positions by joint name."""
+        msg = self._joint_state or self.wait_for_joint_states()
+        return dict(zip(msg.name, msg.position, strict=True))
+
+    def current_positions(self, timeout: float = 30.0) -> dict[str, float]:
+        """Measured positions no older than the robot clock now.
+
+        ``positions()`` is the latest joint_states this client has processed, which lags the
+        robot while messages queue up (a simulation running faster than real time can be
+        half a second ahead of it); this waits until the readings have caught up with the
+        clock, so that what a controller does next starts from where the robot is."""
+        now = self.now()
+        deadline = time.monotonic() + timeout
+        while (msg := self._joint_state) is None or seconds(msg.header.stamp) < now:
+            if time.monotonic() > deadline:
+                raise RobotClientError(f"no joint_states of robot time {now:.3f} s within {timeout:g} s")
+            self._joint_event.clear()
+            self._joint_event.wait(0.1)
+        return dict(zip(msg.name, msg.position, strict=True))
+
+    def now(self) -> float:
+        """Robot time: the simulator's clock, or the latest joint_states stamp."""
+        if self._clock is not None:
+            return self._clock
+        msg = self._joint_state or self.wait_for_joint_states()
+        return seconds(msg.header.stamp)
+
+    @property
+    def fallen(self) -> bool | None:
+        return self._fallen
+
+    @property
+    def base_pose(self) -> PoseStamped | None:
+        return self._base_pose
+
+    def wait_for_base_pose(self, timeout: float = 60.0) -> PoseStamped:
+        """The latest ground_truth/base_pose (the simulator's), waiting for the first one."""
+        return poll_until(lambda: self._base_pose, "ground_truth/base_pose (is the simulator running?)", timeout)
+
+    @property
+    def diagnostics(self) -> DiagnosticArray | None:
+        return self._diagnostics
+
+    def start_recording(self) -> None:
+        with self._lock:
+            self._recording = []
+
+    def stop_recording(self) -> list[JointState]:
+        with self._lock:
+            recorded, self._recording = self._recording or [], None
+        return recorded
+
+    def wait_for_state(self, condition: Callable[[JointState], bool], what: str, robot_seconds: float = 10.0,
+                       timeout: float = 60.0) -> JointState:
+        """The first joint_states message from now on that satisfies ``condition``.
+
+        Raises :class:`RobotClientError` naming ``what`` (and the last positions seen) when
+        the robot's clock advanced ``robot_seconds`` first: the robot did not get there in
+        the time its own clock allows, however loaded the machine; or after ``timeout``
+        wall seconds without the condition (the robot is not running)."""
+        deadline = time.monotonic() + timeout
+        start: float | None = None
+        last: JointState | None = None
+        while True:
+            self._joint_event.clear()
+            msg = self._joint_state
+            if msg is not None and msg is not last:
+                last = msg
+                if condition(msg):
+                    return msg
+                stamp = seconds(msg.header.stamp)
+                start = stamp if start is None else start
+                if stamp - start > robot_seconds:
+                    raise RobotClientError(f"{what}: not within {robot_seconds:g} s of robot time; last positions "
+                                           f"{dict(zip(msg.name, (round(v, 4) for v in msg.position), strict=True))}")
+            if time.monotonic() > deadline:
+                raise RobotClientError(f"{what}: not within {timeout:g} s")
+            self._joint_event.wait(0.1)
+
+    def record(self, robot_seconds: float, timeout: float = 60.0) -> list[JointState]:
+        """Every joint_states message of the next ``robot_seconds`` of robot time."""
+        self.start_recording()
+        try:
+            self.wait_until(self.now() + robot_seconds, timeout)
+        finally:
+            recorded = self.stop_recording()
+        return recorded
+
+    def wait_until(self, robot_time: float, timeout: float = 60.0) -> None:
+        """Block until the robot clock reaches ``robot_time``."""
+        deadline = time.monotonic() + timeout
+        while self.now() < robot_time:
+            if time.monotonic() > deadline:
+                raise RobotClientError(f"robot time did not reach {robot_time:.3f} s within {timeout:g} s")
+            self._joint_event.clear()
+            self._joint_event.wait(0.1)
+
+    # -- commands -------------------------------------------------------------------
+    def wait_for_server(self, timeout: float = 30.0) -> None:
+        """The follow_joint_trajectory server is up and answers this client."""
+        self._server_ready(self.action, "follow_joint_trajectory", timeout)
+
+    def _server_ready(self, action_client, name: str, timeout: float, hint: str = "") -> None:
+        """The action server is up and, before this client's first goal to it, has matched
+        this client (it answered; see action_result)."""
+        if not action_client.wait_for_server(timeout_sec=timeout):
+            raise RobotClientError(f"no {name} server within {timeout:g} s{hint}")
+        if id(action_client) in self._answered:
+            return
+        if not wait_until_answering(action_client, timeout):
+            raise RobotClientError(f"the {name} server does not answer within {timeout:g} s")
+        self._answered.add(id(action_client))
+
+    def send_goal(self, trajectory: JointTrajectory, path_tolerance: Mapping[str, float] | None = None,
+                  goal_tolerance: Mapping[str, float] | None = None, goal_time_tolerance: float = 0.0,
+                  feedback: list | None = None, timeout: float = 30.0):
+        """Send a goal and return its (accepted) goal handle."""
+        self.wait_for_server(timeout)
+        goal = FollowJointTrajectory.Goal(trajectory=trajectory, goal_time_tolerance=to_duration(goal_time_tolerance))
+        goal.path_tolerance = [JointTolerance(name=n, position=v) for n, v in (path_tolerance or {}).items()]
+        goal.goal_tolerance = [JointTolerance(name=n, position=v) for n, v in (goal_tolerance or {}).items()]
+        callback = None if feedback is None else (lambda msg: feedback.append(msg.feedback))
+        handle = self.wait_future(self.action.send_goal_async(goal, feedback_callback=callback), timeout,
+                                  "goal response")
+        if not handle.accepted:
+            raise RobotClientError("the goal was rejected by the action server")
+        return handle
+
+    def result(self, handle, timeout: float = 120.0, feedback: list | None = None) -> GoalOutcome:
+        response = self.wait_result(handle, timeout, "trajectory result")
+        return GoalOutcome(response.status, response.result.error_code, response.result.error_string,
+                           feedback if feedback is not None else [])
+
+    def follow(self, trajectory: JointTrajectory, timeout: float = 120.0, **tolerances) -> GoalOutcome:
+        """Execute a trajectory through the action and wait for its result."""
+        feedback: list = []
+        handle = self.send_goal(trajectory, feedback=feedback, **tolerances)
+        return self.result(handle, timeout, feedback)
+
+    def cancel(self, handle, timeout: float = 10.0) -> None:
+        self.wait_future(handle.cancel_goal_async(), timeout, "cancel response")
+
+    # -- motions (trajectory generator) ----------------------------------------------------
+    def send_motion(self, goal: PlayMotion.Goal, feedback=None, timeout: float = 30.0):
+        """Send a play_motion goal; ``feedback`` is called with each PlayMotion.Feedback."""
+        self._server_ready(self.motions, "play_motion", timeout, " (is the trajectory generator up?)")
+        callback = None if feedback is None else (lambda msg: feedback(msg.feedback))
+        handle = self.wait_future(self.motions.send_goal_async(goal, feedback_callback=callback), timeout,
+                                  "play_motion goal response")
+        if not handle.accepted:
+            raise RobotClientError("the play_motion goal was rejected")
+        return handle
+
+    def play_motion(self, name: str = "", path: str = "", speed: float = 1.0, timeout: float = 300.0):
+        """Play a motion by library name or file path; returns the action's result response
+        (``.status`` and ``.result``: error code and string, duration, time scale)."""
+        handle = self.send_motion(PlayMotion.Goal(motion_name=name, motion_file=path, speed_factor=speed))
+        return self.wait_result(handle, timeout, "play_motion result")
+
+    # -- simulator services -----------------------------------------------------------
+    def reset(self, positions: Mapping[str, float] | None = None, timeout: float = 30.0) -> str:
+        request = ResetSimulation.Request()
+        if positions:
+            request.joint_state.name = list(positions)
+            request.joint_state.position = [float(v) for v in positions.values()]
+        response = self._call(ResetSimulation, "reset", request, timeout)
+        if not response.success:
+            raise RobotClientError(response.message)
+        return response.message
+
+    def pause(self, timeout: float = 10.0) -> None:
+        self._call(Trigger, "pause", Trigger.Request(), timeout)
+
+    def resume(self, timeout: float = 10.0) -> None:
+        self._call(Trigger, "resume", Trigger.Request(), timeout)
+
+    def step(self, cycles: int, timeout: float = 60.0) -> float:
+        response = self._call(StepSimulation, "step", StepSimulation.Request(cycles=cycles), timeout)
+        if not response.success:
+            raise RobotClientError(response.message)
+        return seconds(response.sim_time)
+
+    def simulator_time(self) -> float:
+        """The simulator's clock as it answers now, read by a zero-cycle step while paused
+        (:meth:`now` is the latest clock message this client has taken, which lags the
+        simulator while this process is slow to take them)."""
+        self.pause()
+        try:
+            return self.step(0)
+        finally:
+            self.resume()
+
+    def check_self_collision(self, positions: Mapping[str, float], timeout: float = 30.0):
+        """Ask the self-collision checker about a configuration (joints not given: as they are)."""
+        request = CheckSelfCollision.Request(joint_state=JointState(name=list(positions),
+                                                                    position=[float(v) for v in positions.values()]))
+        return self._call(CheckSelfCollision, "check_self_collision", request, timeout)
+
+    def check_trajectory_self_collision(self, trajectory: JointTrajectory, start: Mapping[str, float] | None = None,
+                                        timeout: float = 60.0):
+        """Ask the self-collision checker about the path a trajectory would follow (from ``start``,
+        by default from where the robot is)."""
+        request = CheckTrajectorySelfCollision.Request(trajectory=trajectory)
+        if start is not None:
+            request.start = JointState(name=list(start), position=[float(v) for v in start.values()])
+        return self._call(CheckTrajectorySelfCollision, "check_trajectory_self_collision", request, timeout)
+
+    def _call(self, kind, name: str, request, timeout: float):
+        """Call a service through a client kept for the node's life: a client made for one call
+        can send its request before the server has matched it for the response, which is
+        then lost (DDS matches the request and response topics separately)."""
+        with self._lock:
+            client = self._service_clients.get(name)
+            if client is None:
+                client = self._service_clients[name] = self.node.create_client(kind, name)
+        if not client.wait_for_service(timeout_sec=timeout):
+            raise RobotClientError(f"service {name} not available within {timeout:g} s")
+        return self.wait_future(client.call_async(request), timeout, f"service {name}")
+
+    @staticmethod
+    def wait_result(handle, timeout: float, what: str = "result"):
+        """The GetResult response of an accepted goal (asked again if the answer was lost)."""
+        waiter = ResultWaiter(handle)
+        if not waiter.wait(timeout):
+            raise RobotClientError(f"no {what} within {timeout:g} s")
+        return waiter.response
+
+    @staticmethod
+    def wait_future(future, timeout: float, what: str = "answer"):
+        """The result of an rclpy future completed by this client's spinning thread."""
+        done = threading.Event()
+        future.add_done_callback(lambda _f: done.set())
+        if not done.wait(timeout):
+            raise RobotClientError(f"no {what} within {timeout:g} s")
+        return future.result()

@@ -1,0 +1,24 @@
+"""The stack's topics, named once: the robot interface, the balance monitor's and the
+self-collision checker's outputs, and the simulator's clock, ground truth and fall flag.
+
+Their union is what a recording takes by default (``humanoid record``, ``--record`` and
+``record.launch.py`` alike). Topics nobody publishes (a node that is not running, the
+simulator's topics on the real robot) are simply absent from a bag."""
+
+ROBOT_INTERFACE = (
+    "/joint_states", "/joint_commands", "/joint_trajectory", "/robot_description", "/diagnostics",
+    "/imu/data", "/left_foot/wrench", "/right_foot/wrench", "/left_foot/contact", "/right_foot/contact",
+    "/follow_joint_trajectory/_action/feedback", "/follow_joint_trajectory/_action/status",
+    "/play_motion/_action/feedback", "/play_motion/_action/status", "/cmd_vel",
+)
+BALANCE = ("/balance_state", "/balance_markers")
+SELF_COLLISION = ("/self_collision_state", "/self_collision_markers")
+SIMULATION = ("/clock", "/ground_truth/base_pose", "/ground_truth/base_twist", "/fallen")
+
+DEFAULT_TOPICS: tuple[str, ...] = (*ROBOT_INTERFACE, *BALANCE, *SELF_COLLISION, *SIMULATION)
+
+
+def absolute(topic: str) -> str:
+    """``joint_states`` and ``/joint_states`` are the same topic (the recorder runs in the root
+    namespace)."""
+    return topic if topic.startswith("/") else f"/{topic}"

@@ -1,0 +1,9 @@
+"""Experiments and benchmarks, for the workstation (not the robot's computer).
+
+Experiments (each a ``humanoid`` command): :mod:`~humanoid_experiments.demo`,
+:mod:`~humanoid_experiments.walk`, :mod:`~humanoid_experiments.postures`,
+:mod:`~humanoid_experiments.balance_poses`, :mod:`~humanoid_experiments.gaits` and the gait
+search on Ray (:mod:`~humanoid_experiments.gait_search`); benchmarks in
+:mod:`~humanoid_experiments.bench` (``humanoid bench TARGET``), each printing its figure
+beside a baseline measured in the same run.
+"""

@@ -1,0 +1,36 @@
+"""``humanoid bench TARGET``: the benchmarks, each a module of this package."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+
+#: target -> (module, help)
+TARGETS: dict[str, tuple[str, str]] = {
+    "sim": ("humanoid_experiments.bench.sim", "real-time factor of the simulation node vs raw PyBullet"),
+    "balance": ("humanoid_experiments.bench.balance", "balance monitor core vs bare Pinocchio CoM, and the node "
+                                                      "at 1 kHz input"),
+    "self-collision": ("humanoid_experiments.bench.self_collision", "the per-cycle self-collision check vs bare "
+                                                                    "Coal on the same configurations, and "
+                                                                    "collisions missed vs brute force"),
+    "bus": ("humanoid_experiments.bench.bus", "Dynamixel bus bytes vs the protocol's minimum, loop rate vs a bare "
+                                              "SDK loop"),
+    "record": ("humanoid_experiments.bench.record", "messages in the bag / messages sent at 1 kHz, and the "
+                                                    "recorder's cost vs a bare rosbags write loop"),
+    "gait-search": ("humanoid_experiments.bench.gait_search", "gait evaluations per core-hour on Ray, speed-up "
+                                                              "1 -> 2 workers, projected time of the report's "
+                                                              "search on 50 cores"),
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    targets = parser.add_subparsers(dest="target", required=True, metavar="TARGET", parser_class=type(parser))
+    for name, (module_name, help_text) in TARGETS.items():
+        module = importlib.import_module(module_name)
+        p = targets.add_parser(name, help=help_text, description=module.__doc__.split("\n\n")[0])
+        module.add_arguments(p)
+        p.set_defaults(bench_run=module.run)
+
+
+def run(args: argparse.Namespace) -> int:
+    return args.bench_run(args)

@@ -1,0 +1,218 @@
+"""The quadruped report's gait search: a particle swarm over CPG gait parameters, each
+evaluation a headless simulation, run as tasks on Ray (a local instance by default, an
+existing cluster by its address) or in this process.
+
+Every iteration's outcome is saved in the search directory as it ends:
+
+- ``search.json``: the settings, the whole swarm (positions, velocities, bests, random
+  generator) and the best gait so far with its outcome; rewritten atomically, so an
+  interrupted search resumes from the last iteration that ended;
+- ``history.jsonl``: one line per iteration (every particle's fitness, the best so far).
+
+Evaluations are deterministic (a fresh reset of the same physics each) and the swarm is
+seeded, so a search is reproduced exactly by its seed, whatever the number of workers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+
+from humanoid_experiments import local_ray
+from humanoid_control.quadruped_gaits.cpg import parameters_from_vector, search_box
+from humanoid_control.quadruped_gaits.particle_swarm import ParticleSwarm, SwarmSettings
+
+if TYPE_CHECKING:  # the simulation (PyBullet, which prints on import) is loaded only to evaluate
+    from humanoid_sim.gait_evaluation import GaitOutcome
+
+#: The search directory's files.
+STATE_FILE, HISTORY_FILE = "search.json", "history.jsonl"
+
+
+class SearchError(RuntimeError):
+    """A search that cannot start or resume (a directory in the way, settings that differ ...)."""
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    """What defines a search (and must match to resume one)."""
+
+    robot: str
+    structure: str
+    seconds: float  # simulated seconds per evaluation
+    seed: int
+    swarm: SwarmSettings
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> SearchSettings:
+        return cls(**{**data, "swarm": SwarmSettings(**data["swarm"])})
+
+
+class Evaluation(Protocol):
+    """Somewhere gaits are evaluated: the outcomes of ``points`` in their order."""
+
+    workers: int
+
+    def evaluate(self, points: np.ndarray) -> list[GaitOutcome]: ...
+
+    def close(self) -> None: ...
+
+
+class InProcessEvaluation:
+    """One simulation in this process, the points one after the other (the bare baseline)."""
+
+    workers = 1
+
+    def __init__(self, settings: SearchSettings) -> None:
+        from humanoid_sim.gait_evaluation import CPGEvaluator
+
+        self.evaluator = CPGEvaluator(settings.robot, settings.structure, settings.seconds)
+
+    def evaluate(self, points: np.ndarray) -> list[GaitOutcome]:
+        return [self.evaluator.evaluate(point.tolist()) for point in points]
+
+    def close(self) -> None:
+        self.evaluator.close()
+
+
+class RayEvaluation:
+    """Every point a Ray task (one CPU each, a simulation of its own), queued at once: Ray
+    hands them to its workers as they become free, so gaits that fall early (short
+    evaluations) leave no worker idle.
+
+    Without ``address``, a local Ray instance of ``workers`` CPUs (default: this machine's)
+    is started (:mod:`humanoid_experiments.local_ray`: on 127.0.0.1, dying with this process)
+    and stopped by :meth:`close`; with it, the search joins that cluster (whose machines
+    must have this project installed) and uses ``workers`` of its CPUs at once (default: all)."""
+
+    def __init__(self, settings: SearchSettings, workers: int | None = None, address: str | None = None) -> None:
+        import ray
+
+        from humanoid_sim.gait_evaluation import evaluate_cpg
+
+        self.settings = settings
+        self._local = None
+        if address:
+            os.environ.update(local_ray.RAY_ENVIRONMENT)
+            ray.init(address=address, logging_level="ERROR", log_to_driver=False)
+        else:
+            self._local = local_ray.start(workers or os.cpu_count() or 1)
+        self.workers = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        self._task = ray.remote(num_cpus=1)(evaluate_cpg)
+
+    def evaluate(self, points: np.ndarray) -> list[GaitOutcome]:
+        import ray
+
+        s = self.settings
+        # a local instance runs as many at once as it has CPUs: queue them all; on a cluster,
+        # keep ``workers`` in flight
+        window = len(points) if self._local is not None else self.workers
+        queue, running, outcomes = list(enumerate(points)), {}, {}
+        while queue or running:
+            while queue and len(running) < window:
+                index, point = queue.pop(0)
+                running[self._task.remote(s.robot, s.structure, s.seconds, point.tolist())] = index
+            done, _ = ray.wait(list(running), num_returns=1)
+            for reference in done:
+                outcomes[running.pop(reference)] = ray.get(reference)
+        return [outcomes[index] for index in range(len(points))]
+
+    def close(self) -> None:
+        import ray
+
+        if self._local is not None:
+            self._local.stop()
+        else:
+            ray.shutdown()  # leaves the cluster running
+
+
+@dataclass
+class Best:
+    """The best gait so far: its point, parameters and outcome."""
+
+    point: list[float]
+    parameters: dict
+    outcome: dict
+    fitness: float
+
+
+class SearchDirectory:
+    """The files of one search (see the module's docstring)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.state_path, self.history_path = path / STATE_FILE, path / HISTORY_FILE
+
+    def create(self, overwrite: bool) -> None:
+        if self.path.exists() and any(self.path.iterdir()) and not overwrite:
+            raise SearchError(f"{self.path} exists and is not empty: --resume it, --overwrite it or give another "
+                              "--output")
+        self.path.mkdir(parents=True, exist_ok=True)
+        for file in (self.state_path, self.history_path):
+            file.unlink(missing_ok=True)
+
+    def save(self, settings: SearchSettings, swarm: ParticleSwarm, best: Best | None) -> None:
+        data = {"settings": settings.as_dict(), "swarm": swarm.state(),
+                "best": None if best is None else asdict(best)}
+        partial = self.state_path.with_suffix(".json.partial")
+        partial.write_text(json.dumps(data, indent=1))
+        os.replace(partial, self.state_path)  # all or nothing: an interruption keeps the previous one
+
+    def load(self) -> tuple[SearchSettings, ParticleSwarm, Best | None]:
+        try:
+            data = json.loads(self.state_path.read_text())
+        except (OSError, ValueError) as error:
+            raise SearchError(f"cannot resume from {self.state_path}: {error}") from None
+        best = None if data["best"] is None else Best(**data["best"])
+        return SearchSettings.from_dict(data["settings"]), ParticleSwarm.from_state(data["swarm"]), best
+
+    def append(self, entry: dict) -> None:
+        with self.history_path.open("a") as history:
+            history.write(json.dumps(entry) + "\n")
+
+    def history(self) -> list[dict]:
+        if not self.history_path.exists():
+            return []
+        return [json.loads(line) for line in self.history_path.read_text().splitlines() if line.strip()]
+
+    def keep_history(self, iterations: int) -> None:
+        """Drop the lines of iterations the saved state does not include (cut off mid-save)."""
+        self.history_path.write_text("".join(json.dumps(entry) + "\n" for entry in self.history()[:iterations]))
+
+
+def new_swarm(settings: SearchSettings) -> ParticleSwarm:
+    return ParticleSwarm(*search_box(), settings.swarm, settings.seed)
+
+
+def run_search(settings: SearchSettings, swarm: ParticleSwarm, best: Best | None, evaluation: Evaluation,
+               directory: SearchDirectory, report: Callable[[dict, Best], None] = lambda entry, best: None) -> Best:
+    """Iterate the swarm to its end, saving after every iteration; returns the best gait."""
+    while not swarm.finished:
+        started = time.monotonic()
+        points = swarm.ask()
+        outcomes = evaluation.evaluate(points)
+        fitness = np.array([outcome.fitness for outcome in outcomes])
+        swarm.tell(fitness)
+        leader = int(np.argmax(fitness))
+        if best is None or fitness[leader] > best.fitness:
+            point = points[leader].tolist()
+            best = Best(point, asdict(parameters_from_vector(points[leader], settings.structure)),
+                        outcomes[leader].as_dict(), float(fitness[leader]))
+        entry = {"iteration": swarm.iteration, "fitness": fitness.tolist(),
+                 "fell": [outcome.fell for outcome in outcomes], "best_fitness": best.fitness,
+                 "wall_seconds": time.monotonic() - started}
+        directory.append(entry)
+        directory.save(settings, swarm, best)
+        report(entry, best)
+    assert best is not None
+    return best

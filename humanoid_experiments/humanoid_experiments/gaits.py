@@ -1,0 +1,100 @@
+"""``humanoid gaits``: IK gaits of the quadruped measured in a headless simulation.
+
+``--sweep`` runs every gait of the robot (robot.yaml ``gaits.phases``) at every
+frequency of ``--frequencies`` and prints, per run, the distance covered along the
+initial heading, the sideways drift, the turn of the heading and whether the robot fell
+(and when); then the best gait (the longest distance among the runs that did not fall)
+and whether it is the trot, as the reference found. ``--gait NAME --frequency F`` runs
+one. ``--cpg`` runs CPG gaits (:mod:`humanoid_control.quadruped_gaits.cpg`) instead, named by their
+coupling structure (independent, paired, symmetric). Each run is a fresh start in the
+simulation node's physics (no ROS, as fast as the machine goes), so runs are independent
+and reproducible.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from humanoid_control.command_line import UsageError, positive_number
+
+#: The reference's range, 0.5-2 Hz, in steps of 0.5 Hz.
+DEFAULT_FREQUENCIES = (0.5, 1.0, 1.5, 2.0)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--robot", default="bioloid_quadruped", help="a robot with legs and gaits in robot.yaml "
+                        "(bioloid_quadruped)")
+    parser.add_argument("--sweep", action="store_true", help="every gait at every frequency of --frequencies")
+    parser.add_argument("--gait", default=None, help="one gait (walk, trot, pace, bound, gallop)")
+    parser.add_argument("--frequency", type=positive_number, default=1.0, help="Hz, with --gait (1.0)")
+    parser.add_argument("--frequencies", type=positive_number, nargs="+", default=list(DEFAULT_FREQUENCIES),
+                        metavar="HZ", help="Hz, with --sweep (0.5 1.0 1.5 2.0; the reference's range 0.5-2)")
+    parser.add_argument("--seconds", type=positive_number, default=8.0,
+                        help="simulated seconds each gait runs (8)")
+    parser.add_argument("--cpg", action="store_true",
+                        help="CPG gaits instead of IK gaits: --gait and --sweep then name coupling structures "
+                             "(independent, paired, symmetric), the oscillators started in a trot's phases")
+    parser.add_argument("--json", action="store_true", help="print the runs as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    from humanoid_control.quadruped_gaits.patterns import GaitError, IKGait, default_parameters, gait_phases
+    from humanoid_description.model import load_model
+    from humanoid_description.robots import UnknownRobotError
+
+    if args.sweep == (args.gait is not None):
+        raise UsageError("give either --sweep or --gait NAME")
+    try:
+        model = load_model(args.robot)
+        phases = gait_phases(model)
+        if not phases:
+            raise GaitError(f"robot {args.robot} has no gaits (robot.yaml gaits.phases): it walks on two legs "
+                            "or not at all; IK gaits are for the quadruped")
+        if args.cpg:
+            from humanoid_control.quadruped_gaits.cpg import STRUCTURES, CPGGait, CPGParameters
+
+            plan = ([(g, f) for g in STRUCTURES for f in args.frequencies] if args.sweep
+                    else [(args.gait, args.frequency)])
+            gaits = [(CPGGait(model, CPGParameters(frequency=f, structure=g)), f) for g, f in plan]
+        else:
+            plan = ([(g, f) for g in phases for f in args.frequencies] if args.sweep
+                    else [(args.gait, args.frequency)])
+            gaits = [(IKGait(model, g, default_parameters(model, frequency=f)), f) for g, f in plan]
+    except (GaitError, UnknownRobotError, KeyError) as error:
+        raise UsageError(str(error).strip('"')) from None
+
+    from humanoid_sim.gait_evaluation import HeadlessSimulation
+
+    outcomes = []
+    if not args.json:
+        kind = "CPG" if args.cpg else "IK"
+        print(f"{args.robot}: {kind} gaits, {args.seconds:g} s each in the simulation (headless)")
+        print(f"{'gait':16s} {'Hz':>4s} {'distance':>9s} {'lateral':>8s} {'heading':>8s}  fell")
+        print(f"{'':16s} {'':4s} {'(mm)':>9s} {'(mm)':>8s} {'(deg)':>8s}")
+    with HeadlessSimulation(args.robot) as simulation:
+        for gait, frequency in gaits:
+            name = f"cpg {gait.params.structure}" if args.cpg else gait.name
+            outcome = simulation.run(gait.positions, args.seconds, name, frequency)
+            outcomes.append(outcome)
+            if not args.json:
+                fell = f"yes, at {outcome.fall_time:.2f} s" if outcome.fell else "no"
+                print(f"{name:16s} {frequency:4.1f} {outcome.distance * 1000:9.1f} {outcome.lateral * 1000:8.1f} "
+                      f"{outcome.heading_deg:8.1f}  {fell}", flush=True)
+    standing = [o for o in outcomes if not o.fell]
+    best = max(standing, key=lambda o: o.distance, default=None)
+    if args.json:
+        print(json.dumps({"robot": args.robot, "seconds": args.seconds, "runs": [o.as_dict() for o in outcomes],
+                          "best": best.as_dict() if best else None}, indent=2))
+        return 0
+    if best is None:
+        print("best: none (every run fell)")
+    else:
+        print(f"best: {best.gait} at {best.frequency:g} Hz, {best.distance * 1000:.0f} mm in {best.seconds:g} s "
+              f"({best.distance / best.seconds * 1000:.0f} mm/s) without falling")
+        if args.sweep and not args.cpg:
+            verdict = "agrees" if best.gait == "trot" else "does not agree"
+            print(f"the reference found the trot best: this sweep {verdict}")
+    sys.stdout.flush()
+    return 0

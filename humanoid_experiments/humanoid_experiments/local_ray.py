@@ -1,0 +1,86 @@
+"""A local Ray instance that dies with the process that started it.
+
+``ray.init()`` starts Ray's processes (GCS, raylet, workers, agents) on this machine and
+``ray.shutdown()`` stops them; but a driver killed outright (``kill -KILL``, the OOM killer)
+leaves Ray's agents running for a minute or more (they try to report the raylet's death
+to a GCS that is gone). Every process we start must die with its parent, so
+:func:`start` marks Ray's processes (an environment variable they all inherit) and starts
+a small reaper, ``python -m humanoid_experiments.local_ray OWNER``, which waits on a pipe from
+the owner: when the pipe closes (the owner stopped Ray, exited or was killed), it kills
+every process that still carries the owner's mark.
+
+The instance binds its services to 127.0.0.1 and sends no usage report (no traffic beyond
+this machine).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+#: The mark every Ray process of one owner inherits: the owner's process ID.
+OWNER_VARIABLE = "HUMANOID_RAY_OWNER"
+#: Ray's environment: no usage report sent to its makers.
+RAY_ENVIRONMENT = {"RAY_USAGE_STATS_ENABLED": "0"}
+
+
+class LocalRay:
+    """A running local instance and its reaper; :meth:`stop` ends both."""
+
+    def __init__(self, reaper: subprocess.Popen) -> None:
+        self._reaper = reaper
+
+    def stop(self) -> None:
+        import ray
+
+        ray.shutdown()
+        if self._reaper.stdin is not None:
+            self._reaper.stdin.close()  # the reaper sweeps what ray.shutdown left, then exits
+        self._reaper.wait(timeout=30)
+
+
+def start(cpus: int) -> LocalRay:
+    """``ray.init`` of a local instance of ``cpus`` CPUs on 127.0.0.1, reaped with this process."""
+    os.environ.update(RAY_ENVIRONMENT | {OWNER_VARIABLE: str(os.getpid())})
+    reaper = subprocess.Popen([sys.executable, "-m", "humanoid_experiments.local_ray", str(os.getpid())],
+                              stdin=subprocess.PIPE)
+    import ray
+
+    ray.init(num_cpus=cpus, include_dashboard=False, _node_ip_address="127.0.0.1", logging_level="ERROR",
+             log_to_driver=False)
+    return LocalRay(reaper)
+
+
+def marked_processes(owner: int) -> list[int]:
+    """The processes (other than this one) whose environment carries ``owner``'s mark."""
+    mark = f"{OWNER_VARIABLE}={owner}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) in (os.getpid(), owner):
+            continue
+        try:
+            environment = (entry / "environ").read_bytes().split(b"\0")
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+        if mark in environment:
+            found.append(int(entry.name))
+    return found
+
+
+def reap(owner: int) -> None:
+    """Wait until the owner closes our stdin (or dies), then kill what is left of its Ray."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C in the terminal is for the owner
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    while sys.stdin.buffer.read(4096):
+        pass
+    for pid in marked_processes(owner):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+if __name__ == "__main__":
+    reap(int(sys.argv[1]))

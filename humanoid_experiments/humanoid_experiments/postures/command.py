@@ -1,0 +1,184 @@
+"""``humanoid postures``: the postures protocol, in simulation or on the real robot.
+
+In simulation the command starts a headless simulation of the robot (as fast as it can
+run, unless ``--real-time-factor`` says otherwise), runs the tests through the robot
+interface and stops the simulation. With ``--real`` it starts nothing: it drives the
+robot already running in this ROS domain (any graph serving the robot interface), asks
+for the operator's confirmation on stdin before each test and each move back, and stops
+each test at the first foot lift: a robot that publishes neither foot wrenches nor an IMU
+(the Bioloids' hardware node) is refused, since nothing could stop it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from humanoid_control.command_line import UsageError, new_file, non_negative_number
+
+if TYPE_CHECKING:
+    from humanoid_control.ros.robot_client import RobotClient
+    from humanoid_description.model import RobotModel
+
+# rclpy, Pinocchio and the robot client are imported where they are used: the `humanoid`
+# command builds its parser from this module and must start fast.
+
+
+def parse_tests(text: str) -> list[int]:
+    """``1,3,5`` or ranges ``1-4,9``: test numbers, in the order given, without repeats."""
+    numbers: list[int] = []
+    for part in text.split(","):
+        part = part.strip()
+        try:
+            if "-" in part[1:]:
+                low, high = (int(v) for v in part.split("-", 1))
+                if low > high:
+                    raise ValueError
+                values = list(range(low, high + 1))
+            else:
+                values = [int(part)]
+        except ValueError:
+            raise UsageError(f"--tests: {part!r} is not a test number or a range like 1-4") from None
+        numbers += [v for v in values if v not in numbers]
+    return numbers
+
+
+def parse_overrides(items: list[str]) -> dict[str, str]:
+    """``NAME=VALUE`` items as ROS parameter overrides (values in ROS's own syntax)."""
+    overrides = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip() or not value.strip():
+            raise UsageError(f"--set: {item!r} is not NAME=VALUE")
+        overrides[name.strip()] = value.strip()
+    return overrides
+
+
+def json_output(text: str) -> str:
+    """``-`` (stdout) or a file that can be written."""
+    return text if text == "-" else str(new_file(text))
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--robot", required=True,
+                        help="the robot whose protocol to run (humanoid_description/robots/<robot>/postures.yaml: "
+                             "hoap2, bioloid_quadruped)")
+    parser.add_argument("--tests", default=None, metavar="LIST",
+                        help="tests to run, e.g. 1,3,5 or 1-4 (default: all, in order)")
+    parser.add_argument("--json", default=None, metavar="OUT", type=json_output,
+                        help="also write the results to OUT as JSON (a list, one object per test; - for stdout)")
+    parser.add_argument("--real", action="store_true",
+                        help="drive the real robot already running (no simulator services): confirm each test "
+                             "on stdin, stop at the first foot lift")
+    parser.add_argument("--protocol", type=Path, default=None,
+                        help="protocol file (default: humanoid_description/robots/<robot>/postures.yaml)")
+    parser.add_argument("--real-time-factor", type=non_negative_number, default=0.0,
+                        help="simulation only: 0 = as fast as possible (default), 1 = real time")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="simulation only: override a parameter of the simulation node, e.g. "
+                             "transmission.stiffness=50 or transmission.backlash=0 (repeatable)")
+
+
+#: Seconds for the robot's sensor topics to be discovered once its joint_states arrive.
+DISCOVERY_TIMEOUT = 5.0
+
+
+def publishes_balance_sensors(client: RobotClient, model: RobotModel) -> bool:
+    """Does the robot publish a foot wrench or its IMU (what the watch needs to stop a test)?"""
+    from humanoid_control.ros.robot_client import RobotClientError, poll_until
+
+    topics = [f"{side}_foot/wrench" for side in model.config.feet] + ["imu/data"]
+    try:
+        poll_until(lambda: any(client.node.count_publishers(t) for t in topics), "sensor topics", DISCOVERY_TIMEOUT)
+    except RobotClientError:
+        return False
+    return True
+
+
+def confirm_on(stream: TextIO, out: TextIO) -> Callable[[str], bool]:
+    """A confirm callback asking on ``out`` and reading y/yes from ``stream`` (end of input: no)."""
+    def confirm(question: str) -> bool:
+        print(f"{question} [y/N] ", end="", file=out, flush=True)
+        answer = stream.readline()
+        return answer.strip().lower() in ("y", "yes")
+    return confirm
+
+
+def run(args: argparse.Namespace, stdin: TextIO = sys.stdin, out: TextIO = sys.stderr) -> int:
+    import contextlib
+
+    from humanoid_control.ros.robot_client import RobotClient, RobotClientError
+    from humanoid_description.model import load_model
+    from humanoid_description.robots import ROBOTS
+    from humanoid_experiments.postures.protocol import load_protocol
+    from humanoid_experiments.postures.report import table, to_json
+    from humanoid_experiments.postures.runner import OperatorStopError, PosturesRunner
+
+    if args.robot not in ROBOTS:
+        raise UsageError(f"unknown robot {args.robot!r} (known robots: {', '.join(ROBOTS)})")
+    overrides = parse_overrides(args.set)
+    if args.real and (overrides or args.real_time_factor):
+        raise UsageError("--set and --real-time-factor are for the simulation, not with --real")
+    model = load_model(args.robot)
+    try:
+        protocol = load_protocol(model, args.protocol)
+        tests = protocol.select(None if args.tests is None else parse_tests(args.tests))
+    except (FileNotFoundError, ValueError) as error:
+        raise UsageError(str(error)) from None
+
+    results = []
+    with contextlib.ExitStack() as stack:
+        if not args.real:
+            from humanoid_control.processes.node_graph import Graph
+            from humanoid_sim.sim_node_spec import sim_node_spec
+
+            log_dir = Path(tempfile.mkdtemp(prefix="humanoid_postures_"))
+            node = sim_node_spec(args.robot, {"real_time_factor": args.real_time_factor, **protocol.simulation,
+                                              **overrides})
+            print(f"starting the {args.robot} simulation (logs: {log_dir}) ...", file=out, flush=True)
+            stack.enter_context(Graph([node], log_dir=log_dir))
+        client = stack.enter_context(RobotClient("humanoid_postures"))
+        try:
+            client.wait_for_joint_states(60.0)
+        except RobotClientError as error:
+            print(f"humanoid postures: {error}", file=out)
+            return 1
+        robots = client.node.count_publishers("joint_states")
+        if robots > 1:  # commands and resets would reach the other robot too
+            print(f"humanoid postures: {robots} robots publish joint_states in ROS domain "
+                  f"{os.environ.get('ROS_DOMAIN_ID', '0')}: stop the others or use another ROS_DOMAIN_ID", file=out)
+            return 1
+        if args.real and not publishes_balance_sensors(client, model):
+            print(f"humanoid postures: --real: the robot publishes no foot wrench (<side>_foot/wrench, sides "
+                  f"{', '.join(model.config.feet)}) and no imu/data within {DISCOVERY_TIMEOUT:g} s: nothing "
+                  "would see a foot lift or a fall", file=out)
+            return 1
+        runner = PosturesRunner(client, model, protocol, real=args.real, confirm=confirm_on(stdin, out), out=out)
+        try:
+            for i, test in enumerate(tests, start=1):
+                print(f"[{i}/{len(tests)}] {test}: joints {', '.join(test.joints)} "
+                      f"{'+' if test.direction > 0 else '-'}, from {test.start}", file=out, flush=True)
+                result = runner.run(test)
+                results.append(result)
+                limit = "no limit" if result.limit is None else f"limit {result.limit:+.4f} rad"
+                print(f"[{i}/{len(tests)}] {test}: {limit} ({result.stopped_by}; tipped {result.tipped})",
+                      file=out, flush=True)
+        except OperatorStopError as error:
+            print(f"humanoid postures: {error}", file=out)
+        except RobotClientError as error:
+            print(f"humanoid postures: {error}", file=out)
+            return 1
+    if results:
+        print(table(results, protocol.reference))
+        if args.json == "-":
+            print(to_json(results))
+        elif args.json:
+            Path(args.json).write_text(to_json(results) + "\n")
+            print(f"{len(results)} results written to {args.json}", file=out)
+    return 0 if len(results) == len(tests) else 1
+

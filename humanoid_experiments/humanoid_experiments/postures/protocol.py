@@ -1,0 +1,195 @@
+"""The postures protocol of a robot: its tests and parameters, read from
+``humanoid_description/robots/<robot>/postures.yaml`` (documented there).
+
+Every value is checked when the file is read (unknown keys, joints, poses and
+directions, non-positive times) and reported with the file and line, so that a typo
+never surfaces halfway through a long run.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from humanoid_control.motion.yaml_nodes import YamlNode, compose_file, require_keys
+from humanoid_description.model import RobotModel
+from humanoid_description.runtime_files import POSTURES_PROTOCOL
+from humanoid_description.units import PositionScale
+
+#: Where a test's feet may tip: the sign of the foot's tilt about y (pitch) or x (roll).
+FALL_DIRECTIONS = ("forward", "backward", "left", "right")
+
+
+@dataclass(frozen=True)
+class ProtocolParameters:
+    """How the tests are run (the ``parameters`` section; defaults documented in the YAML)."""
+
+    step: float = math.radians(0.5)  # rad moved per step
+    coarse_step: float = math.radians(2.0)  # rad, simulation: first search in these steps
+    step_time: float = 0.25  # s, duration of each step's rest-to-rest move
+    settle_time: float = 0.5  # s held after each step, watching the feet
+    start_settle_time: float = 1.0  # s held in the start pose before the first step
+    contact_threshold: float = 2.0  # N, a foot carrying less ...
+    lift_time: float = 0.05  # s, ... for this long has left the ground
+    tip_angle: float = math.radians(15.0)  # rad, every sole (ball feet: the body) leaning this much more = tipping
+    return_speed: float = math.radians(10.0)  # rad/s, --real: back to the start pose
+
+
+#: YAML key -> (field, scale from the file's unit to the field's)
+_PARAMETER_KEYS = {"step": ("step", math.pi / 180.0), "coarse_step": ("coarse_step", math.pi / 180.0),
+                   "step_time": ("step_time", 1.0),
+                   "settle_time": ("settle_time", 1.0), "start_settle_time": ("start_settle_time", 1.0),
+                   "contact_threshold": ("contact_threshold", 1.0), "lift_time": ("lift_time", 1.0),
+                   "tip_angle": ("tip_angle", math.pi / 180.0), "return_speed": ("return_speed", math.pi / 180.0)}
+
+
+@dataclass(frozen=True)
+class PostureTest:
+    """One test: move ``joints`` together in ``direction`` from the ``start`` pose."""
+
+    number: int
+    name: str
+    joints: tuple[str, ...]
+    direction: int  # +1 or -1, in the URDF's joint axes
+    start: str  # a named pose of the robot
+    falls: str  # where the robot must tip (one of FALL_DIRECTIONS)
+    real_limit: float | None  # rad, the real robot's limit when known
+
+    def __str__(self) -> str:
+        return f"test {self.number} ({self.name})"
+
+
+@dataclass(frozen=True)
+class EquilibriumReference:
+    """The reference's own validation, when it kept only register values: where the real robot
+    and the reference's simulation of it fell, pair by pair, in postures it does not name
+    (the ``reference`` section)."""
+
+    pairs: tuple[tuple[int, int], ...]  # (real, simulated) register values
+    accepted_deg: float  # the reference's tolerance between the two
+    scale: PositionScale  # the servos' position register
+
+    def difference_deg(self, pair: tuple[int, int]) -> float:
+        """|real - simulated| of one pair, in degrees."""
+        return abs(self.scale.raw_to_degrees(pair[0]) - self.scale.raw_to_degrees(pair[1]))
+
+
+@dataclass(frozen=True)
+class Protocol:
+    robot: str
+    parameters: ProtocolParameters
+    tests: tuple[PostureTest, ...]
+    source: str
+    #: ROS parameters of the simulation node when the command starts one (name -> value)
+    simulation: dict[str, object] = field(default_factory=dict)
+    reference: EquilibriumReference | None = None
+
+    def select(self, numbers: list[int] | None) -> list[PostureTest]:
+        """The tests with these numbers, in the order given (all of them for None)."""
+        if numbers is None:
+            return list(self.tests)
+        by_number = {test.number: test for test in self.tests}
+        unknown = [n for n in numbers if n not in by_number]
+        if unknown:
+            raise ValueError(f"no test {', '.join(map(str, unknown))} in {self.source} "
+                             f"(tests: {', '.join(str(t.number) for t in self.tests)})")
+        return [by_number[n] for n in numbers]
+
+
+def protocol_path(robot: str) -> Path:
+    return POSTURES_PROTOCOL.path(robot)
+
+
+def load_protocol(model: RobotModel, path: Path | None = None) -> Protocol:
+    """Read and check a protocol file (default: the robot's own); MotionError (a ValueError)
+    names the file, the line and the problem."""
+    path = protocol_path(model.name) if path is None else path
+    root = compose_file(path)
+    top = root.mapping("the protocol")
+    require_keys(top, root, "the protocol", {"robot", "parameters", "tests"}, {"simulation", "reference"})
+    robot = top["robot"].text("robot")
+    if robot != model.name:
+        raise top["robot"].error(f"this protocol is for {robot!r}, not {model.name!r}")
+    parameters = _parameters(top["parameters"])
+    tests = tuple(_test(key, node, model) for key, node in top["tests"].mapping("tests").items())
+    if not tests:
+        raise top["tests"].error("tests: no test defined")
+    simulation = {}
+    if "simulation" in top:
+        for key, value in top["simulation"].mapping("simulation").items():
+            simulation[key] = value.number(f"simulation: {key}")
+    reference = _reference(top["reference"], model) if "reference" in top else None
+    return Protocol(robot, parameters, tests, str(path), simulation, reference)
+
+
+def _reference(node: YamlNode, model: RobotModel) -> EquilibriumReference:
+    """The ``reference`` section: register values, so the robot's servos must share one register."""
+    entries = node.mapping("reference")
+    require_keys(entries, node, "reference", {"equilibrium_raw", "accepted_deg"}, set())
+    joint_map = model.config.joint_map
+    scales = {servo.scale for servo in joint_map.values()} if joint_map is not None else set()
+    if len(scales) != 1:
+        raise node.error(f"reference: register values need a robot whose servos share one position register "
+                         f"({model.name} has {'no joint map' if joint_map is None else 'several'})")
+    (scale,) = scales
+    pairs: list[tuple[int, int]] = []
+    for i, item in enumerate(entries["equilibrium_raw"].sequence("reference: equilibrium_raw")):
+        what = f"reference: equilibrium_raw[{i}]"
+        values = item.sequence(what)
+        if len(values) != 2:
+            raise item.error(f"{what}: a pair [real, simulated], got {len(values)} values")
+        pair = (values[0].integer(what), values[1].integer(what))
+        if not all(scale.raw_min <= value <= scale.raw_max for value in pair):
+            raise item.error(f"{what}: {list(pair)} outside the {scale.name} register "
+                             f"[{scale.raw_min}, {scale.raw_max}]")
+        pairs.append(pair)
+    if not pairs:
+        raise entries["equilibrium_raw"].error("reference: equilibrium_raw: at least one pair")
+    accepted = entries["accepted_deg"].number("reference: accepted_deg")
+    if accepted <= 0.0:
+        raise entries["accepted_deg"].error(f"reference: accepted_deg must be > 0, got {accepted:g}")
+    return EquilibriumReference(tuple(pairs), accepted, scale)
+
+
+def _parameters(node: YamlNode) -> ProtocolParameters:
+    entries = node.mapping("parameters")
+    require_keys(entries, node, "parameters", set(), set(_PARAMETER_KEYS))
+    values = {}
+    for key, value in entries.items():
+        number = value.number(f"parameters: {key}")
+        if number <= 0.0:
+            raise value.error(f"parameters: {key} must be > 0, got {number:g}")
+        field, scale = _PARAMETER_KEYS[key]
+        values[field] = number * scale
+    return ProtocolParameters(**values)
+
+
+def _test(key: str, node: YamlNode, model: RobotModel) -> PostureTest:
+    try:
+        number = int(key)
+    except ValueError:
+        raise node.error(f"tests: {key!r} is not a test number") from None
+    what = f"test {number}"
+    entries = node.mapping(what)
+    require_keys(entries, node, what, {"name", "joints", "direction", "start", "falls"}, {"real"})
+    joints = tuple(item.text(f"{what}: joints") for item in entries["joints"].sequence(f"{what}: joints"))
+    for joint in joints:
+        if joint not in model.joints:
+            raise entries["joints"].error(f"{what}: unknown joint {joint!r} (joints: {', '.join(model.joints.names)})")
+    if not joints:
+        raise entries["joints"].error(f"{what}: joints: at least one joint")
+    direction = entries["direction"].number(f"{what}: direction")
+    if direction not in (1.0, -1.0):
+        raise entries["direction"].error(f"{what}: direction must be 1 or -1, got {direction:g}")
+    start = entries["start"].text(f"{what}: start")
+    try:
+        model.config.pose(start)
+    except (KeyError, ValueError):
+        raise entries["start"].error(f"{what}: start: the robot has no pose {start!r} "
+                                     f"(poses: {', '.join(model.config.poses)})") from None
+    falls = entries["falls"].text(f"{what}: falls")
+    if falls not in FALL_DIRECTIONS:
+        raise entries["falls"].error(f"{what}: falls must be one of {', '.join(FALL_DIRECTIONS)}, got {falls!r}")
+    real = entries["real"].number(f"{what}: real") if "real" in entries else None
+    return PostureTest(number, entries["name"].text(f"{what}: name"), joints, int(direction), start, falls, real)

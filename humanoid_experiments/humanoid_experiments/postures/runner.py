@@ -1,0 +1,235 @@
+"""Running postures tests through the robot interface, in simulation or on the real robot.
+
+Each test: put the robot in its start pose and let it settle; then, step by step, move
+the test's joints one ``step`` further (a smooth rest-to-rest trajectory of
+``step_time`` through ``follow_joint_trajectory``, every joint commanded) and hold for
+``settle_time`` while watching the feet; stop when the robot loses its balance: every sole
+tipped past ``tip_angle`` (the robot pivots about an edge of its support; on ball feet the
+body tipped that far) or a fall; with ``real`` already at the first foot that leaves the
+ground. The limit is the commanded angle of that step, from the start pose; on a robot
+with a joint map it is also given as each servo's register value there. A test that
+reaches the end of its joints' range without an event has no limit. In simulation the
+search first goes in ``coarse_step`` steps, then again from the last coarse step that stood
+in ``step`` steps (the same result as fine steps all the way when nothing before the limit
+depends on the path, in fewer steps).
+
+- **Simulation**: the start pose is set with the simulator's ``reset`` service (which
+  also picks a fallen robot up).
+- **Real robot** (``real=True``): never a simulator service. Before each test the
+  operator confirms (``confirm``); the robot stops at the first foot event (no ``fallen``
+  topic on a real robot); the way back to the start pose is a slow trajectory
+  (``return_speed``), after the operator confirms.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TextIO
+
+import numpy as np
+
+from humanoid_control.ros.robot_client import RobotClient, RobotClientError, make_trajectory
+from humanoid_description.joint_map import ServoJoint
+from humanoid_description.model import RobotModel
+from humanoid_experiments.postures.protocol import PostureTest, Protocol
+from humanoid_experiments.postures.watch import FootEvent, FootWatch, tip_direction
+
+#: Wall-clock seconds allowed for anything that takes robot seconds (a slow, loaded machine
+#: runs the simulation well below real time).
+WALL_TIMEOUT = 300.0
+#: How often the wait loops look at the watch (wall seconds).
+POLL = 0.01
+
+
+@dataclass(frozen=True)
+class PostureResult:
+    """What one test found."""
+
+    test: PostureTest
+    limit: float | None  # rad (URDF sign), the commanded angle of the step that ended it; None: no limit
+    stopped_by: str  # what ended the test
+    tipped: str  # which way the feet tipped at the end (forward/backward/left/right/level/unknown; none: no event)
+    steps: int
+    range_end: float  # rad (URDF sign), how far the joints can go in the test's direction
+    start_positions: tuple[float, ...] = ()  # rad, the test's joints in the start pose
+    servos: tuple[ServoJoint, ...] | None = None  # the test's joints' servos (robots with a joint map)
+
+    @property
+    def limit_raw(self) -> tuple[int, ...] | None:
+        """Each servo's register value at the limit (its joint at the start pose's angle plus
+        the limit), in the order of the test's joints; None without a limit or a joint map."""
+        if self.limit is None or self.servos is None:
+            return None
+        return tuple(servo.radians_to_raw(start + self.limit)
+                     for servo, start in zip(self.servos, self.start_positions, strict=True))
+
+    @property
+    def error_deg(self) -> float | None:
+        """Limit found minus the real robot's, in degrees (None when either is unknown)."""
+        if self.test.real_limit is None or self.limit is None:
+            return None
+        return math.degrees(self.limit - self.test.real_limit)
+
+    def as_dict(self) -> dict:
+        """``limit_raw`` (a list, one register value per joint, or null) only for a robot with a joint map."""
+        test = self.test
+        raw = {} if self.servos is None else {"limit_raw": None if self.limit_raw is None else list(self.limit_raw)}
+        return {"test": test.number, "name": test.name, "joints": list(test.joints), "direction": test.direction,
+                "start": test.start, "limit_rad": self.limit,
+                "limit_deg": None if self.limit is None else math.degrees(self.limit), **raw,
+                "real_rad": test.real_limit, "error_deg": self.error_deg, "stopped_by": self.stopped_by,
+                "expected_fall": test.falls, "tipped": self.tipped, "steps": self.steps,
+                "range_end_rad": self.range_end}
+
+
+class OperatorStopError(RuntimeError):
+    """The operator stopped the protocol (real robot)."""
+
+
+class PosturesRunner:
+    """Runs tests of one protocol on a connected robot; progress lines go to ``out``."""
+
+    def __init__(self, client: RobotClient, model: RobotModel, protocol: Protocol, real: bool = False,
+                 confirm: Callable[[str], bool] | None = None, out: TextIO = sys.stderr) -> None:
+        if real and confirm is None:
+            raise ValueError("the real robot needs an operator: give a confirm callback")
+        self.client, self.model, self.protocol = client, model, protocol
+        self.params = protocol.parameters
+        self.real, self.confirm, self.out = real, confirm, out
+        self.names = list(model.joints.names)
+        self.watch = FootWatch(client, model, self.params.contact_threshold, self.params.lift_time, stop_at_lift=real)
+
+    def say(self, text: str) -> None:
+        print(text, file=self.out, flush=True)
+
+    # -- one test -----------------------------------------------------------------------
+    def run(self, test: PostureTest) -> PostureResult:
+        start = self.model.joints.to_array(self.model.config.pose(test.start))
+        columns = [self.names.index(j) for j in test.joints]
+        range_end = self._range_end(test, start, columns)
+        if self.real and not self.confirm(f"{test}: from the {test.start} pose the robot will lean "
+                                          f"{test.falls} until a foot lifts. Stand by to catch it. Start?"):
+            raise OperatorStopError(f"stopped by the operator before {test}")
+        coarse = self.params.coarse_step
+        refine = not self.real and coarse > self.params.step
+        angle, steps, event = self._search(test, start, columns, 0.0, abs(range_end),
+                                           coarse if refine else self.params.step)
+        if refine and event is not None:
+            # again from the last coarse step that stood, in fine steps
+            safe = max(0.0, angle - coarse)
+            self.say(f"  {test}: the foot event came at {math.degrees(test.direction * angle):+.2f} deg: "
+                     f"again from {math.degrees(test.direction * safe):+.2f} deg in steps of "
+                     f"{math.degrees(self.params.step):g} deg")
+            angle, fine_steps, event = self._search(test, start, columns, safe, abs(range_end), self.params.step)
+            steps += fine_steps
+        starts = tuple(float(start[c]) for c in columns)
+        if event is None:
+            return PostureResult(test, None, f"no lift nor fall up to the end of the joints' range "
+                                             f"({math.degrees(range_end):+.1f} deg)", "none", steps, range_end,
+                                 starts, self._servos(test))
+        if not self.real:  # let the fall show which way it goes
+            self.client.wait_until(self.client.now() + self.params.settle_time, WALL_TIMEOUT)
+        return PostureResult(test, test.direction * angle, event.detail, tip_direction(self.watch.feet_tilt()),
+                             steps, range_end, starts, self._servos(test))
+
+    def _servos(self, test: PostureTest) -> tuple[ServoJoint, ...] | None:
+        """The servos of the test's joints, when the robot's joint map has them all."""
+        joint_map = self.model.config.joint_map
+        if joint_map is None or not all(joint in joint_map for joint in test.joints):
+            return None
+        return tuple(joint_map[joint] for joint in test.joints)
+
+    def _search(self, test: PostureTest, start: np.ndarray, columns: list[int], begin: float, end: float,
+                step: float) -> tuple[float, int, FootEvent | None]:
+        """From the start pose, settled, move to ``begin`` (rad from the start, in the test's
+        direction), then on in ``step`` until a foot event or ``end``: (angle reached, steps, event)."""
+        self._to_start(start)
+        if begin > 0.0:  # at the speed of the coarse steps, without their pauses
+            speed = max(step, self.params.coarse_step) / self.params.step_time
+            self._move(self._pose(test, start, columns, begin), begin / speed)
+        self.client.wait_until(self.client.now() + self.params.start_settle_time, WALL_TIMEOUT)
+        self.watch.arm(self.client.now())
+        angle, steps, event = begin, 0, None
+        reported: FootEvent | None = None  # the foot lift already logged
+        while event is None and angle < end - 1e-9:
+            angle = min(angle + step, end)
+            steps += 1
+            event = self._step(self._pose(test, start, columns, angle))
+            forces = "/".join(f"{self.watch.forces.get(side, math.nan):.1f}" for side in self.model.config.feet)
+            lifted = self.watch.lifted
+            if lifted is not None and lifted is not reported:
+                reported = lifted
+                forces += f" ({lifted})"
+            self.say(f"  {test} step {steps}: {math.degrees(test.direction * angle):+.2f} deg, "
+                     f"feet {forces} N{'; ' + str(event) if event else ''}")
+        return angle, steps, event
+
+    @staticmethod
+    def _pose(test: PostureTest, start: np.ndarray, columns: list[int], angle: float) -> np.ndarray:
+        target = start.copy()
+        target[columns] = start[columns] + test.direction * angle
+        return target
+
+    def _range_end(self, test: PostureTest, start: np.ndarray, columns: list[int]) -> float:
+        """How far (signed) the test's joints can move from the start pose before a limit."""
+        bounds = self.model.joints.upper if test.direction > 0 else self.model.joints.lower
+        return test.direction * float(np.min(np.abs(bounds[columns] - start[columns])))
+
+    def _step(self, target: np.ndarray) -> FootEvent | None:
+        """Move smoothly to ``target`` over step_time, hold settle_time; the first foot event, if any."""
+        trajectory = make_trajectory(self.names, [self.params.step_time], [target],
+                                     velocities=[np.zeros(len(self.names))])
+        handle = self.client.send_goal(trajectory, timeout=WALL_TIMEOUT)
+        result = handle.get_result_async()
+        deadline = time.monotonic() + WALL_TIMEOUT
+        while not result.done():
+            if (event := self._event()) is not None:
+                self.client.cancel(handle)
+                return event
+            if time.monotonic() > deadline:
+                raise RobotClientError(f"a step of {self.params.step_time:g} s did not end within {WALL_TIMEOUT:g} s")
+            time.sleep(POLL)
+        outcome = result.result()
+        if outcome.result.error_code != 0:
+            raise RobotClientError(f"the robot refused or failed a step: {outcome.result.error_string}")
+        return self._hold(self.client.now() + self.params.settle_time)
+
+    def _hold(self, until: float) -> FootEvent | None:
+        """Wait for robot time ``until``; the first foot event before it, if any."""
+        deadline = time.monotonic() + WALL_TIMEOUT
+        while self.client.now() < until:
+            if (event := self._event()) is not None:
+                return event
+            if time.monotonic() > deadline:
+                raise RobotClientError(f"robot time did not reach {until:.3f} s within {WALL_TIMEOUT:g} s")
+            time.sleep(POLL)
+        return self._event()
+
+    def _event(self) -> FootEvent | None:
+        self.watch.check_tip(self.params.tip_angle)
+        return self.watch.event
+
+    # -- start pose ---------------------------------------------------------------------
+    def _to_start(self, start: np.ndarray) -> None:
+        if not self.real:
+            self.client.reset(dict(zip(self.names, map(float, start), strict=True)))
+            return
+        current = self.client.current_positions()
+        distance = max(abs(current[name] - value) for name, value in zip(self.names, start, strict=True))
+        if distance < math.radians(0.2):
+            return
+        if not self.confirm(f"move back to the start pose ({math.degrees(distance):.1f} deg at most, "
+                            f"{math.degrees(self.params.return_speed):g} deg/s)?"):
+            raise OperatorStopError("stopped by the operator before moving back to the start pose")
+        self._move(start, max(distance / self.params.return_speed, self.params.step_time))
+
+    def _move(self, target: np.ndarray, duration: float) -> None:
+        """A smooth rest-to-rest move of every joint to ``target``."""
+        trajectory = make_trajectory(self.names, [duration], [target], velocities=[np.zeros(len(self.names))])
+        outcome = self.client.follow(trajectory, timeout=WALL_TIMEOUT)
+        if not outcome.succeeded:
+            raise RobotClientError(f"the robot did not complete a move: {outcome.error_string}")

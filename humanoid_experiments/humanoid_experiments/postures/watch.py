@@ -1,0 +1,194 @@
+"""Watching a robot's feet through its interface: has a foot left the ground, has it fallen,
+which way does it tip?
+
+Only topics the real robot has too are needed for the feet (``<side>_foot/wrench`` and
+``imu/data``); the simulator's ``fallen`` is used when it is published. Every decision
+uses the robot's own time stamps, so the verdicts do not depend on how fast this client
+or the simulation runs.
+
+Any number of feet, flat or ball (``feet`` of the robot's config): a foot's load is
+:meth:`Foot.load <humanoid_description.config.Foot.load>`. What tips is what the robot
+stands on: each flat sole, which pivots about an edge when the robot loses its balance;
+on ball feet, which have no orientation of their own on the ground (their frames turn
+with the legs), the body resting on them.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+from geometry_msgs.msg import WrenchStamped
+from sensor_msgs.msg import Imu
+from std_msgs.msg import Bool
+
+from humanoid_control.ros.robot_client import RobotClient
+from humanoid_control.ros.ros_time import seconds
+from humanoid_description.model import RobotModel
+
+
+@dataclass(frozen=True)
+class FootEvent:
+    """What ended a test: ``kind`` is ``lift`` (a foot left the ground), ``fall`` (the simulator
+    reported a fall) or ``tip`` (the feet tilted past the tip angle)."""
+
+    kind: str
+    time: float  # robot time at which it was established
+    detail: str
+
+    def __str__(self) -> str:
+        return self.detail
+
+
+#: The key of :func:`support_tilts` for the body of a robot on ball feet.
+BODY = "body"
+
+
+class FootWatch:
+    """Subscriptions of one client to the feet, the IMU and ``fallen``; :meth:`arm` starts a watch."""
+
+    def __init__(self, client: RobotClient, model: RobotModel, contact_threshold: float, lift_time: float,
+                 stop_at_lift: bool = True) -> None:
+        self.client, self.model = client, model
+        #: a foot off the ground ends the watch (else only tips and falls do; lifts are still logged)
+        self.stop_at_lift = stop_at_lift
+        self.lifted: FootEvent | None = None  # the first foot that left the ground since arm()
+        self.ball_feet = model.config.ball_feet
+        self._tilt_origin: dict[str, tuple[float, float]] = {}
+        self.contact_threshold, self.lift_time = contact_threshold, lift_time
+        self._lock = threading.Lock()
+        self._since = math.inf  # nothing counts before arm()
+        self._event: FootEvent | None = None
+        self._low_since: dict[str, float | None] = {}
+        self.forces: dict[str, float] = {}  # latest load per foot (Foot.load), N
+        self._imu: Imu | None = None
+        self.fallen_seen = False  # the simulator publishes `fallen` (a real robot does not)
+        for side in model.config.feet:
+            client.node.create_subscription(WrenchStamped, f"{side}_foot/wrench",
+                                            lambda msg, side=side: self._on_wrench(side, msg), 50)
+        client.node.create_subscription(Imu, "imu/data", self._on_imu, 10)
+        client.node.create_subscription(Bool, "fallen", self._on_fallen, 10)
+
+    def arm(self, since: float) -> None:
+        """Watch from robot time ``since`` on; forget any earlier event."""
+        with self._lock:
+            self._since = since
+            self._event = None
+            self.lifted = None
+            # the soles' tilt as the encoders see it when standing: the gears' sag under the
+            # robot's own weight (play, deflection) is not in the joint readings
+            self._tilt_origin = self.support_tilts()
+            self._low_since = {side: None for side in self.model.config.feet}
+
+    @property
+    def event(self) -> FootEvent | None:
+        return self._event
+
+    def _record(self, event: FootEvent) -> None:
+        if self._event is None and event.time >= self._since:
+            self._event = event
+
+    def _on_wrench(self, side: str, msg: WrenchStamped) -> None:
+        f = msg.wrench.force
+        force, stamp = self.model.config.feet[side].load((f.x, f.y, f.z)), seconds(msg.header.stamp)
+        with self._lock:
+            self.forces[side] = force
+            if stamp < self._since or side not in self._low_since:
+                return
+            if force >= self.contact_threshold:
+                self._low_since[side] = None
+                return
+            low_since = self._low_since[side]
+            if low_since is None:
+                self._low_since[side] = stamp
+            elif stamp - low_since >= self.lift_time:
+                lift = FootEvent("lift", stamp, f"the {side} foot left the ground (below "
+                                                f"{self.contact_threshold:g} N for {stamp - low_since:.2f} s)")
+                if self.lifted is None:
+                    self.lifted = lift
+                if self.stop_at_lift:
+                    self._record(lift)
+
+    def _on_imu(self, msg: Imu) -> None:
+        self._imu = msg
+
+    def _on_fallen(self, msg: Bool) -> None:
+        self.fallen_seen = True
+        if msg.data:
+            with self._lock:
+                self._record(FootEvent("fall", self.client.now(), "the robot fell (simulator's fallen)"))
+
+    def check_tip(self, tip_angle: float) -> None:
+        """Record a ``tip`` event when what the robot stands on leans ``tip_angle`` (rad) further
+        than when the watch was armed: every flat sole (the robot pivots about an edge of its
+        support; a foot in the air leans with the trunk), or the body on ball feet."""
+        tilts = self.support_tilts()
+        if not tilts:
+            return
+        origin = self._tilt_origin
+        changes = [(t[0] - origin.get(side, (0.0, 0.0))[0], t[1] - origin.get(side, (0.0, 0.0))[1])
+                   for side, t in tilts.items()]
+        tilt = min(changes, key=lambda value: math.hypot(*value))
+        if math.hypot(*tilt) > tip_angle:
+            what, how = (("the body", "goes over") if self.ball_feet
+                         else ("the feet", "pivots about an edge"))
+            with self._lock:
+                self._record(FootEvent("tip", self.client.now(),
+                                       f"{what} tipped {math.degrees(math.hypot(*tilt)):.1f} deg "
+                                       f"({tip_direction(tilt)}) or more: the robot {how}"))
+
+    def support_tilts(self) -> dict[str, tuple[float, float]]:
+        """:func:`support_tilts` of the latest IMU and joint readings (empty before both arrived)."""
+        imu, joints = self._imu, self.client.joint_state
+        if imu is None or joints is None:
+            return {}
+        q = imu.orientation
+        return support_tilts(self.model, (q.w, q.x, q.y, q.z), dict(zip(joints.name, joints.position, strict=True)))
+
+    def feet_tilt(self) -> tuple[float, float] | None:
+        """How far the soles (or the body on ball feet) lean on average (rad, as
+        :meth:`support_tilts`; None before readings)."""
+        tilts = self.support_tilts()
+        if not tilts:
+            return None
+        return (float(np.mean([t[0] for t in tilts.values()])), float(np.mean([t[1] for t in tilts.values()])))
+
+
+def support_tilts(model: RobotModel, imu_orientation: Sequence[float],
+                  positions: dict[str, float]) -> dict[str, tuple[float, float]]:
+    """How far what the robot stands on leans (rad), from the IMU's orientation (w, x, y, z, in
+    the world) and the joint readings: the (forward, left) components of each flat sole's
+    normal, by foot; on ball feet, of the body's vertical axis (key ``body``): a ball touches
+    the ground at one point whatever way its frame, which turns with the leg, is turned."""
+    w, x, y, z = imu_orientation
+    world_imu = pin.Quaternion(w, x, y, z).toRotationMatrix()
+    ball_feet = model.config.ball_feet
+    soles = {} if ball_feet else {side: foot.sole for side, foot in model.config.feet.items()}
+    frames = model.frame_placements([model.config.imu_frame, *soles.values()], positions)
+    world_base = world_imu @ frames[model.config.imu_frame].rotation.T
+    if ball_feet:
+        return {BODY: _lean(world_base[:, 2])}
+    return {side: _lean(world_base @ frames[sole].rotation[:, 2]) for side, sole in soles.items()}
+
+
+def _lean(axis: np.ndarray) -> tuple[float, float]:
+    """(forward, left) lean (rad) of a unit vector that is vertical when level."""
+    return math.atan2(axis[0], axis[2]), math.atan2(axis[1], axis[2])
+
+
+def tip_direction(tilt: Sequence[float] | None, least: float = math.radians(2.0)) -> str:
+    """``forward``/``backward``/``left``/``right`` for the larger tilt component, or ``level``
+    when the feet lean less than ``least`` (rad). A sole whose normal leans forward stands on its
+    toes, a body whose vertical axis leans forward pitches nose down: the robot tips forward."""
+    if tilt is None:
+        return "unknown"
+    forward, left = tilt
+    if math.hypot(forward, left) < least:
+        return "level"
+    if abs(forward) >= abs(left):
+        return "forward" if forward > 0.0 else "backward"
+    return "left" if left > 0.0 else "right"

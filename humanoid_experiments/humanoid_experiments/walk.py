@@ -1,0 +1,236 @@
+"""``humanoid walk``: walk the simulated robot and measure how it went.
+
+Brings up the simulation graph (the PyBullet node, the trajectory generator and the
+walk controller), sends one goal to the ``walk`` action, exactly as any client would,
+and measures the walk from the simulator's ground truth and the robot's own readings:
+
+- distance reached along the heading the robot had at the start, lateral drift (the
+  sideways distance beyond what was asked), heading error (the turn beyond what was
+  asked): the centre of the soles (ground-truth base + measured joints) standing
+  before and after;
+- mean speed: the distance covered (in the plane) over the walk's duration (from the
+  first weight shift to standing again, as the action's result gives it);
+- the share of the balance monitor's readings (``balance_state``) during the walk in
+  which the ZMP measured by the foot force sensors lay inside the support polygon;
+- whether the robot fell (the simulator's ``fallen``).
+
+``--json`` prints ``distance_m``, ``speed_mps``, ``lateral_drift_m``, ``heading_error_rad``,
+``zmp_inside_ratio``, ``fell`` and more.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import tempfile
+import threading
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+# rclpy, Pinocchio and the clients are imported where they are used: the `humanoid`
+# command builds its parser from this module and must start fast.
+
+#: Wall seconds allowed for the whole walk (the action's result), generous.
+WALK_TIMEOUT = 600.0
+
+
+@dataclass
+class WalkReport:
+    """What a walk achieved, measured (ground truth and foot sensors)."""
+
+    robot: str
+    requested: dict[str, float]  # distance_m, lateral_m, turn_rad
+    result: str  # the action's outcome: succeeded / aborted / canceled, and its message
+    error_code: int
+    distance_m: float  # along the start heading
+    lateral_m: float  # to the left of the start heading
+    turn_rad: float
+    speed_mps: float
+    lateral_drift_m: float  # lateral_m beyond the lateral distance asked for
+    heading_error_rad: float  # turn beyond the turn asked for
+    zmp_inside_ratio: float  # of the balance monitor's readings with a measured ZMP; NaN without any
+    zmp_samples: int
+    fell: bool
+    duration_s: float  # robot time of the walk (the action's result)
+    steps: int
+    odometry: dict[str, float] = field(default_factory=dict)  # the controller's footstep odometry
+    real_time_factor: float = math.nan
+
+    def text(self) -> str:
+        r = self.requested
+        asked = (f"{r['distance_m']:g} m forward, {r['lateral_m']:g} m left, "
+                 f"{math.degrees(r['turn_rad']):g} deg")
+        lines = [f"{self.robot}: walk of {asked}: {self.result}",
+                 f"distance reached:   {self.distance_m:.3f} m (along the start heading)",
+                 f"lateral:            {self.lateral_m:.3f} m (drift {self.lateral_drift_m:+.3f} m)",
+                 f"turn:               {math.degrees(self.turn_rad):.1f} deg "
+                 f"(heading error {math.degrees(self.heading_error_rad):+.1f} deg)",
+                 f"mean speed:         {self.speed_mps:.3f} m/s over {self.duration_s:.1f} s, {self.steps} steps",
+                 f"ZMP inside support: {self.zmp_inside_ratio:.1%} of {self.zmp_samples} balance_state readings "
+                 "(measured ZMP)",
+                 f"fell:               {'YES' if self.fell else 'no'}",
+                 f"real-time factor:   {self.real_time_factor:.2f}"]
+        return "\n".join(lines)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+class WalkWitness:
+    """What the balance monitor said while a walk ran (``balance_state``), and the
+    ground-truth placement of the feet before and after (subscriptions on the robot
+    client's node, spun by its executor)."""
+
+    def __init__(self, client, robot: str) -> None:
+        from humanoid_description.model import load_model
+        from humanoid_interfaces.msg import BalanceState
+
+        self.client = client
+        self.model = load_model(robot)
+        self._lock = threading.Lock()
+        self._recording = False
+        self.inside = 0
+        self.samples = 0
+        self.balance_states = 0
+        client.node.create_subscription(BalanceState, "balance_state", self._on_balance, 50)
+
+    def _on_balance(self, msg) -> None:
+        with self._lock:
+            self.balance_states += 1
+            if self._recording and msg.zmp_measured_valid and math.isfinite(msg.zmp_margin):
+                self.samples += 1
+                self.inside += msg.zmp_margin >= 0.0
+
+    def start(self) -> None:
+        with self._lock:
+            self.inside = self.samples = 0
+            self._recording = True
+
+    def stop(self) -> None:
+        with self._lock:
+            self._recording = False
+
+    @property
+    def ratio(self) -> float:
+        return self.inside / self.samples if self.samples else math.nan
+
+    def base(self):
+        import pinocchio as pin
+
+        pose = self.client.base_pose
+        if pose is None:
+            return None
+        p, o = pose.pose.position, pose.pose.orientation
+        return pin.XYZQUATToSE3(np.array([p.x, p.y, p.z, o.x, o.y, o.z, o.w]))
+
+    def feet_centre(self) -> tuple[float, float, float]:
+        """Ground truth: x, y and heading of the centre of the soles (the frame the walk
+        action's goal is given in)."""
+        state = self.client.current_positions()
+        base = self.base()
+        if base is None:
+            raise RuntimeError("no ground_truth/base_pose from the simulator")
+        q = self.model.joints.to_array(state)
+        feet = self.model.config.feet
+        soles = self.model.frame_placements([feet[s].sole for s in ("right", "left")], q, base)
+        right, left = soles[feet["right"].sole], soles[feet["left"].sole]
+        centre = (right.translation + left.translation) / 2.0
+        yaws = [math.atan2(s.rotation[1, 0], s.rotation[0, 0]) for s in (right, left)]
+        yaw = yaws[0] + math.atan2(math.sin(yaws[1] - yaws[0]), math.cos(yaws[1] - yaws[0])) / 2.0
+        return float(centre[0]), float(centre[1]), yaw
+
+
+def walk(client, robot: str, distance: float, lateral: float = 0.0, turn: float = 0.0,
+         timeout: float = WALK_TIMEOUT) -> WalkReport:
+    """Walk through the ``walk`` action of a running simulation and measure it."""
+    import time
+
+    from action_msgs.msg import GoalStatus
+
+    from humanoid_interfaces.action import Walk
+
+    witness = WalkWitness(client, robot)
+    action = client.action_client(Walk, "walk")
+    client.wait_for_joint_states(60.0)
+    if not action.wait_for_server(timeout_sec=60.0):
+        raise RuntimeError("no walk action server within 60 s: is the walk controller running?")
+    deadline = time.monotonic() + 60.0
+    while client.base_pose is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    x0, y0, yaw0 = witness.feet_centre()
+    fell = bool(client.fallen)
+    wall0, robot0 = time.monotonic(), client.now()
+    witness.start()
+    handle = client.wait_future(action.send_goal_async(Walk.Goal(distance=distance, lateral=lateral, turn=turn)),
+                                60.0, "walk goal response")
+    if not handle.accepted:
+        raise RuntimeError("the walk goal was rejected")
+    done = handle.get_result_async()
+    while not done.done():
+        fell = fell or bool(client.fallen)
+        if time.monotonic() - wall0 > timeout:
+            raise RuntimeError(f"the walk did not end within {timeout:g} s")
+        time.sleep(0.05)
+    witness.stop()
+    response = done.result()
+    fell = fell or bool(client.fallen)
+    wall, robot_time = time.monotonic() - wall0, client.now() - robot0
+    x1, y1, yaw1 = witness.feet_centre()
+    c, s = math.cos(yaw0), math.sin(yaw0)
+    dx, dy = x1 - x0, y1 - y0
+    forward, left = c * dx + s * dy, -s * dx + c * dy
+    turned = math.atan2(math.sin(yaw1 - yaw0), math.cos(yaw1 - yaw0))
+    result = response.result
+    status = {GoalStatus.STATUS_SUCCEEDED: "succeeded", GoalStatus.STATUS_ABORTED: "aborted",
+              GoalStatus.STATUS_CANCELED: "canceled"}.get(response.status, f"status {response.status}")
+    duration = result.duration
+    return WalkReport(
+        robot=robot, requested={"distance_m": distance, "lateral_m": lateral, "turn_rad": turn},
+        result=f"{status}{': ' + result.error_string if result.error_string else ''}", error_code=result.error_code,
+        distance_m=forward, lateral_m=left, turn_rad=turned,
+        speed_mps=math.hypot(forward, left) / duration if duration > 0.0 else 0.0,
+        lateral_drift_m=left - lateral, heading_error_rad=math.atan2(math.sin(turned - turn), math.cos(turned - turn)),
+        zmp_inside_ratio=witness.ratio, zmp_samples=witness.samples, fell=fell, duration_s=duration,
+        steps=int(result.steps),
+        odometry={"distance_m": result.distance, "lateral_m": result.lateral, "turn_rad": result.turn},
+        real_time_factor=robot_time / wall if wall > 0.0 else math.nan)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from humanoid_control.command_line import finite_number, new_folder, non_negative_number
+    from humanoid_description.robots import ROBOTS
+
+    parser.add_argument("--robot", required=True, choices=ROBOTS, help="the robot to walk")
+    parser.add_argument("--distance", required=True, type=finite_number,
+                        help="metres forward (negative: backward), along the heading at the start")
+    parser.add_argument("--lateral", type=finite_number, default=0.0, help="metres to the left (negative: right)")
+    parser.add_argument("--turn", type=finite_number, default=0.0,
+                        help="degrees to turn, counter-clockwise, within +-180")
+    parser.add_argument("--real-time-factor", type=non_negative_number, default=1.0,
+                        help="simulation speed: 1 = real time (default), 0.5 = half (a loaded machine), 0 = as "
+                        "fast as possible (the simulator then outruns the walk controller, which runs on its "
+                        "clock: not for walking)")
+    parser.add_argument("--gui", action="store_true", help="show the PyBullet window (needs a display)")
+    parser.add_argument("--json", action="store_true", help="print the measurements as JSON")
+    parser.add_argument("--log-dir", type=new_folder, default=None, help="keep the nodes' logs here")
+
+
+def run(args: argparse.Namespace) -> int:
+    from humanoid_bringup.graphs import sim_nodes
+    from humanoid_control.command_line import UsageError
+    from humanoid_control.processes.node_graph import Graph
+    from humanoid_control.ros.robot_client import RobotClient
+
+    if abs(args.turn) > 180.0:
+        raise UsageError(f"--turn must be within +-180 degrees, got {args.turn:g}")
+    log_dir = args.log_dir or Path(tempfile.mkdtemp(prefix="humanoid_walk_"))
+    if not args.json:
+        print(f"starting the {args.robot} simulation (logs: {log_dir}) ...", flush=True)
+    with Graph(sim_nodes(args.robot, gui=args.gui, real_time_factor=args.real_time_factor), log_dir=log_dir), \
+            RobotClient("humanoid_walk") as client:
+        report = walk(client, args.robot, args.distance, args.lateral, math.radians(args.turn))
+    print(json.dumps(report.as_dict(), indent=2) if args.json else report.text())
+    return 0 if report.error_code == 0 and not report.fell else 1

@@ -1,0 +1,154 @@
+"""`humanoid optimize-gait`: a small particle-swarm search of quadruped CPG gaits, its
+evaluations headless simulations on a local Ray instance, improves on its first best,
+saves its history, is reproduced by its seed without Ray, resumes after an interruption
+to the same result, and leaves no Ray process behind, even when killed. The bench prints
+its figures from one short batch.
+
+The search is small (4 particles x 3 iterations of 1.5 s): long enough for seed 0 to
+improve on its first iteration (evaluations are deterministic, so a run that improves once
+improves every time), far from the reference's 50 x 240 x 32 s (`humanoid optimize-gait`
+with its defaults, a command, not a test).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from humanoid_control.quadruped_gaits.particle_swarm import SwarmSettings
+from humanoid_experiments.gait_search.search import (
+    InProcessEvaluation,
+    SearchDirectory,
+    SearchSettings,
+    new_swarm,
+    run_search,
+)
+from humanoid_experiments.local_ray import marked_processes
+
+pytestmark = pytest.mark.system
+
+SEARCH = ["--particles", "4", "--iterations", "3", "--seconds", "1.5", "--seed", "0"]
+SETTINGS = SearchSettings("bioloid_quadruped", "paired", 1.5, 0, SwarmSettings(particles=4, iterations=3))
+
+
+def optimize(output: Path, *extra: str) -> tuple[subprocess.CompletedProcess, int]:
+    """The real command; returns its outcome and its process ID (the owner of its Ray)."""
+    process = subprocess.Popen(["humanoid", "optimize-gait", *SEARCH, "--output", str(output), "--json", *extra],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    stdout, stderr = process.communicate(timeout=600)
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr), process.pid
+
+
+def comparable(history: list[dict]) -> list[dict]:
+    """A history without its wall-clock times."""
+    return [{key: value for key, value in entry.items() if key != "wall_seconds"} for entry in history]
+
+
+def wait_until_gone(owner: int, timeout: float = 30.0) -> list[int]:
+    deadline = time.monotonic() + timeout
+    while (left := marked_processes(owner)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return left
+
+
+@pytest.fixture(scope="module")
+def on_ray(tmp_path_factory) -> tuple[subprocess.CompletedProcess, SearchDirectory, int]:
+    output = tmp_path_factory.mktemp("search") / "on_ray"
+    done, pid = optimize(output, "--workers", "2")
+    return done, SearchDirectory(output), pid
+
+
+def test_a_small_search_on_ray_improves_on_its_first_best_and_saves_everything(on_ray):
+    done, directory, _ = on_ray
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "2 worker(s) on a local Ray instance" in done.stdout
+    assert "iteration 3/3" in done.stdout  # progress, per iteration
+    history = directory.history()
+    assert [entry["iteration"] for entry in history] == [1, 2, 3]
+    assert all(len(entry["fitness"]) == 4 for entry in history)
+    bests = [entry["best_fitness"] for entry in history]
+    assert bests == sorted(bests)
+    assert bests[-1] > max(history[0]["fitness"]), "the search did not improve on its first iteration"
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    settings, swarm, best = directory.load()
+    assert settings == SETTINGS and swarm.finished
+    assert result["fitness"] == best.fitness == bests[-1] == swarm.global_best[1]
+    assert best.parameters["structure"] == "paired" and 0.5 <= best.parameters["frequency"] <= 2.0
+
+
+def test_no_ray_process_outlives_the_search(on_ray):
+    done, _, pid = on_ray
+    assert done.returncode == 0
+    assert wait_until_gone(pid) == []
+
+
+def test_the_seed_reproduces_the_search_in_this_process_without_ray(on_ray, tmp_path):
+    _, on_ray_directory, _ = on_ray
+    done, _ = optimize(tmp_path / "serial", "--workers", "0")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "in this process" in done.stdout
+    assert comparable(SearchDirectory(tmp_path / "serial").history()) == comparable(on_ray_directory.history())
+
+
+class Interrupted(InProcessEvaluation):
+    """Evaluates the first iteration, then is interrupted as by Ctrl-C."""
+
+    def __init__(self, settings: SearchSettings) -> None:
+        super().__init__(settings)
+        self.calls = 0
+
+    def evaluate(self, points: np.ndarray):
+        self.calls += 1
+        if self.calls > 1:
+            raise KeyboardInterrupt
+        return super().evaluate(points)
+
+
+def test_an_interrupted_search_resumes_to_the_same_result(on_ray, tmp_path):
+    _, on_ray_directory, _ = on_ray
+    directory = SearchDirectory(tmp_path / "interrupted")
+    directory.create(overwrite=False)
+    evaluation = Interrupted(SETTINGS)
+    with pytest.raises(KeyboardInterrupt):
+        run_search(SETTINGS, new_swarm(SETTINGS), None, evaluation, directory)
+    evaluation.close()
+    assert len(directory.history()) == 1
+    done = subprocess.run(["humanoid", "optimize-gait", "--resume", "--output", str(directory.path), "--workers", "0"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "resumed at iteration 1" in done.stdout
+    assert comparable(directory.history()) == comparable(on_ray_directory.history())
+
+
+def test_a_killed_search_leaves_no_ray_process_and_resumes(tmp_path):
+    output = tmp_path / "killed"
+    process = subprocess.Popen(["humanoid", "optimize-gait", "--particles", "2", "--iterations", "50", "--seconds", "1",
+                                "--workers", "1", "--output", str(output)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    directory = SearchDirectory(output)
+    deadline = time.monotonic() + 300
+    while not directory.state_path.exists() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert process.poll() is None, "the search ended before it could be killed"
+    process.kill()
+    process.wait(timeout=30)
+    assert wait_until_gone(process.pid) == []
+    _, swarm, _ = directory.load()  # the last saved iteration, whole
+    assert 1 <= swarm.iteration < 50
+
+
+def test_bench_gait_search_prints_its_figures_and_identical_outcomes():
+    done = subprocess.run(["humanoid", "bench", "gait-search", "--evaluations", "2", "--seconds", "0.5", "--json"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    assert figures["outcomes_identical"] is True
+    assert figures["speedup_2_workers"] == pytest.approx(figures["ray_1_worker_s"] / figures["ray_2_workers_s"])
+    assert figures["evaluations_per_core_hour"] == pytest.approx(
+        3600.0 / (figures["ray_1_worker_s"] / 2 * 32.0 / 0.5))
+    assert figures["projected_full_search_h_50_cores"] > 0.0

@@ -1,0 +1,243 @@
+"""The postures protocol file, the command's arguments and the results table (no robot needed)."""
+
+import json
+import math
+
+import pytest
+
+from humanoid_bringup.cli import main
+from humanoid_control.motion.model import MotionError
+from humanoid_description.model import load_model
+from humanoid_experiments.postures.command import UsageError, parse_overrides, parse_tests
+from humanoid_experiments.postures.protocol import PostureTest, load_protocol, protocol_path
+from humanoid_experiments.postures.report import average_error, table, to_json
+from humanoid_experiments.postures.runner import PostureResult
+
+#: The reference's table (Cominoli 2005): real limits (rad) of the odd tests.
+REAL = {1: 0.4676, 3: -0.3424, 5: 0.5189, 7: 0.1545, 9: -0.1050, 11: 0.2422, 13: -0.2505, 15: 0.2672}
+
+
+@pytest.fixture(scope="module")
+def model():
+    return load_model("hoap2")
+
+
+def test_the_hoap2_protocol_has_the_references_sixteen_tests(model):
+    protocol = load_protocol(model)
+    assert [t.number for t in protocol.tests] == list(range(1, 17))
+    assert {t.number: t.real_limit for t in protocol.tests if t.real_limit is not None} == REAL
+    for test in protocol.tests:
+        # even tests repeat the odd one before them with the arms lowered ("L Arm")
+        twin = protocol.tests[test.number - 2] if test.number % 2 == 0 else test
+        assert (test.joints, test.direction, test.falls) == (twin.joints, twin.direction, twin.falls)
+        assert test.start == ("arms_lowered" if test.number % 2 == 0 else "zero")
+        if test.real_limit is not None:  # the table's signs carried over unchanged
+            assert math.copysign(1.0, test.real_limit) == test.direction
+    assert protocol.parameters.step == pytest.approx(math.radians(0.5))
+
+
+def write(tmp_path, text: str):
+    path = tmp_path / "protocol.yaml"
+    path.write_text(text)
+    return path
+
+
+GOOD_TEST = "{name: t, joints: [rleg_joint5], direction: 1, start: zero, falls: backward}"
+
+
+@pytest.mark.parametrize(("body", "problem"), [
+    (f"robot: bioloid\nparameters: {{}}\ntests: {{1: {GOOD_TEST}}}", ":1: this protocol is for 'bioloid'"),
+    (f"robot: hoap2\nparameters: {{stepp: 1}}\ntests: {{1: {GOOD_TEST}}}", ":2: parameters: unknown key 'stepp'"),
+    (f"robot: hoap2\nparameters: {{step: 0}}\ntests: {{1: {GOOD_TEST}}}", ":2: parameters: step must be > 0"),
+    ("robot: hoap2\nparameters: {}\ntests:\n  1: {name: t, joints: [knee], direction: 1, start: zero, "
+     "falls: backward}", ":4: test 1: unknown joint 'knee'"),
+    ("robot: hoap2\nparameters: {}\ntests:\n  1: {name: t, joints: [rleg_joint5], direction: 2, start: zero, "
+     "falls: backward}", ":4: test 1: direction must be 1 or -1"),
+    ("robot: hoap2\nparameters: {}\ntests:\n  1: {name: t, joints: [rleg_joint5], direction: 1, start: squat, "
+     "falls: backward}", ":4: test 1: start: the robot has no pose 'squat'"),
+    ("robot: hoap2\nparameters: {}\ntests:\n  1: {name: t, joints: [rleg_joint5], direction: 1, start: zero, "
+     "falls: up}", ":4: test 1: falls must be one of"),
+    ("robot: hoap2\nparameters: {}\ntests:\n  x: " + GOOD_TEST, ":4: tests: 'x' is not a test number"),
+    ("robot: hoap2\nparameters: {}\ntests: {1: [", "malformed YAML"),
+])
+def test_a_bad_protocol_file_is_refused_naming_file_line_and_problem(tmp_path, model, body, problem):
+    path = write(tmp_path, body)
+    with pytest.raises(MotionError) as error:
+        load_protocol(model, path)
+    assert str(error.value).startswith(str(path))
+    assert problem in str(error.value)
+
+
+def test_tests_are_selected_by_number_in_the_order_given(model):
+    protocol = load_protocol(model)
+    assert [t.number for t in protocol.select([9, 1, 2])] == [9, 1, 2]
+    with pytest.raises(ValueError, match="no test 17, 0"):
+        protocol.select([1, 17, 0])
+
+
+def test_test_lists_and_ranges_are_read():
+    assert parse_tests("1,3,5") == [1, 3, 5]
+    assert parse_tests("1-4,9, 2") == [1, 2, 3, 4, 9]
+    for bad in ("1,,3", "a", "4-1", "1-"):
+        with pytest.raises(UsageError, match="--tests"):
+            parse_tests(bad)
+
+
+def test_simulation_overrides_are_name_value_pairs():
+    assert parse_overrides(["transmission.stiffness=50", "transmission.backlash = 0"]) == {
+        "transmission.stiffness": "50", "transmission.backlash": "0"}
+    with pytest.raises(UsageError, match="'stiffness' is not NAME=VALUE"):
+        parse_overrides(["stiffness"])
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--tests", "1,99"], "no test 99"),
+    (["--tests", "one"], "--tests: 'one' is not a test number"),
+    (["--set", "oops"], "--set: 'oops' is not NAME=VALUE"),
+    (["--real", "--set", "transmission.stiffness=1"], "not with --real"),
+    (["--real-time-factor", "-1"], "must be a finite number >= 0"),
+    (["--json", "/no/such/folder/out.json"], "no folder '/no/such/folder'"),
+])
+def test_bad_arguments_are_refused_before_anything_starts(capsys, args, message):
+    assert main(["postures", "--robot", "hoap2", *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert "starting" not in err  # no simulation was started
+
+
+def test_the_protocol_file_is_installed():
+    assert protocol_path("hoap2").is_file()
+
+
+def result(number: int, limit: float | None, real: float | None, tipped: str = "backward") -> PostureResult:
+    test = PostureTest(number, f"t{number}", ("rleg_joint5",), 1, "zero", "backward", real)
+    return PostureResult(test, limit, "fell", tipped, 3, 0.5)
+
+
+def test_the_average_error_counts_only_tests_with_a_real_value():
+    results = [result(1, 0.20, 0.15), result(2, 0.30, None), result(3, 0.10, 0.15)]
+    mean, count, open_ended = average_error(results)
+    assert (count, open_ended) == (2, 0)
+    assert mean == pytest.approx(math.degrees(0.05))
+
+
+def test_a_test_without_limit_counts_with_its_range_end_and_is_shown_as_such():
+    results = [result(1, None, 0.15), result(3, 0.15, 0.15)]
+    mean, count, open_ended = average_error(results)
+    assert (count, open_ended) == (2, 1)
+    assert mean == pytest.approx(math.degrees(0.35) / 2)
+    text = table(results)
+    assert "none" in text and ">28.6" in text
+    assert "at least" in text and "1 of them found no limit" in text
+
+
+def test_the_table_flags_a_robot_that_tipped_the_wrong_way():
+    text = table([result(1, 0.2, 0.15, tipped="forward")])
+    assert "forward!" in text
+    assert "tipped the other way than the protocol says: test 1 (forward, expected backward)" in text
+
+
+def test_json_has_one_object_per_test_with_number_and_limit():
+    data = json.loads(to_json([result(1, 0.2, 0.15), result(2, None, None)]))
+    assert [(d["test"], d["limit_rad"]) for d in data] == [(1, 0.2), (2, None)]
+    assert data[0]["error_deg"] == pytest.approx(math.degrees(0.05))
+
+
+# -- the Bioloid quadruped's static validation (AX-12 register values) ----------------------
+
+#: The reference's real vs Webots equilibrium raw values (bioloid_quadruped.md).
+QUADRUPED_PAIRS = ((571, 531), (478, 466), (537, 527), (542, 531))
+
+
+@pytest.fixture(scope="module")
+def quadruped():
+    return load_model("bioloid_quadruped")
+
+
+def test_the_quadruped_protocol_steps_one_servo_per_test_and_keeps_the_references_pairs(quadruped):
+    protocol = load_protocol(quadruped)
+    assert protocol_path("bioloid_quadruped").is_file()
+    assert protocol.tests and all(len(test.joints) == 1 for test in protocol.tests)
+    assert all(test.real_limit is None for test in protocol.tests)  # the reference names no posture
+    assert protocol.reference is not None
+    assert protocol.reference.pairs == QUADRUPED_PAIRS
+    assert protocol.reference.accepted_deg == 15.0
+    # the reference's "3-12 deg apart"
+    differences = [protocol.reference.difference_deg(pair) for pair in QUADRUPED_PAIRS]
+    assert differences == pytest.approx([11.73, 3.52, 2.93, 3.23], abs=0.01)
+
+
+def write_quadruped(tmp_path, reference: str):
+    return write(tmp_path, "robot: bioloid_quadruped\nparameters: {}\ntests:\n"
+                           "  1: {name: t, joints: [fl_hip_pitch], direction: 1, start: zero, falls: forward}\n"
+                           f"reference:\n{reference}")
+
+
+@pytest.mark.parametrize(("reference", "problem"), [
+    ("  accepted_deg: 15\n  equilibrium_raw: [[571]]\n", ":7: reference: equilibrium_raw[0]: a pair [real, simulated]"),
+    ("  accepted_deg: 15\n  equilibrium_raw: [[571, 2000]]\n", "[571, 2000] outside the AX-12 register [0, 1023]"),
+    ("  accepted_deg: 15\n  equilibrium_raw: [[571, 5.5]]\n", "equilibrium_raw[0] must be an integer"),
+    ("  accepted_deg: 0\n  equilibrium_raw: [[571, 531]]\n", "reference: accepted_deg must be > 0"),
+    ("  accepted_deg: 15\n  equilibrium_raw: []\n", "reference: equilibrium_raw: at least one pair"),
+    ("  equilibrium_raw: [[571, 531]]\n", "reference: missing accepted_deg"),
+])
+def test_a_bad_reference_section_is_refused(tmp_path, quadruped, reference, problem):
+    path = write_quadruped(tmp_path, reference)
+    with pytest.raises(MotionError) as error:
+        load_protocol(quadruped, path)
+    assert problem in str(error.value)
+
+
+def test_register_values_need_a_robot_with_a_joint_map(tmp_path, model):
+    path = write(tmp_path, f"robot: hoap2\nparameters: {{}}\ntests: {{1: {GOOD_TEST}}}\n"
+                           "reference: {accepted_deg: 15, equilibrium_raw: [[571, 531]]}\n")
+    with pytest.raises(MotionError, match="hoap2 has no joint map"):
+        load_protocol(model, path)
+
+
+def quadruped_result(quadruped, number: int, limit: float | None) -> PostureResult:
+    """A result of the quadruped's protocol, with the servos and start angles the runner gives."""
+    test = load_protocol(quadruped).select([number])[0]
+    start = quadruped.config.pose(test.start)
+    servos = tuple(quadruped.config.joint_map[j] for j in test.joints)
+    return PostureResult(test, limit, "fell", test.falls, 3, 1.5, tuple(start[j] for j in test.joints), servos)
+
+
+def test_limits_are_given_as_the_servos_register_values_at_the_limit(quadruped):
+    by_name = {t.name: t.number for t in load_protocol(quadruped).tests}
+    limit = math.radians(17.5)
+    # neutral 513 (joint angle 0) plus 17.5 deg at 0.2932 deg per unit; the right legs' servos
+    # are mounted the other way (joint_map.yaml direction -1): the same angle reads below 513
+    assert quadruped_result(quadruped, by_name["FL swing back"], limit).limit_raw == (573,)
+    assert quadruped_result(quadruped, by_name["FR swing back"], limit).limit_raw == (453,)
+    # from `home` the register value is the joint's position there (27.66 deg) plus the limit
+    home = quadruped_result(quadruped, by_name["FL swing back home"], math.radians(22.5))
+    assert home.limit_raw == (513 + round((27.66 + 22.5) / 0.2932),)
+    assert quadruped_result(quadruped, by_name["FL swing back"], None).limit_raw is None
+
+
+def test_json_gives_register_values_only_for_robots_with_servos(quadruped):
+    results = [quadruped_result(quadruped, 1, math.radians(17.5)), quadruped_result(quadruped, 2, None)]
+    data = json.loads(to_json(results))
+    assert [(d["test"], d["limit_raw"]) for d in data] == [(1, [573]), (2, None)]
+    assert data[0]["limit_rad"] == pytest.approx(math.radians(17.5))
+    assert "limit_raw" not in json.loads(to_json([result(1, 0.2, 0.15)]))[0]  # the HOAP-2: no joint map
+
+
+def test_the_table_sets_the_references_pairs_next_to_our_range_and_says_why_no_more(quadruped):
+    protocol = load_protocol(quadruped)
+    results = [quadruped_result(quadruped, 1, math.radians(17.5)), quadruped_result(quadruped, 2, math.radians(17.5))]
+    text = table(results, protocol.reference)
+    rows = text.splitlines()
+    assert "raw" in rows[0]
+    assert "573" in rows[1] and "453" in rows[2]
+    for (real, simulated), apart in zip(QUADRUPED_PAIRS, ("11.7", "3.5", "2.9", "3.2"), strict=True):
+        assert any(f"real  {real}   simulated  {simulated}   {apart:>4} deg apart" in row for row in rows), real
+    assert "real 478-571, simulated 466-531; the reference accepts under 15 deg" in text
+    assert "Ours (2 of 2 tests found a limit): 453-573" in text
+    assert "A per-test comparison is impossible: the reference does not say which posture and servo" in text
+    assert "raw" not in table([result(1, 0.2, 0.15)]).splitlines()[0]  # the HOAP-2's table is unchanged
+
+
+def test_the_quadruped_command_reads_its_protocol():
+    assert main(["postures", "--robot", "bioloid_quadruped", "--tests", "99"]) == 2

@@ -1,0 +1,311 @@
+"""Time series of an experiment, taken from a bag (through :class:`~humanoid_tools.recording.reading.Bag`).
+
+Times are robot time in seconds (header stamps: the simulator's clock, or the robot
+computer's clock), from the first ``joint_states`` stamp. Messages without a usable
+stamp (streaming commands sent with a zero stamp, String, Bool) are placed on that
+time axis through the log times of ``joint_states``.
+
+Staleness contract: a joint whose reading was stale is NaN in ``joint_states``; it
+stays NaN here (the plots draw gaps), and is counted.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from humanoid_control.ros.ros_time import seconds as stamp_seconds
+from humanoid_tools.recording.reading import Bag, custom_data
+
+JOINT_STATES = "/joint_states"
+JOINT_COMMANDS = "/joint_commands"
+JOINT_TRAJECTORY = "/joint_trajectory"
+FEEDBACK = "/follow_joint_trajectory/_action/feedback"
+BALANCE = "/balance_state"
+SELF_COLLISION = "/self_collision_state"
+DIAGNOSTICS = "/diagnostics"
+FALLEN = "/fallen"
+BASE_POSE = "/ground_truth/base_pose"
+ROBOT_DESCRIPTION = "/robot_description"
+
+
+@dataclass
+class Signal:
+    """Samples of one quantity: times (s) and values; NaN = unknown."""
+
+    t: np.ndarray
+    v: np.ndarray
+
+    @classmethod
+    def of(cls, pairs: list[tuple[float, float]]) -> Signal:
+        if not pairs:
+            return cls(np.zeros(0), np.zeros(0))
+        t, v = np.array(pairs, dtype=float).T
+        order = np.argsort(t, kind="stable")
+        return cls(t[order], v[order])
+
+    def __len__(self) -> int:
+        return len(self.t)
+
+    def at(self, times: np.ndarray) -> np.ndarray:
+        """Linear interpolation at ``times``; NaN outside the samples or next to an unknown one."""
+        result = np.full(len(times), np.nan)
+        if len(self.t) < 2:
+            return result
+        right = np.searchsorted(self.t, times, side="left")
+        inside = (right > 0) & (right < len(self.t)) | (times == self.t[0])
+        right = np.clip(right, 1, len(self.t) - 1)
+        left = right - 1
+        span = self.t[right] - self.t[left]
+        weight = np.where(span > 0, (times - self.t[left]) / np.where(span > 0, span, 1.0), 0.0)
+        value = self.v[left] + weight * (self.v[right] - self.v[left])  # NaN if either side is NaN
+        result[inside] = value[inside]
+        return result
+
+
+@dataclass
+class JointTracking:
+    """Measured and commanded position of one joint (rad)."""
+
+    name: str
+    measured: Signal
+    commanded: Signal  # action feedback's desired positions and streaming commands, merged
+    waypoints: Signal  # joint_trajectory points (time = message time + time_from_start)
+    stale_samples: int
+
+    @property
+    def error(self) -> Signal:
+        """Commanded minus measured, at the commanded times (NaN where the reading is unknown)."""
+        return Signal(self.commanded.t, self.commanded.v - self.measured.at(self.commanded.t))
+
+    def error_stats(self) -> tuple[float, float]:
+        """(RMS, max |error|) in rad over the known samples; NaN without any."""
+        error = self.error.v
+        error = error[np.isfinite(error)]
+        if not len(error):
+            return float("nan"), float("nan")
+        return float(np.sqrt(np.mean(error ** 2))), float(np.max(np.abs(error)))
+
+
+@dataclass
+class Balance:
+    t: np.ndarray
+    com: np.ndarray  # (n, 2) projection on the ground
+    zmp_model: np.ndarray  # (n, 2), NaN where invalid
+    zmp_measured: np.ndarray  # (n, 2), NaN where invalid
+    margin: np.ndarray  # stability margin (m), NaN without support
+    zmp_margin: np.ndarray
+    stable: np.ndarray  # bool
+    polygons: list[np.ndarray]  # each (k, 2), the support polygon of each sample
+
+
+@dataclass
+class Collisions:
+    t: np.ndarray
+    in_collision: np.ndarray  # bool
+    closest: np.ndarray  # m
+    closest_pair: list[str]
+    colliding_pairs: set[str]
+
+
+@dataclass
+class Experiment:
+    """Everything the figures show, from one bag."""
+
+    path: Path
+    topics: dict[str, int]
+    types: dict[str, str]
+    received: dict[str, int]
+    written: dict[str, int]
+    start_wall_ns: int
+    duration: float  # robot seconds covered by joint_states
+    joints: list[JointTracking] = field(default_factory=list)
+    balance: Balance | None = None
+    collisions: Collisions | None = None
+    rates: dict[str, Signal] = field(default_factory=dict)  # label -> Hz
+    bus_bytes: dict[str, Signal] = field(default_factory=dict)  # label -> bytes per cycle
+    fault_counts: dict[str, Signal] = field(default_factory=dict)  # label -> cumulative count
+    joint_state_interval: Signal | None = None  # ms between consecutive joint_states
+    fell_at: float | None = None
+    robot_name: str | None = None
+
+
+class _Clock:
+    """Robot time of a log time, from the (log time, stamp) pairs of joint_states."""
+
+    def __init__(self, log_ns: np.ndarray, stamps: np.ndarray, origin: float) -> None:
+        self.log = log_ns.astype(float)
+        self.stamps = stamps
+        self.origin = origin
+
+    def robot_time(self, log_ns: int) -> float:
+        if len(self.log) == 0:
+            return float("nan")
+        if len(self.log) == 1:
+            return float(self.stamps[0] - self.origin)
+        return float(np.interp(float(log_ns), self.log, self.stamps) - self.origin)
+
+
+def load(path: Path) -> Experiment:
+    """Read the series the figures need (one pass per topic)."""
+    with Bag(path) as bag:
+        data = custom_data(path)
+        experiment = Experiment(path=Path(path), topics=dict(bag.counts), types=dict(bag.types),
+                                received=json.loads(data.get("received_messages", "{}")),
+                                written=json.loads(data.get("written_messages", "{}")),
+                                start_wall_ns=0, duration=0.0)
+        states = bag.all(JOINT_STATES) if JOINT_STATES in bag.types else []
+        stamps = np.array([stamp_seconds(m.header.stamp) for _, m in states])
+        origin = float(stamps[0]) if len(stamps) else 0.0
+        clock = _Clock(np.array([log for log, _ in states]), stamps, origin)
+        if states:
+            experiment.start_wall_ns = states[0][0]
+            experiment.duration = float(stamps[-1] - stamps[0])
+            # to the microsecond: stamps are float seconds, their differences carry rounding noise
+            experiment.joint_state_interval = Signal(stamps[1:] - origin, np.round(1000.0 * np.diff(stamps), 3))
+
+        def when(log_ns: int, header=None) -> float:
+            if header is not None and (header.stamp.sec or header.stamp.nanosec):
+                return stamp_seconds(header.stamp) - origin
+            return clock.robot_time(log_ns)
+
+        experiment.joints = _joints(bag, states, origin, when)
+        if BALANCE in bag.types:
+            experiment.balance = _balance(bag.all(BALANCE), when)
+        if SELF_COLLISION in bag.types:
+            experiment.collisions = _collisions(bag.all(SELF_COLLISION), when)
+        if DIAGNOSTICS in bag.types:
+            _diagnostics(bag.all(DIAGNOSTICS), when, experiment)
+        if FALLEN in bag.types:
+            fallen = [when(log) for log, m in bag.all(FALLEN) if m.data]
+            experiment.fell_at = min(fallen) if fallen else None
+        if ROBOT_DESCRIPTION in bag.types:
+            experiment.robot_name = _robot_name(bag.all(ROBOT_DESCRIPTION))
+    return experiment
+
+
+def _joints(bag: Bag, states, origin: float, when) -> list[JointTracking]:
+    names: list[str] = []
+    measured: dict[str, list[tuple[float, float]]] = {}
+    for _log, msg in states:
+        t = stamp_seconds(msg.header.stamp) - origin
+        for name, value in zip(msg.name, msg.position, strict=False):
+            if name not in measured:
+                names.append(name)
+                measured[name] = []
+            measured[name].append((t, float(value)))
+    commanded: dict[str, list[tuple[float, float]]] = {n: [] for n in names}
+    waypoints: dict[str, list[tuple[float, float]]] = {n: [] for n in names}
+    topics = [t for t in (FEEDBACK, JOINT_COMMANDS, JOINT_TRAJECTORY) if t in bag.types]
+    for topic, log, msg in bag.messages(topics):
+        if topic == FEEDBACK:
+            feedback = msg.feedback
+            t = when(log, feedback.header)
+            for name, value in zip(feedback.joint_names, feedback.desired.positions, strict=False):
+                commanded.setdefault(name, []).append((t, float(value)))
+        elif topic == JOINT_COMMANDS:
+            t = when(log, msg.header)
+            for name, value in zip(msg.name, msg.position, strict=False):
+                commanded.setdefault(name, []).append((t, float(value)))
+        else:
+            start = when(log, msg.header)
+            for point in msg.points:
+                t = start + stamp_seconds(point.time_from_start)
+                for name, value in zip(msg.joint_names, point.positions, strict=False):
+                    waypoints.setdefault(name, []).append((t, float(value)))
+    result = []
+    for name in names:
+        signal = Signal.of(measured[name])
+        result.append(JointTracking(name, signal, Signal.of(commanded.get(name, [])),
+                                    Signal.of(waypoints.get(name, [])), int(np.count_nonzero(np.isnan(signal.v)))))
+    return result
+
+
+def _point(p) -> tuple[float, float]:
+    return float(p.x), float(p.y)
+
+
+def _balance(messages, when) -> Balance:
+    n = len(messages)
+    t = np.zeros(n)
+    com, zmp_model, zmp_measured = (np.full((n, 2), np.nan) for _ in range(3))
+    margin, zmp_margin = np.full(n, np.nan), np.full(n, np.nan)
+    stable = np.zeros(n, dtype=bool)
+    polygons = []
+    for i, (log, msg) in enumerate(messages):
+        t[i] = when(log, msg.header)
+        com[i] = _point(msg.com_projection)
+        if msg.zmp_model_valid:
+            zmp_model[i] = _point(msg.zmp_model)
+        if msg.zmp_measured_valid:
+            zmp_measured[i] = _point(msg.zmp_measured)
+        margin[i], zmp_margin[i], stable[i] = msg.stability_margin, msg.zmp_margin, msg.stable
+        polygons.append(np.array([_point(p) for p in msg.support_polygon.points]).reshape(-1, 2))
+    return Balance(t, com, zmp_model, zmp_measured, margin, zmp_margin, stable, polygons)
+
+
+def _collisions(messages, when) -> Collisions:
+    t, colliding, closest, pairs, colliding_pairs = [], [], [], [], set()
+    for log, msg in messages:
+        t.append(when(log, msg.header))
+        colliding.append(bool(msg.in_collision))
+        closest.append(float(msg.closest_pair.distance))
+        pairs.append(f"{msg.closest_pair.link_a} / {msg.closest_pair.link_b}")
+        colliding_pairs.update(f"{p.link_a} / {p.link_b}" for p in msg.colliding_pairs)
+    return Collisions(np.array(t), np.array(colliding, dtype=bool), np.array(closest), pairs, colliding_pairs)
+
+
+#: Diagnostic counters shown as faults when they ever become non-zero.
+FAULT_KEYS = ("timeouts", "corrupt_packets", "retries", "port_losses", "deadline_misses", "dropped_writes",
+              "commands_rejected", "driver_errors")
+
+
+def _diagnostics(messages, when, experiment: Experiment) -> None:
+    """Rates (``*_hz`` values, and the rate at which ``cycles`` counters advance), bus bytes per
+    cycle and fault counters of every diagnostic status, over time."""
+    rates: dict[str, list[tuple[float, float]]] = {}
+    cycles: dict[str, list[tuple[float, float]]] = {}
+    bus: dict[str, list[tuple[float, float]]] = {}
+    faults: dict[str, list[tuple[float, float]]] = {}
+    for log, msg in messages:
+        t = when(log, msg.header)
+        for status in msg.status:
+            for item in status.values:
+                try:
+                    value = float(item.value)
+                except ValueError:
+                    continue
+                label = f"{status.name}: {item.key}"
+                if item.key.endswith("_hz"):
+                    rates.setdefault(label, []).append((t, value))
+                elif item.key == "cycles":
+                    cycles.setdefault(status.name, []).append((t, value))
+                elif item.key.startswith("bytes"):
+                    bus.setdefault(label, []).append((t, value))
+                elif item.key in FAULT_KEYS:
+                    faults.setdefault(label, []).append((t, value))
+    for name, samples in cycles.items():
+        signal = Signal.of(samples)
+        dt = np.diff(signal.t)
+        ok = dt > 0
+        if np.any(ok):
+            rates[f"{name}: cycles per robot second"] = list(zip(signal.t[1:][ok], (np.diff(signal.v)[ok] / dt[ok]),
+                                                          strict=True))
+    experiment.rates = {k: Signal.of(v) for k, v in sorted(rates.items())}
+    experiment.bus_bytes = {k: Signal.of(v) for k, v in sorted(bus.items())}
+    experiment.fault_counts = {k: Signal.of(v) for k, v in sorted(faults.items())
+                               if any(value for _t, value in v)}
+
+
+def _robot_name(messages) -> str | None:
+    import xml.etree.ElementTree as ET
+
+    for _log, msg in messages:
+        try:
+            return ET.fromstring(msg.data).get("name")
+        except ET.ParseError:
+            continue
+    return None

@@ -1,0 +1,141 @@
+"""The page live on a running robot (sim or real: only the shared interface is used):
+the robot from ``robot_description`` moving with ``joint_states`` and
+``ground_truth/base_pose``, the balance monitor's and self-collision checker's state, and
+the posing tool of the HOAP-2 ("hoap2moves") in the browser: one slider per joint (degrees,
+within the URDF limits) that sends the joint there through ``joint_commands``, a button
+that sets the sliders to the measured pose, and one that saves the measured pose as a
+keyframe of a keyframe motion file (the motion package's writer, as ``humanoid pose save``)."""
+
+from __future__ import annotations
+
+import math
+import threading
+from pathlib import Path
+
+import viser
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile
+from sensor_msgs.msg import JointState
+
+from humanoid_control.ros.ros_time import seconds as stamp_seconds
+from humanoid_tools.view.frames import (
+    Frame,
+    balance_sample,
+    base_pose,
+    collision_sample,
+    joint_positions,
+)
+from humanoid_tools.view.scene import RobotScene
+
+
+class LiveSource:
+    """The latest messages of the robot's topics, as frames; publishes joint commands."""
+
+    def __init__(self, node: Node, on_description) -> None:
+        from geometry_msgs.msg import PoseStamped
+        from std_msgs.msg import String
+
+        from humanoid_interfaces.msg import BalanceState, SelfCollisionState
+
+        self.node = node
+        self._lock = threading.Lock()
+        self._latest: dict[str, object] = {}
+        self._version = 0
+        self._on_description = on_description
+        latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        node.create_subscription(String, "robot_description", self._description, latched)
+        for topic, kind in (("joint_states", JointState), ("ground_truth/base_pose", PoseStamped),
+                            ("balance_state", BalanceState), ("self_collision_state", SelfCollisionState)):
+            node.create_subscription(kind, topic, lambda msg, t=topic: self._store(t, msg), 10)
+        self.commands = node.create_publisher(JointState, "joint_commands", 10)
+
+    def _description(self, msg) -> None:
+        self._on_description(msg.data)
+
+    def _store(self, topic: str, msg) -> None:
+        with self._lock:
+            self._latest[topic] = msg
+            self._version += 1
+
+    @property
+    def version(self) -> int:
+        return self._version
+
+    def frame(self) -> Frame | None:
+        with self._lock:
+            latest = dict(self._latest)
+        states = latest.get("joint_states")
+        if states is None:
+            return None
+        pose, balance, collision = (latest.get(t) for t in ("ground_truth/base_pose", "balance_state",
+                                                             "self_collision_state"))
+        return Frame(stamp_seconds(states.header.stamp), joint_positions(states),
+                     base_pose(pose) if pose is not None else None,
+                     balance_sample(balance) if balance is not None else None,
+                     collision_sample(collision) if collision is not None else None)
+
+    def measured(self) -> dict[str, float]:
+        states = self._latest.get("joint_states")
+        return joint_positions(states) if states is not None else {}
+
+    def command(self, joint: str, position: float) -> None:
+        self.commands.publish(JointState(name=[joint], position=[float(position)]))
+
+
+class PosingPanel:
+    """Joint sliders, "sliders to measured pose" and "save keyframe" (created once the robot's
+    joints are known)."""
+
+    def __init__(self, server: viser.ViserServer, scene: RobotScene, source: LiveSource, keyframes: Path) -> None:
+        self.server, self.scene, self.source = server, scene, source
+        self.sliders: dict[str, object] = {}
+        self.synced = False  # the sliders start at the measured pose, once there is one
+        with server.gui.add_folder("Pose (joint_commands)"):
+            self.file = server.gui.add_text("keyframe file", str(keyframes))
+            self.label = server.gui.add_text("keyframe label", "")
+            self.save = server.gui.add_button("save measured pose as keyframe")
+            self.sync = server.gui.add_button("sliders to measured pose")
+            self.message = server.gui.add_markdown("")
+            for name in scene.joint_names:
+                low, high = scene.limits[name]
+                slider = server.gui.add_slider(name, min=round(math.degrees(low), 1), max=round(math.degrees(high), 1),
+                                               step=0.1, initial_value=round(math.degrees(
+                                                   min(max(0.0, low), high)), 1), hint=f"{name} (deg)")
+                slider.on_update(lambda event, joint=name: self._moved(event, joint))
+                self.sliders[name] = slider
+        self.save.on_click(self._save)
+        self.sync.on_click(lambda _event: self.to_measured())
+
+    def _moved(self, event, joint: str) -> None:
+        if event.client is None:  # set by the server (sliders to measured pose): not a command
+            return
+        self.source.command(joint, math.radians(float(self.sliders[joint].value)))
+
+    def to_measured(self) -> None:
+        measured = self.source.measured()
+        self.synced = self.synced or bool(measured)
+        for name, value in measured.items():
+            if name in self.sliders and math.isfinite(value):
+                low, high = self.scene.limits[name]
+                self.sliders[name].value = round(math.degrees(min(max(value, low), high)), 1)
+
+    def _save(self, event) -> None:
+        from humanoid_control.motion import MotionError
+        from humanoid_control.motion.pose_saving import append_keyframe
+
+        measured = self.source.measured()
+        unknown = [n for n in self.scene.joint_names if not math.isfinite(measured.get(n, math.nan))]
+        path = Path(self.file.value).expanduser()
+        if not measured or unknown:
+            text = f"not saved: joint readings unknown ({', '.join(unknown[:5]) or 'no joint_states yet'})"
+        elif path.suffix.lower() not in (".yaml", ".yml"):
+            text = f"not saved: {path.name} is not a keyframe file (.yaml or .yml)"
+        else:
+            try:
+                motion = append_keyframe(path, self.scene.robot_name or "", measured, self.label.value)
+                text = f"saved keyframe {motion.keyframe_count - 1} (t = {motion.times[-1]:g} s) to {path}"
+            except (MotionError, OSError, KeyError, ValueError) as error:
+                text = f"not saved: {error}"
+        self.message.content = text
+        if event.client is not None:
+            event.client.add_notification("keyframe", text, auto_close_seconds=5.0)

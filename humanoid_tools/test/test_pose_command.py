@@ -1,0 +1,132 @@
+"""`humanoid pose` as a user runs it: a script of commands piped into the command, which
+drives the simulated robot through the shared interface and saves the poses to files
+that the motion package reads back."""
+
+from __future__ import annotations
+
+import math
+import re
+import subprocess
+
+import numpy as np
+import pytest
+
+from humanoid_bringup.graphs import ROBOT_AND_PLAYER_ONLY, sim_nodes
+from humanoid_control.motion import load_motion, plan_playback
+from humanoid_control.motion.bioloid_poses import read_thesis_poses
+from humanoid_control.motion.hoap2_csv import read_hoap2_csv
+from humanoid_control.motion.keyframes import read_keyframes
+from humanoid_control.ros.ros_time import seconds
+
+pytestmark = pytest.mark.system
+
+#: The command under test (`humanoid pose` once it is wired into the humanoid CLI).
+COMMAND = ["humanoid", "pose"]
+#: How close (deg) a held joint's measurement is to its target: the simulated servos hold
+#: unloaded arm joints to a few hundredths of a degree; 0.5 deg is a tenth of any move here.
+REACHED_DEG = 0.5
+
+
+def pose(robot: str, script: str, *options: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*COMMAND, "--robot", robot, *options], input=script, capture_output=True, text=True,
+                          timeout=300)
+
+
+def degrees_of(recorded: list, joint: str) -> np.ndarray:
+    """A joint's measured positions (deg) over recorded joint_states, in time order."""
+    ordered = sorted(recorded, key=lambda m: seconds(m.header.stamp))
+    return np.degrees([m.position[list(m.name).index(joint)] for m in ordered])
+
+
+def test_a_posing_session_moves_the_robot_clamps_at_limits_and_saves_poses(robot_graph, tmp_path):
+    _graph, client = robot_graph(sim_nodes("hoap2", real_time_factor=0.0, **ROBOT_AND_PLAYER_ONLY))
+    keyframes, csv = tmp_path / "poses.yaml", tmp_path / "poses.csv"
+    script = f"""help
+# raise the right arm in two steps (joint names in any case), save
+move rarm_joint1 30
+move RARM_JOINT1 +15
+save {keyframes} arms up
+save {csv}
+# the left shoulder: to -80, then 30 further, beyond its -91 deg limit
+set larm_joint1 -80
+move larm_joint1 -30
+save {keyframes}
+save {csv} ignored label
+mvoe rarm_joint1 1
+move nosuch 3
+move rarm_joint1 abc
+set rarm_joint1 inf
+move rarm_joint1
+save {tmp_path / "poses.txt"}
+show larm_joint1
+reset rarm_joint1
+"""
+    client.start_recording()
+    result = pose("hoap2", script)
+    final = client.current_positions()
+    recorded = client.stop_recording()
+
+    # every bad line got its one-line error, and nothing else failed
+    errors = result.stderr.splitlines()
+    assert errors[0] == "error: unknown command 'mvoe' (commands: help, show, move, set, reset, save, quit)"
+    assert errors[1].startswith("error: unknown joint 'nosuch' (joints: rleg_joint1, rleg_joint2,")
+    assert errors[2:] == ["error: not a number of degrees: 'abc'", "error: not a finite number of degrees: 'inf'",
+                          "error: usage: move JOINT DELTA",
+                          "error: cannot save to 'poses.txt': give a .yaml/.yml keyframe file or a .csv file"]
+    assert result.returncode == 1  # some commands failed
+    out = result.stdout
+    assert "move JOINT DELTA" in out and "save FILE [LABEL]" in out  # help
+    # a move is relative to where the joint is (-80 deg within the servo's settling): about -110
+    clamped = re.search(r"larm_joint1: (\S+) deg is outside its limits \[-91\.00, 151\.00\]: clamped to -91\.00 deg",
+                        out)
+    assert clamped is not None, out
+    assert float(clamped.group(1)) == pytest.approx(-110.0, abs=REACHED_DEG)
+
+    # the robot moved: the right arm to 45 deg and back home, the left one to its limit and no further
+    right, left = degrees_of(recorded, "rarm_joint1"), degrees_of(recorded, "larm_joint1")
+    assert right.max() == pytest.approx(45.0, abs=REACHED_DEG)
+    assert left.min() == pytest.approx(-91.0, abs=REACHED_DEG)
+    assert math.degrees(final["rarm_joint1"]) == pytest.approx(0.0, abs=REACHED_DEG)
+    assert math.degrees(final["larm_joint1"]) == pytest.approx(-91.0, abs=REACHED_DEG)
+    shown = re.fullmatch(r"larm_joint1 +(\S+) deg +limits \[-91\.00, 151\.00\]", out.splitlines()[-2])
+    assert shown is not None, out  # show: where the left shoulder is, with its limits
+    assert float(shown.group(1)) == pytest.approx(-91.0, abs=REACHED_DEG)
+
+    # the saved poses read back with the motion package's readers
+    motion = read_keyframes(keyframes, "hoap2")
+    assert motion.times.tolist() == [0.0, 1.5]
+    assert motion.labels == ("arms up", "")
+    saved = {j: np.degrees(motion.positions[:, i]) for i, j in enumerate(motion.joint_names)}
+    assert saved["rarm_joint1"] == pytest.approx([45.0, 45.0], abs=REACHED_DEG)
+    assert saved["larm_joint1"] == pytest.approx([0.0, -91.0], abs=REACHED_DEG)
+    assert len(motion.joint_names) == 25
+    assert plan_playback(load_motion("hoap2", keyframes)).duration >= 1.5  # a playable motion
+    lines = read_hoap2_csv(csv)
+    assert lines.times.tolist() == [0.0, 1.5]
+    columns = {j: np.degrees(lines.positions[:, i]) for i, j in enumerate(lines.joint_names)}
+    assert columns["rarm_joint1"] == pytest.approx([45.0, 45.0], abs=REACHED_DEG)
+    assert columns["larm_joint1"] == pytest.approx([0.0, -91.0], abs=REACHED_DEG)
+
+
+def test_bioloid_poses_are_saved_as_thesis_poses(robot_graph, tmp_path):
+    """The Bioloid's csv is the thesis' pose file (label, J1..J18 deg): read back through the
+    thesis convention, it gives the joint positions the robot had."""
+    _graph, client = robot_graph(sim_nodes("bioloid", real_time_factor=0.0, **ROBOT_AND_PLAYER_ONLY))
+    path = tmp_path / "poses.csv"
+    result = pose("bioloid", f"move r_elbow 20\nsave {path} elbow bent\nsave {path}\nquit\nmove r_elbow 20\n")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    measured = client.current_positions()
+
+    poses = read_thesis_poses(path, "bioloid")
+    assert [p.label for p in poses] == ["elbow bent", "pose 2"]
+    for saved in poses:
+        for joint, value in saved.positions.items():
+            assert math.degrees(value) == pytest.approx(math.degrees(measured[joint]), abs=0.1), joint
+    assert math.degrees(measured["r_elbow"]) == pytest.approx(20.0, abs=REACHED_DEG)  # quit ended the session
+
+
+def test_without_a_robot_the_session_does_not_start():
+    result = pose("hoap2", "show\n", "--timeout", "1")
+    assert result.returncode == 1
+    assert result.stderr.strip() == "error: no joint_states within 1 s: is the robot node running?"
