@@ -49,10 +49,8 @@ SETTLE = 1.0
 #: the raw centre of pressure by about 2 cm; the monitor's 4 Hz low-pass leaves a few mm.
 STANDING_ZMP_BIAS = 0.003
 #: Model ZMP (cart-table, filtered CoM acceleration) against the measured ZMP over the
-#: demo's trajectory, both feet on the ground: RMS bound (m). Measured 9-10 mm: they agree
-#: within 1-2 mm whenever the robot holds still, and the simulated feet's centre of pressure
-#: leaves the CoM projection by 1-1.5 cm during the (slow) motions, where the cart-table
-#: ZMP stays within 1 mm of it (see NOTES.md). A wrong sign, frame or foot would be 3 cm off.
+#: demo's trajectory, both feet on the ground: RMS bound (m). `make demo` prints this RMS
+#: for the same trajectory (docs/balance.md); a wrong sign, frame or foot would be 3 cm off.
 SQUAT_ZMP_RMS = 0.02
 #: Phases of the demo trajectory (s from its start) when the robot stands still.
 STANDING_STILL = ((0.0, 1.0), (3.2, 4.0), (8.2, 9.0), (13.2, 14.0))

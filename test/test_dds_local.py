@@ -10,7 +10,7 @@ them to 127.0.0.1. Sockets are read from the kernel's tables (/proc/net/udp, udp
 
 Left out on purpose: with LOCALHOST, rmw_fastrtps adds a UDPv4 transport of its own,
 without an interface list, whose two send sockets (ephemeral ports, not listened to)
-are bound on 0.0.0.0 and the external address; NOTES.md says more.
+are bound on 0.0.0.0 and the external address (docs/ros_and_dds.md, a known limit).
 """
 
 from __future__ import annotations

@@ -61,7 +61,7 @@ def test_a_coarse_subset_finds_the_real_robots_limits_and_tips_the_right_way(tmp
     # the reference's "leg3 Back: positive = falls backward", the ankle forward, by physics;
     # the ankle roll to the right (negative) tips the robot sideways: it stands on its right
     # foot long before, and that sole then pivots about its outer or its inner edge from one
-    # run to the next (a few ms of command timing decide; NOTES.md, postures protocol)
+    # run to the next (a few ms of command timing decide; docs/postures.md)
     assert found[1]["limit_rad"] > 0.0 and found[1]["tipped"] == "backward"
     assert found[9]["limit_rad"] < 0.0 and found[9]["tipped"] == "forward"
     assert found[13]["limit_rad"] < 0.0 and found[13]["tipped"] in ("right", "left")
@@ -91,7 +91,7 @@ def test_real_mode_asks_first_stops_at_the_first_foot_event_and_uses_no_simulato
 
 #: The quadruped's test 1 (front left foot swung back from `zero`): the rigid model's
 #: quasi-static limit, where the CoM leaves the triangle of the feet it rests on, is 17.5 deg
-#: (NOTES.md); a coarse run lands on the first 2 deg step past it. Band: two coarse steps
+#: (docs/postures.md); a coarse run lands on the first 2 deg step past it. Band: two coarse steps
 #: either side.
 QUADRUPED_BAND_DEG = (13.5, 21.5)
 

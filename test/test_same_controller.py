@@ -78,10 +78,10 @@ DEAD_TIME = 0.05
 AX12_RESOLUTION = math.radians(300.0 / 1023)
 #: The emulator is a Python process sharing two cores with the nodes and the test, not a
 #: servo answering in microseconds: a packet timeout of 2 x 50 + 2 ms (latency_timer_ms,
-#: config/bioloid_hw.yaml: 16) keeps a busy machine from passing for a missing servo.
+#: robots/bioloid/bus.yaml: 16) keeps a busy machine from passing for a missing servo.
 BUS_LATENCY_TIMER_MS = 50
 #: Final pose: within the interface's goal tolerance, reached within its goal time tolerance
-#: (goal_position_tolerance and goal_time_tolerance of config/bioloid.yaml, sim and hw alike).
+#: (goal_position_tolerance and goal_time_tolerance of the Bioloid's sim.yaml and hw.yaml alike).
 GOAL_TOLERANCE = 0.05
 GOAL_TIME_TOLERANCE = 1.0
 MOTION = "wave"

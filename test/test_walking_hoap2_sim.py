@@ -5,11 +5,11 @@ forward at 0.1 m/s or more (robot time, from standing to standing) within 5 cm/m
 drift, and shorter subsets of the others, a 45 deg turn in place and 0.1 m sideways,
 through the ``walk`` action, stabilised by the IMU; the robot ends standing where the
 steps took it, measured by the simulator's ground truth. What they guard: the default
-gait's speed with the physics (8 cm steps of 0.5 s, NOTES.md, Walking), the simulated
+gait's speed with the physics (8 cm steps of 0.5 s, docs/walking.md), the simulated
 HOAP-2 servo following trajectories smoothly (its feet chattered and it fell within a
-few steps when each sample was a rest-to-rest move), the IMU feedback slow enough not
+few steps when each sample is a rest-to-rest move), the IMU feedback slow enough not
 to feed the sway, and the robot interface taking the walk's trajectories in order
-without a standstill at each (it fell at real time without).
+without a standstill at each (without that it falls at real time).
 
 One graph for the module, at half real time as the Bioloid's walking tests (a loaded
 2-core machine); each walk starts where the previous one stood.

@@ -23,8 +23,7 @@ import pytest
 from humanoid_bringup.graphs import real_nodes, sim_nodes
 from humanoid_bringup.launch_parameters import GRAPH_SWITCHES, launch_node
 from humanoid_description.package_share import package_share_directory
-from humanoid_description.robots import robot_files
-from humanoid_description.robots import ROBOTS
+from humanoid_description.robots import ROBOTS, robot_files
 from humanoid_description.runtime_files import HW_NODE_PARAMETERS, SIM_NODE_PARAMETERS
 
 LAUNCH = package_share_directory("humanoid_bringup") / "launch"

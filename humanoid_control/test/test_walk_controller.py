@@ -103,8 +103,8 @@ def test_a_walk_goal_is_reached_with_the_soles_flat_and_the_joints_within_limits
 def test_the_hoap2_default_gait_walks_1_m_at_0_1_m_s_as_the_ik_solves_it_within_the_joint_speeds():
     """Issue 15's walk, planned: 1 m at 0.1 m/s or more from standing to standing, and every
     set-point the IK's own solution, within VELOCITY_MARGIN of the joints' speed limits (a
-    faster solution is clipped to the margin and the swing sole then tilts: 10 deg with the
-    former swing at 7 cm per 0.5 s), soles flat."""
+    faster solution is clipped to the margin and the swing sole then tilts: 10 deg with a
+    vertical lift and landing at 7 cm per 0.5 s), soles flat."""
     robot = KinematicRobot("hoap2")
     joints, model = robot.model.joints, robot.model
     goal = robot.controller.walk_to(1.0, 0.0, 0.0)

@@ -2,7 +2,7 @@
 //
 // Why compiled code: the balance monitor asks for a margin at every joint_states message
 // (1 kHz on the hardware) and its whole update must cost about two bare Pinocchio CoM
-// calls (NOTES.md, "Balance monitor"); the loop over the edges in Python took ~1 us of
+// calls (docs/balance.md); the loop over the edges in Python took ~1 us of
 // that. support.ConvexPolygon is this type with the vertices kept as a numpy array; every
 // margin in the project (signed_margin, the offline tools) goes through it.
 //

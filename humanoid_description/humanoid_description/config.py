@@ -1,4 +1,4 @@
-"""Robot-level configuration (``config/<robot>/robot.yaml``) as typed objects."""
+"""Robot-level configuration (``robots/<robot>/robot.yaml``) as typed objects."""
 
 from __future__ import annotations
 

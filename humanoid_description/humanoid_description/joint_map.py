@@ -2,7 +2,7 @@
 
 ``joint angle (rad) = direction * scale.raw_to_radians(raw - offset)`` where the
 scale is the position register of the servo model (:mod:`humanoid_description.units`).
-The map is data (``config/<robot>/joint_map.yaml``); this module only reads it.
+The map is data (``robots/<robot>/joint_map.yaml``); this module only reads it.
 """
 
 from __future__ import annotations

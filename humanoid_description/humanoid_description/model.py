@@ -3,7 +3,7 @@
 Rigid-body computations are Pinocchio's; this module adds the project's conventions:
 
 - joint positions are numpy arrays in the robot's canonical joint order
-  (``config/<robot>/robot.yaml``) or name -> value mappings;
+  (``robots/<robot>/robot.yaml``) or name -> value mappings;
 - the robot has a floating base (``base_link``); its placement in the world is a
   :class:`pinocchio.SE3` (identity when omitted);
 - Jacobians have 6 base columns then one column per joint in canonical order.

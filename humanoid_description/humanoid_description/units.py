@@ -100,7 +100,7 @@ AX12_LOAD = LoadScale("AX-12", fraction_per_unit=1.0 / 1023.0, direction_bit=10)
 XSERIES_LOAD = LoadScale("X-series", fraction_per_unit=0.001, direction_bit=None)
 
 #: HOAP-2 joint encoders: 209 pulses per degree; the sign depends on the joint and
-#: comes from the robot configuration (config/hoap2/robot.yaml).
+#: comes from the robot configuration (robots/hoap2/robot.yaml).
 HOAP2_PULSES_PER_DEGREE = 209.0
 
 

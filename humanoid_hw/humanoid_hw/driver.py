@@ -97,7 +97,7 @@ class DynamixelDriver(RobotDriver):
 
     @classmethod
     def for_robot(cls, robot: str, **overrides: object) -> DynamixelDriver:
-        """Driver for a named robot with its ``<robot>_hw.yaml`` parameters (plus overrides)."""
+        """Driver for a named robot with its ``bus.yaml`` parameters (plus overrides)."""
         from humanoid_description.model import load_model
 
         return cls.from_model(load_model(robot), load_hardware_config(robot, **overrides))

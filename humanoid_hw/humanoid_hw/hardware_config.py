@@ -1,6 +1,6 @@
 """Parameters of a Dynamixel bus and of the driver's policies, with documented defaults.
 
-Per-robot values live in ``config/<robot>_hw.yaml`` of this package; every key is a
+Per-robot values live in ``robots/<robot>/bus.yaml`` of this package; every key is a
 field of :class:`DynamixelConfig` (unknown keys are refused, so a typo never passes
 silently). Command-line tools and nodes override single fields on top of the file.
 """

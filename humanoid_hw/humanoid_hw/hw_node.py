@@ -4,8 +4,8 @@ Serves exactly the interface of the simulation node (joint_states, joint_command
 joint_trajectory, follow_joint_trajectory, robot_description, diagnostics), so that a
 controller cannot tell the real robot from the simulated one. Bus parameters (port,
 baud, protocol, return delay, retries, policies for missing servos and shutdown) are
-ROS parameters whose defaults come from ``config/<robot>_hw.yaml``; the interface's
-from ``config/<robot>.yaml``.
+ROS parameters whose defaults come from the robot's ``bus.yaml``; the interface's from
+its ``hw.yaml`` (both in ``humanoid_description/robots/<robot>/``).
 
 The driver schedules its cycles on a monotonic clock (a step of the system clock
 neither stalls nor bursts the loop); the shared front stamps messages with ROS time

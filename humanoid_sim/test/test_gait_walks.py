@@ -9,7 +9,7 @@ from humanoid_sim.gait_evaluation import HeadlessSimulation
 ROBOT = "bioloid_quadruped"
 SECONDS = 4.0
 #: Slow enough for the feet to follow their paths: at 1.5 Hz the body hops and drifts forward
-#: even stepping in place (NOTES.md).
+#: even stepping in place (docs/quadruped.md).
 FREQUENCY = 0.5
 
 

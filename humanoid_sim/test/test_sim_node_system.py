@@ -31,7 +31,7 @@ def hoap2(tmp_path_factory):
     """One HOAP-2 simulation for the module (its own process), and a client. In real time:
     the tests act on goals while they run (cancel a quarter of the way, preempt, count
     feedback), which a simulation running as fast as it can may finish first on a busy
-    machine (CI saw a 4 s goal succeed before its cancel arrived)."""
+    machine (measured: a 4 s goal succeeded before its cancel arrived)."""
     graph = Graph([sim_node_spec("hoap2", {"real_time_factor": 1.0})],
                   log_dir=tmp_path_factory.mktemp("hoap2_logs")).start()
     client = RobotClient("sim_test_client")
@@ -91,7 +91,7 @@ def test_joint_states_carry_every_urdf_joint_at_the_configured_rate(robot):
     stamps = np.array([seconds(m.header.stamp) for m in messages])
     assert np.all(np.diff(stamps) > 0)
     rate = (len(stamps) - 1) / (stamps[-1] - stamps[0])
-    assert rate == pytest.approx(100.0, rel=0.05)  # publish_rate of config/hoap2.yaml
+    assert rate == pytest.approx(100.0, rel=0.05)  # publish_rate of the HOAP-2's sim.yaml
 
 
 def test_clock_is_the_simulated_time_of_the_joint_states(robot):

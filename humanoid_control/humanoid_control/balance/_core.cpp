@@ -3,7 +3,7 @@
 // Why compiled code: the monitor answers every joint_states message (1 kHz on the
 // hardware). In Python each Pinocchio call costs 0.1-0.4 us of interpreter and binding
 // overhead and the CoM filter 1 us of float arithmetic, so an update cannot get under
-// ~3 x a bare pinocchio.centerOfMass call (measured, NOTES.md "Balance monitor"). Here the
+// ~3 x a bare pinocchio.centerOfMass call (measured, docs/balance.md). Here the
 // whole flat-feet update (joints into q, CoM, both sole placements, the check that the
 // soles kept their relative placement, the CoM in the support sole's frame, the CoM
 // filter, the cart-table ZMP, the margin in the held polygon, the BalanceEstimate) is

@@ -20,7 +20,7 @@ NODE_NAME = "balance_monitor"
 
 @dataclass(frozen=True)
 class BalanceParameters:
-    """What a user may tune; defaults are generic, ``config/<robot>.yaml`` has each robot's."""
+    """What a user may tune; defaults are generic, each robot's ``control.yaml`` has its own."""
 
     #: m: ``stable`` needs the CoM projection at least this far inside the support polygon.
     min_margin: float = 0.01

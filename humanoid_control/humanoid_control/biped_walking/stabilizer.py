@@ -10,7 +10,7 @@ after step. Two corrections, each used only when the robot has the sensor:
   the ground under the leaning trunk instead of tilted with it, so that a robot rocking
   onto a sole's edge is pressed back onto the whole sole (gain 1: the measured tilt in
   full). Measured in the simulator: the HOAP-2 rocks onto its sole edges less and
-  slips less in yaw (NOTES.md).
+  slips less in yaw (docs/walking.md).
 - **ZMP** (foot force sensors): the ZMP measured from the foot wrenches is compared
   with the reference; the CoM target moves against the error (integrated, leaking
   back to zero, bounded), so that a robot whose ZMP lags the plan is brought back

@@ -8,7 +8,7 @@ rises over ``ramp_share`` of that time, cruises, and falls again over ``ramp_sha
 
 Why this shape: the swing leg's joints move fastest where the foot does, so for a step
 of given length and duration the joints' peak speed goes with the foot's peak speed
-over its mean (NOTES.md, Walking: the HOAP-2's 4.76 rad/s servos). A ramp share of 0.5
+over its mean (docs/walking.md: the HOAP-2's 4.76 rad/s servos). A ramp share of 0.5
 is the minimum-jerk quintic (peak 1.875 x the mean); a short ramp cruises most of the
 way (0.2: 1.23 x). The ramps are the quintic's halves stretched, so the acceleration
 is continuous and zero at the ends for every ramp share.

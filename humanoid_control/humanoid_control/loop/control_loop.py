@@ -58,19 +58,20 @@ class GilTurns:
     for real time) never blocks between cycles. A thread waiting for the GIL asks its
     holder to drop it after one switch interval (5 ms), but only if the GIL did not change
     hands meanwhile: a loop that releases and retakes it in short C calls within every
-    interval starves the others. Measured in session 6 (a loop and an executor that did
-    so), the action thread of the simulated robot waited up to 4.5 s for a 0.1 s feedback
-    period, so a cancel came seconds of robot time late. A loop whose thread was on the
+    interval starves the others. Measured with a loop and an executor that did so: the
+    action thread of the simulated robot waited up to 4.5 s for a 0.1 s feedback period,
+    so a cancel came seconds of robot time late. A loop whose thread was on the
     CPU at least ``busy_share`` of the last ``period`` sleeps ``turn`` seconds: long
     enough for a thread woken by the GIL's release to take it. A loop that blocks anyway
     (a paced simulation, a serial bus) is left alone.
 
     The period is the interface's ``gil_turn_period`` (default 50 ms), not the switch
     interval: a turn costs the loop about 0.2 ms of sleep on these VMs plus caches the
-    physics must refill, 6-7 % of ``bench sim`` at one turn per 5 ms, while today's loop
+    physics must refill, 6-7 % of ``bench sim`` at one turn per 5 ms, while the loop
     (no GIL release in PyBullet nor in rclpy's publish) lets CPython's own switching hand
     the GIL over within 6-13 ms (measured, waiter on a 20 ms Event.wait, with and without
-    every topic subscribed); the turns bound what a future GIL-releasing call could do."""
+    every topic subscribed); the turns bound what a GIL-releasing call in the loop could do
+    (docs/ros_and_dds.md)."""
 
     def __init__(self, period: float | None = None, turn: float = 1e-4, busy_share: float = 0.5) -> None:
         self.period = sys.getswitchinterval() if period is None else period

@@ -1,6 +1,6 @@
 """The project's own motion format: keyframes in YAML, for people and for tools.
 
-Example (every key is described in ``config/motions/README.md``)::
+Example (every key is described in ``humanoid_description/robots/MOTIONS.md``)::
 
     format: keyframes          # optional; identifies the format
     robot: hoap2

@@ -6,9 +6,9 @@ optional extras (the simulator's services), and a multi-threaded executor that s
 until SIGINT/SIGTERM/SIGHUP or until the optional ``duration`` (seconds on the robot's clock)
 has elapsed since it came up. On the way out the interface stops and the driver releases the robot.
 
-Per-robot defaults of every parameter come from a ROS parameter file shipped with
-the driver's package (``config/<robot>.yaml``, ``/**: ros__parameters:``); values
-given on the command line or by a launch file win.
+Per-robot defaults of every parameter come from a ROS parameter file in the robot's
+folder (``humanoid_description/robots/<robot>/sim.yaml`` or ``hw.yaml``,
+``/**: ros__parameters:``); values given on the command line or by a launch file win.
 """
 
 from __future__ import annotations

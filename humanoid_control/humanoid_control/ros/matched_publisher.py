@@ -10,8 +10,8 @@ middleware's *matched* events keep a flag instead: the executor runs the event c
 when a subscription connects or disconnects, and the control thread reads a bool.
 
 The flag follows discovery like the middleware's own matching does: a subscription gets
-the messages published after it was matched, as before; only its first message may come
-one event dispatch later (the executor's turn, milliseconds).
+the messages published after it was matched, as from a plain publisher; only its first
+message may come one event dispatch later (the executor's turn, milliseconds).
 """
 
 from __future__ import annotations

@@ -4,9 +4,9 @@ Apart from the runtime model (``humanoid_description.model`` and the robot's con
 files), which knows nothing of the thesis:
 
 - :mod:`.equations`: the thesis' kinematic equations J1..J18, its numbering and frame;
-- :mod:`.kinematics_generator`: writes ``config/bioloid/kinematics.yaml`` (the URDF's
+- :mod:`.kinematics_generator`: writes ``robots/bioloid/kinematics.yaml`` (the URDF's
   kinematics) from the equations;
-- :mod:`.shapes_generator`: writes ``config/bioloid/collision.yaml`` (the links' visual
+- :mod:`.shapes_generator`: writes ``robots/bioloid/collision.yaml`` (the links' visual
   and collision shapes) from those kinematics and the sizes of the robot's parts;
 - :mod:`.mass_identification`: fits the structure masses to the thesis' balanced poses;
 - :mod:`.pose_file`: pose files in the thesis convention (label, J1..J18 in degrees);

@@ -1,4 +1,4 @@
-"""Generate the Bioloid URDF kinematics (config/bioloid/kinematics.yaml) from the thesis.
+"""Generate the Bioloid URDF kinematics (robots/bioloid/kinematics.yaml) from the thesis.
 
 The thesis chain is rooted at the right foot; a URDF for a floating-base humanoid is
 rooted at the torso. This module re-roots the chain: arms and left leg keep the
@@ -153,7 +153,7 @@ def _box_kind(link: str) -> str:
 
 
 def document() -> dict:
-    """The YAML document consumed by xacro/bioloid/bioloid.urdf.xacro."""
+    """The YAML document consumed by robots/bioloid/bioloid.urdf.xacro."""
     joints, coms = build()
     links = {}
     for name, com in coms.items():

@@ -188,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="humanoid identify-masses", description=__doc__.split("\n\n")[0])
     parser.add_argument("--robot", default="bioloid", choices=["bioloid"])
     parser.add_argument("--write", action="store_true",
-                        help="rewrite config/<robot>/mass_model.yaml with the result")
+                        help="rewrite robots/<robot>/mass_model.yaml with the result")
     args = parser.parse_args(argv)
     files = robot_files(args.robot)
     model = RobotModel(args.robot)

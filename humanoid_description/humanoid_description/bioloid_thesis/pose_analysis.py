@@ -3,7 +3,7 @@
 Input poses are the 18 angles J1..J18 in degrees, numbered and signed as in
 Tyropoulos (2008) (the raw servo angle, ``(raw - 512) * 0.2932``; files of them:
 :mod:`.pose_file`). The joint map
-(``config/bioloid/joint_map.yaml``) links each J number to a URDF joint and its
+(``robots/bioloid/joint_map.yaml``) links each J number to a URDF joint and its
 direction. Results are expressed in the thesis frame: origin at the right-foot CoM,
 +X backward, +Y robot's right, +Z up, millimetres.
 

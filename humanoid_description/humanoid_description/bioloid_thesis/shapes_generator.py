@@ -1,4 +1,4 @@
-"""Generate the Bioloid's link shapes (config/bioloid/collision.yaml) from its kinematics.
+"""Generate the Bioloid's link shapes (robots/bioloid/collision.yaml) from its kinematics.
 
 The shapes are the visual and collision geometry of the URDF (the `link_shapes` macro
 of xacro/common/macros.xacro). Where each link begins and ends comes from the thesis'

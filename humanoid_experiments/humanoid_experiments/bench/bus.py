@@ -14,7 +14,7 @@ times and each side's best run counts (the machine is shared: load only ever slo
 run); ``loop_vs_sdk`` = driver / SDK, every run's rate is listed too. Beside it,
 ``loop_vs_sdk_median`` is the median over the rounds of each driver run against the SDK
 run right after it (seconds apart, so under the same load; the best-of ratio may pair
-runs from different moments). Added 2026-11-24; the runs and the best-of are unchanged.
+runs from different moments).
 
 Minimum bytes per cycle for N servos, a state block of R bytes read from each and a
 command of W bytes written to each (Bioloid: N = 18, R = 8, W = 4):

@@ -19,12 +19,12 @@ few interleaved runs is the fairest estimate of each, and the ratio compares lik
 with like. Beside that best-of ``ratio``, ``ratio_median`` is the median over the
 rounds of each node run against the mean of the two raw runs around it: the best-of
 ratio takes each side's luckiest run, which may come from different moments of the
-machine's load, while a round compares runs seconds apart (added 2026-11-24; both are
-printed, the runs too, so neither hides the spread).
+machine's load, while a round compares runs seconds apart (both are printed, the runs
+too, so neither hides the spread).
 
 The raw loop builds its world by hand (plane, URDF, home pose, position motors at the
 model's effort limits) rather than with the node's driver (ground friction, solver
-settings, servo gains from the robot's parameter file): checked 2026-11-24, bare
+settings, servo gains from the robot's parameter file): measured 2026-11-24, bare
 stepping of the driver's world and of this one run at the same rate (3.02 / 2.98,
 3.11 / 3.12, 3.16 / 2.92 times real time, alternating), so the ceiling is the same.
 

@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from humanoid_experiments import local_ray
 from humanoid_control.quadruped_gaits.cpg import parameters_from_vector, search_box
 from humanoid_control.quadruped_gaits.particle_swarm import ParticleSwarm, SwarmSettings
+from humanoid_experiments import local_ray
 
 if TYPE_CHECKING:  # the simulation (PyBullet, which prints on import) is loaded only to evaluate
     from humanoid_sim.gait_evaluation import GaitOutcome

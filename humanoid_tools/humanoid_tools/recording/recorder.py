@@ -42,9 +42,9 @@ from typing import TextIO
 
 from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, QosReliability, QosTime
 
+from humanoid_control.ros.topics import DEFAULT_TOPICS, absolute
 from humanoid_tools.recording.bag_writer import SEAL_PERIOD, BagWriter
 from humanoid_tools.recording.message_types import MessageType, UnknownMessageTypeError, message_type
-from humanoid_control.ros.topics import DEFAULT_TOPICS, absolute
 
 # rclpy is imported where it is used: the `humanoid` command builds its parser from
 # this package and must start fast.
