@@ -45,7 +45,7 @@ from humanoid_control.ros.driver_node import DriverNode
 from humanoid_description.runtime_files import {runtime_file}
 from humanoid_{package} import {module} as module
 rclpy.init(args=["--ros-args", "-p", "robot:={robot}"])
-node = DriverNode(module.NODE_NAME, {runtime_file}, module.make_driver, getattr(module, "EXTENSION", None))
+node = DriverNode(module.NODE_NAME, {runtime_file}, module.declare_driver, getattr(module, "EXTENSION", None))
 json.dump({{name: parameter.value for name, parameter in node.node._parameters.items()}}, sys.stdout)
 """
 

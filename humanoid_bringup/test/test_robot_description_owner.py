@@ -9,6 +9,7 @@ from humanoid_bringup.graphs import real_nodes, sim_nodes
 from humanoid_bringup.launch_parameters import launch_node, state_publisher_parameters
 from humanoid_control.loop.ideal_driver import IdealDriver
 from humanoid_control.loop.interface_parameters import InterfaceParameters
+from humanoid_control.ros.loop_process import LoopThread
 from humanoid_control.ros.robot_interface import RobotInterface
 from humanoid_description.model import RobotModel
 from humanoid_description.runtime_files import HW_NODE_PARAMETERS, SIM_NODE_PARAMETERS
@@ -39,8 +40,9 @@ def test_the_interface_publishes_the_description_only_when_asked(publish):
     rclpy.init()
     try:
         node = rclpy.create_node("description_owner_under_test")
-        interface = RobotInterface(node, IdealDriver(model.joints), model,
-                                   InterfaceParameters(publish_robot_description=publish))
+        params = InterfaceParameters(publish_robot_description=publish)
+        loop = LoopThread(node, IdealDriver(model.joints), model, params)
+        interface = RobotInterface(node, loop.client, model, params, clock_is_ros_time=True)
         assert node.count_publishers("robot_description") == int(publish)
         if publish:
             assert node.get_publishers_info_by_topic("robot_description")[0].topic_type == "std_msgs/msg/String"

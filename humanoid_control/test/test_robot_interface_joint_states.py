@@ -1,4 +1,4 @@
-"""The ROS front in-process over real DDS, on the ideal driver: staleness in joint_states
+"""The robot interface in-process over real DDS (its loop in a thread), on the ideal driver: staleness in joint_states
 (NaN for a joint not read, nothing when none was read) and stamps in ROS time; sensors read
 only while someone subscribes, the first reading after a time without only priming the next."""
 
@@ -15,6 +15,7 @@ from sensor_msgs.msg import Imu, JointState
 from humanoid_control.loop.driver import ImuReading, SensorReadings
 from humanoid_control.loop.ideal_driver import IdealDriver
 from humanoid_control.loop.interface_parameters import InterfaceParameters
+from humanoid_control.ros.loop_process import LoopThread
 from humanoid_control.ros.robot_interface import RobotInterface
 from humanoid_control.ros.ros_time import seconds
 from humanoid_description.model import RobotModel
@@ -85,19 +86,23 @@ def running(model):
     node = rclpy.create_node("robot_interface_under_test")
     listener = rclpy.create_node("listener")
     driver = SensingDriver(model.joints)
-    interface = RobotInterface(node, driver, model, InterfaceParameters(control_rate=100.0, publish_rate=50.0))
+    params = InterfaceParameters(control_rate=100.0, publish_rate=50.0)
+    loop = LoopThread(node, driver, model, params)
+    interface = RobotInterface(node, loop.client, model, params, clock_is_ros_time=False)
     received = Received()
     listener.create_subscription(JointState, "joint_states", received, 50)
     executor = MultiThreadedExecutor()
     executor.add_node(node)
     executor.add_node(listener)
     spinner = threading.Thread(target=executor.spin, daemon=True)
-    interface.start()
+    loop.start()
+    assert interface.start(timeout=PATIENCE) is not None
     spinner.start()
     try:
         yield driver, received, node
     finally:
         interface.stop()
+        loop.stop()
         executor.shutdown()
         node.destroy_node()
         listener.destroy_node()

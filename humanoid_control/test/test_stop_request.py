@@ -9,6 +9,8 @@ import signal
 import threading
 import time
 
+import pytest
+
 from humanoid_control.processes.stop_request import StopRequest, stop_on_signals
 
 
@@ -62,3 +64,20 @@ def test_the_request_wakes_a_select_beside_other_descriptors():
         request.close()
         os.close(silent_read)
         os.close(silent_write)
+
+
+def test_a_stop_set_after_close_writes_to_no_descriptor():
+    """A closed request's descriptor numbers go to the next file opened: a late set() (a
+    reader thread that saw its pipe close) must not write a byte into someone else's stream."""
+    request = StopRequest()
+    request.close()
+    read, write = os.pipe()  # takes the numbers just freed
+    try:
+        request.set()
+        assert request.is_set()
+        os.set_blocking(read, False)
+        with pytest.raises(BlockingIOError):
+            os.read(read, 1)
+    finally:
+        os.close(read)
+        os.close(write)

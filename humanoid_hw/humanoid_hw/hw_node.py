@@ -21,6 +21,7 @@ from typing import Any
 from rclpy.node import Node
 
 from humanoid_control.ros import driver_node
+from humanoid_control.ros.loop_process import DriverSpec
 from humanoid_control.ros.parameters import declare
 from humanoid_description.model import RobotModel
 from humanoid_description.runtime_files import HW_NODE_PARAMETERS
@@ -29,10 +30,12 @@ from humanoid_hw.hardware_config import DynamixelConfig, hardware_config_path, l
 from humanoid_hw.hw_node_spec import NODE_NAME
 
 
-def make_driver(node: Node, model: RobotModel, defaults: dict[str, Any]) -> DynamixelDriver:
-    """The Dynamixel driver configured from the node's parameters."""
+def declare_driver(node: Node, model: RobotModel, defaults: dict[str, Any]) -> DriverSpec:
+    """The Dynamixel driver's parameters (one per :class:`DynamixelConfig` field, the robot's
+    ``bus.yaml`` values as defaults); the driver is built in the loop's process."""
     if model.config.joint_map is None:
-        raise ValueError(f"robot {model.name} has no Dynamixel joint map (config/{model.name}/joint_map.yaml)")
+        raise ValueError(f"robot {model.name} has no Dynamixel joint map "
+                         f"(humanoid_description/robots/{model.name}/joint_map.yaml)")
     path = hardware_config_path(model.name)
     base = load_hardware_config(model.name) if path.exists() else DynamixelConfig()
     # each parameter has the type of the field's built-in default (16 or 16.0 both work)
@@ -44,11 +47,16 @@ def make_driver(node: Node, model: RobotModel, defaults: dict[str, Any]) -> Dyna
     node.get_logger().info(
         f"Dynamixel bus {config.port} at {config.baud} baud, protocol {config.protocol}.0, "
         f"{len(model.joints)} servos; missing servo: {config.on_missing}, on shutdown: {config.on_shutdown}")
-    return DynamixelDriver.from_model(model, config)  # monotonic clock
+    return DriverSpec(f"{__name__}:build_driver", config, clock_is_ros_time=False)
+
+
+def build_driver(model: RobotModel, config: DynamixelConfig) -> DynamixelDriver:
+    """The Dynamixel driver on its monotonic clock (in the loop's process)."""
+    return DynamixelDriver.from_model(model, config)
 
 
 def main(args: list[str] | None = None) -> int:
-    return driver_node.run(NODE_NAME, HW_NODE_PARAMETERS, make_driver, None, args)
+    return driver_node.run(NODE_NAME, HW_NODE_PARAMETERS, declare_driver, None, args)
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pinocchio as pin
 from geometry_msgs.msg import PoseStamped, TwistStamped
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
@@ -35,10 +36,12 @@ from std_msgs.msg import Bool
 from std_srvs.srv import Trigger
 
 from humanoid_control.loop.decimation import Decimator
-from humanoid_control.loop.driver import DriverError, JointState, RobotDriver
+from humanoid_control.loop.driver import JointState
+from humanoid_control.loop.remote import RemoteError
 from humanoid_control.loop.validation import CommandRejectedError
 from humanoid_control.parameter_fields import documented
 from humanoid_control.ros import driver_node
+from humanoid_control.ros.loop_process import DriverSpec, LoopHost
 from humanoid_control.ros.matched_publisher import STREAM_HISTORY, MatchedPublisher
 from humanoid_control.ros.parameters import declare_dataclass
 from humanoid_control.ros.robot_interface import RobotInterface
@@ -50,6 +53,9 @@ from humanoid_sim.pybullet_driver import PyBulletDriver, SimParameters
 from humanoid_sim.servo_profiles import ServoParameters
 from humanoid_sim.sim_node_spec import NODE_NAME
 from humanoid_sim.transmission import TransmissionParameters
+
+#: s: how long a service waits for the simulator to carry out its operation.
+OPERATION_TIMEOUT = 60.0
 
 
 @dataclass(frozen=True)
@@ -65,13 +71,24 @@ class SimulationPublishingParameters:
                 raise ValueError(f"parameter {name} must be > 0, got {getattr(self, name)}")
 
 
-def make_driver(node: Node, model: RobotModel, defaults: dict[str, Any]) -> PyBulletDriver:
-    """The PyBullet driver configured from the node's parameters (declared from
-    :class:`SimParameters`, :class:`ServoParameters` and :class:`TransmissionParameters`)."""
+@dataclass(frozen=True)
+class SimDriverConfig:
+    """The simulator's configuration, declared by the node's front, built in the loop's process."""
+
+    sim: SimParameters
+    servo: ServoParameters
+    transmission: TransmissionParameters
+
+
+def declare_driver(node: Node, model: RobotModel, defaults: dict[str, Any]) -> DriverSpec:
+    """The PyBullet driver's parameters (declared from :class:`SimParameters`,
+    :class:`ServoParameters` and :class:`TransmissionParameters`) and the rates of what
+    only a simulator publishes."""
     sim = declare_dataclass(node, SimParameters, defaults)
     servo = declare_dataclass(node, ServoParameters, defaults, prefix="servo.",
                               builtin=ServoParameters.for_model(model))
     transmission = declare_dataclass(node, TransmissionParameters, defaults, prefix="transmission.")
+    rates = declare_dataclass(node, SimulationPublishingParameters, defaults)
     node.get_logger().info(
         f"simulating {model.name}: physics {sim.physics_rate:g} Hz, real-time factor "
         f"{sim.real_time_factor:g}{' (as fast as possible)' if sim.real_time_factor <= 0 else ''}, "
@@ -79,29 +96,29 @@ def make_driver(node: Node, model: RobotModel, defaults: dict[str, Any]) -> PyBu
         f"ground friction {sim.ground_friction:g}{', GUI' if sim.gui else ''}"
         + (f"; gears: stiffness {transmission.stiffness:g} N m/rad, {transmission.backlash:g} deg play at "
            f"{', '.join(transmission.backlash_joints) or 'no joint'}" if transmission.active else ""))
-    return PyBulletDriver(model, servo, sim, transmission)
+    return DriverSpec(f"{__name__}:build_driver", SimDriverConfig(sim, servo, transmission), clock_is_ros_time=True,
+                      extension=f"{__name__}:SimulationPublishing", extension_config=rates)
 
 
-class SimulationServices:
-    """Clock, world services, ground truth and fall reporting of the simulation node."""
+def build_driver(model: RobotModel, config: SimDriverConfig) -> PyBulletDriver:
+    """The PyBullet driver (in the loop's process)."""
+    return PyBulletDriver(model, config.servo, config.sim, config.transmission)
 
-    def __init__(self, node: Node, interface: RobotInterface, driver: RobotDriver,
-                 defaults: dict[str, Any] | None = None) -> None:
+
+class SimulationPublishing:
+    """The loop's side of the simulator: /clock, ground truth and the fall watch every cycle,
+    and the operations the front's services call (reset, pause, resume, step)."""
+
+    def __init__(self, node: Node, host: LoopHost, rates: SimulationPublishingParameters) -> None:
+        driver = host.driver
         assert isinstance(driver, PyBulletDriver)
-        self.node, self.interface, self.driver = node, interface, driver
-        self.model = interface.model
+        self.node, self.host, self.driver = node, host, driver
         # like every simulator's /clock (and rclpy's own time source): best effort, latest only
         self._clock_pub = MatchedPublisher(node, Clock, "clock",
                                            QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT))
         self._pose_pub = MatchedPublisher(node, PoseStamped, "ground_truth/base_pose", STREAM_HISTORY)
         self._twist_pub = MatchedPublisher(node, TwistStamped, "ground_truth/base_twist", STREAM_HISTORY)
         self._fallen_pub = MatchedPublisher(node, Bool, "fallen", STREAM_HISTORY)
-        group = MutuallyExclusiveCallbackGroup()
-        node.create_service(ResetSimulation, "reset", self._reset, callback_group=group)
-        node.create_service(Trigger, "pause", self._pause, callback_group=group)
-        node.create_service(Trigger, "resume", self._resume, callback_group=group)
-        node.create_service(StepSimulation, "step", self._step, callback_group=group)
-        rates = declare_dataclass(node, SimulationPublishingParameters, defaults)
         self._ground_truth = Decimator(rates.ground_truth_rate, "ground_truth_rate")
         self._clock = Decimator(rates.clock_rate, "clock_rate")
         self._fallen = False
@@ -111,7 +128,12 @@ class SimulationServices:
         self._twist_msg = TwistStamped()
         self._pose_msg.header.frame_id = self._twist_msg.header.frame_id = "world"
         self._fallen_msg = Bool()
-        interface.add_cycle_hook(self._on_cycle)
+        host.loop.add_cycle_hook(self._on_cycle)
+        server = host.server
+        server.register("reset", self.reset)
+        server.register("pause", self.pause)
+        server.register("resume", self.resume)
+        server.register("step", self.step)
 
     # -- per control cycle ------------------------------------------------------------
     def _on_cycle(self, state: JointState) -> None:
@@ -147,23 +169,51 @@ class SimulationServices:
             self._fallen_msg.data = fall.fallen
             self._fallen_pub.publish(self._fallen_msg)
 
-    # -- services ---------------------------------------------------------------------
+    # -- operations (called by the front's services) ------------------------------------
+    def reset(self, positions: np.ndarray) -> None:
+        self.host.loop.hold(positions)  # first: no cycle may drive the reset robot to the old set-points
+        self.driver.reset(positions)
+        self._fallen = False
+
+    def pause(self) -> float:
+        self.driver.pause()
+        return self.driver.now()
+
+    def resume(self) -> float:
+        self.driver.resume()
+        return self.driver.now()
+
+    def step(self, cycles: int) -> float:
+        return self.driver.step_paused(cycles)
+
+
+class SimulationServices:
+    """The simulator's services on the front: reset, pause, resume and step, carried out by
+    the loop's side (:class:`SimulationPublishing`)."""
+
+    def __init__(self, node: Node, interface: RobotInterface, _defaults: dict[str, Any] | None = None) -> None:
+        self.node, self.interface = node, interface
+        self.model = interface.model
+        group = MutuallyExclusiveCallbackGroup()
+        node.create_service(ResetSimulation, "reset", self._reset, callback_group=group)
+        node.create_service(Trigger, "pause", self._pause, callback_group=group)
+        node.create_service(Trigger, "resume", self._resume, callback_group=group)
+        node.create_service(StepSimulation, "step", self._step, callback_group=group)
+
     def _reset(self, request: ResetSimulation.Request, response: ResetSimulation.Response):
         home = self.model.home_positions()
         msg = request.joint_state
         try:
             positions = home
             if msg.name:
-                setpoint = self.interface.loop.validator.setpoint(msg.name, msg.position, clamp=False)
+                setpoint = self.interface.validator.setpoint(msg.name, msg.position, clamp=False)
                 positions = home.copy()
                 positions[setpoint.joint_indices] = setpoint.positions
-        except CommandRejectedError as error:
+            self.interface.loop.call("reset", positions, timeout=OPERATION_TIMEOUT)
+        except (CommandRejectedError, RemoteError) as error:
             response.success, response.message = False, f"reset refused: {error}"
             self.node.get_logger().error(response.message)
             return response
-        self.interface.hold(positions)  # first: no cycle may drive the reset robot to the old set-points
-        self.driver.reset(positions)
-        self._fallen = False
         response.success = True
         response.message = "robot reset to " + ("the home pose" if not msg.name else
                                                 f"the given configuration ({len(msg.name)} joints)")
@@ -171,21 +221,26 @@ class SimulationServices:
         return response
 
     def _pause(self, _request, response: Trigger.Response):
-        self.driver.pause()
-        response.success, response.message = True, f"paused at t = {self.driver.now():.3f} s"
-        return response
+        return self._trigger("pause", "paused", response)
 
     def _resume(self, _request, response: Trigger.Response):
-        self.driver.resume()
-        response.success, response.message = True, f"resumed at t = {self.driver.now():.3f} s"
+        return self._trigger("resume", "resumed", response)
+
+    def _trigger(self, operation: str, done: str, response: Trigger.Response):
+        try:
+            now = self.interface.loop.call(operation, timeout=OPERATION_TIMEOUT)
+        except RemoteError as error:
+            response.success, response.message = False, f"{operation} failed: {error}"
+            return response
+        response.success, response.message = True, f"{done} at t = {now:.3f} s"
         return response
 
     def _step(self, request: StepSimulation.Request, response: StepSimulation.Response):
         try:
-            now = self.driver.step_paused(int(request.cycles))
-        except DriverError as error:
+            now = self.interface.loop.call("step", int(request.cycles), timeout=OPERATION_TIMEOUT)
+        except RemoteError as error:
             response.success, response.message = False, str(error)
-            response.sim_time = to_time(self.driver.now())
+            response.sim_time = to_time(self.interface.now())
             return response
         response.success, response.message = True, f"stepped {request.cycles} cycles"
         response.sim_time = to_time(now)
@@ -197,7 +252,7 @@ EXTENSION = SimulationServices
 
 
 def main(args: list[str] | None = None) -> int:
-    return driver_node.run(NODE_NAME, SIM_NODE_PARAMETERS, make_driver, EXTENSION, args)
+    return driver_node.run(NODE_NAME, SIM_NODE_PARAMETERS, declare_driver, EXTENSION, args)
 
 
 if __name__ == "__main__":

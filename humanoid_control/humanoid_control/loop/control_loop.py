@@ -42,6 +42,7 @@ from humanoid_control.loop.validation import (
     ErrorCode,
     PointData,
     ValidatedSetpoint,
+    ValidatedTrajectory,
 )
 from humanoid_description.model import JointTable
 
@@ -258,17 +259,25 @@ class ControlLoop:
         :class:`CommandRejectedError` (counted) when any step refuses it. Runs in the
         caller's thread; the running trajectory, if any, is preempted only on success."""
         try:
-            return self._accept(request)
+            trajectory = self.validator.trajectory(request.joint_names, request.points, self.current_positions(),
+                                                   start_time=request.start_time, now=self.driver.now())
+            tolerances = trajectory_tolerances(self.params, trajectory.joint_names, request.path_tolerance,
+                                               request.goal_tolerance, request.goal_time_tolerance)
+        except CommandRejectedError:
+            self._rejected += 1
+            raise
+        return self.start_trajectory(trajectory, tolerances)
+
+    def start_trajectory(self, trajectory: ValidatedTrajectory, tolerances: Tolerances) -> TrajectoryRun:
+        """Plan a validated trajectory, check it with the guard and start it; raises
+        :class:`CommandRejectedError` (counted) when the guard or the timing refuses it."""
+        try:
+            return self._start(trajectory, tolerances)
         except CommandRejectedError:
             self._rejected += 1
             raise
 
-    def _accept(self, request: TrajectoryRequest) -> TrajectoryRun:
-        now = self.driver.now()
-        trajectory = self.validator.trajectory(request.joint_names, request.points, self._current_positions(),
-                                               start_time=request.start_time, now=now)
-        tolerances = self.tolerances(trajectory.joint_names, request.path_tolerance, request.goal_tolerance,
-                                     request.goal_time_tolerance)
+    def _start(self, trajectory: ValidatedTrajectory, tolerances: Tolerances) -> TrajectoryRun:
         # A plan taking over a moving trajectory joins it where it will be at the plan's start,
         # and a stamped one keeps its timeline, so neither may start before its check ends:
         # planned that far ahead (twice the last check's robot time), the running trajectory
@@ -292,14 +301,10 @@ class ControlLoop:
         raise CommandRejectedError(ErrorCode.INVALID_GOAL, f"trajectory not started: {reason} "
                                                            f"({PLAN_ATTEMPTS} attempts): send it again")
 
-    def _current_positions(self) -> np.ndarray:
+    def current_positions(self) -> np.ndarray:
         """Measured positions where known, else the set-point (a stale joint's reading is unknown)."""
         setpoint, _ = self.trajectory_executor.setpoint()
-        state = self._state
-        if state is None:
-            return setpoint
-        known = state.valid & np.isfinite(state.position)
-        return np.where(known, state.position, setpoint)
+        return known_positions(self._state, setpoint)
 
     def stream(self, joint_names: Sequence[str], positions: Sequence[float],
                velocities: Sequence[float] = ()) -> ValidatedSetpoint:
@@ -310,8 +315,12 @@ class ControlLoop:
         except CommandRejectedError:
             self._rejected += 1
             raise
-        self.trajectory_executor.stream(setpoint)
+        self.stream_setpoint(setpoint)
         return setpoint
+
+    def stream_setpoint(self, setpoint: ValidatedSetpoint) -> None:
+        """Apply a validated streaming set-point."""
+        self.trajectory_executor.stream(setpoint)
 
     def stop_trajectory(self, run: TrajectoryRun | None = None, state: RunState = RunState.CANCELED,
                         code: ErrorCode = ErrorCode.CANCELED, message: str = "canceled by the client") -> None:
@@ -320,38 +329,52 @@ class ControlLoop:
 
     def tolerances(self, joint_names: Sequence[str], path: Sequence[ToleranceSpec],
                    goal: Sequence[ToleranceSpec], goal_time: float) -> Tolerances:
-        """Per-joint tolerances of a trajectory from a client's entries: 0 = the default
-        parameter, < 0 = not checked. Acceleration tolerances cannot be checked (no driver
-        measures acceleration) and are refused when > 0 rather than ignored."""
-        names = list(joint_names)
+        """:func:`trajectory_tolerances` with this loop's default tolerances."""
+        return trajectory_tolerances(self.params, joint_names, path, goal, goal_time)
 
-        def table(entries: Sequence[ToleranceSpec], kind: str, attribute: str, default: float) -> np.ndarray:
-            values = np.full(len(names), default if default > 0.0 else math.inf)
-            for entry in entries:
-                if entry.name not in names:
-                    raise CommandRejectedError(ErrorCode.INVALID_JOINTS, f"{kind} tolerance given for joint "
-                                                                         f"{entry.name!r}, which is not in the "
-                                                                         "trajectory")
-                if entry.acceleration > 0.0:
-                    raise CommandRejectedError(
-                        ErrorCode.INVALID_GOAL,
-                        f"{kind} tolerance of joint {entry.name}: acceleration tolerances are not supported "
-                        "(no driver measures joint acceleration); give 0 or -1")
-                value = getattr(entry, attribute)
-                if not math.isfinite(value):
-                    raise CommandRejectedError(ErrorCode.INVALID_GOAL, f"{kind} tolerance of joint {entry.name}: "
-                                                                       f"{attribute} is {value}")
-                if value < 0.0:
-                    values[names.index(entry.name)] = math.inf
-                elif value > 0.0:
-                    values[names.index(entry.name)] = value
-            return values
 
-        if not math.isfinite(goal_time) or goal_time < 0.0:
-            raise CommandRejectedError(ErrorCode.INVALID_GOAL, f"goal_time_tolerance {goal_time} s is not a finite "
-                                                               "time >= 0")
-        return Tolerances(path=table(path, "path", "position", self.params.path_position_tolerance),
-                          goal=table(goal, "goal", "position", self.params.goal_position_tolerance),
-                          goal_time=goal_time if goal_time > 0.0 else self.params.goal_time_tolerance,
-                          path_velocity=table(path, "path", "velocity", 0.0),
-                          goal_velocity=table(goal, "goal", "velocity", 0.0))
+def known_positions(state: JointState | None, setpoint: np.ndarray) -> np.ndarray:
+    """Measured positions where known, else ``setpoint`` (a stale joint's reading is unknown)."""
+    if state is None:
+        return setpoint
+    known = state.valid & np.isfinite(state.position)
+    return np.where(known, state.position, setpoint)
+
+
+def trajectory_tolerances(params: InterfaceParameters, joint_names: Sequence[str], path: Sequence[ToleranceSpec],
+                          goal: Sequence[ToleranceSpec], goal_time: float) -> Tolerances:
+    """Per-joint tolerances of a trajectory from a client's entries: 0 = the default
+    parameter, < 0 = not checked. Acceleration tolerances cannot be checked (no driver
+    measures acceleration) and are refused when > 0 rather than ignored."""
+    names = list(joint_names)
+
+    def table(entries: Sequence[ToleranceSpec], kind: str, attribute: str, default: float) -> np.ndarray:
+        values = np.full(len(names), default if default > 0.0 else math.inf)
+        for entry in entries:
+            if entry.name not in names:
+                raise CommandRejectedError(ErrorCode.INVALID_JOINTS, f"{kind} tolerance given for joint "
+                                                                     f"{entry.name!r}, which is not in the "
+                                                                     "trajectory")
+            if entry.acceleration > 0.0:
+                raise CommandRejectedError(
+                    ErrorCode.INVALID_GOAL,
+                    f"{kind} tolerance of joint {entry.name}: acceleration tolerances are not supported "
+                    "(no driver measures joint acceleration); give 0 or -1")
+            value = getattr(entry, attribute)
+            if not math.isfinite(value):
+                raise CommandRejectedError(ErrorCode.INVALID_GOAL, f"{kind} tolerance of joint {entry.name}: "
+                                                                   f"{attribute} is {value}")
+            if value < 0.0:
+                values[names.index(entry.name)] = math.inf
+            elif value > 0.0:
+                values[names.index(entry.name)] = value
+        return values
+
+    if not math.isfinite(goal_time) or goal_time < 0.0:
+        raise CommandRejectedError(ErrorCode.INVALID_GOAL, f"goal_time_tolerance {goal_time} s is not a finite "
+                                                           "time >= 0")
+    return Tolerances(path=table(path, "path", "position", params.path_position_tolerance),
+                      goal=table(goal, "goal", "position", params.goal_position_tolerance),
+                      goal_time=goal_time if goal_time > 0.0 else params.goal_time_tolerance,
+                      path_velocity=table(path, "path", "velocity", 0.0),
+                      goal_velocity=table(goal, "goal", "velocity", 0.0))

@@ -32,6 +32,10 @@ class InterfaceParameters:
         "a received trajectory holding the GIL, about 0.1 ms per point, which the control thread waits for)")
     publish_robot_description: bool = documented(
         True, "publish robot_description (false where robot_state_publisher owns it, as under ros2 launch)")
+    loop_nice: int = documented(
+        -5, "scheduling priority (nice value, -20..19) of the control loop's process, below the front's 0 so that "
+        "the front's handling of large commands never takes the CPU from the loop; a value the process may not "
+        "set (an unprivileged user and a negative value) is logged and the loop runs at the default priority")
     gil_turn_period: float = documented(
         0.05, "s, a control loop that keeps the CPU (a simulation at real_time_factor 0) sleeps 0.1 ms this often, "
         "so that the node's other threads (action feedback, cancels, services) get the interpreter lock")
@@ -40,6 +44,8 @@ class InterfaceParameters:
         for name in ("control_rate", "publish_rate", "feedback_rate", "diagnostics_rate", "gil_turn_period"):
             if not getattr(self, name) > 0.0:
                 raise ValueError(f"parameter {name} must be > 0, got {getattr(self, name)}")
+        if not -20 <= self.loop_nice <= 19:
+            raise ValueError(f"parameter loop_nice must be within -20..19, got {self.loop_nice}")
         if self.max_trajectory_points < 1:
             raise ValueError(f"parameter max_trajectory_points must be >= 1, got {self.max_trajectory_points}")
         for name in ("goal_position_tolerance", "path_position_tolerance", "goal_time_tolerance",

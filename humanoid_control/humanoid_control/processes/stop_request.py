@@ -27,8 +27,10 @@ class StopRequest:
         os.set_blocking(self._write, False)
 
     def set(self, *_signal_args: object) -> None:
-        """Request the stop (usable as a signal handler)."""
+        """Request the stop (usable as a signal handler); after :meth:`close`, only the flag."""
         self._requested = True
+        if self._write < 0:  # closed: its descriptor number may belong to another file by now
+            return
         with contextlib.suppress(OSError):  # the pipe is full: a wake-up is pending anyway
             os.write(self._write, b"\0")
 
@@ -47,7 +49,8 @@ class StopRequest:
         return self._requested
 
     def close(self) -> None:
-        for fd in (self._read, self._write):
+        descriptors, self._read, self._write = (self._read, self._write), -1, -1
+        for fd in descriptors:
             with contextlib.suppress(OSError):
                 os.close(fd)
 

@@ -1,10 +1,13 @@
 """Running a robot driver as a ROS node: the part the sim and hw nodes share.
 
-A driver node is: a ``robot`` parameter, the robot model, a driver built from the
-node's parameters, the shared :class:`~humanoid_control.ros.robot_interface.RobotInterface`,
-optional extras (the simulator's services), and a multi-threaded executor that spins
-until SIGINT/SIGTERM/SIGHUP or until the optional ``duration`` (seconds on the robot's clock)
-has elapsed since it came up. On the way out the interface stops and the driver releases the robot.
+A driver node is: a ``robot`` parameter, the robot model, the driver's parameters (declared
+by the kind of node, turned into a :class:`~humanoid_control.ros.loop_process.DriverSpec`),
+the shared :class:`~humanoid_control.ros.robot_interface.RobotInterface` (commands, the
+action), optional extras on this side (the simulator's services), and the control loop in
+a process of its own (:mod:`humanoid_control.ros.loop_process`), which publishes the robot's
+state. It serves until SIGINT/SIGTERM/SIGHUP or until the optional ``duration`` (seconds on
+the robot's clock) has elapsed since it came up; on the way out the loop stops and the
+driver releases the robot.
 
 Per-robot defaults of every parameter come from a ROS parameter file in the robot's
 folder (``humanoid_description/robots/<robot>/sim.yaml`` or ``hw.yaml``,
@@ -23,12 +26,12 @@ from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 
 from humanoid_control.guards.self_collision_guard import PARAMETER_PREFIX as GUARD_PARAMETER_PREFIX
-from humanoid_control.guards.self_collision_guard import SelfCollisionGuard, SelfCollisionGuardParameters
-from humanoid_control.loop.command_guard import CommandGuard
-from humanoid_control.loop.driver import DriverError, RobotDriver
+from humanoid_control.guards.self_collision_guard import SelfCollisionGuardParameters
 from humanoid_control.loop.interface_parameters import InterfaceParameters
+from humanoid_control.loop.remote import Finished, RemoteError
 from humanoid_control.parameter_files import node_parameters
 from humanoid_control.processes.process_lifetime import hang_up_like_terminate
+from humanoid_control.ros.loop_process import DriverSpec, LoopProcess, LoopSpec
 from humanoid_control.ros.parameters import declare, declare_dataclass, declare_robot
 from humanoid_control.ros.pooled_executor import PooledExecutor
 from humanoid_control.ros.robot_interface import RobotInterface
@@ -38,91 +41,88 @@ from humanoid_description.runtime_files import RuntimeFile
 
 #: s: longest the spinning thread waits for work before it checks again whether to stop.
 SPIN_BACKSTOP = 1.0
+#: s: how often the start-up wait looks whether a signal asked to stop meanwhile.
+START_POLL = 0.2
 
-DriverFactory = Callable[[Node, RobotModel, dict[str, Any]], RobotDriver]
-#: What a node adds to the shared interface (the simulator's services): built with the node's
-#: per-robot parameter defaults.
-Extension = Callable[[Node, RobotInterface, RobotDriver, dict[str, Any]], object]
-GuardFactory = Callable[[Node, RobotModel, dict[str, Any]], CommandGuard]
-
-
-def make_guard(node: Node, model: RobotModel, defaults: dict[str, Any]) -> CommandGuard:
-    """The command guard of every driver node (sim and hw alike): the one place that
-    decides which checks stand between accepted commands and the driver. The
-    self-collision veto (:mod:`humanoid_control.guards.self_collision_guard`), on unless the
-    ``self_collision_veto`` parameter is false."""
-    params = declare_dataclass(node, SelfCollisionGuardParameters, defaults, prefix=GUARD_PARAMETER_PREFIX)
-    log = node.get_logger()
-    guard = SelfCollisionGuard(model.name, params, warn=log.warning, inform=log.info)
-    if params.veto:
-        log.info(f"self-collision veto on (safety distance {guard.safety_distance * 1000:g} mm)")
-    else:
-        log.warning("self-collision veto off (self_collision_veto false): commands are not checked")
-    return guard
+#: Declares a driver's parameters on the node (with the robot's per-robot defaults) and says
+#: how the loop's process builds it.
+DriverDeclaration = Callable[[Node, RobotModel, dict[str, Any]], DriverSpec]
+#: What a node adds to the shared interface on the front's side (the simulator's services).
+Extension = Callable[[Node, RobotInterface, dict[str, Any]], object]
 
 
 class DriverNode:
     """A node serving the shared robot interface for one driver."""
 
-    def __init__(self, node_name: str, parameter_file: RuntimeFile, make_driver: DriverFactory,
-                 extension: Extension | None = None, default_robot: str = "hoap2",
-                 guard_factory: GuardFactory = make_guard) -> None:
+    def __init__(self, node_name: str, parameter_file: RuntimeFile, declare_driver: DriverDeclaration,
+                 extension: Extension | None = None, default_robot: str = "hoap2") -> None:
         self.node = Node(node_name)
         robot = declare_robot(self.node, default_robot)
         self.defaults = node_parameters(parameter_file.path(robot), node_name)
         self.model = RobotModel(robot)
-        self.duration = declare(self.node, "duration", 0.0, self.defaults)
-        self.driver = make_driver(self.node, self.model, self.defaults)
-        self.interface = RobotInterface(self.node, self.driver, self.model,
-                                        declare_dataclass(self.node, InterfaceParameters, self.defaults),
-                                        guard_factory(self.node, self.model, self.defaults))
-        if extension is not None:
-            extension(self.node, self.interface, self.driver, self.defaults)
+        duration = declare(self.node, "duration", 0.0, self.defaults)
+        driver = declare_driver(self.node, self.model, self.defaults)
+        params = declare_dataclass(self.node, InterfaceParameters, self.defaults)
+        guard = declare_dataclass(self.node, SelfCollisionGuardParameters, self.defaults,
+                                  prefix=GUARD_PARAMETER_PREFIX)
+        self.spec = LoopSpec(node_name, robot, driver, params, guard, duration)
         self.finished = threading.Event()
-        #: Wakes the spinning thread when the duration ends (a signal wakes it through rclpy).
+        self.failure: str | None = None
+        #: Wakes the spinning thread when the loop ends (a signal wakes it through rclpy).
         self._wake = self.node.create_guard_condition(lambda: None)
-        self._started_at: float | None = None
-        if self.duration > 0.0:
-            self.interface.add_cycle_hook(self._check_duration)
+        self.process = LoopProcess(self.spec, self.model.joints.names, on_finished=self._on_loop_finished)
+        self.interface = RobotInterface(self.node, self.process.client, self.model, params,
+                                        driver.clock_is_ros_time)
+        if extension is not None:
+            extension(self.node, self.interface, self.defaults)
 
-    def _check_duration(self, state) -> None:
-        if self._started_at is None:
-            self._started_at = state.stamp
-        if state.stamp - self._started_at >= self.duration and not self.finished.is_set():
-            self.node.get_logger().info(f"duration of {self.duration:g} s reached, shutting down")
-            self.finished.set()
-            self._wake.trigger()
+    def _on_loop_finished(self, finished: Finished) -> None:
+        if finished.failed:
+            self.failure = finished.reason
+        self.finished.set()
+        self._wake.trigger()
 
-    def spin(self) -> None:
-        """Start the interface and serve until shutdown (signal) or the duration ends."""
+    def spin(self) -> int:
+        """Start the interface and serve until shutdown (signal) or the loop ends; the exit
+        status: 0, or 1 when the robot could not start or the loop failed."""
         executor = PooledExecutor(num_threads=4)
         executor.add_node(self.node)
+        log = self.node.get_logger()
         try:
-            self.interface.start()  # a signal may come while the servos are set up: stop() then releases them
-            # the executor wakes for work, a signal or the duration's end; each wake costs the
-            # control thread the interpreter lock for ~1 ms (rebuilding the wait set), so no
-            # polling: the timeout is only a backstop
+            self.process.start()
+            while self.interface.start(timeout=START_POLL) is None:  # a signal may come meanwhile
+                if not rclpy.ok() or self.finished.is_set():
+                    return 1 if self.failure else 0
+            # the executor wakes for work, a signal or the loop's end: no polling, the
+            # timeout is only a backstop
             while rclpy.ok() and not self.finished.is_set():
                 executor.spin_once(timeout_sec=SPIN_BACKSTOP)
+        except RemoteError as error:
+            log.fatal(f"cannot start: {error}")
+            return 1
         except (KeyboardInterrupt, ExternalShutdownException):
             pass
         finally:
             self.interface.stop()
+            self.process.stop()
             executor.shutdown(timeout_sec=1.0)
             self.node.destroy_node()
+        if self.failure:
+            log.fatal(self.failure)
+            return 1
+        return 0
 
 
-def run(node_name: str, parameter_file: RuntimeFile, make_driver: DriverFactory, extension: Extension | None = None,
-        args: list[str] | None = None) -> int:
+def run(node_name: str, parameter_file: RuntimeFile, declare_driver: DriverDeclaration,
+        extension: Extension | None = None, args: list[str] | None = None) -> int:
     """``main`` of a driver node: exit status 0 on a clean shutdown, 1 if the robot cannot start."""
     rclpy.init(args=args)
     hang_up_like_terminate()  # a closed terminal or kill -HUP: the same clean shutdown as SIGTERM
     logger = rclpy.logging.get_logger(node_name)
     try:
-        node = DriverNode(node_name, parameter_file, make_driver, extension)
-        node.spin()
-        return 0
-    except (DriverError, UnknownRobotError, ValueError) as error:
+        node = DriverNode(node_name, parameter_file, declare_driver, extension)
+        return node.spin()
+    except (UnknownRobotError, ValueError) as error:
         logger.fatal(f"cannot start: {error}")
         return 1
     except (KeyboardInterrupt, ExternalShutdownException):  # stopped while the node was being built

@@ -1,0 +1,250 @@
+"""The control loop of a driver node, in a process of its own.
+
+A driver node (sim or hardware) is two processes: the front
+(:class:`~humanoid_control.ros.driver_node.DriverNode`: parameters, commands, the action,
+services) and this one, which the front starts: the driver, the
+:class:`~humanoid_control.loop.control_loop.ControlLoop` with its guards, and what is
+published every cycle (``joint_states``, sensors, diagnostics, a simulator's clock and
+ground truth) from a node of its own, ``<driver node>_loop``. They talk through a pipe
+(:mod:`humanoid_control.loop.remote`). Why: no message the front receives, however large,
+can delay the loop (see that module).
+
+The loop's process dies with the front: the kernel sends it SIGTERM when the front dies
+(even killed outright), and it then releases the robot as configured (a hardware driver
+goes limp or holds) before it exits. It ignores SIGINT: a Ctrl-C is the front's to handle,
+which then asks it to stop.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import multiprocessing
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from typing import Any
+
+from humanoid_control.guards.composite import CompositeGuard
+from humanoid_control.guards.self_collision_guard import SelfCollisionGuard, SelfCollisionGuardParameters
+from humanoid_control.loop.control_loop import ControlLoop
+from humanoid_control.loop.driver import JointState, RobotDriver
+from humanoid_control.loop.interface_parameters import InterfaceParameters
+from humanoid_control.loop.remote import Finished, LoopClient, LoopServer
+
+__all__ = ["DriverSpec", "LoopHost", "LoopProcess", "LoopSpec", "LoopThread", "build_guard", "load"]
+
+#: s: how long the front waits for the loop's process to release the robot and exit.
+EXIT_TIMEOUT = 10.0
+
+
+@dataclass(frozen=True)
+class DriverSpec:
+    """How the loop's process builds the driver: ``factory`` (``"module:function"``) called
+    with the robot model and ``config`` (picklable: the front declared it from its parameters)."""
+
+    factory: str
+    config: Any
+    #: The driver's clock is the graph's ROS time (a simulator) rather than a monotonic clock.
+    clock_is_ros_time: bool
+    #: ``"module:function"`` called with (node, host, extension_config) to add to the loop's
+    #: side what only this kind of driver has (a simulator's clock, ground truth and
+    #: operations), or None.
+    extension: str | None = None
+    extension_config: Any = None
+
+
+@dataclass(frozen=True)
+class LoopSpec:
+    """Everything the loop's process needs, from the front's parameters."""
+
+    node_name: str  # the front's; the loop's node is "<node_name>_loop"
+    robot: str
+    driver: DriverSpec
+    interface: InterfaceParameters
+    guard: SelfCollisionGuardParameters
+    duration: float = 0.0  # s of robot time after which the loop ends (0: never)
+
+
+def load(reference: str) -> Callable[..., Any]:
+    """The function named ``"module:function"``."""
+    module, _, name = reference.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def build_guard(robot: str, params: SelfCollisionGuardParameters, log) -> CompositeGuard:
+    """The guards of every driver node (sim and hw alike): the one place that decides which
+    checks stand between accepted commands and the driver. Today the self-collision veto
+    (:mod:`humanoid_control.guards.self_collision_guard`), on unless ``params.veto`` is false."""
+    guard = SelfCollisionGuard(robot, params, warn=log.warning, inform=log.info)
+    if params.veto:
+        log.info(f"self-collision veto on (safety distance {guard.safety_distance * 1000:g} mm)")
+    else:
+        log.warning("self-collision veto off (self_collision_veto false): commands are not checked")
+    return CompositeGuard([guard])
+
+
+class LoopHost:
+    """The loop's side of a driver node: driver, control loop, server and per-cycle topics,
+    on ``node`` (its own process's node, or the front's own in an in-process run)."""
+
+    def __init__(self, node, driver: RobotDriver, model, connection: Connection, name: str,
+                 interface: InterfaceParameters, guard: SelfCollisionGuardParameters, duration: float = 0.0,
+                 extension: str | None = None, extension_config: Any = None) -> None:
+        """``name`` is the driver node's (diagnostics are named after it); ``duration`` > 0
+        ends the loop after that long on the robot's clock; ``extension`` as in :class:`DriverSpec`."""
+        from humanoid_control.ros.ros_time import DriverClock
+        from humanoid_control.ros.state_publisher import StatePublisher
+
+        self.node, self.driver, self.model, self.duration = node, driver, model, duration
+        log = node.get_logger()
+        self.loop = ControlLoop(driver, model.joints, interface, build_guard(model.name, guard, log),
+                                on_exception=self._on_exception)
+        self.server = LoopServer(self.loop, connection)
+        self.clock = DriverClock(driver.now, None if driver.clock_is_ros_time
+                                 else lambda: node.get_clock().now().nanoseconds * 1e-9)
+        self.publisher = StatePublisher(node, self.loop, self.clock, name, model.name)
+        self._started_at: float | None = None
+        if duration > 0.0:
+            self.loop.add_cycle_hook(self._check_duration)
+        if extension is not None:
+            load(extension)(node, self, extension_config)
+
+    @classmethod
+    def from_spec(cls, node, driver: RobotDriver, model, connection: Connection, spec: LoopSpec) -> LoopHost:
+        return cls(node, driver, model, connection, spec.node_name, spec.interface, spec.guard, spec.duration,
+                   spec.driver.extension, spec.driver.extension_config)
+
+    def serve(self) -> Finished:
+        """Bring the robot up and run until shut down (see ``LoopServer.serve``)."""
+        return self.server.serve(on_started=self.publisher.on_started)
+
+    def _check_duration(self, state: JointState) -> None:
+        if self._started_at is None:
+            self._started_at = state.stamp
+        if state.stamp - self._started_at >= self.duration:
+            self.node.get_logger().info(f"duration of {self.duration:g} s reached, shutting down")
+            self.server.finish(f"duration of {self.duration:g} s reached")
+
+    def _on_exception(self, error: BaseException) -> None:
+        self.node.get_logger().fatal(f"control loop failed: {type(error).__name__}: {error}")
+        self.server.finish(f"the control loop failed: {error}", failed=True)
+
+
+class LoopThread:
+    """The loop's side in a thread of this process, on the same pipe protocol: for in-process
+    runs (tests of the front) where the driver is an object at hand rather than a factory."""
+
+    def __init__(self, node, driver: RobotDriver, model, interface: InterfaceParameters,
+                 guard: SelfCollisionGuardParameters | None = None, name: str = "robot") -> None:
+        front_end, loop_end = multiprocessing.Pipe(duplex=True)
+        self.host = LoopHost(node, driver, model, loop_end, name, interface,
+                             guard or SelfCollisionGuardParameters(veto=False))
+        self.client = LoopClient(front_end, model.joints.names)
+        self._thread = threading.Thread(target=self.host.serve, name="loop-host", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self, timeout: float = EXIT_TIMEOUT) -> None:
+        """Stop the loop (the driver is released) and wait for it."""
+        with contextlib.suppress(Exception):
+            self.client.shutdown()
+        self._thread.join(timeout)
+
+
+def _loop_process_main(spec: LoopSpec, connection: Connection, front: int) -> None:
+    """The loop's process: its node, the host, served until the front asks it to stop or dies."""
+    from humanoid_control.processes.process_lifetime import die_with_parent
+
+    if not die_with_parent(front):
+        return
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.node import Node
+
+    from humanoid_description.model import RobotModel
+
+    rclpy.init(args=[], signal_handler_options=rclpy.signals.SignalHandlerOptions.NO)
+    node = Node(f"{spec.node_name}_loop", start_parameter_services=False)
+    _raise_priority(spec.interface.loop_nice, node.get_logger())
+    host = None
+    finished = Finished("not started", failed=True)
+    try:
+        model = RobotModel(spec.robot)
+        driver = load(spec.driver.factory)(model, spec.driver.config)
+        host = LoopHost.from_spec(node, driver, model, connection, spec)
+        signal.signal(signal.SIGTERM, lambda _signum, _frame: host.server.finish("terminated"))
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
+        spinner = _spin_in_thread(executor)
+        finished = host.serve()
+        executor.shutdown(timeout_sec=1.0)
+        spinner.join(timeout=2.0)
+    except Exception as error:
+        from humanoid_control.loop.remote import StartFailed
+
+        if host is None:
+            connection.send(StartFailed(f"{type(error).__name__}: {error}"))
+        raise
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+    sys.exit(1 if finished.failed else 0)
+
+
+def _raise_priority(nice: int, log) -> None:
+    """Run this process at ``nice`` (the loop before the front: see ``loop_nice``)."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, 0, nice)
+    except PermissionError:
+        log.warning(f"cannot set the control loop's priority to nice {nice} (not permitted: give the user "
+                    "CAP_SYS_NICE or a nice limit in /etc/security/limits.conf); it runs at the default priority")
+
+
+def _spin_in_thread(executor):
+    def spin() -> None:
+        with contextlib.suppress(Exception):
+            executor.spin()
+
+    thread = threading.Thread(target=spin, name="loop-executor", daemon=True)
+    thread.start()
+    return thread
+
+
+class LoopProcess:
+    """The front's handle on the loop's process: start it, talk to it, stop it."""
+
+    def __init__(self, spec: LoopSpec, joint_names: tuple[str, ...],
+                 on_finished: Callable[[Finished], None] | None = None) -> None:
+        context = multiprocessing.get_context("spawn")
+        front_end, self._loop_end = context.Pipe(duplex=True)
+        self.process = context.Process(target=_loop_process_main, args=(spec, self._loop_end, os.getpid()),
+                                       name=f"{spec.node_name}_loop", daemon=False)
+        self.client = LoopClient(front_end, joint_names, on_finished)
+
+    def start(self) -> None:
+        """Start the process (call from a thread that lives as long as the node: the kernel's
+        parent-death signal follows the thread that started the process)."""
+        self.process.start()
+        self._loop_end.close()
+
+    def stop(self, timeout: float = EXIT_TIMEOUT) -> int | None:
+        """Ask the loop to stop (it releases the robot), wait for its process; its exit code."""
+        if self.process.pid is None:  # never started
+            return None
+        with contextlib.suppress(Exception):
+            self.client.shutdown()
+        self.process.join(timeout)
+        if self.process.is_alive():
+            self.process.terminate()  # SIGTERM: the loop still releases the robot
+            self.process.join(timeout)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join()
+        return self.process.exitcode

@@ -1,0 +1,170 @@
+"""What a driver node publishes from its control loop: ``joint_states``, the sensors and the
+loop's diagnostics.
+
+It runs beside the control loop (in the loop's process: :mod:`humanoid_control.ros.loop_process`),
+so that the robot's state goes out on time whatever the front is doing with commands.
+
+``joint_states`` carries staleness: a joint whose reading is stale (not read this cycle: a
+silent servo) is listed with NaN position, velocity and effort, and the message is stamped
+with the time of the read; when no joint at all was read (the bus is gone) nothing is
+published.
+
+A topic the control thread publishes is not filled nor published while no subscription is
+matched to it (:mod:`humanoid_control.ros.matched_publisher`): its messages would reach
+nobody, and each publish costs tens of microseconds of the control thread. The sensors are
+read only while one of their topics has a subscriber; after a time without, the first
+reading only primes the next one (a simulated IMU differentiates its velocity between
+consecutive readings, which must be one publishing period apart), so the first sensor
+messages come one period after the subscription was matched.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from geometry_msgs.msg import WrenchStamped
+from rclpy.node import Node
+from sensor_msgs.msg import Imu
+from sensor_msgs.msg import JointState as JointStateMsg
+from std_msgs.msg import Bool
+
+from humanoid_control.loop.control_loop import ControlLoop
+from humanoid_control.loop.decimation import Decimator
+from humanoid_control.loop.driver import JointState, Level, SensorReadings, StatusEntry
+from humanoid_control.ros.matched_publisher import STREAM_HISTORY, MatchedPublisher
+from humanoid_control.ros.ros_time import DriverClock, to_time
+
+__all__ = ["StatePublisher", "diagnostic_array"]
+
+
+class StatePublisher:
+    """joint_states and sensors at ``publish_rate`` (a cycle hook of ``loop``), and the
+    loop's, guard's and driver's health on ``diagnostics`` at ``diagnostics_rate``."""
+
+    def __init__(self, node: Node, loop: ControlLoop, clock: DriverClock, name: str, hardware_id: str) -> None:
+        """``name`` is the driver node's (the status entries are named after it)."""
+        self.node, self.loop, self.clock, self.name, self.hardware_id = node, loop, clock, name, hardware_id
+        self.driver = loop.driver
+        params = loop.params
+        self._publishing = Decimator(params.publish_rate, "publish_rate")
+        self._withheld = 0  # cycles due to publish in which no joint was read
+        self._stale_readings = 0  # joint readings published as NaN
+        self._joint_state_pub = MatchedPublisher(node, JointStateMsg, "joint_states", STREAM_HISTORY)
+        self._joint_state_msg = JointStateMsg(name=list(loop.names))
+        self._diagnostics_pub = node.create_publisher(DiagnosticArray, "diagnostics", 10)
+        self._imu_pub: MatchedPublisher | None = None
+        self._foot_pubs: dict[str, tuple] = {}
+        self._sensors_current = False  # the sensors were read at the previous publishing time
+        node.create_timer(1.0 / params.diagnostics_rate, self._publish_diagnostics)
+        loop.add_cycle_hook(self.on_cycle)
+
+    def on_started(self, _state: JointState) -> None:
+        """Create the sensors' publishers once the driver says what it has."""
+        sensors = self.driver.read_sensors()
+        if sensors is not None:
+            if sensors.imu is not None:
+                self._imu_pub = MatchedPublisher(self.node, Imu, "imu/data", STREAM_HISTORY)
+                self._imu_msg = Imu()
+            for foot in sensors.feet:
+                self._foot_pubs[foot.side] = (
+                    MatchedPublisher(self.node, WrenchStamped, f"{foot.side}_foot/wrench", STREAM_HISTORY),
+                    MatchedPublisher(self.node, Bool, f"{foot.side}_foot/contact", STREAM_HISTORY),
+                    WrenchStamped(), Bool())
+        self._sensors_current = sensors is not None
+
+    # -- the control thread ---------------------------------------------------------------
+    def on_cycle(self, state: JointState) -> None:
+        if self._publishing.due(state.stamp):
+            self._publish_state(state)
+
+    def _publish_state(self, state: JointState) -> None:
+        """joint_states with staleness: NaN for joints not read, nothing when none was read."""
+        valid = state.valid
+        if not valid.all():
+            if not valid.any():
+                self._withheld += 1
+                self._sensors_current = False
+                return
+            self._stale_readings += int(np.count_nonzero(~valid))
+        if self._joint_state_pub.subscribed:
+            msg = self._joint_state_msg  # one message, refilled (only the control thread publishes it)
+            msg.header.stamp = to_time(self.clock.to_ros(state.stamp))
+            if valid.all():
+                msg.position, msg.velocity, msg.effort = (state.position.tolist(), state.velocity.tolist(),
+                                                          state.effort.tolist())
+            else:
+                msg.position, msg.velocity, msg.effort = (
+                    np.where(valid, values, math.nan).tolist()
+                    for values in (state.position, state.velocity, state.effort))
+            self._joint_state_pub.publish(msg)
+        self._read_sensors()
+
+    def _read_sensors(self) -> None:
+        """Read and publish the sensors while anyone listens; the first reading after a time
+        without primes the next one (see the module docstring)."""
+        imu_wanted = self._imu_pub is not None and self._imu_pub.subscribed
+        if not imu_wanted and not any(wrench.subscribed or contact.subscribed
+                                      for wrench, contact, _, _ in self._foot_pubs.values()):
+            self._sensors_current = False
+            return
+        sensors = self.driver.read_sensors()
+        if sensors is not None and self._sensors_current:
+            self._publish_sensors(sensors)
+        self._sensors_current = sensors is not None
+
+    def _publish_sensors(self, sensors: SensorReadings) -> None:
+        """IMU and feet, to the topics someone subscribes to; the messages are refilled each
+        time (only the control thread publishes them)."""
+        stamp = to_time(self.clock.to_ros(sensors.stamp))
+        if sensors.imu is not None and self._imu_pub is not None and self._imu_pub.subscribed:
+            imu = self._imu_msg
+            imu.header.stamp, imu.header.frame_id = stamp, sensors.imu.frame
+            (imu.orientation.x, imu.orientation.y, imu.orientation.z, imu.orientation.w) = sensors.imu.orientation
+            (imu.angular_velocity.x, imu.angular_velocity.y, imu.angular_velocity.z) = sensors.imu.angular_velocity
+            (imu.linear_acceleration.x, imu.linear_acceleration.y,
+             imu.linear_acceleration.z) = sensors.imu.linear_acceleration
+            self._imu_pub.publish(imu)
+        for foot in sensors.feet:
+            if foot.side not in self._foot_pubs:
+                continue
+            wrench_pub, contact_pub, wrench, contact = self._foot_pubs[foot.side]
+            if wrench_pub.subscribed:
+                wrench.header.stamp, wrench.header.frame_id = stamp, foot.frame
+                (wrench.wrench.force.x, wrench.wrench.force.y, wrench.wrench.force.z) = foot.force
+                (wrench.wrench.torque.x, wrench.wrench.torque.y, wrench.wrench.torque.z) = foot.torque
+                wrench_pub.publish(wrench)
+            if contact_pub.subscribed:
+                contact.data = foot.contact
+                contact_pub.publish(contact)
+
+    # -- diagnostics (the node's executor) ----------------------------------------------------
+    def _publish_diagnostics(self) -> None:
+        state = self.loop.state
+        status = self.loop.status()
+        stamp = self.clock.to_ros(state.stamp) if state is not None else 0.0
+        entries = [StatusEntry(
+            name=f"{self.name}: control loop",
+            level=Level.ERROR if status.error else Level.OK,
+            message=status.error or "running",
+            values={"loop_rate_hz": f"{status.loop_rate_hz:.1f}", "real_time_factor": f"{status.real_time_factor:.3f}",
+                    "cycles": str(status.cycles), "commands_rejected": str(status.commands_rejected),
+                    "driver_errors": str(status.driver_errors),
+                    "joint_states_withheld": str(self._withheld),
+                    "stale_joint_readings_published": str(self._stale_readings)})]
+        entries.extend(self.loop.guard.status())
+        entries.extend(self.driver.status())
+        self._diagnostics_pub.publish(diagnostic_array(entries, stamp, self.hardware_id))
+
+
+def diagnostic_array(entries: list[StatusEntry], stamp: float, hardware_id: str) -> DiagnosticArray:
+    """A DiagnosticArray of status entries, stamped ``stamp`` (ROS time, s)."""
+    msg = DiagnosticArray()
+    msg.header.stamp = to_time(stamp)
+    for entry in entries:
+        diagnostic = DiagnosticStatus(level=bytes([int(entry.level)]), name=entry.name, message=entry.message,
+                                      hardware_id=hardware_id)
+        diagnostic.values = [KeyValue(key=k, value=v) for k, v in entry.values.items()]
+        msg.status.append(diagnostic)
+    return msg

@@ -1,0 +1,123 @@
+"""No message, however large, stalls the robot: a trajectory of 100 000 points sent on
+`joint_trajectory` and as a `follow_joint_trajectory` goal is refused (INVALID_GOAL, both
+numbers named) while `joint_states` keeps its rate, on the simulator and on the emulated
+Dynamixel bus.
+
+rclpy converts a received message into Python objects in one call that holds the
+interpreter lock (about 0.1 ms per point): in the process that receives it (the driver
+node's front) nothing else runs meanwhile. The control loop and `joint_states` live in a
+process of their own (humanoid_control.ros.loop_process), so the gaps are measured on the
+publisher's side, from each joint_states message's DDS source timestamp (taken when the
+loop's process publishes it): the test's own work (building and sending the big message)
+cannot pass for a stall.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+
+from humanoid_bringup.graphs import real_nodes, sim_nodes
+from humanoid_control.loop.interface_parameters import InterfaceParameters
+from humanoid_control.ros.robot_client import make_trajectory, poll_until
+from humanoid_hw.emulator.process import emulator_process
+from humanoid_interfaces.action import FollowJointTrajectory
+
+pytestmark = pytest.mark.system
+
+POINTS = 100_000
+MAX_POINTS = InterfaceParameters().max_trajectory_points
+PUBLISH_RATE = 100.0
+PATIENCE = 120.0
+#: The largest joint_states gap during the flood, against the largest in a quiet window just
+#: before it. During the flood two processes take a core each (this one building and sending
+#: the message, the node's front converting it), so on a loaded 2-core machine the loop's
+#: process waits for the CPU now and then (measured: 45-170 ms at load 7-10); the message's
+#: own effect, a loop stopped while rclpy converted it, was 4 s (simulator) and 1 s (bus)
+#: before the loop had a process of its own. The figure on a quiet machine: ``humanoid bench
+#: flood``.
+GAP_RATIO = 3.0
+#: ... or this many publishing periods (0.5 s), whichever is larger.
+GAP_FLOOR_PERIODS = 50.0
+
+
+#: The test process itself stalls for seconds building and sending the huge message (rclpy
+#: converts it holding the interpreter lock): its subscription keeps every message meanwhile
+#: (DDS stores them without Python), so its own stall is never mistaken for the robot's.
+KEEP_EVERY_MESSAGE = QoSProfile(depth=100_000, history=HistoryPolicy.KEEP_LAST,
+                                reliability=ReliabilityPolicy.BEST_EFFORT)
+
+
+class SourceStamps:
+    """Publish times (DDS source timestamps, ns) of every joint_states message."""
+
+    def __init__(self) -> None:
+        self.stamps: list[int] = []
+        self.lock = threading.Lock()
+
+    def __call__(self, _msg, info) -> None:
+        with self.lock:
+            self.stamps.append(info["source_timestamp"])
+
+    def largest_gap(self, since_ns: int, until_ns: int) -> float:
+        """Largest gap (s) between messages published in [since, until], the window's edges
+        counted as messages (a stall at either end counts)."""
+        with self.lock:
+            stamps = np.array(self.stamps, dtype=np.int64)
+        inside = stamps[(stamps >= since_ns) & (stamps <= until_ns)]
+        edges = np.concatenate([[since_ns], inside, [until_ns]])
+        return float(np.max(np.diff(edges))) * 1e-9
+
+
+def huge_trajectory(names: list[str], current: np.ndarray):
+    """POINTS points 10 ms apart, every one at the current pose (valid but for its size)."""
+    times = 0.01 * (1 + np.arange(POINTS))
+    positions = np.tile(current, (POINTS, 1))
+    return make_trajectory(names, times.tolist(), positions.tolist())
+
+
+def flood(client) -> None:
+    """Send the huge trajectory on the topic and as a goal; both refused, naming both numbers."""
+    stamps = SourceStamps()
+    client.node.create_subscription(JointState, "joint_states", stamps, KEEP_EVERY_MESSAGE)
+    state = client.wait_for_joint_states(PATIENCE)
+    trajectory = huge_trajectory(list(state.name), np.array(state.position))  # built before the windows
+    poll_until(lambda: len(stamps.stamps) > 10, "joint_states from the robot", PATIENCE)
+
+    quiet_start = time.time_ns()
+    time.sleep(3.0)  # the quiet window: how large a gap is on this machine right now
+    quiet_end = time.time_ns()
+
+    client.trajectories.publish(trajectory)
+    outcome = client.follow(trajectory, timeout=PATIENCE)
+    flood_end = time.time_ns()
+    poll_until(lambda: stamps.stamps and stamps.stamps[-1] > flood_end, "joint_states after the flood", PATIENCE)
+
+    assert outcome.error_code == FollowJointTrajectory.Result.INVALID_GOAL
+    assert f"{POINTS} points" in outcome.error_string
+    assert f"max_trajectory_points = {MAX_POINTS}" in outcome.error_string
+    quiet = stamps.largest_gap(quiet_start, quiet_end)
+    during = stamps.largest_gap(quiet_end, flood_end)
+    bound = max(GAP_RATIO * quiet, GAP_FLOOR_PERIODS / PUBLISH_RATE)
+    print(f"largest joint_states gap: {during * 1e3:.1f} ms during the flood "
+          f"({(flood_end - quiet_end) * 1e-9:.1f} s), {quiet * 1e3:.1f} ms in the quiet window before")
+    assert during <= bound, (f"joint_states stalled {during:.3f} s while the huge messages were handled "
+                             f"(quiet window: {quiet:.3f} s)")
+
+
+def test_a_huge_trajectory_does_not_stall_the_simulated_robot(robot_graph):
+    _graph, client = robot_graph([n for n in sim_nodes("hoap2", publish_rate=PUBLISH_RATE)
+                                  if n.name == "humanoid_sim"])
+    flood(client)
+
+
+def test_a_huge_trajectory_does_not_stall_the_robot_on_its_bus(robot_graph):
+    with emulator_process("bioloid", 1, 1_000_000, timing=False) as port:
+        _graph, client = robot_graph([n for n in real_nodes("bioloid", port=port, publish_rate=PUBLISH_RATE)
+                                      if n.name == "humanoid_hw"])
+        flood(client)
