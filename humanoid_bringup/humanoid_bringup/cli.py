@@ -378,7 +378,8 @@ def build_parser() -> argparse.ArgumentParser:
     from humanoid_hw import bench as bench_bus
 
     add_bench("sim", bench_sim, "real-time factor of the simulation node vs raw PyBullet")
-    add_bench("balance", bench_balance, "balance monitor core vs bare Pinocchio CoM, and the node at 1 kHz input")
+    add_bench("balance", bench_balance, "balance monitor node fed joint_states at 1 kHz: answers, latency; "
+                                        "estimator updates per second")
     add_bench("self-collision", bench_self_collision, "the per-cycle self-collision check vs bare Coal on the same "
                                                       "configurations, and collisions missed vs brute force")
     add_bench("bus", bench_bus, "Dynamixel bus bytes vs the protocol's minimum, loop rate vs a bare SDK loop")
