@@ -5,7 +5,7 @@ DEPS_STAMP := $(VENV)/.requirements-installed
 BUILD_STAMP := install/.build-stamp
 PACKAGE_FILES := $(shell find humanoid_* -type f \
 	\( -name package.xml -o -name setup.py -o -name setup.cfg -o -name CMakeLists.txt \
-	   -o -name '*.cpp' -o -name '*.msg' -o -name '*.srv' -o -name '*.action' \
+	   -o -name '*.msg' -o -name '*.srv' -o -name '*.action' \
 	   -o -path '*/launch/*' -o -path '*/config/*' -o -path '*/xacro/*' \
 	   -o -path '*/rviz/*' -o -path '*/resource/*' \) -not -path '*/__pycache__/*')
 

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from setuptools import Extension, find_packages, setup
+from setuptools import find_packages, setup
 
 PACKAGE = "humanoid_description"
 
@@ -16,16 +16,10 @@ def data_tree(folder: str) -> list[tuple[str, list[str]]]:
     return sorted(entries.items())
 
 
-#: The convex polygon margin, compiled (see _polygon.cpp for why); no -g: nobody debugs it.
-POLYGON = Extension(f"{PACKAGE}._polygon", [f"{PACKAGE}/_polygon.cpp"], language="c++",
-                    extra_compile_args=["-std=c++17", "-O2", "-g0", "-Wall"])
-
 setup(
     name=PACKAGE,
     version="0.1.0",
     packages=find_packages(exclude=["test"]),
-    ext_modules=[POLYGON],
-    package_data={PACKAGE: ["*.pyi"]},
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),

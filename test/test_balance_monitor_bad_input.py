@@ -170,6 +170,7 @@ def test_bench_balance_prints_its_figures():
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     figures = json.loads(result.stdout.strip().splitlines()[-1])
-    for key in ("core_ratio", "answered_ratio", "latency_p99_ms"):
+    for key in ("answered_ratio", "latency_p99_ms", "node_cpu_us_per_message", "estimator_updates_per_s",
+                "estimator_updates_per_s_stepping"):
         assert math.isfinite(figures[key]) and figures[key] > 0.0, (key, figures)
     assert figures["sent"] == 200 and figures["answered_ratio"] <= 1.0

@@ -159,6 +159,42 @@ def test_measured_zmp_is_the_load_weighted_mean_of_the_contact_points(model):
     assert est.update(0.0, q, BalanceInputs.at(0.0, wrenches=unloaded)).zmp_measured is None
 
 
+def test_flat_feet_estimates_while_the_arms_move_a_leg_moves_and_sensors_come_and_go(model):
+    """The flat-feet path works its support out only when the left sole moves in the right
+    sole's frame: every estimate equals a fresh estimator's, the polygon stays the same
+    object while the soles keep their placement (the node converts its points once per
+    polygon), and the filter restarts when the path comes back from another frame."""
+    est = estimator(model)
+    feet = model.config.feet
+    legs = set(model.chain_joints(feet["right"].sole) + model.chain_joints(feet["left"].sole))
+    arms = [i for i, joint in enumerate(model.joints.names) if joint not in legs]
+    leg = model.joints.index(model.chain_joints(feet["left"].sole)[0])
+    home = model.home_positions()
+    waving, stepping = home.copy(), home.copy()
+    waving[arms] += 0.1
+    stepping[leg] += 0.05
+
+    def same_as_fresh(result, q):
+        fresh = estimator(model).update(result.stamp, q)
+        assert (result.frame, result.contacts, result.margin) == (fresh.frame, fresh.contacts, fresh.margin)
+        np.testing.assert_allclose(result.com, fresh.com, atol=1e-12)
+        np.testing.assert_allclose(result.base.homogeneous, fresh.base.homogeneous, atol=1e-12)
+        np.testing.assert_array_equal(result.polygon.vertices, fresh.polygon.vertices)
+
+    first = est.update(0.0, home)
+    same_as_fresh(first, home)
+    waved = est.update(0.01, waving)
+    assert waved.polygon is first.polygon and waved.com_velocity != (0.0, 0.0, 0.0)
+    same_as_fresh(waved, waving)
+    stepped = est.update(0.02, stepping)
+    assert stepped.polygon is not first.polygon
+    same_as_fresh(stepped, stepping)
+    est.update(0.03, stepping, BalanceInputs.at(0.03, base_pose=BasePose("world", tilted(model, stepping))))
+    back = est.update(0.04, stepping)  # the soles where they were before the sensors came
+    same_as_fresh(back, stepping)
+    assert back.com_velocity == (0.0, 0.0, 0.0) and back.zmp_model is None  # restarted in the sole frame
+
+
 def test_cart_table_zmp_of_a_linear_inverted_pendulum_is_its_pivot(model):
     """A CoM falling as a linear inverted pendulum about a fixed ZMP p: x(t) = p + d cosh(t / Tc),
     Tc = sqrt(z / g), fed to the estimator as base motion (ground truth). The cart-table ZMP

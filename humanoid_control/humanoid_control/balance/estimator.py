@@ -38,12 +38,12 @@ the filtered CoM acceleration (:mod:`~humanoid_control.balance.com_filter`; inva
 until the filter settles after a start or a change of frame) and the measured ZMP
 (:mod:`~humanoid_control.balance.foot_pressure`; invalid without loaded feet).
 
-**Compiled parts**: the kinematics (joints into q, CoM) and, on the hardware's usual path
-(two flat feet, no sensors), the whole update but for the support polygon's rebuild run
-in :class:`~humanoid_control.balance._core.BalanceCore` (C++ on this estimator's own
-Pinocchio model and data; see ``_core.cpp`` for why). The logic of frames, contacts and
-polygons below is Python: it runs when the soles move relative to each other, and on
-the sensor paths.
+**Cost**: the hardware's usual case (two flat feet, no sensors) runs at every
+``joint_states`` message, 1 kHz on the HOAP-2: its support, frame and polygon depend only
+on where the left sole is relative to the right one, so they are worked out when that
+changes and held otherwise (:meth:`BalanceEstimator._flat_feet`); an update is then one
+Pinocchio CoM, two sole placements and a few float operations
+(docs/balance_monitor_performance.md: the figures).
 """
 
 from __future__ import annotations
@@ -56,7 +56,6 @@ from typing import TypeVar
 import numpy as np
 import pinocchio as pin
 
-from humanoid_control.balance._core import BalanceCore
 from humanoid_control.balance.com_filter import CoMFilter, cart_table_zmp
 from humanoid_control.balance.foot_pressure import FootWrench, centre_of_pressure
 from humanoid_control.balance.parameters import BalanceParameters
@@ -73,6 +72,7 @@ from humanoid_description.support import (
 T = TypeVar("T")
 
 _IDENTITY = pin.SE3.Identity()
+_IDENTITY_XYZQUAT = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
 _EMPTY = ConvexPolygon(np.zeros((0, 2)))
 
 
@@ -153,11 +153,23 @@ class BalanceEstimate:
     contact_source: ContactSource
 
 
+@dataclass(frozen=True, slots=True)
+class _FlatSupport:
+    """The flat-feet path's support for one placement of the left sole in the right sole's
+    frame, held while the soles keep that placement."""
+
+    relative: pin.SE3
+    on_right: bool  # the support sole, whose frame is the ground frame: the right one, else the left
+    frame: str
+    contacts: dict[str, bool]
+    polygon: ConvexPolygon
+
+
 class BalanceEstimator:
     """CoM, support polygon, margins and ZMPs of one robot, one update per joint reading.
 
     Owns its Pinocchio data (use one estimator per thread) and the state of the CoM
-    filter and of the support polygon cache.
+    filter, of the held flat-feet support and of the support polygon cache.
     """
 
     def __init__(self, model: RobotModel, params: BalanceParameters) -> None:
@@ -165,6 +177,8 @@ class BalanceEstimator:
         self.params = params
         self._pin = model.model
         self._data = model.model.createData()
+        self._q = pin.neutral(model.model)
+        self._q_index = model.q_index
         feet = model.config.feet
         self.sides: tuple[str, ...] = tuple(feet)
         self._sole_name = {side: foot.sole for side, foot in feet.items()}
@@ -179,10 +193,7 @@ class BalanceEstimator:
         self._polygon_key: tuple[tuple[str, ...], list[pin.SE3]] | None = None
         self._two_feet = set(self.sides) == {"right", "left"}
         self._polygon = _EMPTY
-        # the core's flat-feet update is for two feet; other robots only use its CoM (frame 0)
-        soles = (self._sole_id["right"], self._sole_id["left"]) if self._two_feet else (0, 0)
-        self._core = BalanceCore(model.model, self._data, model.q_index, *soles, self._filter, params.gravity,
-                                 params.polygon_precision, BalanceEstimate, params.min_margin)
+        self._flat: _FlatSupport | None = None
 
     @property
     def filter_delay(self) -> float:
@@ -199,19 +210,12 @@ class BalanceEstimator:
         params = self.params
         sensors = inputs is not None and inputs.any_readings()
         if not sensors and self._two_feet:
-            # the hardware's usual case (flat feet, no sensors), kept cheap: one compiled call
-            # while the left sole keeps its placement relative to the right one; beyond
-            # polygon_precision the support and polygon are worked out again
-            estimate = self._core.flat_feet(stamp, positions)
-            if estimate is None:
-                self._hold_flat_support()
-                estimate = self._core.flat_feet(stamp, positions)
-            return estimate
+            return self._flat_feet(stamp, positions)
         if inputs is None:  # ball feet or one foot, no sensors: the model path, with no readings
             inputs = BalanceInputs()
         truth = self._reading(inputs.base_pose, stamp) if sensors and params.use_ground_truth else None
-        com = np.array(self._core.com(positions, truth.xyzquat if truth is not None else None))
-        self._core.forget()  # the flat-feet path works its support out again when it comes back
+        com = self._com(positions, truth.xyzquat if truth is not None else _IDENTITY_XYZQUAT)
+        self._flat = None  # the flat-feet path works its support out again when it comes back
         frame, source, base, com, soles, contacts, contact_source = self._locate(stamp, com, truth, inputs)
         polygon = self._support_polygon(soles, contacts)
         x, y, z = com.tolist()
@@ -227,6 +231,48 @@ class BalanceEstimator:
             stamp=stamp, frame=frame, com=(x, y, z), com_velocity=velocity, zmp_model=zmp_model,
             zmp_measured=zmp_measured, polygon=polygon, contacts=contacts, margin=margin, zmp_margin=zmp_margin,
             stable=margin >= params.min_margin, base=base, base_source=source, contact_source=contact_source)
+
+    def _com(self, positions: np.ndarray, base_xyzquat: np.ndarray) -> np.ndarray:
+        """Whole-body CoM with the base at ``base_xyzquat``; the joint placements stay in the
+        data for updateFramePlacement."""
+        q = self._q
+        q[self._q_index] = positions
+        q[:7] = base_xyzquat
+        return pin.centerOfMass(self._pin, self._data, q, False)
+
+    def _flat_feet(self, stamp: float, positions: np.ndarray) -> BalanceEstimate:
+        """Two flat feet on flat ground, no sensors: the estimate in the support sole's frame,
+        the support held while the left sole stays where it was in the right sole's frame
+        (within the relative polygon_precision, Pinocchio's SE3.isApprox)."""
+        params = self.params
+        com = self._com(positions, _IDENTITY_XYZQUAT)
+        right = pin.updateFramePlacement(self._pin, self._data, self._sole_id["right"])  # faster than data.oMf[i]
+        left = pin.updateFramePlacement(self._pin, self._data, self._sole_id["left"])
+        relative = right.actInv(left)
+        support = self._flat
+        if support is None or not relative.isApprox(support.relative, params.polygon_precision):
+            support = self._flat = self._flat_support(relative)
+        ground = right if support.on_right else left
+        x, y, z = ground.actInv(com).tolist()
+        _, velocity, acceleration = self._filter.update(stamp, (x, y, z))
+        zmp_model = cart_table_zmp((x, y, z), acceleration, params.gravity) if self._filter.settled(stamp) else None
+        margin = support.polygon.margin(x, y)
+        # positional: with keywords for its 14 fields this call takes 4-5 times as long
+        return BalanceEstimate(stamp, support.frame, (x, y, z), velocity, zmp_model, None, support.polygon,
+                               support.contacts, margin, math.nan, margin >= params.min_margin, ground.inverse(),
+                               BaseSource.FLAT_FEET, ContactSource.MODEL)
+
+    def _flat_support(self, relative: pin.SE3) -> _FlatSupport:
+        """The support, its frame and polygon when the left sole is at ``relative`` in the
+        right sole's frame (the filters restart if the frame changes)."""
+        contacts = self._level_contacts(relative)
+        support = self._support_sole(contacts)
+        in_ground = ({"right": _IDENTITY, "left": relative} if support == "right"
+                     else {"right": relative.inverse(), "left": _IDENTITY})
+        frame = self._sole_name[support]
+        polygon = self._support_polygon(in_ground, contacts)
+        self._enter_frame(frame, BaseSource.FLAT_FEET)
+        return _FlatSupport(relative, support == "right", frame, contacts, polygon)
 
     def _enter_frame(self, frame: str, source: BaseSource) -> None:
         """Restart the filters when the points' frame changes (the points jump)."""
@@ -281,23 +327,6 @@ class BalanceEstimator:
         base = _levelled_frame(levelled[support], lowest).actInv(level)
         return support, base, {side: base * placement for side, placement in soles.items()}, contacts
 
-    def _hold_flat_support(self) -> None:
-        """The support, its frame and the polygon from where the left sole is relative to the
-        right one (the joint placements of the core's last flat_feet call are in the data);
-        the core holds that placement and answers while it stays, with estimates in that
-        frame on that polygon."""
-        right = pin.updateFramePlacement(self._pin, self._data, self._sole_id["right"])  # faster than data.oMf[i]
-        left = pin.updateFramePlacement(self._pin, self._data, self._sole_id["left"])
-        relative = right.actInv(left)
-        contacts = self._flat_feet_contacts({"right": right, "left": left})
-        support = self._support_sole(contacts)
-        in_ground = ({"right": _IDENTITY, "left": relative} if support == "right"
-                     else {"right": relative.inverse(), "left": _IDENTITY})
-        frame = self._sole_name[support]
-        polygon = self._support_polygon(in_ground, contacts)
-        self._enter_frame(frame, BaseSource.FLAT_FEET)
-        self._core.hold(support == "right", frame, contacts, polygon, BaseSource.FLAT_FEET, ContactSource.MODEL)
-
     # -- contacts ---------------------------------------------------------------------
     def _sensed_contacts(self, stamp: float, inputs: BalanceInputs) -> tuple[dict[str, bool] | None, ContactSource]:
         """Contacts from the feet's sensors when every foot has a fresh reading."""
@@ -325,7 +354,11 @@ class BalanceEstimator:
         """With flat feet on flat ground: both soles when level with each other, else the lower."""
         if not self._two_feet:
             return dict.fromkeys(self.sides, True)
-        relative = soles["right"].actInv(soles["left"])
+        return self._level_contacts(soles["right"].actInv(soles["left"]))
+
+    def _level_contacts(self, relative: pin.SE3) -> dict[str, bool]:
+        """Two flat feet, the left sole at ``relative`` in the right sole's frame: both soles
+        when level with each other, else the lower."""
         side = supporting_side(relative.rotation, relative.translation, self.params.level_angle,
                                self.params.contact_height)
         return {"right": side != "left", "left": side != "right"}

@@ -8,8 +8,8 @@ import importlib
 #: target -> (module, help)
 TARGETS: dict[str, tuple[str, str]] = {
     "sim": ("humanoid_experiments.bench.sim", "real-time factor of the simulation node vs raw PyBullet"),
-    "balance": ("humanoid_experiments.bench.balance", "balance monitor core vs bare Pinocchio CoM, and the node "
-                                                      "at 1 kHz input"),
+    "balance": ("humanoid_experiments.bench.balance", "balance monitor node fed joint_states at 1 kHz: answers, "
+                                                      "latency; estimator updates per second"),
     "self-collision": ("humanoid_experiments.bench.self_collision", "the per-cycle self-collision check vs bare "
                                                                     "Coal on the same configurations, and "
                                                                     "collisions missed vs brute force"),
