@@ -3,37 +3,55 @@
 Every control-layer node (balance monitor, self-collision checker, trajectory generator,
 ...) starts and stops the same way, so that `humanoid sim`, `humanoid real` and the launch
 files can rely on it: exit 1 with one fatal log line when its parameters or robot are
-wrong, exit 0 on SIGINT/SIGTERM (and SIGHUP, made a SIGTERM), including when the signal shuts the context down while
-the node is still starting or under a spinning executor (rclpy then raises from inside
-the executor, which is not a failure).
+wrong, exit 0 on SIGINT/SIGTERM (and SIGHUP, made a SIGTERM), quietly. A signal does not
+shut the ROS context down under the node (rclpy's own handlers do, and a callback then
+running fails to publish: the executor logs it as a fatal exception with its traceback;
+Python's SIGINT handler would raise KeyboardInterrupt inside a callback likewise, and a
+Ctrl-C reaches every process of a ``ros2 launch``): it ends the spinning at the next turn,
+the executor lets the callbacks still running finish, then the node and the context
+are shut down. A signal while the node is still being built stops the building.
 """
 
 from __future__ import annotations
 
+import signal
 import threading
 from collections.abc import Callable
 
 import rclpy
 from rclpy.executors import Executor, ExternalShutdownException
 from rclpy.node import Node
+from rclpy.signals import SignalHandlerOptions
 
 from humanoid_control.process_lifetime import hang_up_like_terminate
 from humanoid_description.robots import UnknownRobotError
+
+#: s: longest a stopping node waits for its running callbacks before it is destroyed
+STOP_TIMEOUT = 2.0
 
 
 def run_node(name: str, build: Callable[[Node], object], make_executor: Callable[[], Executor],
              args: list[str] | None = None) -> int:
     """Create node ``name``, let ``build`` give it its behaviour, spin it; the exit code."""
-    rclpy.init(args=args)
+    stop, spinning = threading.Event(), threading.Event()
+
+    def on_signal(_signum: int, _frame: object) -> None:
+        stop.set()
+        if not spinning.is_set():  # still being built: no callback runs yet
+            raise KeyboardInterrupt
+
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, on_signal)
     hang_up_like_terminate()
     node = Node(name)
-    stopping = threading.Event()
-    node.context.on_shutdown(stopping.set)
+    executor: Executor | None = None
     try:
         build(node)
         executor = make_executor()
         executor.add_node(node)
-        while rclpy.ok():  # not executor.spin(): rclpy's EventsExecutor does not return at shutdown
+        spinning.set()
+        while not stop.is_set() and rclpy.ok():  # not executor.spin(): rclpy's EventsExecutor never returns
             executor.spin_once(timeout_sec=0.1)
         return 0
     except (ValueError, UnknownRobotError) as error:
@@ -41,10 +59,8 @@ def run_node(name: str, build: Callable[[Node], object], make_executor: Callable
         return 1
     except (KeyboardInterrupt, ExternalShutdownException):
         return 0
-    except Exception:
-        if stopping.wait(1.0) or not rclpy.ok():  # a signal shut the context down under the node
-            return 0
-        raise
     finally:
+        if executor is not None:
+            executor.shutdown(timeout_sec=STOP_TIMEOUT)
         node.destroy_node()
         rclpy.try_shutdown()

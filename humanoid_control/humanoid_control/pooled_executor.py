@@ -53,9 +53,17 @@ class PooledExecutor(MultiThreadedExecutor):
         for earlier, run in list(self._submitted.items()):
             if run.done():
                 del self._submitted[earlier]
-                run.result()  # a callback's exception surfaces here, as with rclpy's executor
+                run.result()
+                earlier.result()  # a callback's exception surfaces here, as with rclpy's executor
 
     def shutdown(self, timeout_sec: float | None = None, **kwargs) -> bool:
+        """Stop: wait up to ``timeout_sec`` for the callbacks running in the pool. What a
+        callback raised once the node was stopping (its context shut down under it) is the
+        stop's doing, not an error: taken, not reported."""
         done = super().shutdown(timeout_sec, **kwargs)
+        concurrent.futures.wait(self._submitted.values(), timeout=timeout_sec)
         self._pool.shutdown(wait=False, cancel_futures=True)
+        for task, run in self._submitted.items():
+            if run.done() and task.done():
+                task.exception()
         return done

@@ -38,6 +38,14 @@ def tethered_child(module: str, arguments: Sequence[str] = ()) -> tuple[list[str
     return command, os.environ | {LAUNCHER_PID_VARIABLE: str(os.getpid())}
 
 
+def tethered_program() -> tuple[list[str], dict[str, str]]:
+    """Command prefix and environment that run a program (given after the prefix) as a child
+    of this process that dies with it: how the launch files start their nodes, the
+    launch process being the parent (``run_tethered --exec``)."""
+    prefix = [sys.executable, "-m", "humanoid_control.run_tethered", "--exec"]
+    return prefix, {LAUNCHER_PID_VARIABLE: str(os.getpid())}
+
+
 def die_with_parent(expected_parent: int | None = None) -> bool:
     """Ask the kernel to send SIGTERM to this process when its parent dies (Linux; elsewhere
     nothing is asked). Returns False when the parent is already gone: this process was

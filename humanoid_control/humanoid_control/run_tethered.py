@@ -1,6 +1,12 @@
 """``python -m humanoid_control.run_tethered MODULE [ARGS...]``: run MODULE as ``__main__``
 in a process that dies with its launcher and shuts down cleanly on SIGHUP.
 
+``python -m humanoid_control.run_tethered --exec PROGRAM [ARGS...]``: the same tether for
+any program (a console script, robot_state_publisher, RViz): the process asks for the
+parent-death signal, then replaces itself with PROGRAM, which keeps it (Linux keeps it
+across ``execve``; a program's SIGHUP handling is its own). The launch files start every
+node through it (``launch_ros``'s ``prefix``).
+
 How :class:`~humanoid_control.node_graph.Graph` starts every node (see
 :mod:`humanoid_control.process_lifetime`): the launcher passes its process ID in
 ``HUMANOID_LAUNCHER_PID``; when the launcher is already gone, MODULE is not run at all.
@@ -14,19 +20,29 @@ import sys
 
 from humanoid_control.process_lifetime import LAUNCHER_PID_VARIABLE, die_with_parent, hang_up_like_terminate
 
+USAGE = "usage: python -m humanoid_control.run_tethered MODULE [ARGS...] | --exec PROGRAM [ARGS...]"
+
 
 def main() -> int:
-    if len(sys.argv) < 2:
-        print("usage: python -m humanoid_control.run_tethered MODULE [ARGS...]", file=sys.stderr)
+    execute = len(sys.argv) > 1 and sys.argv[1] == "--exec"
+    target, arguments = (sys.argv[2:3], sys.argv[3:]) if execute else (sys.argv[1:2], sys.argv[2:])
+    if not target:
+        print(USAGE, file=sys.stderr)
         return 2
-    module, arguments = sys.argv[1], sys.argv[2:]
+    (target,) = target
     launcher = os.environ.get(LAUNCHER_PID_VARIABLE)
     if not die_with_parent(int(launcher) if launcher else None):
-        print(f"{module}: its launcher (process {launcher}) is gone: not started", file=sys.stderr)
+        print(f"{target}: its launcher (process {launcher}) is gone: not started", file=sys.stderr)
         return 1
+    if execute:
+        try:
+            os.execvp(target, [target, *arguments])
+        except OSError as error:
+            print(f"{target}: cannot run it: {error.strerror}", file=sys.stderr)
+            return 127
     hang_up_like_terminate()
-    sys.argv = [module, *arguments]
-    runpy.run_module(module, run_name="__main__", alter_sys=True)
+    sys.argv = [target, *arguments]
+    runpy.run_module(target, run_name="__main__", alter_sys=True)
     return 0
 
 
