@@ -19,6 +19,7 @@ import threading
 from collections.abc import Callable
 
 import rclpy
+import rclpy.logging
 from rclpy.executors import Executor, ExternalShutdownException
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
@@ -44,9 +45,10 @@ def run_node(name: str, build: Callable[[Node], object], make_executor: Callable
     for number in (signal.SIGINT, signal.SIGTERM):
         signal.signal(number, on_signal)
     hang_up_like_terminate()
-    node = Node(name)
+    node: Node | None = None
     executor: Executor | None = None
     try:
+        node = Node(name)
         build(node)
         executor = make_executor()
         executor.add_node(node)
@@ -55,12 +57,13 @@ def run_node(name: str, build: Callable[[Node], object], make_executor: Callable
             executor.spin_once(timeout_sec=0.1)
         return 0
     except (ValueError, UnknownRobotError) as error:
-        node.get_logger().fatal(f"cannot start: {error}")
+        (node.get_logger() if node is not None else rclpy.logging.get_logger(name)).fatal(f"cannot start: {error}")
         return 1
     except (KeyboardInterrupt, ExternalShutdownException):
         return 0
     finally:
         if executor is not None:
             executor.shutdown(timeout_sec=STOP_TIMEOUT)
-        node.destroy_node()
+        if node is not None:
+            node.destroy_node()
         rclpy.try_shutdown()
