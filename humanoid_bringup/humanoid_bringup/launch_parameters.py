@@ -28,7 +28,7 @@ import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from humanoid_control.node_graph import RESTART_POLICY, NodeSpec, OnExit
+from humanoid_control.node_graph import RESTART_POLICY, NodeSpec, OnExit, describe_exit
 from humanoid_control.process_lifetime import tethered_program
 from humanoid_description.package_share import package_share_directory
 from humanoid_description.robots import urdf_xml
@@ -58,12 +58,14 @@ def launch_node(spec: NodeSpec) -> dict[str, object]:
                "respawn_max_retries": RESTART_POLICY.max_restarts} if spec.on_exit is OnExit.RESTART else {}
     return {"package": package, "executable": executable, "name": spec.name, "output": "screen",
             "parameters": [*(str(path) for path in spec.parameter_files), dict(spec.parameters)],
-            **tethered(), **respawn}
+            "exec_name": executable, **tethered(), **respawn}
 
 
 def tethered() -> dict[str, object]:
     """``ExecuteProcess``/``Node`` keyword arguments that make the process die with the launch
-    process (this one: the launch file runs in it): the tether prefix and the launcher's ID."""
+    process (this one: the launch file runs in it): the tether prefix and the launcher's ID.
+    (With a prefix, launch names the process after the prefix's program: give it a name,
+    ``exec_name`` or ``name``.)"""
     prefix, environment = tethered_program()
     return {"prefix": shlex.join(prefix), "additional_env": environment}
 
@@ -107,18 +109,19 @@ def tool_nodes(tools: FullInstallTools, robot: str, use_sim_time: bool) -> list[
     if tools.state_publisher:
         nodes.append({"package": "robot_state_publisher", "executable": "robot_state_publisher",
                       "output": "screen", "parameters": [state_publisher_parameters(robot, use_sim_time)],
-                      **tethered()})
+                      "exec_name": "robot_state_publisher", **tethered()})
     if tools.rviz:
         config = package_share_directory("humanoid_bringup") / "rviz" / "humanoid.rviz"
         nodes.append({"package": "rviz2", "executable": "rviz2", "output": "screen", "arguments": ["-d", str(config)],
-                      "parameters": [{"use_sim_time": use_sim_time}], **tethered()})
+                      "parameters": [{"use_sim_time": use_sim_time}], "exec_name": "rviz2", **tethered()})
     return nodes
 
 
 def launch_actions(graph: Sequence[NodeSpec], tools: Sequence[dict[str, object]]) -> list:
     """The launch actions of a graph and its tools: a ``Node`` each, and for each node whose
-    exit ends the graph (the driver) a handler that shuts the launch down when it exits.
-    The one function here that imports ``launch`` (the launch files call it)."""
+    exit ends the graph (the driver) a handler that shuts the launch down when it exits
+    (:func:`driver_exited`). The one function here that imports ``launch`` (the launch
+    files call it)."""
     from launch.actions import EmitEvent, RegisterEventHandler
     from launch.event_handlers import OnProcessExit
     from launch.events import Shutdown
@@ -129,10 +132,19 @@ def launch_actions(graph: Sequence[NodeSpec], tools: Sequence[dict[str, object]]
         node = Node(**launch_node(spec))
         actions.append(node)
         if spec.on_exit is OnExit.END_GRAPH:
-            reason = f"{spec.name} exited: nothing holds the robot, stopping the graph"
-            actions.append(RegisterEventHandler(OnProcessExit(
-                target_action=node, on_exit=[EmitEvent(event=Shutdown(reason=reason))])))
+            def ended(event, _context, name: str = spec.name) -> list:
+                return [EmitEvent(event=Shutdown(reason=driver_exited(name, event.returncode)))]
+            actions.append(RegisterEventHandler(OnProcessExit(target_action=node, on_exit=ended)))
     return [*actions, *(Node(**kwargs) for kwargs in tools)]
+
+
+def driver_exited(name: str, returncode: int) -> str:
+    """The reason the launch stops when the driver exited; raises (the launch fails, non-zero)
+    unless the driver ended cleanly."""
+    reason = f"{name} {describe_exit(returncode)}: nothing holds the robot, stopping the graph"
+    if returncode != 0:
+        raise RuntimeError(reason)
+    return reason
 
 
 def ros2_bag_record(output: str, topics: Sequence[str], which: Callable[[str], str | None] = shutil.which) -> list[str]:

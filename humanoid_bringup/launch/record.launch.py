@@ -22,7 +22,7 @@ def record(context):
     """``ros2 bag record`` into the bag asked for; no ``ros2`` command refuses the launch, and
     a recording that fails fails the launch (non-zero status)."""
     recorder = ExecuteProcess(cmd=ros2_bag_record(LaunchConfiguration("output").perform(context), DEFAULT_TOPICS),
-                              output="screen", **tethered())
+                              name="ros2_bag_record", output="screen", **tethered())
     return [recorder, RegisterEventHandler(OnProcessExit(
         target_action=recorder, on_exit=lambda event, _context: recording_failed(event.returncode)))]
 

@@ -35,6 +35,7 @@ from humanoid_bringup.launch_parameters import (
     GRAPH_SWITCHES,
     FullInstallTools,
     MissingPackageError,
+    driver_exited,
     full_install_tools,
     installed,
     launch_node,
@@ -326,6 +327,17 @@ def test_the_real_graph_needs_no_simulation():
     needed = {e.text for e in bringup.iter("exec_depend") if e.get("condition") is None}
     assert {"humanoid_interfaces", "humanoid_description", "humanoid_control", "humanoid_hw", "launch",
             "launch_ros"} <= needed and "python3-pybullet" not in needed
+
+
+def test_the_drivers_exit_stops_the_launch_and_fails_it_unless_clean():
+    """What the driver's exit handler (launch_actions) gives launch: the shutdown's reason, or
+    an error (launch then stops everything and exits 1)."""
+    assert driver_exited("humanoid_sim", 0) == "humanoid_sim exited with status 0: nothing holds the robot, " \
+                                                "stopping the graph"
+    with pytest.raises(RuntimeError, match="humanoid_hw was killed by SIGKILL: nothing holds the robot"):
+        driver_exited("humanoid_hw", -signal.SIGKILL)
+    with pytest.raises(RuntimeError, match="humanoid_hw exited with status 1"):
+        driver_exited("humanoid_hw", 1)
 
 
 def test_rviz_config_shows_the_robot_model():
