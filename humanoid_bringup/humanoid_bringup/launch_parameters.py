@@ -58,15 +58,15 @@ def launch_node(spec: NodeSpec) -> dict[str, object]:
                "respawn_max_retries": RESTART_POLICY.max_restarts} if spec.on_exit is OnExit.RESTART else {}
     return {"package": package, "executable": executable, "name": spec.name, "output": "screen",
             "parameters": [*(str(path) for path in spec.parameter_files), dict(spec.parameters)],
-            "exec_name": executable, **tethered(), **respawn}
+            "exec_name": executable, **tethered(node=True), **respawn}
 
 
-def tethered() -> dict[str, object]:
+def tethered(node: bool = False) -> dict[str, object]:
     """``ExecuteProcess``/``Node`` keyword arguments that make the process die with the launch
     process (this one: the launch file runs in it): the tether prefix and the launcher's ID.
     (With a prefix, launch names the process after the prefix's program: give it a name,
-    ``exec_name`` or ``name``.)"""
-    prefix, environment = tethered_program()
+    ``exec_name`` or ``name``.) ``node``: a node of this stack (``run_tethered --exec-node``)."""
+    prefix, environment = tethered_program(node)
     return {"prefix": shlex.join(prefix), "additional_env": environment}
 
 

@@ -21,6 +21,7 @@ import contextlib
 import importlib.metadata
 import inspect
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -171,7 +172,9 @@ def test_every_node_of_the_graph_is_launchable_as_the_command_runs_it(graph, rob
         *files, parameters = node["parameters"]
         assert files == [str(path) for path in spec.parameter_files] and all(Path(f).is_file() for f in files)
         assert parameters == dict(spec.parameters) and parameters["robot"] == robot
-        assert node["prefix"] == tethered()["prefix"] and node["additional_env"] == tethered()["additional_env"]
+        tether = tethered(node=True)
+        assert node["prefix"] == tether["prefix"] and node["additional_env"] == tether["additional_env"]
+        assert node["prefix"].endswith("humanoid_control.run_tethered --exec-node")  # quiet while loading
         if spec.on_exit is OnExit.END_GRAPH:  # the driver: its exit shuts the launch down (launch_actions)
             assert spec == graph(robot, publish_robot_description=False)[0] and "respawn" not in node
         else:  # observers and controllers come back as under humanoid sim (launch has no back-off)
@@ -285,6 +288,47 @@ def test_a_process_behind_the_launch_prefix_dies_with_the_launch_killed_outright
             if pid is not None and is_running(pid):
                 os.kill(pid, signal.SIGKILL)
         launcher.wait(60.0)
+
+
+LOADING = """\
+#!{python}
+import pathlib, signal, sys, time
+while not pathlib.Path({loaded!r}).exists():  # its modules loading: no handler of its own yet
+    time.sleep(0.05)
+def stop(signum, _frame):
+    pathlib.Path({marker!r}).write_text(signal.Signals(signum).name)
+    sys.exit(0)
+signal.signal(signal.SIGINT, stop)
+pathlib.Path({ready!r}).write_text("ready")
+while True:
+    time.sleep(0.05)
+"""
+
+
+def test_a_ctrl_c_while_a_node_loads_leaves_no_traceback(tmp_path):
+    """``ros2 launch`` passes a Ctrl-C to every process, a node still loading its modules too:
+    behind the node prefix it ignores it (no KeyboardInterrupt traceback), and stops on the
+    next once its own handling is in place."""
+    program, loaded, ready, marker = (tmp_path / n for n in ("stand_in", "loaded", "ready", "stopped_by"))
+    program.write_text(LOADING.format(python=sys.executable, loaded=str(loaded), ready=str(ready), marker=str(marker)))
+    program.chmod(0o755)
+    options = tethered(node=True)
+    process = subprocess.Popen([*shlex.split(options["prefix"]), str(program)], stderr=subprocess.PIPE, text=True,
+                               env=os.environ | options["additional_env"] | {"PYTHONUNBUFFERED": "1"})
+    try:
+        poll_until(lambda: Path(f"/proc/{process.pid}/cmdline").read_text().split("\0")[1] == str(program),
+                   "the node program running", 60.0)
+        process.send_signal(signal.SIGINT)
+        loaded.write_text("")
+        poll_until(ready.exists, "the node past its loading", 60.0)
+        assert process.poll() is None  # the Ctrl-C while loading did not kill it
+        process.send_signal(signal.SIGINT)
+        assert process.wait(60.0) == 0 and marker.read_text() == "SIGINT"
+        assert "Traceback" not in process.stderr.read()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(60.0)
 
 
 BLOCKED = """

@@ -9,13 +9,14 @@ running fails to publish: the executor logs it as a fatal exception with its tra
 Python's SIGINT handler would raise KeyboardInterrupt inside a callback likewise, and a
 Ctrl-C reaches every process of a ``ros2 launch``): it ends the spinning at the next turn,
 the executor lets the callbacks still running finish, then the node and the context
-are shut down. A signal while the node is still being built stops the building.
+are shut down. A signal while the node is still being built stops it once built.
+(Before its handlers are in place, while its modules load, a node started by the
+launchers ignores SIGINT: :mod:`humanoid_control.run_tethered`.)
 """
 
 from __future__ import annotations
 
 import signal
-import threading
 from collections.abc import Callable
 
 import rclpy
@@ -25,6 +26,7 @@ from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
 from humanoid_control.process_lifetime import hang_up_like_terminate
+from humanoid_control.stop_request import stop_on_signals
 from humanoid_description.robots import UnknownRobotError
 
 #: s: longest a stopping node waits for its running callbacks before it is destroyed
@@ -34,36 +36,27 @@ STOP_TIMEOUT = 2.0
 def run_node(name: str, build: Callable[[Node], object], make_executor: Callable[[], Executor],
              args: list[str] | None = None) -> int:
     """Create node ``name``, let ``build`` give it its behaviour, spin it; the exit code."""
-    stop, spinning = threading.Event(), threading.Event()
-
-    def on_signal(_signum: int, _frame: object) -> None:
-        stop.set()
-        if not spinning.is_set():  # still being built: no callback runs yet
-            raise KeyboardInterrupt
-
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    for number in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(number, on_signal)
-    hang_up_like_terminate()
-    node: Node | None = None
-    executor: Executor | None = None
-    try:
-        node = Node(name)
-        build(node)
-        executor = make_executor()
-        executor.add_node(node)
-        spinning.set()
-        while not stop.is_set() and rclpy.ok():  # not executor.spin(): rclpy's EventsExecutor never returns
-            executor.spin_once(timeout_sec=0.1)
-        return 0
-    except (ValueError, UnknownRobotError) as error:
-        (node.get_logger() if node is not None else rclpy.logging.get_logger(name)).fatal(f"cannot start: {error}")
-        return 1
-    except (KeyboardInterrupt, ExternalShutdownException):
-        return 0
-    finally:
-        if executor is not None:
-            executor.shutdown(timeout_sec=STOP_TIMEOUT)
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
+    with stop_on_signals(signal.SIGINT, signal.SIGTERM) as stop:
+        hang_up_like_terminate()
+        node: Node | None = None
+        executor: Executor | None = None
+        try:
+            node = Node(name)
+            build(node)
+            executor = make_executor()
+            executor.add_node(node)
+            while not stop.is_set() and rclpy.ok():  # not executor.spin(): rclpy's EventsExecutor never returns
+                executor.spin_once(timeout_sec=0.1)
+            return 0
+        except (ValueError, UnknownRobotError) as error:
+            (node.get_logger() if node is not None else rclpy.logging.get_logger(name)).fatal(f"cannot start: {error}")
+            return 1
+        except ExternalShutdownException:
+            return 0
+        finally:
+            if executor is not None:
+                executor.shutdown(timeout_sec=STOP_TIMEOUT)
+            if node is not None:
+                node.destroy_node()
+            rclpy.try_shutdown()

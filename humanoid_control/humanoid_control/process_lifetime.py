@@ -38,11 +38,12 @@ def tethered_child(module: str, arguments: Sequence[str] = ()) -> tuple[list[str
     return command, os.environ | {LAUNCHER_PID_VARIABLE: str(os.getpid())}
 
 
-def tethered_program() -> tuple[list[str], dict[str, str]]:
+def tethered_program(node: bool = False) -> tuple[list[str], dict[str, str]]:
     """Command prefix and environment that run a program (given after the prefix) as a child
-    of this process that dies with it: how the launch files start their nodes, the
-    launch process being the parent (``run_tethered --exec``)."""
-    prefix = [sys.executable, "-m", "humanoid_control.run_tethered", "--exec"]
+    of this process that dies with it: how the launch files start every process, the
+    launch process being the parent (``run_tethered --exec``; ``node``: a node of this
+    stack, ``--exec-node``)."""
+    prefix = [sys.executable, "-m", "humanoid_control.run_tethered", "--exec-node" if node else "--exec"]
     return prefix, {LAUNCHER_PID_VARIABLE: str(os.getpid())}
 
 

@@ -2,10 +2,17 @@
 in a process that dies with its launcher and shuts down cleanly on SIGHUP.
 
 ``python -m humanoid_control.run_tethered --exec PROGRAM [ARGS...]``: the same tether for
-any program (a console script, robot_state_publisher, RViz): the process asks for the
+any program (robot_state_publisher, RViz, ``ros2 bag``): the process asks for the
 parent-death signal, then replaces itself with PROGRAM, which keeps it (Linux keeps it
-across ``execve``; a program's SIGHUP handling is its own). The launch files start every
-node through it (``launch_ros``'s ``prefix``).
+across ``execve``; a program's SIGHUP handling is its own). ``--exec-node`` does the same
+for a node of this stack (its console script). The launch files start every process
+through it (``launch_ros``'s ``prefix``).
+
+A node of this stack (MODULE, ``--exec-node``) ignores SIGINT until it installs its own
+stop handling (:func:`humanoid_control.node_main.run_node`, the driver's rclpy, the
+recorder's): a Ctrl-C that reaches it while its modules load (a ``ros2 launch`` sends it
+to every process) would otherwise raise KeyboardInterrupt there and print a traceback.
+Such a node is stopped by SIGTERM, which the launchers send next.
 
 How :class:`~humanoid_control.node_graph.Graph` starts every node (see
 :mod:`humanoid_control.process_lifetime`): the launcher passes its process ID in
@@ -14,17 +21,29 @@ How :class:`~humanoid_control.node_graph.Graph` starts every node (see
 
 from __future__ import annotations
 
-import os
-import runpy
-import sys
+import signal
 
-from humanoid_control.process_lifetime import LAUNCHER_PID_VARIABLE, die_with_parent, hang_up_like_terminate
+signal.signal(signal.SIGINT, signal.SIG_IGN)  # first: the imports below take time (see above)
 
-USAGE = "usage: python -m humanoid_control.run_tethered MODULE [ARGS...] | --exec PROGRAM [ARGS...]"
+import os  # noqa: E402
+import runpy  # noqa: E402
+import sys  # noqa: E402
+
+from humanoid_control.process_lifetime import (  # noqa: E402
+    LAUNCHER_PID_VARIABLE,
+    die_with_parent,
+    hang_up_like_terminate,
+)
+
+USAGE = ("usage: python -m humanoid_control.run_tethered MODULE [ARGS...] | --exec PROGRAM [ARGS...] "
+         "| --exec-node PROGRAM [ARGS...]")
 
 
 def main() -> int:
-    execute = len(sys.argv) > 1 and sys.argv[1] == "--exec"
+    mode = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] in ("--exec", "--exec-node") else None
+    execute = mode is not None
+    if mode == "--exec":  # another program: Ctrl-C as it expects
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
     target, arguments = (sys.argv[2:3], sys.argv[3:]) if execute else (sys.argv[1:2], sys.argv[2:])
     if not target:
         print(USAGE, file=sys.stderr)
