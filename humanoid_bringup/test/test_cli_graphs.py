@@ -221,3 +221,26 @@ def test_a_dying_observer_leaves_the_simulation_running_and_comes_back():
             RobotClient("observer_death_client") as client:
         kill_the_monitor_and_see_it_back(launcher, nodes, client)
         kill_the_driver_and_see_the_graph_end(launcher, "humanoid_sim")
+
+
+def test_a_dying_recorder_leaves_a_readable_bag_and_the_robot_running(tmp_path):
+    """``--record``: the recorder killed outright is not restarted (a new process cannot finish
+    its bag); the launcher makes what it wrote readable at once, and the graph goes on."""
+    from humanoid_bringup.recording.reading import Bag
+
+    bag = tmp_path / "run"
+    command = ["humanoid", "sim", "--robot", "bioloid", "--record", str(bag)]
+    with launched(command, len(sim_nodes("bioloid")) + 1) as (launcher, nodes), \
+            RobotClient("recorder_death_client") as client:
+        poll_until(lambda: sum(f.stat().st_size for f in bag.glob("*.mcap")) > 65536, "chunks in the bag", PATIENCE)
+        recorder = node_process(nodes, "humanoid_recorder")
+        os.kill(recorder, signal.SIGKILL)
+        poll_until(lambda: "the graph goes on without recording" in output(launcher), "the bag made readable",
+                   PATIENCE)
+        assert f"humanoid_recorder (process {recorder}) was killed by SIGKILL; not restarted" in output(launcher)
+        with Bag(bag) as recorded:
+            assert recorded.counts.get("/joint_states", 0) > 0, recorded.counts
+        client.wait_for_joint_states(PATIENCE)  # the robot still served
+        assert launcher.poll() is None and recorder not in children(launcher.pid)
+        stop_launcher(launcher, children(launcher.pid), signal.SIGINT)
+        assert "node humanoid_recorder exited with status -9" in output(launcher)  # said again at the end
