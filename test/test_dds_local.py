@@ -1,16 +1,21 @@
-"""DDS stays on this machine: with a graph running, the domain's DDS ports of every node
-process are bound to the loopback interface only.
+"""DDS stays on this machine: with a graph running, every socket of every node process is
+on the loopback interface, except two send sockets that nothing reads.
 
 ``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`` limits the peers a participant talks to, not
 the interfaces its sockets listen on (without the loopback profile the domain's ports
-are bound on 0.0.0.0 and senders on the machine's external address). The Fast DDS
-profile ``humanoid_bringup/config/dds/fastdds_loopback.xml`` (shared memory + UDPv4
-restricted to 127.0.0.1), set by conftest.py, scripts/run.sh and scripts/env.sh, binds
-them to 127.0.0.1. Sockets are read from the kernel's tables (/proc/net/udp, udp6).
+are bound on 0.0.0.0). The Fast DDS profile ``humanoid_bringup/config/dds/fastdds_loopback.xml``
+(shared memory + UDPv4 restricted to 127.0.0.1), set by conftest.py, scripts/run.sh and
+scripts/env.sh, binds them to 127.0.0.1.
 
-Left out on purpose: with LOCALHOST, rmw_fastrtps adds a UDPv4 transport of its own,
-without an interface list, whose two send sockets (ephemeral ports, not listened to)
-are bound on 0.0.0.0 and the external address (docs/ros_and_dds.md, a known limit).
+Not closed by any profile: with LOCALHOST, rmw_fastrtps appends a UDPv4 transport of its
+own, with no interface list, to the participant's transports (in code, after the XML is
+read). Its input ports fail to bind (the profile's transport holds them on 127.0.0.1); what
+remains are its send sockets, on kernel-chosen ports: one bound on 0.0.0.0 (unicast sends)
+and one on each other interface's address (multicast sends). Fast DDS never reads a send
+socket: a datagram sent to one stays queued in the kernel (up to the socket's receive
+buffer, then dropped) and is never parsed; the test sends one and sees it stay. Sockets
+are read from the kernel's tables (/proc/net/udp, udp6, tcp, tcp6) through each node
+process's descriptors; Unix-domain sockets are local by nature.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import socket
 import struct
 import subprocess
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -37,20 +43,30 @@ ROOT = Path(__file__).resolve().parents[1]
 PORT_BASE, DOMAIN_GAIN = 7400, 250
 
 
-def udp_sockets() -> dict[int, tuple[str, int]]:
-    """Socket inode -> (local address, port) for every UDP socket on the machine."""
+@dataclass(frozen=True)
+class InetSocket:
+    protocol: str  # "udp" or "tcp"
+    address: str
+    port: int
+    queued: int  # bytes received and not read yet
+
+
+def inet_sockets() -> dict[int, InetSocket]:
+    """Socket inode -> the socket, for every UDP and TCP socket on the machine."""
     found = {}
-    for table, family in (("/proc/net/udp", socket.AF_INET), ("/proc/net/udp6", socket.AF_INET6)):
-        if not Path(table).exists():
-            continue
-        for row in Path(table).read_text().splitlines()[1:]:
-            fields = row.split()
-            address, port = fields[1].split(":")
-            raw = bytes.fromhex(address)
-            # the kernel prints each 32-bit word in host byte order
-            words = struct.unpack(f"<{len(raw) // 4}I", raw)
-            packed = b"".join(struct.pack(">I", w) for w in words)
-            found[int(fields[9])] = (socket.inet_ntop(family, packed), int(port, 16))
+    for protocol in ("udp", "tcp"):
+        for table, family in ((f"/proc/net/{protocol}", socket.AF_INET), (f"/proc/net/{protocol}6", socket.AF_INET6)):
+            if not Path(table).exists():
+                continue
+            for row in Path(table).read_text().splitlines()[1:]:
+                fields = row.split()
+                address, port = fields[1].split(":")
+                raw = bytes.fromhex(address)
+                # the kernel prints each 32-bit word in host byte order
+                words = struct.unpack(f"<{len(raw) // 4}I", raw)
+                packed = b"".join(struct.pack(">I", w) for w in words)
+                queued = int(fields[4].split(":")[1], 16)
+                found[int(fields[9])] = InetSocket(protocol, socket.inet_ntop(family, packed), int(port, 16), queued)
     return found
 
 
@@ -71,19 +87,55 @@ def is_loopback(address: str) -> bool:
     return ip.is_loopback or (ip.version == 6 and ip.ipv4_mapped is not None and ip.ipv4_mapped.is_loopback)
 
 
-def test_the_graphs_dds_ports_are_bound_to_loopback_only(robot_graph):
+def is_local_address(address: str) -> bool:
+    """An address of one of this machine's interfaces (a socket can be bound to it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.bind((address, 0))
+        except OSError:
+            return False
+    return True
+
+
+def ephemeral_ports() -> range:
+    low, high = map(int, Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+    return range(low, high + 1)
+
+
+def node_sockets(pid: int) -> list[InetSocket]:
+    table = inet_sockets()
+    return [table[i] for i in socket_inodes(pid) if i in table]
+
+
+def test_every_socket_of_every_node_is_on_loopback_but_unread_send_sockets(robot_graph):
     graph, client = robot_graph(sim_nodes("bioloid"))
     # every node up (a node still importing its libraries has no socket yet)
     poll_until(lambda: set(graph.processes) <= set(client.node.get_node_names()), "every node of the graph", 120.0)
     domain = int(os.environ["ROS_DOMAIN_ID"])
     domain_ports = range(PORT_BASE + DOMAIN_GAIN * domain, PORT_BASE + DOMAIN_GAIN * (domain + 1))
-    table = udp_sockets()
+    send_sockets = []
     for name, process in graph.processes.items():
-        sockets = [table[i] for i in socket_inodes(process.pid) if i in table]
-        dds = [(address, port) for address, port in sockets if port in domain_ports]
-        assert dds, f"{name}: no socket on the DDS ports of domain {domain}: {sockets}"
-        elsewhere = [f"{address}:{port}" for address, port in dds if not is_loopback(address)]
-        assert not elsewhere, f"{name} has DDS ports bound beyond the loopback interface: {elsewhere}"
+        sockets = node_sockets(process.pid)
+        assert not [s for s in sockets if s.protocol == "tcp"], f"{name} has TCP sockets: {sockets}"
+        assert [s for s in sockets if s.port in domain_ports and is_loopback(s.address)], \
+            f"{name}: no socket on the DDS ports of domain {domain}: {sockets}"
+        beyond = [s for s in sockets if not is_loopback(s.address)]
+        for s in beyond:  # the rmw transport's send sockets: kernel-chosen ports, one per address
+            assert s.port in ephemeral_ports() and s.port not in domain_ports, f"{name}: {s} is not a send socket"
+            assert s.address == "0.0.0.0" or is_local_address(s.address), f"{name}: {s}"
+        addresses = [s.address for s in beyond]
+        assert len(addresses) == len(set(addresses)), f"{name} has more than one socket per address: {beyond}"
+        send_sockets += [s for s in beyond if s.address == "0.0.0.0"]
+    # nothing reads them: a datagram sent (over loopback) to each stays queued while the graph runs
+    assert send_sockets, "no send socket on 0.0.0.0 (rmw_fastrtps no longer adds its transport?)"
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
+        for s in send_sockets:
+            sender.sendto(b"not for DDS", ("127.0.0.1", s.port))
+    for _ in range(20):  # messages go on flowing: the nodes' receive threads are busy
+        client.wait_for_joint_states(30.0)
+    queued = {s.port: q.queued for s in send_sockets
+              for q in inet_sockets().values() if q.port == s.port and q.address == "0.0.0.0"}
+    assert all(queued.values()) and len(queued) == len(send_sockets), f"read by someone: {queued}"
 
 
 def _run_sh(command: str) -> subprocess.CompletedProcess:

@@ -5,7 +5,8 @@ launch files both start.
 (``humanoid sim``/``humanoid real``); ``launch/sim.launch.py`` and
 ``launch/real.launch.py`` turn the same node specs into ``launch_ros`` nodes
 (:func:`humanoid_bringup.launch_parameters.launch_node`) and add what only a full ROS
-install has (robot_state_publisher, RViz). A node added here runs in both.
+install has (robot_state_publisher, RViz). A node added here runs in both. The real
+graph needs no simulation: only :func:`sim_nodes` imports ``humanoid_sim``.
 """
 
 from __future__ import annotations
@@ -19,9 +20,8 @@ from humanoid_control.nodes.specs import (
     trajectory_generator_node_spec,
     walk_controller_node_spec,
 )
-from humanoid_control.processes.node_graph import NodeSpec
+from humanoid_control.processes.node_graph import NodeSpec, OnExit
 from humanoid_hw.hw_node_spec import hw_node_spec
-from humanoid_sim.sim_node_spec import sim_node_spec
 
 #: Options of :func:`sim_nodes` and :func:`real_nodes` for the robot and the trajectory
 #: generator alone: no balance monitor, self-collision checker or walk controller (a
@@ -41,6 +41,8 @@ def sim_nodes(robot: str, gui: bool = False, real_time_factor: float | None = No
     topic to robot_state_publisher (under ros2 launch); ``balance_monitor``,
     ``self_collision_checker`` and ``walk_controller`` False leave those nodes out;
     ``self_collision_veto`` False turns the robot interface's self-collision veto off."""
+    from humanoid_sim.sim_node_spec import sim_node_spec  # here: the real graph runs without humanoid_sim
+
     overrides: dict[str, object] = {"gui": gui}
     for name, value in (("real_time_factor", real_time_factor), ("control_rate", control_rate),
                         ("publish_rate", publish_rate), ("physics_rate", physics_rate), ("duration", duration)):
@@ -92,6 +94,13 @@ def control_nodes(robot: str, use_sim_time: bool, balance_monitor: bool = True,
     return nodes
 
 
+#: The recorder's node name (``--record``).
+RECORDER_NODE = "humanoid_recorder"
+
+
 def recorder_node(output: Path) -> NodeSpec:
-    """The recorder (``humanoid record``) recording the default topics into a new bag."""
-    return NodeSpec("humanoid_recorder", "humanoid_tools.recording.recorder", {"output": str(output)})
+    """The recorder (``humanoid record``) recording the default topics into a new bag; when it
+    dies it is not restarted (a new process cannot finish the dead one's bag: the launcher
+    reindexes it)."""
+    return NodeSpec(RECORDER_NODE, "humanoid_tools.recording.recorder", {"output": str(output)},
+                    on_exit=OnExit.REPORT)

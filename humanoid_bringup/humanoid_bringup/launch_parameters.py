@@ -1,22 +1,36 @@
-"""What the launch files give ``launch_ros``, as plain data (no ``launch`` import):
-the stack's node specs (:mod:`humanoid_bringup.graphs`) as ``Node`` arguments, and
-robot_state_publisher's parameters.
+"""What the launch files give ``launch_ros``, as plain data (only :func:`launch_actions`
+imports ``launch``): the stack's node specs (:mod:`humanoid_bringup.graphs`) as ``Node``
+arguments, the full install's tools (robot_state_publisher, RViz) that are there, and
+``ros2 bag record``'s command.
+
+Every process a launch file starts dies with the launch process, even killed outright,
+as the nodes of ``humanoid sim`` do: each runs behind the tether prefix
+(``humanoid_control.processes.run_tethered --exec``, the parent-death signal). A node whose exit
+ends the graph (the driver: nothing else holds the robot) shuts the launch down when it
+exits; the others are respawned as ``humanoid sim`` restarts them (:data:`RESTART_POLICY`'s
+first delay and count; ``launch`` has no back-off).
 
 Under ``ros2 launch``, robot_state_publisher owns ``robot_description`` (it publishes
 the URDF it is given, transient local, and turns joint_states into TF); the driver
 node is told not to publish it (``publish_robot_description: false``), so the topic has
-exactly one publisher. Without ros2 launch (``humanoid sim``/``humanoid real``, which
-cannot start robot_state_publisher on a pip install) the driver node publishes it
-itself, its default. Both publish the same URDF: the xacro expanded by
-:func:`humanoid_description.robots.urdf_xml`.
+exactly one publisher. Where robot_state_publisher is not installed, and without ros2
+launch (``humanoid sim``/``humanoid real``, which cannot start it on a pip install), the
+driver node publishes it itself, its default. Both publish the same URDF: the xacro
+expanded by :func:`humanoid_description.robots.urdf_xml`. A missing optional package is
+said before anything starts: RViz asked for and not installed refuses the launch.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
-from collections.abc import Callable
+import shlex
+import shutil
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
-from humanoid_control.processes.node_graph import NodeSpec
+from humanoid_control.processes.node_graph import RESTART_POLICY, NodeSpec, OnExit, describe_exit
+from humanoid_control.processes.process_lifetime import tethered_program
+from humanoid_description.package_share import package_share_directory
 from humanoid_description.robots import urdf_xml
 
 #: The launch arguments both launch files take to switch parts of the graph on or off
@@ -30,13 +44,119 @@ GRAPH_SWITCHES = {
 }
 
 
+class MissingPackageError(RuntimeError):
+    """A launch asked for something this ROS install lacks; raised before anything starts."""
+
+
 def launch_node(spec: NodeSpec) -> dict[str, object]:
     """``launch_ros.actions.Node`` keyword arguments that start ``spec`` as the ``humanoid``
     command does: the console script its package installs for its module, its node name,
-    its parameter files, then its parameters."""
+    its parameter files, then its parameters; tethered to the launch process, and respawned
+    unless its exit ends the graph."""
     package, executable = ros_executable(spec.module)
+    respawn = {"respawn": True, "respawn_delay": RESTART_POLICY.first_delay,
+               "respawn_max_retries": RESTART_POLICY.max_restarts} if spec.on_exit is OnExit.RESTART else {}
     return {"package": package, "executable": executable, "name": spec.name, "output": "screen",
-            "parameters": [*(str(path) for path in spec.parameter_files), dict(spec.parameters)]}
+            "parameters": [*(str(path) for path in spec.parameter_files), dict(spec.parameters)],
+            "exec_name": executable, **tethered(node=True), **respawn}
+
+
+def tethered(node: bool = False) -> dict[str, object]:
+    """``ExecuteProcess``/``Node`` keyword arguments that make the process die with the launch
+    process (this one: the launch file runs in it): the tether prefix and the launcher's ID.
+    (With a prefix, launch names the process after the prefix's program: give it a name,
+    ``exec_name`` or ``name``.) ``node``: a node of this stack (``run_tethered --exec-node``)."""
+    prefix, environment = tethered_program(node)
+    return {"prefix": shlex.join(prefix), "additional_env": environment}
+
+
+def installed(package: str) -> bool:
+    """Whether the ROS install has ``package`` (the ament index, as ``launch_ros`` looks)."""
+    from ament_index_python.packages import PackageNotFoundError, get_package_prefix
+
+    try:
+        get_package_prefix(package)
+    except PackageNotFoundError:
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class FullInstallTools:
+    """Which of the full install's tools a launch starts."""
+
+    state_publisher: bool  #: robot_state_publisher (robot_description and TF); else the driver publishes it
+    rviz: bool
+
+
+def full_install_tools(rviz: bool, warn: Callable[[str], None],
+                       is_installed: Callable[[str], bool] = installed) -> FullInstallTools:
+    """The tools to start: RViz asked for and missing raises :class:`MissingPackageError`;
+    robot_state_publisher missing is said (``warn``) and its role left to the driver."""
+    if rviz and not is_installed("rviz2"):
+        raise MissingPackageError("rviz:=true but package rviz2 is not installed: install it (ros-<distro>-rviz2) "
+                                  "or leave rviz:=false (`humanoid view` shows the robot in a browser)")
+    state_publisher = is_installed("robot_state_publisher")
+    if not state_publisher:
+        warn("package robot_state_publisher is not installed: the driver node publishes robot_description; "
+             "no TF from joint_states (RViz cannot place the links)")
+    return FullInstallTools(state_publisher, rviz)
+
+
+def tool_nodes(tools: FullInstallTools, robot: str, use_sim_time: bool) -> list[dict[str, object]]:
+    """``launch_ros.actions.Node`` keyword arguments of the tools to start, tethered too."""
+    nodes: list[dict[str, object]] = []
+    if tools.state_publisher:
+        nodes.append({"package": "robot_state_publisher", "executable": "robot_state_publisher",
+                      "output": "screen", "parameters": [state_publisher_parameters(robot, use_sim_time)],
+                      "exec_name": "robot_state_publisher", **tethered()})
+    if tools.rviz:
+        config = package_share_directory("humanoid_bringup") / "rviz" / "humanoid.rviz"
+        nodes.append({"package": "rviz2", "executable": "rviz2", "output": "screen", "arguments": ["-d", str(config)],
+                      "parameters": [{"use_sim_time": use_sim_time}], "exec_name": "rviz2", **tethered()})
+    return nodes
+
+
+def launch_actions(graph: Sequence[NodeSpec], tools: Sequence[dict[str, object]]) -> list:
+    """The launch actions of a graph and its tools: a ``Node`` each, and for each node whose
+    exit ends the graph (the driver) a handler that shuts the launch down when it exits
+    (:func:`driver_exited`). The one function here that imports ``launch`` (the launch
+    files call it)."""
+    from launch.actions import EmitEvent, RegisterEventHandler
+    from launch.event_handlers import OnProcessExit
+    from launch.events import Shutdown
+    from launch_ros.actions import Node
+
+    actions: list = []
+    for spec in graph:
+        node = Node(**launch_node(spec))
+        actions.append(node)
+        if spec.on_exit is OnExit.END_GRAPH:
+            def ended(event, _context, name: str = spec.name) -> list:
+                return [EmitEvent(event=Shutdown(reason=driver_exited(name, event.returncode)))]
+            actions.append(RegisterEventHandler(OnProcessExit(target_action=node, on_exit=ended)))
+    return [*actions, *(Node(**kwargs) for kwargs in tools)]
+
+
+def driver_exited(name: str, returncode: int) -> str:
+    """The reason the launch stops when the driver exited; raises (the launch fails, non-zero)
+    unless the driver ended cleanly."""
+    reason = f"{name} {describe_exit(returncode)}: nothing holds the robot, stopping the graph"
+    if returncode != 0:
+        raise RuntimeError(reason)
+    return reason
+
+
+def ros2_bag_record(output: str, topics: Sequence[str], which: Callable[[str], str | None] = shutil.which) -> list[str]:
+    """``ros2 bag record``'s command recording ``topics`` into the MCAP bag ``output`` (the
+    ``--topics`` form; hidden action topics included); raises :class:`MissingPackageError`
+    when there is no ``ros2`` command."""
+    if which("ros2") is None:
+        raise MissingPackageError("record.launch.py records with `ros2 bag record`, and there is no ros2 command "
+                                  "(a full ROS 2 install with ros2bag); without it: `humanoid record --output DIR`")
+    # action topics (<action>/_action/...) are hidden topics: ros2 bag skips them unless told
+    return ["ros2", "bag", "record", "--storage", "mcap", "--include-hidden-topics", "--output", output,
+            "--topics", *topics]
 
 
 def ros_executable(module: str) -> tuple[str, str]:
@@ -68,3 +188,11 @@ def number_or_none(text: str) -> float | None:
 def state_publisher_parameters(robot: str, use_sim_time: bool = False) -> dict[str, object]:
     """robot_state_publisher's parameters: the robot's URDF (it publishes robot_description)."""
     return {"robot_description": urdf_xml(robot), "use_sim_time": use_sim_time}
+
+
+def recording_failed(returncode: int) -> None:
+    """After ``ros2 bag record`` exited: raises (the launch fails, non-zero) unless it ended
+    cleanly."""
+    if returncode != 0:
+        raise RuntimeError(f"ros2 bag record exited with status {returncode}: the bag may be incomplete "
+                           "(`humanoid record --reindex DIR` repairs an MCAP bag)")

@@ -12,9 +12,11 @@ from humanoid_control.processes.node_graph import Graph, NodeSpec
 
 
 def serve(graph: Graph) -> int:
-    """Run a node graph in the foreground until one of its nodes exits (the robot node at the
-    end of --duration, or a node that failed) or SIGINT/SIGTERM/SIGHUP arrives; then stop them
-    all. Killed outright, the launcher still takes its nodes with it (parent-death signal)."""
+    """Run a node graph in the foreground until its driver exits (at the end of --duration,
+    or failing) or SIGINT/SIGTERM/SIGHUP arrives; then stop them all. Any other node that
+    dies is reported and restarted (the recorder: its bag made readable) while the driver
+    keeps holding the robot (``Graph.serve``). Killed outright, the launcher still takes its
+    nodes with it (parent-death signal)."""
 
     def terminate(_signum, _frame):
         raise KeyboardInterrupt
@@ -23,17 +25,43 @@ def serve(graph: Graph) -> int:
     previous = {number: signal.signal(number, terminate) for number in stop_signals}
     try:
         graph.start()
-        codes = graph.wait_any()
+        codes = graph.serve(on_death=_finish_dead_recording)
     except KeyboardInterrupt:
         codes = {}
     finally:
-        codes = {**codes, **graph.stop()}
+        codes = {**graph.given_up, **codes, **graph.stop()}
         for number, handler in previous.items():
             signal.signal(number, handler)
     failed = {name: code for name, code in codes.items() if code not in (0, -2, 130)}
     for name, code in failed.items():
         print(f"humanoid: node {name} exited with status {code}", file=sys.stderr)
+    for name, count in graph.restarts.items():
+        if count:
+            print(f"humanoid: node {name} was restarted {count} time{'s' if count > 1 else ''}", file=sys.stderr)
     return 1 if failed else 0
+
+
+def _finish_dead_recording(spec: NodeSpec, _code: int) -> None:
+    """A recorder that died left its bag without its index: make it readable at once (what
+    ``humanoid record --reindex`` does); the robot goes on, unrecorded."""
+    from humanoid_bringup.graphs import RECORDER_NODE
+
+    if spec.name != RECORDER_NODE:
+        return
+    try:
+        from humanoid_tools.recording.reindex import ReindexError, reindex
+    except ModuleNotFoundError:  # no recorder could have run without it
+        return
+
+    bag = Path(str(spec.parameters["output"]))
+    try:
+        reindex(bag)
+    except (ReindexError, OSError) as error:
+        print(f"humanoid: the bag {bag} of the recorder that died could not be made readable: {error}",
+              file=sys.stderr)
+        return
+    print(f"humanoid: the bag {bag} holds what was recorded until the recorder died (reindexed); "
+          "the graph goes on without recording", file=sys.stderr)
 
 
 def with_recorder(nodes: list[NodeSpec], bag: Path | None) -> list[NodeSpec]:

@@ -1,7 +1,10 @@
 """Real robot: the graph ``humanoid real`` starts (the Dynamixel hardware node behind the
 shared robot interface and the nodes that build on it, from ``humanoid_bringup.graphs``),
-robot_state_publisher (TF for RViz, and the one publisher of robot_description here)
-and, on request, RViz.
+robot_state_publisher where it is installed (TF for RViz, and then the one publisher of
+robot_description) and, on request, RViz. Every process dies with the launch; the
+hardware node's exit ends it (nothing else holds the robot), the other nodes are
+respawned. Needs humanoid_interfaces, _description, _control, _hw and this package's
+launch and graph modules, not the simulation (humanoid_sim).
 
     ros2 launch humanoid_bringup real.launch.py robot:=bioloid port:=/dev/ttyUSB0
 
@@ -10,19 +13,17 @@ The same graph runs without ros2 launch: ``humanoid real --robot bioloid --port 
 """
 
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, OpaqueFunction
-from launch.conditions import IfCondition
-from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
-from launch_ros.actions import Node
-from launch_ros.substitutions import FindPackageShare
+from launch.actions import DeclareLaunchArgument, LogInfo, OpaqueFunction
+from launch.substitutions import LaunchConfiguration
 
 from humanoid_bringup.graphs import real_nodes
 from humanoid_bringup.launch_parameters import (
     GRAPH_SWITCHES,
+    full_install_tools,
     graph_switches,
-    launch_node,
+    launch_actions,
     number_or_none,
-    state_publisher_parameters,
+    tool_nodes,
 )
 from humanoid_description.runtime_files import HW_NODE_PARAMETERS
 
@@ -30,19 +31,22 @@ ROBOTS = list(HW_NODE_PARAMETERS.robots())  # robots with a hardware parameter f
 
 
 def robot_nodes(context):
-    """The real-robot graph with the arguments given, and robot_state_publisher."""
+    """The real-robot graph with the arguments given, and the full install's tools that are
+    there; a tool asked for and missing is refused before anything starts."""
     def argument(name):
         return LaunchConfiguration(name).perform(context)
 
+    notes = []
+    tools = full_install_tools(argument("rviz") == "true", notes.append)
     robot = argument("robot")
     baud = argument("baud")
     graph = real_nodes(robot, port=argument("port"), baud=int(baud) if baud else None,
                        control_rate=number_or_none(argument("control_rate")),
-                       publish_rate=number_or_none(argument("publish_rate")), publish_robot_description=False,
+                       publish_rate=number_or_none(argument("publish_rate")),
+                       publish_robot_description=not tools.state_publisher,
                        **graph_switches(argument))
-    return [*(Node(**launch_node(spec)) for spec in graph),
-            Node(package="robot_state_publisher", executable="robot_state_publisher", output="screen",
-                 parameters=[state_publisher_parameters(robot)])]
+    return [*(LogInfo(msg=note) for note in notes),
+            *launch_actions(graph, tool_nodes(tools, robot, use_sim_time=False))]
 
 
 def generate_launch_description():
@@ -57,6 +61,4 @@ def generate_launch_description():
         *(DeclareLaunchArgument(name, default_value="true", choices=["true", "false"], description=text)
           for name, text in GRAPH_SWITCHES.items()),
         OpaqueFunction(function=robot_nodes),
-        Node(package="rviz2", executable="rviz2", output="screen", condition=IfCondition(LaunchConfiguration("rviz")),
-             arguments=["-d", PathJoinSubstitution([FindPackageShare("humanoid_bringup"), "rviz", "humanoid.rviz"])]),
     ])

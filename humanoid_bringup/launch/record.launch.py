@@ -10,16 +10,25 @@ of either bag.
 """
 
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, ExecuteProcess
+from launch.actions import DeclareLaunchArgument, ExecuteProcess, OpaqueFunction, RegisterEventHandler
+from launch.event_handlers import OnProcessExit
 from launch.substitutions import LaunchConfiguration
 
+from humanoid_bringup.launch_parameters import recording_failed, ros2_bag_record, tethered
 from humanoid_control.ros.topics import DEFAULT_TOPICS
+
+
+def record(context):
+    """``ros2 bag record`` into the bag asked for; no ``ros2`` command refuses the launch, and
+    a recording that fails fails the launch (non-zero status)."""
+    recorder = ExecuteProcess(cmd=ros2_bag_record(LaunchConfiguration("output").perform(context), DEFAULT_TOPICS),
+                              name="ros2_bag_record", output="screen", **tethered())
+    return [recorder, RegisterEventHandler(OnProcessExit(
+        target_action=recorder, on_exit=lambda event, _context: recording_failed(event.returncode)))]
 
 
 def generate_launch_description():
     return LaunchDescription([
         DeclareLaunchArgument("output", default_value="humanoid_bag", description="bag directory to create"),
-        # action topics (<action>/_action/...) are hidden topics: ros2 bag skips them unless told
-        ExecuteProcess(cmd=["ros2", "bag", "record", "--storage", "mcap", "--include-hidden-topics",
-                            "--output", LaunchConfiguration("output"), *DEFAULT_TOPICS], output="screen"),
+        OpaqueFunction(function=record),
     ])

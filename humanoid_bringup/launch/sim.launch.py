@@ -1,7 +1,8 @@
 """Simulated robot: the graph ``humanoid sim`` starts (the PyBullet node behind the
 shared robot interface and the nodes that build on it, from ``humanoid_bringup.graphs``),
-robot_state_publisher (TF for RViz, and the one publisher of robot_description here)
-and, on request, RViz.
+robot_state_publisher where it is installed (TF for RViz, and then the one publisher of
+robot_description) and, on request, RViz. Every process dies with the launch; the
+simulation node's exit ends it, the other nodes are respawned.
 
     ros2 launch humanoid_bringup sim.launch.py robot:=bioloid gui:=true rviz:=true
 
@@ -9,19 +10,17 @@ The same graph runs without ros2 launch: ``humanoid sim --robot bioloid``.
 """
 
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, OpaqueFunction
-from launch.conditions import IfCondition
-from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
-from launch_ros.actions import Node
-from launch_ros.substitutions import FindPackageShare
+from launch.actions import DeclareLaunchArgument, LogInfo, OpaqueFunction
+from launch.substitutions import LaunchConfiguration
 
 from humanoid_bringup.graphs import sim_nodes
 from humanoid_bringup.launch_parameters import (
     GRAPH_SWITCHES,
+    full_install_tools,
     graph_switches,
-    launch_node,
+    launch_actions,
     number_or_none,
-    state_publisher_parameters,
+    tool_nodes,
 )
 from humanoid_description.runtime_files import SIM_NODE_PARAMETERS
 
@@ -29,21 +28,23 @@ ROBOTS = list(SIM_NODE_PARAMETERS.robots())  # robots with a simulation paramete
 
 
 def robot_nodes(context):
-    """The simulation graph with the arguments given, and robot_state_publisher."""
+    """The simulation graph with the arguments given, and the full install's tools that are
+    there; a tool asked for and missing is refused before anything starts."""
     def argument(name):
         return LaunchConfiguration(name).perform(context)
 
+    notes = []
+    tools = full_install_tools(argument("rviz") == "true", notes.append)
     robot = argument("robot")
     use_sim_time = argument("use_sim_time") == "true"
     graph = sim_nodes(robot, gui=argument("gui") == "true", real_time_factor=float(argument("real_time_factor")),
                       control_rate=number_or_none(argument("control_rate")),
                       publish_rate=number_or_none(argument("publish_rate")),
                       physics_rate=number_or_none(argument("physics_rate")), use_sim_time=use_sim_time,
-                      publish_robot_description=False,
+                      publish_robot_description=not tools.state_publisher,
                       **graph_switches(argument))
-    return [*(Node(**launch_node(spec)) for spec in graph),
-            Node(package="robot_state_publisher", executable="robot_state_publisher", output="screen",
-                 parameters=[state_publisher_parameters(robot, use_sim_time)])]
+    return [*(LogInfo(msg=note) for note in notes),
+            *launch_actions(graph, tool_nodes(tools, robot, use_sim_time))]
 
 
 def generate_launch_description():
@@ -65,7 +66,4 @@ def generate_launch_description():
         DeclareLaunchArgument("physics_rate", default_value="",
                               description="physics step rate in Hz (default: 1000)"),
         OpaqueFunction(function=robot_nodes),
-        Node(package="rviz2", executable="rviz2", output="screen", condition=IfCondition(LaunchConfiguration("rviz")),
-             arguments=["-d", PathJoinSubstitution([FindPackageShare("humanoid_bringup"), "rviz", "humanoid.rviz"])],
-             parameters=[{"use_sim_time": LaunchConfiguration("use_sim_time")}]),
     ])

@@ -1,7 +1,9 @@
 """``humanoid sim`` and ``humanoid real`` from the command line: they serve until
 interrupted or for a duration, and their nodes never outlive them (killed outright or
 hung up, the launcher takes its nodes with it; a hardware node leaves the servos in
-the configured safe state)."""
+the configured safe state). A node other than the driver that dies does not stop the
+robot: it is reported and restarted while the driver holds; the driver's death ends
+the graph."""
 
 import contextlib
 import os
@@ -17,6 +19,7 @@ from humanoid_bringup.graphs import real_nodes, sim_nodes
 from humanoid_control.processes.process_lifetime import is_running
 from humanoid_control.ros.robot_client import RobotClient, poll_until
 from humanoid_hw.emulator.cli import robot_servos
+from humanoid_interfaces.msg import BalanceState
 
 #: Generous limit (wall seconds) for anything awaited; every wait ends when its condition holds.
 PATIENCE = 60.0
@@ -153,3 +156,91 @@ def test_the_emulator_and_the_nodes_die_with_humanoid_real_emulate():
     command = ["humanoid", "real", "--robot", "bioloid", "--emulate"]
     with launched(command, len(real_nodes("bioloid")) + 1) as (launcher, children_):
         stop_launcher(launcher, children_, signal.SIGKILL)
+
+
+# -- a dying observer is restarted, the driver holds; a dying driver ends the graph --------------
+def node_process(nodes: list[int], name: str) -> int:
+    """The process among ``nodes`` that runs node ``name`` (its --ros-args remapping)."""
+    for pid in nodes:
+        with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+            if f"__node:={name}" in Path(f"/proc/{pid}/cmdline").read_text().split("\0"):
+                return pid
+    raise LookupError(f"no process of node {name} among {nodes}")
+
+
+def output(launcher: subprocess.Popen) -> str:
+    launcher.log.seek(0)
+    return launcher.log.read()
+
+
+def kill_the_monitor_and_see_it_back(launcher: subprocess.Popen, nodes: list[int], client: RobotClient) -> None:
+    """SIGKILL the balance monitor: the launcher says so and restarts it, and balance_state
+    flows again from the new process, while the launcher and its driver go on."""
+    received = []
+    client.node.create_subscription(BalanceState, "balance_state", received.append, 10)
+    poll_until(lambda: received, "balance_state from the first monitor", PATIENCE)
+    monitor = node_process(nodes, "balance_monitor")
+    os.kill(monitor, signal.SIGKILL)
+    poll_until(lambda: "balance_monitor restarted" in output(launcher), "the monitor restarted", PATIENCE)
+    text = output(launcher)
+    assert f"balance_monitor (process {monitor}) was killed by SIGKILL; restarting it in" in text, text[-3000:]
+    before = len(received)
+    poll_until(lambda: len(received) > before, "balance_state from the restarted monitor", PATIENCE)
+    assert launcher.poll() is None and monitor not in children(launcher.pid)
+    assert node_process(children(launcher.pid), "balance_monitor") != monitor
+
+
+def kill_the_driver_and_see_the_graph_end(launcher: subprocess.Popen, driver: str) -> None:
+    """SIGKILL the driver: the launcher says so, stops every other node and fails."""
+    nodes = children(launcher.pid)
+    os.kill(node_process(nodes, driver), signal.SIGKILL)
+    assert launcher.wait(PATIENCE) == 1
+    assert f"{driver} was killed by SIGKILL: stopping the graph" in output(launcher)
+    poll_until(lambda: not any(is_running(pid) for pid in nodes), "every node process gone", PATIENCE)
+
+
+def test_a_dying_observer_leaves_the_real_robot_held_and_comes_back(tmp_path):
+    """On the emulated bus: the servos' Torque Enable stays on while the balance monitor is
+    killed and restarted; killing the hardware node then ends the graph."""
+    emulator = Emulator(tmp_path / "ttyDXL")
+    try:
+        command = ["humanoid", "real", "--robot", "bioloid", "--port", emulator.port]
+        with launched(command, len(real_nodes("bioloid"))) as (launcher, nodes), \
+                RobotClient("observer_death_client") as client:
+            assert emulator.torques() == [1] * 18
+            kill_the_monitor_and_see_it_back(launcher, nodes, client)
+            assert emulator.torques() == [1] * 18  # held all along: the hardware node never stopped
+            client.wait_for_joint_states(PATIENCE)
+            kill_the_driver_and_see_the_graph_end(launcher, "humanoid_hw")
+    finally:
+        emulator.stop()
+
+
+def test_a_dying_observer_leaves_the_simulation_running_and_comes_back():
+    with launched(["humanoid", "sim", "--robot", "bioloid"], len(sim_nodes("bioloid"))) as (launcher, nodes), \
+            RobotClient("observer_death_client") as client:
+        kill_the_monitor_and_see_it_back(launcher, nodes, client)
+        kill_the_driver_and_see_the_graph_end(launcher, "humanoid_sim")
+
+
+def test_a_dying_recorder_leaves_a_readable_bag_and_the_robot_running(tmp_path):
+    """``--record``: the recorder killed outright is not restarted (a new process cannot finish
+    its bag); the launcher makes what it wrote readable at once, and the graph goes on."""
+    from humanoid_tools.recording.reading import Bag
+
+    bag = tmp_path / "run"
+    command = ["humanoid", "sim", "--robot", "bioloid", "--record", str(bag)]
+    with launched(command, len(sim_nodes("bioloid")) + 1) as (launcher, nodes), \
+            RobotClient("recorder_death_client") as client:
+        poll_until(lambda: sum(f.stat().st_size for f in bag.glob("*.mcap")) > 65536, "chunks in the bag", PATIENCE)
+        recorder = node_process(nodes, "humanoid_recorder")
+        os.kill(recorder, signal.SIGKILL)
+        poll_until(lambda: "the graph goes on without recording" in output(launcher), "the bag made readable",
+                   PATIENCE)
+        assert f"humanoid_recorder (process {recorder}) was killed by SIGKILL; not restarted" in output(launcher)
+        with Bag(bag) as recorded:
+            assert recorded.counts.get("/joint_states", 0) > 0, recorded.counts
+        client.wait_for_joint_states(PATIENCE)  # the robot still served
+        assert launcher.poll() is None and recorder not in children(launcher.pid)
+        stop_launcher(launcher, children(launcher.pid), signal.SIGINT)
+        assert "node humanoid_recorder exited with status -9" in output(launcher)  # said again at the end

@@ -137,3 +137,17 @@ def test_the_services_answer_and_refuse_bad_requests_with_a_reason(checker):
     malformed = client.check_trajectory_self_collision(make_trajectory(["rarm_joint2"], [1.0, 1.0], [[-1.2], [0.0]]),
                                                        start)
     assert not malformed.valid and "increase" in malformed.message
+
+
+def test_no_joint_named_checks_the_robots_current_configuration(checker):
+    """An empty request asks about the robot as it is: the latest joint_states."""
+    client, listener = checker
+    model = load_model(ROBOT)
+    crossed = model.joints.to_array({"rleg_joint2": math.radians(21), "lleg_joint2": math.radians(-21)})
+    publish_until_answered(client, listener, crossed.tolist(), stamp=6.0)
+    answer = client.check_self_collision({})
+    assert answer.valid and answer.in_collision, answer.message
+    assert any({"rleg", "lleg"} <= {p.link_a[:4], p.link_b[:4]} for p in answer.colliding_pairs), answer.message
+    publish_until_answered(client, listener, model.home_positions().tolist(), stamp=7.0)
+    answer = client.check_self_collision({})
+    assert answer.valid and not answer.in_collision, answer.message

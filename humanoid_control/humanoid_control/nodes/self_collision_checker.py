@@ -205,7 +205,10 @@ class SelfCollisionChecker:
 
     def positions_from_request(self, msg: JointState) -> np.ndarray:
         """A configuration to check: the named joints (validated as streaming set-points are,
-        but out-of-limit values refused), the others at the robot's current position."""
+        but out-of-limit values refused), the others at the robot's current position; no
+        joint named (and no position): the robot's current configuration."""
+        if not len(msg.name) and not len(msg.position):
+            return self._current()
         try:
             setpoint = self._validator.setpoint(msg.name, msg.position, clamp=False)
         except CommandRejectedError as error:
@@ -216,7 +219,7 @@ class SelfCollisionChecker:
 
     def _check_trajectory(self, request, response):
         try:
-            start = self.positions_from_request(request.start) if len(request.start.name) else self._current()
+            start = self.positions_from_request(request.start)
             points = [PointData(seconds(p.time_from_start), p.positions, p.velocities, p.accelerations)
                       for p in request.trajectory.points]
             trajectory = self._validator.trajectory(request.trajectory.joint_names, points, start)

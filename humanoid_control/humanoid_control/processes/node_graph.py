@@ -11,6 +11,11 @@ launcher, which stops the nodes in order), yet dies with the launcher: it gets S
 when the thread that started it ends, whatever killed it (even SIGKILL), and treats
 SIGHUP as SIGTERM (:mod:`humanoid_control.processes.process_lifetime`). Start a graph from a
 thread that lives as long as the graph should.
+
+A node that dies does not take the robot with it: :meth:`Graph.serve` ends the graph
+only when a node whose exit ends it (:attr:`OnExit.END_GRAPH`: the robot's driver, which
+alone holds the servos) exits; an observer or a controller that dies is reported and
+restarted (:data:`RESTART_POLICY`), meanwhile the driver keeps holding the robot.
 """
 
 from __future__ import annotations
@@ -18,23 +23,59 @@ from __future__ import annotations
 import contextlib
 import signal
 import subprocess
+import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import IO
 
 from humanoid_control.processes.process_lifetime import tethered_child
 
 
+class OnExit(Enum):
+    """What the graph does when the node exits by itself (not stopped by the graph)."""
+
+    #: the graph ends (the others are stopped): the robot's driver, which alone holds the servos
+    END_GRAPH = "end the graph"
+    #: reported and restarted after a back-off (:data:`RESTART_POLICY`): observers, controllers
+    RESTART = "restart"
+    #: reported only: a node whose work a new process cannot take over (the recorder's bag)
+    REPORT = "report"
+
+
+@dataclass(frozen=True)
+class RestartPolicy:
+    """Restarts of an :attr:`OnExit.RESTART` node: after ``first_delay`` seconds, doubling up
+    to ``max_delay``, at most ``max_restarts`` in a row; a node that then ran ``healthy_after``
+    seconds has its count reset (a crash a day is not a crash loop)."""
+
+    first_delay: float = 1.0
+    max_delay: float = 16.0
+    max_restarts: int = 5
+    healthy_after: float = 60.0
+
+    def delay(self, restart: int) -> float:
+        """Seconds to wait before restart number ``restart`` (1, 2, ...)."""
+        return min(self.max_delay, self.first_delay * 2.0 ** (restart - 1))
+
+
+#: The one restart policy of the stack's graphs (``humanoid sim``/``humanoid real``; the
+#: launch files give ``launch`` its first delay and count, ``launch`` has no back-off).
+RESTART_POLICY = RestartPolicy()
+
+
 @dataclass(frozen=True)
 class NodeSpec:
-    """One node: its Python module (with a ``main``), parameters and parameter files."""
+    """One node: its Python module (with a ``main``), parameters and parameter files, and
+    what its graph does when it exits."""
 
     name: str
     module: str
     parameters: dict[str, object] = field(default_factory=dict)
     parameter_files: tuple[Path, ...] = ()
+    on_exit: OnExit = OnExit.RESTART
 
     def arguments(self) -> list[str]:
         """The node's ROS arguments: its name, parameter files and parameters."""
@@ -48,8 +89,22 @@ class NodeSpec:
 
 def driver_node_spec(name: str, module: str, parameter_file: Path, robot: str,
                      parameters: Mapping[str, object] | None = None) -> NodeSpec:
-    """A robot driver node: the robot's parameter file, then ``parameters`` overriding it."""
-    return NodeSpec(name, module, {"robot": robot, **(parameters or {})}, (parameter_file,))
+    """A robot driver node: the robot's parameter file, then ``parameters`` overriding it; its
+    exit ends the graph (nothing else holds the robot)."""
+    return NodeSpec(name, module, {"robot": robot, **(parameters or {})}, (parameter_file,), OnExit.END_GRAPH)
+
+
+def describe_exit(code: int) -> str:
+    """A process's exit status in words: "exited with status 1", "was killed by SIGKILL"."""
+    if code < 0:
+        with contextlib.suppress(ValueError):
+            return f"was killed by {signal.Signals(-code).name}"
+        return f"was killed by signal {-code}"
+    return f"exited with status {code}"
+
+
+def _report_on_stderr(line: str) -> None:
+    print(f"humanoid: {line}", file=sys.stderr, flush=True)
 
 
 def _ros_value(value: object) -> str:
@@ -66,23 +121,30 @@ class Graph:
         self.log_dir = log_dir
         self.echo = echo
         self.processes: dict[str, subprocess.Popen] = {}
+        #: restarts per node so far (``serve``); a node given up on is in :attr:`given_up`
+        self.restarts: dict[str, int] = {}
+        #: nodes that died and were not restarted, with their last exit status
+        self.given_up: dict[str, int] = {}
         self._logs: list[IO] = []
 
     def start(self) -> Graph:
         for spec in self.nodes:
-            output: int | IO | None = None
-            if self.log_dir is not None:
-                self.log_dir.mkdir(parents=True, exist_ok=True)
-                log = open(self.log_dir / f"{spec.name}.log", "w")  # noqa: SIM115 - closed in stop()
-                self._logs.append(log)
-                output = log
-            elif not self.echo:
-                output = subprocess.DEVNULL
-            command, env = tethered_child(spec.module, spec.arguments())
-            self.processes[spec.name] = subprocess.Popen(
-                command, stdout=output, stderr=subprocess.STDOUT if output is not None else None,
-                env=env, start_new_session=True)
+            self._launch(spec)
         return self
+
+    def _launch(self, spec: NodeSpec, again: bool = False) -> None:
+        output: int | IO | None = None
+        if self.log_dir is not None:
+            self.log_dir.mkdir(parents=True, exist_ok=True)
+            log = open(self.log_dir / f"{spec.name}.log", "a" if again else "w")  # noqa: SIM115 - closed in stop()
+            self._logs.append(log)
+            output = log
+        elif not self.echo:
+            output = subprocess.DEVNULL
+        command, env = tethered_child(spec.module, spec.arguments())
+        self.processes[spec.name] = subprocess.Popen(
+            command, stdout=output, stderr=subprocess.STDOUT if output is not None else None,
+            env=env, start_new_session=True)
 
     def __enter__(self) -> Graph:
         return self.start()
@@ -94,11 +156,50 @@ class Graph:
         """Nodes that have exited, with their exit codes."""
         return {name: code for name, p in self.processes.items() if (code := p.poll()) is not None}
 
-    def wait_any(self, poll: float = 0.2) -> dict[str, int]:
-        """Block until at least one node has exited; returns the exit codes so far."""
-        while not (codes := self.exited()):
+    def serve(self, on_death: Callable[[NodeSpec, int], None] | None = None,
+              report: Callable[[str], None] = _report_on_stderr, policy: RestartPolicy = RESTART_POLICY,
+              poll: float = 0.1) -> dict[str, int]:
+        """Supervise the running graph until a node whose exit ends it exits (or every node is
+        gone for good); returns that node's exit code. Every other death is reported (``report``:
+        one line naming the node and how it ended) and handled as its spec says; ``on_death``
+        is then called with the node and its status. Call it from the thread that started the
+        graph: a restarted node dies with that thread."""
+        due: dict[str, float] = {}  # node -> monotonic time of its restart
+        started = dict.fromkeys(self.processes, time.monotonic())
+        while True:
+            now = time.monotonic()
+            for spec in self.nodes:
+                process = self.processes[spec.name]
+                code = process.poll()
+                if code is None or spec.name in due or spec.name in self.given_up:
+                    continue
+                if spec.on_exit is OnExit.END_GRAPH:
+                    report(f"{spec.name} {describe_exit(code)}: stopping the graph")
+                    return {spec.name: code}
+                if now - started[spec.name] >= policy.healthy_after:
+                    self.restarts[spec.name] = 0
+                restart = self.restarts.get(spec.name, 0) + 1
+                if spec.on_exit is OnExit.RESTART and restart <= policy.max_restarts:
+                    due[spec.name] = now + policy.delay(restart)
+                    report(f"{spec.name} (process {process.pid}) {describe_exit(code)}; restarting it in "
+                           f"{policy.delay(restart):g} s (restart {restart} of {policy.max_restarts})")
+                else:
+                    self.given_up[spec.name] = code
+                    why = "not restarted" if spec.on_exit is OnExit.REPORT else \
+                        f"not restarted again after {policy.max_restarts} restarts"
+                    report(f"{spec.name} (process {process.pid}) {describe_exit(code)}; {why}")
+                if on_death is not None:
+                    on_death(spec, code)
+            for name in [name for name, when in due.items() if when <= now]:
+                del due[name]
+                spec = next(s for s in self.nodes if s.name == name)
+                self.restarts[name] = self.restarts.get(name, 0) + 1
+                self._launch(spec, again=True)
+                started[name] = time.monotonic()
+                report(f"{name} restarted (process {self.processes[name].pid})")
+            if not due and all(self.processes[s.name].poll() is not None for s in self.nodes):
+                return self.exited()
             time.sleep(poll)
-        return codes
 
     def wait(self, timeout: float | None = None) -> dict[str, int]:
         """Wait until every node has exited (or the timeout passed); returns exit codes."""

@@ -38,6 +38,15 @@ def tethered_child(module: str, arguments: Sequence[str] = ()) -> tuple[list[str
     return command, os.environ | {LAUNCHER_PID_VARIABLE: str(os.getpid())}
 
 
+def tethered_program(node: bool = False) -> tuple[list[str], dict[str, str]]:
+    """Command prefix and environment that run a program (given after the prefix) as a child
+    of this process that dies with it: how the launch files start every process, the
+    launch process being the parent (``run_tethered --exec``; ``node``: a node of this
+    stack, ``--exec-node``)."""
+    prefix = [sys.executable, "-m", "humanoid_control.processes.run_tethered", "--exec-node" if node else "--exec"]
+    return prefix, {LAUNCHER_PID_VARIABLE: str(os.getpid())}
+
+
 def die_with_parent(expected_parent: int | None = None) -> bool:
     """Ask the kernel to send SIGTERM to this process when its parent dies (Linux; elsewhere
     nothing is asked). Returns False when the parent is already gone: this process was

@@ -127,6 +127,10 @@ def run(node_name: str, parameter_file: RuntimeFile, declare_driver: DriverDecla
         return 1
     except (KeyboardInterrupt, ExternalShutdownException):  # stopped while the node was being built
         return 0
+    except Exception:
+        if not rclpy.ok():  # a signal shut the context down while the node was being built: not a failure
+            return 0
+        raise
     finally:
         rclpy.try_shutdown()
 

@@ -3,48 +3,60 @@
 Every control-layer node (balance monitor, self-collision checker, trajectory generator,
 ...) starts and stops the same way, so that `humanoid sim`, `humanoid real` and the launch
 files can rely on it: exit 1 with one fatal log line when its parameters or robot are
-wrong, exit 0 on SIGINT/SIGTERM (and SIGHUP, made a SIGTERM), including when the signal shuts the context down while
-the node is still starting or under a spinning executor (rclpy then raises from inside
-the executor, which is not a failure).
+wrong, exit 0 on SIGINT/SIGTERM (and SIGHUP, made a SIGTERM), quietly. A signal does not
+shut the ROS context down under the node (rclpy's own handlers do, and a callback then
+running fails to publish: the executor logs it as a fatal exception with its traceback;
+Python's SIGINT handler would raise KeyboardInterrupt inside a callback likewise, and a
+Ctrl-C reaches every process of a ``ros2 launch``): it ends the spinning at the next turn,
+the executor lets the callbacks still running finish, then the node and the context
+are shut down. A signal while the node is still being built stops it once built.
+(Before its handlers are in place, while its modules load, a node started by the
+launchers ignores SIGINT: :mod:`humanoid_control.processes.run_tethered`.)
 """
 
 from __future__ import annotations
 
-import threading
+import signal
 from collections.abc import Callable
 
 import rclpy
+import rclpy.logging
 from rclpy.executors import Executor, ExternalShutdownException
 from rclpy.node import Node
+from rclpy.signals import SignalHandlerOptions
 
 from humanoid_control.processes.process_lifetime import hang_up_like_terminate
+from humanoid_control.processes.stop_request import stop_on_signals
 from humanoid_description.robots import UnknownRobotError
+
+#: s: longest a stopping node waits for its running callbacks before it is destroyed
+STOP_TIMEOUT = 2.0
 
 
 def run_node(name: str, build: Callable[[Node], object], make_executor: Callable[[], Executor],
              args: list[str] | None = None) -> int:
     """Create node ``name``, let ``build`` give it its behaviour, spin it; the exit code."""
-    rclpy.init(args=args)
-    hang_up_like_terminate()
-    node = Node(name)
-    stopping = threading.Event()
-    node.context.on_shutdown(stopping.set)
-    try:
-        build(node)
-        executor = make_executor()
-        executor.add_node(node)
-        while rclpy.ok():  # not executor.spin(): rclpy's EventsExecutor does not return at shutdown
-            executor.spin_once(timeout_sec=0.1)
-        return 0
-    except (ValueError, UnknownRobotError) as error:
-        node.get_logger().fatal(f"cannot start: {error}")
-        return 1
-    except (KeyboardInterrupt, ExternalShutdownException):
-        return 0
-    except Exception:
-        if stopping.wait(1.0) or not rclpy.ok():  # a signal shut the context down under the node
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    with stop_on_signals(signal.SIGINT, signal.SIGTERM) as stop:
+        hang_up_like_terminate()
+        node: Node | None = None
+        executor: Executor | None = None
+        try:
+            node = Node(name)
+            build(node)
+            executor = make_executor()
+            executor.add_node(node)
+            while not stop.is_set() and rclpy.ok():  # not executor.spin(): rclpy's EventsExecutor never returns
+                executor.spin_once(timeout_sec=0.1)
             return 0
-        raise
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+        except (ValueError, UnknownRobotError) as error:
+            (node.get_logger() if node is not None else rclpy.logging.get_logger(name)).fatal(f"cannot start: {error}")
+            return 1
+        except ExternalShutdownException:
+            return 0
+        finally:
+            if executor is not None:
+                executor.shutdown(timeout_sec=STOP_TIMEOUT)
+            if node is not None:
+                node.destroy_node()
+            rclpy.try_shutdown()

@@ -75,9 +75,16 @@ class PooledExecutor(Executor):
             self._hand_over_next(remaining, future.done)
 
     def shutdown(self, timeout_sec: float | None = None) -> bool:
+        """Stop: wait up to ``timeout_sec`` for the callbacks running in the pool. What a
+        callback raised once the node was stopping (its context shut down under it) is the
+        stop's doing, not an error: taken, not reported."""
         self._stopped = True
         done = super().shutdown(timeout_sec)
+        concurrent.futures.wait(self._submitted.values(), timeout=timeout_sec)
         self._pool.shutdown(wait=False, cancel_futures=True)
+        for task, run in self._submitted.items():
+            if run.done() and task.done():
+                task.exception()
         return done
 
     def _hand_over_next(self, timeout_sec: float | None, condition: Callable[[], bool]) -> None:
@@ -95,4 +102,5 @@ class PooledExecutor(Executor):
         for earlier, run in list(self._submitted.items()):
             if run.done():
                 del self._submitted[earlier]
-                run.result()  # a callback's exception surfaces here, as with rclpy's executors
+                run.result()
+                earlier.result()  # a callback's exception surfaces here, as with rclpy's executors
