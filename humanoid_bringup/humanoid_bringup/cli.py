@@ -8,13 +8,22 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import NoReturn
 
-from humanoid_control.command_line import integer_in, new_file, non_negative_number, positive_number
+from humanoid_control.command_line import (
+    file_or_stdout,
+    integer_in,
+    new_file,
+    new_folder,
+    non_negative_number,
+    positive_number,
+    serial_device,
+)
 from humanoid_description.robots import ROBOTS  # light: names only, no model loaded
 
 
@@ -27,11 +36,6 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (see {self.prog} --help)")
-
-
-def _json_output(text: str) -> str:
-    """``-`` (stdout) or a file that can be written."""
-    return text if text == "-" else str(new_file(text))
 
 
 def _thesis_robot(value: str) -> str:
@@ -74,11 +78,17 @@ def cmd_identify_masses(args: argparse.Namespace) -> int:
 
 
 def cmd_generate_srdf(args: argparse.Namespace) -> int:
+    from humanoid_description.robots import robot_files
     from humanoid_description.srdf_generator import main as generate
 
-    extra = ["--output", str(args.output)] if args.output else []
+    output = args.output
+    if output is None:  # the robot's own SRDF: checked before the sampling, as --output is
+        try:
+            output = new_file(os.path.realpath(robot_files(args.robot).srdf))  # where it is written
+        except argparse.ArgumentTypeError as error:
+            raise UsageError(str(error)) from None
     return generate(["--robot", args.robot, "--samples", str(args.samples),
-                     "--seed", str(args.seed), *extra])
+                     "--seed", str(args.seed), "--output", str(output)])
 
 
 # -- simulation ------------------------------------------------------------------------
@@ -146,8 +156,6 @@ def cmd_real(args: argparse.Namespace) -> int:
     if load_config(args.robot).joint_map is None:
         raise UsageError(f"robot {args.robot} has no Dynamixel joint map (config/{args.robot}/joint_map.yaml): "
                          "it cannot run on a Dynamixel bus")
-    if args.port is not None and not Path(args.port).exists():
-        raise UsageError(f"no such serial device: {args.port}")
     with contextlib.ExitStack() as stack:
         port = args.port
         if args.emulate:
@@ -269,7 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--poses", required=True, type=Path,
                    help="csv file, one pose per line: J1..J18 in degrees (thesis convention), optionally "
                         "after a label; any length (read line by line, progress on stderr)")
-    p.add_argument("--json", required=True, metavar="OUT", type=_json_output,
+    p.add_argument("--json", required=True, metavar="OUT", type=file_or_stdout,
                    help="JSON file to write (a list, one entry per pose, with outside_limits: the joints "
                         "beyond the model's limit table); - for stdout")
     p.add_argument("--simulate", action="store_true",
@@ -288,7 +296,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="1 = real time (default), 2 = twice as fast, 0 = as fast as possible")
     p.add_argument("--control-rate", type=positive_number, default=None, help="control loop rate, Hz")
     p.add_argument("--publish-rate", type=positive_number, default=None, help="joint_states rate, Hz")
-    p.add_argument("--record", type=Path, default=None, metavar="DIR",
+    p.add_argument("--record", type=new_folder, default=None, metavar="DIR",
                    help="also record the default topics into a new bag DIR (as humanoid record)")
     _balance_monitor_switch(p)
     _self_collision_switches(p)
@@ -297,13 +305,14 @@ def build_parser() -> argparse.ArgumentParser:
                               "or on the bus emulator")
     p.add_argument("--robot", required=True, type=_robot,
                    help="bioloid or bioloid_quadruped (a robot with a Dynamixel joint map)")
-    p.add_argument("--port", default=None, help="serial device of the bus, e.g. /dev/ttyUSB0")
+    p.add_argument("--port", type=serial_device, default=None,
+                   help="serial device of the bus (a character device), e.g. /dev/ttyUSB0")
     p.add_argument("--emulate", action="store_true", help="serve an emulated bus on a pseudo-terminal instead")
     p.add_argument("--baud", type=integer_in(1), default=None, help="bus speed (default from the robot's hw config)")
     p.add_argument("--duration", type=positive_number, default=None, help="stop after this many seconds")
     p.add_argument("--control-rate", type=positive_number, default=None, help="control loop rate, Hz")
     p.add_argument("--publish-rate", type=positive_number, default=None, help="joint_states rate, Hz")
-    p.add_argument("--record", type=Path, default=None, metavar="DIR",
+    p.add_argument("--record", type=new_folder, default=None, metavar="DIR",
                    help="also record the default topics into a new bag DIR (as humanoid record)")
     _balance_monitor_switch(p)
     _self_collision_switches(p)

@@ -26,7 +26,7 @@ from humanoid_control.command_guard import CommandGuard
 from humanoid_control.driver import DriverError, RobotDriver
 from humanoid_control.interface_parameters import InterfaceParameters
 from humanoid_control.parameter_files import node_parameters
-from humanoid_control.parameters import declare, declare_dataclass, declare_robot
+from humanoid_control.parameters import dataclass_parameter_names, declare, declare_dataclass, declare_robot
 from humanoid_control.pooled_executor import PooledExecutor
 from humanoid_control.process_lifetime import hang_up_like_terminate
 from humanoid_control.robot_interface import RobotInterface
@@ -44,6 +44,20 @@ DriverFactory = Callable[[Node, RobotModel, dict[str, Any]], RobotDriver]
 #: per-robot parameter defaults.
 Extension = Callable[[Node, RobotInterface, RobotDriver, dict[str, Any]], object]
 GuardFactory = Callable[[Node, RobotModel, dict[str, Any]], CommandGuard]
+
+
+#: Parameters every driver node declares besides its driver's: plain names, then (prefix,
+#: dataclass) groups whose fields are declared with ``declare_dataclass``.
+SHARED_PARAMETERS = ("robot", "duration")
+SHARED_PARAMETER_GROUPS: tuple[tuple[str, type], ...] = (
+    ("", InterfaceParameters), (GUARD_PARAMETER_PREFIX, SelfCollisionGuardParameters))
+
+
+def parameter_names(driver_groups: tuple[tuple[str, type], ...]) -> list[str]:
+    """Every parameter of a driver node whose driver (and extension) declare ``driver_groups``:
+    what a parameter override may name (an unknown name would be silently ignored by ROS)."""
+    return [*SHARED_PARAMETERS, *(name for prefix, cls in (*SHARED_PARAMETER_GROUPS, *driver_groups)
+                                  for name in dataclass_parameter_names(cls, prefix))]
 
 
 def make_guard(node: Node, model: RobotModel, defaults: dict[str, Any]) -> CommandGuard:
