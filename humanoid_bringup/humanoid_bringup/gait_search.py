@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import socket
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -35,6 +36,8 @@ if TYPE_CHECKING:  # the simulation (PyBullet, which prints on import) is loaded
 
 #: The search directory's files.
 STATE_FILE, HISTORY_FILE = "search.json", "history.jsonl"
+#: Seconds a Ray cluster's address has to accept a connection.
+CONNECT_TIMEOUT = 5.0
 
 
 class SearchError(RuntimeError):
@@ -94,6 +97,16 @@ class InProcessEvaluation:
 
     def close(self) -> None:
         self.evaluator.close()
+
+
+def check_reachable(address: str) -> None:
+    """SearchError unless something accepts a connection at the cluster's HOST:PORT: Ray
+    itself retries an address nobody answers for minutes, printing warnings."""
+    host, _, port = address.split("://")[-1].rpartition(":")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT).close()
+    except OSError as error:
+        raise SearchError(f"no Ray cluster answers at {address}: {error.strerror or error}") from None
 
 
 class RayEvaluation:

@@ -57,6 +57,7 @@ def run(args: argparse.Namespace, usage_error: type[Exception]) -> int:
         SearchDirectory,
         SearchError,
         SearchSettings,
+        check_reachable,
         new_swarm,
         run_search,
     )
@@ -78,6 +79,8 @@ def run(args: argparse.Namespace, usage_error: type[Exception]) -> int:
     given = {name: getattr(args, name) for name in DEFAULTS if getattr(args, name) is not None}
     directory = SearchDirectory(args.output)
     try:
+        if args.address and args.workers != 0:
+            check_reachable(args.address)
         if args.resume:
             settings, swarm, best = directory.load()
             saved = {"robot": settings.robot, "structure": settings.structure, "seconds": settings.seconds,
