@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 
-from humanoid_control.command_line import integer_in, new_file, robot_name
+from humanoid_control.command_line import UsageError, integer_in, new_file, robot_name
 
 
 def add_describe_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,10 +35,17 @@ def add_generate_srdf_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_generate_srdf(args: argparse.Namespace) -> int:
+    from humanoid_description.robots import robot_files
     from humanoid_description.srdf_generator import main as generate
 
-    extra = ["--output", str(args.output)] if args.output else []
-    return generate(["--robot", args.robot, "--samples", str(args.samples), "--seed", str(args.seed), *extra])
+    output = args.output
+    if output is None:  # the robot's own SRDF: checked before the sampling, as --output is
+        try:
+            output = new_file(os.path.realpath(robot_files(args.robot).srdf))  # where it is written
+        except argparse.ArgumentTypeError as error:
+            raise UsageError(str(error)) from None
+    return generate(["--robot", args.robot, "--samples", str(args.samples), "--seed", str(args.seed),
+                     "--output", str(output)])
 
 
 def _robot_with_balanced_poses(text: str) -> str:

@@ -6,9 +6,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-from pathlib import Path
 
-from humanoid_control.command_line import UsageError, integer_in, positive_number, robot_name
+from humanoid_control.command_line import UsageError, integer_in, positive_number, robot_name, serial_device
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -16,7 +15,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("--robot", required=True, type=robot_name,
                         help="a robot with a Dynamixel joint map (bioloid, bioloid_quadruped)")
-    parser.add_argument("--port", default=None, help="serial device of the bus, e.g. /dev/ttyUSB0")
+    parser.add_argument("--port", type=serial_device, default=None,
+                        help="serial device of the bus (a character device), e.g. /dev/ttyUSB0")
     parser.add_argument("--emulate", action="store_true", help="serve an emulated bus on a pseudo-terminal instead")
     parser.add_argument("--baud", type=integer_in(1), default=None,
                         help="bus speed (default from the robot's bus.yaml)")
@@ -37,8 +37,6 @@ def run(args: argparse.Namespace) -> int:
     if load_config(args.robot).joint_map is None:
         raise UsageError(f"robot {args.robot} has no Dynamixel joint map "
                          f"(humanoid_description/robots/{args.robot}/joint_map.yaml): it cannot run on a Dynamixel bus")
-    if args.port is not None and not Path(args.port).exists():
-        raise UsageError(f"no such serial device: {args.port}")
     with contextlib.ExitStack() as stack:
         port = args.port
         if args.emulate:

@@ -7,7 +7,7 @@ import signal
 import sys
 from pathlib import Path
 
-from humanoid_control.command_line import UsageError
+from humanoid_control.command_line import UsageError, new_folder
 from humanoid_control.processes.node_graph import Graph, NodeSpec
 
 
@@ -86,7 +86,7 @@ def with_recorder(nodes: list[NodeSpec], bag: Path | None) -> list[NodeSpec]:
 
 def add_graph_switches(parser: argparse.ArgumentParser) -> None:
     """The options both graphs share: recording and the nodes that may be left out."""
-    parser.add_argument("--record", type=Path, default=None, metavar="DIR",
+    parser.add_argument("--record", type=new_folder, default=None, metavar="DIR",
                         help="also record the default topics into a new bag DIR (as humanoid record)")
     parser.add_argument("--no-balance-monitor", dest="balance_monitor", action="store_false",
                         help="do not start the balance monitor (balance_state, balance_markers)")

@@ -1,6 +1,7 @@
 """Every `humanoid` command refuses bad arguments and bad files with one line on stderr
 and exit status 2: no traceback, nothing started (a parse error must not bring up a
-graph), no command that runs forever on a nonsense value.
+graph), no command that runs forever on a nonsense value, and no file of the user's
+replaced, deleted or left behind.
 
 The real `humanoid` command runs as a process for each case; the cases run a few at a
 time (each is one short process start) so that the whole table stays fast.
@@ -8,13 +9,23 @@ time (each is one short process start) so that the whole table stays fast.
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
+from humanoid_control.quadruped_gaits.cpg import search_box
+from humanoid_control.quadruped_gaits.particle_swarm import SwarmSettings
+from humanoid_experiments.gait_search.search import SearchSettings, new_swarm
+
 POSE = ",".join(["0"] * 18)
+#: A small search, as saved, to resume with these arguments.
+SEARCH = SearchSettings("bioloid_quadruped", "paired", 1.5, 0, SwarmSettings(particles=4, iterations=3))
+DIMENSIONS = len(search_box()[0])
+RESUME = ["optimize-gait", "--resume", "--particles", "4", "--iterations", "3", "--seconds", "1.5", "--output"]
 
 #: (case id, arguments ({dir} is a folder with the files below), text the one line must contain).
 CASES: list[tuple[str, list[str], str]] = [
@@ -58,6 +69,13 @@ CASES: list[tuple[str, list[str], str]] = [
      "give either --port"),
     ("real: missing port", ["real", "--robot", "bioloid", "--port", "/dev/ttyUSB_nonexistent"],
      "no such serial device"),
+    ("real: port is a regular file", ["real", "--robot", "bioloid", "--port", "{dir}/poses.csv"],
+     "'{dir}/poses.csv' is not a serial device (a regular file)"),
+    ("real: port is a folder", ["real", "--robot", "bioloid", "--port", "{dir}"], "is not a serial device (a folder)"),
+    ("real: record into /proc", ["real", "--robot", "bioloid", "--emulate", "--record", "/proc/nope"],
+     "cannot write '/proc/nope': the folder '/proc' takes no new file"),
+    ("sim: record into /proc", ["sim", "--robot", "hoap2", "--record", "/proc/nope"],
+     "cannot write '/proc/nope': the folder '/proc' takes no new file"),
     ("real: zero baud", ["real", "--robot", "bioloid", "--emulate", "--baud", "0"], "argument --baud"),
     ("real: negative duration", ["real", "--robot", "bioloid", "--emulate", "--duration", "-5"],
      "argument --duration"),
@@ -65,6 +83,17 @@ CASES: list[tuple[str, list[str], str]] = [
     ("emulate: zero baud", ["emulate", "--baud", "0"], "argument --baud"),
     ("emulate: return delay beyond the register", ["emulate", "--return-delay", "999"], "argument --return-delay"),
     ("emulate: link in a missing folder", ["emulate", "--link", "{dir}/nowhere/tty"], "no folder"),
+    ("emulate: link onto a file", ["emulate", "--link", "{dir}/poses.csv"],
+     "'{dir}/poses.csv' exists and is not a link an emulator made: not replacing it"),
+    ("emulate: link onto a link of someone else", ["emulate", "--link", "{dir}/latest.csv"],
+     "'{dir}/latest.csv' exists and is not a link an emulator made"),
+    ("record: output into /proc", ["record", "--output", "/proc/nope"],
+     "argument --output/-o: cannot write '/proc/nope': the folder '/proc' takes no new file"),
+    ("record: nan duration", ["record", "--output", "{dir}/bag", "--duration", "nan"],
+     "argument --duration: must be a finite number, got 'nan'"),
+    ("record: infinite duration", ["record", "--output", "{dir}/bag", "--duration", "inf"],
+     "argument --duration: must be a finite number, got 'inf'"),
+    ("record: negative duration", ["record", "--output", "{dir}/bag", "--duration", "-1"], "argument --duration"),
     ("pose: unknown robot", ["pose", "--robot", "nao"], "argument --robot"),
     ("pose: negative timeout", ["pose", "--robot", "hoap2", "--timeout", "-1"], "argument --timeout"),
     ("demo: negative real-time factor", ["demo", "--real-time-factor", "-1"], "argument --real-time-factor"),
@@ -88,6 +117,18 @@ CASES: list[tuple[str, list[str], str]] = [
     ("optimize-gait: nan seconds", ["optimize-gait", "--seconds", "nan"], "argument --seconds"),
     ("optimize-gait: resume nothing", ["optimize-gait", "--resume", "--output", "{dir}/no_search"],
      "cannot resume from"),
+    ("optimize-gait: resume a file that is no search", [*RESUME, "{dir}/not_a_search"],
+     "search.json: not a saved search (not a saved swarm: no 'lower')"),
+    ("optimize-gait: resume a swarm short of particles", [*RESUME, "{dir}/short_swarm"],
+     f"not a saved search (not a saved swarm: positions has the shape (2, {DIMENSIONS}), not (4, {DIMENSIONS})"),
+    ("optimize-gait: resume settings of another kind", [*RESUME, "{dir}/odd_settings"],
+     "not a saved search (robot 'bioloid_quadruped' and structure 'ring' are not"),
+    ("optimize-gait: not an address", ["optimize-gait", "--address", "notanaddress", "--output", "{dir}/search"],
+     "argument --address: 'notanaddress' is not an address (ray://HOST:PORT or HOST:PORT"),
+    ("optimize-gait: port out of range", ["optimize-gait", "--address", "ray://head:70000", "--output",
+                                          "{dir}/search"], "argument --address"),
+    ("optimize-gait: nobody at the address", ["optimize-gait", "--address", "127.0.0.1:1", "--output",
+                                              "{dir}/search"], "no Ray cluster answers at 127.0.0.1:1"),
     ("optimize-gait: a folder in the way", ["optimize-gait", "--output", "{dir}"], "exists and is not empty"),
     ("optimize-gait: resume and overwrite", ["optimize-gait", "--resume", "--overwrite", "--output", "{dir}"],
      "not both"),
@@ -100,6 +141,12 @@ CASES: list[tuple[str, list[str], str]] = [
     ("generate-srdf: zero samples", ["generate-srdf", "--robot", "hoap2", "--samples", "0"], "argument --samples"),
     ("generate-srdf: output into a missing folder", ["generate-srdf", "--robot", "hoap2", "--output",
                                                      "{dir}/nowhere/x.srdf"], "no folder"),
+    ("generate-srdf: output into /proc", ["generate-srdf", "--robot", "hoap2", "--output", "/proc/nope.srdf"],
+     "argument --output: cannot write '/proc/nope.srdf': the folder '/proc' takes no new file"),
+    ("postures: a misspelt parameter", ["postures", "--robot", "hoap2", "--set", "transmission.stifness=50"],
+     "--set: the simulation has no parameter 'transmission.stifness' (did you mean transmission.stiffness"),
+    ("postures: an unknown parameter", ["postures", "--robot", "hoap2", "--set", "nonsense=1"],
+     "the simulation's parameters: clock_rate,"),
 ]
 
 
@@ -109,14 +156,33 @@ def write_files(folder: Path) -> None:
     (folder / "empty.csv").write_text("# nothing\n")
     (folder / "huge.csv").write_text("0,0,1e308" + ",0" * 15 + "\n")
     (folder / "poses.csv").write_text(f"{POSE}\n")
+    (folder / "latest.csv").symlink_to("poses.csv")
+    swarm = new_swarm(SEARCH).state()
+    searches = {"not_a_search": {"settings": SEARCH.as_dict(), "swarm": {}, "best": None},
+                "short_swarm": {"settings": SEARCH.as_dict(), "swarm": swarm | {"positions": swarm["positions"][:2]},
+                                "best": None},
+                "odd_settings": {"settings": SEARCH.as_dict() | {"structure": "ring"}, "swarm": swarm, "best": None}}
+    for name, content in searches.items():
+        (folder / name).mkdir()
+        (folder / name / "search.json").write_text(json.dumps(content))
+
+
+def snapshot(folder: Path) -> dict[str, str | bytes]:
+    """Every file (its bytes) and link (its target) under ``folder``."""
+    return {str(path.relative_to(folder)): os.readlink(path) if path.is_symlink() else path.read_bytes()
+            for path in sorted(folder.rglob("*")) if path.is_symlink() or path.is_file()}
 
 
 @pytest.fixture(scope="module")
-def outcomes(tmp_path_factory) -> dict[str, subprocess.CompletedProcess]:
-    """Every case run once, a few processes at a time."""
+def folder(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("files")
     write_files(folder)
+    return folder
 
+
+@pytest.fixture(scope="module")
+def outcomes(folder) -> dict[str, subprocess.CompletedProcess]:
+    """Every case run once, a few processes at a time."""
     def run(args: list[str]) -> subprocess.CompletedProcess:
         command = ["humanoid", *(a.format(dir=folder) for a in args)]
         return subprocess.run(command, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
@@ -128,10 +194,19 @@ def outcomes(tmp_path_factory) -> dict[str, subprocess.CompletedProcess]:
 
 @pytest.mark.parametrize(("case", "expected"), [(case, expected) for case, _, expected in CASES],
                          ids=[case for case, _, _ in CASES])
-def test_bad_input_is_one_line_and_exit_2(outcomes, case, expected):
+def test_bad_input_is_one_line_and_exit_2(outcomes, folder, case, expected):
     result = outcomes[case]
     lines = result.stderr.strip().splitlines()
     assert result.returncode == 2, result.stderr
     assert len(lines) == 1, result.stderr
-    assert "error:" in lines[0] and expected in lines[0], lines[0]
+    assert "error:" in lines[0] and expected.format(dir=folder) in lines[0], lines[0]
     assert result.stdout == ""
+
+
+def test_no_case_changed_created_or_deleted_a_file(outcomes, folder, tmp_path_factory):
+    """The files the cases were given are as they were, and no case left anything (a bag
+    directory, a search directory, a link) behind."""
+    assert outcomes
+    reference = tmp_path_factory.mktemp("reference")
+    write_files(reference)
+    assert snapshot(folder) == snapshot(reference)

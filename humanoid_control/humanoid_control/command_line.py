@@ -13,6 +13,9 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
+import stat
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -60,29 +63,33 @@ def integer_in(low: int, high: int | None = None) -> Callable[[str], int]:
 
 
 def new_file(text: str) -> Path:
-    """A file to write: its folder must exist and be writable, and it must not be a folder."""
+    """A file to write: its folder must exist and take new files, and it must not be a folder."""
     path = Path(text)
     folder = path.parent
     if not folder.is_dir():
         raise argparse.ArgumentTypeError(f"cannot write {text!r}: no folder {str(folder)!r}")
     if path.is_dir():
         raise argparse.ArgumentTypeError(f"cannot write {text!r}: it is a folder")
-    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+    _check_writable(text, folder)
+    if path.exists() and not os.access(path, os.W_OK):
         raise argparse.ArgumentTypeError(f"cannot write {text!r}: permission denied")
     return path
 
 
+def file_or_stdout(text: str) -> str:
+    """``-`` (standard output) or a file to write (:func:`new_file`)."""
+    return text if text == "-" else str(new_file(text))
+
+
 def new_folder(text: str) -> Path:
-    """A folder to write into (made when missing): it must not be a file."""
+    """A folder to write into (made when missing): it must not be a file, and it (or, when
+    missing, the nearest folder above it) must take new files."""
     path = Path(text)
     if path.exists() and not path.is_dir():
         raise argparse.ArgumentTypeError(f"{text!r} is a file, not a folder")
+    existing = next(folder for folder in (path.absolute(), *path.absolute().parents) if folder.exists())
+    _check_writable(text, existing)
     return path
-
-
-def output_file(text: str) -> str:
-    """``-`` (standard output) or a file that can be written (:func:`new_file`)."""
-    return text if text == "-" else str(new_file(text))
 
 
 def robot_name(text: str) -> str:
@@ -97,6 +104,55 @@ def robot_name(text: str) -> str:
 robot_name.__name__ = "robot"  # argparse names the type in its messages
 
 
+def new_link(replaceable: Callable[[Path], bool], what: str) -> Callable[[str], Path]:
+    """A symbolic link to make: its folder must exist and take new files; a path that exists
+    already is refused unless ``replaceable`` says it is a link of ours (``what`` names
+    such links in the message), so that no file or link of anyone else is replaced."""
+
+    def parse(text: str) -> Path:
+        path = Path(text)
+        if not path.parent.is_dir():
+            raise argparse.ArgumentTypeError(f"cannot make {text!r}: no folder {str(path.parent)!r}")
+        if os.path.lexists(path) and not replaceable(path):
+            raise argparse.ArgumentTypeError(f"{text!r} exists and is not {what}: not replacing it")
+        _check_writable(text, path.parent)
+        return path
+
+    parse.__name__ = "link"
+    return parse
+
+
+def serial_device(text: str) -> str:
+    """A serial port: an existing character device (``/dev/ttyUSB0``, a pseudo-terminal, a
+    link to one), never a regular file or a folder."""
+    try:
+        mode = os.stat(text).st_mode
+    except FileNotFoundError:
+        raise argparse.ArgumentTypeError(f"no such serial device: {text!r}") from None
+    except OSError as error:
+        raise argparse.ArgumentTypeError(f"cannot use {text!r}: {error.strerror}") from None
+    if not stat.S_ISCHR(mode):
+        kind = "a folder" if stat.S_ISDIR(mode) else "a regular file" if stat.S_ISREG(mode) else "not a device"
+        raise argparse.ArgumentTypeError(f"{text!r} is not a serial device ({kind})")
+    return text
+
+
+def host_and_port(schemes: tuple[str, ...] = ()) -> Callable[[str], str]:
+    """A network address ``HOST:PORT``, optionally after one of ``schemes`` (``ray://``)."""
+    prefix = f"(?:(?:{'|'.join(map(re.escape, schemes))})://)?" if schemes else ""
+    pattern = re.compile(prefix + r"(?P<host>[A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\]):(?P<port>[0-9]{1,5})")
+    forms = " or ".join([*(f"{scheme}://HOST:PORT" for scheme in schemes), "HOST:PORT"])
+
+    def parse(text: str) -> str:
+        match = pattern.fullmatch(text)
+        if match is None or not 0 < int(match["port"]) < 65536:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an address ({forms}, port 1-65535)")
+        return text
+
+    parse.__name__ = "address"
+    return parse
+
+
 def existing_file(text: str) -> Path:
     """A file to read: it must exist and be a file."""
     path = Path(text)
@@ -104,6 +160,18 @@ def existing_file(text: str) -> Path:
         raise argparse.ArgumentTypeError(f"no such file: {text!r}" if not path.exists()
                                          else f"not a file: {text!r}")
     return path
+
+
+def _check_writable(text: str, folder: Path) -> None:
+    """Refuse ``text`` unless ``folder`` takes a new file. Only making one tells (permissions,
+    a read-only or virtual file system such as /proc, root's rights): a hidden file is made
+    there and removed at once."""
+    try:
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".humanoid-write-test-"):
+            pass
+    except OSError as error:
+        raise argparse.ArgumentTypeError(f"cannot write {text!r}: the folder {str(folder)!r} takes no new file "
+                                         f"({error.strerror or error})") from None
 
 
 def _number(text: str) -> float:

@@ -86,3 +86,25 @@ def test_misuse_is_refused_with_a_reason():
     swarm.tell(hill(swarm.ask()))
     with pytest.raises(SwarmError, match="has run its 1 iterations"):
         swarm.ask()
+
+
+@pytest.mark.parametrize(("change", "reason"), [
+    (lambda s: s.pop("rng"), "no 'rng'"),
+    (lambda s: s.update(positions=s["positions"][:2]), r"positions has the shape \(2, 3\), not \(3, 3\)"),
+    (lambda s: s.update(velocities=[[0.0]] * 3), r"velocities has the shape \(3, 1\)"),
+    (lambda s: s.update(best_positions=[[0.0, "x"]] * 3), "could not convert string to float"),
+    (lambda s: s.update(best_fitness=[1.0]), r"best_fitness has the shape \(1,\), not \(3,\)"),
+    (lambda s: s.update(iteration=2.5), "iteration must be an integer from 0 to 4, got 2.5"),
+    (lambda s: s.update(iteration=5), "iteration must be an integer from 0 to 4, got 5"),
+    (lambda s: s.update(lower=[0.0, 0.0]), "bounds must be two vectors of one length"),
+    (lambda s: s["settings"].update(particles="3"), "'<' not supported"),
+    (lambda s: s.update(rng={"bit_generator": "nonsense"}), "state must be for a PCG64 RNG"),
+])
+def test_a_state_that_is_not_a_saved_swarm_is_refused_with_a_reason(change, reason):
+    """A swarm resumed from a damaged or hand-edited state would fail at its first iteration,
+    or go on with garbage: it is refused when it is read."""
+    state = json.loads(json.dumps(ParticleSwarm(LOWER, UPPER, SwarmSettings(particles=3, iterations=4),
+                                                seed=0).state()))
+    change(state)
+    with pytest.raises(SwarmError, match=f"not a saved swarm: .*{reason}"):
+        ParticleSwarm.from_state(state)

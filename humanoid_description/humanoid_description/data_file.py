@@ -1,14 +1,22 @@
-"""Reading the project's text data files (poses, motions) so that every problem names its line.
+"""Reading the project's text data files (poses, motions) so that every problem names its
+line, and writing them all or nothing.
 
 A file handed in by a user may be anything: a binary file, a file without line ends,
 a huge file. Reading it with ``Path.read_text`` raises ``UnicodeDecodeError`` (naming
 a byte offset nobody can find) or fills memory. Here every problem — unreadable,
 not UTF-8, a NUL byte, a line or a file beyond a bound — is a :class:`DataFileError`
 with the file and, where there is one, the line; lines are read one at a time.
+
+A file is written (:func:`write_text_atomically`) into a new file beside it, then renamed
+over it: a full disk, an unwritable folder or an interruption leaves the file as it was.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import secrets
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -80,3 +88,26 @@ def decode_line(path: Path, number: int, raw: bytes) -> str:
     if "\0" in text:
         raise DataFileError(path, f"NUL byte at column {text.index(chr(0)) + 1}: a binary file?", number)
     return text
+
+
+def write_text_atomically(path: str | Path, text: str) -> None:
+    """Replace the file's text all or nothing (OSError says why it could not be written).
+
+    The new text goes to a hidden file in the same folder, is flushed to the disk, takes the
+    old file's permissions and is renamed over it; a link is followed, so the file it names
+    is replaced and the link stays."""
+    target = Path(os.path.realpath(path))
+    temporary = target.with_name(f".{target.name}.{secrets.token_hex(4)}.partial")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # umask applies, as to any file
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        with contextlib.suppress(FileNotFoundError):
+            os.chmod(temporary, stat.S_IMODE(target.stat().st_mode))
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            temporary.unlink()
+        raise

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from humanoid_description.collision import CollisionModel, adjacent_pairs
+from humanoid_description.data_file import write_text_atomically
 from humanoid_description.model import RobotModel
 from humanoid_description.robots import ROBOTS, robot_files
 
@@ -98,7 +99,11 @@ def main(argv: list[str] | None = None) -> int:
     robot = RobotModel(args.robot)
     pairs = sample_pairs(robot, args.samples, args.seed, args.margin)
     output = args.output or robot_files(args.robot).srdf
-    output.write_text(render(args.robot, pairs))
+    try:
+        write_text_atomically(output, render(args.robot, pairs))
+    except OSError as error:  # the SRDF there before is left as it was
+        print(f"generate_srdf: error: cannot write {output}: {error.strerror or error}", file=sys.stderr)
+        return 2
     total = len(pairs.adjacent) + len(pairs.never)
     print(f"{args.robot}: {len(pairs.adjacent)} adjacent + {len(pairs.never)} never-close "
           f"pairs disabled ({total}); written to {output}")

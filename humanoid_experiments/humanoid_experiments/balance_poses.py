@@ -50,13 +50,13 @@ def _thesis_robot(text: str) -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from humanoid_control.command_line import output_file, positive_number
+    from humanoid_control.command_line import file_or_stdout, positive_number
 
     parser.add_argument("--robot", required=True, type=_thesis_robot, help="bioloid")
     parser.add_argument("--poses", required=True, type=Path,
                         help="csv file, one pose per line: J1..J18 in degrees (thesis convention), optionally "
                              "after a label; any length (read line by line, progress on stderr)")
-    parser.add_argument("--json", required=True, metavar="OUT", type=output_file,
+    parser.add_argument("--json", required=True, metavar="OUT", type=file_or_stdout,
                         help="JSON file to write (a list, one entry per pose, with outside_limits: the joints "
                              "beyond the model's limit table); - for stdout")
     parser.add_argument("--simulate", action="store_true",

@@ -12,6 +12,7 @@ from humanoid_experiments.postures.command import UsageError, parse_overrides, p
 from humanoid_experiments.postures.protocol import PostureTest, load_protocol, protocol_path
 from humanoid_experiments.postures.report import average_error, table, to_json
 from humanoid_experiments.postures.runner import PostureResult
+from humanoid_sim.sim_parameters import parameter_names
 
 #: The reference's table (Cominoli 2005): real limits (rad) of the odd tests.
 REAL = {1: 0.4676, 3: -0.3424, 5: 0.5189, 7: 0.1545, 9: -0.1050, 11: 0.2422, 13: -0.2505, 15: 0.2672}
@@ -83,11 +84,16 @@ def test_test_lists_and_ranges_are_read():
             parse_tests(bad)
 
 
-def test_simulation_overrides_are_name_value_pairs():
-    assert parse_overrides(["transmission.stiffness=50", "transmission.backlash = 0"]) == {
+def test_simulation_overrides_are_name_value_pairs_of_the_simulation_s_parameters():
+    known = parameter_names()
+    assert parse_overrides(["transmission.stiffness=50", "transmission.backlash = 0"], known) == {
         "transmission.stiffness": "50", "transmission.backlash": "0"}
     with pytest.raises(UsageError, match="'stiffness' is not NAME=VALUE"):
-        parse_overrides(["stiffness"])
+        parse_overrides(["stiffness"], known)
+    with pytest.raises(UsageError, match=r"no parameter 'transmission.stifness' \(did you mean transmission.stiffness"):
+        parse_overrides(["transmission.stifness=50"], known)
+    with pytest.raises(UsageError, match=r"no parameter 'servo.max_velocty' \(did you mean servo.max_velocity"):
+        parse_overrides(["servo.max_velocty=5"], known)
 
 
 @pytest.mark.parametrize(("args", "message"), [

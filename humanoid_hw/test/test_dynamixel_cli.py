@@ -6,6 +6,7 @@ import select
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from dynamixel_sdk import COMM_SUCCESS, PacketHandler, PortHandler
@@ -176,6 +177,36 @@ def test_emulate_serves_on_after_its_input_ends(emulate):
         bus.close()
     code, errors = emulate.stop()
     assert code == 0, errors
+
+
+def test_emulate_replaces_the_link_a_killed_emulator_left(tmp_path):
+    link = tmp_path / "ttyDXL"
+    link.symlink_to("/dev/pts/99999")  # the pseudo-terminal of an emulator killed outright: gone
+    process = EmulatorProcess(link)
+    try:
+        assert process.port == str(link)
+        assert os.readlink(link) != "/dev/pts/99999" and os.path.exists(link)  # the live pseudo-terminal
+    finally:
+        code, errors = process.stop()
+    assert code == 0, errors
+    assert not os.path.lexists(link)
+
+
+def test_emulate_leaves_alone_what_took_its_link_s_place(emulate, tmp_path):
+    """A file put in place of the emulator's link while it serves is neither deleted when the
+    adapter is unplugged or the emulator stops, nor replaced when the adapter is plugged back."""
+    mine = tmp_path / "mine"
+    mine.write_text("mine")
+    os.replace(mine, emulate.port)
+    assert emulate.command("vanish").startswith("ok:")
+    assert Path(emulate.port).read_text() == "mine"
+    answer = emulate.command("reappear")
+    assert answer == (f"error: 'reappear': not plugged back: {emulate.port} exists and is not a link an emulator "
+                      f"made: not replacing it")
+    code, errors = emulate.stop()
+    assert code == 0, errors
+    assert Path(emulate.port).read_text() == "mine"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ttyDXL"]  # no temporary link left
 
 
 def test_emulate_help_lists_the_fault_commands():

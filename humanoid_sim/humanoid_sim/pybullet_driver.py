@@ -35,39 +35,12 @@ from humanoid_control.loop.driver import (
     SensorReadings,
     StatusEntry,
 )
-from humanoid_control.parameter_fields import documented
 from humanoid_description.model import RobotModel
 from humanoid_sim.servo_profiles import ServoBank, ServoParameters
+from humanoid_sim.sim_parameters import SimParameters
 from humanoid_sim.transmission import TransmissionParameters, Transmissions
 
 GRAVITY = 9.81
-
-
-@dataclass(frozen=True)
-class SimParameters:
-    """World parameters: ROS parameters of the simulation node, declared from these fields
-    (defaults here, per-robot values in ``humanoid_description/robots/<robot>/sim.yaml``)."""
-
-    physics_rate: float = documented(1000.0, "Hz, fixed physics step rate (independent of control_rate)")
-    real_time_factor: float = documented(1.0, "simulated seconds per wall second; 0 = as fast as possible")
-    gui: bool = documented(False, "open the PyBullet window (needs a display)")
-    ground_friction: float = documented(0.995, "Coulomb friction coefficient of the foot-ground contact")
-    contact_force_threshold: float = documented(1.0, "N, a foot carrying more is in contact")
-    fall_tilt: float = documented(45.0, "deg, trunk tilt that counts as a fall")
-    solver_iterations: int = documented(50, "PyBullet constraint solver iterations per step")
-    drop_height: float = documented(0.0005, "m, the robot is placed this far above the ground on reset")
-
-    def __post_init__(self) -> None:
-        if not self.physics_rate > 0.0:
-            raise ValueError(f"parameter physics_rate must be > 0, got {self.physics_rate}")
-        if self.real_time_factor < 0.0:
-            raise ValueError(f"parameter real_time_factor must be >= 0, got {self.real_time_factor}")
-        if self.solver_iterations < 1:
-            raise ValueError(f"parameter solver_iterations must be >= 1, got {self.solver_iterations}")
-
-    @property
-    def physics_period(self) -> float:
-        return 1.0 / self.physics_rate
 
 
 @dataclass(frozen=True)

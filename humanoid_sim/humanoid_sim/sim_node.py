@@ -39,7 +39,6 @@ from humanoid_control.loop.decimation import Decimator
 from humanoid_control.loop.driver import JointState
 from humanoid_control.loop.remote import RemoteError
 from humanoid_control.loop.validation import CommandRejectedError
-from humanoid_control.parameter_fields import documented
 from humanoid_control.ros import driver_node
 from humanoid_control.ros.loop_process import DriverSpec, LoopHost
 from humanoid_control.ros.matched_publisher import STREAM_HISTORY, MatchedPublisher
@@ -49,26 +48,14 @@ from humanoid_control.ros.ros_time import to_time
 from humanoid_description.model import RobotModel
 from humanoid_description.runtime_files import SIM_NODE_PARAMETERS
 from humanoid_interfaces.srv import ResetSimulation, StepSimulation
-from humanoid_sim.pybullet_driver import PyBulletDriver, SimParameters
+from humanoid_sim.pybullet_driver import PyBulletDriver
 from humanoid_sim.servo_profiles import ServoParameters
 from humanoid_sim.sim_node_spec import NODE_NAME
+from humanoid_sim.sim_parameters import SimParameters, SimulationPublishingParameters
 from humanoid_sim.transmission import TransmissionParameters
 
 #: s: how long a service waits for the simulator to carry out its operation.
 OPERATION_TIMEOUT = 60.0
-
-
-@dataclass(frozen=True)
-class SimulationPublishingParameters:
-    """Rates of what only the simulation node publishes (ROS parameters of the node)."""
-
-    clock_rate: float = documented(200.0, "Hz, simulated time on /clock")
-    ground_truth_rate: float = documented(50.0, "Hz, ground_truth/base_pose, ground_truth/base_twist and fallen")
-
-    def __post_init__(self) -> None:
-        for name in ("clock_rate", "ground_truth_rate"):
-            if not getattr(self, name) > 0.0:
-                raise ValueError(f"parameter {name} must be > 0, got {getattr(self, name)}")
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,9 @@ degrees, joints are the URDF names (case does not matter)::
 
 Blank lines and lines starting with ``#`` are ignored, so a script of commands can be
 piped in. A command that fails (unknown command or joint, malformed number, a move
-the robot did not complete) prints one line ``error: ...`` on stderr and the session
-goes on; the exit status is 1 when any command failed, 0 otherwise.
+the robot did not complete, a file that cannot be written, which is then left as it was)
+prints one line ``error: ...`` on stderr and the session goes on; the exit status is 1
+when any command failed, 0 otherwise.
 """
 
 from __future__ import annotations
@@ -178,6 +179,8 @@ class PosingSession:
                 raise CommandError(f"cannot save to {path.name!r}: give a .yaml/.yml keyframe file{own}")
         except MotionError as error:
             raise CommandError(f"not saved: {error}") from None
+        except OSError as error:  # the file is left as it was (written all or nothing)
+            raise CommandError(f"not saved: cannot write {path}: {error.strerror or error}") from None
 
     # -- moving -------------------------------------------------------------------------
     def go(self, targets: Mapping[str, float]) -> None:

@@ -58,6 +58,8 @@ move rarm_joint1 abc
 set rarm_joint1 inf
 move rarm_joint1
 save {tmp_path / "poses.txt"}
+save /proc/nope.yaml
+save /proc/nope.csv
 show larm_joint1
 reset rarm_joint1
 """
@@ -70,9 +72,12 @@ reset rarm_joint1
     errors = result.stderr.splitlines()
     assert errors[0] == "error: unknown command 'mvoe' (commands: help, show, move, set, reset, save, quit)"
     assert errors[1].startswith("error: unknown joint 'nosuch' (joints: rleg_joint1, rleg_joint2,")
-    assert errors[2:] == ["error: not a number of degrees: 'abc'", "error: not a finite number of degrees: 'inf'",
-                          "error: usage: move JOINT DELTA",
-                          "error: cannot save to 'poses.txt': give a .yaml/.yml keyframe file or a .csv file"]
+    assert errors[2:6] == ["error: not a number of degrees: 'abc'", "error: not a finite number of degrees: 'inf'",
+                           "error: usage: move JOINT DELTA",
+                           "error: cannot save to 'poses.txt': give a .yaml/.yml keyframe file or a .csv file"]
+    # a file that cannot be written is one error line, and the session goes on (show, reset below)
+    assert [line.rsplit(": ", 1)[0] for line in errors[6:]] == ["error: not saved: cannot write /proc/nope.yaml",
+                                                                "error: not saved: cannot write /proc/nope.csv"]
     assert result.returncode == 1  # some commands failed
     out = result.stdout
     assert "move JOINT DELTA" in out and "save FILE [LABEL]" in out  # help

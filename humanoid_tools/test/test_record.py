@@ -341,3 +341,87 @@ def test_a_message_sent_again_after_a_loss_keeps_its_place_in_the_bag(node, tmp_
     assert summary.written == {topic: len(received_ns)}
     _topics, messages = read_bag(tmp_path / "bag")
     assert [int(m.header.frame_id) for m in messages[topic]] == list(range(len(received_ns)))
+
+
+def write_bag(path: Path, count: int) -> None:
+    """A complete bag of ``count`` strings (about 100 bytes each), by the recording's writer."""
+    from humanoid_tools.recording.bag_writer import BagWriter
+
+    store = get_typestore(Stores.ROS2_JAZZY)
+    writer = BagWriter(path)
+    topic = writer.add_topic("/chatter", "std_msgs/msg/String", store.generate_msgdef("std_msgs/msg/String")[0],
+                             store.hash_rihs01("std_msgs/msg/String"))
+    for i in range(count):
+        writer.write(topic, i, bytes(store.serialize_cdr(store.types["std_msgs/msg/String"](data=f"{i:06d}" + "x" * 90),
+                                                          "std_msgs/msg/String")))
+    writer.close()
+
+
+def test_reindex_on_a_full_disk_says_so_and_leaves_the_bag_as_it_was(tmp_path):
+    """The repaired copy needs as much room as the bag: a disk that has less (here a file size
+    limit, EFBIG as a full disk's ENOSPC) must cost nothing of the bag."""
+    bag = tmp_path / "bag"
+    write_bag(bag, 2000)  # about 200 kB
+    before = {file.name: file.read_bytes() for file in bag.iterdir()}
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))
+
+    result = subprocess.run([sys.executable, "-m", "humanoid_bringup.cli", "record", "--reindex", str(bag)],
+                            capture_output=True, text=True, timeout=120, preexec_fn=limit)
+    assert result.returncode == 2, result.stderr
+    size = (bag / "bag.mcap").stat().st_size
+    assert result.stderr.splitlines() == [
+        f"humanoid: error: cannot write the repaired copy of {bag} (File too large; it needs about {size / 1e6:.1f} MB "
+        f"free beside the bag): the bag is left as it was"]
+    assert {file.name: file.read_bytes() for file in bag.iterdir()} == before
+    assert [path.name for path in tmp_path.iterdir()] == ["bag"]  # no half-written copy left beside it
+
+
+def test_plot_of_a_damaged_bag_reads_the_rest_and_says_what_it_could_not_read(node, recordings, tmp_path):
+    """A recorded bag whose second chunk was overwritten on the disk: the figures are drawn from
+    the other chunks, stderr names the chunk and the messages lost, and the exit status is 1."""
+    from mcap.reader import make_reader
+
+    from humanoid_tools.plots.series import load
+
+    bag, bursts, size = tmp_path / "bag", 3, 200
+    recording = recordings(bag, "--topics", "/joint_states")
+    states = node.create_publisher(JointState, "/joint_states", size)
+    wait_subscribed(states, recording)
+    mcap = bag / "bag.mcap"
+    for burst in range(bursts):  # each burst sealed on the disk before the next: chunks of their own
+        for i in range(burst * size, (burst + 1) * size):
+            states.publish(joint_state(i))
+        assert states.wait_for_all_acked(Duration(seconds=60))
+        poll_until(lambda n=(burst + 1) * size: messages_on_disk(mcap) >= n, "the burst sealed to disk", 60.0)
+    assert recording.stop() == 0, recording.output
+    with mcap.open("rb") as stream:
+        chunks = sorted(make_reader(stream).get_summary().chunk_indexes,
+                        key=lambda c: (c.message_start_time, c.chunk_start_offset))
+    assert len(chunks) >= bursts
+    damaged = chunks[1]
+    in_damaged = sum(1 for _ in make_reader(mcap.open("rb")).iter_messages(
+        starting_at=damaged.message_start_time, ending_at=damaged.message_end_time))
+    data = bytearray(mcap.read_bytes())
+    middle = damaged.chunk_start_offset + damaged.chunk_length // 2
+    data[middle:middle + 16] = bytes(b ^ 0xFF for b in data[middle:middle + 16])
+    mcap.write_bytes(data)
+
+    result = subprocess.run(["humanoid", "plot", str(bag), "--out", str(tmp_path / "plots")], capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 1, result.stderr
+    errors = result.stderr.splitlines()
+    assert errors[0].startswith(f"humanoid plot: not read: bag.mcap: chunk 2 of {len(chunks)} (bytes "
+                                f"{damaged.chunk_start_offset}-{damaged.chunk_start_offset + damaged.chunk_length}) "
+                                f"cannot be read")
+    read = bursts * size - in_damaged
+    assert errors[1:] == [f"humanoid plot: not read: /joint_states: {read} of its {bursts * size} messages read",
+                          f"humanoid plot: error: {bag} is damaged: the figures show only what could be read "
+                          f"(exit status 1)"]
+    assert str(tmp_path / "plots" / "summary.png") in result.stdout.splitlines()
+    experiment = load(bag)  # what the figures show: the messages read, in order, the damaged chunk's missing
+    assert (experiment.topics, experiment.indexed) == ({"/joint_states": read}, {"/joint_states": bursts * size})
+    assert len(experiment.joints[0].measured) == read
+    help_text = subprocess.run(["humanoid", "plot", "--help"], capture_output=True, text=True, timeout=60).stdout
+    assert "exit status: 0 when every message was read; 1 when the bag is damaged" in " ".join(help_text.split())

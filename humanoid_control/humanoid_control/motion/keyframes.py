@@ -35,6 +35,7 @@ from humanoid_control.loop.interpolation import Law
 from humanoid_control.motion.limits import JointBounds
 from humanoid_control.motion.model import SUPPORTS, Motion
 from humanoid_control.motion.yaml_nodes import YamlNode, compose_file, format_number, require_keys
+from humanoid_description.data_file import write_text_atomically
 from humanoid_description.robots import ROBOTS
 
 FORMAT = "keyframes"
@@ -166,8 +167,8 @@ def _check_rest(frames: list[YamlNode], parsed: list[dict]) -> None:
 # -- writing -------------------------------------------------------------------------------
 def write_keyframes(motion: Motion, path: Path, units: str = "deg", decimals: int | None = None,
                     header: str = "") -> None:
-    """Write ``motion`` as a keyframe file; ``decimals`` rounds values (None: exact)."""
-    Path(path).write_text(keyframes_text(motion, units, decimals, header))
+    """Write ``motion`` as a keyframe file, all or nothing; ``decimals`` rounds values (None: exact)."""
+    write_text_atomically(path, keyframes_text(motion, units, decimals, header))
 
 
 def keyframes_text(motion: Motion, units: str = "deg", decimals: int | None = None, header: str = "") -> str:

@@ -2,7 +2,8 @@
 
 Each file is read first with its format's reader, so that a malformed file is refused
 (a :class:`~humanoid_control.motion.model.MotionError`), never extended, and written
-with its format's writer:
+with its format's writer, all or nothing (a file that cannot be written is left as it
+was; OSError says why):
 
 - keyframe YAML: one more keyframe, the pose demo's move time (``config/motion.yaml``)
   after the last one;
@@ -26,7 +27,7 @@ from humanoid_control.motion.limits import JointBounds
 from humanoid_control.motion.model import Motion, MotionError
 from humanoid_description.bioloid_thesis.pose_analysis import ThesisFrame
 from humanoid_description.bioloid_thesis.pose_file import ThesisPose, read_pose_csv, write_pose_csv
-from humanoid_description.data_file import DataFileError
+from humanoid_description.data_file import DataFileError, write_text_atomically
 from humanoid_description.model import load_model
 
 #: Decimals (deg) of the values a new keyframe is saved with; the keyframe file is written
@@ -77,7 +78,7 @@ def append_hoap2_csv_line(path: Path, robot: str, positions: Mapping[str, float]
     line = Motion(name=path.stem, robot=robot, joint_names=columns, times=[0.0],
                   positions=[[positions[c] for c in columns]], law=Law.LINEAR, holds=[keyframe_step()])
     text = path.read_text() if path.exists() else ""
-    path.write_text(text + ("" if not text or text.endswith("\n") else "\n") + hoap2_csv_text(line))
+    write_text_atomically(path, text + ("" if not text or text.endswith("\n") else "\n") + hoap2_csv_text(line))
     return count + 1
 
 

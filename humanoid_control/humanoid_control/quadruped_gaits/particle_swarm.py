@@ -119,14 +119,40 @@ class ParticleSwarm:
 
     @classmethod
     def from_state(cls, state: dict) -> ParticleSwarm:
+        """The swarm :meth:`state` saved. SwarmError when ``state`` is not one (an entry missing
+        or of the wrong type, arrays not of the swarm's particles x dimensions): a swarm
+        resumed from it would fail at its first iteration, or go on with garbage."""
+        try:
+            return cls._restore(state)
+        except KeyError as error:
+            raise SwarmError(f"not a saved swarm: no {error.args[0]!r}") from None
+        except (TypeError, ValueError) as error:
+            raise SwarmError(f"not a saved swarm: {error}") from None
+
+    @classmethod
+    def _restore(cls, state: dict) -> ParticleSwarm:
         swarm = cls.__new__(cls)
-        swarm.lower, swarm.upper = np.array(state["lower"]), np.array(state["upper"])
+        swarm.lower, swarm.upper = np.array(state["lower"], dtype=float), np.array(state["upper"], dtype=float)
+        if swarm.lower.ndim != 1 or swarm.lower.shape != swarm.upper.shape or not np.all(swarm.upper > swarm.lower):
+            raise SwarmError("bounds must be two vectors of one length with upper > lower")
         swarm.settings = SwarmSettings(**state["settings"])
+        shape = (swarm.settings.particles, swarm.lower.size)
+        swarm.positions, swarm.velocities, swarm.best_positions = (
+            _array(state, name, shape) for name in ("positions", "velocities", "best_positions"))
+        swarm.best_fitness = _array({"best_fitness": [-np.inf if f is None else f for f in state["best_fitness"]]},
+                                    "best_fitness", shape[:1])
+        swarm.iteration = state["iteration"]
+        if not isinstance(swarm.iteration, int) or not 0 <= swarm.iteration <= swarm.settings.iterations:
+            raise SwarmError(f"iteration must be an integer from 0 to {swarm.settings.iterations}, "
+                             f"got {swarm.iteration!r}")
         swarm.rng = np.random.default_rng()
         swarm.rng.bit_generator.state = state["rng"]
-        swarm.positions = np.array(state["positions"])
-        swarm.velocities = np.array(state["velocities"])
-        swarm.best_positions = np.array(state["best_positions"])
-        swarm.best_fitness = np.array([-np.inf if f is None else f for f in state["best_fitness"]])
-        swarm.iteration = int(state["iteration"])
         return swarm
+
+
+def _array(state: dict, name: str, shape: tuple[int, ...]) -> np.ndarray:
+    """``state[name]`` as an array of ``shape`` (particles x dimensions, or particles)."""
+    array = np.array(state[name], dtype=float)
+    if array.shape != shape:
+        raise SwarmError(f"{name} has the shape {array.shape}, not {shape} (particles x dimensions)")
+    return array

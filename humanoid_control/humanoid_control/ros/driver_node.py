@@ -32,7 +32,7 @@ from humanoid_control.loop.remote import Finished, RemoteError
 from humanoid_control.parameter_files import node_parameters
 from humanoid_control.processes.process_lifetime import hang_up_like_terminate
 from humanoid_control.ros.loop_process import DriverSpec, LoopProcess, LoopSpec
-from humanoid_control.ros.parameters import declare, declare_dataclass, declare_robot
+from humanoid_control.ros.parameters import dataclass_parameter_names, declare, declare_dataclass, declare_robot
 from humanoid_control.ros.pooled_executor import PooledExecutor
 from humanoid_control.ros.robot_interface import RobotInterface
 from humanoid_description.model import RobotModel
@@ -49,6 +49,19 @@ START_POLL = 0.2
 DriverDeclaration = Callable[[Node, RobotModel, dict[str, Any]], DriverSpec]
 #: What a node adds to the shared interface on the front's side (the simulator's services).
 Extension = Callable[[Node, RobotInterface, dict[str, Any]], object]
+
+#: Parameters every driver node declares besides its driver's: plain names, then (prefix,
+#: dataclass) groups whose fields are declared with ``declare_dataclass``.
+SHARED_PARAMETERS = ("robot", "duration")
+SHARED_PARAMETER_GROUPS: tuple[tuple[str, type], ...] = (
+    ("", InterfaceParameters), (GUARD_PARAMETER_PREFIX, SelfCollisionGuardParameters))
+
+
+def parameter_names(driver_groups: tuple[tuple[str, type], ...]) -> list[str]:
+    """Every parameter of a driver node whose driver (and extension) declare ``driver_groups``:
+    what a parameter override may name (an unknown name would be silently ignored by ROS)."""
+    return [*SHARED_PARAMETERS, *(name for prefix, cls in (*SHARED_PARAMETER_GROUPS, *driver_groups)
+                                  for name in dataclass_parameter_names(cls, prefix))]
 
 
 class DriverNode:

@@ -46,10 +46,15 @@ def declare_dataclass(node: Node, cls: type[T], defaults: dict[str, Any] | None 
     (``__post_init__``) then run on the values, so the node refuses bad ones at start.
     """
     base = builtin if builtin is not None else cls()  # type: ignore[call-arg]
-    values = {f.name: declare(node, prefix + f.name, getattr(base, f.name), defaults,
-                              f.metadata.get("description", ""))
-              for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    values = {f.name: declare(node, name, getattr(base, f.name), defaults, f.metadata.get("description", ""))
+              for f, name in zip(dataclasses.fields(cls), dataclass_parameter_names(cls, prefix),  # type: ignore[arg-type]
+                                 strict=True)}
     return cls(**values)
+
+
+def dataclass_parameter_names(cls: type, prefix: str = "") -> list[str]:
+    """The names of the parameters :func:`declare_dataclass` declares for ``cls``."""
+    return [prefix + f.name for f in dataclasses.fields(cls)]
 
 
 def declare(node: Node, name: str, default: Any, defaults: dict[str, Any] | None = None,

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from humanoid_description.bioloid_thesis.equations import JOINTS
-from humanoid_description.data_file import DataFileError, text_lines
+from humanoid_description.data_file import DataFileError, text_lines, write_text_atomically
 
 JOINT_COUNT = len(JOINTS)
 #: No servo angle is larger (the AX-12 turns 300 deg: +-150 deg); a larger value is a
@@ -90,10 +90,10 @@ def is_number(text: str) -> bool:
 
 
 def write_pose_csv(poses: Sequence[ThesisPose], path: Path) -> None:
-    """Write poses: a header comment, then ``label,J1,...,J18`` per pose."""
+    """Write poses, all or nothing: a header comment, then ``label,J1,...,J18`` per pose."""
     lines = ["# Bioloid poses in the thesis convention: label, J1..J18 in degrees (Tyropoulos 2008)"]
     for pose in poses:
         if "," in pose.label or not pose.label or is_number(pose.label):
             raise ValueError(f"pose label {pose.label!r} must be a non-numeric text without commas")
         lines.append(",".join([pose.label, *(repr(float(a)) for a in pose.angles_deg)]))
-    Path(path).write_text("\n".join(lines) + "\n")
+    write_text_atomically(path, "\n".join(lines) + "\n")

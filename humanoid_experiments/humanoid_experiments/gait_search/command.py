@@ -21,7 +21,7 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
-from humanoid_control.command_line import UsageError, integer_in, positive_number
+from humanoid_control.command_line import UsageError, host_and_port, integer_in, positive_number
 
 DEFAULT_OUTPUT = "gait_search"
 #: The search's defaults: the reference's run.
@@ -37,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seconds", type=positive_number,
                         help="simulated seconds per evaluation (32, as the reference)")
     parser.add_argument("--seed", type=integer_in(0), help="random seed of the swarm (0)")
-    parser.add_argument("--address", default=None, metavar="RAY_ADDRESS",
+    parser.add_argument("--address", type=host_and_port(("ray",)), default=None, metavar="RAY_ADDRESS",
                         help="an existing Ray cluster (e.g. ray://head:10001 or host:6379); default: a local "
                              "Ray instance on this machine")
     parser.add_argument("--workers", type=integer_in(0), default=None,
@@ -62,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
         SearchDirectory,
         SearchError,
         SearchSettings,
+        check_reachable,
         new_swarm,
         run_search,
     )
@@ -78,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
     given = {name: getattr(args, name) for name in DEFAULTS if getattr(args, name) is not None}
     directory = SearchDirectory(args.output)
     try:
+        if args.address and args.workers != 0:
+            check_reachable(args.address)
         if args.resume:
             settings, swarm, best = directory.load()
             saved = {"robot": settings.robot, "structure": settings.structure, "seconds": settings.seconds,

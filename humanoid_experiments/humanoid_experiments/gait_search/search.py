@@ -16,7 +16,9 @@ seeded, so a search is reproduced exactly by its seed, whatever the number of wo
 from __future__ import annotations
 
 import json
+import math
 import os
+import socket
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -25,7 +27,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from humanoid_control.quadruped_gaits.cpg import parameters_from_vector, search_box
+from humanoid_control.quadruped_gaits.cpg import STRUCTURES, parameters_from_vector, search_box
 from humanoid_control.quadruped_gaits.particle_swarm import ParticleSwarm, SwarmSettings
 from humanoid_experiments import local_ray
 
@@ -34,6 +36,8 @@ if TYPE_CHECKING:  # the simulation (PyBullet, which prints on import) is loaded
 
 #: The search directory's files.
 STATE_FILE, HISTORY_FILE = "search.json", "history.jsonl"
+#: Seconds a Ray cluster's address has to accept a connection.
+CONNECT_TIMEOUT = 5.0
 
 
 class SearchError(RuntimeError):
@@ -55,7 +59,17 @@ class SearchSettings:
 
     @classmethod
     def from_dict(cls, data: dict) -> SearchSettings:
-        return cls(**{**data, "swarm": SwarmSettings(**data["swarm"])})
+        """The settings :meth:`as_dict` saved; ValueError (or KeyError, TypeError) if ``data``
+        is not such settings."""
+        settings = cls(**{**data, "swarm": SwarmSettings(**data["swarm"])})
+        if not isinstance(settings.robot, str) or settings.structure not in STRUCTURES:
+            raise ValueError(f"robot {settings.robot!r} and structure {settings.structure!r} are not a robot's "
+                             f"name and one of {', '.join(STRUCTURES)}")
+        if not (isinstance(settings.seconds, int | float) and math.isfinite(settings.seconds)
+                and settings.seconds > 0 and isinstance(settings.seed, int) and settings.seed >= 0):
+            raise ValueError(f"seconds {settings.seconds!r} and seed {settings.seed!r} are not a duration > 0 and "
+                             f"an integer >= 0")
+        return settings
 
 
 class Evaluation(Protocol):
@@ -83,6 +97,16 @@ class InProcessEvaluation:
 
     def close(self) -> None:
         self.evaluator.close()
+
+
+def check_reachable(address: str) -> None:
+    """SearchError unless something accepts a connection at the cluster's HOST:PORT: Ray
+    itself retries an address nobody answers for minutes, printing warnings."""
+    host, _, port = address.split("://")[-1].rpartition(":")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT).close()
+    except OSError as error:
+        raise SearchError(f"no Ray cluster answers at {address}: {error.strerror or error}") from None
 
 
 class RayEvaluation:
@@ -173,8 +197,13 @@ class SearchDirectory:
             data = json.loads(self.state_path.read_text())
         except (OSError, ValueError) as error:
             raise SearchError(f"cannot resume from {self.state_path}: {error}") from None
-        best = None if data["best"] is None else Best(**data["best"])
-        return SearchSettings.from_dict(data["settings"]), ParticleSwarm.from_state(data["swarm"]), best
+        try:
+            return _saved_search(data)
+        except KeyError as error:
+            problem = f"no {error.args[0]!r}"
+        except (TypeError, ValueError) as error:  # SwarmError is a ValueError
+            problem = str(error)
+        raise SearchError(f"cannot resume from {self.state_path}: not a saved search ({problem})")
 
     def append(self, entry: dict) -> None:
         with self.history_path.open("a") as history:
@@ -188,6 +217,21 @@ class SearchDirectory:
     def keep_history(self, iterations: int) -> None:
         """Drop the lines of iterations the saved state does not include (cut off mid-save)."""
         self.history_path.write_text("".join(json.dumps(entry) + "\n" for entry in self.history()[:iterations]))
+
+
+def _saved_search(data: dict) -> tuple[SearchSettings, ParticleSwarm, Best | None]:
+    """The search ``search.json`` holds, checked against the search box (KeyError, TypeError or
+    ValueError when it does not fit)."""
+    settings = SearchSettings.from_dict(data["settings"])
+    swarm = ParticleSwarm.from_state(data["swarm"])
+    lower, _upper = search_box()
+    if swarm.lower.shape != lower.shape or swarm.settings != settings.swarm:
+        raise ValueError(f"its swarm has {swarm.lower.size} dimensions and the settings {swarm.settings}, "
+                         f"not the search's {lower.size} and {settings.swarm}")
+    best = None if data["best"] is None else Best(**data["best"])
+    if best is not None and len(best.point) != lower.size:
+        raise ValueError(f"its best point has {len(best.point)} dimensions, not {lower.size}")
+    return settings, swarm, best
 
 
 def new_swarm(settings: SearchSettings) -> ParticleSwarm:

@@ -12,14 +12,15 @@ each test at the first foot lift: a robot that publishes neither foot wrenches n
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from humanoid_control.command_line import UsageError, new_file, non_negative_number
+from humanoid_control.command_line import UsageError, file_or_stdout, non_negative_number
 
 if TYPE_CHECKING:
     from humanoid_control.ros.robot_client import RobotClient
@@ -48,20 +49,23 @@ def parse_tests(text: str) -> list[int]:
     return numbers
 
 
-def parse_overrides(items: list[str]) -> dict[str, str]:
-    """``NAME=VALUE`` items as ROS parameter overrides (values in ROS's own syntax)."""
+def parse_overrides(items: list[str], known: Sequence[str]) -> dict[str, str]:
+    """``NAME=VALUE`` items as ROS parameter overrides (values in ROS's own syntax), each NAME
+    one of ``known``: ROS ignores an override of a parameter nobody declares, so a typo
+    would run the tests with the value it meant to change."""
     overrides = {}
     for item in items:
         name, sep, value = item.partition("=")
-        if not sep or not name.strip() or not value.strip():
+        name, value = name.strip(), value.strip()
+        if not sep or not name or not value:
             raise UsageError(f"--set: {item!r} is not NAME=VALUE")
-        overrides[name.strip()] = value.strip()
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+            hint = (f"did you mean {' or '.join(close)}?" if close
+                    else f"the simulation's parameters: {', '.join(sorted(known))}")
+            raise UsageError(f"--set: the simulation has no parameter {name!r} ({hint})")
+        overrides[name] = value
     return overrides
-
-
-def json_output(text: str) -> str:
-    """``-`` (stdout) or a file that can be written."""
-    return text if text == "-" else str(new_file(text))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -70,7 +74,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "hoap2, bioloid_quadruped)")
     parser.add_argument("--tests", default=None, metavar="LIST",
                         help="tests to run, e.g. 1,3,5 or 1-4 (default: all, in order)")
-    parser.add_argument("--json", default=None, metavar="OUT", type=json_output,
+    parser.add_argument("--json", default=None, metavar="OUT", type=file_or_stdout,
                         help="also write the results to OUT as JSON (a list, one object per test; - for stdout)")
     parser.add_argument("--real", action="store_true",
                         help="drive the real robot already running (no simulator services): confirm each test "
@@ -121,9 +125,13 @@ def run(args: argparse.Namespace, stdin: TextIO = sys.stdin, out: TextIO = sys.s
 
     if args.robot not in ROBOTS:
         raise UsageError(f"unknown robot {args.robot!r} (known robots: {', '.join(ROBOTS)})")
-    overrides = parse_overrides(args.set)
-    if args.real and (overrides or args.real_time_factor):
+    if args.real and (args.set or args.real_time_factor):
         raise UsageError("--set and --real-time-factor are for the simulation, not with --real")
+    overrides = {}
+    if args.set:
+        from humanoid_sim.sim_parameters import parameter_names
+
+        overrides = parse_overrides(args.set, parameter_names())
     model = load_model(args.robot)
     try:
         protocol = load_protocol(model, args.protocol)

@@ -12,6 +12,9 @@ serves the pseudo-terminal; tests and tools inject faults through methods (and
 - :meth:`BusEmulator.vanish` / :meth:`BusEmulator.reappear` - the USB adapter unplugged
   and plugged back. Give a ``link`` path: the pseudo-terminal gets a new name when it
   reappears and the link follows it, as a /dev/serial/by-id/ link follows a real adapter.
+  The link replaces only a link an emulator made (:func:`is_emulator_link`, one left by an
+  emulator that was killed) and is removed only while it still names this emulator's
+  pseudo-terminal: no file or link of anyone else is replaced or deleted.
 
 Timing: a servo waits its Return Delay Time (2 us per unit) before answering. With
 ``timing=True`` the emulator also charges wire time at the baud rate (10 bits per byte,
@@ -25,6 +28,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
+import secrets
 import select
 import threading
 import time
@@ -47,6 +52,20 @@ from humanoid_hw.emulator.servo import EmulatedServo, Outcome
 CAPTURE_LENGTH = 10_000
 #: Seconds a served byte costs per baud: 8N1 framing = 10 bits.
 BITS_PER_BYTE = 10
+
+
+class LinkTakenError(FileExistsError):
+    """The link path holds something an emulator did not make: it is left alone."""
+
+
+def is_emulator_link(path: str | Path) -> bool:
+    """Whether ``path`` is a link an emulator (of this user) made: a symbolic link to a
+    pseudo-terminal's name, whether that terminal is still there or not."""
+    try:
+        return (os.path.islink(path) and os.lstat(path).st_uid == os.getuid()
+                and re.fullmatch(r"/dev/pts/\d+", os.readlink(path)) is not None)
+    except OSError:
+        return False
 
 
 def precise_sleep(seconds: float) -> None:
@@ -136,14 +155,31 @@ class BusEmulator:
         self._pts_name = os.ttyname(slave)
         self._parser = PacketParser(self.protocol)
         if self.link is not None:
-            temporary = self.link.with_name(self.link.name + ".new")
-            with contextlib.suppress(FileNotFoundError):
-                temporary.unlink()
-            temporary.symlink_to(self._pts_name)
-            temporary.replace(self.link)
+            try:
+                self._point_link()
+            except OSError:
+                self._close_pty()
+                raise
+
+    def _point_link(self) -> None:
+        """Make the link name the pseudo-terminal: a new link, renamed over an emulator's old one."""
+        assert self.link is not None
+        temporary = self.link.with_name(f".{self.link.name}.{secrets.token_hex(4)}.new")
+        temporary.symlink_to(self._pts_name)
+        if os.path.lexists(self.link) and not is_emulator_link(self.link):
+            temporary.unlink()
+            raise LinkTakenError(f"{self.link} exists and is not a link an emulator made: not replacing it")
+        temporary.replace(self.link)
+
+    def _link_is_ours(self) -> bool:
+        """Whether the link names this emulator's pseudo-terminal now."""
+        try:
+            return self.link is not None and os.readlink(self.link) == self._pts_name
+        except OSError:  # gone, or not a link
+            return False
 
     def _close_pty(self) -> None:
-        if self.link is not None:
+        if self._link_is_ours():  # whatever took the link's place since is left alone
             with contextlib.suppress(FileNotFoundError):
                 self.link.unlink()
         for fd in (self._master, self._slave):

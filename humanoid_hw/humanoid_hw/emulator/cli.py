@@ -20,10 +20,10 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from humanoid_control.command_line import integer_in, new_file
+from humanoid_control.command_line import integer_in, new_link
 from humanoid_control.processes.stop_request import StopRequest, stop_on_signals
 from humanoid_hw.control_tables import stand_in_joint_map
-from humanoid_hw.emulator.chain import BusEmulator
+from humanoid_hw.emulator.chain import BusEmulator, LinkTakenError, is_emulator_link
 from humanoid_hw.emulator.commands import COMMANDS_HELP, FaultCommands
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -62,8 +62,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--baud", type=integer_in(1), default=1_000_000, help="bus speed in bit/s (default 1000000)")
     parser.add_argument("--timing", action="store_true",
                         help="charge wire time at the baud rate (10 bits per byte), like a real bus")
-    parser.add_argument("--link", type=new_file, default=None,
-                        help="also make this symlink to the pseudo-terminal, and print it instead")
+    parser.add_argument("--link", type=new_link(is_emulator_link, "a link an emulator made"), default=None,
+                        help="also make this symlink to the pseudo-terminal, and print it instead; an existing "
+                             "path is refused unless it is an emulator's link (one left by a killed emulator)")
     parser.add_argument("--return-delay", type=integer_in(0, 254), default=None, metavar="UNITS",
                         help="Return Delay Time of every servo at power-up, 2 us units (factory: 250)")
 
@@ -80,12 +81,15 @@ def run(args: argparse.Namespace) -> int:
         for servo_id in servos:
             emulator.set_register(servo_id, "return_delay_time", args.return_delay)
     with stop_on_signals(*STOP_SIGNALS) as stop:
-        _serve(emulator, servos, args, stop)
-    return 0
+        return _serve(emulator, servos, args, stop)
 
 
-def _serve(emulator: BusEmulator, servos: dict[int, str], args: argparse.Namespace, stop: StopRequest) -> None:
-    emulator.start()
+def _serve(emulator: BusEmulator, servos: dict[int, str], args: argparse.Namespace, stop: StopRequest) -> int:
+    try:
+        emulator.start()
+    except LinkTakenError as error:  # taken since the arguments were checked
+        print(f"humanoid emulate: error: {error}", file=sys.stderr)
+        return 2
     try:
         print(emulator.port, flush=True)
         models = sorted(set(servos.values()))
@@ -95,6 +99,7 @@ def _serve(emulator: BusEmulator, servos: dict[int, str], args: argparse.Namespa
         serve_until(stop, FaultCommands(emulator), sys.stdin, sys.stdout)
     finally:
         emulator.stop()
+    return 0
 
 
 def serve_until(stop: StopRequest, commands: FaultCommands, lines: TextIO, answers: TextIO) -> None:

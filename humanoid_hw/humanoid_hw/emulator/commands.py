@@ -11,7 +11,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable
 
-from humanoid_hw.emulator.chain import BusEmulator
+from humanoid_hw.emulator.chain import BusEmulator, LinkTakenError
 
 #: The command summary printed by ``help`` and by ``humanoid emulate --help``.
 COMMANDS_HELP = """\
@@ -163,7 +163,10 @@ class FaultCommands:
 
     def _reappear(self, args: list[str]) -> str:
         self._count(args, 0, 0, "reappear")
-        self.emulator.reappear()
+        try:
+            self.emulator.reappear()
+        except LinkTakenError as error:
+            raise CommandError(f"not plugged back: {error}") from None
         return f"ok: {self.emulator.port} is back (pseudo-terminal {self.emulator.pts_name})"
 
     def _faults(self, args: list[str]) -> str:

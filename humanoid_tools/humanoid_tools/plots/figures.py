@@ -328,11 +328,15 @@ def summary_lines(experiment: Experiment) -> list[str]:
             lines.append("  colliding pairs: " + ", ".join(sorted(collisions.colliding_pairs)[:4]))
     else:
         lines.append("self-collision: no self_collision_state in the bag (checker not running)")
+    if experiment.damage:
+        lines.append(f"DAMAGED BAG: {len(experiment.damage)} problems (humanoid plot lists them); "
+                     "the figures show only what was read")
     lines.append("")
-    lines.append(f"{'topic':34} {'in bag':>7} {'received':>9}")
-    for topic, count in sorted(experiment.topics.items()):
+    lines.append(f"{'topic':34} {'read':>7} {'in bag':>7} {'received':>9}")
+    for topic, indexed in sorted(experiment.indexed.items()):
         received = experiment.received.get(topic)
-        lines.append(f"{_short(topic, 34):34} {count:7d} {'' if received is None else received:>9}")
+        lines.append(f"{_short(topic, 34):34} {experiment.topics.get(topic, 0):7d} {indexed:7d} "
+                     f"{'' if received is None else received:>9}")
     return lines
 
 

@@ -116,7 +116,8 @@ class Experiment:
     """Everything the figures show, from one bag."""
 
     path: Path
-    topics: dict[str, int]
+    topics: dict[str, int]  # topic -> messages read
+    indexed: dict[str, int]  # topic -> messages the bag's index lists
     types: dict[str, str]
     received: dict[str, int]
     written: dict[str, int]
@@ -131,6 +132,7 @@ class Experiment:
     joint_state_interval: Signal | None = None  # ms between consecutive joint_states
     fell_at: float | None = None
     robot_name: str | None = None
+    damage: list[str] = field(default_factory=list)  # what could not be read (a damaged bag)
 
 
 class _Clock:
@@ -150,10 +152,12 @@ class _Clock:
 
 
 def load(path: Path) -> Experiment:
-    """Read the series the figures need (one pass per topic)."""
+    """Read the series the figures need (one pass per topic); what a damaged bag could not
+    give is listed in ``damage``, and ``topics`` counts the messages read."""
     with Bag(path) as bag:
         data = custom_data(path)
-        experiment = Experiment(path=Path(path), topics=dict(bag.counts), types=dict(bag.types),
+        experiment = Experiment(path=Path(path), topics=dict(bag.counts), indexed=dict(bag.indexed),
+                                types=dict(bag.types),
                                 received=json.loads(data.get("received_messages", "{}")),
                                 written=json.loads(data.get("written_messages", "{}")),
                                 start_wall_ns=0, duration=0.0)
@@ -184,6 +188,7 @@ def load(path: Path) -> Experiment:
             experiment.fell_at = min(fallen) if fallen else None
         if ROBOT_DESCRIPTION in bag.types:
             experiment.robot_name = _robot_name(bag.all(ROBOT_DESCRIPTION))
+        experiment.topics, experiment.damage = bag.read_counts(), bag.damage()
     return experiment
 
 

@@ -11,11 +11,18 @@ the chunk in memory. Here each chunk is sealed once it is ``seal_period`` old or
 :mod:`humanoid_tools.recording.reindex` makes it whole again (summary and metadata).
 The sealing uses the storage's own ``close_chunk`` (rosbags 0.11, pinned); a test kills
 a recorder and reads the repaired bag back, so a change there cannot go unnoticed.
+
+Each chunk also gets its CRC-32 (rosbags writes 0: "no checksum"), so that a reader can
+tell a chunk damaged on the disk from a good one (``humanoid plot`` says which it could
+not read): the field is filled in once the chunk is written, at its place in the MCAP
+chunk record (after the opcode, the record length and three 8-byte fields).
 """
 
 from __future__ import annotations
 
+import struct
 import time
+import zlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import ClassVar
@@ -28,6 +35,9 @@ from rosbags.rosbag2.storage_mcap import McapWriter
 BAG_VERSION = 9
 SEAL_PERIOD = 0.5  # s
 SEAL_BYTES = 256 * 1024  # below rosbags' own 1 MiB
+#: Byte offset of a chunk record's uncompressed_crc field (MCAP specification): opcode (1),
+#: record length (8), message_start_time, message_end_time, uncompressed_size (8 each).
+CHUNK_CRC_OFFSET = 1 + 8 + 3 * 8
 
 
 class _SealingMcapStorage(McapWriter):
@@ -45,6 +55,16 @@ class _SealingMcapStorage(McapWriter):
         super().write(connection, timestamp, data)
         if self.chunk.bio.tell() >= self.seal_bytes:
             self.seal()
+
+    def close_chunk(self) -> None:
+        """rosbags' chunk, with the CRC-32 of its records filled in."""
+        records = self.chunk.bio.getvalue()
+        start = self.bio.tell()
+        super().close_chunk()
+        end = self.bio.tell()
+        self.bio.seek(start + CHUNK_CRC_OFFSET)
+        self.bio.write(struct.pack("<I", zlib.crc32(records)))
+        self.bio.seek(end)
 
     def seal(self) -> None:
         if self.chunk.msgs:  # messages pending (a chunk of schema/channel records alone can wait)

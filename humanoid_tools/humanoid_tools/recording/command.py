@@ -7,17 +7,17 @@ import argparse
 import sys
 from pathlib import Path
 
-from humanoid_control.command_line import UsageError
+from humanoid_control.command_line import UsageError, new_folder, non_negative_number
 from humanoid_control.ros.topics import DEFAULT_TOPICS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--output", "-o", type=Path, default=None,
+    parser.add_argument("--output", "-o", type=new_folder, default=None,
                         help="bag directory to create (rosbag2: metadata.yaml + one .mcap file)")
     parser.add_argument("--topics", nargs="+", default=None, metavar="TOPIC",
                         help="topics to record (default: the robot interface, balance and self-collision "
                              "outputs, diagnostics, clock and ground truth: " + " ".join(DEFAULT_TOPICS) + ")")
-    parser.add_argument("--duration", type=float, default=0.0,
+    parser.add_argument("--duration", type=non_negative_number, default=0.0,
                         help="stop after this many (wall-clock) seconds (default: until Ctrl-C or SIGTERM)")
     parser.add_argument("--overwrite", action="store_true",
                         help="replace the bag already in --output (a directory holding anything else is refused)")
@@ -40,8 +40,6 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.output is None:
         raise UsageError("give --output DIR (the bag to create), or --reindex DIR")
-    if args.duration < 0:
-        raise UsageError(f"--duration must be positive (or 0: until interrupted), got {args.duration:g}")
     from humanoid_tools.recording.recorder import RecorderParameters, RecordingError, record
 
     params = RecorderParameters(output=str(args.output), duration=args.duration, overwrite=args.overwrite,

@@ -1,25 +1,45 @@
-"""Reading bags back with rosbags (a reader none of us wrote): messages deserialized with the
-definitions stored in the bag itself, so a bag is readable where its types are not
-installed (our own interfaces included)."""
+"""Reading bags back: rosbags (a reader none of us wrote) for the bag's metadata and the
+message definitions stored in the bag itself, so a bag is readable where its types are not
+installed (our own interfaces included); the ``mcap`` library for the messages, one chunk
+at a time.
+
+A bag can be damaged after it was written (bytes overwritten on a failing disk, a bad
+copy). A chunk that cannot be read does not end the reading: its messages are skipped,
+the others are read, and :meth:`Bag.damage` says which chunks and how many messages of
+each topic could not be read, so that nothing drawn from the bag passes for all of it.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import heapq
+from collections import Counter
 from collections.abc import Iterable, Iterator
-from pathlib import Path
-from typing import Any
+from pathlib import Path, PurePath
+from typing import Any, BinaryIO
 
 import yaml
-from rosbags.rosbag2 import Reader
+from mcap.data_stream import ReadDataStream
+from mcap.reader import make_reader
+from mcap.records import Chunk, ChunkIndex, Message
+from mcap.stream_reader import breakup_chunk
+from rosbags.rosbag2 import Reader, ReaderError
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+
+#: (log time ns, topic, CDR bytes) of one message as stored (topic None: a chunk's mark).
+RawMessage = tuple[int, str | None, bytes]
 
 
 def custom_data(bag: Path) -> dict[str, str]:
     """The ``custom_data`` of a bag's ``metadata.yaml`` (empty when it has none or no metadata)."""
     try:
-        info = yaml.safe_load((Path(bag) / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
-        return {str(k): str(v) for k, v in (info.get("custom_data") or {}).items()}
-    except (OSError, TypeError, KeyError, yaml.YAMLError):
+        return {str(k): str(v) for k, v in (_information(bag).get("custom_data") or {}).items()}
+    except (OSError, TypeError, KeyError, AttributeError, yaml.YAMLError):
         return {}
+
+
+def _information(bag: Path) -> dict:
+    return yaml.safe_load((Path(bag) / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
 
 
 class Bag:
@@ -34,10 +54,36 @@ class Bag:
             self._store.register(get_types_from_msg(connection.msgdef.data, connection.msgtype))
         #: topic -> message type name
         self.types = {c.topic: c.msgtype for c in self._reader.connections}
-        #: topic -> number of messages
-        self.counts: dict[str, int] = {}
+        #: topic -> messages the bag's index lists
+        self.indexed: dict[str, int] = {}
         for connection in self._reader.connections:
-            self.counts[connection.topic] = self.counts.get(connection.topic, 0) + connection.msgcount
+            self.indexed[connection.topic] = self.indexed.get(connection.topic, 0) + connection.msgcount
+        self._files = self._mcap_files()
+        #: chunk -> why it cannot be read (its messages are skipped)
+        self.unreadable_chunks: dict[tuple[str, int], str] = {}
+        #: topic -> messages in readable chunks whose bytes are not a message of the topic's type
+        self.undecodable: Counter[str] = Counter()
+        #: topic -> messages that can be read (every chunk is read once, here)
+        self.counts: dict[str, int] = self._census()
+
+    def _mcap_files(self) -> list[Path] | None:
+        """The bag's MCAP files, in order; None for another storage (read by rosbags alone)."""
+        try:
+            information = _information(self.path)
+            if information.get("storage_identifier") != "mcap":
+                return None
+            return [self.path / PurePath(name).name for name in information["relative_file_paths"]]
+        except (OSError, TypeError, KeyError, AttributeError, yaml.YAMLError) as error:
+            raise ReaderError(f"cannot read {self.path / 'metadata.yaml'}: {error}") from None
+
+    def _census(self) -> dict[str, int]:
+        if self._files is None:
+            return dict(self.indexed)
+        counts = Counter({topic: 0 for topic in self.types})
+        with contextlib.ExitStack() as files:
+            for chunk in self._chunk_sources(files, set(self.types)):  # one chunk in memory at a time
+                counts.update(topic for _log, topic, _data in chunk if topic is not None)
+        return dict(counts)
 
     def close(self) -> None:
         self._reader.close()
@@ -48,15 +94,99 @@ class Bag:
     def __exit__(self, *_exc: object) -> None:
         self.close()
 
+    def read_counts(self) -> dict[str, int]:
+        """topic -> messages read (so far: a topic's undecodable messages are known once read)."""
+        return {topic: self.counts.get(topic, 0) - self.undecodable[topic] for topic in self.types}
+
+    def damage(self) -> list[str]:
+        """What could not be read, one line per damaged chunk and per topic short of messages
+        (empty for an intact bag)."""
+        lines = list(self.unreadable_chunks.values())
+        read_counts = self.read_counts()
+        for topic in sorted(self.indexed):
+            read = read_counts.get(topic, 0)
+            if read < self.indexed[topic]:
+                undecodable = f", {self.undecodable[topic]} of them not decodable" if self.undecodable[topic] else ""
+                lines.append(f"{topic}: {read} of its {self.indexed[topic]} messages read{undecodable}")
+        return lines
+
     def messages(self, topics: Iterable[str]) -> Iterator[tuple[str, int, Any]]:
-        """(topic, log time ns, message) of ``topics``, in log time order."""
-        wanted = set(topics)
-        connections = [c for c in self._reader.connections if c.topic in wanted]
-        if not connections:
+        """(topic, log time ns, message) of ``topics``, in log time order; messages of damaged
+        chunks and bytes that do not decode are skipped (and counted, :meth:`damage`)."""
+        wanted = set(topics) & set(self.types)
+        if not wanted:
             return
-        for connection, stamp, raw in self._reader.messages(connections=connections):
-            yield connection.topic, stamp, self._store.deserialize_cdr(raw, connection.msgtype)
+        for topic, stamp, raw in self._raw(wanted):
+            try:
+                message = self._store.deserialize_cdr(raw, self.types[topic])
+            except Exception:  # damaged bytes fail in any way the decoder can
+                self.undecodable[topic] += 1
+                continue
+            yield topic, stamp, message
 
     def all(self, topic: str) -> list[tuple[int, Any]]:
         """Every (log time ns, message) of one topic."""
         return [(stamp, msg) for _topic, stamp, msg in self.messages([topic])]
+
+    def _raw(self, topics: set[str]) -> Iterator[tuple[str, int, bytes]]:
+        if self._files is None:
+            connections = [c for c in self._reader.connections if c.topic in topics]
+            for connection, stamp, raw in self._reader.messages(connections=connections):
+                yield connection.topic, stamp, raw
+            return
+        with contextlib.ExitStack() as files:
+            for stamp, topic, raw in heapq.merge(*self._chunk_sources(files, topics), key=lambda m: m[0]):
+                if topic is not None:
+                    yield topic, stamp, raw
+
+    def _chunk_sources(self, files: contextlib.ExitStack, topics: set[str]) -> list[Iterator[RawMessage]]:
+        """One iterator per chunk holding messages of ``topics``: a mark at the chunk's first
+        log time (topic None), then its messages in log time order, read only when the merge
+        reaches that mark, so one chunk at a time is in memory as rosbags' own reader does."""
+        sources = []
+        for file in self._files or []:
+            stream = files.enter_context(file.open("rb"))
+            try:
+                summary = make_reader(stream).get_summary()
+            except Exception as error:  # a damaged summary fails in any way the parser can
+                raise ReaderError(f"{file}: its summary cannot be read ({type(error).__name__}: {error})") from None
+            if summary is None:
+                raise ReaderError(f"{file} has no summary: repair the bag with humanoid record --reindex")
+            channels = {i: c.topic for i, c in summary.channels.items()}
+            indexes = sorted(summary.chunk_indexes, key=lambda c: (c.message_start_time, c.chunk_start_offset))
+            for number, index in enumerate(indexes, start=1):
+                if any(channels.get(i) in topics for i in index.message_index_offsets):
+                    place = f"{file.name}: chunk {number} of {len(indexes)}"
+                    sources.append(self._chunk_source(stream, index, place, channels, topics))
+        return sources
+
+    def _chunk_source(self, stream: BinaryIO, index: ChunkIndex, place: str, channels: dict[int, str],
+                      topics: set[str]) -> Iterator[RawMessage]:
+        yield index.message_start_time, None, b""
+        key = (stream.name, index.chunk_start_offset)
+        if key in self.unreadable_chunks:
+            return
+        try:
+            messages = _chunk_messages(stream, index, channels, topics)
+        except Exception as error:  # damaged bytes fail in any way the parser can
+            self.unreadable_chunks[key] = (f"{place} (bytes {index.chunk_start_offset}-"
+                                           f"{index.chunk_start_offset + index.chunk_length}) cannot be read "
+                                           f"({type(error).__name__}: {error})")
+            return
+        yield from messages
+
+
+def _chunk_messages(stream: BinaryIO, index: ChunkIndex, channels: dict[int, str],
+                    topics: set[str]) -> list[RawMessage]:
+    """The messages of ``topics`` in one chunk, in log time order; any exception when the
+    chunk is damaged (its records do not parse, or name a channel the file does not have)."""
+    stream.seek(index.chunk_start_offset + 1 + 8)  # past the record's opcode and length
+    chunk = Chunk.read(ReadDataStream(stream))
+    messages = []
+    for record in breakup_chunk(chunk, validate_crc=True):
+        if isinstance(record, Message):
+            topic = channels[record.channel_id]
+            if topic in topics:
+                messages.append((record.log_time, topic, record.data))
+    messages.sort(key=lambda m: m[0])
+    return messages

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import TextIO
 
 from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, QosReliability, QosTime
+from rosbags.rosbag2 import WriterError
 
 from humanoid_control.ros.topics import DEFAULT_TOPICS, absolute
 from humanoid_tools.recording.bag_writer import SEAL_PERIOD, BagWriter
@@ -186,7 +187,10 @@ class Recorder:
         self._lock = threading.Lock()
         self._last_message = time.monotonic()
         self._last_stamp: Counter[str] = Counter()  # topic -> log time (ns) of its latest message
-        self._writer = BagWriter(path, params.seal_period)
+        try:
+            self._writer = BagWriter(path, params.seal_period)
+        except (OSError, WriterError) as error:
+            raise RecordingError(f"cannot create the bag {path}: {getattr(error, 'strerror', None) or error}") from None
         self._thread = threading.Thread(target=self._write_loop, name="bag-writer", daemon=True)
         self._thread.start()
         self._timer = node.create_timer(params.discovery_period, self.discover)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,39 +50,60 @@ class ReindexReport:
 
 
 def reindex(path: Path) -> ReindexReport:
-    """Rewrite the bag in ``path`` from its MCAP data; returns what it holds now."""
+    """Rewrite the bag in ``path`` from its MCAP data; returns what it holds now. The new bag
+    is written beside it (a hidden folder in the same place) and replaces it only once
+    complete: a full disk leaves the bag as it was (:class:`ReindexError` says so)."""
     path = Path(path)
     files = sorted(path.glob("*.mcap")) if path.is_dir() else []
     if not files:
         raise ReindexError(f"{path} holds no MCAP file (.mcap): not a bag written with MCAP storage")
     custom = custom_data(path)
-    work = path.parent / f".{path.name}.reindex"
-    if work.exists():
-        shutil.rmtree(work)
-    work.mkdir()
+    try:
+        work = Path(tempfile.mkdtemp(prefix=f".{path.name}.reindex-", dir=path.parent))
+    except OSError as error:
+        raise ReindexError(f"cannot write beside {path}: {error.strerror or error}; the bag is left as it was") \
+            from None
     report = ReindexReport(path)
     try:
-        writer = BagWriter(work / path.name)
-        connections: dict[tuple[str, str], object] = {}
-        for file in files:
-            for schema, channel, message in _messages(file, report):
-                key = (channel.topic, schema.name)
-                if key not in connections:
-                    connections[key] = writer.add_topic(
-                        channel.topic, schema.name, schema.data.decode(), _type_hash(schema),
-                        parse_qos(channel.metadata.get("offered_qos_profiles", "")))
-                writer.write(connections[key], message.log_time, message.data)
-        report.messages = writer.counts()
-        custom["reindexed"] = json.dumps({"messages": report.messages, "truncated": report.truncated})
-        writer.close(custom)
-    except BaseException:
+        _rewrite(files, work / path.name, custom, report)
+    except BaseException as error:
         shutil.rmtree(work, ignore_errors=True)
-        raise
-    # the old bag goes only once the new one is complete
-    path.rename(work / "old")
-    (work / path.name).rename(path)
-    shutil.rmtree(work)
+        if not isinstance(error, OSError):
+            raise
+        needed = sum(file.stat().st_size for file in files)
+        raise ReindexError(f"cannot write the repaired copy of {path} ({error.strerror or error}; it needs about "
+                           f"{needed / 1e6:.1f} MB free beside the bag): the bag is left as it was") from None
+    _swap(path, work)
     return report
+
+
+def _rewrite(files: list[Path], bag: Path, custom: dict[str, str], report: ReindexReport) -> None:
+    """Write every message the MCAP ``files`` hold into a new bag at ``bag``."""
+    writer = BagWriter(bag)
+    connections: dict[tuple[str, str], object] = {}
+    for file in files:
+        for schema, channel, message in _messages(file, report):
+            key = (channel.topic, schema.name)
+            if key not in connections:
+                connections[key] = writer.add_topic(
+                    channel.topic, schema.name, schema.data.decode(), _type_hash(schema),
+                    parse_qos(channel.metadata.get("offered_qos_profiles", "")))
+            writer.write(connections[key], message.log_time, message.data)
+    report.messages = writer.counts()
+    custom["reindexed"] = json.dumps({"messages": report.messages, "truncated": report.truncated})
+    writer.close(custom)
+
+
+def _swap(path: Path, work: Path) -> None:
+    """Put the complete new bag (``work/<name>``) in place of the old one, which goes last."""
+    old = work / "old"
+    path.rename(old)
+    try:
+        (work / path.name).rename(path)
+    except BaseException:
+        old.rename(path)
+        raise
+    shutil.rmtree(work)
 
 
 def _messages(file: Path, report: ReindexReport) -> Iterator[tuple[Schema, Channel, Message]]:

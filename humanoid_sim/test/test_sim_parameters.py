@@ -1,0 +1,34 @@
+"""The simulation node's parameters as commands see them (:mod:`humanoid_sim.sim_parameters`,
+read without PyBullet) are the ones the node declares: ``humanoid postures --set`` refuses
+no parameter the node takes and lets no misspelt one through (ROS would ignore it)."""
+
+from __future__ import annotations
+
+import rclpy
+from rclpy.node import Node
+
+from humanoid_control.ros.driver_node import DriverNode
+from humanoid_description.runtime_files import SIM_NODE_PARAMETERS
+from humanoid_sim import sim_node
+from humanoid_sim.sim_node_spec import NODE_NAME
+from humanoid_sim.sim_parameters import parameter_names
+
+
+def declared(node: Node) -> set[str]:
+    return set(node.list_parameters([], 0).names)
+
+
+def test_the_listed_parameters_are_those_the_simulation_node_declares():
+    rclpy.init(args=["--ros-args", "-p", "robot:=bioloid"])
+    try:
+        bare = Node("bare_node")  # what rclpy declares on every node (use_sim_time ...)
+        simulation = DriverNode(NODE_NAME, SIM_NODE_PARAMETERS, sim_node.make_driver, sim_node.EXTENSION)
+        try:
+            assert declared(simulation.node) - declared(bare) == set(parameter_names())
+            assert len(parameter_names()) == len(set(parameter_names()))
+        finally:
+            simulation.driver.close()
+            simulation.node.destroy_node()
+            bare.destroy_node()
+    finally:
+        rclpy.try_shutdown()
