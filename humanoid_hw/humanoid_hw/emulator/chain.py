@@ -18,8 +18,8 @@ client discarding its own unsent output (``tcflush(TCOFLUSH)``, pyserial's
 ``reset_output_buffer``) is seen: the kernel hands a pseudo-terminal's written bytes to
 the master asynchronously, and such a flush can discard a packet before any process can
 read it, where a USB adapter would already have sent it. The emulator cannot stop that;
-it counts those flushes (:attr:`BusEmulator.output_flushes`) and warns once
-(docs/bus_emulator.md).
+it counts those flushes (:attr:`BusEmulator.output_flushes`) and says so once through
+its ``warn`` callable (docs/bus_emulator.md).
 
 Timing: a servo waits its Return Delay Time (2 us per unit) before answering. With
 ``timing=True`` the emulator also charges wire time at the baud rate (10 bits per byte,
