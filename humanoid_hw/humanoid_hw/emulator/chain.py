@@ -197,6 +197,8 @@ class BusEmulator:
                     data = self._received_bytes(os.read(master, 4096))
                 except OSError:
                     continue
+                if not data:
+                    continue  # a status change of the client (a queue flushed), no bytes
                 seen_at = self._clock()
                 for packet in self._parser.feed(data):
                     try:
