@@ -7,10 +7,10 @@ input is discarded before each packet. It also sends what pypot does not: WRITEs
 servo at Status Return Level 1 leaves unanswered, and a write and a read in one
 ``write()`` call. Every write must be applied and every byte received, in order.
 
-pypot also discards its *unsent output* before each packet. Through a pseudo-terminal
-that can drop the packet written just before (the kernel hands written bytes to the
-emulator asynchronously); the emulator cannot prevent it and reports it instead
-(docs/bus_emulator.md). The last tests check that report.
+pypot also discards its *unsent output* before each packet. On a pseudo-terminal such a
+flush can drop the packet written just before it (the kernel hands written bytes to the
+emulator asynchronously); the emulator cannot prevent that and reports it instead
+(docs/bus_emulator.md), which the flush test checks.
 """
 
 import random
