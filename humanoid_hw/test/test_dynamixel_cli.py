@@ -9,10 +9,13 @@ import sys
 from pathlib import Path
 
 import pytest
+import serial
 from dynamixel_sdk import COMM_SUCCESS, PacketHandler, PortHandler
 
 from humanoid_hw.bus import DynamixelBus, PortLostError
 from humanoid_hw.emulator import cli
+from humanoid_hw.emulator.chain import OUTPUT_FLUSH_WARNING
+from humanoid_hw.emulator.packets import instruction_packet, status_packet
 
 TIMEOUT = 60
 
@@ -216,3 +219,23 @@ def test_emulate_help_lists_the_fault_commands():
     for command in ("silence ID", "answer ID", "corrupt COUNT [ID]", "error ID NAME", "clear ID", "vanish",
                     "reappear", "delay ID SECONDS"):
         assert command in result.stdout
+
+
+def test_emulate_warns_once_when_a_client_discards_its_unsent_output(emulate):
+    """The project's driver never discards its output: no warning. A client that does (as
+    pypot does before every packet) gets one line on standard error, however often it does."""
+    bus = bus_on(emulate.port)
+    try:
+        assert bus.ping(1).ok and bus.read(2, 36, 8).ok
+    finally:
+        bus.close()
+    ping = instruction_packet(1, 1, 0x01)
+    with serial.Serial(emulate.port, 1_000_000, timeout=TIMEOUT) as line:
+        for _ in range(3):
+            line.reset_output_buffer()
+            line.write(ping)
+            assert line.read(6) == status_packet(1, 1, 0)  # answered after the flush was seen
+    code, errors = emulate.stop()
+    assert code == 0, errors
+    warnings = [text for text in errors.splitlines() if "warning" in text]
+    assert warnings == [f"humanoid emulate: warning: {OUTPUT_FLUSH_WARNING}"]

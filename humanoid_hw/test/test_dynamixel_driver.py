@@ -492,6 +492,9 @@ def test_a_signal_shutdown_while_the_loop_runs_applies_on_shutdown(bioloid, emul
     assert not loop.is_alive() and problems == []
     assert not driver.bus.is_open
     assert torques_after_close(emulator) == [torque] * 18
+    # The driver never discards its unsent output: through a pseudo-terminal such a flush can
+    # drop the packet just written, a goal or the torque policy (docs/bus_emulator.md).
+    assert emulator.output_flushes == 0
     writes = [sync_write_address(raw) for raw in emulator.received if sync_write_address(raw) is not None]
     torque_item = driver.control_table.item("torque_enable").address
     if policy == "limp":

@@ -16,6 +16,14 @@ serves the pseudo-terminal; tests and tools inject faults through methods (and
   emulator that was killed) and is removed only while it still names this emulator's
   pseudo-terminal: no file or link of anyone else is replaced or deleted.
 
+Bytes in: the pseudo-terminal's master is read in packet mode (``TIOCPKT``), so that a
+client discarding its own unsent output (``tcflush(TCOFLUSH)``, pyserial's
+``reset_output_buffer``) is seen: the kernel hands a pseudo-terminal's written bytes to
+the master asynchronously, and such a flush can discard a packet before any process can
+read it, where a USB adapter would already have sent it. The emulator cannot stop that;
+it counts those flushes (:attr:`BusEmulator.output_flushes`) and says so once through
+its ``warn`` callable (docs/bus_emulator.md).
+
 Timing: a servo waits its Return Delay Time (2 us per unit) before answering. With
 ``timing=True`` the emulator also charges wire time at the baud rate (10 bits per byte,
 half duplex: one packet on the bus at a time), so that loop rates measured against it
@@ -27,10 +35,13 @@ tests makes motion and answer times exact).
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import re
 import secrets
 import select
+import struct
+import termios
 import threading
 import time
 import tty
@@ -52,6 +63,11 @@ from humanoid_hw.emulator.servo import EmulatedServo, Outcome
 CAPTURE_LENGTH = 10_000
 #: Seconds a served byte costs per baud: 8N1 framing = 10 bits.
 BITS_PER_BYTE = 10
+#: Said once when a client first discards its unsent output (see the module docstring).
+OUTPUT_FLUSH_WARNING = (
+    "the client discards its unsent output (tcflush TCOFLUSH, pyserial reset_output_buffer): a packet "
+    "written just before such a flush can be dropped by the pseudo-terminal before the emulator reads it "
+    "(a USB adapter would have sent it), so its writes may be lost; see docs/bus_emulator.md")
 
 
 class LinkTakenError(FileExistsError):
@@ -80,7 +96,7 @@ class BusEmulator:
 
     def __init__(self, servos: Mapping[int, str], baud: int = 1_000_000, timing: bool = False,
                  link: str | Path | None = None, clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], None] | None = None) -> None:
+                 sleep: Callable[[float], None] | None = None, warn: Callable[[str], None] | None = None) -> None:
         models = {servo_id: control_table(name) for servo_id, name in servos.items()}
         protocols = {m.protocol for m in models.values()}
         if len(protocols) != 1:
@@ -91,6 +107,7 @@ class BusEmulator:
         self.link = Path(link) if link is not None else None
         self._clock = clock
         self._sleep = sleep or precise_sleep
+        self._warn = warn
         self._servos = {i: EmulatedServo(i, models[i], baud, clock()) for i in sorted(models)}
         self._parser = PacketParser(self.protocol)
         self._lock = threading.RLock()
@@ -108,6 +125,8 @@ class BusEmulator:
         self.received: deque[bytes] = deque(maxlen=CAPTURE_LENGTH)
         self.sent: deque[bytes] = deque(maxlen=CAPTURE_LENGTH)
         self.packets_handled = 0
+        #: How many times a client discarded its unsent output (each may have dropped a packet).
+        self.output_flushes = 0
         #: Packets the emulator could not handle, with the reason (it keeps serving).
         self.handler_errors: deque[str] = deque(maxlen=100)
 
@@ -151,6 +170,7 @@ class BusEmulator:
     def _open_pty(self) -> None:
         master, slave = os.openpty()
         tty.setraw(slave)  # no echo, no line discipline: a serial line carries raw bytes
+        fcntl.ioctl(master, termios.TIOCPKT, struct.pack("i", 1))  # each read: a status byte or data
         self._master, self._slave = master, slave
         self._pts_name = os.ttyname(slave)
         self._parser = PacketParser(self.protocol)
@@ -210,9 +230,11 @@ class BusEmulator:
                 if master != self._master:
                     continue
                 try:
-                    data = os.read(master, 4096)
+                    data = self._received_bytes(os.read(master, 4096))
                 except OSError:
                     continue
+                if not data:
+                    continue  # a status change of the client (a queue flushed), no bytes
                 seen_at = self._clock()
                 for packet in self._parser.feed(data):
                     try:
@@ -221,6 +243,17 @@ class BusEmulator:
                         self.handler_errors.append(f"{packet.raw.hex(' ')}: {error!r}")
                     self.packets_handled += 1
                     self._changed.notify_all()
+
+    def _received_bytes(self, chunk: bytes) -> bytes:
+        """The client's bytes in one packet-mode read (none when it reports a status change)."""
+        if not chunk or chunk[0] == termios.TIOCPKT_DATA:
+            return chunk[1:]
+        if chunk[0] & termios.TIOCPKT_FLUSHWRITE:
+            self.output_flushes += 1
+            if self.output_flushes == 1 and self._warn is not None:
+                self._warn(OUTPUT_FLUSH_WARNING)
+            self._changed.notify_all()
+        return b""
 
     def _handle(self, packet: InstructionPacket, seen_at: float) -> None:
         self.received.append(packet.raw)

@@ -13,6 +13,7 @@ on standard output after it took effect. End of input changes nothing.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import select
 import signal
@@ -76,12 +77,18 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, KeyError) as error:
         print(f"humanoid emulate: error: {error}", file=sys.stderr)
         return 2
-    emulator = BusEmulator(servos, baud=args.baud, timing=args.timing, link=args.link)
+    emulator = BusEmulator(servos, baud=args.baud, timing=args.timing, link=args.link, warn=_warn)
     if args.return_delay is not None:
         for servo_id in servos:
             emulator.set_register(servo_id, "return_delay_time", args.return_delay)
     with stop_on_signals(*STOP_SIGNALS) as stop:
         return _serve(emulator, servos, args, stop)
+
+
+def _warn(text: str) -> None:
+    """A warning from the serving thread: one line on standard error (none if nobody reads it)."""
+    with contextlib.suppress(OSError, ValueError):
+        print(f"humanoid emulate: warning: {text}", file=sys.stderr, flush=True)
 
 
 def _serve(emulator: BusEmulator, servos: dict[int, str], args: argparse.Namespace, stop: StopRequest) -> int:
