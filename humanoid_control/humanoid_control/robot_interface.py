@@ -304,10 +304,14 @@ class RobotInterface:
         try:
             request = self._request(goal.trajectory, goal.path_tolerance, goal.goal_tolerance,
                                     seconds(goal.goal_time_tolerance))
-            run = self.loop.accept_trajectory(request)
+            run = self.loop.accept_trajectory(request, canceled=lambda: goal_handle.is_cancel_requested)
         except CommandRejectedError as error:
-            self._log.error(f"follow_joint_trajectory goal rejected ({error.code.name}): {error}")
-            goal_handle.abort()
+            if error.code is ErrorCode.CANCELED:
+                self._log.info(f"follow_joint_trajectory: {error}")
+                goal_handle.canceled()
+            else:
+                self._log.error(f"follow_joint_trajectory goal rejected ({error.code.name}): {error}")
+                goal_handle.abort()
             return FollowJointTrajectory.Result(error_code=int(error.code), error_string=str(error))
         period = 1.0 / self.params.feedback_rate
         while not run.done.wait(period):
