@@ -109,12 +109,14 @@ def check_path(tracker: CollisionTracker, configurations: Callable[[np.ndarray],
     A path of more than ``max_samples`` samples (``duration / period``) is refused
     (:class:`CommandRejectedError`, INVALID_GOAL); ``stop`` is asked before each chunk of
     samples, and when it returns True the check ends with :class:`CheckInterruptedError`."""
-    intervals = _intervals(duration, period)
-    if max_samples is not None and intervals > max_samples:
+    needed = duration / period
+    if max_samples is not None and needed > max_samples * (1.0 + 1e-9):  # a rounding error is no sample
         raise CommandRejectedError(
             ErrorCode.INVALID_GOAL,
-            f"checking the {duration:.4g} s path for self-collision every {period:g} s takes {intervals} samples, "
-            f"more than max_trajectory_samples = {max_samples}: split the trajectory (or raise the parameter)")
+            f"checking the {duration:.4g} s path for self-collision every {period:g} s takes "
+            f"{math.ceil(needed - 1e-9)} samples, more than max_trajectory_samples = {max_samples}: split the "
+            "trajectory (or raise the parameter)")
+    intervals = _intervals(duration, period)
     refinement = _PathRefinement(tracker, configurations, intervals + 1)
     for first in range(0, max(intervals, 1), CHUNK):
         if stop is not None and stop():
