@@ -73,7 +73,7 @@ CASES: list[tuple[str, list[str], str]] = [
     ("demo: walk 1e9 m", ["demo", "--walk", "1e9"], "distance 1e+09 m is beyond max_goal_distance = 20 m"),
     ("walk: 1e308 m", ["walk", "--robot", "bioloid", "--distance", "1e308"],
      "distance 1e+308 m is beyond max_goal_distance = 20 m"),
-    ("walk: 1e9 m lateral", ["walk", "--robot", "hoap2", "--distance", "0", "--lateral", "-1e9"],
+    ("walk: 1e9 m lateral", ["walk", "--robot", "hoap2", "--distance", "0", "--lateral=-1e9"],
      "lateral -1e+09 m is beyond max_goal_lateral = 5 m"),
     ("walk: nan distance", ["walk", "--robot", "hoap2", "--distance", "nan"], "argument --distance"),
     ("bench sim: negative seconds", ["bench", "sim", "--seconds", "-1"], "--seconds"),
