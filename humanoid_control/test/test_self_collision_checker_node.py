@@ -177,7 +177,8 @@ def test_the_longest_allowed_check_holds_up_neither_the_other_service_nor_the_st
     for k in range(3):
         assert client.check_self_collision({"rarm_joint1": 0.1 * k}, timeout=PATIENCE).valid
         publish_until_answered(client, listener, [0.0] * len(names), stamp=10.0 + k)
+        assert not answer.done(), "a configuration check or a state came only after the trajectory check"
     poll_until(lambda: len(listener.diagnostics) > diagnostics, "diagnostics meanwhile", PATIENCE)
-    assert not answer.done(), "the trajectory check ended before the others were answered: not a long check"
+    assert not answer.done(), "diagnostics came only after the trajectory check"
     result = client.wait_future(answer, PATIENCE, "the trajectory check")
     assert result.valid and not result.in_collision and result.samples == MAX_SAMPLES + 1, result.message
