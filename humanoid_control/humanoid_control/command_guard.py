@@ -13,7 +13,7 @@ two points, and the default guard (this class) lets everything through:
    refuse it: the trajectory then never starts and the robot keeps its set-point. A
    check that takes long asks ``stop()`` now and then and, when it returns True (the
    goal was canceled, or a newer trajectory came), gives up with
-   :class:`~humanoid_control.trajectory_collision.CheckInterruptedError`.
+   :class:`CheckInterruptedError`.
 2. :meth:`CommandGuard.filter_setpoint`, once per control cycle **in the control
    thread**, on the set-point about to be written; it returns the set-point to write
    (the same object when it passes: drivers skip re-sending an unchanged object), or a

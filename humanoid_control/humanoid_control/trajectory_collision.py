@@ -9,7 +9,7 @@ every ``period`` seconds; the check clears the path between the samples too
 
 The work is bounded: a path needing more than ``max_samples`` samples is refused before
 any is taken, and the samples are computed and checked ``CHUNK`` at a time, so that the
-memory a check needs does not grow with the path (every sample at once cost about 1.5 kB:
+memory a check needs does not grow with the path (every sample at once cost about 2 kB:
 gigabytes for a path of hours); between chunks the check asks its caller whether to go
 on (a goal canceled or replaced while its path is being checked).
 """

@@ -207,14 +207,15 @@ class CommandValidator:
 
     def _check_duration(self, last: float, lead: float) -> None:
         """The trajectory must end within ``max_duration`` of its receipt (its last point at
-        ``last`` s from a start ``lead`` s away): the robot interface holds a goal that long,
-        and the command guard's work on its path grows with it."""
+        ``last`` s from a start ``lead`` s away, < 0: past): the robot interface holds a goal
+        that long, and the command guard's work on its path grows with it."""
         if self.max_duration is None:
             return
-        end = last + max(lead, 0.0)
+        end = last + lead
         if end > self.max_duration:
-            when = (f"lasts {_fmt(end)} s (its last point's time_from_start)" if lead <= 0.0 else
-                    f"ends {_fmt(end)} s from now (header stamp {_fmt(lead)} s ahead, last point at {_fmt(last)} s)")
+            stamp = f"{_fmt(lead)} s ahead" if lead > 0.0 else f"{_fmt(-lead)} s ago"
+            when = (f"lasts {_fmt(end)} s (its last point's time_from_start)" if lead == 0.0 else
+                    f"ends {_fmt(end)} s from now (header stamp {stamp}, last point at {_fmt(last)} s)")
             raise CommandRejectedError(
                 ErrorCode.INVALID_GOAL,
                 f"the trajectory {when}, longer than max_trajectory_duration = {_fmt(self.max_duration)} s: "

@@ -98,6 +98,11 @@ def test_a_trajectory_ending_beyond_the_bound_from_a_later_start_is_rejected(val
     assert error.code is ErrorCode.INVALID_GOAL
     assert "ends 1e+06 s from now" in str(error) and "max_trajectory_duration = 600 s" in str(error), str(error)
     validator.trajectory(["rarm_joint1"], points, here(joints), start_time=595.0, now=5.0)
+    # a stamp past: what is left of it counts
+    late = [PointData(1.0, [0.1]), PointData(700.0, [0.1])]
+    validator.trajectory(["rarm_joint1"], late, here(joints), start_time=5.0, now=200.0)
+    error = rejected(validator.trajectory, ["rarm_joint1"], late, here(joints), start_time=5.0, now=50.0)
+    assert "ends 655 s from now (header stamp 45 s ago, last point at 700 s)" in str(error), str(error)
 
 
 def test_a_trajectory_that_ended_before_now_is_old(validator, joints):
