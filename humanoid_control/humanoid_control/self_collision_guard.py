@@ -8,9 +8,9 @@ by the SRDF) and its safety distance:
   ``trajectory_sample_period`` seconds and between the samples
   (:mod:`humanoid_control.trajectory_collision`), at most ``max_trajectory_samples``
   samples (a longer path is refused, INVALID_GOAL), one check at a time; a check stops
-  early when the goal is canceled or a newer trajectory replaces it. A path that brings two links within the
-  safety distance is refused before any motion: ``SELF_COLLISION`` (-9), with a message
-  naming the pair, the time and the joint values.
+  early when the goal is canceled or a newer trajectory replaces it. A path that brings
+  two links within the safety distance is refused before any motion: ``SELF_COLLISION``
+  (-9), with a message naming the pair, the time and the joint values.
 - **Set-points**, every control cycle: a set-point that would bring two links within the
   safety distance is not written; the robot holds the last safe set-point (a
   :class:`~humanoid_control.command_guard.Veto`: the executor drops the refused command,
@@ -61,8 +61,8 @@ class SelfCollisionGuardParameters:
         0.002, "s, spacing of the samples a trajectory's path is checked at (it is cleared between them too)")
     max_trajectory_samples: int = documented(
         300_000, "most samples of one trajectory's check (its duration / trajectory_sample_period; 300000: the "
-        "600 s of max_trajectory_duration every 2 ms, a few seconds of one core); a path needing more is refused "
-        "with INVALID_GOAL")
+        "600 s of max_trajectory_duration every 2 ms: seconds of an idle core, tens on a loaded one); a path "
+        "needing more is refused with INVALID_GOAL")
     warning_period: float = documented(1.0, "s, at most one warning per period while set-points are refused")
 
     def __post_init__(self) -> None:
