@@ -1,6 +1,10 @@
 """Trajectory size is bounded (max_trajectory_points) and accepting the largest allowed one
 does not stall the robot: joint_states keep their rate while it is validated and planned
-(all per-goal work runs in the callback thread, beside the control loop).
+(all per-goal work runs in the callback thread, beside the control loop). A trajectory's
+duration is bounded too (max_trajectory_duration: nanoseconds typed as seconds are refused
+at once), and a goal whose path is being checked (the longest allowed: seconds of work)
+blocks nothing: the running goal's feedback and cancel, the simulator's services and
+diagnostics go on, a newer goal replaces it and a cancel ends it at once, never started.
 
 The gaps are measured on the publisher's side: each joint_states message's DDS source
 timestamp (taken by the node when it publishes), so this test process's own work
@@ -11,9 +15,11 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
+from action_msgs.msg import GoalStatus
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
@@ -22,12 +28,14 @@ from humanoid_bringup.graphs import sim_nodes
 from humanoid_control.loop.interface_parameters import InterfaceParameters
 from humanoid_control.ros.robot_client import make_trajectory, poll_until
 from humanoid_interfaces.action import FollowJointTrajectory
+from humanoid_sim.sim_node_spec import sim_node_spec
 
 pytestmark = pytest.mark.system
 
 ROBOT = "hoap2"
 PUBLISH_RATE = 100.0
 MAX_POINTS = InterfaceParameters().max_trajectory_points
+MAX_DURATION = InterfaceParameters().max_trajectory_duration
 #: Largest gap between joint_states allowed while a goal is accepted, in publishing periods.
 #: Generous (a loaded 2-core machine delays a cycle now and then: 14 periods measured with a
 #: load average of 17 on 2 cores); before the bound a large
@@ -98,14 +106,93 @@ def test_a_trajectory_beyond_the_bound_is_rejected_with_its_size_and_the_paramet
     assert f"{MAX_POINTS + 1} points" in outcome.error_string
     assert f"max_trajectory_points = {MAX_POINTS}" in outcome.error_string
 
-    def rejected() -> int:
-        for array in reversed(diagnostics):
-            for status in array.status:
-                values = {kv.key: kv.value for kv in status.values}
-                if "commands_rejected" in values:
-                    return int(values["commands_rejected"])
-        return -1
-
     client.trajectories.publish(too_long)  # the topic: rejected too (counted, logged)
-    poll_until(lambda: rejected() == 2, "both rejections counted in diagnostics", PATIENCE)
+    poll_until(lambda: rejected(diagnostics) == 2, "both rejections counted in diagnostics", PATIENCE)
     assert np.allclose(np.array(client.wait_for_joint_states(PATIENCE).position), current, atol=0.02)
+
+
+def rejected(diagnostics: list[DiagnosticArray]) -> int:
+    """The robot interface's count of rejected commands in the latest diagnostics (-1: none yet)."""
+    for array in reversed(diagnostics):
+        for status in array.status:
+            values = {kv.key: kv.value for kv in status.values}
+            if "commands_rejected" in values:
+                return int(values["commands_rejected"])
+    return -1
+
+
+def still(names, current, duration: float):
+    """Two points holding the current pose, the last at ``duration`` s."""
+    return make_trajectory(names, [duration / 2, duration], [current.tolist(), current.tolist()])
+
+
+def test_a_trajectory_beyond_the_duration_bound_is_refused_at_once_and_the_node_goes_on(robot_graph):
+    """Nanoseconds typed as seconds: a second point at 1e6 s (unbounded, its path check grew
+    the node to gigabytes until it died, and the client never got an answer)."""
+    _graph, client = robot_graph([n for n in sim_nodes(ROBOT) if n.name == "humanoid_sim"])
+    diagnostics: list[DiagnosticArray] = []
+    client.node.create_subscription(DiagnosticArray, "diagnostics", diagnostics.append, 10)
+    state = client.wait_for_joint_states(PATIENCE)
+    names, current = list(state.name), np.array(state.position)
+    typo = still(names, current, 1e6)
+
+    outcome = client.follow(typo, timeout=PATIENCE)
+    assert outcome.error_code == FollowJointTrajectory.Result.INVALID_GOAL
+    assert "lasts 1e+06 s" in outcome.error_string, outcome.error_string
+    assert f"max_trajectory_duration = {MAX_DURATION:g} s" in outcome.error_string, outcome.error_string
+    client.trajectories.publish(typo)  # the topic: refused by the same validation
+    poll_until(lambda: rejected(diagnostics) == 2, "both rejections counted in diagnostics", PATIENCE)
+    assert client.follow(still(names, current, 0.5), timeout=PATIENCE).succeeded  # the node goes on
+
+
+def peak_memory_mb(pid: int) -> float:
+    """A process's peak resident memory (MB)."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(next(line for line in status.splitlines() if line.startswith("VmHWM:")).split()[1]) / 1024
+
+
+def test_a_goal_being_checked_blocks_nothing_gives_way_to_a_newer_one_and_ends_at_a_cancel(robot_graph):
+    # the longest allowed path sampled every 0.5 ms: 1.2 million samples, tens of seconds of checking
+    period = 0.0005
+    sim = sim_node_spec(ROBOT, {"self_collision_trajectory_sample_period": period,
+                                "self_collision_max_trajectory_samples": round(MAX_DURATION / period)})
+    graph, client = robot_graph([sim])
+    diagnostics: list[DiagnosticArray] = []
+    client.node.create_subscription(DiagnosticArray, "diagnostics", diagnostics.append, 10)
+    state = client.wait_for_joint_states(PATIENCE)
+    names, current = list(state.name), np.array(state.position)
+    running_feedback: list = []
+    running = client.send_goal(still(names, current, 60.0), feedback=running_feedback, timeout=PATIENCE)
+    poll_until(lambda: running_feedback, "feedback of the running goal", PATIENCE)
+    memory = peak_memory_mb(graph.processes["humanoid_sim"].pid)
+
+    first_feedback: list = []
+    first = client.send_goal(still(names, current, MAX_DURATION), feedback=first_feedback, timeout=PATIENCE)
+    second_feedback: list = []
+    second = client.send_goal(still(names, current, MAX_DURATION), feedback=second_feedback, timeout=PATIENCE)
+    second_result = second.get_result_async()
+    # the first one's check gives way to the newer goal at once
+    outcome = client.result(first, timeout=PATIENCE)
+    assert outcome.error_code == FollowJointTrajectory.Result.PREEMPTED, outcome.error_string
+    assert "never started" in outcome.error_string, outcome.error_string
+
+    # while the second one is checked: feedback, services, diagnostics and a cancel go on
+    seen = len(running_feedback)
+    poll_until(lambda: len(running_feedback) >= seen + 3, "feedback of the running goal meanwhile", PATIENCE)
+    client.pause(timeout=PATIENCE)
+    client.resume(timeout=PATIENCE)
+    seen = len(diagnostics)
+    poll_until(lambda: len(diagnostics) > seen, "diagnostics meanwhile", PATIENCE)
+    client.cancel(running, timeout=PATIENCE)
+    assert client.result(running, timeout=PATIENCE).status == GoalStatus.STATUS_CANCELED
+    assert not second_result.done()  # all of that while the second goal was still being checked
+
+    client.cancel(second, timeout=PATIENCE)
+    outcome = client.result(second, timeout=PATIENCE)
+    assert outcome.status == GoalStatus.STATUS_CANCELED and outcome.error_code == FollowJointTrajectory.Result.CANCELED
+    assert "never started" in outcome.error_string, outcome.error_string
+    assert not first_feedback and not second_feedback
+    # the check takes its samples a chunk at a time: no memory in proportion to the path
+    grown = peak_memory_mb(graph.processes["humanoid_sim"].pid) - memory
+    print(f"peak memory of the simulation node grew by {grown:.0f} MB during the checks")
+    assert grown < 100.0

@@ -4,7 +4,8 @@ Short subsets of issue 15's walks (the long ones, and the speeds, are ``humanoid
 the Bioloid walks a few steps forward through the ``walk`` action and stays up, as
 measured by the simulator's ground truth (:func:`humanoid_experiments.walk.walk`:
 the centre of the soles before and after, the simulator's ``fallen``); ``cmd_vel``
-walks it and a zero velocity stops it standing.
+walks it and a zero velocity stops it standing. Walk goals beyond the controller's bounds
+(1e308 m, 1e9 m sideways) or not finite are refused at once, and the robot stays.
 
 The simulation runs at half real time: the walk is a closed loop between processes
 (the controller sends its set-points ahead of the robot's clock as short trajectories),
@@ -23,9 +24,12 @@ from geometry_msgs.msg import Twist
 from trajectory_msgs.msg import JointTrajectory
 
 from humanoid_bringup.graphs import sim_nodes
+from humanoid_control.biped_walking.parameters import WalkParameters
+from humanoid_control.ros.action_result import wait_until_answering
 from humanoid_control.ros.robot_client import poll_until
 from humanoid_control.ros.ros_time import seconds
 from humanoid_experiments.walk import walk
+from humanoid_interfaces.action import Walk
 
 pytestmark = pytest.mark.system
 
@@ -105,3 +109,20 @@ def test_cmd_vel_walks_and_a_zero_velocity_stops_the_robot_standing(bioloid):
     end = bioloid.base_pose.pose.position
     assert end.x - start.x > 0.05  # it walked forward
 
+
+
+def test_walk_goals_beyond_the_bounds_or_not_finite_are_refused_at_once_and_the_robot_stays(bioloid):
+    params = WalkParameters.for_robot("bioloid")
+    action = bioloid.action_client(Walk, "walk")
+    assert action.wait_for_server(timeout_sec=60.0) and wait_until_answering(action, 60.0)
+    watch = TrajectoryWatch(bioloid)
+    cases = [((1e308, 0.0, 0.0), f"distance 1e+308 m is beyond max_goal_distance = {params.max_goal_distance:g} m"),
+             ((0.0, -1e9, 0.0), f"lateral -1e+09 m is beyond max_goal_lateral = {params.max_goal_lateral:g} m"),
+             ((math.nan, 0.0, 0.0), "non-finite"), ((0.0, 0.0, math.inf), "non-finite"),
+             ((0.0, 0.0, 4.0), "turn 4 rad is beyond +-pi")]
+    for (distance, lateral, turn), words in cases:
+        goal = Walk.Goal(distance=distance, lateral=lateral, turn=turn)
+        handle = bioloid.wait_future(action.send_goal_async(goal), 60.0, "walk goal response")
+        result = bioloid.wait_result(handle, 60.0, "walk result").result
+        assert result.error_code == Walk.Result.INVALID_GOAL and words in result.error_string, result.error_string
+    assert not watch.messages  # nothing was sent to the robot

@@ -7,7 +7,7 @@ import time
 import numpy as np
 import pytest
 
-from humanoid_control.loop.command_guard import CommandGuard, Veto
+from humanoid_control.loop.command_guard import CheckInterruptedError, CommandGuard, Veto
 from humanoid_control.loop.control_loop import ControlLoop, GilTurns, ToleranceSpec, TrajectoryRequest
 from humanoid_control.loop.driver import DriverError, JointCommand
 from humanoid_control.loop.ideal_driver import IdealDriver
@@ -41,7 +41,7 @@ class RecordingGuard(CommandGuard):
         self.plans = []
         self.threads = set()
 
-    def check_trajectory(self, plan) -> None:
+    def check_trajectory(self, plan, stop=lambda: False) -> None:
         self.plans.append(plan)
         self.threads.add(threading.current_thread().name)
         times = np.linspace(plan.start, plan.end, 50)
@@ -109,8 +109,8 @@ class SlowGuard(RecordingGuard):
         super().__init__(arm)
         self.driver, self.seconds = driver, seconds
 
-    def check_trajectory(self, plan) -> None:
-        super().check_trajectory(plan)
+    def check_trajectory(self, plan, stop=lambda: False) -> None:
+        super().check_trajectory(plan, stop)
         self.driver.time += self.seconds
 
 
@@ -169,6 +169,65 @@ def test_a_trajectory_the_guard_refuses_never_starts_and_the_running_one_goes_on
     assert first.state is RunState.SUCCEEDED
 
 
+class GatedGuard(CommandGuard):
+    """Its first check lasts until its ``stop()`` asks it to give up (then it does, as the
+    self-collision guard does between chunks of samples); later checks pass at once."""
+
+    def __init__(self) -> None:
+        self.checking = threading.Event()
+        self.checks = 0
+
+    def check_trajectory(self, plan, stop=lambda: False) -> None:
+        self.checks += 1
+        if self.checks > 1:
+            return
+        self.checking.set()
+        deadline = time.monotonic() + 30.0
+        while not stop():
+            assert time.monotonic() < deadline, "the check was never asked to stop"
+            time.sleep(0.001)
+        raise CheckInterruptedError("asked to stop")
+
+
+def accept_in_thread(loop, trajectory, **kwargs) -> tuple[threading.Thread, dict]:
+    outcome: dict = {}
+
+    def accept() -> None:
+        try:
+            outcome["run"] = loop.accept_trajectory(trajectory, **kwargs)
+        except CommandRejectedError as error:
+            outcome["error"] = error
+
+    thread = threading.Thread(target=accept)
+    thread.start()
+    return thread, outcome
+
+
+def test_a_trajectory_being_checked_gives_way_to_a_newer_one_and_never_starts(joints):
+    guard = GatedGuard()
+    loop, _, _ = make_loop(joints, guard)
+    thread, older = accept_in_thread(loop, request((1.0, 0.4)))
+    assert guard.checking.wait(30.0)
+    newer = loop.accept_trajectory(request((1.0, 0.2)))
+    thread.join(30.0)
+    error = older["error"]
+    assert error.code is ErrorCode.PREEMPTED and "never started" in str(error)
+    assert loop.trajectory_executor.active is newer and newer.state is RunState.RUNNING
+    assert loop.status().commands_rejected == 0  # given way, not refused
+
+
+def test_a_trajectory_canceled_while_being_checked_ends_canceled_and_never_starts(joints):
+    guard = GatedGuard()
+    loop, _, _ = make_loop(joints, guard)
+    canceled = threading.Event()
+    thread, outcome = accept_in_thread(loop, request((1.0, 0.4)), canceled=canceled.is_set)
+    assert guard.checking.wait(30.0)
+    canceled.set()
+    thread.join(30.0)
+    assert outcome["error"].code is ErrorCode.CANCELED and "never started" in str(outcome["error"])
+    assert loop.trajectory_executor.active is None
+
+
 def test_the_setpoint_filter_decides_what_the_driver_gets(joints):
     arm = joints.index(ARM)
     loop, driver, _ = make_loop(joints, RecordingGuard(arm, ceiling=0.2))
@@ -209,13 +268,17 @@ def test_a_veto_becomes_the_setpoint_and_ends_the_running_trajectory_with_its_re
 
 
 def test_malformed_commands_are_rejected_counted_and_change_nothing(joints):
-    loop, driver, _ = make_loop(joints, max_trajectory_points=10)
+    guard = RecordingGuard(joints.index(ARM))
+    loop, driver, _ = make_loop(joints, guard, max_trajectory_points=10, max_trajectory_duration=60.0)
     loop.cycle()
     before = driver.written[-1]
     with pytest.raises(CommandRejectedError, match="unknown joint"):
         loop.stream(["nope"], [0.0])
     with pytest.raises(CommandRejectedError, match="max_trajectory_points = 10"):
         loop.accept_trajectory(request(*[(0.1 * (i + 1), 0.0) for i in range(11)]))
+    with pytest.raises(CommandRejectedError, match=r"lasts 1e\+06 s .* max_trajectory_duration = 60 s"):
+        loop.accept_trajectory(request((1.0, 0.0), (1e6, 0.0)))
+    assert not guard.plans  # refused before any plan or check
     with pytest.raises(CommandRejectedError, match="acceleration tolerances are not supported"):
         loop.accept_trajectory(request((1.0, 0.1), goal_tolerance=[ToleranceSpec(ARM, acceleration=0.1)]))
     with pytest.raises(CommandRejectedError, match="not in the trajectory") as info:
@@ -223,7 +286,7 @@ def test_malformed_commands_are_rejected_counted_and_change_nothing(joints):
     assert info.value.code is ErrorCode.INVALID_JOINTS
     loop.cycle()
     assert driver.written[-1] is before and loop.trajectory_executor.active is None
-    assert loop.status().commands_rejected == 4
+    assert loop.status().commands_rejected == 5
 
 
 def test_tolerances_default_to_the_parameters_and_negative_means_unchecked(joints):

@@ -1,6 +1,8 @@
 """The self-collision checker node alone, fed joint_states by the test: stale (NaN) joints are
 unknown and only the pairs behind them go unchecked, malformed messages and requests get a
-clear error and the node goes on, the services answer, markers and diagnostics follow."""
+clear error and the node goes on, the services answer, markers and diagnostics follow. A
+trajectory check is bounded (duration and samples, refused at once beyond) and the longest
+allowed one holds up neither the configuration check, nor the state, nor diagnostics."""
 
 from __future__ import annotations
 
@@ -19,11 +21,15 @@ from humanoid_control.ros.ros_time import to_time
 from humanoid_description.collision import CollisionModel
 from humanoid_description.model import load_model
 from humanoid_interfaces.msg import SelfCollisionState
+from humanoid_interfaces.srv import CheckTrajectorySelfCollision
 
 pytestmark = pytest.mark.system
 
 ROBOT = "hoap2"
 PATIENCE = 60.0
+#: The checker's bounds here: the longest allowed path (200 s every 2 ms) is seconds of work.
+MAX_SAMPLES = 100_000
+MAX_DURATION = 600.0
 
 
 class Listener:
@@ -56,7 +62,8 @@ class Listener:
 
 @pytest.fixture(scope="module")
 def checker(tmp_path_factory):
-    with Graph([self_collision_checker_node_spec(ROBOT)], log_dir=tmp_path_factory.mktemp("logs")) as graph, \
+    spec = self_collision_checker_node_spec(ROBOT, {"max_trajectory_samples": MAX_SAMPLES, "diagnostics_rate": 5.0})
+    with Graph([spec], log_dir=tmp_path_factory.mktemp("logs")) as graph, \
             RobotClient("checker_test") as client:
         listener = Listener(client)
         try:
@@ -151,3 +158,41 @@ def test_no_joint_named_checks_the_robots_current_configuration(checker):
     publish_until_answered(client, listener, model.home_positions().tolist(), stamp=7.0)
     answer = client.check_self_collision({})
     assert answer.valid and not answer.in_collision, answer.message
+
+
+def still_arm(duration: float):
+    """The right arm held at zero for ``duration`` s (two points)."""
+    return make_trajectory(["rarm_joint1"], [duration / 2, duration], [[0.0], [0.0]])
+
+
+def test_a_trajectory_beyond_the_bounds_is_refused_at_once_naming_both_numbers(checker):
+    client, _ = checker
+    start = {name: 0.0 for name in load_model(ROBOT).joints.names}
+    typo = client.check_trajectory_self_collision(still_arm(1e6), start, timeout=PATIENCE)
+    assert not typo.valid and "lasts 1e+06 s" in typo.message, typo.message
+    assert f"max_trajectory_duration = {MAX_DURATION:g} s" in typo.message, typo.message
+    dense = client.check_trajectory_self_collision(still_arm(MAX_DURATION), start, timeout=PATIENCE)
+    assert not dense.valid and "takes 300000 samples" in dense.message, dense.message
+    assert f"max_trajectory_samples = {MAX_SAMPLES}" in dense.message, dense.message
+
+
+def test_the_longest_allowed_check_holds_up_neither_the_other_service_nor_the_state_nor_diagnostics(checker):
+    client, listener = checker
+    names = list(load_model(ROBOT).joints.names)
+    longest = MAX_SAMPLES * 0.002  # s, at the checker's sample period
+    request = CheckTrajectorySelfCollision.Request(trajectory=still_arm(longest))
+    request.start = JointState(name=names, position=[0.0] * len(names))
+    service = client.node.create_client(CheckTrajectorySelfCollision, "check_trajectory_self_collision")
+    assert service.wait_for_service(timeout_sec=PATIENCE)
+    with listener.lock:
+        diagnostics = len(listener.diagnostics)
+    answer = service.call_async(request)
+    # while the path is being checked (seconds): configuration checks, states, diagnostics
+    for k in range(3):
+        assert client.check_self_collision({"rarm_joint1": 0.1 * k}, timeout=PATIENCE).valid
+        publish_until_answered(client, listener, [0.0] * len(names), stamp=10.0 + k)
+        assert not answer.done(), "a configuration check or a state came only after the trajectory check"
+    poll_until(lambda: len(listener.diagnostics) > diagnostics, "diagnostics meanwhile", PATIENCE)
+    assert not answer.done(), "diagnostics came only after the trajectory check"
+    result = client.wait_future(answer, PATIENCE, "the trajectory check")
+    assert result.valid and not result.in_collision and result.samples == MAX_SAMPLES + 1, result.message

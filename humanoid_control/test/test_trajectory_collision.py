@@ -2,14 +2,19 @@
 two links near each other without touching is cleared by sampling it more densely where
 the coarse samples could not prove it (there only), not refused; a path into a collision
 is still refused, where it collides, and so is a path that comes within the safety
-distance only between two coarse samples, after a near miss."""
+distance only between two coarse samples, after a near miss. The work is bounded: a path
+is checked a chunk of samples at a time (stoppable between chunks), and one needing more
+samples than the bound is refused before any."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from humanoid_control.guards import trajectory_collision
 from humanoid_control.guards.trajectory_collision import FINEST_PERIOD, check_path, sample_times
+from humanoid_control.loop.command_guard import CheckInterruptedError
+from humanoid_control.loop.validation import CommandRejectedError, ErrorCode
 from humanoid_description.collision import CollisionModel, CollisionTracker
 from humanoid_description.model import load_model
 
@@ -156,3 +161,59 @@ def test_a_move_into_the_head_is_refused_where_it_collides(setting):
     assert result.hit is not None and result.hit.pair.distance <= SAFETY + 0.001  # at, or just before, contact
     assert any("head" in link for link in (result.hit.pair.link_a, result.hit.pair.link_b))
     assert 0.0 < result.hit.time <= 0.2
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 7])
+def test_a_path_checked_a_chunk_at_a_time_gives_what_it_gives_whole(setting, chunk, monkeypatch):
+    """Chunks share their edge samples, each clearing its own side: the near misses are
+    still cleared, and the thin collision after one found at the same time, whatever the
+    chunk boundaries."""
+    model, _, head_distance = setting
+    near = np.array([*RAISED[:2], elbow_near_the_head(head_distance, 6.0, 9.0)])
+    frames = [np.radians(f) for f in ([-90.0, 90.0, 0.0], [-90.0, 19.0, -60.0], [-90.0, 22.0, -60.0],
+                                      [-90.0, 90.0, 0.0])]
+    paths = {"cleared": keyframed([RAISED, RAISED, near, RAISED, near], [0.3, 0.1, 0.1, 0.1]),
+             "thin collision": keyframed(frames, [0.3, 0.06, 0.02])}
+    tracker = CollisionTracker(CollisionModel(model), SAFETY)
+    whole = {name: check_path(tracker, along, duration, 0.05) for name, (along, duration) in paths.items()}
+    assert whole["cleared"].hit is None and whole["thin collision"].hit is not None
+    assert whole["cleared"].samples > 0.6 / 0.05 + 1  # the near misses were sampled again
+    monkeypatch.setattr(trajectory_collision, "CHUNK", chunk)
+    for name, (along, duration) in paths.items():
+        chunked = check_path(tracker, along, duration, 0.05)
+        assert (chunked.hit is None) == (whole[name].hit is None), name
+        if chunked.hit is not None:
+            assert chunked.hit.time == whole[name].hit.time and chunked.hit.pair == whole[name].hit.pair
+
+
+def test_a_long_path_is_checked_in_bounded_chunks_and_can_be_stopped_between_them(setting):
+    model = setting[0]
+    along, duration = keyframed([RAISED, RAISED], [40.0])  # 20 000 samples every 2 ms: 3 chunks
+    asked: list[int] = []
+
+    def configurations(times: np.ndarray) -> np.ndarray:
+        asked.append(len(times))
+        return along(times)
+
+    tracker = CollisionTracker(CollisionModel(model), SAFETY)
+    with pytest.raises(CheckInterruptedError):
+        check_path(tracker, configurations, duration, 0.002, stop=lambda: len(asked) >= 2)
+    assert asked == [trajectory_collision.CHUNK + 1] * 2  # the memory of a chunk, never the whole path
+    result = check_path(tracker, configurations, duration, 0.002)
+    assert result.hit is None and result.samples == 20_001
+    assert max(asked) == trajectory_collision.CHUNK + 1
+
+
+def test_a_path_needing_more_samples_than_the_bound_is_refused_before_any_is_taken(setting):
+    model = setting[0]
+    along, _ = keyframed([RAISED, RAISED], [1.0])
+    asked: list[int] = []
+    tracker = CollisionTracker(CollisionModel(model), SAFETY)
+    with pytest.raises(CommandRejectedError) as info:
+        check_path(tracker, lambda times: asked.append(len(times)) or along(times), 1e6, 0.002, max_samples=500,
+                   stop=lambda: bool(asked))  # a check that went ahead would end there
+    assert info.value.code is ErrorCode.INVALID_GOAL and not asked
+    message = str(info.value)
+    assert "takes 500000000 samples" in message and "max_trajectory_samples = 500" in message, message
+    assert "1e+06 s path" in message and "every 0.002 s" in message, message
+    assert check_path(tracker, along, 1.0, 0.002, max_samples=500).hit is None  # exactly the bound

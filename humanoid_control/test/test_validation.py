@@ -16,7 +16,7 @@ def joints():
 
 @pytest.fixture(scope="module")
 def validator(joints):
-    return CommandValidator(joints, start_tolerance=0.1, max_points=1000)
+    return CommandValidator(joints, start_tolerance=0.1, max_points=1000, max_duration=600.0)
 
 
 def here(joints) -> np.ndarray:
@@ -80,6 +80,29 @@ def test_more_points_than_the_bound_are_rejected_naming_the_parameter(validator,
     assert error.code is ErrorCode.INVALID_GOAL and "1001 points" in str(error)
     assert "max_trajectory_points = 1000" in str(error)
     validator.trajectory(["rarm_joint1"], points[:1000], here(joints))  # exactly the bound is fine
+
+
+def test_a_trajectory_longer_than_the_bound_is_rejected_naming_both_durations(validator, joints):
+    """Nanoseconds typed as seconds: two points, the second at 1e6 s."""
+    points = [PointData(1.0, [0.1]), PointData(1e6, [0.1])]
+    error = rejected(validator.trajectory, ["rarm_joint1"], points, here(joints))
+    assert error.code is ErrorCode.INVALID_GOAL
+    assert "lasts 1e+06 s" in str(error) and "max_trajectory_duration = 600 s" in str(error), str(error)
+    validator.trajectory(["rarm_joint1"], [PointData(1.0, [0.1]), PointData(600.0, [0.1])], here(joints))
+
+
+def test_a_trajectory_ending_beyond_the_bound_from_a_later_start_is_rejected(validator, joints):
+    """The robot interface holds a goal from its receipt: a header stamp far ahead counts."""
+    points = [PointData(1.0, [0.1]), PointData(10.0, [0.1])]
+    error = rejected(validator.trajectory, ["rarm_joint1"], points, here(joints), start_time=1e6, now=5.0)
+    assert error.code is ErrorCode.INVALID_GOAL
+    assert "ends 1e+06 s from now" in str(error) and "max_trajectory_duration = 600 s" in str(error), str(error)
+    validator.trajectory(["rarm_joint1"], points, here(joints), start_time=595.0, now=5.0)
+    # a stamp past: what is left of it counts
+    late = [PointData(1.0, [0.1]), PointData(700.0, [0.1])]
+    validator.trajectory(["rarm_joint1"], late, here(joints), start_time=5.0, now=200.0)
+    error = rejected(validator.trajectory, ["rarm_joint1"], late, here(joints), start_time=5.0, now=50.0)
+    assert "ends 655 s from now (header stamp 45 s ago, last point at 700 s)" in str(error), str(error)
 
 
 def test_a_trajectory_that_ended_before_now_is_old(validator, joints):

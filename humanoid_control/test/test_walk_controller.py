@@ -194,7 +194,14 @@ def test_bad_commands_are_refused_with_the_reason():
         controller.walk_to(0.0, 0.0, 4.0)
     with pytest.raises(WalkRefusedError, match="non-finite"):
         controller.walk_velocity(math.inf, 0.0, 0.0, 0.0)
+    with pytest.raises(WalkRefusedError, match="non-finite"):
+        controller.walk_to(0.0, -math.inf, 0.0)
+    with pytest.raises(WalkRefusedError, match=r"distance 1e\+308 m is beyond max_goal_distance = 20 m"):
+        controller.walk_to(1e308, 0.0, 0.0)
+    with pytest.raises(WalkRefusedError, match=r"lateral -1e\+09 m is beyond max_goal_lateral = 5 m"):
+        controller.walk_to(0.0, -1e9, 0.0)
     assert not controller.active
+    assert controller.walk_to(-20.0, 5.0, -math.pi).state is GoalState.PENDING  # the bounds themselves
 
 
 @pytest.mark.parametrize("robot", [r for r in CONTROL_NODE_PARAMETERS.robots() if walking_robot(r)])

@@ -190,6 +190,10 @@ def run(args: argparse.Namespace) -> int:
     from humanoid_control.processes.node_graph import Graph
     from humanoid_control.ros.robot_client import RobotClient
 
+    if args.walk is not None:
+        from humanoid_experiments.walk import check_goal
+
+        check_goal("hoap2", args.walk)
     log_dir = args.log_dir or Path(tempfile.mkdtemp(prefix="humanoid_demo_"))
     real_time_factor = args.real_time_factor
     if real_time_factor is None:

@@ -218,6 +218,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-dir", type=new_folder, default=None, help="keep the nodes' logs here")
 
 
+def check_goal(robot: str, distance: float, lateral: float = 0.0) -> None:
+    """Refuse (UsageError) a walk the robot's walk controller would refuse, before anything starts."""
+    from humanoid_bringup.cli import UsageError
+    from humanoid_control.biped_walking.controller import WalkRefusedError, checked_walk_goal
+    from humanoid_control.biped_walking.parameters import WalkParameters, walking_robot
+
+    if not walking_robot(robot):
+        return  # the walk controller says so itself when it starts
+    try:
+        checked_walk_goal(distance, lateral, 0.0, WalkParameters.for_robot(robot))
+    except WalkRefusedError as error:
+        raise UsageError(str(error)) from None
+
+
 def run(args: argparse.Namespace) -> int:
     from humanoid_bringup.graphs import sim_nodes
     from humanoid_control.command_line import UsageError
@@ -226,6 +240,7 @@ def run(args: argparse.Namespace) -> int:
 
     if abs(args.turn) > 180.0:
         raise UsageError(f"--turn must be within +-180 degrees, got {args.turn:g}")
+    check_goal(args.robot, args.distance, args.lateral)
     log_dir = args.log_dir or Path(tempfile.mkdtemp(prefix="humanoid_walk_"))
     if not args.json:
         print(f"starting the {args.robot} simulation (logs: {log_dir}) ...", flush=True)

@@ -73,6 +73,25 @@ class WalkRefusedError(RuntimeError):
     """A walking command that cannot start now; the message says why."""
 
 
+def checked_walk_goal(forward: float, lateral: float, turn: float,
+                      params: WalkParameters) -> tuple[float, float, float]:
+    """A walk goal's (forward, lateral, turn) as floats, or :class:`WalkRefusedError` naming
+    the value and its bound: finite, within ``max_goal_distance``/``max_goal_lateral`` (a
+    unit slip such as centimetres typed as metres would walk on until canceled) and
+    within +-pi (the shorter turn)."""
+    values = (float(forward), float(lateral), float(turn))
+    if not all(math.isfinite(v) for v in values):
+        raise WalkRefusedError(f"the walk goal has a non-finite component: {values}")
+    for name, value, bound in (("distance", values[0], params.max_goal_distance),
+                               ("lateral", values[1], params.max_goal_lateral)):
+        if abs(value) > bound:
+            raise WalkRefusedError(f"{name} {value:.4g} m is beyond max_goal_{name} = {bound:g} m (either way): "
+                                   "walk in several goals (or raise the parameter)")
+    if abs(values[2]) > math.pi:
+        raise WalkRefusedError(f"turn {values[2]:.4g} rad is beyond +-pi: give the shorter turn")
+    return values
+
+
 def yaw_rotation(yaw: float, pitch: float = 0.0) -> np.ndarray:
     c, s = math.cos(yaw), math.sin(yaw)
     rz = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
@@ -184,11 +203,7 @@ class WalkController:
     def walk_to(self, forward: float, lateral: float, turn: float) -> WalkGoal:
         """Walk until the centre of the feet is at this pose relative to where it is now
         (m, m, rad), then stop. Replaces any goal in hand (which ends as stopped)."""
-        values = (float(forward), float(lateral), float(turn))
-        if not all(math.isfinite(v) for v in values):
-            raise WalkRefusedError(f"the walk goal has a non-finite component: {values}")
-        if abs(values[2]) > math.pi:
-            raise WalkRefusedError(f"turn {values[2]:.4g} rad is beyond +-pi: give the shorter turn")
+        values = checked_walk_goal(forward, lateral, turn, self.params)
         if self.goal is not None and not self.goal.done:
             self.goal.finish(GoalState.STOPPED, "replaced by a newer walk goal", self._time)
         self._pending_velocity = None

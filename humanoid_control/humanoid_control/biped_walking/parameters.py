@@ -93,6 +93,13 @@ class WalkParameters:
         "delay before a new cmd_vel or a stop takes effect")
     send_period: float = documented(
         0.05, "s of robot time between two trajectories sent (each holds the set-points computed ahead)")
+    max_goal_distance: float = documented(
+        20.0, "m, farthest walk goal forward or backward; beyond, the goal is refused (INVALID_GOAL). A room or a "
+        "corridor: the walk follows its planned footsteps without localisation (a few cm of drift per metre), "
+        "and 20 m is minutes of walking for these robots; a unit slip (cm typed as m) is caught")
+    max_goal_lateral: float = documented(
+        5.0, "m, farthest walk goal sideways, either way; beyond, refused (sideways steps open every other step: "
+        "5 m is minutes of walking)")
     goal_position_tolerance: float = documented(0.005, "m, the walk action's goal counts as reached within this")
     goal_turn_tolerance: float = documented(0.02, "rad, the walk action's goal counts as reached within this")
     feedback_rate: float = documented(5.0, "Hz, walk action feedback")
@@ -103,11 +110,14 @@ class WalkParameters:
                     "stance_width", "max_step_forward", "max_step_backward", "max_step_lateral", "max_step_turn",
                     "linear_acceleration", "angular_acceleration", "period", "preview_horizon",
                     "preview_error_weight", "preview_jerk_weight", "tilt_feedback_cutoff",
-                    "cmd_vel_timeout", "goal_position_tolerance",
+                    "cmd_vel_timeout", "goal_position_tolerance", "max_goal_distance", "max_goal_lateral",
                     "goal_turn_tolerance", "feedback_rate", "diagnostics_rate", "send_period")
         for name in positive:
             if not getattr(self, name) > 0.0:
                 raise ValueError(f"parameter {name} must be > 0, got {getattr(self, name)}")
+        for name in ("max_goal_distance", "max_goal_lateral"):
+            if not math.isfinite(getattr(self, name)):
+                raise ValueError(f"parameter {name} must be finite, got {getattr(self, name)}")
         for name in ("foot_height", "min_foot_gap", "zmp_feedback_gain", "zmp_feedback_limit", "tilt_feedback_gain",
                      "tilt_feedback_limit", "foot_load_threshold", "command_lead", "sensor_timeout"):
             if not getattr(self, name) >= 0.0:

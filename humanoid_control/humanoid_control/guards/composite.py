@@ -9,7 +9,7 @@ guard filters that one.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from humanoid_control.loop.command_guard import CommandGuard, Veto
 from humanoid_control.loop.driver import JointCommand, JointState, StatusEntry
@@ -24,9 +24,9 @@ class CompositeGuard(CommandGuard):
     def __init__(self, guards: Sequence[CommandGuard]) -> None:
         self.guards = tuple(guards)
 
-    def check_trajectory(self, plan: PlannedTrajectory) -> None:
+    def check_trajectory(self, plan: PlannedTrajectory, stop: Callable[[], bool] = lambda: False) -> None:
         for guard in self.guards:
-            guard.check_trajectory(plan)
+            guard.check_trajectory(plan, stop)
 
     def filter_setpoint(self, command: JointCommand, state: JointState) -> JointCommand | Veto:
         for guard in self.guards:

@@ -6,9 +6,11 @@ by the SRDF) and its safety distance:
 - **Trajectories** (``follow_joint_trajectory`` goals and ``joint_trajectory``): the
   exact path the executor will follow (``plan.configurations``) is checked every
   ``trajectory_sample_period`` seconds and between the samples
-  (:mod:`humanoid_control.guards.trajectory_collision`). A path that brings two links within the
-  safety distance is refused before any motion: ``SELF_COLLISION`` (-9), with a message
-  naming the pair, the time and the joint values.
+  (:mod:`humanoid_control.guards.trajectory_collision`), at most ``max_trajectory_samples``
+  samples (a longer path is refused, INVALID_GOAL), one check at a time; a check stops
+  early when the goal is canceled or a newer trajectory replaces it. A path that brings
+  two links within the safety distance is refused before any motion: ``SELF_COLLISION``
+  (-9), with a message naming the pair, the time and the joint values.
 - **Set-points**, every control cycle: a set-point that would bring two links within the
   safety distance is not written; the robot holds the last safe set-point (a
   :class:`~humanoid_control.loop.command_guard.Veto`: the executor drops the refused command,
@@ -57,12 +59,19 @@ class SelfCollisionGuardParameters:
         -1.0, "m, the distance two links must keep; < 0: the robot's (robot.yaml self_collision.safety_distance)")
     trajectory_sample_period: float = documented(
         0.002, "s, spacing of the samples a trajectory's path is checked at (it is cleared between them too)")
+    max_trajectory_samples: int = documented(
+        300_000, "most samples of one trajectory's check (its duration / trajectory_sample_period; 300000: the "
+        "600 s of max_trajectory_duration every 2 ms: seconds of an idle core, tens on a loaded one); a path "
+        "needing more is refused with INVALID_GOAL")
     warning_period: float = documented(1.0, "s, at most one warning per period while set-points are refused")
 
     def __post_init__(self) -> None:
         if not self.trajectory_sample_period > 0.0 or not self.warning_period >= 0.0:
             raise ValueError("parameters self_collision_trajectory_sample_period must be > 0 and "
                              "self_collision_warning_period >= 0")
+        if self.max_trajectory_samples < 1:
+            raise ValueError(f"parameter self_collision_max_trajectory_samples must be >= 1, got "
+                             f"{self.max_trajectory_samples}")
 
 
 class SelfCollisionGuard(CommandGuard):
@@ -99,12 +108,12 @@ class SelfCollisionGuard(CommandGuard):
         return self._holding
 
     # -- trajectories (callback threads) -----------------------------------------------------
-    def check_trajectory(self, plan: PlannedTrajectory) -> None:
+    def check_trajectory(self, plan: PlannedTrajectory, stop: Callable[[], bool] = lambda: False) -> None:
         if not self.params.veto:
             return
         with self._paths_lock:
             result = check_path(self._paths, lambda t: plan.configurations(plan.start + t), plan.end - plan.start,
-                                self.params.trajectory_sample_period)
+                                self.params.trajectory_sample_period, self.params.max_trajectory_samples, stop)
         if result.hit is not None:
             self.refused_trajectories += 1
             raise CommandRejectedError(ErrorCode.SELF_COLLISION, result.describe(

@@ -6,17 +6,25 @@ path is the executor's own (:func:`~humanoid_control.loop.trajectory_executor.ru
 :meth:`~humanoid_control.loop.trajectory_executor.PlannedTrajectory.configurations`), sampled
 every ``period`` seconds; the check clears the path between the samples too
 (:meth:`~humanoid_description.collision.CollisionTracker.first_violation_along`).
+
+The work is bounded: a path needing more than ``max_samples`` samples is refused before
+any is taken, and the samples are computed and checked ``CHUNK`` at a time, so that the
+memory a check needs does not grow with the path (every sample at once cost about 2 kB:
+gigabytes for a path of hours); between chunks the check asks its caller whether to go
+on (a goal canceled or replaced while its path is being checked).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from humanoid_control.loop.command_guard import CheckInterruptedError
 from humanoid_control.loop.trajectory_executor import run_spline
-from humanoid_control.loop.validation import ValidatedTrajectory
+from humanoid_control.loop.validation import CommandRejectedError, ErrorCode, ValidatedTrajectory
 from humanoid_description.collision import CollisionTracker, PairDistance
 
 
@@ -62,7 +70,18 @@ class PathCheck:
 
 def sample_times(duration: float, period: float) -> np.ndarray:
     """Times from 0 to ``duration`` every ``period``, the end included."""
-    return np.append(np.arange(0.0, duration, period), duration)
+    return _chunk_times(duration, period, 0, _intervals(duration, period))
+
+
+def _intervals(duration: float, period: float) -> int:
+    """How many samples a path is cut into (the end sample not counted): as ``np.arange``."""
+    return max(0, math.ceil(duration / period))
+
+
+def _chunk_times(duration: float, period: float, first: int, last: int) -> np.ndarray:
+    """The sample times ``first`` to ``last`` (included) of :func:`sample_times`."""
+    intervals = _intervals(duration, period)
+    return np.append(np.arange(first, last) * period, duration if last >= intervals else last * period)
 
 
 #: s: the finest sampling :func:`check_path` refines to (a joint at its 5.3 rad/s limit moves
@@ -70,10 +89,14 @@ def sample_times(duration: float, period: float) -> np.ndarray:
 FINEST_PERIOD = 0.00025
 #: Each interval refined is cut into this many (none shorter than ``FINEST_PERIOD``).
 REFINEMENT = 4
+#: Intervals computed and checked at a time (consecutive chunks share a sample): four of the
+#: tracker's windows, about 15 MB of samples; as fast as the whole path at once (measured).
+CHUNK = 4 * CollisionTracker.PATH_WINDOW - 1
 
 
 def check_path(tracker: CollisionTracker, configurations: Callable[[np.ndarray], np.ndarray], duration: float,
-               period: float) -> PathCheck:
+               period: float, max_samples: int | None = None,
+               stop: Callable[[], bool] | None = None) -> PathCheck:
     """Check the path ``configurations(times)`` (times from its start, rows of every joint).
 
     Between two samples the check can only bound how close a pair comes (by how far the
@@ -82,10 +105,28 @@ def check_path(tracker: CollisionTracker, configurations: Callable[[np.ndarray],
     there. Only there is the path sampled again: the intervals next to such samples, four
     times as densely (again where needed, down to ``FINEST_PERIOD``). Only a pair within
     the safety distance at a sample, or still unproven at the finest sampling, is a
-    collision; the first one in time is reported."""
-    times = sample_times(duration, period)
-    refinement = _PathRefinement(tracker, configurations, len(times))
-    return PathCheck(refinement.first_collision(times, configurations(times)), refinement.samples, duration)
+    collision; the first one in time is reported.
+
+    A path of more than ``max_samples`` samples (``duration / period``) is refused
+    (:class:`CommandRejectedError`, INVALID_GOAL); ``stop`` is asked before each chunk of
+    samples, and when it returns True the check ends with :class:`CheckInterruptedError`."""
+    needed = duration / period
+    if max_samples is not None and needed > max_samples * (1.0 + 1e-9):  # a rounding error is no sample
+        raise CommandRejectedError(
+            ErrorCode.INVALID_GOAL,
+            f"checking the {duration:.4g} s path for self-collision every {period:g} s takes "
+            f"{math.ceil(needed - 1e-9)} samples, more than max_trajectory_samples = {max_samples}: split the "
+            "trajectory (or raise the parameter)")
+    intervals = _intervals(duration, period)
+    refinement = _PathRefinement(tracker, configurations, intervals + 1)
+    for first in range(0, max(intervals, 1), CHUNK):
+        if stop is not None and stop():
+            raise CheckInterruptedError(f"stopped at t = {first * period:.3f} s of the {duration:.3f} s path")
+        times = _chunk_times(duration, period, first, min(first + CHUNK, intervals))
+        hit = refinement.first_collision(times, configurations(times))
+        if hit is not None:
+            return PathCheck(hit, refinement.samples, duration)
+    return PathCheck(None, refinement.samples, duration)
 
 
 @dataclass
@@ -154,9 +195,10 @@ class _PathRefinement:
 
 
 def check_trajectory(tracker: CollisionTracker, trajectory: ValidatedTrajectory, start: np.ndarray,
-                     period: float) -> PathCheck:
+                     period: float, max_samples: int | None = None) -> PathCheck:
     """Check the path a run of ``trajectory`` follows from the set-point ``start`` (every
-    joint, at rest): what the executor would do with it, without an executor."""
+    joint, at rest): what the executor would do with it, without an executor (``period``
+    and ``max_samples``: as :func:`check_path`)."""
     idx = trajectory.joint_indices
     spline = run_spline(trajectory, 0.0, start[idx], np.zeros(len(idx)))
 
@@ -165,4 +207,4 @@ def check_trajectory(tracker: CollisionTracker, trajectory: ValidatedTrajectory,
         rows[:, idx] = spline.sample_many(times)[0]
         return rows
 
-    return check_path(tracker, configurations, spline.end_time, period)
+    return check_path(tracker, configurations, spline.end_time, period, max_samples)

@@ -10,7 +10,10 @@ two points, and the default guard (this class) lets everything through:
    exact path the executor will sample (``plan.configurations(times)`` gives every
    joint's set-point along it), and raises
    :class:`~humanoid_control.loop.validation.CommandRejectedError` (code and message) to
-   refuse it: the trajectory then never starts and the robot keeps its set-point.
+   refuse it: the trajectory then never starts and the robot keeps its set-point. A
+   check that takes long asks ``stop()`` now and then and, when it returns True (the
+   goal was canceled, or a newer trajectory came), gives up with
+   :class:`CheckInterruptedError`.
 2. :meth:`CommandGuard.filter_setpoint`, once per control cycle **in the control
    thread**, on the set-point about to be written; it returns the set-point to write
    (the same object when it passes: drivers skip re-sending an unchanged object), or a
@@ -27,11 +30,16 @@ the trajectory check samples the path, the filter stops streaming set-points
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from humanoid_control.loop.driver import JointCommand, JointState, StatusEntry
 from humanoid_control.loop.trajectory_executor import PlannedTrajectory
 from humanoid_control.loop.validation import ErrorCode
+
+
+class CheckInterruptedError(RuntimeError):
+    """A trajectory check given up because its ``stop()`` returned True."""
 
 
 @dataclass(frozen=True)
@@ -46,7 +54,7 @@ class Veto:
 class CommandGuard:
     """Accepts every trajectory and passes every set-point through (the default)."""
 
-    def check_trajectory(self, plan: PlannedTrajectory) -> None:
+    def check_trajectory(self, plan: PlannedTrajectory, stop: Callable[[], bool] = lambda: False) -> None:
         """Raise :class:`~humanoid_control.loop.validation.CommandRejectedError` to refuse ``plan``."""
 
     def filter_setpoint(self, command: JointCommand, state: JointState) -> JointCommand | Veto:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from humanoid_control.loop.command_guard import CommandGuard, Veto
+from humanoid_control.loop.command_guard import CheckInterruptedError, CommandGuard, Veto
 from humanoid_control.loop.driver import DriverError, JointState, RobotDriver
 from humanoid_control.loop.interface_parameters import InterfaceParameters
 from humanoid_control.loop.trajectory_executor import (
@@ -146,7 +146,8 @@ class ControlLoop:
             raise ValueError(f"driver joints {driver.joint_names} differ from the model's {self.names}")
         self.guard = guard or CommandGuard()
         self.validator = CommandValidator(joints, start_tolerance=self.params.start_tolerance,
-                                          max_points=self.params.max_trajectory_points)
+                                          max_points=self.params.max_trajectory_points,
+                                          max_duration=self.params.max_trajectory_duration)
         self.trajectory_executor = TrajectoryExecutor(self.names)
         self.period = 1.0 / self.params.control_rate
         self._wall_clock = wall_clock
@@ -159,6 +160,10 @@ class ControlLoop:
         self._error = ""
         self._rate_window: tuple[float, float, int] | None = None  # wall, driver time, cycles
         self._rates = (math.nan, math.nan)
+        #: Trajectories that passed validation so far: the newest is the one to start, and
+        #: an older one still being checked gives way (:meth:`accept_trajectory`).
+        self._newest = 0
+        self._numbering = threading.Lock()
 
     # -- life cycle ---------------------------------------------------------------------
     def add_cycle_hook(self, hook: CycleHook) -> None:
@@ -254,10 +259,12 @@ class ControlLoop:
         """Count a command refused before it reached the loop (e.g. malformed by the front)."""
         self._rejected += 1
 
-    def accept_trajectory(self, request: TrajectoryRequest) -> TrajectoryRun:
+    def accept_trajectory(self, request: TrajectoryRequest,
+                          canceled: Callable[[], bool] = lambda: False) -> TrajectoryRun:
         """Validate, plan, check with the guard and start a trajectory; raises
         :class:`CommandRejectedError` (counted) when any step refuses it. Runs in the
-        caller's thread; the running trajectory, if any, is preempted only on success."""
+        caller's thread; the running trajectory, if any, is preempted only on success
+        (see :meth:`start_trajectory`)."""
         try:
             trajectory = self.validator.trajectory(request.joint_names, request.points, self.current_positions(),
                                                    start_time=request.start_time, now=self.driver.now())
@@ -266,18 +273,39 @@ class ControlLoop:
         except CommandRejectedError:
             self._rejected += 1
             raise
-        return self.start_trajectory(trajectory, tolerances)
+        return self.start_trajectory(trajectory, tolerances, self.number_trajectory(), canceled)
 
-    def start_trajectory(self, trajectory: ValidatedTrajectory, tolerances: Tolerances) -> TrajectoryRun:
+    def number_trajectory(self) -> int:
+        """The next trajectory's number, given in the order trajectories arrive: the newest
+        is the one to start (:meth:`start_trajectory`)."""
+        with self._numbering:
+            self._newest += 1
+            return self._newest
+
+    def start_trajectory(self, trajectory: ValidatedTrajectory, tolerances: Tolerances, number: int | None = None,
+                         canceled: Callable[[], bool] = lambda: False) -> TrajectoryRun:
         """Plan a validated trajectory, check it with the guard and start it; raises
-        :class:`CommandRejectedError` (counted) when the guard or the timing refuses it."""
+        :class:`CommandRejectedError` (counted) when the guard or the timing refuses it.
+
+        Each command replaces the one before, so a trajectory still being checked when a
+        newer one (a higher ``number``, from :meth:`number_trajectory`) has arrived gives way
+        (PREEMPTED, never started), and one whose goal was canceled meanwhile (``canceled()``
+        true) ends CANCELED, never started: checks never pile up, and a client's cancel is
+        answered at once by a goal that never moves. Neither counts as a rejection."""
+        number = self.number_trajectory() if number is None else number
+
+        def stop() -> bool:
+            return self._newest != number or canceled()
+
         try:
-            return self._start(trajectory, tolerances)
-        except CommandRejectedError:
-            self._rejected += 1
+            return self._start(trajectory, tolerances, stop, canceled)
+        except CommandRejectedError as error:
+            if error.code not in (ErrorCode.PREEMPTED, ErrorCode.CANCELED):
+                self._rejected += 1
             raise
 
-    def _start(self, trajectory: ValidatedTrajectory, tolerances: Tolerances) -> TrajectoryRun:
+    def _start(self, trajectory: ValidatedTrajectory, tolerances: Tolerances, stop: Callable[[], bool],
+               canceled: Callable[[], bool]) -> TrajectoryRun:
         # A plan taking over a moving trajectory joins it where it will be at the plan's start,
         # and a stamped one keeps its timeline, so neither may start before its check ends:
         # planned that far ahead (twice the last check's robot time), the running trajectory
@@ -286,7 +314,12 @@ class ControlLoop:
         for _ in range(PLAN_ATTEMPTS):
             planned_at = self.driver.now()
             plan = self.trajectory_executor.plan(trajectory, planned_at + lead)
-            self.guard.check_trajectory(plan)
+            try:
+                self.guard.check_trajectory(plan, stop)
+            except CheckInterruptedError:
+                raise self._given_up(canceled()) from None
+            if stop():
+                raise self._given_up(canceled())
             now = self.driver.now()
             late = not plan.may_start_later and now > plan.start
             if late:
@@ -300,6 +333,15 @@ class ControlLoop:
                   else "the set-points kept changing while it was planned")
         raise CommandRejectedError(ErrorCode.INVALID_GOAL, f"trajectory not started: {reason} "
                                                            f"({PLAN_ATTEMPTS} attempts): send it again")
+
+    @staticmethod
+    def _given_up(canceled: bool) -> CommandRejectedError:
+        """Why a trajectory was given up before it started (see :meth:`start_trajectory`)."""
+        if canceled:
+            return CommandRejectedError(ErrorCode.CANCELED, "canceled by the client while its path was being "
+                                                            "checked: the trajectory never started")
+        return CommandRejectedError(ErrorCode.PREEMPTED, "preempted by a newer trajectory while its path was being "
+                                                         "checked: the trajectory never started")
 
     def current_positions(self) -> np.ndarray:
         """Measured positions where known, else the set-point (a stale joint's reading is unknown)."""

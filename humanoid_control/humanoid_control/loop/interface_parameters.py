@@ -8,6 +8,7 @@ overrides them. The description of each field is the parameter's description.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from humanoid_control.parameter_fields import documented
@@ -30,6 +31,10 @@ class InterfaceParameters:
     max_trajectory_points: int = documented(
         5000, "longest trajectory accepted (points); longer ones are rejected with INVALID_GOAL (rclpy converts "
         "a received trajectory holding the GIL, about 0.1 ms per point, which the control thread waits for)")
+    max_trajectory_duration: float = documented(
+        600.0, "s, longest trajectory accepted, from its receipt (or later header stamp) to its last point; longer "
+        "ones are rejected with INVALID_GOAL. The self-collision guard checks the whole path before it starts "
+        "(self_collision_max_trajectory_samples); library motions last seconds, a walk is sent 0.4 s at a time")
     publish_robot_description: bool = documented(
         True, "publish robot_description (false where robot_state_publisher owns it, as under ros2 launch)")
     loop_nice: int = documented(
@@ -41,11 +46,14 @@ class InterfaceParameters:
         "so that the node's other threads (action feedback, cancels, services) get the interpreter lock")
 
     def __post_init__(self) -> None:
-        for name in ("control_rate", "publish_rate", "feedback_rate", "diagnostics_rate", "gil_turn_period"):
+        for name in ("control_rate", "publish_rate", "feedback_rate", "diagnostics_rate", "gil_turn_period",
+                     "max_trajectory_duration"):
             if not getattr(self, name) > 0.0:
                 raise ValueError(f"parameter {name} must be > 0, got {getattr(self, name)}")
         if not -20 <= self.loop_nice <= 19:
             raise ValueError(f"parameter loop_nice must be within -20..19, got {self.loop_nice}")
+        if not math.isfinite(self.max_trajectory_duration):
+            raise ValueError(f"parameter max_trajectory_duration must be finite, got {self.max_trajectory_duration}")
         if self.max_trajectory_points < 1:
             raise ValueError(f"parameter max_trajectory_points must be >= 1, got {self.max_trajectory_points}")
         for name in ("goal_position_tolerance", "path_position_tolerance", "goal_time_tolerance",

@@ -24,6 +24,7 @@ import collections
 import contextlib
 import itertools
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
@@ -45,6 +46,9 @@ from humanoid_control.processes.stop_request import StopRequest
 
 __all__ = ["LoopClient", "LoopServer", "RemoteError", "RunHandle"]
 
+#: s: how often a client waiting for an answer looks whether to pass on a cancel.
+ASK_POLL = 0.05
+
 
 # -- messages: front -> loop -------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
@@ -52,6 +56,13 @@ class Start:
     request: int
     trajectory: ValidatedTrajectory
     tolerances: Tolerances
+
+
+@dataclass(frozen=True, slots=True)
+class CancelStart:
+    """The goal of Start ``request`` was canceled while the loop checks it."""
+
+    request: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,6 +236,7 @@ class LoopServer:
         self._outbox: _Outbox | None = None
         self._runs: dict[int, TrajectoryRun] = {}
         self._runs_lock = threading.Lock()
+        self._canceled: set[int] = set()  # Start requests canceled while their check runs
         self._run_ids = itertools.count(1)
         self._publishing = Decimator(loop.params.publish_rate, "publish_rate")
         self._feedback = Decimator(loop.params.feedback_rate, "feedback_rate")
@@ -287,8 +299,11 @@ class LoopServer:
             self._dispatch(message)
 
     def _dispatch(self, message: object) -> None:
-        if isinstance(message, Start):
-            threading.Thread(target=self._start, args=(message,), name="loop-start", daemon=True).start()
+        if isinstance(message, Start):  # numbered here, in the order they came: the newest wins
+            number = self.loop.number_trajectory()
+            threading.Thread(target=self._start, args=(message, number), name="loop-start", daemon=True).start()
+        elif isinstance(message, CancelStart):
+            self._canceled.add(message.request)
         elif isinstance(message, Stream):
             self.loop.stream_setpoint(message.setpoint)
         elif isinstance(message, Stop):
@@ -304,12 +319,15 @@ class LoopServer:
         elif isinstance(message, Shutdown):
             self.finish("shut down by the front")
 
-    def _start(self, message: Start) -> None:
+    def _start(self, message: Start, number: int) -> None:
         try:
-            run = self.loop.start_trajectory(message.trajectory, message.tolerances)
+            run = self.loop.start_trajectory(message.trajectory, message.tolerances, number,
+                                             canceled=lambda: message.request in self._canceled)
         except CommandRejectedError as error:
             self._send(Rejected(message.request, error.code, str(error)))
             return
+        finally:
+            self._canceled.discard(message.request)
         run_id = next(self._run_ids)
         with self._runs_lock:
             self._runs[run_id] = run
@@ -445,11 +463,13 @@ class LoopClient:
 
     # -- commands -------------------------------------------------------------------------
     def start_trajectory(self, trajectory: ValidatedTrajectory, tolerances: Tolerances,
-                         timeout: float | None = None) -> RunHandle:
+                         timeout: float | None = None, canceled: Callable[[], bool] = lambda: False) -> RunHandle:
         """Plan, check and start a validated trajectory in the loop; raises
-        :class:`~humanoid_control.loop.validation.CommandRejectedError` when it is refused."""
+        :class:`~humanoid_control.loop.validation.CommandRejectedError` when it is refused
+        (CANCELED when ``canceled()`` became true while the loop checked it)."""
         handle = RunHandle(trajectory.joint_names)
-        answer = self._ask(lambda request: Start(request, trajectory, tolerances), timeout)
+        answer = self._ask(lambda request: Start(request, trajectory, tolerances), timeout,
+                           on_wait=lambda request: canceled() and (self._post(CancelStart(request)) or True))
         if isinstance(answer, Rejected):
             raise CommandRejectedError(answer.code, answer.message)
         assert isinstance(answer, Accepted)
@@ -492,7 +512,10 @@ class LoopClient:
             except (OSError, BrokenPipeError) as error:
                 raise RemoteError(f"the control loop is gone ({error})") from None
 
-    def _ask(self, make: Callable[[int], object], timeout: float | None) -> object:
+    def _ask(self, make: Callable[[int], object], timeout: float | None,
+             on_wait: Callable[[int], object] | None = None) -> object:
+        """Send a request and wait for its answer; ``on_wait(request)`` is called every
+        ``ASK_POLL`` seconds meanwhile, until it returns true (a cancel to pass on)."""
         request = next(self._requests)
         pending = _Pending()
         with self._lock:
@@ -501,8 +524,12 @@ class LoopClient:
             self._pending[request] = pending
         try:
             self._post(make(request))
-            if not pending.event.wait(timeout):
-                raise RemoteError(f"the control loop did not answer within {timeout:g} s")
+            deadline = None if timeout is None else time.monotonic() + timeout
+            while not pending.event.wait(ASK_POLL if on_wait is not None else timeout):
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise RemoteError(f"the control loop did not answer within {timeout:g} s")
+                if on_wait is not None and on_wait(request):
+                    on_wait = None
         finally:
             with self._lock:
                 self._pending.pop(request, None)

@@ -105,12 +105,15 @@ def points_still_ahead(times: np.ndarray, stamp: float, join: float, join_name: 
 class CommandValidator:
     """Checks commands against the robot's joint table (names, limits)."""
 
-    def __init__(self, joints: JointTable, start_tolerance: float = 0.1, max_points: int | None = None) -> None:
+    def __init__(self, joints: JointTable, start_tolerance: float = 0.1, max_points: int | None = None,
+                 max_duration: float | None = None) -> None:
         self.joints = joints
         #: How far (rad) a point at time 0 may be from the current position.
         self.start_tolerance = start_tolerance
         #: Longest trajectory accepted (points); None = no bound.
         self.max_points = max_points
+        #: Longest trajectory accepted (s, from its receipt to its last point); None = no bound.
+        self.max_duration = max_duration
 
     # -- shared checks ---------------------------------------------------------------
     def _joint_indices(self, names: Sequence[str], code: ErrorCode = ErrorCode.INVALID_JOINTS) -> np.ndarray:
@@ -186,6 +189,7 @@ class CommandValidator:
             raise CommandRejectedError(ErrorCode.INVALID_GOAL,
                                        f"point {i}: time_from_start {_fmt(t[i])} s is not after "
                                        f"point {i - 1} ({_fmt(t[i - 1])} s); times must increase strictly")
+        self._check_duration(float(t[-1]), start_time - now if start_time is not None and now is not None else 0.0)
         p = self._matrix([point.positions for point in points], "positions", names)
         v = self._matrix([point.velocities for point in points], "velocities", names) if has_velocities else None
         a = (self._matrix([point.accelerations for point in points], "accelerations", names)
@@ -200,6 +204,22 @@ class CommandValidator:
             lead = start_time - now if start_time is not None and now is not None else 0.0
             self._check_speeds(names, indices, t, p, current[indices], lead)
         return ValidatedTrajectory(names, indices, t, p, v, a, start_time)
+
+    def _check_duration(self, last: float, lead: float) -> None:
+        """The trajectory must end within ``max_duration`` of its receipt (its last point at
+        ``last`` s from a start ``lead`` s away, < 0: past): the robot interface holds a goal
+        that long, and the command guard's work on its path grows with it."""
+        if self.max_duration is None:
+            return
+        end = last + lead
+        if end > self.max_duration:
+            stamp = f"{_fmt(lead)} s ahead" if lead > 0.0 else f"{_fmt(-lead)} s ago"
+            when = (f"lasts {_fmt(end)} s (its last point's time_from_start)" if lead == 0.0 else
+                    f"ends {_fmt(end)} s from now (header stamp {stamp}, last point at {_fmt(last)} s)")
+            raise CommandRejectedError(
+                ErrorCode.INVALID_GOAL,
+                f"the trajectory {when}, longer than max_trajectory_duration = {_fmt(self.max_duration)} s: "
+                "split it into several goals (or raise the parameter)")
 
     @staticmethod
     def _matrix(rows: list[Sequence[float]], what: str, names: Sequence[str]) -> np.ndarray:

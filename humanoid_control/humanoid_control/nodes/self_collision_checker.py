@@ -21,11 +21,15 @@ pairs went unchecked, diagnostics turn to WARN naming them, and the checks count
 A state is published for every joint_states message, so a consumer sees the checker
 follow the robot; when joint_states stop, diagnostics say so (STALE).
 
-The trajectory service validates the trajectory as the robot interface does, builds
-the path the robot interface's executor would follow
+The trajectory service validates the trajectory as the robot interface does (bounds
+included: ``max_trajectory_points``, ``max_trajectory_duration``), builds the path the
+robot interface's executor would follow
 (:func:`humanoid_control.loop.trajectory_executor.run_spline`, from the given start or the
 current joint_states, at rest) and checks it every ``trajectory_sample_period``
-seconds, between the samples too (:meth:`CollisionTracker.first_violation_along`).
+seconds, between the samples too (:meth:`CollisionTracker.first_violation_along`), at
+most ``max_trajectory_samples`` samples. It runs beside the stream, the configuration
+check and diagnostics (callback groups and threads of their own): a long check delays
+none of them.
 
 The command guard of the robot interface (:mod:`humanoid_control.guards.self_collision_guard`)
 vetoes commands with the same model and checks; this node reports and answers questions.
@@ -76,16 +80,25 @@ class SelfCollisionCheckerParameters:
     start_tolerance: float = documented(
         0.1, "rad, how far a trajectory point at time 0 may be from the start (as the robot interface's)")
     max_trajectory_points: int = documented(5000, "longest trajectory checked (points), as the robot interface's")
+    max_trajectory_duration: float = documented(
+        600.0, "s, longest trajectory checked (its last point's time_from_start), as the robot interface's")
+    max_trajectory_samples: int = documented(
+        300_000, "most samples of one trajectory check (duration / trajectory_sample_period), as the robot "
+        "interface's self_collision_max_trajectory_samples; more is refused")
     marker_rate: float = documented(10.0, "Hz, self_collision_markers; 0 = not published")
     diagnostics_rate: float = documented(1.0, "Hz, diagnostics")
     stale_after: float = documented(1.0, "s without joint_states after which diagnostics say STALE")
 
     def __post_init__(self) -> None:
-        for name in ("trajectory_sample_period", "diagnostics_rate", "stale_after"):
+        for name in ("trajectory_sample_period", "diagnostics_rate", "stale_after", "max_trajectory_duration"):
             if not getattr(self, name) > 0.0:
                 raise ValueError(f"parameter {name} must be > 0, got {getattr(self, name)}")
-        if self.marker_rate < 0.0 or self.start_tolerance < 0.0 or self.max_trajectory_points < 1:
-            raise ValueError("parameters marker_rate and start_tolerance must be >= 0, max_trajectory_points >= 1")
+        if not math.isfinite(self.max_trajectory_duration):
+            raise ValueError(f"parameter max_trajectory_duration must be finite, got {self.max_trajectory_duration}")
+        if self.marker_rate < 0.0 or self.start_tolerance < 0.0 or min(self.max_trajectory_points,
+                                                                         self.max_trajectory_samples) < 1:
+            raise ValueError("parameters marker_rate and start_tolerance must be >= 0, max_trajectory_points and "
+                             "max_trajectory_samples >= 1")
 
 
 def link_pair(pair: PairDistance | None) -> LinkPair:
@@ -95,8 +108,10 @@ def link_pair(pair: PairDistance | None) -> LinkPair:
 
 
 class SelfCollisionChecker:
-    """The node's work: one tracker following joint_states, one answering the services
-    (each with its own model: Pinocchio data is not shared between threads)."""
+    """The node's work: one tracker following joint_states, one per service (each with its
+    own model: Pinocchio data is not shared between threads). The stream, each service and
+    diagnostics run in callback groups of their own, so that a long trajectory check
+    never holds up the state, a configuration check or diagnostics."""
 
     def __init__(self, node: Node) -> None:
         self.node = node
@@ -108,12 +123,12 @@ class SelfCollisionChecker:
         self.robot = robot
         self.names = stream_model.joints.names
         self._tracker = CollisionTracker(CollisionModel(stream_model), self.safety_distance)
-        service_model = RobotModel(robot)
-        self._service_collision = CollisionModel(service_model)
-        self._service_tracker = CollisionTracker(self._service_collision, self.safety_distance)
-        self._validator = CommandValidator(service_model.joints, start_tolerance=params.start_tolerance,
-                                           max_points=params.max_trajectory_points)
-        self._home = service_model.home_positions()
+        self._configuration_tracker = CollisionTracker(CollisionModel(RobotModel(robot)), self.safety_distance)
+        self._path_tracker = CollisionTracker(CollisionModel(RobotModel(robot)), self.safety_distance)
+        self._validator = CommandValidator(stream_model.joints, start_tolerance=params.start_tolerance,
+                                           max_points=params.max_trajectory_points,
+                                           max_duration=params.max_trajectory_duration)
+        self._home = stream_model.home_positions()
         self._log = node.get_logger()
 
         self._lock = threading.Lock()  # latest state, shared with the services and diagnostics
@@ -123,16 +138,16 @@ class SelfCollisionChecker:
                        "check_time_max": 0.0}
 
         stream = MutuallyExclusiveCallbackGroup()
-        services = MutuallyExclusiveCallbackGroup()
         self._state_pub = node.create_publisher(SelfCollisionState, "self_collision_state", 10)
         self._marker_pub = node.create_publisher(MarkerArray, "self_collision_markers", 10)
         self._diagnostics_pub = node.create_publisher(DiagnosticArray, "diagnostics", 10)
         node.create_subscription(JointState, "joint_states", self._on_joint_states, 10, callback_group=stream)
         node.create_service(CheckSelfCollision, "check_self_collision", self._check_configuration,
-                            callback_group=services)
+                            callback_group=MutuallyExclusiveCallbackGroup())
         node.create_service(CheckTrajectorySelfCollision, "check_trajectory_self_collision",
-                            self._check_trajectory, callback_group=services)
-        node.create_timer(1.0 / params.diagnostics_rate, self._publish_diagnostics, callback_group=services)
+                            self._check_trajectory, callback_group=MutuallyExclusiveCallbackGroup())
+        node.create_timer(1.0 / params.diagnostics_rate, self._publish_diagnostics,
+                          callback_group=MutuallyExclusiveCallbackGroup())
         if params.marker_rate > 0.0:
             node.create_timer(1.0 / params.marker_rate, self._publish_markers, callback_group=stream)
         self._log.info(f"checking {len(self._tracker.model.link_pairs)} link pairs of {robot} "
@@ -194,7 +209,7 @@ class SelfCollisionChecker:
         except ValueError as error:
             response.valid, response.message = False, str(error)
             return response
-        report = self._service_tracker.report(q)
+        report = self._configuration_tracker.report(q)
         response.valid = True
         response.in_collision = report.in_collision
         response.colliding_pairs = [link_pair(p) for p in report.colliding]
@@ -231,7 +246,12 @@ class SelfCollisionChecker:
             response.valid = False
             response.message = f"the start position of {', '.join(unknown)} is unknown (stale): give it in start"
             return response
-        result = check_trajectory(self._service_tracker, trajectory, start, self.params.trajectory_sample_period)
+        try:
+            result = check_trajectory(self._path_tracker, trajectory, start, self.params.trajectory_sample_period,
+                                      self.params.max_trajectory_samples)
+        except CommandRejectedError as error:
+            response.valid, response.message = False, str(error)
+            return response
         response.valid = True
         response.samples, response.sample_period = result.samples, self.params.trajectory_sample_period
         response.in_collision = result.hit is not None
@@ -334,7 +354,8 @@ def nearest_points(model: CollisionModel, pair: PairDistance) -> list[np.ndarray
 
 
 def main(args: list[str] | None = None) -> int:
-    return run_node(NODE_NAME, SelfCollisionChecker, lambda: PooledExecutor(num_threads=3), args)
+    # one thread for each callback group: the stream, the two services and diagnostics
+    return run_node(NODE_NAME, SelfCollisionChecker, lambda: PooledExecutor(num_threads=4), args)
 
 
 if __name__ == "__main__":

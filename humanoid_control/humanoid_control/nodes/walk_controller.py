@@ -58,6 +58,7 @@ from humanoid_control.biped_walking.controller import (
     WalkController,
     WalkGoal,
     WalkRefusedError,
+    checked_walk_goal,
 )
 from humanoid_control.biped_walking.parameters import NODE_NAME, WalkParameters, walking_robot
 from humanoid_control.biped_walking.pattern import Mode
@@ -308,6 +309,10 @@ class WalkControllerNode:
     # -- the walk action ------------------------------------------------------------------
     def _execute(self, goal_handle) -> Walk.Result:
         request = goal_handle.request
+        try:  # a bad goal is refused at once, whether the robot is there or not
+            checked_walk_goal(request.distance, request.lateral, request.turn, self.params)
+        except WalkRefusedError as error:
+            return self._refused(goal_handle, error)
         deadline = time.monotonic() + CONNECT_TIMEOUT
         while self._state is None and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -319,9 +324,7 @@ class WalkControllerNode:
             try:
                 goal = self.controller.walk_to(request.distance, request.lateral, request.turn)
             except WalkRefusedError as error:
-                goal_handle.abort()
-                self._log.error(f"walk goal rejected: {error}")
-                return Walk.Result(error_code=Walk.Result.INVALID_GOAL, error_string=str(error))
+                return self._refused(goal_handle, error)
         self._log.info(f"walk goal: {request.distance:g} m forward, {request.lateral:g} m left, "
                        f"{request.turn:g} rad")
         period = 1.0 / self.params.feedback_rate
@@ -349,6 +352,11 @@ class WalkControllerNode:
             goal_handle.abort()
             self._log.warning(f"walk goal {goal.state.value}: {goal.message}")
         return result
+
+    def _refused(self, goal_handle, error: WalkRefusedError) -> Walk.Result:
+        goal_handle.abort()
+        self._log.error(f"walk goal rejected: {error}")
+        return Walk.Result(error_code=Walk.Result.INVALID_GOAL, error_string=str(error))
 
     def _feedback(self, goal: WalkGoal) -> Walk.Feedback:
         with self._lock:

@@ -68,7 +68,8 @@ class RobotInterface:
         self.params = params
         self.names = model.joints.names
         self.validator = CommandValidator(model.joints, start_tolerance=params.start_tolerance,
-                                          max_points=params.max_trajectory_points)
+                                          max_points=params.max_trajectory_points,
+                                          max_duration=params.max_trajectory_duration)
         self._clock_is_ros_time = clock_is_ros_time
         self._driver_now = driver_now
         self.clock = DriverClock(self.now, None if clock_is_ros_time
@@ -163,16 +164,18 @@ class RobotInterface:
             self._log.error(f"joint_trajectory rejected ({error.code.name}): {error}")
 
     def _start(self, msg: JointTrajectory, path: list[JointTolerance] | None = None,
-               goal: list[JointTolerance] | None = None, goal_time: float = 0.0) -> RunHandle:
+               goal: list[JointTolerance] | None = None, goal_time: float = 0.0,
+               canceled: Callable[[], bool] = lambda: False) -> RunHandle:
         """Validate a trajectory (and an action goal's tolerances) and start it in the loop;
-        raises :class:`CommandRejectedError` with the reason (counted in the loop's diagnostics)."""
+        raises :class:`CommandRejectedError` with the reason (counted in the loop's diagnostics;
+        CANCELED, not counted, when ``canceled()`` became true while the loop checked it)."""
         try:
             trajectory, tolerances = self._validated(msg, path, goal, goal_time)
         except CommandRejectedError:
             self.loop.count_rejection()
             raise
         try:
-            return self.loop.start_trajectory(trajectory, tolerances, timeout=LOOP_ANSWER_TIMEOUT)
+            return self.loop.start_trajectory(trajectory, tolerances, timeout=LOOP_ANSWER_TIMEOUT, canceled=canceled)
         except RemoteError as error:
             raise CommandRejectedError(ErrorCode.DRIVER_FAILURE, str(error)) from None
 
@@ -207,10 +210,14 @@ class RobotInterface:
         goal = goal_handle.request
         try:
             run = self._start(goal.trajectory, goal.path_tolerance, goal.goal_tolerance,
-                              seconds(goal.goal_time_tolerance))
+                              seconds(goal.goal_time_tolerance), canceled=lambda: goal_handle.is_cancel_requested)
         except CommandRejectedError as error:
-            self._log.error(f"follow_joint_trajectory goal rejected ({error.code.name}): {error}")
-            goal_handle.abort()
+            if error.code is ErrorCode.CANCELED:
+                self._log.info(f"follow_joint_trajectory: {error}")
+                goal_handle.canceled()
+            else:
+                self._log.error(f"follow_joint_trajectory goal rejected ({error.code.name}): {error}")
+                goal_handle.abort()
             return FollowJointTrajectory.Result(error_code=int(error.code), error_string=str(error))
         period = 1.0 / self.params.feedback_rate
         while not run.done.wait(period):
