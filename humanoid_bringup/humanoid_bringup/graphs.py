@@ -34,13 +34,18 @@ def sim_nodes(robot: str, gui: bool = False, real_time_factor: float | None = No
               physics_rate: float | None = None, duration: float | None = None, use_sim_time: bool = True,
               publish_robot_description: bool = True, balance_monitor: bool = True,
               self_collision_checker: bool = True, self_collision_veto: bool = True,
-              walk_controller: bool = True) -> list[NodeSpec]:
+              walk_controller: bool = True, lockstep: bool = False,
+              participants: tuple[str, ...] = ()) -> list[NodeSpec]:
     """The simulation graph: the PyBullet robot node (plus the nodes that build on it).
     Options left at None keep the robot's parameter file values; ``use_sim_time`` runs the
     other nodes on the simulated clock; ``publish_robot_description`` False leaves the
     topic to robot_state_publisher (under ros2 launch); ``balance_monitor``,
     ``self_collision_checker`` and ``walk_controller`` False leave those nodes out;
-    ``self_collision_veto`` False turns the robot interface's self-collision veto off."""
+    ``self_collision_veto`` False turns the robot interface's self-collision veto off.
+    ``lockstep`` makes the simulator wait at every state for the graph's nodes and for
+    ``participants`` (other nodes, such as an experiment's client: see
+    humanoid_control.loop.lockstep); its real-time factor then defaults to 0 (as fast as
+    they all go)."""
     from humanoid_sim.sim_node_spec import sim_node_spec  # here: the real graph runs without humanoid_sim
 
     overrides: dict[str, object] = {"gui": gui}
@@ -52,9 +57,14 @@ def sim_nodes(robot: str, gui: bool = False, real_time_factor: float | None = No
         overrides["publish_robot_description"] = False
     if not self_collision_veto:
         overrides["self_collision_veto"] = False
-    return [sim_node_spec(robot, overrides),
-            *control_nodes(robot, use_sim_time=use_sim_time, balance_monitor=balance_monitor,
-                           self_collision_checker=self_collision_checker, walk_controller=walk_controller)]
+    controls = control_nodes(robot, use_sim_time=use_sim_time, balance_monitor=balance_monitor,
+                             self_collision_checker=self_collision_checker, walk_controller=walk_controller,
+                             lockstep=lockstep)
+    if lockstep:
+        overrides.setdefault("real_time_factor", 0.0)
+        overrides["lockstep"] = True
+        overrides["lockstep_participants"] = ",".join([*(spec.name for spec in controls), *participants])
+    return [sim_node_spec(robot, overrides), *controls]
 
 
 def real_nodes(robot: str, port: str | None = None, baud: int | None = None,
@@ -79,18 +89,21 @@ def real_nodes(robot: str, port: str | None = None, baud: int | None = None,
 
 
 def control_nodes(robot: str, use_sim_time: bool, balance_monitor: bool = True,
-                  self_collision_checker: bool = True, walk_controller: bool = True) -> list[NodeSpec]:
+                  self_collision_checker: bool = True, walk_controller: bool = True,
+                  lockstep: bool = False) -> list[NodeSpec]:
     """The nodes that drive or watch the robot through its interface, the same for sim and
-    real; per-robot parameters in ``humanoid_description/robots/<robot>/control.yaml``."""
-    nodes = [trajectory_generator_node_spec(robot, {"use_sim_time": use_sim_time})]
+    real; per-robot parameters in ``humanoid_description/robots/<robot>/control.yaml``.
+    ``lockstep``: each answers a lockstep simulation after every joint_states it handles."""
+    clock = {"use_sim_time": use_sim_time, **({"lockstep": True} if lockstep else {})}
+    nodes = [trajectory_generator_node_spec(robot, clock)]
     if balance_monitor:
-        nodes.append(balance_monitor_node_spec(robot, {"use_sim_time": use_sim_time}))
+        nodes.append(balance_monitor_node_spec(robot, clock))
     if self_collision_checker:
-        nodes.append(self_collision_checker_node_spec(robot, {"use_sim_time": use_sim_time}))
+        nodes.append(self_collision_checker_node_spec(robot, clock))
     # on the robot's clock: the joint_states stamps (no /clock to follow); only for the
     # robots it walks (a walk_controller section in their parameter file: the bipeds)
     if walk_controller and walking_robot(robot):
-        nodes.append(walk_controller_node_spec(robot))
+        nodes.append(walk_controller_node_spec(robot, {"lockstep": True} if lockstep else None))
     return nodes
 
 
@@ -98,9 +111,10 @@ def control_nodes(robot: str, use_sim_time: bool, balance_monitor: bool = True,
 RECORDER_NODE = "humanoid_recorder"
 
 
-def recorder_node(output: Path) -> NodeSpec:
+def recorder_node(output: Path, lockstep: bool = False) -> NodeSpec:
     """The recorder (``humanoid record``) recording the default topics into a new bag; when it
     dies it is not restarted (a new process cannot finish the dead one's bag: the launcher
-    reindexes it)."""
-    return NodeSpec(RECORDER_NODE, "humanoid_tools.recording.recorder", {"output": str(output)},
-                    on_exit=OnExit.REPORT)
+    reindexes it). ``lockstep``: a lockstep participant (name it in ``sim_nodes``'
+    ``participants``), so that a lockstep simulation never outruns it."""
+    return NodeSpec(RECORDER_NODE, "humanoid_tools.recording.recorder",
+                    {"output": str(output), **({"lockstep": True} if lockstep else {})}, on_exit=OnExit.REPORT)

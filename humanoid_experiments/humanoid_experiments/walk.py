@@ -21,6 +21,7 @@ and measures the walk from the simulator's ground truth and the robot's own read
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import tempfile
@@ -35,6 +36,11 @@ import numpy as np
 
 #: Wall seconds allowed for the whole walk (the action's result), generous.
 WALK_TIMEOUT = 600.0
+#: s of robot time: in lockstep, the walk goal goes at the first state at or after this (the
+#: robot has settled on its feet since the simulation began).
+LOCKSTEP_START = 0.5
+#: The experiment's node (a lockstep participant).
+CLIENT = "humanoid_walk"
 
 
 @dataclass
@@ -144,8 +150,11 @@ class WalkWitness:
 
 
 def walk(client, robot: str, distance: float, lateral: float = 0.0, turn: float = 0.0,
-         timeout: float = WALK_TIMEOUT) -> WalkReport:
-    """Walk through the ``walk`` action of a running simulation and measure it."""
+         timeout: float = WALK_TIMEOUT, start_at: float = LOCKSTEP_START) -> WalkReport:
+    """Walk through the ``walk`` action of a running simulation and measure it. A lockstep
+    client (``client.lockstep``) sends the goal at the first state at or after ``start_at``
+    (robot time), the simulation held there until the goal is accepted: the same walk in
+    every run."""
     import time
 
     from action_msgs.msg import GoalStatus
@@ -160,12 +169,13 @@ def walk(client, robot: str, distance: float, lateral: float = 0.0, turn: float 
     deadline = time.monotonic() + 60.0
     while client.base_pose is None and time.monotonic() < deadline:
         time.sleep(0.05)
-    x0, y0, yaw0 = witness.feet_centre()
-    fell = bool(client.fallen)
-    wall0, robot0 = time.monotonic(), client.now()
-    witness.start()
-    handle = client.wait_future(action.send_goal_async(Walk.Goal(distance=distance, lateral=lateral, turn=turn)),
-                                60.0, "walk goal response")
+    with client.lockstep.paused_at(start_at, 60.0) if client.lockstep else contextlib.nullcontext():
+        x0, y0, yaw0 = witness.feet_centre()
+        fell = bool(client.fallen)
+        wall0, robot0 = time.monotonic(), client.now()
+        witness.start()
+        handle = client.wait_future(action.send_goal_async(Walk.Goal(distance=distance, lateral=lateral, turn=turn)),
+                                    60.0, "walk goal response")
     if not handle.accepted:
         raise RuntimeError("the walk goal was rejected")
     done = handle.get_result_async()
@@ -209,10 +219,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lateral", type=finite_number, default=0.0, help="metres to the left (negative: right)")
     parser.add_argument("--turn", type=finite_number, default=0.0,
                         help="degrees to turn, counter-clockwise, within +-180")
-    parser.add_argument("--real-time-factor", type=non_negative_number, default=1.0,
-                        help="simulation speed: 1 = real time (default), 0.5 = half (a loaded machine), 0 = as "
-                        "fast as possible (the simulator then outruns the walk controller, which runs on its "
-                        "clock: not for walking)")
+    parser.add_argument("--real-time-factor", type=non_negative_number, default=None,
+                        help="simulation speed: 0 = as fast as the graph goes (the default in lockstep), 1 = real "
+                        "time (the default without lockstep), 0.5 = half")
+    parser.add_argument("--no-lockstep", dest="lockstep", action="store_false",
+                        help="let the simulation run on its own clock instead of waiting for its nodes at every "
+                        "state (lockstep, the default: as fast as the machine allows, and the same walk twice)")
     parser.add_argument("--gui", action="store_true", help="show the PyBullet window (needs a display)")
     parser.add_argument("--json", action="store_true", help="print the measurements as JSON")
     parser.add_argument("--log-dir", type=new_folder, default=None, help="keep the nodes' logs here")
@@ -220,7 +232,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def check_goal(robot: str, distance: float, lateral: float = 0.0) -> None:
     """Refuse (UsageError) a walk the robot's walk controller would refuse, before anything starts."""
-    from humanoid_bringup.cli import UsageError
     from humanoid_control.biped_walking.controller import WalkRefusedError, checked_walk_goal
     from humanoid_control.biped_walking.parameters import WalkParameters, walking_robot
 
@@ -229,6 +240,8 @@ def check_goal(robot: str, distance: float, lateral: float = 0.0) -> None:
     try:
         checked_walk_goal(distance, lateral, 0.0, WalkParameters.for_robot(robot))
     except WalkRefusedError as error:
+        from humanoid_control.command_line import UsageError
+
         raise UsageError(str(error)) from None
 
 
@@ -244,8 +257,10 @@ def run(args: argparse.Namespace) -> int:
     log_dir = args.log_dir or Path(tempfile.mkdtemp(prefix="humanoid_walk_"))
     if not args.json:
         print(f"starting the {args.robot} simulation (logs: {log_dir}) ...", flush=True)
-    with Graph(sim_nodes(args.robot, gui=args.gui, real_time_factor=args.real_time_factor), log_dir=log_dir), \
-            RobotClient("humanoid_walk") as client:
+    rtf = args.real_time_factor if args.real_time_factor is not None or args.lockstep else 1.0
+    nodes = sim_nodes(args.robot, gui=args.gui, real_time_factor=rtf, lockstep=args.lockstep,
+                      participants=(CLIENT,))
+    with Graph(nodes, log_dir=log_dir), RobotClient(CLIENT, lockstep=args.lockstep) as client:
         report = walk(client, args.robot, args.distance, args.lateral, math.radians(args.turn))
     print(json.dumps(report.as_dict(), indent=2) if args.json else report.text())
     return 0 if report.error_code == 0 and not report.fell else 1

@@ -37,6 +37,7 @@ from std_srvs.srv import Trigger
 
 from humanoid_control.loop.decimation import Decimator
 from humanoid_control.loop.driver import JointState
+from humanoid_control.loop.lockstep import LockstepGate
 from humanoid_control.loop.remote import RemoteError
 from humanoid_control.loop.validation import CommandRejectedError
 from humanoid_control.ros import driver_node
@@ -51,7 +52,7 @@ from humanoid_interfaces.srv import ResetSimulation, StepSimulation
 from humanoid_sim.pybullet_driver import PyBulletDriver
 from humanoid_sim.servo_profiles import ServoParameters
 from humanoid_sim.sim_node_spec import NODE_NAME
-from humanoid_sim.sim_parameters import SimParameters, SimulationPublishingParameters
+from humanoid_sim.sim_parameters import LockstepParameters, SimParameters, SimulationPublishingParameters
 from humanoid_sim.transmission import TransmissionParameters
 
 #: s: how long a service waits for the simulator to carry out its operation.
@@ -76,6 +77,11 @@ def declare_driver(node: Node, model: RobotModel, defaults: dict[str, Any]) -> D
                               builtin=ServoParameters.for_model(model))
     transmission = declare_dataclass(node, TransmissionParameters, defaults, prefix="transmission.")
     rates = declare_dataclass(node, SimulationPublishingParameters, defaults)
+    lockstep = declare_dataclass(node, LockstepParameters, defaults)
+    if lockstep.lockstep:
+        node.get_logger().info("lockstep: each control cycle waits for the participants' answers"
+                               + (f" (from the start: {', '.join(lockstep.participants)})"
+                                  if lockstep.participants else ""))
     node.get_logger().info(
         f"simulating {model.name}: physics {sim.physics_rate:g} Hz, real-time factor "
         f"{sim.real_time_factor:g}{' (as fast as possible)' if sim.real_time_factor <= 0 else ''}, "
@@ -84,7 +90,7 @@ def declare_driver(node: Node, model: RobotModel, defaults: dict[str, Any]) -> D
         + (f"; gears: stiffness {transmission.stiffness:g} N m/rad, {transmission.backlash:g} deg play at "
            f"{', '.join(transmission.backlash_joints) or 'no joint'}" if transmission.active else ""))
     return DriverSpec(f"{__name__}:build_driver", SimDriverConfig(sim, servo, transmission), clock_is_ros_time=True,
-                      extension=f"{__name__}:SimulationPublishing", extension_config=rates)
+                      extension=f"{__name__}:SimulationPublishing", extension_config=(rates, lockstep))
 
 
 def build_driver(model: RobotModel, config: SimDriverConfig) -> PyBulletDriver:
@@ -96,7 +102,9 @@ class SimulationPublishing:
     """The loop's side of the simulator: /clock, ground truth and the fall watch every cycle,
     and the operations the front's services call (reset, pause, resume, step)."""
 
-    def __init__(self, node: Node, host: LoopHost, rates: SimulationPublishingParameters) -> None:
+    def __init__(self, node: Node, host: LoopHost,
+                 config: tuple[SimulationPublishingParameters, LockstepParameters]) -> None:
+        rates, lockstep = config
         driver = host.driver
         assert isinstance(driver, PyBulletDriver)
         self.node, self.host, self.driver = node, host, driver
@@ -116,6 +124,9 @@ class SimulationPublishing:
         self._pose_msg.header.frame_id = self._twist_msg.header.frame_id = "world"
         self._fallen_msg = Bool()
         host.loop.add_cycle_hook(self._on_cycle)
+        if lockstep.lockstep:
+            host.loop.gate = LockstepGate(lockstep.participants, lockstep.lockstep_timeout,
+                                          report=node.get_logger().warning)
         server = host.server
         server.register("reset", self.reset)
         server.register("pause", self.pause)

@@ -53,10 +53,31 @@ class SimulationPublishingParameters:
                 raise ValueError(f"parameter {name} must be > 0, got {getattr(self, name)}")
 
 
+@dataclass(frozen=True)
+class LockstepParameters:
+    """Lockstep (humanoid_control.loop.lockstep): the simulation waits for its participants."""
+
+    lockstep: bool = documented(False, "run each control cycle only when every lockstep participant has answered "
+                                       "the state published last (lockstep/ready)")
+    lockstep_participants: str = documented(
+        "", "participants waited for from the start, comma-separated node names (others join with their first "
+            "answer)")
+    lockstep_timeout: float = documented(5.0, "s (wall), a silent participant is reported by name this often while "
+                                              "the simulation waits for it")
+
+    def __post_init__(self) -> None:
+        if not self.lockstep_timeout > 0.0:
+            raise ValueError(f"parameter lockstep_timeout must be > 0, got {self.lockstep_timeout}")
+
+    @property
+    def participants(self) -> tuple[str, ...]:
+        return tuple(name.strip() for name in self.lockstep_participants.split(",") if name.strip())
+
+
 #: (prefix, dataclass) of every parameter group the simulation node adds to a driver node's.
 PARAMETER_GROUPS: tuple[tuple[str, type], ...] = (
     ("", SimParameters), ("servo.", ServoParameters), ("transmission.", TransmissionParameters),
-    ("", SimulationPublishingParameters))
+    ("", SimulationPublishingParameters), ("", LockstepParameters))
 
 
 def parameter_names() -> list[str]:

@@ -29,6 +29,7 @@ import numpy as np
 from humanoid_control.loop.command_guard import CheckInterruptedError, CommandGuard, Veto
 from humanoid_control.loop.driver import DriverError, JointState, RobotDriver
 from humanoid_control.loop.interface_parameters import InterfaceParameters
+from humanoid_control.loop.lockstep import LockstepGate
 from humanoid_control.loop.trajectory_executor import (
     PlanOutdatedError,
     RunState,
@@ -153,6 +154,10 @@ class ControlLoop:
         self._wall_clock = wall_clock
         self._on_exception = on_exception
         self._hooks: list[CycleHook] = []
+        #: Set for a lockstep simulation: the loop waits at each published state for its answers.
+        self.gate: LockstepGate | None = None
+        #: Publishes the state the loop waits at again (set by the state's publisher).
+        self.resend_state: Callable[[], None] = lambda: None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._state: JointState | None = None
@@ -227,7 +232,10 @@ class ControlLoop:
 
     def _run(self) -> None:
         turns = GilTurns(period=self.params.gil_turn_period)
-        while not self._stop.is_set():
+        stopping = self._stop.is_set
+        while not stopping():
+            if self.gate is not None:
+                self.gate.wait(stopping, self.resend_state)
             turns.give()
             try:
                 self.cycle()

@@ -91,6 +91,15 @@ class Call:
 
 
 @dataclass(frozen=True, slots=True)
+class Ready:
+    """A lockstep participant's answer, relayed in order with the commands it sent before it."""
+
+    participant: str
+    stamp: float
+    leaving: bool
+
+
+@dataclass(frozen=True, slots=True)
 class CountRejection:
     """A command the front refused (counted with the loop's own refusals in diagnostics)."""
 
@@ -237,6 +246,11 @@ class LoopServer:
         self._runs: dict[int, TrajectoryRun] = {}
         self._runs_lock = threading.Lock()
         self._canceled: set[int] = set()  # Start requests canceled while their check runs
+        # A lockstep answer takes effect only when every trajectory sent before it has started
+        # (or was refused): the participant's commands are in force before the loop goes on.
+        self._starting = 0
+        self._held_answers: list[Ready] = []
+        self._answers_lock = threading.Lock()
         self._run_ids = itertools.count(1)
         self._publishing = Decimator(loop.params.publish_rate, "publish_rate")
         self._feedback = Decimator(loop.params.feedback_rate, "feedback_rate")
@@ -301,6 +315,8 @@ class LoopServer:
     def _dispatch(self, message: object) -> None:
         if isinstance(message, Start):  # numbered here, in the order they came: the newest wins
             number = self.loop.number_trajectory()
+            with self._answers_lock:
+                self._starting += 1
             threading.Thread(target=self._start, args=(message, number), name="loop-start", daemon=True).start()
         elif isinstance(message, CancelStart):
             self._canceled.add(message.request)
@@ -314,6 +330,12 @@ class LoopServer:
             self.loop.hold(message.positions)
         elif isinstance(message, Call):
             threading.Thread(target=self._call, args=(message,), name=f"loop-{message.name}", daemon=True).start()
+        elif isinstance(message, Ready):
+            with self._answers_lock:
+                if self._starting:
+                    self._held_answers.append(message)
+                    return
+            self._answer(message)
         elif isinstance(message, CountRejection):
             self.loop.count_rejection()
         elif isinstance(message, Shutdown):
@@ -326,12 +348,24 @@ class LoopServer:
         except CommandRejectedError as error:
             self._send(Rejected(message.request, error.code, str(error)))
             return
+        else:
+            run_id = next(self._run_ids)
+            with self._runs_lock:
+                self._runs[run_id] = run
+            self._send(Accepted(message.request, run_id))
         finally:
             self._canceled.discard(message.request)
-        run_id = next(self._run_ids)
-        with self._runs_lock:
-            self._runs[run_id] = run
-        self._send(Accepted(message.request, run_id))
+            with self._answers_lock:
+                self._starting -= 1
+                answers = self._held_answers if not self._starting else []
+                if answers:
+                    self._held_answers = []
+            for answer in answers:
+                self._answer(answer)
+
+    def _answer(self, message: Ready) -> None:
+        if self.loop.gate is not None:
+            self.loop.gate.answer(message.participant, message.stamp, message.leaving)
 
     def _call(self, message: Call) -> None:
         operation = self.operations.get(message.name)
@@ -399,11 +433,18 @@ class RunHandle:
 
 
 class _Pending:
-    """An answer the client waits for."""
+    """An answer the client waits for, or hands to ``then`` (in the reader thread) when it comes."""
 
-    def __init__(self) -> None:
+    def __init__(self, then: Callable[[object], None] | None = None) -> None:
         self.event = threading.Event()
         self.message: object = None
+        self.then = then
+
+    def settle(self, message: object) -> None:
+        self.message = message
+        self.event.set()
+        if self.then is not None:
+            self.then(message)
 
 
 class LoopClient:
@@ -467,14 +508,38 @@ class LoopClient:
         """Plan, check and start a validated trajectory in the loop; raises
         :class:`~humanoid_control.loop.validation.CommandRejectedError` when it is refused
         (CANCELED when ``canceled()`` became true while the loop checked it)."""
-        handle = RunHandle(trajectory.joint_names)
         answer = self._ask(lambda request: Start(request, trajectory, tolerances), timeout,
                            on_wait=lambda request: canceled() and (self._post(CancelStart(request)) or True))
-        if isinstance(answer, Rejected):
-            raise CommandRejectedError(answer.code, answer.message)
-        assert isinstance(answer, Accepted)
+        run = self._run_of(trajectory, answer)
+        if isinstance(run, Exception):
+            raise run
+        return run
+
+    def start_trajectory_later(self, trajectory: ValidatedTrajectory, tolerances: Tolerances,
+                               then: Callable[[RunHandle | CommandRejectedError | RemoteError], None]) -> None:
+        """Hand a validated trajectory to the loop without waiting: ``then`` gets its run, or
+        why it was refused, in the reader thread (keep it short). Commands handed over this way
+        and with :meth:`stream` reach the loop in the order they were given."""
+
+        def answered(message: object) -> None:
+            then(self._run_of(trajectory, message))
+
+        request = next(self._requests)
         with self._lock:
-            handle.run = answer.run
+            if self.finished is not None:
+                raise RemoteError(f"the control loop has ended: {self.finished.reason}")
+            self._pending[request] = _Pending(answered)
+        self._post(Start(request, trajectory, tolerances))
+
+    def _run_of(self, trajectory: ValidatedTrajectory,
+                answer: object) -> RunHandle | CommandRejectedError | RemoteError:
+        if isinstance(answer, Rejected):
+            return CommandRejectedError(answer.code, answer.message)
+        if isinstance(answer, Finished):
+            return RemoteError(f"the control loop has ended: {answer.reason}")
+        assert isinstance(answer, Accepted)
+        handle = RunHandle(trajectory.joint_names, run=answer.run)
+        with self._lock:
             self._runs[answer.run] = handle
             early = self._early.pop(answer.run, [])
         for message in early:
@@ -495,6 +560,10 @@ class LoopClient:
     def count_rejection(self) -> None:
         """Count a command the front refused, in the loop's diagnostics."""
         self._post(CountRejection())
+
+    def ready(self, participant: str, stamp: float, leaving: bool = False) -> None:
+        """Relay a lockstep participant's answer (after the commands it sent before it)."""
+        self._post(Ready(participant, stamp, leaving))
 
     def call(self, name: str, *args: object, timeout: float | None = None) -> Any:
         """Run an operation the loop's side registered; its result, or :class:`RemoteError`."""
@@ -555,8 +624,10 @@ class LoopClient:
                 with self._lock:
                     pending = self._pending.get(message.request)
                 if pending is not None:
-                    pending.message = message
-                    pending.event.set()
+                    if pending.then is not None:
+                        with self._lock:
+                            self._pending.pop(message.request, None)
+                    pending.settle(message)
             elif isinstance(message, RunFeedback | RunDone):
                 with self._lock:
                     handle = self._runs.get(message.run)
@@ -588,8 +659,7 @@ class LoopClient:
             self._started.message = finished
             self._started.event.set()
         for waiter in pending:
-            waiter.message = finished
-            waiter.event.set()
+            waiter.settle(finished)
         for handle in runs:
             handle.state, handle.code = RunState.ABORTED, ErrorCode.DRIVER_FAILURE
             handle.message = f"the control loop ended: {finished.reason}"

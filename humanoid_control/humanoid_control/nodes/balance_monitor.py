@@ -66,6 +66,7 @@ from humanoid_control.balance.sensor_wait import SensorWait
 from humanoid_control.loop.decimation import Decimator
 from humanoid_control.loop.driver import Level
 from humanoid_control.ros.joint_readings import JointReadings, MalformedJointStateError
+from humanoid_control.ros.lockstep import participant_of
 from humanoid_control.ros.node_main import run_node
 from humanoid_control.ros.parameters import declare_control_node
 from humanoid_control.ros.ros_time import seconds
@@ -103,6 +104,7 @@ class BalanceMonitor:
         self._state_pub = node.create_publisher(BalanceState, "balance_state", depth)
         self._marker_pub = node.create_publisher(MarkerArray, "balance_markers", 10)
         self._diagnostics_pub = node.create_publisher(DiagnosticArray, "diagnostics", 10)
+        self.lockstep = participant_of(node)
         node.create_subscription(JointState, "joint_states", self._on_joint_state, depth)
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                              reliability=ReliabilityPolicy.RELIABLE)
@@ -225,7 +227,15 @@ class BalanceMonitor:
         return feeds
 
     def _answer(self, msg: JointState) -> None:
-        """One balance_state for one joint state, in the order they arrived."""
+        """One balance_state for one joint state, in the order they arrived (then, in lockstep,
+        the simulator is told this state is handled)."""
+        try:
+            self._estimate(msg)
+        finally:
+            if self.lockstep is not None:
+                self.lockstep.answered(msg.header.stamp)
+
+    def _estimate(self, msg: JointState) -> None:
         started = time.perf_counter()
         try:
             issues = self.readings.update(msg.name, msg.position)

@@ -57,6 +57,7 @@ from humanoid_control.guards.trajectory_collision import check_trajectory
 from humanoid_control.loop.validation import CommandRejectedError, CommandValidator, PointData
 from humanoid_control.nodes.specs import SELF_COLLISION_CHECKER as NODE_NAME
 from humanoid_control.parameter_fields import documented
+from humanoid_control.ros.lockstep import participant_of
 from humanoid_control.ros.node_main import run_node
 from humanoid_control.ros.parameters import declare_control_node
 from humanoid_control.ros.pooled_executor import PooledExecutor
@@ -141,6 +142,7 @@ class SelfCollisionChecker:
         self._state_pub = node.create_publisher(SelfCollisionState, "self_collision_state", 10)
         self._marker_pub = node.create_publisher(MarkerArray, "self_collision_markers", 10)
         self._diagnostics_pub = node.create_publisher(DiagnosticArray, "diagnostics", 10)
+        self.lockstep = participant_of(node)
         node.create_subscription(JointState, "joint_states", self._on_joint_states, 10, callback_group=stream)
         node.create_service(CheckSelfCollision, "check_self_collision", self._check_configuration,
                             callback_group=MutuallyExclusiveCallbackGroup())
@@ -167,6 +169,13 @@ class SelfCollisionChecker:
         return q
 
     def _on_joint_states(self, msg: JointState) -> None:
+        try:
+            self._check(msg)
+        finally:
+            if self.lockstep is not None:
+                self.lockstep.answered(msg.header.stamp)
+
+    def _check(self, msg: JointState) -> None:
         try:
             q = self.positions_from(msg)
         except ValueError as error:

@@ -29,6 +29,7 @@ from sensor_msgs.msg import JointState
 
 from humanoid_control.motion import MotionError, Playback, load_motion, plan_playback
 from humanoid_control.ros.action_result import ResultWaiter, wait_until_answering
+from humanoid_control.ros.lockstep import participant_of
 from humanoid_control.ros.node_main import run_node
 from humanoid_control.ros.parameters import declare, declare_robot
 from humanoid_control.ros.pooled_executor import PooledExecutor
@@ -56,14 +57,33 @@ class TrajectoryGenerator:
         node.create_subscription(JointState, "joint_states", self._on_joint_state, 10, callback_group=group)
         self._robot = ActionClient(node, FollowJointTrajectory, "follow_joint_trajectory", callback_group=group)
         self._robot_answers = False  # its server answered this node once (before the first goal)
+        self.lockstep = participant_of(node)
+        self._held: set[int] = set()  # goals (id of the request) holding the lockstep simulation
         self._server = ActionServer(node, PlayMotion, "play_motion", execute_callback=self._execute,
-                                    goal_callback=lambda _goal: GoalResponse.ACCEPT,
+                                    goal_callback=self._on_goal,
                                     cancel_callback=lambda _goal: CancelResponse.ACCEPT, callback_group=group)
         node.get_logger().info(f"play_motion ready for {self.robot}")
 
     def _on_joint_state(self, msg: JointState) -> None:
         self._joint_state = msg
         self._joint_event.set()
+        if self.lockstep is not None:
+            self.lockstep.answered(msg.header.stamp)
+
+    def _on_goal(self, request) -> GoalResponse:
+        """Every goal is accepted (a refusal is told in the result). In lockstep the simulation
+        is held from here until the motion's trajectory is in force on the robot (or refused),
+        so that it starts at the same state in every run."""
+        if self.lockstep is not None:
+            self.lockstep.take_hold()
+            self._held.add(id(request))
+        return GoalResponse.ACCEPT
+
+    def _release(self, request) -> None:
+        """End the goal's hold on a lockstep simulation (once)."""
+        if self.lockstep is not None and id(request) in self._held:
+            self._held.discard(id(request))
+            self.lockstep.release()
 
     # -- the action -------------------------------------------------------------------
     def _execute(self, goal_handle) -> PlayMotion.Result:
@@ -77,6 +97,8 @@ class TrajectoryGenerator:
                 goal_handle.abort()
             return PlayMotion.Result(error_code=PlayMotion.Result.EXECUTION_FAILED,
                                      error_string=f"internal error: {type(error).__name__}: {error}")
+        finally:
+            self._release(goal_handle.request)
 
     def _execute_goal(self, goal_handle) -> PlayMotion.Result:
         request = goal_handle.request
@@ -122,13 +144,15 @@ class TrajectoryGenerator:
             return result
         progress: list[float] = [0.0]
 
-        def on_feedback(message) -> None:
+        def on_feedback(message) -> None:  # the first: the trajectory is in force on the robot
             progress[0] = seconds(message.feedback.desired.time_from_start)
+            self._release(goal_handle.request)
 
         goal = FollowJointTrajectory.Goal(trajectory=playback_trajectory(playback))
         sent = self._robot.send_goal_async(goal, feedback_callback=on_feedback)
         robot_goal = self._wait(sent)
         if robot_goal is None or not robot_goal.accepted:
+            self._release(goal_handle.request)
             goal_handle.abort()
             result.error_code = PlayMotion.Result.EXECUTION_FAILED
             result.error_string = "the robot did not accept the trajectory"

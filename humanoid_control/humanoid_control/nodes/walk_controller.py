@@ -64,6 +64,7 @@ from humanoid_control.biped_walking.parameters import NODE_NAME, WalkParameters,
 from humanoid_control.biped_walking.pattern import Mode
 from humanoid_control.biped_walking.setpoint_window import still_ahead
 from humanoid_control.biped_walking.stabilizer import Sensors
+from humanoid_control.ros.lockstep import participant_of
 from humanoid_control.ros.node_main import run_node
 from humanoid_control.ros.parameters import declare_control_node
 from humanoid_control.ros.pooled_executor import PooledExecutor
@@ -119,6 +120,9 @@ class WalkControllerNode:
         self._sent_until = -math.inf  # robot time of its last point
         self._updated = math.nan  # robot time of the last update
         self._velocity_limit = VELOCITY_MARGIN * self.model.joints.velocity
+        self._waiting: JointState | None = None  # lockstep: a state waiting for its IMU reading
+        self._goals: dict[int, WalkGoal | WalkRefusedError] = {}  # by id() of the goal request, until executed
+        self.lockstep = participant_of(node)
 
         control = MutuallyExclusiveCallbackGroup()  # the cycle and the commands
         readings = MutuallyExclusiveCallbackGroup()  # kept apart, so that a slow cycle never delays them
@@ -127,9 +131,13 @@ class WalkControllerNode:
         self._diagnostics = node.create_publisher(DiagnosticArray, "diagnostics", 10)
         node.create_subscription(JointState, "joint_states", self._on_joint_states, QoSProfile(depth=1),
                                  callback_group=control)
-        # the sensors only when a correction uses them (each subscription costs CPU at 100 Hz)
-        if self.params.stabilize and self.params.tilt_feedback_gain > 0.0:
-            node.create_subscription(Imu, "imu/data", self._on_imu, QoSProfile(depth=1), callback_group=readings)
+        # the sensors only when a correction uses them (each subscription costs CPU at 100 Hz); in
+        # lockstep a state is handled with the IMU reading of its instant, which may come after
+        # it on its own topic: the IMU is then taken in the cycle's group (_on_joint_states)
+        self._uses_imu = self.params.stabilize and self.params.tilt_feedback_gain > 0.0
+        if self._uses_imu:
+            node.create_subscription(Imu, "imu/data", self._on_imu, QoSProfile(depth=1),
+                                     callback_group=control if self.lockstep is not None else readings)
         if self.params.stabilize and self.params.zmp_feedback_gain > 0.0:
             for side in ("right", "left"):
                 node.create_subscription(WrenchStamped, f"{side}_foot/wrench",
@@ -137,7 +145,7 @@ class WalkControllerNode:
                                          callback_group=readings)
         node.create_subscription(Twist, "cmd_vel", self._on_cmd_vel, 10, callback_group=control)
         self._action = ActionServer(node, Walk, "walk", execute_callback=self._execute,
-                                    goal_callback=lambda _goal: GoalResponse.ACCEPT,
+                                    goal_callback=self._on_goal,
                                     cancel_callback=lambda _goal: CancelResponse.ACCEPT, callback_group=actions)
         node.create_timer(0.5, self._watch, callback_group=readings)
         node.create_timer(1.0 / self.params.diagnostics_rate, self._publish_diagnostics, callback_group=actions)
@@ -163,11 +171,24 @@ class WalkControllerNode:
     def _on_joint_states(self, msg: JointState) -> None:
         self._state = msg
         self._state_arrival = time.monotonic()
+        if self.lockstep is not None and self._uses_imu and (self._imu is None
+                                                              or self._imu[0] < seconds(msg.header.stamp)):
+            self._waiting = msg  # until the IMU reading of its instant comes (_on_imu)
+            return
+        self._handle(msg)
+
+    def _handle(self, msg: JointState) -> None:
         self._cycle(msg)
+        if self.lockstep is not None:
+            self.lockstep.answered(msg.header.stamp)
 
     def _on_imu(self, msg: Imu) -> None:
         q = msg.orientation
         self._imu = (seconds(msg.header.stamp), (q.x, q.y, q.z, q.w))
+        waiting = self._waiting
+        if waiting is not None and self._imu[0] >= seconds(waiting.header.stamp):
+            self._waiting = None
+            self._handle(waiting)
 
     def _on_wrench(self, side: str, msg: WrenchStamped) -> None:
         f, t = msg.wrench.force, msg.wrench.torque
@@ -211,7 +232,10 @@ class WalkControllerNode:
     # -- the control cycle --------------------------------------------------------------------
     def _watch(self) -> None:
         """Wall-clock watchdog: a robot that stopped publishing joint_states (the bus is
-        gone) ends the walk under way; nothing else would, as cycles follow the readings."""
+        gone) ends the walk under way; nothing else would, as cycles follow the readings. Not
+        in lockstep: the simulation's clock stands still while it waits, for this node too."""
+        if self.lockstep is not None:
+            return
         silent = time.monotonic() - self._state_arrival
         with self._lock:
             controller = self.controller
@@ -307,24 +331,32 @@ class WalkControllerNode:
         self._message = controller.message
 
     # -- the walk action ------------------------------------------------------------------
-    def _execute(self, goal_handle) -> Walk.Result:
-        request = goal_handle.request
+    def _on_goal(self, request) -> GoalResponse:
+        """Every goal is accepted (a refusal is told in the result, with its reason), and a
+        valid one takes effect here, before the client hears of it: the cycle after the
+        acceptance walks it (in lockstep, at the same state in every run)."""
         try:  # a bad goal is refused at once, whether the robot is there or not
             checked_walk_goal(request.distance, request.lateral, request.turn, self.params)
+            deadline = time.monotonic() + CONNECT_TIMEOUT
+            while self._state is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+            if self._state is not None:
+                with self._lock:
+                    self._goals[id(request)] = self.controller.walk_to(request.distance, request.lateral,
+                                                                       request.turn)
         except WalkRefusedError as error:
-            return self._refused(goal_handle, error)
-        deadline = time.monotonic() + CONNECT_TIMEOUT
-        while self._state is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if self._state is None:
+            self._goals[id(request)] = error
+        return GoalResponse.ACCEPT
+
+    def _execute(self, goal_handle) -> Walk.Result:
+        request = goal_handle.request
+        goal = self._goals.pop(id(request), None)
+        if isinstance(goal, WalkRefusedError):
+            return self._refused(goal_handle, goal)
+        if goal is None:
             goal_handle.abort()
             return Walk.Result(error_code=Walk.Result.CANNOT_START,
                                error_string=f"no joint_states from the robot within {CONNECT_TIMEOUT:g} s")
-        with self._lock:
-            try:
-                goal = self.controller.walk_to(request.distance, request.lateral, request.turn)
-            except WalkRefusedError as error:
-                return self._refused(goal_handle, error)
         self._log.info(f"walk goal: {request.distance:g} m forward, {request.lateral:g} m left, "
                        f"{request.turn:g} rad")
         period = 1.0 / self.params.feedback_rate

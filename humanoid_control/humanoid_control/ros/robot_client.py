@@ -30,6 +30,7 @@ from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from humanoid_control.ros.action_result import ResultWaiter, wait_until_answering
+from humanoid_control.ros.lockstep import LockstepParticipant
 from humanoid_control.ros.ros_time import seconds, to_duration, to_time
 from humanoid_interfaces.action import FollowJointTrajectory, PlayMotion
 from humanoid_interfaces.msg import JointTolerance
@@ -120,7 +121,11 @@ class GoalOutcome:
 class RobotClient:
     """Topics, action and services of one robot (and of the simulator, when there is one)."""
 
-    def __init__(self, name: str = "humanoid_client", namespace: str = "") -> None:
+    def __init__(self, name: str = "humanoid_client", namespace: str = "", lockstep: bool = False) -> None:
+        """``lockstep``: this client is a participant of a lockstep simulation: it answers each
+        joint_states as it takes it, and holds the simulation at its first state until
+        ``lockstep.go()`` or ``lockstep.paused_at(t)`` (the simulation then runs to t and
+        waits there while the client acts)."""
         self._own_context = not rclpy.ok()
         if self._own_context:
             rclpy.init()
@@ -142,6 +147,7 @@ class RobotClient:
         self.node.create_subscription(Bool, "fallen", self._on_fallen, 10)
         self.node.create_subscription(PoseStamped, "ground_truth/base_pose", self._on_pose, 10)
         self.node.create_subscription(DiagnosticArray, "diagnostics", self._on_diagnostics, 10)
+        self.lockstep = LockstepParticipant(self.node, start_held=True) if lockstep else None
         self.commands = self.node.create_publisher(JointState, "joint_commands", 10)
         self.trajectories = self.node.create_publisher(JointTrajectory, "joint_trajectory", 10)
         self._turn = threading.Lock()  # held through each turn of the executor
@@ -181,6 +187,8 @@ class RobotClient:
     def close(self) -> None:
         """Stop spinning, then destroy the node (destroying it under a spinning executor
         makes the executor raise)."""
+        if self.lockstep is not None:
+            self.lockstep.leave()  # the simulation goes on without this client
         self._closing.set()
         self._thread.join(timeout=5.0)
         self._executor.shutdown(timeout_sec=1.0)
@@ -201,6 +209,8 @@ class RobotClient:
             if self._recording is not None:
                 self._recording.append(msg)
         self._joint_event.set()
+        if self.lockstep is not None:
+            self.lockstep.answered(msg.header.stamp)
 
     def _on_clock(self, msg: Clock) -> None:
         self._clock = seconds(msg.clock)

@@ -43,10 +43,11 @@ from humanoid_control.loop.interface_parameters import InterfaceParameters
 from humanoid_control.loop.remote import LoopClient, RemoteError, RunHandle
 from humanoid_control.loop.trajectory_executor import RunState
 from humanoid_control.loop.validation import CommandRejectedError, CommandValidator, ErrorCode, PointData
+from humanoid_control.ros.lockstep import LOCKSTEP_QOS, LOCKSTEP_TOPIC
 from humanoid_control.ros.ros_time import DriverClock, seconds, to_duration, to_time
 from humanoid_description.model import RobotModel
 from humanoid_interfaces.action import FollowJointTrajectory
-from humanoid_interfaces.msg import JointTolerance
+from humanoid_interfaces.msg import JointTolerance, LockstepReady
 
 __all__ = ["InterfaceParameters", "RobotInterface"]
 
@@ -82,15 +83,18 @@ class RobotInterface:
                              reliability=ReliabilityPolicy.RELIABLE)
         self._description_pub = (node.create_publisher(String, "robot_description", latched)
                                  if params.publish_robot_description else None)
-        # Each command replaces the one before: commands of a topic are taken one at a time, in
-        # the order sent (in parallel threads an older trajectory, accepted last, replaced a
-        # newer one), and of trajectories sent faster than they are checked only the latest is
-        # kept (the others would be replaced on arrival, and waited for meanwhile).
+        # Each command replaces the one before: commands are taken one at a time, in the order
+        # received (in parallel threads an older trajectory, accepted last, replaced a newer
+        # one), validated here and handed to the loop without waiting for its check, and of
+        # trajectories sent faster than they are validated only the latest is kept. A lockstep
+        # participant's answer goes the same way, so it reaches the loop after the commands the
+        # participant sent before it (humanoid_control.loop.lockstep).
+        commands = MutuallyExclusiveCallbackGroup()
         node.create_subscription(JointStateMsg, "joint_commands", self._on_joint_commands, 10,
-                                 callback_group=MutuallyExclusiveCallbackGroup())
+                                 callback_group=commands)
         node.create_subscription(JointTrajectory, "joint_trajectory", self._on_joint_trajectory,
-                                 QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE),
-                                 callback_group=MutuallyExclusiveCallbackGroup())
+                                 QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE), callback_group=commands)
+        node.create_subscription(LockstepReady, LOCKSTEP_TOPIC, self._on_ready, LOCKSTEP_QOS, callback_group=commands)
         self._action = ActionServer(
             node, FollowJointTrajectory, "follow_joint_trajectory",
             execute_callback=self._execute_goal, goal_callback=self._on_goal,
@@ -159,9 +163,24 @@ class RobotInterface:
             self._log.info("joint_trajectory: empty trajectory, holding position")
             return
         try:
-            self._start(msg)
+            trajectory, tolerances = self._validated(msg, None, None, 0.0)
         except CommandRejectedError as error:
+            self.loop.count_rejection()
             self._log.error(f"joint_trajectory rejected ({error.code.name}): {error}")
+            return
+        try:
+            self.loop.start_trajectory_later(trajectory, tolerances, self._on_topic_trajectory_answer)
+        except RemoteError as error:
+            self._log.error(f"joint_trajectory not started: {error}")
+
+    def _on_topic_trajectory_answer(self, answer) -> None:
+        if isinstance(answer, CommandRejectedError) and answer.code not in (ErrorCode.PREEMPTED, ErrorCode.CANCELED):
+            self._log.error(f"joint_trajectory rejected ({answer.code.name}): {answer}")
+        elif isinstance(answer, RemoteError):
+            self._log.error(f"joint_trajectory not started: {answer}")
+
+    def _on_ready(self, msg: LockstepReady) -> None:
+        self.loop.ready(msg.participant, self.clock.from_ros(seconds(msg.stamp)), msg.leaving)
 
     def _start(self, msg: JointTrajectory, path: list[JointTolerance] | None = None,
                goal: list[JointTolerance] | None = None, goal_time: float = 0.0,
@@ -219,6 +238,7 @@ class RobotInterface:
                 self._log.error(f"follow_joint_trajectory goal rejected ({error.code.name}): {error}")
                 goal_handle.abort()
             return FollowJointTrajectory.Result(error_code=int(error.code), error_string=str(error))
+        self._publish_started(goal_handle, run)
         period = 1.0 / self.params.feedback_rate
         while not run.done.wait(period):
             if goal_handle.is_cancel_requested:
@@ -235,6 +255,19 @@ class RobotInterface:
         if run.code is not ErrorCode.SUCCESSFUL:
             self._log.warning(f"follow_joint_trajectory: {run.state.value}: {run.message}")
         return FollowJointTrajectory.Result(error_code=int(run.code), error_string=run.message)
+
+    def _publish_started(self, goal_handle, run: RunHandle) -> None:
+        """Feedback at once when the trajectory has started in the loop: a client that waits
+        for it (a lockstep participant) knows its goal is in force."""
+        now = self.now()
+        current = self.current_positions()[[self.model.joints.index(name) for name in run.joint_names]]
+        still = np.zeros(len(run.joint_names))
+        msg = FollowJointTrajectory.Feedback()
+        msg.header.stamp = to_time(self.clock.to_ros(now))
+        msg.joint_names = list(run.joint_names)
+        msg.desired, msg.actual, msg.error = (_point(current, still, 0.0), _point(current, still, 0.0),
+                                              _point(still, still, 0.0))
+        goal_handle.publish_feedback(msg)
 
     def _publish_feedback(self, goal_handle, run: RunHandle) -> None:
         feedback = run.feedback

@@ -57,8 +57,10 @@ class StatePublisher:
         self._imu_pub: MatchedPublisher | None = None
         self._foot_pubs: dict[str, tuple] = {}
         self._sensors_current = False  # the sensors were read at the previous publishing time
+        self._last_sensors: SensorReadings | None = None
         node.create_timer(1.0 / params.diagnostics_rate, self._publish_diagnostics)
         loop.add_cycle_hook(self.on_cycle)
+        loop.resend_state = self.resend
 
     def on_started(self, _state: JointState) -> None:
         """Create the sensors' publishers once the driver says what it has."""
@@ -88,7 +90,9 @@ class StatePublisher:
                 self._sensors_current = False
                 return
             self._stale_readings += int(np.count_nonzero(~valid))
-        if self._joint_state_pub.subscribed:
+        # in lockstep every state goes out (and is sent again while it waits), whether or not a
+        # participant's subscription is matched yet: the loop waits for its answers
+        if self._joint_state_pub.subscribed or self.loop.gate is not None:
             msg = self._joint_state_msg  # one message, refilled (only the control thread publishes it)
             msg.header.stamp = to_time(self.clock.to_ros(state.stamp))
             if valid.all():
@@ -98,20 +102,35 @@ class StatePublisher:
                 msg.position, msg.velocity, msg.effort = (
                     np.where(valid, values, math.nan).tolist()
                     for values in (state.position, state.velocity, state.effort))
+            self._read_sensors()  # first: a lockstep participant answering joint_states finds its sensors
             self._joint_state_pub.publish(msg)
-        self._read_sensors()
+            if self.loop.gate is not None:
+                self.loop.gate.published(state.stamp)
+        else:
+            self._read_sensors()
+
+    def resend(self) -> None:
+        """Publish the latest joint_states (and the sensors' latest readings) again, unchanged:
+        a lockstep simulation waiting at that state for a participant that missed it."""
+        if self._joint_state_pub.subscribed or self.loop.gate is not None:
+            if self._last_sensors is not None:
+                self._publish_sensors(self._last_sensors)
+            self._joint_state_pub.publish(self._joint_state_msg)
 
     def _read_sensors(self) -> None:
         """Read and publish the sensors while anyone listens; the first reading after a time
         without primes the next one (see the module docstring)."""
         imu_wanted = self._imu_pub is not None and self._imu_pub.subscribed
-        if not imu_wanted and not any(wrench.subscribed or contact.subscribed
-                                      for wrench, contact, _, _ in self._foot_pubs.values()):
+        # in lockstep the sensors are read at every state, so that a participant's first
+        # reading is published with its state as every later one is (the same in every run)
+        if self.loop.gate is None and not imu_wanted and not any(
+                wrench.subscribed or contact.subscribed for wrench, contact, _, _ in self._foot_pubs.values()):
             self._sensors_current = False
             return
         sensors = self.driver.read_sensors()
         if sensors is not None and self._sensors_current:
             self._publish_sensors(sensors)
+            self._last_sensors = sensors
         self._sensors_current = sensors is not None
 
     def _publish_sensors(self, sensors: SensorReadings) -> None:
@@ -153,6 +172,8 @@ class StatePublisher:
                     "driver_errors": str(status.driver_errors),
                     "joint_states_withheld": str(self._withheld),
                     "stale_joint_readings_published": str(self._stale_readings)})]
+        if self.loop.gate is not None:
+            entries.append(self.loop.gate.status_entry(self.name))
         entries.extend(self.loop.guard.status())
         entries.extend(self.driver.status())
         self._diagnostics_pub.publish(diagnostic_array(entries, stamp, self.hardware_id))

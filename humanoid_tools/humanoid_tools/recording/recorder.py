@@ -72,6 +72,7 @@ class RecorderParameters:
     unknown_topic_grace: float = 3.0  # s after the start before a topic nobody publishes is reported
     queue_depth: int = 1000  # history depth of each subscription
     seal_period: float = SEAL_PERIOD  # s: the bag file is completed up to at most this long ago
+    lockstep: bool = False  # answer a lockstep simulation after each joint_states taken (nothing dropped)
 
 
 @dataclass
@@ -163,6 +164,15 @@ def bag_qos(profile) -> Qos:
                bool(profile.avoid_ros_namespace_conventions))
 
 
+def header_stamp(data: bytes):
+    """The header stamp of a serialized message that begins with a std_msgs/Header (CDR:
+    a 4-byte encapsulation, then the stamp's seconds and nanoseconds)."""
+    from builtin_interfaces.msg import Time
+
+    byteorder = "little" if data[1] == 1 else "big"
+    return Time(sec=int.from_bytes(data[4:8], byteorder, signed=True), nanosec=int.from_bytes(data[8:12], byteorder))
+
+
 # -- the recorder -------------------------------------------------------------------------------
 _STOP = object()
 
@@ -193,6 +203,11 @@ class Recorder:
             raise RecordingError(f"cannot create the bag {path}: {getattr(error, 'strerror', None) or error}") from None
         self._thread = threading.Thread(target=self._write_loop, name="bag-writer", daemon=True)
         self._thread.start()
+        self._lockstep = None
+        if params.lockstep:
+            from humanoid_control.ros.lockstep import LockstepParticipant
+
+            self._lockstep = LockstepParticipant(node)
         self._timer = node.create_timer(params.discovery_period, self.discover)
         self.discover()
 
@@ -255,6 +270,8 @@ class Recorder:
             self.summary.received[topic] += 1
             self._last_message = time.monotonic()
         self._queue.put((topic, stamp, data))
+        if self._lockstep is not None and topic == "/joint_states":
+            self._lockstep.answered(header_stamp(data))
 
     # -- writing (writer thread) -----------------------------------------------------------------
     def _write_loop(self) -> None:

@@ -1,0 +1,138 @@
+"""A node's part in a lockstep simulation (:mod:`humanoid_control.loop.lockstep`).
+
+The protocol, for any rclpy node: after handling each ``joint_states`` message (and sending
+what it made the node send), publish ``humanoid_interfaces/msg/LockstepReady`` on
+``lockstep/ready`` with the node's name and the message's stamp; publish one with
+``leaving`` true before going away. :class:`LockstepParticipant` does that for the nodes of
+this stack, with :meth:`LockstepParticipant.hold` for a node that must keep the simulation
+where it is while a command it sends takes effect (a goal, until its acceptance), and
+:meth:`LockstepParticipant.paused_at` for a client that acts at a given simulated time.
+
+The simulation waits for every participant's answer of the state it published last, so it
+is never more than one state past a participant's last answer: a hold taken while the
+simulation waits for another participant (whose goal this node is accepting) keeps it at
+the next state, the same in every run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+
+from builtin_interfaces.msg import Time
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+
+from humanoid_control.ros.ros_time import seconds
+from humanoid_interfaces.msg import LockstepReady
+
+__all__ = ["LOCKSTEP_QOS", "LOCKSTEP_TOPIC", "LockstepParticipant", "participant_of"]
+
+LOCKSTEP_TOPIC = "lockstep/ready"
+#: Every answer must arrive: reliable, and deep enough for a burst of participants.
+LOCKSTEP_QOS = QoSProfile(depth=100, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.RELIABLE,
+                          durability=DurabilityPolicy.VOLATILE)
+
+
+class LockstepParticipant:
+    """Answers the simulator for ``node`` (as ``name``, default the node's name)."""
+
+    def __init__(self, node: Node, name: str | None = None, start_held: bool = False) -> None:
+        """``start_held``: hold the simulation at its first state until :meth:`go` or
+        :meth:`paused_at` (a client that must act at a given time, whatever it is doing
+        until it gets there)."""
+        self.name = name or node.get_name()
+        self._publisher = node.create_publisher(LockstepReady, LOCKSTEP_TOPIC, LOCKSTEP_QOS)
+        self._lock = threading.Lock()
+        self._holds = 1 if start_held else 0
+        self._start_hold = start_held
+        self._withheld: Time | None = None  # the latest stamp answered while held
+        self._pause_from: float | None = None
+        self._paused = threading.Event()
+        self._paused_stamp = 0.0
+
+    def answered(self, stamp: Time) -> None:
+        """The joint_states message stamped ``stamp`` is handled (and what it caused is sent)."""
+        with self._lock:
+            if self._pause_from is not None and seconds(stamp) >= self._pause_from and not self._paused.is_set():
+                self._holds += 1  # released by paused_at
+                self._paused_stamp = seconds(stamp)
+                self._paused.set()
+            if self._holds:
+                self._withheld = stamp
+                return
+        self._publish(stamp)
+
+    def go(self) -> None:
+        """End the hold taken at the start (``start_held``), once."""
+        with self._lock:
+            held, self._start_hold = self._start_hold, False
+        if held:
+            self.release()
+
+    def take_hold(self) -> None:
+        """Begin a hold that :meth:`release` ends (a hold that spans callbacks)."""
+        with self._lock:
+            self._holds += 1
+
+    def release(self) -> None:
+        """End a hold begun by :meth:`take_hold`; the latest withheld answer goes out when no hold is left."""
+        with self._lock:
+            self._holds -= 1
+            withheld = self._withheld if not self._holds else None
+            if withheld is not None:
+                self._withheld = None
+        if withheld is not None:
+            self._publish(withheld)
+
+    @contextlib.contextmanager
+    def paused_at(self, stamp: float, timeout: float) -> Iterator[float]:
+        """Hold the simulation at its first state stamped ``stamp`` or later (s, robot time)
+        while the block runs; yields that state's stamp. TimeoutError when no such state came
+        within ``timeout`` seconds (wall)."""
+        with self._lock:
+            self._pause_from = stamp
+            self._paused.clear()
+        self.go()
+        try:
+            if not self._paused.wait(timeout):
+                raise TimeoutError(f"no joint_states at or after t = {stamp:g} s within {timeout:g} s")
+            yield self._paused_stamp
+        finally:
+            with self._lock:
+                self._pause_from = None
+                paused = self._paused.is_set()
+                self._paused.clear()
+            if paused:
+                self.release()
+
+    @contextlib.contextmanager
+    def hold(self) -> Iterator[None]:
+        """Keep the simulation where it is while the block runs: answers wait, the latest is
+        sent when the last hold ends."""
+        self.take_hold()
+        try:
+            yield
+        finally:
+            self.release()
+
+    def leave(self) -> None:
+        """Tell the simulator not to wait for this node any more."""
+        self._publisher.publish(LockstepReady(participant=self.name, leaving=True))
+
+    def _publish(self, stamp: Time) -> None:
+        self._publisher.publish(LockstepReady(participant=self.name, stamp=stamp))
+
+
+def participant_of(node: Node) -> LockstepParticipant | None:
+    """The node's participant when its ``lockstep`` parameter (declared here, default false)
+    is true; None otherwise."""
+    from rcl_interfaces.msg import ParameterDescriptor
+
+    description = ("answer the simulator after each joint_states message (lockstep/ready): a lockstep "
+                   "simulation then waits for this node at every state")
+    if node.declare_parameter("lockstep", False, ParameterDescriptor(description=description)).value:
+        node.get_logger().info("lockstep participant: answers each joint_states on lockstep/ready")
+        return LockstepParticipant(node)
+    return None
