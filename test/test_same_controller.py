@@ -199,14 +199,20 @@ def _by_name(pairs: Sequence[tuple[str, Sequence[str]]]) -> dict[str, tuple[str,
 
 
 def node_interface(client: RobotClient, node_name: str) -> Interface:
-    """The topics and actions of one node (not the client's own), once discovery shows the whole interface."""
+    """The topics and actions of a driver node (its front and its control loop's node,
+    ``<name>_loop``), once discovery shows the whole interface."""
     node = client.node
+    names = (node_name, f"{node_name}_loop")
+
+    def union(query) -> dict[str, tuple[str, ...]]:
+        return {topic: types for name in names for topic, types in _by_name(query(name)).items()}
 
     def snapshot() -> Interface | None:
         try:
-            interface = Interface(_by_name(node.get_publisher_names_and_types_by_node(node_name, "/")),
-                                  _by_name(node.get_subscriber_names_and_types_by_node(node_name, "/")),
-                                  _by_name(get_action_server_names_and_types_by_node(node, node_name, "/")), "")
+            interface = Interface(union(lambda name: node.get_publisher_names_and_types_by_node(name, "/")),
+                                  union(lambda name: node.get_subscriber_names_and_types_by_node(name, "/")),
+                                  union(lambda name: get_action_server_names_and_types_by_node(node, name, "/")),
+                                  "")
         except NodeNameNonExistentError:  # its topics can arrive before the node itself is discovered
             return None
         complete = (INTERFACE_PUBLISHED.keys() <= interface.published.keys()

@@ -34,7 +34,7 @@ class RefusingGuard(CommandGuard):
     def __init__(self, arm: int, limit: float) -> None:
         self.arm, self.limit = arm, limit
 
-    def check_trajectory(self, plan) -> None:
+    def check_trajectory(self, plan, stop=lambda: False) -> None:
         if np.any(plan.configurations(np.linspace(plan.start, plan.end, 20))[:, self.arm] > self.limit):
             raise CommandRejectedError(ErrorCode.SELF_COLLISION, "the arm would hit the head")
 

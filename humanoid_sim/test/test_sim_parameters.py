@@ -22,12 +22,11 @@ def test_the_listed_parameters_are_those_the_simulation_node_declares():
     rclpy.init(args=["--ros-args", "-p", "robot:=bioloid"])
     try:
         bare = Node("bare_node")  # what rclpy declares on every node (use_sim_time ...)
-        simulation = DriverNode(NODE_NAME, SIM_NODE_PARAMETERS, sim_node.make_driver, sim_node.EXTENSION)
+        simulation = DriverNode(NODE_NAME, SIM_NODE_PARAMETERS, sim_node.declare_driver, sim_node.EXTENSION)
         try:
             assert declared(simulation.node) - declared(bare) == set(parameter_names())
             assert len(parameter_names()) == len(set(parameter_names()))
-        finally:
-            simulation.driver.close()
+        finally:  # the loop's process was never started: nothing else to stop
             simulation.node.destroy_node()
             bare.destroy_node()
     finally:

@@ -39,6 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from humanoid_description.robots import ROBOTS
+from humanoid_experiments.bench.cpu_time import process_cpu_seconds
 
 # rclpy, Pinocchio and the monitor are imported where they are used: the `humanoid`
 # command builds its parser from this module and must start fast.
@@ -157,7 +158,7 @@ def node_answers(robot: str, configurations: np.ndarray, rate: float, seconds: f
             sent: list[float] = []
             period = 1.0 / rate
             monitor = graph.processes["balance_monitor"].pid
-            cpu_start = _process_cpu_seconds(monitor)
+            cpu_start = process_cpu_seconds(monitor)
             start = time.perf_counter()
             for index in range(round(seconds * rate)):
                 ahead = start + index * period - time.perf_counter()
@@ -171,7 +172,7 @@ def node_answers(robot: str, configurations: np.ndarray, rate: float, seconds: f
                     if all(s in answers for s in sent[-10:]):
                         break
                 time.sleep(0.05)
-            node_cpu = _process_cpu_seconds(monitor) - cpu_start
+            node_cpu = process_cpu_seconds(monitor) - cpu_start
             executor.shutdown(timeout_sec=1.0)
             node.destroy_node()
     finally:
@@ -183,12 +184,6 @@ def node_answers(robot: str, configurations: np.ndarray, rate: float, seconds: f
             "input_rate_hz": len(sent) / wall, "node_cpu_us_per_message": node_cpu / max(answered, 1) * 1e6,
             "latency_p50_ms": float(np.percentile(latencies, 50)) if answered else float("nan"),
             "latency_p99_ms": float(np.percentile(latencies, 99)) if answered else float("nan")}
-
-
-def _process_cpu_seconds(pid: int) -> float:
-    """User + system CPU time of process ``pid`` so far (Linux /proc)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from humanoid_description.robots import ROBOTS
+from humanoid_experiments.bench.cpu_time import process_cpu_seconds
 
 TOPIC = "/bench/joint_states"
 START_TIMEOUT = 60.0  # s for the recorder to come up and subscribe (a loaded machine)
@@ -104,12 +105,6 @@ def read_back(bag: Path) -> tuple[list[int], int]:
                     for c, _t, raw in reader.messages(connections=connections)]
     received = json.loads(custom_data(bag).get("received_messages", "{}")).get(TOPIC, 0)
     return sequence, received
-
-
-def process_cpu_seconds(pid: int) -> float:
-    """CPU time (user + system) a running process has used so far (Linux /proc)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import tempfile
@@ -49,6 +48,7 @@ from pathlib import Path
 from humanoid_bringup.graphs import sim_nodes
 from humanoid_control.processes.node_graph import Graph
 from humanoid_description.robots import ROBOTS
+from humanoid_experiments.bench.cpu_time import process_cpu_seconds
 
 # PyBullet, Pinocchio and rclpy are imported where they are used: the `humanoid` command
 # builds its parser from this module and must start fast, also without PyBullet.
@@ -63,12 +63,6 @@ class Run:
 
     real_time_factor: float
     cpu_per_sim_second: float
-
-
-def process_cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process (all its threads), from /proc."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def raw_real_time_factor(robot: str, sim_seconds: float) -> Run:

@@ -1,0 +1,39 @@
+"""CPU time a process has used, as the benchmarks read it (Linux ``/proc``)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+__all__ = ["process_cpu_seconds"]
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process (all its threads) and of the processes it started
+    (a driver node's control loop runs in a child process), from /proc."""
+    total = 0
+    for member in _process_tree(pid):
+        try:
+            fields = Path(f"/proc/{member}/stat").read_text().rsplit(")", 1)[1].split()
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # ended meanwhile
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def _process_tree(pid: int) -> list[int]:
+    """``pid`` and its descendants."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (FileNotFoundError, ProcessLookupError, ValueError):
+                continue
+            children.setdefault(parent, []).append(int(entry.name))
+    tree, todo = [], [pid]
+    while todo:
+        member = todo.pop()
+        tree.append(member)
+        todo.extend(children.get(member, []))
+    return tree
