@@ -21,6 +21,7 @@ messages come one period after the subscription was matched.
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -33,6 +34,7 @@ from std_msgs.msg import Bool
 from humanoid_control.loop.control_loop import ControlLoop
 from humanoid_control.loop.decimation import Decimator
 from humanoid_control.loop.driver import JointState, Level, SensorReadings, StatusEntry
+from humanoid_control.loop.lockstep import RESEND_PERIOD
 from humanoid_control.ros.matched_publisher import STREAM_HISTORY, MatchedPublisher
 from humanoid_control.ros.ros_time import DriverClock, to_time
 
@@ -58,6 +60,7 @@ class StatePublisher:
         self._foot_pubs: dict[str, tuple] = {}
         self._sensors_current = False  # the sensors were read at the previous publishing time
         self._last_sensors: SensorReadings | None = None
+        self._published: tuple[float, float] | None = None  # stamp and wall time of the latest joint_states
         node.create_timer(1.0 / params.diagnostics_rate, self._publish_diagnostics)
         loop.add_cycle_hook(self.on_cycle)
         loop.resend_state = self.resend
@@ -80,6 +83,12 @@ class StatePublisher:
     def on_cycle(self, state: JointState) -> None:
         if self._publishing.due(state.stamp):
             self._publish_state(state)
+            self._published = (state.stamp, time.monotonic())
+        elif self._published is not None and state.stamp == self._published[0]:
+            now = time.monotonic()
+            if now - self._published[1] >= RESEND_PERIOD:  # the clock stands still (a paused simulation):
+                self.resend()  # a node that started meanwhile gets the state too
+                self._published = (state.stamp, now)
 
     def _publish_state(self, state: JointState) -> None:
         """joint_states with staleness: NaN for joints not read, nothing when none was read."""
