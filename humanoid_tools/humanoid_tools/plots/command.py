@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from humanoid_control.command_line import UsageError
+
+if TYPE_CHECKING:
+    from humanoid_tools.plots.series import Experiment
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -14,20 +18,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="folder for the PNG files (default: BAG/plots)")
 
 
-def run(args: argparse.Namespace) -> int:
+def load_bag(bag: Path) -> Experiment:
+    """The series of a bag, or a UsageError saying why it is not one (and how to repair an
+    interrupted recording)."""
     from rosbags.rosbag2 import ReaderError
 
-    from humanoid_tools.plots.figures import all_figures
     from humanoid_tools.plots.series import load
 
-    if not (args.bag / "metadata.yaml").is_file():
-        hint = (f"; if its recording was interrupted, repair it with humanoid record --reindex {args.bag}"
-                if args.bag.is_dir() and any(args.bag.glob("*.mcap")) else "")
-        raise UsageError(f"{args.bag} is not a bag (no metadata.yaml){hint}")
+    if not (bag / "metadata.yaml").is_file():
+        hint = (f"; if its recording was interrupted, repair it with humanoid record --reindex {bag}"
+                if bag.is_dir() and any(bag.glob("*.mcap")) else "")
+        raise UsageError(f"{bag} is not a bag (no metadata.yaml){hint}")
     try:
-        experiment = load(args.bag)
+        return load(bag)
     except ReaderError as error:
-        raise UsageError(f"cannot read {args.bag}: {error}") from None
+        raise UsageError(f"cannot read {bag}: {error}") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    from humanoid_tools.plots.figures import all_figures
+
+    experiment = load_bag(args.bag)
     out = args.out if args.out is not None else args.bag / "plots"
     files, notes = all_figures(experiment, out)
     for note in notes:

@@ -1,0 +1,100 @@
+"""``humanoid compare BAG_A BAG_B [--offset S] [--out DIR] [--json]``: two recordings of the same
+experiment (simulation and robot, or two simulations) compared from their bags alone."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+from humanoid_control.command_line import UsageError, finite_number
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("bag_a", type=Path, metavar="BAG_A", help="the first bag (rosbag2, as written by "
+                                                                  "humanoid record), e.g. the simulation")
+    parser.add_argument("bag_b", type=Path, metavar="BAG_B", help="the second bag, e.g. the robot")
+    parser.add_argument("--offset", type=finite_number, default=None, metavar="SECONDS",
+                        help="align by hand: B's time SECONDS after its first joint_states is A's first "
+                             "joint_states (default: align both on the start of the experiment: the first "
+                             "follow_joint_trajectory goal accepted or joint_trajectory/joint_commands message, "
+                             "else the first play_motion goal accepted)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="folder for the PNG files (default: BAG_A/compare_<BAG_B's name>)")
+    parser.add_argument("--json", action="store_true",
+                        help="print the comparison as JSON on stdout (rad, m, s) instead of text")
+
+
+def run(args: argparse.Namespace) -> int:
+    from humanoid_description.config import load_config
+    from humanoid_description.robots import ROBOTS
+    from humanoid_tools.plots.command import load_bag
+    from humanoid_tools.plots.comparison import ComparisonError, compare, report, robot_of
+    from humanoid_tools.plots.comparison_figures import all_figures, summary_lines
+
+    experiments = []
+    for label, bag in (("A", args.bag_a), ("B", args.bag_b)):
+        _progress(f"reading {label}: {bag}")
+        experiments.append(load_bag(bag))
+    a, b = experiments
+    known = {robot: load_config(robot).joints for robot in ROBOTS}
+    robot_a, robot_b = robot_of(a, known), robot_of(b, known)
+    if robot_a is not None and robot_b is not None and robot_a != robot_b:
+        raise UsageError(f"{args.bag_a} is a recording of {robot_a} and {args.bag_b} of {robot_b}: "
+                         "only recordings of one robot compare")
+    try:
+        comparison = compare(a, b, robot_a or robot_b, args.offset)
+    except ComparisonError as error:
+        raise UsageError(str(error)) from None
+    out = args.out if args.out is not None else args.bag_a / f"compare_{args.bag_b.resolve().name}"
+    _progress(f"{len(comparison.joints)} joints, {len(comparison.times)} samples compared; figures into {out}")
+    files, notes = all_figures(comparison, out)
+    if args.json:
+        data = report(comparison)
+        data["figures"] = [str(path) for path in files]
+        data["notes"] = notes
+        print(json.dumps(_json_safe(data), indent=2))
+        return 0
+    print(_table(comparison))
+    for line in summary_lines(comparison):
+        print(line)
+    for note in notes:
+        print(f"note: {note}")
+    for path in files:
+        print(path)
+    return 0
+
+
+def _table(comparison) -> str:
+    rows = [f"{'joint':18} {'RMS diff':>9} {'max diff':>9} {'end diff':>9} {'track A':>8} {'track B':>8}  (deg)"]
+    for joint in comparison.joints:
+        s = joint.stats(comparison.times)
+        rows.append(f"{joint.name:18} " + " ".join(_deg(s[k], 9) for k in ("rms_difference_rad", "max_difference_rad",
+                                                                           "end_difference_rad"))
+                    + " " + " ".join(_deg(s[k], 8) for k in ("tracking_rms_rad_a", "tracking_rms_rad_b")))
+    total = comparison.total()
+    rows.append(f"{'all joints':18} " + " ".join(_deg(total[k], 9) for k in ("rms_difference_rad",
+                                                                              "max_difference_rad",
+                                                                              "end_rms_difference_rad")))
+    return "\n".join(rows)
+
+
+def _deg(value: float | None, width: int) -> str:
+    return f"{'-':>{width}}" if value is None else f"{math.degrees(value):{width}.3f}"
+
+
+def _json_safe(value):
+    """NaN and infinities as null (JSON has neither)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+def _progress(message: str) -> None:
+    print(f"humanoid compare: {message}", file=sys.stderr, flush=True)
