@@ -42,6 +42,8 @@ GOAL_TOLERANCE = 0.05
 NODES = {"self_collision_checker": False, "walk_controller": False}
 #: A packet timeout for a busy machine (as test_same_controller.BUS_LATENCY_TIMER_MS explains).
 BUS_LATENCY_TIMER_MS = 50
+#: How many consecutive joint_states of the robot's bag are made stale for r_elbow.
+STALE_COUNT = 4
 #: Robot seconds recorded after the motion's result.
 SETTLE = 3.0
 #: What the recorder must hear before the motion starts.
@@ -216,6 +218,37 @@ def test_compare_prints_a_table_without_json(bags: tuple[Path, Path], tmp_path: 
     assert result.returncode == 0, result.stderr
     assert "r_elbow" in result.stdout and "all joints" in result.stdout
     assert str(tmp_path / "compare_summary.png") in result.stdout
+
+
+def test_stale_readings_stay_gaps(bags: tuple[Path, Path], tmp_path: Path) -> None:
+    """A silent servo's NaN readings are not bridged: the samples next to them are unknown,
+    counted as gaps, and left out of the figures."""
+    sim, real = bags
+    middle = len(read(real).stamps) // 2  # in the middle of the wave
+    seen = [0]
+
+    def silent_elbow(topic: str, message: Any) -> Any:
+        if topic == "/joint_states":
+            seen[0] += 1
+            if middle <= seen[0] < middle + STALE_COUNT:
+                position = [math.nan if n == "r_elbow" else v for n, v in zip(message.name, message.position,
+                                                                                strict=True)]
+                return dataclasses.replace(message, position=np.array(position))
+        return message
+
+    stale = derived_bag(real, tmp_path / "stale", silent_elbow)
+    a, b = read(sim), read(stale)
+    assert int(np.isnan(b.positions["r_elbow"]).sum()) == STALE_COUNT
+    expected = expected_comparison(a, b)
+    result = humanoid_compare(sim, stale, "--json", "--out", tmp_path / "figures")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    elbow, want = report["joints"]["r_elbow"], expected["joints"]["r_elbow"]
+    assert elbow["stale_b"] == report["b"]["stale_readings"] == STALE_COUNT
+    assert want["gaps"] >= 1 and (elbow["gaps"], elbow["samples"]) == (want["gaps"], want["samples"])
+    assert report["total"]["gaps"] == want["gaps"]
+    assert elbow["rms_difference_rad"] == pytest.approx(want["rms"], abs=1e-6)
+    assert elbow["max_difference_rad"] == pytest.approx(want["max"], abs=1e-6)
 
 
 # -- the refusals: one line on stderr, exit status 2 -----------------------------------------
