@@ -216,13 +216,13 @@ def summary_lines(comparison: Comparison) -> list[str]:
     data = report(comparison)
     total = data["total"]
     lines = [f"robot: {comparison.robot or 'unknown (no robot_description, joints of no known robot)'}"]
-    for key, label in zip("ab", labels(comparison), strict=True):
+    for key in "ab":
         side = data[key]
         js = side["joint_states"]
         fell = (f"yes, at {side['fell_at_s']:.2f} s" if side["fell"]
                 else "no" if side["fell"] is False else "unknown (no /fallen)")
         delay = f", delay median {js['delay_ms_median']:.1f} ms" if js["delay_ms_median"] is not None else ""
-        lines += [f"{label}  {side['bag']}",
+        lines += [f"{key.upper()}: {side['bag']}",
                   f"  start: {side['start']['source']} at {side['start']['bag_time_s']:.3f} s of the bag",
                   f"  joint_states: {js['messages']} over {side['duration_s']:.2f} s, "
                   f"{_number(js['rate_hz'], '.1f')} Hz (interval median {_number(js['interval_ms_median'], '.1f')}"
