@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TypeVar
 
 from humanoid_control.command_line import UsageError
 
-if TYPE_CHECKING:
-    from humanoid_tools.plots.series import Experiment
+T = TypeVar("T")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -18,27 +18,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="folder for the PNG files (default: BAG/plots)")
 
 
-def load_bag(bag: Path) -> Experiment:
-    """The series of a bag, or a UsageError saying why it is not one (and how to repair an
-    interrupted recording)."""
-    from rosbags.rosbag2 import ReaderError
-
-    from humanoid_tools.plots.series import load
-
+def check_bag(bag: Path) -> None:
+    """A UsageError saying why ``bag`` is not a bag (and how to repair an interrupted recording)."""
     if not (bag / "metadata.yaml").is_file():
         hint = (f"; if its recording was interrupted, repair it with humanoid record --reindex {bag}"
                 if bag.is_dir() and any(bag.glob("*.mcap")) else "")
         raise UsageError(f"{bag} is not a bag (no metadata.yaml){hint}")
+
+
+def read_bag(bag: Path, read: Callable[[Path], T]) -> T:
+    """``read(bag)`` of a checked bag, a UsageError when rosbags cannot read it."""
+    from rosbags.rosbag2 import ReaderError
+
+    check_bag(bag)
     try:
-        return load(bag)
+        return read(bag)
     except ReaderError as error:
         raise UsageError(f"cannot read {bag}: {error}") from None
 
 
 def run(args: argparse.Namespace) -> int:
     from humanoid_tools.plots.figures import all_figures
+    from humanoid_tools.plots.series import load
 
-    experiment = load_bag(args.bag)
+    experiment = read_bag(args.bag, load)
     out = args.out if args.out is not None else args.bag / "plots"
     files, notes = all_figures(experiment, out)
     for note in notes:

@@ -30,26 +30,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from humanoid_description.config import load_config
     from humanoid_description.robots import ROBOTS
-    from humanoid_tools.plots.command import load_bag
+    from humanoid_tools.plots.command import read_bag
     from humanoid_tools.plots.comparison import ComparisonError, compare, report, robot_of
-    from humanoid_tools.plots.comparison_figures import all_figures, summary_lines
+    from humanoid_tools.plots.series import identity, load
 
-    experiments = []
-    for label, bag in (("A", args.bag_a), ("B", args.bag_b)):
-        _progress(f"reading {label}: {bag}")
-        experiments.append(load_bag(bag))
-    a, b = experiments
+    # what each bag is of (quick): the refusals come before the long work
+    (name_a, joints_a), (name_b, joints_b) = (read_bag(bag, identity) for bag in (args.bag_a, args.bag_b))
     known = {robot: load_config(robot).joints for robot in ROBOTS}
-    robot_a, robot_b = robot_of(a, known), robot_of(b, known)
+    robot_a, robot_b = robot_of(name_a, joints_a, known), robot_of(name_b, joints_b, known)
     if robot_a is not None and robot_b is not None and robot_a != robot_b:
         raise UsageError(f"{args.bag_a} is a recording of {robot_a} and {args.bag_b} of {robot_b}: "
                          "only recordings of one robot compare")
+    if not set(joints_a) & set(joints_b):
+        raise UsageError(f"{args.bag_a} and {args.bag_b} have no joint in common "
+                         f"({_names(joints_a)} vs {_names(joints_b)})")
+    experiments = []
+    for label, bag in (("A", args.bag_a), ("B", args.bag_b)):
+        _progress(f"reading {label}: {bag}")
+        experiments.append(read_bag(bag, load))
     try:
-        comparison = compare(a, b, robot_a or robot_b, args.offset)
+        comparison = compare(*experiments, robot_a or robot_b, args.offset)
     except ComparisonError as error:
         raise UsageError(str(error)) from None
     out = args.out if args.out is not None else args.bag_a / f"compare_{args.bag_b.resolve().name}"
     _progress(f"{len(comparison.joints)} joints, {len(comparison.times)} samples compared; figures into {out}")
+    from humanoid_tools.plots.comparison_figures import all_figures, summary_lines
+
     files, notes = all_figures(comparison, out)
     if args.json:
         data = report(comparison)
@@ -79,6 +85,10 @@ def _table(comparison) -> str:
                                                                               "max_difference_rad",
                                                                               "end_rms_difference_rad")))
     return "\n".join(rows)
+
+
+def _names(joints: list[str]) -> str:
+    return ", ".join(joints[:3]) + (", ..." if len(joints) > 3 else "") if joints else "no joint_states"
 
 
 def _deg(value: float | None, width: int) -> str:

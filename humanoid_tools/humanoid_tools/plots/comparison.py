@@ -122,13 +122,13 @@ class Comparison:
                 "joints_compared": len(self.joints), "only_in_a": self.only_a, "only_in_b": self.only_b}
 
 
-def robot_of(experiment: Experiment, known: dict[str, tuple[str, ...]]) -> str | None:
+def robot_of(description_name: str | None, joints: list[str], known: dict[str, tuple[str, ...]]) -> str | None:
     """The robot a bag is of: its robot_description's name, else the known robot (name ->
     joint names) whose joints the bag's joint_states list, else None."""
-    if experiment.robot_name:
-        return experiment.robot_name
-    names = {j.name for j in experiment.joints}
-    matches = [robot for robot, joints in known.items() if names and names == set(joints)]
+    if description_name:
+        return description_name
+    names = set(joints)
+    matches = [robot for robot, robot_joints in known.items() if names and names == set(robot_joints)]
     return matches[0] if len(matches) == 1 else None
 
 

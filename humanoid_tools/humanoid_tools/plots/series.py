@@ -218,6 +218,15 @@ def load(path: Path) -> Experiment:
     return experiment
 
 
+def identity(path: Path) -> tuple[str | None, list[str]]:
+    """What a bag is of, without reading it whole: the robot's name in its robot_description
+    and the joints of its first joint_states."""
+    with Bag(path) as bag:
+        name = _robot_name(bag.all(ROBOT_DESCRIPTION)) if ROBOT_DESCRIPTION in bag.types else None
+        first = next((msg for _topic, _log, msg in bag.messages([JOINT_STATES])), None)
+    return name, list(first.name) if first is not None else []
+
+
 def _delay(log_ns: np.ndarray, stamps: np.ndarray, origin: float) -> Signal | None:
     """Arrival at the recorder minus stamp (ms), when both are on one clock."""
     delay = 1e-9 * log_ns - stamps
