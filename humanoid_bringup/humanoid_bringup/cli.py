@@ -59,6 +59,9 @@ COMMANDS: tuple[Subcommand, ...] = (
                                                              "messages received vs written per topic"),
     Subcommand("plot", "humanoid_tools.plots.command", "PNG figures of a recorded bag: commanded vs measured joints, "
                                                        "CoM/ZMP over the support polygon, rates, a summary page"),
+    Subcommand("compare", "humanoid_tools.plots.compare_command",
+               "compare two recordings of the same experiment (sim vs robot, or two simulations): measured "
+               "joints aligned on the experiment's start, their difference, tracking, CoM/ZMP, rates; PNG and --json"),
     Subcommand("view", "humanoid_tools.view.command", "the robot in a browser page (viser), live with joint sliders "
                                                       "and keyframe saving, or replaying a bag; prints its URL first"),
     Subcommand("pose", "humanoid_tools.posing", "pose a running robot (sim or real) joint by joint from commands "

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -28,6 +29,13 @@ MIN_ERROR_SPAN = 0.2  # deg
 GAP_FACTOR = 10.0
 POLYGON_SNAPSHOTS = 6
 MEASURED, COMMANDED, ERROR = "tab:blue", "tab:orange", "tab:red"
+
+
+class _Named(Protocol):
+    name: str
+
+
+Joint = TypeVar("Joint", bound=_Named)
 
 
 def save(figure: Figure, path: Path) -> Path:
@@ -59,13 +67,13 @@ def all_figures(experiment: Experiment, out: Path) -> tuple[list[Path], list[str
 
 
 # -- joints ----------------------------------------------------------------------------------
-def joint_groups(joints: Sequence[JointTracking]) -> list[tuple[str, list[JointTracking]]]:
-    """Joints grouped by name prefix (``rleg``, ``larm``, ``r`` ...) in order of appearance;
-    groups larger than a page are split, small neighbouring ones merged."""
-    groups: dict[str, list[JointTracking]] = {}
+def joint_groups(joints: Sequence[Joint]) -> list[tuple[str, list[Joint]]]:
+    """Joints (anything with a ``name``) grouped by name prefix (``rleg``, ``larm``, ``r`` ...) in
+    order of appearance; groups larger than a page are split, small neighbouring ones merged."""
+    groups: dict[str, list[Joint]] = {}
     for joint in joints:
         groups.setdefault(joint.name.split("_")[0] if "_" in joint.name else "joints", []).append(joint)
-    pages: list[tuple[str, list[JointTracking]]] = []
+    pages: list[tuple[str, list[Joint]]] = []
     for prefix, members in groups.items():
         chunks = [members[i:i + JOINTS_PER_PAGE] for i in range(0, len(members), JOINTS_PER_PAGE)]
         for index, chunk in enumerate(chunks):

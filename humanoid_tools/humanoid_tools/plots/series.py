@@ -30,6 +30,11 @@ DIAGNOSTICS = "/diagnostics"
 FALLEN = "/fallen"
 BASE_POSE = "/ground_truth/base_pose"
 ROBOT_DESCRIPTION = "/robot_description"
+#: The actions whose goals are recorded through their status topic (``/<action>/_action/status``).
+ACTIONS = ("follow_joint_trajectory", "play_motion")
+#: Two times of one event within this of each other are on one clock (a joint_states stamp and
+#: its reception by the recorder, an action's acceptance stamp and its status' arrival).
+SAME_CLOCK = 1.0  # s
 
 
 @dataclass
@@ -90,9 +95,26 @@ class JointTracking:
         return float(np.sqrt(np.mean(error ** 2))), float(np.max(np.abs(error)))
 
 
+@dataclass(frozen=True)
+class Goal:
+    """One goal of an action, from the action's status topic (and feedback)."""
+
+    action: str
+    #: robot time (s) the server accepted it: its stamp when that is on the robot's clock, else
+    #: when the recorder received the first status listing it (the simulator's action server
+    #: stamps with the computer's clock, its joint_states with the simulated one)
+    accepted_at: float
+    status: int  # the last status seen (action_msgs/GoalStatus: 4 succeeded, 5 canceled, 6 aborted)
+    #: robot time (s) its trajectory started (follow_joint_trajectory: feedback stamp minus the
+    #: desired point's time from start); None without feedback
+    started_at: float | None = None
+
+
 @dataclass
 class Balance:
     t: np.ndarray
+    #: each sample's ground frame: world once the simulator's ground truth arrives, else a sole's
+    frames: np.ndarray
     com: np.ndarray  # (n, 2) projection on the ground
     zmp_model: np.ndarray  # (n, 2), NaN where invalid
     zmp_measured: np.ndarray  # (n, 2), NaN where invalid
@@ -129,7 +151,13 @@ class Experiment:
     rates: dict[str, Signal] = field(default_factory=dict)  # label -> Hz
     bus_bytes: dict[str, Signal] = field(default_factory=dict)  # label -> bytes per cycle
     fault_counts: dict[str, Signal] = field(default_factory=dict)  # label -> cumulative count
+    latencies: dict[str, Signal] = field(default_factory=dict)  # label -> ms (diagnostics' *_ms values)
     joint_state_interval: Signal | None = None  # ms between consecutive joint_states
+    #: ms from a joint_states stamp to its arrival at the recorder; None when the stamps are on
+    #: another clock (the simulator's)
+    joint_state_delay: Signal | None = None
+    goals: list[Goal] = field(default_factory=list)  # in order of acceptance
+    first_command: dict[str, float] = field(default_factory=dict)  # topic -> time of its first message
     fell_at: float | None = None
     robot_name: str | None = None
     damage: list[str] = field(default_factory=list)  # what could not be read (a damaged bag)
@@ -170,13 +198,16 @@ def load(path: Path) -> Experiment:
             experiment.duration = float(stamps[-1] - stamps[0])
             # to the microsecond: stamps are float seconds, their differences carry rounding noise
             experiment.joint_state_interval = Signal(stamps[1:] - origin, np.round(1000.0 * np.diff(stamps), 3))
+            experiment.joint_state_delay = _delay(clock.log, stamps, origin)
 
         def when(log_ns: int, header=None) -> float:
             if header is not None and (header.stamp.sec or header.stamp.nanosec):
                 return stamp_seconds(header.stamp) - origin
             return clock.robot_time(log_ns)
 
-        experiment.joints = _joints(bag, states, origin, when)
+        commands = _commands(bag, states, origin, when)
+        experiment.joints, experiment.first_command = commands.joints, commands.first
+        experiment.goals = _goals(bag, origin, when, commands.trajectory_starts)
         if BALANCE in bag.types:
             experiment.balance = _balance(bag.all(BALANCE), when)
         if SELF_COLLISION in bag.types:
@@ -192,7 +223,52 @@ def load(path: Path) -> Experiment:
     return experiment
 
 
-def _joints(bag: Bag, states, origin: float, when) -> list[JointTracking]:
+def identity(path: Path) -> tuple[str | None, list[str]]:
+    """What a bag is of, without reading it whole: the robot's name in its robot_description
+    and the joints of its first joint_states."""
+    with Bag(path) as bag:
+        name = _robot_name(bag.all(ROBOT_DESCRIPTION)) if ROBOT_DESCRIPTION in bag.types else None
+        first = next((msg for _topic, _log, msg in bag.messages([JOINT_STATES])), None)
+    return name, list(first.name) if first is not None else []
+
+
+def _delay(log_ns: np.ndarray, stamps: np.ndarray, origin: float) -> Signal | None:
+    """Arrival at the recorder minus stamp (ms), when both are on one clock."""
+    delay = 1e-9 * log_ns - stamps
+    if not len(delay) or abs(float(np.median(delay))) > SAME_CLOCK:
+        return None
+    return Signal(stamps - origin, 1000.0 * delay)
+
+
+def _goals(bag: Bag, origin: float, when, starts: dict[bytes, float]) -> list[Goal]:
+    """Every goal seen in the recorded status topics: acceptance (see :class:`Goal`), last
+    status, and the start of its trajectory (``starts``: goal id -> time, from the feedback)."""
+    accepted: dict[tuple[str, bytes], float] = {}
+    last: dict[tuple[str, bytes], int] = {}
+    for action in ACTIONS:
+        topic = f"/{action}/_action/status"
+        if topic not in bag.types:
+            continue
+        for log, msg in bag.all(topic):
+            for goal in msg.status_list:
+                key = (action, bytes(goal.goal_info.goal_id.uuid))
+                if key not in accepted:
+                    stamp, arrival = stamp_seconds(goal.goal_info.stamp) - origin, when(log)
+                    accepted[key] = stamp if abs(stamp - arrival) <= SAME_CLOCK else arrival
+                last[key] = int(goal.status)
+    goals = [Goal(action, t, last[(action, uuid)], starts.get(uuid) if action == "follow_joint_trajectory" else None)
+             for (action, uuid), t in accepted.items()]
+    return sorted(goals, key=lambda g: g.accepted_at)
+
+
+@dataclass
+class _Commands:
+    joints: list[JointTracking]
+    first: dict[str, float]  # topic -> time of its first message
+    trajectory_starts: dict[bytes, float]  # follow_joint_trajectory goal id -> start of its trajectory
+
+
+def _commands(bag: Bag, states, origin: float, when) -> _Commands:
     names: list[str] = []
     measured: dict[str, list[tuple[float, float]]] = {}
     for _log, msg in states:
@@ -205,10 +281,15 @@ def _joints(bag: Bag, states, origin: float, when) -> list[JointTracking]:
     commanded: dict[str, list[tuple[float, float]]] = {n: [] for n in names}
     waypoints: dict[str, list[tuple[float, float]]] = {n: [] for n in names}
     topics = [t for t in (FEEDBACK, JOINT_COMMANDS, JOINT_TRAJECTORY) if t in bag.types]
+    first: dict[str, float] = {}
+    starts: dict[bytes, float] = {}
     for topic, log, msg in bag.messages(topics):
+        if topic != FEEDBACK and topic not in first:
+            first[topic] = when(log, msg.header)
         if topic == FEEDBACK:
             feedback = msg.feedback
             t = when(log, feedback.header)
+            starts.setdefault(bytes(msg.goal_id.uuid), t - stamp_seconds(feedback.desired.time_from_start))
             for name, value in zip(feedback.joint_names, feedback.desired.positions, strict=False):
                 commanded.setdefault(name, []).append((t, float(value)))
         elif topic == JOINT_COMMANDS:
@@ -226,7 +307,7 @@ def _joints(bag: Bag, states, origin: float, when) -> list[JointTracking]:
         signal = Signal.of(measured[name])
         result.append(JointTracking(name, signal, Signal.of(commanded.get(name, [])),
                                     Signal.of(waypoints.get(name, [])), int(np.count_nonzero(np.isnan(signal.v)))))
-    return result
+    return _Commands(result, first, starts)
 
 
 def _point(p) -> tuple[float, float]:
@@ -240,6 +321,7 @@ def _balance(messages, when) -> Balance:
     margin, zmp_margin = np.full(n, np.nan), np.full(n, np.nan)
     stable = np.zeros(n, dtype=bool)
     polygons = []
+    frames = np.array([msg.header.frame_id for _log, msg in messages], dtype=object)
     for i, (log, msg) in enumerate(messages):
         t[i] = when(log, msg.header)
         com[i] = _point(msg.com_projection)
@@ -249,7 +331,7 @@ def _balance(messages, when) -> Balance:
             zmp_measured[i] = _point(msg.zmp_measured)
         margin[i], zmp_margin[i], stable[i] = msg.stability_margin, msg.zmp_margin, msg.stable
         polygons.append(np.array([_point(p) for p in msg.support_polygon.points]).reshape(-1, 2))
-    return Balance(t, com, zmp_model, zmp_measured, margin, zmp_margin, stable, polygons)
+    return Balance(t, frames, com, zmp_model, zmp_measured, margin, zmp_margin, stable, polygons)
 
 
 def _collisions(messages, when) -> Collisions:
@@ -269,9 +351,10 @@ FAULT_KEYS = ("timeouts", "corrupt_packets", "retries", "port_losses", "deadline
 
 
 def _diagnostics(messages, when, experiment: Experiment) -> None:
-    """Rates (``*_hz`` values, and the rate at which ``cycles`` counters advance), bus bytes per
-    cycle and fault counters of every diagnostic status, over time."""
+    """Rates (``*_hz`` values, and the rate at which ``cycles`` counters advance), latencies
+    (``*_ms*`` values), bus bytes per cycle and fault counters of every diagnostic status, over time."""
     rates: dict[str, list[tuple[float, float]]] = {}
+    latencies: dict[str, list[tuple[float, float]]] = {}
     cycles: dict[str, list[tuple[float, float]]] = {}
     bus: dict[str, list[tuple[float, float]]] = {}
     faults: dict[str, list[tuple[float, float]]] = {}
@@ -286,6 +369,8 @@ def _diagnostics(messages, when, experiment: Experiment) -> None:
                 label = f"{status.name}: {item.key}"
                 if item.key.endswith("_hz"):
                     rates.setdefault(label, []).append((t, value))
+                elif "_ms" in item.key:
+                    latencies.setdefault(label, []).append((t, value))
                 elif item.key == "cycles":
                     cycles.setdefault(status.name, []).append((t, value))
                 elif item.key.startswith("bytes"):
@@ -300,6 +385,7 @@ def _diagnostics(messages, when, experiment: Experiment) -> None:
             rates[f"{name}: cycles per robot second"] = list(zip(signal.t[1:][ok], (np.diff(signal.v)[ok] / dt[ok]),
                                                           strict=True))
     experiment.rates = {k: Signal.of(v) for k, v in sorted(rates.items())}
+    experiment.latencies = {k: Signal.of(v) for k, v in sorted(latencies.items())}
     experiment.bus_bytes = {k: Signal.of(v) for k, v in sorted(bus.items())}
     experiment.fault_counts = {k: Signal.of(v) for k, v in sorted(faults.items())
                                if any(value for _t, value in v)}

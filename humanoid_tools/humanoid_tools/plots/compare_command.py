@@ -1,0 +1,118 @@
+"""``humanoid compare BAG_A BAG_B [--offset S] [--out DIR] [--json]``: two recordings of the same
+experiment (simulation and robot, or two simulations) compared from their bags alone."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from humanoid_control.command_line import UsageError, finite_number
+
+if TYPE_CHECKING:
+    from humanoid_tools.plots.comparison import Comparison
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("bag_a", type=Path, metavar="BAG_A", help="the first bag (rosbag2, as written by "
+                                                                  "humanoid record), e.g. the simulation")
+    parser.add_argument("bag_b", type=Path, metavar="BAG_B", help="the second bag, e.g. the robot")
+    parser.add_argument("--offset", type=finite_number, default=None, metavar="SECONDS",
+                        help="align by hand: B's time SECONDS after its first joint_states is A's first "
+                             "joint_states (default: align both on the start of the experiment: the start of "
+                             "the first follow_joint_trajectory goal's trajectory or the first joint_trajectory/"
+                             "joint_commands message, else the first play_motion goal's acceptance)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="folder for the PNG files (default: BAG_A/compare_<BAG_B's name>)")
+    parser.add_argument("--json", action="store_true",
+                        help="print the comparison as JSON on stdout (rad, m, s) instead of text")
+
+
+def run(args: argparse.Namespace) -> int:
+    from humanoid_tools.plots.command import read_bag
+    from humanoid_tools.plots.comparison import ComparisonError, compare, report
+    from humanoid_tools.plots.comparison_figures import all_figures, summary_lines
+    from humanoid_tools.plots.series import load
+
+    robot = _robot_of_both(args.bag_a, args.bag_b)
+    experiments = []
+    for label, bag in (("A", args.bag_a), ("B", args.bag_b)):
+        _progress(f"reading {label}: {bag}")
+        experiments.append(read_bag(bag, load))
+    try:
+        comparison = compare(*experiments, robot, args.offset)
+    except ComparisonError as error:
+        raise UsageError(str(error)) from None
+    out = args.out if args.out is not None else args.bag_a / f"compare_{args.bag_b.resolve().name}"
+    _progress(f"{len(comparison.joints)} joints, {len(comparison.times)} samples compared; figures into {out}")
+    files, notes = all_figures(comparison, out)
+    if args.json:
+        data = report(comparison)
+        data["figures"] = [str(path) for path in files]
+        data["notes"] = notes
+        print(json.dumps(_json_safe(data), indent=2))
+        return 0
+    print(_table(comparison))
+    for line in [*summary_lines(comparison), *(f"note: {note}" for note in notes), *map(str, files)]:
+        print(line)
+    return 0
+
+
+def _robot_of_both(bag_a: Path, bag_b: Path) -> str | None:
+    """The robot both bags are of (None: unknown), from their robot_description and first
+    joint_states alone (quick: the refusals come before the long read)."""
+    from humanoid_description.config import load_config
+    from humanoid_description.robots import ROBOTS
+    from humanoid_tools.plots.command import read_bag
+    from humanoid_tools.plots.comparison import robot_of
+    from humanoid_tools.plots.series import identity
+
+    (name_a, joints_a), (name_b, joints_b) = (read_bag(bag, identity) for bag in (bag_a, bag_b))
+    known = {robot: load_config(robot).joints for robot in ROBOTS}
+    robot_a, robot_b = robot_of(name_a, joints_a, known), robot_of(name_b, joints_b, known)
+    if robot_a is not None and robot_b is not None and robot_a != robot_b:
+        raise UsageError(f"{bag_a} is a recording of {robot_a} and {bag_b} of {robot_b}: "
+                         "only recordings of one robot compare")
+    if not set(joints_a) & set(joints_b):
+        raise UsageError(f"{bag_a} and {bag_b} have no joint in common ({_names(joints_a)} vs {_names(joints_b)})")
+    return robot_a or robot_b
+
+
+def _table(comparison: Comparison) -> str:
+    rows = [f"{'joint':18} {'RMS diff':>9} {'max diff':>9} {'end diff':>9} {'track A':>8} {'track B':>8}  (deg)"]
+    for joint in comparison.joints:
+        s = joint.stats(comparison.times)
+        rows.append(f"{joint.name:18} " + " ".join(_deg(s[k], 9) for k in ("rms_difference_rad", "max_difference_rad",
+                                                                           "end_difference_rad"))
+                    + " " + " ".join(_deg(s[k], 8) for k in ("tracking_rms_rad_a", "tracking_rms_rad_b")))
+    total = comparison.total()
+    rows.append(f"{'all joints':18} " + " ".join(_deg(total[k], 9) for k in ("rms_difference_rad",
+                                                                              "max_difference_rad",
+                                                                              "end_rms_difference_rad")))
+    return "\n".join(rows)
+
+
+def _names(joints: list[str]) -> str:
+    return ", ".join(joints[:3]) + (", ..." if len(joints) > 3 else "") if joints else "no joint_states"
+
+
+def _deg(value: float | None, width: int) -> str:
+    return f"{'-':>{width}}" if value is None else f"{math.degrees(value):{width}.3f}"
+
+
+def _json_safe(value: Any) -> Any:
+    """NaN and infinities as null (JSON has neither)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+def _progress(message: str) -> None:
+    print(f"humanoid compare: {message}", file=sys.stderr, flush=True)

@@ -1,0 +1,315 @@
+"""``humanoid compare``: the same ``play_motion`` recorded on the simulated Bioloid and on the
+Bioloid's emulated bus (the graphs ``humanoid sim --record`` and ``humanoid real --emulate
+--record`` start), compared by the command run as a process; its figures are checked against
+values computed here from the two bags alone (rosbags and numpy, by the documented rule).
+Then the refusals: bags of different robots, without a common joint, and not a bag.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from matplotlib.image import imread
+from rosbags.rosbag2 import Reader
+from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+
+from humanoid_bringup.graphs import real_nodes, sim_nodes
+from humanoid_bringup.serving import with_recorder
+from humanoid_control.processes.node_graph import Graph, NodeSpec
+from humanoid_control.ros.robot_client import RobotClient, poll_until
+from humanoid_hw.emulator.process import emulator_process
+from humanoid_interfaces.action import PlayMotion
+from humanoid_tools.recording.bag_writer import BagWriter
+
+pytestmark = pytest.mark.system
+
+ROBOT = "bioloid"
+MOTION = "wave"
+PATIENCE = 60.0
+#: goal_position_tolerance of the Bioloid's sim.yaml and hw.yaml (rad).
+GOAL_TOLERANCE = 0.05
+#: The robot, its motion player and the balance monitor (CoM paths to compare); the
+#: self-collision checker and the walk controller play no part here.
+NODES = {"self_collision_checker": False, "walk_controller": False}
+#: A packet timeout for a busy machine (as test_same_controller.BUS_LATENCY_TIMER_MS explains).
+BUS_LATENCY_TIMER_MS = 50
+#: How many consecutive joint_states of the robot's bag are made stale for r_elbow.
+STALE_COUNT = 4
+#: Robot seconds recorded after the motion's result.
+SETTLE = 3.0
+#: What the recorder must hear before the motion starts.
+RECORDED_FIRST = ("/joint_states", "/follow_joint_trajectory/_action/status", "/play_motion/_action/status")
+
+
+def record_motion(nodes: list[NodeSpec], bag: Path, log_dir: Path) -> None:
+    """Run the graph with the recorder (as --record adds it), play the motion once, stop."""
+    graph = Graph(with_recorder(nodes, bag), log_dir=log_dir).start()
+    try:
+        with RobotClient("compare_test") as client:
+            client.wait_for_joint_states(PATIENCE)
+            poll_until(lambda: all(any(info.node_name == "humanoid_recorder"
+                                       for info in client.node.get_subscriptions_info_by_topic(topic))
+                                   for topic in RECORDED_FIRST), "the recorder's subscriptions", PATIENCE)
+            result = client.play_motion(name=MOTION, timeout=120.0).result
+            assert result.error_code == PlayMotion.Result.SUCCESSFUL, result.error_string
+            # the robot at rest in the motion's last pose, past the other recording's end of the
+            # motion (their difference ends within the result's goal time tolerance, 1 s)
+            client.wait_until(client.now() + SETTLE)
+    except BaseException:
+        for spec in graph.nodes:
+            print(f"----- log of {spec.name} -----\n{graph.log_text(spec.name)[-3000:]}")
+        raise
+    finally:
+        codes = graph.stop()
+    assert codes.get("humanoid_recorder") == 0, graph.log_text("humanoid_recorder")[-3000:]
+
+
+@pytest.fixture(scope="module")
+def bags(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The simulation's bag, then the emulated robot's (never both graphs at once)."""
+    folder = tmp_path_factory.mktemp("compare")
+    sim, real = folder / "sim", folder / "real"
+    record_motion(sim_nodes(ROBOT, **NODES), sim, folder / "sim_logs")
+    with emulator_process(ROBOT) as port:
+        nodes = [dataclasses.replace(spec, parameters=spec.parameters | {"latency_timer_ms": BUS_LATENCY_TIMER_MS})
+                 if spec.name == "humanoid_hw" else spec for spec in real_nodes(ROBOT, port=port, **NODES)]
+        record_motion(nodes, real, folder / "real_logs")
+    return sim, real
+
+
+def humanoid_compare(*args: str | Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "humanoid_bringup.cli", "compare", *map(str, args)],
+                          capture_output=True, text=True, timeout=300)
+
+
+# -- the independent computation: the bags read with rosbags, the rule applied with numpy -----
+@dataclasses.dataclass
+class Recording:
+    stamps: np.ndarray  # joint_states stamps (s)
+    positions: dict[str, np.ndarray]  # joint -> positions at the stamps (NaN: stale)
+    goals: int  # follow_joint_trajectory goals
+    start: float  # the trajectory's start: first feedback's stamp minus its desired time from start (s)
+    commands: int  # joint_commands and joint_trajectory messages
+
+
+def read(bag: Path) -> Recording:
+    store = get_typestore(Stores.EMPTY)
+    stamps, rows, goals, starts, commands = [], [], set(), [], 0
+    with Reader(bag) as reader:
+        for connection in reader.connections:
+            store.register(get_types_from_msg(connection.msgdef.data, connection.msgtype))
+        for connection, _log, raw in reader.messages():
+            msg = store.deserialize_cdr(raw, connection.msgtype)
+            if connection.topic == "/joint_states":
+                stamps.append(msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec)
+                rows.append(dict(zip(msg.name, msg.position, strict=True)))
+            elif connection.topic == "/follow_joint_trajectory/_action/status":
+                goals.update(bytes(status.goal_info.goal_id.uuid) for status in msg.status_list)
+            elif connection.topic == "/follow_joint_trajectory/_action/feedback":
+                feedback = msg.feedback
+                stamp, since = feedback.header.stamp, feedback.desired.time_from_start
+                starts.append(stamp.sec + 1e-9 * stamp.nanosec - since.sec - 1e-9 * since.nanosec)
+            elif connection.topic in ("/joint_commands", "/joint_trajectory"):
+                commands += 1
+    positions = {name: np.array([row.get(name, math.nan) for row in rows]) for name in rows[0]}
+    return Recording(np.array(stamps), positions, len(goals), starts[0] if starts else math.nan, commands)
+
+
+def resample(stamps: np.ndarray, values: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """Linear interpolation; NaN where a neighbouring reading is NaN (a gap is not bridged)."""
+    result = np.interp(at, stamps, np.nan_to_num(values))
+    right = np.clip(np.searchsorted(stamps, at), 1, len(stamps) - 1)
+    result[~(np.isfinite(values[right]) & np.isfinite(values[right - 1]))] = math.nan
+    return result
+
+
+def period(stamps: np.ndarray) -> float:
+    """The median interval between joint_states, its intervals taken to the microsecond (s)."""
+    return float(np.median(np.round(np.diff(stamps), 6)))
+
+
+def expected_comparison(a: Recording, b: Recording) -> dict[str, Any]:
+    """Per joint and in total: RMS, max and end difference (rad) of B − A on the common time base."""
+    start_a, start_b = a.start, b.start
+    step = max(period(a.stamps), period(b.stamps))
+    first = max(0.0, a.stamps[0] - start_a, b.stamps[0] - start_b)
+    last = min(a.stamps[-1] - start_a, b.stamps[-1] - start_b)
+    times = first + step * np.arange(math.floor((last - first) / step + 1e-9) + 1)
+    joints, everything, ends = {}, [], []
+    for name, values in a.positions.items():
+        difference = (resample(b.stamps, b.positions[name], times + start_b)
+                      - resample(a.stamps, values, times + start_a))
+        known = difference[np.isfinite(difference)]
+        joints[name] = {"rms": math.sqrt(np.mean(known ** 2)), "max": np.max(np.abs(known)),
+                        "end": known[-1], "samples": len(known), "gaps": len(difference) - len(known)}
+        everything.append(known)
+        ends.append(known[-1])
+    everything = np.concatenate(everything)
+    return {"joints": joints, "rms": math.sqrt(np.mean(everything ** 2)), "max": np.max(np.abs(everything)),
+            "end_rms": math.sqrt(np.mean(np.square(ends))), "samples": len(times), "window": (times[0], times[-1]),
+            "offset": start_b - start_a}
+
+
+# -- the comparison ------------------------------------------------------------------------
+def test_compare_matches_the_figures_computed_from_the_bags(bags: tuple[Path, Path], tmp_path: Path) -> None:
+    sim, real = bags
+    a, b = read(sim), read(real)
+    # one follow_joint_trajectory goal in each bag (the motion's), and none of the rule's other
+    # starts: the start of that goal's trajectory is the experiment's
+    assert a.goals == b.goals == 1 and a.commands == b.commands == 0
+    expected = expected_comparison(a, b)
+
+    result = humanoid_compare(sim, real, "--json", "--out", tmp_path / "figures")
+    assert result.returncode == 0, result.stderr
+    assert "humanoid compare: reading A" in result.stderr  # progress on stderr, JSON alone on stdout
+    report = json.loads(result.stdout)
+
+    assert report["robot"] == ROBOT
+    for side in ("a", "b"):
+        assert report[side]["start"]["source"] == "first follow_joint_trajectory goal's trajectory start (feedback)"
+    assert report["alignment"]["b_minus_a_s"] == pytest.approx(expected["offset"] - (b.stamps[0] - a.stamps[0]),
+                                                               abs=1e-6)
+    assert report["alignment"]["samples"] == expected["samples"]
+    assert report["alignment"]["window_s"] == pytest.approx(expected["window"], abs=1e-6)
+    assert set(report["joints"]) == set(a.positions)
+    # to a microradian: a stamp of the computer's clock (1.8e9 s) held in a float is exact to 0.2 µs
+    for name, values in expected["joints"].items():
+        got = report["joints"][name]
+        assert (got["samples"], got["gaps"]) == (values["samples"], values["gaps"]), name
+        for key in ("rms", "max", "end"):
+            assert got[f"{key}_difference_rad"] == pytest.approx(values[key], abs=1e-6), (name, key)
+    total = report["total"]
+    assert total["rms_difference_rad"] == pytest.approx(expected["rms"], abs=1e-6)
+    assert total["max_difference_rad"] == pytest.approx(expected["max"], abs=1e-6)
+    assert total["end_rms_difference_rad"] == pytest.approx(expected["end_rms"], abs=1e-6)
+    # the same motion: both end in its last pose, within the interfaces' goal tolerance (0.05 rad) each
+    assert total["end_max_difference_rad"] < 2 * GOAL_TOLERANCE
+    # each side's timing, from its own stamps
+    for side, recording in (("a", a), ("b", b)):
+        assert report[side]["joint_states"]["interval_ms_median"] == pytest.approx(
+            1000.0 * np.median(np.diff(recording.stamps)), abs=1e-3)
+        assert report[side]["stale_readings"] == sum(int(np.isnan(v).sum()) for v in recording.positions.values())
+    assert report["a"]["fell"] is False and report["b"]["fell"] is None  # the emulated bus has no /fallen
+    assert report["a"]["joint_states"]["delay_ms_median"] is None  # simulated clock: not measurable
+    assert report["b"]["joint_states"]["delay_ms_median"] is not None
+    assert report["balance"] is not None and report["balance"]["relative_to_start"]  # world vs a sole's frame
+
+    names = {Path(p).name for p in report["figures"]}
+    assert {"compare_summary.png", "compare_rates.png", "compare_balance.png"} <= names
+    assert sum(name.startswith("compare_joints_") for name in names) >= 3
+    for path in report["figures"]:
+        image = imread(path)[:, :, :3]
+        ink = np.any(image < 0.9, axis=2).mean()
+        assert ink > 0.02, f"{path} is nearly blank ({ink:.3f})"
+
+
+def test_compare_prints_a_table_without_json(bags: tuple[Path, Path], tmp_path: Path) -> None:
+    sim, real = bags
+    result = humanoid_compare(sim, real, "--out", tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "r_elbow" in result.stdout and "all joints" in result.stdout
+    assert str(tmp_path / "compare_summary.png") in result.stdout
+
+
+def test_stale_readings_stay_gaps(bags: tuple[Path, Path], tmp_path: Path) -> None:
+    """A silent servo's NaN readings are not bridged: the samples next to them are unknown,
+    counted as gaps, and left out of the figures."""
+    sim, real = bags
+    middle = len(read(real).stamps) // 2  # in the middle of the wave
+    seen = [0]
+
+    def silent_elbow(topic: str, message: Any) -> Any:
+        if topic == "/joint_states":
+            seen[0] += 1
+            if middle <= seen[0] < middle + STALE_COUNT:
+                position = [math.nan if n == "r_elbow" else v for n, v in zip(message.name, message.position,
+                                                                                strict=True)]
+                return dataclasses.replace(message, position=np.array(position))
+        return message
+
+    stale = derived_bag(real, tmp_path / "stale", silent_elbow)
+    a, b = read(sim), read(stale)
+    assert int(np.isnan(b.positions["r_elbow"]).sum()) == STALE_COUNT
+    expected = expected_comparison(a, b)
+    result = humanoid_compare(sim, stale, "--json", "--out", tmp_path / "figures")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    elbow, want = report["joints"]["r_elbow"], expected["joints"]["r_elbow"]
+    assert elbow["stale_b"] == report["b"]["stale_readings"] == STALE_COUNT
+    assert want["gaps"] >= 1 and (elbow["gaps"], elbow["samples"]) == (want["gaps"], want["samples"])
+    assert report["total"]["gaps"] == want["gaps"]
+    assert elbow["rms_difference_rad"] == pytest.approx(want["rms"], abs=1e-6)
+    assert elbow["max_difference_rad"] == pytest.approx(want["max"], abs=1e-6)
+
+
+# -- the refusals: one line on stderr, exit status 2 -----------------------------------------
+def derived_bag(source: Path, target: Path, change: Callable[[str, Any], Any]) -> Path:
+    """A copy of ``source`` with each message passed through ``change(topic, message)``."""
+    store = get_typestore(Stores.EMPTY)
+    with Reader(source) as reader:
+        for connection in reader.connections:
+            store.register(get_types_from_msg(connection.msgdef.data, connection.msgtype))
+        writer = BagWriter(target)
+        added = {c.id: writer.add_topic(c.topic, c.msgtype, c.msgdef.data, c.digest) for c in reader.connections}
+        for connection, log, raw in reader.messages():
+            message = change(connection.topic, store.deserialize_cdr(raw, connection.msgtype))
+            writer.write(added[connection.id], log, store.serialize_cdr(message, connection.msgtype))
+        writer.close()
+    return target
+
+
+def refusal(*args: str | Path) -> str:
+    result = humanoid_compare(*args)
+    assert result.returncode == 2, result
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr  # refused before any work (and its progress lines)
+    return lines[0]
+
+
+def test_bags_of_different_robots_are_refused(bags: tuple[Path, Path], tmp_path: Path) -> None:
+    sim, _real = bags
+
+    def hoap2(topic: str, message: Any) -> Any:
+        if topic == "/robot_description":
+            return dataclasses.replace(message, data=message.data.replace('name="bioloid"', 'name="hoap2"', 1))
+        return message
+
+    other = derived_bag(sim, tmp_path / "other_robot", hoap2)
+    line = refusal(sim, other)
+    assert line == (f"humanoid: error: {sim} is a recording of bioloid and {other} of hoap2: "
+                    "only recordings of one robot compare")
+
+
+def test_bags_without_a_common_joint_are_refused(bags: tuple[Path, Path], tmp_path: Path) -> None:
+    sim, real = bags
+
+    def renamed(topic: str, message: Any) -> Any:
+        if topic == "/joint_states":
+            return dataclasses.replace(message, name=[f"other_{n}" for n in message.name])
+        if topic == "/robot_description":
+            return dataclasses.replace(message, data="")
+        return message
+
+    other = derived_bag(sim, tmp_path / "renamed", renamed)
+    line = refusal(real, other)
+    assert line.startswith(f"humanoid: error: {real} and {other} have no joint in common (")
+
+
+def test_what_is_not_a_bag_is_refused(bags: tuple[Path, Path], tmp_path: Path) -> None:
+    sim, _real = bags
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert refusal(sim, empty) == f"humanoid: error: {empty} is not a bag (no metadata.yaml)"
+    missing = tmp_path / "missing"
+    assert refusal(missing, sim) == f"humanoid: error: {missing} is not a bag (no metadata.yaml)"
+    assert refusal(sim, sim, "--offset", "nan").startswith("humanoid: error: argument --offset")
