@@ -30,7 +30,8 @@ Gait = IKGait | CPGGait
 
 class GaitPlayer:
     """Set-point ``k`` of a gait is its position at ``k * period`` s into the gait; ``k``
-    may repeat or grow, never go back (a CPG integrates forward)."""
+    may repeat or grow, never go back (a CPG integrates forward, through every step on the
+    way, so that its set-point ``k`` is the same bit for bit however the steps are asked)."""
 
     def __init__(self, gait: Gait, period: float, name: str) -> None:
         if not period > 0.0:
@@ -46,6 +47,9 @@ class GaitPlayer:
         """Every joint's position (rad, canonical order) at ``k`` periods into the gait."""
         if self._cached is not None and self._cached[0] == k:
             return self._cached[1]
+        if isinstance(self.gait, CPGGait) and self._cached is not None and k > self._cached[0] + 1:
+            for j in range(self._cached[0] + 1, k):  # the oscillators integrate through every step
+                self.gait.positions(j * self.period)
         positions = self.gait.positions(k * self.period)
         self._cached = (k, positions)
         return positions

@@ -389,10 +389,14 @@ class RobotClient:
         return self.wait_result(handle, timeout, "play_motion result")
 
     # -- gaits (gait controller) ------------------------------------------------------------
+    def wait_for_gait_controller(self, timeout: float = 30.0) -> None:
+        """The play_gait server is up and answers this client."""
+        self._server_ready(self.gaits, "play_gait", timeout, " (is the gait controller up?)")
+
     def send_gait(self, gait: str, frequency: float = 0.0, duration: float = 1.0, feedback=None,
                   timeout: float = 30.0):
         """Send a play_gait goal; ``feedback`` is called with each PlayGait.Feedback."""
-        self._server_ready(self.gaits, "play_gait", timeout, " (is the gait controller up?)")
+        self.wait_for_gait_controller(timeout)
         callback = None if feedback is None else (lambda msg: feedback(msg.feedback))
         goal = PlayGait.Goal(gait=gait, frequency=float(frequency), duration=float(duration))
         handle = self.wait_future(self.gaits.send_goal_async(goal, feedback_callback=callback), timeout,
