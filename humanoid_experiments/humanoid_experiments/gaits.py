@@ -41,6 +41,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cpg", action="store_true",
                         help="CPG gaits instead of IK gaits: --gait and --sweep then name coupling structures "
                              "(independent, paired, symmetric), the oscillators started in a trot's phases")
+    parser.add_argument("--as-played", action="store_true",
+                        help="write each set-point with the velocity the gait controller (play_gait) sends with it, "
+                             "which the AX-12 takes as its moving speed; default: positions alone, approached at "
+                             "full speed, as the gait search evaluates")
     parser.add_argument("--json", action="store_true", help="print the runs as JSON")
 
 
@@ -86,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"{'':16s} {'':4s} {'(mm)':>9s} {'(mm)':>8s} {'(deg)':>8s}")
     with HeadlessSimulation(args.robot) as simulation:
         for player in players:
-            outcome = simulation.run(player, args.seconds)
+            outcome = simulation.run(player, args.seconds, args.as_played)
             outcomes.append(outcome)
             if not args.json:
                 fell = f"yes, at {outcome.fall_time:.2f} s" if outcome.fell else "no"

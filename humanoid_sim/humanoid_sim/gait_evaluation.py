@@ -93,9 +93,12 @@ class HeadlessSimulation:
     def __exit__(self, *_exc: object) -> None:
         self.close()
 
-    def run(self, player: GaitPlayer, seconds: float) -> GaitOutcome:
+    def run(self, player: GaitPlayer, seconds: float, as_played: bool = False) -> GaitOutcome:
         """Stand in the gait's set-point 0, settle, then follow its set-point ``k`` at control
-        cycle ``k`` for ``seconds``. The player's period must be the control period."""
+        cycle ``k`` for ``seconds``. The player's period must be the control period. Each
+        set-point is written as a position alone (the servo approaches it at full speed), or,
+        ``as_played``, with the velocity the gait controller sends with it (the central
+        difference of its neighbours), which an AX-12 takes as its moving speed."""
         driver, period = self.driver, self.control_period
         if not math.isclose(player.period, period, rel_tol=0.0, abs_tol=1e-12):
             raise ValueError(f"the gait's set-point period {player.period:g} s is not the simulation's control period "
@@ -115,7 +118,7 @@ class HeadlessSimulation:
         per_second = max(1, round(1.0 / period))
         fall_time = None
         for cycle in range(1, cycles + 1):
-            driver.write(JointCommand(position=player.setpoint(cycle)))
+            driver.write(_command(player, cycle, as_played))
             driver.sync(period)
             if cycle % per_second == 0:
                 samples.append(driver.base_placement().translation[:2].copy())
@@ -131,6 +134,15 @@ class HeadlessSimulation:
                            distance=float(moved @ forward),
                            lateral=float(moved @ left), heading_deg=turn, path_length=path,
                            fell=fall_time is not None, fall_time=fall_time)
+
+
+def _command(player: GaitPlayer, k: int, as_played: bool) -> JointCommand:
+    here = player.setpoint(k)
+    if not as_played:
+        return JointCommand(position=here)
+    before = player.setpoint(k - 1) if k > 0 else here
+    span = (2.0 if k > 0 else 1.0) * player.period
+    return JointCommand(position=here, velocity=(player.setpoint(k + 1) - before) / span)
 
 
 class CPGEvaluator:

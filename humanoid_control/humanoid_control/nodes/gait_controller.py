@@ -110,8 +110,9 @@ class GaitControllerNode:
 
         control = MutuallyExclusiveCallbackGroup()
         actions = ReentrantCallbackGroup()
+        # the run's velocities are exact (central differences on its grid, the cubics' own)
         self._stream = SetpointStream(node, self._joints.names, VELOCITY_MARGIN * self._joints.velocity,
-                                      self.params.command_lead, self.params.send_period)
+                                      self.params.command_lead, self.params.send_period, smooth_velocities=False)
         self._diagnostics = node.create_publisher(DiagnosticArray, "diagnostics", 10)
         node.create_subscription(JointState, "joint_states", self._on_joint_states, QoSProfile(depth=1),
                                  callback_group=control)

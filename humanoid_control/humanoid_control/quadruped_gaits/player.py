@@ -26,6 +26,8 @@ from humanoid_control.quadruped_gaits.cpg import CPGGait
 from humanoid_control.quadruped_gaits.patterns import GaitError, IKGait
 
 Gait = IKGait | CPGGait
+#: Set-points a player keeps at hand behind the latest (a central difference asks one back).
+RECENT = 3
 
 
 class GaitPlayer:
@@ -37,7 +39,7 @@ class GaitPlayer:
         if not period > 0.0:
             raise GaitError(f"the set-point period must be > 0, got {period}")
         self.gait, self.period, self.name = gait, period, name
-        self._cached: tuple[int, np.ndarray] | None = None
+        self._recent: dict[int, np.ndarray] = {}  # the latest set-points computed, by step
 
     @property
     def frequency(self) -> float:
@@ -45,13 +47,16 @@ class GaitPlayer:
 
     def setpoint(self, k: int) -> np.ndarray:
         """Every joint's position (rad, canonical order) at ``k`` periods into the gait."""
-        if self._cached is not None and self._cached[0] == k:
-            return self._cached[1]
-        if isinstance(self.gait, CPGGait) and self._cached is not None and k > self._cached[0] + 1:
-            for j in range(self._cached[0] + 1, k):  # the oscillators integrate through every step
+        if k in self._recent:
+            return self._recent[k]
+        latest = max(self._recent, default=None)
+        if isinstance(self.gait, CPGGait) and latest is not None and k > latest + 1:
+            for j in range(latest + 1, k):  # the oscillators integrate through every step
                 self.gait.positions(j * self.period)
         positions = self.gait.positions(k * self.period)
-        self._cached = (k, positions)
+        self._recent[k] = positions
+        for old in [j for j in self._recent if j < k - RECENT]:
+            del self._recent[old]
         return positions
 
     def phase(self, k: int) -> float:

@@ -30,7 +30,7 @@ class SetpointStream:
     """The set-points computed and not yet due, and the trajectories that carry them."""
 
     def __init__(self, node: Node, joint_names: tuple[str, ...], velocity_limit: np.ndarray, command_lead: float,
-                 send_period: float) -> None:
+                 send_period: float, smooth_velocities: bool = True) -> None:
         if command_lead < 2.0 * TRAJECTORY_DELAY + send_period:
             raise ValueError(f"command_lead must be at least {2.0 * TRAJECTORY_DELAY:g} s plus send_period, got "
                              f"{command_lead:g} s")
@@ -39,6 +39,10 @@ class SetpointStream:
         self._names = list(joint_names)
         self._velocity_limit = velocity_limit
         self.command_lead, self.send_period = command_lead, send_period
+        #: Replace each moving set-point's velocity by the central difference of its neighbours
+        #: (a controller whose set-points carry exact velocities keeps its own: the difference of
+        #: two robot times of 1.8e9 s, wall-clock time, loses digits)
+        self.smooth_velocities = smooth_velocities
         self.ahead: list[Setpoint] = []  # computed, not yet due
         self.sent_at = -math.inf  # robot time of the last trajectory sent
         self.sent_until = -math.inf  # robot time of its last point
@@ -68,7 +72,7 @@ class SetpointStream:
         msg.header.stamp = to_time(start)
         ahead = self.ahead
         velocities = [s.velocities for s in ahead]
-        for k in range(1, len(ahead) - 1):  # central differences where both neighbours are known
+        for k in range(1, len(ahead) - 1 if self.smooth_velocities else 1):  # where both neighbours are known
             before, after = ahead[k - 1], ahead[k + 1]
             if np.any(ahead[k].velocities):  # zero: a set-point at rest stays so
                 velocities[k] = np.clip((after.positions - before.positions) / (after.stamp - before.stamp),
