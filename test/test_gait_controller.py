@@ -279,7 +279,7 @@ def test_bad_goals_are_refused_with_the_reason_and_one_gait_plays_at_a_time(repo
                for name, p in reports["sim"].refused.items()}
     invalid = PlayGait.Result.INVALID_GOAL
     assert refused["unknown gait"][:2] == (GoalStatus.STATUS_ABORTED, invalid)
-    assert "no gait 'canter'" in refused["unknown gait"][2] and "trot" in refused["unknown gait"][2]
+    assert "unknown gait 'canter'" in refused["unknown gait"][2] and "trot" in refused["unknown gait"][2]
     assert refused["no duration"][:2] == (GoalStatus.STATUS_ABORTED, invalid)
     assert "duration must be a finite number of seconds > 0" in refused["no duration"][2]
     assert refused["too fast"][:2] == (GoalStatus.STATUS_ABORTED, invalid)

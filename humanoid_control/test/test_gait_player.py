@@ -180,8 +180,8 @@ def test_a_gait_searchs_best_is_played_from_its_file_or_directory(model, tmp_pat
 
 
 def test_an_unknown_gait_names_the_robots_gaits(model, tmp_path):
-    with pytest.raises(GaitError, match=r"no gait 'canter': not a gait of bioloid_quadruped \(walk, trot, pace, "
-                                        r"bound, gallop\) nor an existing file"):
+    with pytest.raises(GaitError, match=r"unknown gait 'canter': not a gait of bioloid_quadruped \(walk, trot, "
+                                        r"pace, bound, gallop\) nor an existing gait file"):
         load_gait(model, "canter", PERIOD)
     with pytest.raises(GaitError, match="not a gait file"):
         load_gait(model, str(write(tmp_path, "gait.txt", "cpg: {}\n")), PERIOD)

@@ -48,3 +48,25 @@ def test_a_cpg_gait_walks_forward_without_falling(simulation):
     print(outcome)
     assert not outcome.fell, f"fell at {outcome.fall_time} s"
     assert outcome.distance > 0.1 and outcome.distance > 3.0 * abs(outcome.lateral)
+
+
+def test_as_played_the_servos_get_the_velocities_the_gait_controller_sends(simulation):
+    """``humanoid gaits --as-played`` writes each set-point with the velocity a run of the gait
+    controller gives it; the trot at 0.5 Hz still walks forward without falling that way."""
+    import numpy as np
+
+    from humanoid_control.quadruped_gaits.player import GaitRun, RunTiming
+    from humanoid_sim.gait_evaluation import _command
+
+    model, period = simulation.model, simulation.control_period
+    home = model.home_positions()
+    run = GaitRun(load_gait(model, "trot", period, FREQUENCY), home, home, 1.0, RunTiming(0.5, 0.5, 1.0))
+    played = [run.setpoint(step) for step in range(run.gait_end)]
+    evaluated = load_gait(model, "trot", period, FREQUENCY)
+    for point in played[run.gait_start + 1:]:
+        command = _command(evaluated, point.step - run.gait_start, as_played=True)
+        np.testing.assert_array_equal(command.position, point.positions)
+        np.testing.assert_array_equal(command.velocity, point.velocities)
+    outcome = simulation.run(load_gait(model, "trot", period, FREQUENCY), SECONDS, as_played=True)
+    print(outcome)
+    assert not outcome.fell and outcome.distance > 0.05

@@ -60,7 +60,7 @@ def load_gait(model: RobotModel, gait: str, period: float, frequency: float = 0.
     path = Path(gait).expanduser()
     if not path.exists():
         names = ", ".join(phases) or "none"
-        raise GaitError(f"no gait {gait!r}: not a gait of {model.name} ({names}) nor an existing file")
+        raise GaitError(f"unknown gait {gait!r}: not a gait of {model.name} ({names}) nor an existing gait file")
     params, name = read_gait_file(path, model)
     if frequency > 0.0:
         params = _checked(params, "frequency", frequency)
