@@ -80,6 +80,7 @@ class Playing:
     code: int = PlayGait.Result.SUCCESSFUL
     message: str = ""
     finished: threading.Event = field(default_factory=threading.Event)  # the last set-point computed
+    in_stance: float = math.inf  # robot time the run's set-points reach the stance, at rest
     abandoned: bool = False
 
     def time(self, step: int) -> float:
@@ -165,6 +166,10 @@ class GaitControllerNode:
             self._stream.ahead.append(Setpoint(playing.time(point.step), point.positions, point.velocities))
             playing.next_step += 1
             if point.stage is Stage.DONE:
+                playing.in_stance = min(playing.in_stance, playing.time(point.step))
+            # the stance is sent on for one more command lead: every trajectory of that time ends in
+            # it, so a late one refused by the robot interface leaves the robot there all the same
+            if playing.time(point.step) >= playing.in_stance + self.params.command_lead - 1e-9:
                 final = True
                 playing.finished.set()
                 break
@@ -259,8 +264,9 @@ class GaitControllerNode:
             if goal_handle.is_cancel_requested:
                 playing.cancel = True
             goal_handle.publish_feedback(self._feedback(playing))
-        # the set-points sent ahead run on: the result once the robot has reached the last one
-        while (rclpy.ok() and not playing.abandoned and self._robot_time < self._stream.sent_until
+        # the set-points sent ahead run on: the result once the robot's clock has reached the stance
+        in_stance = playing.in_stance if math.isfinite(playing.in_stance) else -math.inf  # never there: no wait
+        while (rclpy.ok() and not playing.abandoned and self._robot_time < in_stance
                and time.monotonic() - self._state_arrival <= STATE_TIMEOUT):
             time.sleep(period)
         with self._lock:
