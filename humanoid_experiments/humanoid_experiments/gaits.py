@@ -51,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from humanoid_control.quadruped_gaits.cpg import STRUCTURES, CPGParameters
     from humanoid_control.quadruped_gaits.gait_files import cpg_player, load_gait
-    from humanoid_control.quadruped_gaits.patterns import GaitError, gait_phases
+    from humanoid_control.quadruped_gaits.patterns import GaitError, IKGait, gait_phases
     from humanoid_description.model import load_model
     from humanoid_description.robots import UnknownRobotError
     from humanoid_sim.sim_node_spec import control_period
@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
 
     outcomes = []
     if not args.json:
-        kind = "CPG" if args.cpg else "IK"
+        kind = "CPG" if args.cpg or not isinstance(players[0].gait, IKGait) else "IK"
         print(f"{args.robot}: {kind} gaits, {args.seconds:g} s each in the simulation (headless)")
         print(f"{'gait':16s} {'Hz':>4s} {'distance':>9s} {'lateral':>8s} {'heading':>8s}  fell")
         print(f"{'':16s} {'':4s} {'(mm)':>9s} {'(mm)':>8s} {'(deg)':>8s}")
