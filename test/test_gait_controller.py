@@ -291,3 +291,36 @@ def test_bad_goals_are_refused_with_the_reason_and_one_gait_plays_at_a_time(repo
     busy = reports["sim"].busy
     assert (busy.status, busy.result.error_code) == (GoalStatus.STATUS_ABORTED, PlayGait.Result.CANNOT_START)
     assert "a gait is playing (pace)" in busy.result.error_string
+
+
+def test_humanoid_play_gait_prints_progress_and_the_result_and_ctrl_c_cancels(robot_graph):
+    """The command on a running simulation: progress on stderr, the result as JSON; Ctrl-C
+    cancels the goal (the robot returns to its stance) and the command says so."""
+    import json
+    import signal
+
+    robot_graph(sim_nodes(ROBOT, real_time_factor=SIM_SPEED, balance_monitor=False, self_collision_checker=False))
+    done = subprocess.run(["humanoid", "play-gait", GAIT, "--frequency", str(FREQUENCY), "--duration", "1.5",
+                           "--json"], capture_output=True, text=True, timeout=PATIENCE)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert (report["gait"], report["status"], report["elapsed_s"]) == (GAIT, "succeeded", 1.5)
+    assert report["fell"] is False and report["distance_m"] is not None  # the simulator's ground truth
+    stages = [line.split(":")[0] for line in done.stderr.splitlines()]
+    assert {"starting", "playing", "stopping"} <= set(stages), done.stderr
+
+    process = subprocess.Popen(["humanoid", "play-gait", "pace", "--frequency", "1", "--duration", "30"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stderr is not None
+        for line in process.stderr:  # progress, until the gait plays
+            if line.startswith("playing:"):
+                break
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=PATIENCE)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 1, stderr
+    assert "canceling: back to the stance" in stderr
+    assert "pace at 1 Hz:" in stdout and "canceled" in stdout

@@ -67,14 +67,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     gait = checked_gait(args.robot, args.gait, args.frequency, args.duration)
+    import rclpy
+    from rclpy.signals import SignalHandlerOptions
+
     from humanoid_control.ros.robot_client import RobotClient, RobotClientError
 
-    with RobotClient("humanoid_play_gait") as client:
-        try:
+    # Ctrl-C must reach this code (to cancel the goal), not shut ROS down under it
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+    try:
+        with RobotClient("humanoid_play_gait") as client:
             report = play(client, gait, args.frequency, args.duration)
-        except RobotClientError as error:
-            print(f"humanoid play-gait: {error}", file=sys.stderr)
-            return 1
+    except RobotClientError as error:
+        print(f"humanoid play-gait: {error}", file=sys.stderr)
+        return 1
+    finally:
+        rclpy.try_shutdown()
     if report.error_code == _invalid_goal():
         raise UsageError(report.message)
     if args.json:
