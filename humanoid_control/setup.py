@@ -28,5 +28,6 @@ setup(
         "balance_monitor = humanoid_control.nodes.balance_monitor:main",
         "self_collision_checker = humanoid_control.nodes.self_collision_checker:main",
         "walk_controller = humanoid_control.nodes.walk_controller:main",
+        "gait_controller = humanoid_control.nodes.gait_controller:main",
     ]},
 )

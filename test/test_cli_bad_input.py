@@ -146,6 +146,18 @@ CASES: list[tuple[str, list[str], str]] = [
     ("gaits: neither sweep nor gait", ["gaits"], "give either --sweep or --gait"),
     ("gaits: unknown CPG structure", ["gaits", "--cpg", "--gait", "ring"], "unknown coupling structure 'ring'"),
     ("gaits: zero seconds", ["gaits", "--sweep", "--seconds", "0"], "argument --seconds"),
+    ("gaits: bad gait file", ["gaits", "--gait", "{dir}/gait.yaml"], "gait.yaml:2: unknown coupling structure 'ring'"),
+    ("gaits: frequency with a sweep", ["gaits", "--sweep", "--frequency", "1"], "--frequency goes with --gait"),
+    ("play-gait: unknown gait", ["play-gait", "canter"], "unknown gait 'canter'"),
+    ("play-gait: no gait", ["play-gait"], "required: gait"),
+    ("play-gait: 3 Hz", ["play-gait", "trot", "--frequency", "3"], "3 Hz is outside 0.5-2 Hz"),
+    ("play-gait: faster than the servos", ["play-gait", "pace", "--frequency", "2"],
+     "pace at 2 Hz drives fr_knee at 5.39 rad/s, beyond its limit"),
+    ("play-gait: negative frequency", ["play-gait", "trot", "--frequency", "-1"], "argument --frequency"),
+    ("play-gait: zero duration", ["play-gait", "trot", "--duration", "0"], "argument --duration"),
+    ("play-gait: hoap2", ["play-gait", "trot", "--robot", "hoap2"], "robot hoap2 has no gaits"),
+    ("play-gait: bad gait file", ["play-gait", "{dir}/gait.yaml"], "gait.yaml:2: unknown coupling structure 'ring'"),
+    ("play-gait: not a gait file", ["play-gait", "{dir}/poses.csv"], "poses.csv: not a gait file"),
     ("identify-masses: hoap2", ["identify-masses", "--robot", "hoap2"], "has no balanced poses"),
     ("generate-srdf: zero samples", ["generate-srdf", "--robot", "hoap2", "--samples", "0"], "argument --samples"),
     ("generate-srdf: output into a missing folder", ["generate-srdf", "--robot", "hoap2", "--output",
@@ -166,6 +178,7 @@ def write_files(folder: Path) -> None:
     (folder / "huge.csv").write_text("0,0,1e308" + ",0" * 15 + "\n")
     (folder / "poses.csv").write_text(f"{POSE}\n")
     (folder / "latest.csv").symlink_to("poses.csv")
+    (folder / "gait.yaml").write_text("cpg:\n  structure: ring\n")
     swarm = new_swarm(SEARCH).state()
     searches = {"not_a_search": {"settings": SEARCH.as_dict(), "swarm": {}, "best": None},
                 "short_swarm": {"settings": SEARCH.as_dict(), "swarm": swarm | {"positions": swarm["positions"][:2]},

@@ -2,7 +2,7 @@
 short subset of each protocol in coarse steps, and the ``--real`` mode against a running robot.
 
 What users rely on: the limits found stay within a stated band around the real
-robot's (the reference's table) or, for the quadruped, whose reference names no posture,
+robot's (the reference's table) or, for the quadruped, whose reference does not say which servo it stepped,
 around the model's quasi-static limit; the robot tips the way the protocol says (which
 checks the mapping of the table's signs onto our joint axes by physics); the quadruped's
 limit comes as its servo's AX-12 register value too, next to the reference's own values;
@@ -114,10 +114,12 @@ def test_the_quadruped_falls_forward_within_the_band_and_its_limit_reads_as_an_a
     servo = load_config("bioloid_quadruped").joint_map["fl_hip_pitch"]
     assert entry["limit_raw"] == [servo.radians_to_raw(entry["limit_rad"])]  # from `zero`: the limit is the angle
     assert 513 + low / 0.2932 <= entry["limit_raw"][0] <= 513 + high / 0.2932
-    # the reference's own pairs, next to ours, and why no per-test comparison
-    assert "real  571   simulated  531   11.7 deg apart" in result.stdout
-    assert f"Ours (1 of 1 tests found a limit): {entry['limit_raw'][0]}-{entry['limit_raw'][0]}" in result.stdout
-    assert "A per-test comparison is impossible" in result.stdout
+    # the reference's experiments, ours beside the one that starts in `zero` (7), and why not the others
+    assert "   1   571        531   11.7 deg  accepted" in result.stdout
+    assert f"  7: ours from the same posture (zero): test 1 (fl_hip_pitch) raw {entry['limit_raw'][0]}, " \
+           in result.stdout
+    assert "the servo the reference stepped is not known" in result.stdout
+    assert "  5: ours: none, the starting posture is beyond our model's joint limits" in result.stdout
 
 
 def test_real_mode_refuses_a_robot_without_foot_sensors_or_imu(robot_graph, tmp_path):

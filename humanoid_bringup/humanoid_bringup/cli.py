@@ -79,6 +79,9 @@ COMMANDS: tuple[Subcommand, ...] = (
                "whole-body and link CoMs and static margin of Bioloid poses, in the thesis frame"),
     Subcommand("gaits", "humanoid_experiments.gaits", "IK gaits of the quadruped in a headless simulation: "
                                                       "distance, heading and fall per gait and frequency"),
+    Subcommand("play-gait", "humanoid_tools.play_gait", "play a gait on the running quadruped (sim or real) through "
+                                                        "the play_gait action; print what was played and, in "
+                                                        "simulation, how far the robot went"),
     Subcommand("optimize-gait", "humanoid_experiments.gait_search.command",
                "particle-swarm search of CPG gait parameters, each evaluation a headless simulation on Ray "
                "(local, or a cluster with --address)"),

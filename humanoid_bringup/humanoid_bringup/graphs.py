@@ -16,17 +16,20 @@ from pathlib import Path
 from humanoid_control.biped_walking.parameters import walking_robot
 from humanoid_control.nodes.specs import (
     balance_monitor_node_spec,
+    gait_controller_node_spec,
     self_collision_checker_node_spec,
     trajectory_generator_node_spec,
     walk_controller_node_spec,
 )
 from humanoid_control.processes.node_graph import NodeSpec, OnExit
+from humanoid_control.quadruped_gaits.parameters import gaited_robot
 from humanoid_hw.hw_node_spec import hw_node_spec
 
 #: Options of :func:`sim_nodes` and :func:`real_nodes` for the robot and the trajectory
-#: generator alone: no balance monitor, self-collision checker or walk controller (a
+#: generator alone: no balance monitor, self-collision checker, walk or gait controller (a
 #: controller that needs none of them, on a machine with cores to spare for its own work).
-ROBOT_AND_PLAYER_ONLY = {"balance_monitor": False, "self_collision_checker": False, "walk_controller": False}
+ROBOT_AND_PLAYER_ONLY = {"balance_monitor": False, "self_collision_checker": False, "walk_controller": False,
+                         "gait_controller": False}
 
 
 def sim_nodes(robot: str, gui: bool = False, real_time_factor: float | None = None,
@@ -34,13 +37,14 @@ def sim_nodes(robot: str, gui: bool = False, real_time_factor: float | None = No
               physics_rate: float | None = None, duration: float | None = None, use_sim_time: bool = True,
               publish_robot_description: bool = True, balance_monitor: bool = True,
               self_collision_checker: bool = True, self_collision_veto: bool = True,
-              walk_controller: bool = True, lockstep: bool = False,
+              walk_controller: bool = True, gait_controller: bool = True, lockstep: bool = False,
               participants: tuple[str, ...] = ()) -> list[NodeSpec]:
     """The simulation graph: the PyBullet robot node (plus the nodes that build on it).
     Options left at None keep the robot's parameter file values; ``use_sim_time`` runs the
     other nodes on the simulated clock; ``publish_robot_description`` False leaves the
     topic to robot_state_publisher (under ros2 launch); ``balance_monitor``,
-    ``self_collision_checker`` and ``walk_controller`` False leave those nodes out;
+    ``self_collision_checker``, ``walk_controller`` and ``gait_controller`` False leave those
+    nodes out;
     ``self_collision_veto`` False turns the robot interface's self-collision veto off.
     ``lockstep`` makes the simulator wait at every state for the graph's nodes and for
     ``participants`` (other nodes, such as an experiment's client: see
@@ -59,7 +63,7 @@ def sim_nodes(robot: str, gui: bool = False, real_time_factor: float | None = No
         overrides["self_collision_veto"] = False
     controls = control_nodes(robot, use_sim_time=use_sim_time, balance_monitor=balance_monitor,
                              self_collision_checker=self_collision_checker, walk_controller=walk_controller,
-                             lockstep=lockstep)
+                             gait_controller=gait_controller, lockstep=lockstep)
     if lockstep:
         overrides.setdefault("real_time_factor", 0.0)
         overrides["lockstep"] = True
@@ -71,7 +75,8 @@ def real_nodes(robot: str, port: str | None = None, baud: int | None = None,
                control_rate: float | None = None, publish_rate: float | None = None,
                duration: float | None = None, publish_robot_description: bool = True,
                balance_monitor: bool = True, self_collision_checker: bool = True,
-               self_collision_veto: bool = True, walk_controller: bool = True) -> list[NodeSpec]:
+               self_collision_veto: bool = True, walk_controller: bool = True,
+               gait_controller: bool = True) -> list[NodeSpec]:
     """The real-robot graph: the Dynamixel hardware node (plus the nodes that build on it),
     options as for :func:`sim_nodes`."""
     overrides: dict[str, object] = {}
@@ -85,12 +90,13 @@ def real_nodes(robot: str, port: str | None = None, baud: int | None = None,
         overrides["self_collision_veto"] = False
     return [hw_node_spec(robot, overrides),
             *control_nodes(robot, use_sim_time=False, balance_monitor=balance_monitor,
-                           self_collision_checker=self_collision_checker, walk_controller=walk_controller)]
+                           self_collision_checker=self_collision_checker, walk_controller=walk_controller,
+                           gait_controller=gait_controller)]
 
 
 def control_nodes(robot: str, use_sim_time: bool, balance_monitor: bool = True,
                   self_collision_checker: bool = True, walk_controller: bool = True,
-                  lockstep: bool = False) -> list[NodeSpec]:
+                  gait_controller: bool = True, lockstep: bool = False) -> list[NodeSpec]:
     """The nodes that drive or watch the robot through its interface, the same for sim and
     real; per-robot parameters in ``humanoid_description/robots/<robot>/control.yaml``.
     ``lockstep``: each answers a lockstep simulation after every joint_states it handles."""
@@ -104,6 +110,9 @@ def control_nodes(robot: str, use_sim_time: bool, balance_monitor: bool = True,
     # robots it walks (a walk_controller section in their parameter file: the bipeds)
     if walk_controller and walking_robot(robot):
         nodes.append(walk_controller_node_spec(robot, {"lockstep": True} if lockstep else None))
+    # on the robot's clock too; only for the robots with gaits in robot.yaml (the quadruped)
+    if gait_controller and gaited_robot(robot):
+        nodes.append(gait_controller_node_spec(robot, {"lockstep": True} if lockstep else None))
     return nodes
 
 

@@ -41,6 +41,7 @@ GRAPH_SWITCHES = {
     "self_collision_checker": "start the self-collision checker (self_collision_state, markers, check services)",
     "self_collision_veto": "refuse commands that bring two links within the safety distance",
     "walk_controller": "start the walk controller (cmd_vel, walk action)",
+    "gait_controller": "start the gait controller (play_gait action; robots with gaits)",
 }
 
 

@@ -92,6 +92,8 @@ def add_graph_switches(parser: argparse.ArgumentParser) -> None:
                         help="do not start the balance monitor (balance_state, balance_markers)")
     parser.add_argument("--no-self-collision-checker", dest="self_collision_checker", action="store_false",
                         help="do not start the self-collision checker (self_collision_state, markers, services)")
+    parser.add_argument("--no-gait-controller", dest="gait_controller", action="store_false",
+                        help="do not start the gait controller (play_gait; robots with gaits)")
     parser.add_argument("--no-self-collision-veto", dest="self_collision_veto", action="store_false",
                         help="let commands that bring two links within the safety distance through "
                              "(the robot interface's self_collision_veto parameter)")

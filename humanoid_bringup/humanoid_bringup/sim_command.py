@@ -29,5 +29,5 @@ def run(args: argparse.Namespace) -> int:
     nodes = sim_nodes(args.robot, gui=args.gui, real_time_factor=args.real_time_factor,
                       control_rate=args.control_rate, publish_rate=args.publish_rate, duration=args.duration,
                       balance_monitor=args.balance_monitor, self_collision_checker=args.self_collision_checker,
-                      self_collision_veto=args.self_collision_veto)
+                      self_collision_veto=args.self_collision_veto, gait_controller=args.gait_controller)
     return serve(Graph(with_recorder(nodes, args.record), echo=True))

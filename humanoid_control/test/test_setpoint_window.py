@@ -1,4 +1,4 @@
-"""The set-points a walk trajectory carries (walking.setpoint_window): those not yet due, and
+"""The set-points a walk trajectory carries (loop.setpoint_window): those not yet due, and
 the walk's final set-point always, at a time a late trajectory still reaches."""
 
 from __future__ import annotations
@@ -6,8 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from humanoid_control.biped_walking.controller import Setpoint
-from humanoid_control.biped_walking.setpoint_window import still_ahead
+from humanoid_control.loop.setpoint_window import Setpoint, still_ahead
 from humanoid_control.loop.validation import CommandRejectedError, points_still_ahead
 
 PERIOD = 0.005

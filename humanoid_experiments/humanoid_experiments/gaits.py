@@ -5,10 +5,12 @@ frequency of ``--frequencies`` and prints, per run, the distance covered along t
 initial heading, the sideways drift, the turn of the heading and whether the robot fell
 (and when); then the best gait (the longest distance among the runs that did not fall)
 and whether it is the trot, as the reference found. ``--gait NAME --frequency F`` runs
-one. ``--cpg`` runs CPG gaits (:mod:`humanoid_control.quadruped_gaits.cpg`) instead, named by their
-coupling structure (independent, paired, symmetric). Each run is a fresh start in the
-simulation node's physics (no ROS, as fast as the machine goes), so runs are independent
-and reproducible.
+one; ``--gait FILE`` a gait file (a CPG gait, or a gait search's best: what ``play_gait``
+takes). ``--cpg`` runs CPG gaits (:mod:`humanoid_control.quadruped_gaits.cpg`) instead, named
+by their coupling structure (independent, paired, symmetric). Each run is a fresh start in
+the simulation node's physics (no ROS, as fast as the machine goes), so runs are independent
+and reproducible. The set-points are those the gait controller node sends for the same gait
+and frequency (:class:`~humanoid_control.quadruped_gaits.player.GaitPlayer`).
 """
 
 from __future__ import annotations
@@ -27,8 +29,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--robot", default="bioloid_quadruped", help="a robot with legs and gaits in robot.yaml "
                         "(bioloid_quadruped)")
     parser.add_argument("--sweep", action="store_true", help="every gait at every frequency of --frequencies")
-    parser.add_argument("--gait", default=None, help="one gait (walk, trot, pace, bound, gallop)")
-    parser.add_argument("--frequency", type=positive_number, default=1.0, help="Hz, with --gait (1.0)")
+    parser.add_argument("--gait", default=None,
+                        help="one gait: walk, trot, pace, bound, gallop, or a gait file (a CPG gait .yaml, a gait "
+                             "search's search.json or directory), as play_gait takes it")
+    parser.add_argument("--frequency", type=positive_number, default=None,
+                        help="Hz, with --gait (default: the gait's own; robot.yaml's gaits: 1.0)")
     parser.add_argument("--frequencies", type=positive_number, nargs="+", default=list(DEFAULT_FREQUENCIES),
                         metavar="HZ", help="Hz, with --sweep (0.5 1.0 1.5 2.0; the reference's range 0.5-2)")
     parser.add_argument("--seconds", type=positive_number, default=8.0,
@@ -36,32 +41,42 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cpg", action="store_true",
                         help="CPG gaits instead of IK gaits: --gait and --sweep then name coupling structures "
                              "(independent, paired, symmetric), the oscillators started in a trot's phases")
+    parser.add_argument("--as-played", action="store_true",
+                        help="write each set-point with the velocity the gait controller (play_gait) sends with it, "
+                             "which the AX-12 takes as its moving speed; default: positions alone, approached at "
+                             "full speed, as the gait search evaluates")
     parser.add_argument("--json", action="store_true", help="print the runs as JSON")
 
 
 def run(args: argparse.Namespace) -> int:
-    from humanoid_control.quadruped_gaits.patterns import GaitError, IKGait, default_parameters, gait_phases
+    from humanoid_control.quadruped_gaits.cpg import STRUCTURES, CPGParameters
+    from humanoid_control.quadruped_gaits.gait_files import cpg_player, load_gait
+    from humanoid_control.quadruped_gaits.patterns import GaitError, IKGait, gait_phases
     from humanoid_description.model import load_model
     from humanoid_description.robots import UnknownRobotError
+    from humanoid_sim.sim_node_spec import control_period
 
     if args.sweep == (args.gait is not None):
         raise UsageError("give either --sweep or --gait NAME")
+    if args.sweep and args.frequency is not None:
+        raise UsageError("--frequency goes with --gait; a sweep takes --frequencies")
     try:
         model = load_model(args.robot)
         phases = gait_phases(model)
         if not phases:
             raise GaitError(f"robot {args.robot} has no gaits (robot.yaml gaits.phases): it walks on two legs "
                             "or not at all; IK gaits are for the quadruped")
+        period = control_period(args.robot)  # one set-point per control cycle of the simulation node
         if args.cpg:
-            from humanoid_control.quadruped_gaits.cpg import STRUCTURES, CPGGait, CPGParameters
-
+            if args.gait is not None and args.gait not in STRUCTURES:
+                raise GaitError(f"unknown coupling structure {args.gait!r} ({', '.join(STRUCTURES)})")
             plan = ([(g, f) for g in STRUCTURES for f in args.frequencies] if args.sweep
-                    else [(args.gait, args.frequency)])
-            gaits = [(CPGGait(model, CPGParameters(frequency=f, structure=g)), f) for g, f in plan]
+                    else [(args.gait, args.frequency or CPGParameters().frequency)])
+            players = [cpg_player(model, CPGParameters(frequency=f, structure=g), period) for g, f in plan]
         else:
             plan = ([(g, f) for g in phases for f in args.frequencies] if args.sweep
-                    else [(args.gait, args.frequency)])
-            gaits = [(IKGait(model, g, default_parameters(model, frequency=f)), f) for g, f in plan]
+                    else [(args.gait, args.frequency or 0.0)])
+            players = [load_gait(model, g, period, f) for g, f in plan]
     except (GaitError, UnknownRobotError, KeyError) as error:
         raise UsageError(str(error).strip('"')) from None
 
@@ -69,19 +84,18 @@ def run(args: argparse.Namespace) -> int:
 
     outcomes = []
     if not args.json:
-        kind = "CPG" if args.cpg else "IK"
+        kind = "CPG" if args.cpg or not isinstance(players[0].gait, IKGait) else "IK"
         print(f"{args.robot}: {kind} gaits, {args.seconds:g} s each in the simulation (headless)")
         print(f"{'gait':16s} {'Hz':>4s} {'distance':>9s} {'lateral':>8s} {'heading':>8s}  fell")
         print(f"{'':16s} {'':4s} {'(mm)':>9s} {'(mm)':>8s} {'(deg)':>8s}")
     with HeadlessSimulation(args.robot) as simulation:
-        for gait, frequency in gaits:
-            name = f"cpg {gait.params.structure}" if args.cpg else gait.name
-            outcome = simulation.run(gait.positions, args.seconds, name, frequency)
+        for player in players:
+            outcome = simulation.run(player, args.seconds, args.as_played)
             outcomes.append(outcome)
             if not args.json:
                 fell = f"yes, at {outcome.fall_time:.2f} s" if outcome.fell else "no"
-                print(f"{name:16s} {frequency:4.1f} {outcome.distance * 1000:9.1f} {outcome.lateral * 1000:8.1f} "
-                      f"{outcome.heading_deg:8.1f}  {fell}", flush=True)
+                print(f"{player.name:16s} {player.frequency:4.1f} {outcome.distance * 1000:9.1f} "
+                      f"{outcome.lateral * 1000:8.1f} {outcome.heading_deg:8.1f}  {fell}", flush=True)
     standing = [o for o in outcomes if not o.fell]
     best = max(standing, key=lambda o: o.distance, default=None)
     if args.json:

@@ -151,8 +151,11 @@ def test_json_has_one_object_per_test_with_number_and_limit():
 
 # -- the Bioloid quadruped's static validation (AX-12 register values) ----------------------
 
-#: The reference's real vs Webots equilibrium raw values (bioloid_quadruped.md).
-QUADRUPED_PAIRS = ((571, 531), (478, 466), (537, 527), (542, 531))
+#: The reference's nine experiments (bioloid_quadruped.md): the raw value where the real robot
+#: fell, and where its Webots model did (None: 2 and 3 fell while being put in the starting
+#: posture, 4 is lost in the text).
+QUADRUPED_REAL = (571, 482, 479, 535, 261, 274, 478, 537, 542)
+QUADRUPED_WEBOTS = (531, None, None, None, 363, 375, 466, 527, 531)
 
 
 @pytest.fixture(scope="module")
@@ -160,35 +163,66 @@ def quadruped():
     return load_model("bioloid_quadruped")
 
 
-def test_the_quadruped_protocol_steps_one_servo_per_test_and_keeps_the_references_pairs(quadruped):
+def test_the_quadruped_protocol_keeps_the_references_nine_experiments(quadruped):
     protocol = load_protocol(quadruped)
     assert protocol_path("bioloid_quadruped").is_file()
     assert protocol.tests and all(len(test.joints) == 1 for test in protocol.tests)
-    assert all(test.real_limit is None for test in protocol.tests)  # the reference names no posture
-    assert protocol.reference is not None
-    assert protocol.reference.pairs == QUADRUPED_PAIRS
-    assert protocol.reference.accepted_deg == 15.0
-    # the reference's "3-12 deg apart"
-    differences = [protocol.reference.difference_deg(pair) for pair in QUADRUPED_PAIRS]
-    assert differences == pytest.approx([11.73, 3.52, 2.93, 3.23], abs=0.01)
+    assert all(test.real_limit is None for test in protocol.tests)  # no test of ours is one of the reference's
+    reference = protocol.reference
+    assert reference is not None and reference.accepted_deg == 15.0 and reference.neutral_raw == 513
+    experiments = reference.experiments
+    assert [e.number for e in experiments] == list(range(1, 10))
+    assert tuple(e.real for e in experiments) == QUADRUPED_REAL
+    assert tuple(e.simulated for e in experiments) == QUADRUPED_WEBOTS
+    assert all(e.stepped is None for e in experiments)  # lost in every experiment
+    assert [e.simulated_missing.startswith("the simulated robot fell") for e in experiments[1:3]] == [True, True]
+    assert "lost" in experiments[3].simulated_missing
+    # the reference's differences: 40 (11.7 deg), 102 (29.9), 101 (29.6), 12 (3.5), 10 (2.9), 11 (3.2)
+    differences = [reference.difference_deg(e) for e in experiments]
+    assert differences[1:4] == [None, None, None]
+    assert [differences[0], *differences[4:]] == pytest.approx([11.73, 29.91, 29.62, 3.52, 2.93, 3.23], abs=0.01)
+    assert [reference.accepted(e) for e in experiments] == [True, None, None, None, False, False, True, True, True]
+    assert experiments[2].start_raw == {"PELVIS": 205, "FL2": 819, "BR1": 573, "BR2": 819}
+    assert experiments[6].start_raw == {} and experiments[6].start_pose == "zero"
+    # raw values 261 and 274 are 74 and 70 deg from neutral: not "near it"
+    assert [round(abs(reference.scale.raw_to_degrees(e.real) - reference.scale.raw_to_degrees(513)))
+            for e in experiments[4:6]] == [74, 70]
+
+
+def test_which_starting_postures_our_model_can_take(quadruped):
+    """The abductions of +-90-104 deg and the pelvis at +-90 deg are beyond our joint limits;
+    all-neutral and the neck turned left are not; the neck turned right is 0.3 deg beyond."""
+    experiments = load_protocol(quadruped).reference.experiments
+    assert [bool(e.beyond_limits) for e in experiments] == [True] * 6 + [False, False, True]
+    assert experiments[0].beyond_limits[0].startswith("fr_hip_roll -89.7 deg (limits -30.0 to +30.0)")
+    assert experiments[8].beyond_limits == ("neck_yaw -90.3 deg (limits -90.0 to +90.0)",)
+    assert experiments[7].start["neck_yaw"] == pytest.approx(math.radians((819 - 513) * 0.2932))
 
 
 def write_quadruped(tmp_path, reference: str):
     return write(tmp_path, "robot: bioloid_quadruped\nparameters: {}\ntests:\n"
                            "  1: {name: t, joints: [fl_hip_pitch], direction: 1, start: zero, falls: forward}\n"
-                           f"reference:\n{reference}")
+                           "reference:\n  accepted_deg: 15\n  neutral_raw: 513\n"
+                           "  servos: {FL1: fl_hip_pitch, N2: neck_yaw}\n"
+                           f"  experiments:\n{reference}")
 
 
-@pytest.mark.parametrize(("reference", "problem"), [
-    ("  accepted_deg: 15\n  equilibrium_raw: [[571]]\n", ":7: reference: equilibrium_raw[0]: a pair [real, simulated]"),
-    ("  accepted_deg: 15\n  equilibrium_raw: [[571, 2000]]\n", "[571, 2000] outside the AX-12 register [0, 1023]"),
-    ("  accepted_deg: 15\n  equilibrium_raw: [[571, 5.5]]\n", "equilibrium_raw[0] must be an integer"),
-    ("  accepted_deg: 0\n  equilibrium_raw: [[571, 531]]\n", "reference: accepted_deg must be > 0"),
-    ("  accepted_deg: 15\n  equilibrium_raw: []\n", "reference: equilibrium_raw: at least one pair"),
-    ("  equilibrium_raw: [[571, 531]]\n", "reference: missing accepted_deg"),
+@pytest.mark.parametrize(("experiments", "problem"), [
+    ("    1: {start_raw: {}, stepped: unknown, real: 2000, simulated: 531}\n",
+     ":10: reference: experiment 1: real: 2000 outside the AX-12 register [0, 1023]"),
+    ("    1: {start_raw: {FL9: 300}, stepped: unknown, real: 571, simulated: 531}\n",
+     "experiment 1: start_raw: unknown servo 'FL9' (servos: FL1, N2)"),
+    ("    1: {start_raw: {}, stepped: FL7, real: 571, simulated: 531}\n",
+     "experiment 1: stepped must be a servo (FL1, N2) or unknown, got 'FL7'"),
+    ("    1: {start_raw: {}, stepped: unknown, real: 571}\n",
+     "experiment 1: give either simulated (a register value) or simulated_missing"),
+    ("    1: {start_raw: {}, stepped: unknown, real: 571.5, simulated: 531}\n",
+     "experiment 1: real must be an integer"),
+    ("    1: {start_raw: {}, real: 571, simulated: 531}\n", "reference: experiment 1: missing stepped"),
+    ("    {}\n", "reference: experiments: at least one"),
 ])
-def test_a_bad_reference_section_is_refused(tmp_path, quadruped, reference, problem):
-    path = write_quadruped(tmp_path, reference)
+def test_a_bad_reference_section_is_refused(tmp_path, quadruped, experiments, problem):
+    path = write_quadruped(tmp_path, experiments)
     with pytest.raises(MotionError) as error:
         load_protocol(quadruped, path)
     assert problem in str(error.value)
@@ -196,7 +230,7 @@ def test_a_bad_reference_section_is_refused(tmp_path, quadruped, reference, prob
 
 def test_register_values_need_a_robot_with_a_joint_map(tmp_path, model):
     path = write(tmp_path, f"robot: hoap2\nparameters: {{}}\ntests: {{1: {GOOD_TEST}}}\n"
-                           "reference: {accepted_deg: 15, equilibrium_raw: [[571, 531]]}\n")
+                           "reference: {accepted_deg: 15, neutral_raw: 513, servos: {}, experiments: {}}\n")
     with pytest.raises(MotionError, match="hoap2 has no joint map"):
         load_protocol(model, path)
 
@@ -230,20 +264,34 @@ def test_json_gives_register_values_only_for_robots_with_servos(quadruped):
     assert "limit_raw" not in json.loads(to_json([result(1, 0.2, 0.15)]))[0]  # the HOAP-2: no joint map
 
 
-def test_the_table_sets_the_references_pairs_next_to_our_range_and_says_why_no_more(quadruped):
+def test_the_table_compares_per_experiment_where_it_can_and_says_why_where_it_cannot(quadruped):
     protocol = load_protocol(quadruped)
-    results = [quadruped_result(quadruped, 1, math.radians(17.5)), quadruped_result(quadruped, 2, math.radians(17.5))]
+    results = [quadruped_result(quadruped, 1, math.radians(17.5)), quadruped_result(quadruped, 2, math.radians(17.5)),
+               quadruped_result(quadruped, 4, math.radians(22.5))]
     text = table(results, protocol.reference)
     rows = text.splitlines()
-    assert "raw" in rows[0]
-    assert "573" in rows[1] and "453" in rows[2]
-    for (real, simulated), apart in zip(QUADRUPED_PAIRS, ("11.7", "3.5", "2.9", "3.2"), strict=True):
-        assert any(f"real  {real}   simulated  {simulated}   {apart:>4} deg apart" in row for row in rows), real
-    assert "real 478-571, simulated 466-531; the reference accepts under 15 deg" in text
-    assert "Ours (2 of 2 tests found a limit): 453-573" in text
-    assert "A per-test comparison is impossible: the reference does not say which posture and servo" in text
+    assert "raw" in rows[0] and "573" in rows[1] and "453" in rows[2]
+    # every experiment's real and Webots values, the difference and the reference's verdict
+    first = next(i for i, row in enumerate(rows) if row.split()[:3] == ["exp", "real", "simulated"]) + 1
+    experiment = {int(row.split()[0]): " ".join(row.split()) for row in rows[first:first + 9]}
+    assert experiment[1] == "1 571 531 11.7 deg accepted FL2 205, FR2 819, BL2 580, BR2 444"
+    assert experiment[2] == "2 482 - - - FL2 819, FR2 205, BL2 444, BR2 580"
+    assert experiment[3] == "3 479 - - - PELVIS 205, FL2 819, BR1 573, BR2 819"
+    assert experiment[4] == "4 535 - - - PELVIS 819, FL2 819, BR2 819"
+    assert experiment[5] == "5 261 363 29.9 deg not accepted FL2 867, BL2 166"
+    assert experiment[6] == "6 274 375 29.6 deg not accepted FR2 166, BR2 867"
+    assert experiment[7] == "7 478 466 3.5 deg accepted all 513"
+    assert experiment[8] == "8 537 527 2.9 deg accepted N2 819"
+    assert experiment[9] == "9 542 531 3.2 deg accepted N2 205"
+    notes = {int(line.split(":")[0]): line for line in rows if line.startswith("  ") and line[2].isdigit()}
+    assert "no simulated value: the simulated robot fell while being put in the starting posture" in notes[2]
+    assert "no simulated value: lost in the reference's text" in notes[4]
+    for number in (1, 2, 3, 4, 5, 6, 9):
+        assert "ours: none, the starting posture is beyond our model's joint limits" in notes[number]
+    assert "ours from the same posture (zero): test 1 (fl_hip_pitch) raw 573, 27.9 deg from the real 478, " \
+           "test 2 (fr_hip_pitch) raw 453, 7.3 deg from the real 478" in notes[7]
+    assert "the servo the reference stepped is not known" in notes[7]
+    assert "ours: no test of ours starts there" in notes[8]
+    assert "Ours from postures of no experiment: test 4 from 'home' raw 684" in text
+    assert "Not known: the servo stepped in each of the nine experiments (marked by a grey cell, lost)" in text
     assert "raw" not in table([result(1, 0.2, 0.15)]).splitlines()[0]  # the HOAP-2's table is unchanged
-
-
-def test_the_quadruped_command_reads_its_protocol():
-    assert main(["postures", "--robot", "bioloid_quadruped", "--tests", "99"]) == 2

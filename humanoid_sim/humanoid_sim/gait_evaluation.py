@@ -6,26 +6,31 @@ gait for a given simulated time and reports how far the base went along its init
 heading, sideways, how much the heading turned, and whether (and when) it fell
 (:meth:`PyBulletDriver.fall_state`: the trunk tilted past ``fall_tilt`` or anything but
 a foot touching the ground).
+
+The set-points are a :class:`~humanoid_control.quadruped_gaits.player.GaitPlayer`'s, one per
+control cycle: the generator the gait controller node plays on the robot, so what is
+measured here is what ``play_gait`` sends (the node adds the lead-in from where the robot
+stands and the return to the stance, which a reset and the end of the run replace here).
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
 from humanoid_control.loop.driver import JointCommand
-from humanoid_control.loop.interface_parameters import InterfaceParameters
 from humanoid_control.parameter_files import node_parameters
-from humanoid_control.quadruped_gaits.cpg import STRUCTURES, CPGGait, parameters_from_vector
+from humanoid_control.quadruped_gaits.cpg import STRUCTURES, parameters_from_vector
+from humanoid_control.quadruped_gaits.gait_files import cpg_player
+from humanoid_control.quadruped_gaits.player import GaitPlayer
 from humanoid_description.model import RobotModel, load_model
 from humanoid_description.runtime_files import SIM_NODE_PARAMETERS
 from humanoid_sim.pybullet_driver import PyBulletDriver, SimParameters
 from humanoid_sim.servo_profiles import ServoParameters
-from humanoid_sim.sim_node_spec import NODE_NAME
+from humanoid_sim.sim_node_spec import NODE_NAME, control_period
 
 #: Seconds the robot stands in the gait's first set-point before the gait starts.
 SETTLE_SECONDS = 0.5
@@ -75,7 +80,7 @@ class HeadlessSimulation:
         builtin = asdict(ServoParameters.for_model(self.model))
         servo = {**builtin, **{f.name: values[f"servo.{f.name}"] for f in fields(ServoParameters)
                                 if f"servo.{f.name}" in values}}
-        self.control_period = 1.0 / float(values.get("control_rate", InterfaceParameters().control_rate))
+        self.control_period = control_period(robot)
         self.driver = PyBulletDriver(self.model, ServoParameters(**servo), SimParameters(**sim))
         self.driver.start()
 
@@ -88,11 +93,17 @@ class HeadlessSimulation:
     def __exit__(self, *_exc: object) -> None:
         self.close()
 
-    def run(self, setpoints: Callable[[float], np.ndarray], seconds: float, gait: str = "",
-            frequency: float = 0.0) -> GaitOutcome:
-        """Stand in ``setpoints(0)``, settle, then follow ``setpoints(t)`` for ``seconds``."""
+    def run(self, player: GaitPlayer, seconds: float, as_played: bool = False) -> GaitOutcome:
+        """Stand in the gait's set-point 0, settle, then follow its set-point ``k`` at control
+        cycle ``k`` for ``seconds``. The player's period must be the control period. Each
+        set-point is written as a position alone (the servo approaches it at full speed), or,
+        ``as_played``, with the velocity the gait controller sends with it (the central
+        difference of its neighbours), which an AX-12 takes as its moving speed."""
         driver, period = self.driver, self.control_period
-        start = setpoints(0.0)
+        if not math.isclose(player.period, period, rel_tol=0.0, abs_tol=1e-12):
+            raise ValueError(f"the gait's set-point period {player.period:g} s is not the simulation's control period "
+                             f"{period:g} s")
+        start = player.setpoint(0)
         driver.reset(start)
         command = JointCommand(position=start)
         for _ in range(round(SETTLE_SECONDS / period)):
@@ -107,7 +118,7 @@ class HeadlessSimulation:
         per_second = max(1, round(1.0 / period))
         fall_time = None
         for cycle in range(1, cycles + 1):
-            driver.write(JointCommand(position=setpoints(cycle * period)))
+            driver.write(_command(player, cycle, as_played))
             driver.sync(period)
             if cycle % per_second == 0:
                 samples.append(driver.base_placement().translation[:2].copy())
@@ -119,9 +130,19 @@ class HeadlessSimulation:
         moved = end.translation[:2] - origin.translation[:2]
         turn = math.degrees(math.remainder(_yaw(end.rotation) - heading, 2.0 * math.pi))
         path = float(sum(np.linalg.norm(b - a) for a, b in itertools.pairwise(samples)))
-        return GaitOutcome(gait=gait, frequency=frequency, seconds=seconds, distance=float(moved @ forward),
+        return GaitOutcome(gait=player.name, frequency=player.frequency, seconds=seconds,
+                           distance=float(moved @ forward),
                            lateral=float(moved @ left), heading_deg=turn, path_length=path,
                            fell=fall_time is not None, fall_time=fall_time)
+
+
+def _command(player: GaitPlayer, k: int, as_played: bool) -> JointCommand:
+    here = player.setpoint(k)
+    if not as_played:
+        return JointCommand(position=here)
+    before = player.setpoint(k - 1) if k > 0 else here
+    span = (2.0 if k > 0 else 1.0) * player.period
+    return JointCommand(position=here, velocity=(player.setpoint(k + 1) - before) / span)
 
 
 class CPGEvaluator:
@@ -137,8 +158,9 @@ class CPGEvaluator:
         self.simulation = HeadlessSimulation(robot)
 
     def evaluate(self, vector: list[float]) -> GaitOutcome:
-        gait = CPGGait(self.simulation.model, parameters_from_vector(np.asarray(vector), self.structure))
-        return self.simulation.run(gait.positions, self.seconds, f"cpg {self.structure}", gait.params.frequency)
+        params = parameters_from_vector(np.asarray(vector), self.structure)
+        player = cpg_player(self.simulation.model, params, self.simulation.control_period)
+        return self.simulation.run(player, self.seconds)
 
     def close(self) -> None:
         self.simulation.close()

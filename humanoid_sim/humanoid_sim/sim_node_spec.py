@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from humanoid_control.loop.interface_parameters import InterfaceParameters
+from humanoid_control.parameter_files import node_parameters
 from humanoid_control.processes.node_graph import NodeSpec, driver_node_spec
 from humanoid_description.runtime_files import SIM_NODE_PARAMETERS
 
@@ -14,3 +16,10 @@ NODE_NAME = "humanoid_sim"
 def sim_node_spec(robot: str, parameters: Mapping[str, object] | None = None) -> NodeSpec:
     """The simulation node of ``robot``, ``parameters`` overriding its parameter file."""
     return driver_node_spec(NODE_NAME, "humanoid_sim.sim_node", SIM_NODE_PARAMETERS.path(robot), robot, parameters)
+
+
+def control_period(robot: str) -> float:
+    """Seconds per control cycle of ``robot``'s simulation node (its parameter file's
+    ``control_rate``, else the interface's default)."""
+    values = node_parameters(SIM_NODE_PARAMETERS.path(robot), NODE_NAME)
+    return 1.0 / float(values.get("control_rate", InterfaceParameters().control_rate))

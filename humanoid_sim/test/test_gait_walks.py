@@ -3,7 +3,10 @@ and the distance comes from the stride: the same gait stepping in place stays pu
 
 import pytest
 
+from humanoid_control.quadruped_gaits.cpg import CPGParameters
+from humanoid_control.quadruped_gaits.gait_files import cpg_player, load_gait
 from humanoid_control.quadruped_gaits.patterns import IKGait, default_parameters
+from humanoid_control.quadruped_gaits.player import GaitPlayer
 from humanoid_sim.gait_evaluation import HeadlessSimulation
 
 ROBOT = "bioloid_quadruped"
@@ -20,9 +23,9 @@ def simulation():
 
 
 def test_the_trot_walks_forward_without_falling(simulation):
-    model = simulation.model
-    trot = IKGait(model, "trot", default_parameters(model, frequency=FREQUENCY))
-    outcome = simulation.run(trot.positions, SECONDS, "trot", FREQUENCY)
+    model, period = simulation.model, simulation.control_period
+    trot = load_gait(model, "trot", period, FREQUENCY)
+    outcome = simulation.run(trot, SECONDS)
     print(outcome)
     assert not outcome.fell, f"fell at {outcome.fall_time} s"
     # two cycles of a 40 mm stride: 80 mm if no foot slipped (the sweep saw 231 mm in 8 s)
@@ -30,7 +33,7 @@ def test_the_trot_walks_forward_without_falling(simulation):
     assert outcome.distance > 3.0 * abs(outcome.lateral)
 
     in_place = IKGait(model, "trot", default_parameters(model, frequency=FREQUENCY, half_stride=0.0))
-    stepping = simulation.run(in_place.positions, SECONDS, "trot", FREQUENCY)
+    stepping = simulation.run(GaitPlayer(in_place, period, "trot in place"), SECONDS)
     print(stepping)
     assert not stepping.fell
     assert abs(stepping.distance) < outcome.distance / 4
@@ -39,10 +42,31 @@ def test_the_trot_walks_forward_without_falling(simulation):
 def test_a_cpg_gait_walks_forward_without_falling(simulation):
     """The oscillators with uncoupled legs (started in a trot's phases, knees in phase with
     their hips): 821 mm in 6 s when measured; here 3 s."""
-    from humanoid_control.quadruped_gaits.cpg import CPGGait, CPGParameters
-
-    gait = CPGGait(simulation.model, CPGParameters(frequency=1.0, structure="independent"))
-    outcome = simulation.run(gait.positions, 3.0, "cpg independent", 1.0)
+    gait = cpg_player(simulation.model, CPGParameters(frequency=1.0, structure="independent"),
+                      simulation.control_period)
+    outcome = simulation.run(gait, 3.0)
     print(outcome)
     assert not outcome.fell, f"fell at {outcome.fall_time} s"
     assert outcome.distance > 0.1 and outcome.distance > 3.0 * abs(outcome.lateral)
+
+
+def test_as_played_the_servos_get_the_velocities_the_gait_controller_sends(simulation):
+    """``humanoid gaits --as-played`` writes each set-point with the velocity a run of the gait
+    controller gives it; the trot at 0.5 Hz still walks forward without falling that way."""
+    import numpy as np
+
+    from humanoid_control.quadruped_gaits.player import GaitRun, RunTiming
+    from humanoid_sim.gait_evaluation import _command
+
+    model, period = simulation.model, simulation.control_period
+    home = model.home_positions()
+    run = GaitRun(load_gait(model, "trot", period, FREQUENCY), home, home, 1.0, RunTiming(0.5, 0.5, 1.0))
+    played = [run.setpoint(step) for step in range(run.gait_end)]
+    evaluated = load_gait(model, "trot", period, FREQUENCY)
+    for point in played[run.gait_start + 1:]:
+        command = _command(evaluated, point.step - run.gait_start, as_played=True)
+        np.testing.assert_array_equal(command.position, point.positions)
+        np.testing.assert_array_equal(command.velocity, point.velocities)
+    outcome = simulation.run(load_gait(model, "trot", period, FREQUENCY), SECONDS, as_played=True)
+    print(outcome)
+    assert not outcome.fell and outcome.distance > 0.05

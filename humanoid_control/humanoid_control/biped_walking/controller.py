@@ -35,6 +35,7 @@ from humanoid_control.biped_walking.pattern import Mode, PatternSample, WalkPatt
 from humanoid_control.biped_walking.preview_control import preview_gains
 from humanoid_control.biped_walking.stabilizer import Sensors, Stabilizer
 from humanoid_control.biped_walking.swing import rest_to_rest
+from humanoid_control.loop.setpoint_window import VELOCITY_MARGIN, Setpoint
 from humanoid_description.inverse_kinematics import StanceSolver
 from humanoid_description.model import RobotModel
 
@@ -42,8 +43,6 @@ from humanoid_description.model import RobotModel
 #: while (a busy machine) make the walk lag behind the robot's clock by the rest, reported,
 #: rather than jump ahead in one set-point.
 MAX_PERIODS_PER_UPDATE = 5
-#: Share of a joint's speed limit the set-points may use (the rest is the front's margin).
-VELOCITY_MARGIN = 0.95
 #: s: the pattern running this far behind the robot's clock is reported.
 LATE_WARNING = 0.05
 #: IK iterations and residual (m, rad) for the walking posture computed before a walk.
@@ -58,15 +57,6 @@ class Phase(enum.Enum):
     IDLE = "idle"
     PREPARING = "preparing"
     WALKING = "walking"
-
-
-@dataclass(frozen=True)
-class Setpoint:
-    """Joint positions (rad) and velocities (rad/s) for every joint, canonical order."""
-
-    stamp: float  # robot time the set-point is for
-    positions: np.ndarray
-    velocities: np.ndarray
 
 
 class WalkRefusedError(RuntimeError):

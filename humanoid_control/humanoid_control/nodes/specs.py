@@ -14,11 +14,12 @@ from collections.abc import Mapping
 from humanoid_control.balance.parameters import NODE_NAME as BALANCE_MONITOR
 from humanoid_control.biped_walking.parameters import NODE_NAME as WALK_CONTROLLER
 from humanoid_control.processes.node_graph import NodeSpec
+from humanoid_control.quadruped_gaits.parameters import NODE_NAME as GAIT_CONTROLLER
 from humanoid_description.runtime_files import CONTROL_NODE_PARAMETERS
 
-__all__ = ["BALANCE_MONITOR", "SELF_COLLISION_CHECKER", "TRAJECTORY_GENERATOR", "WALK_CONTROLLER",
-           "balance_monitor_node_spec", "self_collision_checker_node_spec", "trajectory_generator_node_spec",
-           "walk_controller_node_spec"]
+__all__ = ["BALANCE_MONITOR", "GAIT_CONTROLLER", "SELF_COLLISION_CHECKER", "TRAJECTORY_GENERATOR", "WALK_CONTROLLER",
+           "balance_monitor_node_spec", "gait_controller_node_spec", "self_collision_checker_node_spec",
+           "trajectory_generator_node_spec", "walk_controller_node_spec"]
 
 SELF_COLLISION_CHECKER = "self_collision_checker"
 TRAJECTORY_GENERATOR = "trajectory_generator"
@@ -48,3 +49,8 @@ def trajectory_generator_node_spec(robot: str, parameters: Mapping[str, object] 
 def walk_controller_node_spec(robot: str, parameters: Mapping[str, object] | None = None) -> NodeSpec:
     """The walk controller of ``robot``."""
     return _control_node(WALK_CONTROLLER, robot, parameters)
+
+
+def gait_controller_node_spec(robot: str, parameters: Mapping[str, object] | None = None) -> NodeSpec:
+    """The gait controller (``play_gait``) of ``robot``."""
+    return _control_node(GAIT_CONTROLLER, robot, parameters)

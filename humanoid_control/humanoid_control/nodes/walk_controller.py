@@ -46,7 +46,6 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallb
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from sensor_msgs.msg import Imu, JointState
-from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from humanoid_control.balance.foot_pressure import FootWrench
 from humanoid_control.biped_walking.controller import (
@@ -54,7 +53,6 @@ from humanoid_control.biped_walking.controller import (
     VELOCITY_MARGIN,
     GoalState,
     Phase,
-    Setpoint,
     WalkController,
     WalkGoal,
     WalkRefusedError,
@@ -62,13 +60,13 @@ from humanoid_control.biped_walking.controller import (
 )
 from humanoid_control.biped_walking.parameters import NODE_NAME, WalkParameters, walking_robot
 from humanoid_control.biped_walking.pattern import Mode
-from humanoid_control.biped_walking.setpoint_window import still_ahead
 from humanoid_control.biped_walking.stabilizer import Sensors
 from humanoid_control.ros.lockstep import participant_of
 from humanoid_control.ros.node_main import run_node
 from humanoid_control.ros.parameters import declare_control_node
 from humanoid_control.ros.pooled_executor import PooledExecutor
-from humanoid_control.ros.ros_time import seconds, to_duration, to_time
+from humanoid_control.ros.ros_time import seconds
+from humanoid_control.ros.setpoint_stream import SetpointStream
 from humanoid_description.model import RobotModel
 from humanoid_interfaces.action import Walk
 
@@ -79,9 +77,6 @@ from humanoid_interfaces.action import Walk
 STATE_TIMEOUT = 1.0
 #: Wall seconds a walk goal may wait for the robot's first joint_states.
 CONNECT_TIMEOUT = 30.0
-#: s: a trajectory sent begins this far after the reading it answers (its header stamp):
-#: the front runs the previous one until then, so delays below it change nothing.
-TRAJECTORY_DELAY = 0.1
 #: Most control periods computed for one reading (after the node got no CPU for a while);
 #: beyond that the pattern falls behind the clock (reported) rather than bursting.
 MAX_CATCH_UP = 20
@@ -99,9 +94,6 @@ class WalkControllerNode:
         if not walking_robot(robot):
             raise ValueError(f"the walk controller walks bipeds: {robot} has no walk_controller section in its "
                              "parameter file (humanoid_description/robots/<robot>/control.yaml)")
-        if self.params.command_lead < 2.0 * TRAJECTORY_DELAY + self.params.send_period:
-            raise ValueError(f"command_lead must be at least {2.0 * TRAJECTORY_DELAY:g} s plus send_period, got "
-                             f"{self.params.command_lead:g} s")
         self.model = RobotModel(robot)
         self.controller = WalkController(self.model, self.params)
         self._lock = threading.Lock()
@@ -115,11 +107,7 @@ class WalkControllerNode:
         self._phase = Phase.IDLE
         self._message = ""
         self._abandoned = False
-        self._ahead: list[Setpoint] = []  # set-points computed, not yet due
-        self._sent_at = -math.inf  # robot time of the last trajectory sent
-        self._sent_until = -math.inf  # robot time of its last point
         self._updated = math.nan  # robot time of the last update
-        self._velocity_limit = VELOCITY_MARGIN * self.model.joints.velocity
         self._waiting: JointState | None = None  # lockstep: a state waiting for its IMU reading
         self._goals: dict[int, WalkGoal | WalkRefusedError] = {}  # by id() of the goal request, until executed
         self.lockstep = participant_of(node)
@@ -127,7 +115,8 @@ class WalkControllerNode:
         control = MutuallyExclusiveCallbackGroup()  # the cycle and the commands
         readings = MutuallyExclusiveCallbackGroup()  # kept apart, so that a slow cycle never delays them
         actions = ReentrantCallbackGroup()
-        self._trajectories = node.create_publisher(JointTrajectory, "joint_trajectory", 10)
+        self._stream = SetpointStream(node, self._joints.names, VELOCITY_MARGIN * self.model.joints.velocity,
+                                      self.params.command_lead, self.params.send_period)
         self._diagnostics = node.create_publisher(DiagnosticArray, "diagnostics", 10)
         node.create_subscription(JointState, "joint_states", self._on_joint_states, QoSProfile(depth=1),
                                  callback_group=control)
@@ -268,50 +257,16 @@ class WalkControllerNode:
                 if setpoint is None:
                     continue
                 final = self.controller.phase is Phase.IDLE
-                if not self._ahead or setpoint.stamp > self._ahead[-1].stamp:
-                    self._ahead.append(setpoint)
+                ahead = self._stream.ahead
+                if not ahead or setpoint.stamp > ahead[-1].stamp:
+                    ahead.append(setpoint)
                 elif final:  # the walk ended at the last set-point's time: that one is at rest
-                    self._ahead[-1] = setpoint
+                    ahead[-1] = setpoint
                 if final:
                     break
             self._updated = now
             self._report(self.controller)
-        self._ahead = self._still_ahead(now, final)
-        if self._ahead and (final or now - self._sent_at >= self.params.send_period - 1e-9):
-            self._send(now)
-        if final:
-            self._ahead = []
-
-    def _still_ahead(self, now: float, final: bool) -> list[Setpoint]:
-        """The set-points not yet due when a trajectory sent now begins (see setpoint_window)."""
-        window = still_ahead(self._ahead, now + TRAJECTORY_DELAY, final, now + self.params.command_lead)
-        if window.final_late_by is not None:
-            self._log.warning(f"the walk's final set-point came {window.final_late_by:.3f} s late (this node lagged "
-                              f"behind the robot's clock): sent for {self.params.command_lead:g} s from now")
-        return window.setpoints
-
-    def _send(self, now: float) -> None:
-        """The set-points still ahead, as one trajectory starting ``TRAJECTORY_DELAY`` after
-        ``now``: the front follows the previous one until that time and joins this one
-        from where its set-point is then, so the walk keeps its timing whatever the
-        transport's delay below that (a later arrival joins it where its timeline is then:
-        :func:`~humanoid_control.loop.trajectory_executor.joined_at`)."""
-        start = now + TRAJECTORY_DELAY
-        msg = JointTrajectory(joint_names=list(self._joints.names))
-        msg.header.stamp = to_time(start)
-        velocities = [s.velocities for s in self._ahead]
-        for k in range(1, len(self._ahead) - 1):  # central differences where both neighbours are known
-            before, after = self._ahead[k - 1], self._ahead[k + 1]
-            if np.any(self._ahead[k].velocities):  # zero: a set-point at rest stays so
-                velocities[k] = np.clip((after.positions - before.positions) / (after.stamp - before.stamp),
-                                        -self._velocity_limit, self._velocity_limit)
-        for setpoint, velocity in zip(self._ahead, velocities, strict=True):
-            point = JointTrajectoryPoint(positions=setpoint.positions.tolist(), velocities=velocity.tolist())
-            point.time_from_start = to_duration(setpoint.stamp - start)
-            msg.points.append(point)
-        self._trajectories.publish(msg)
-        self._sent_at = now
-        self._sent_until = self._ahead[-1].stamp
+        self._stream.flush(now, final)
 
     def _report(self, controller: WalkController) -> None:
         """Log phase changes, new messages and a controller falling behind its clock (called
@@ -372,7 +327,7 @@ class WalkControllerNode:
             time.sleep(period)
         # the set-points sent ahead run on: the result when the robot has reached the last
         # one (or stopped answering)
-        while (rclpy.ok() and self._robot_time < self._sent_until
+        while (rclpy.ok() and self._robot_time < self._stream.sent_until
                and time.monotonic() - self._state_arrival <= STATE_TIMEOUT):
             time.sleep(period)
         result = self._result(goal)

@@ -32,7 +32,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from humanoid_control.ros.action_result import ResultWaiter, wait_until_answering
 from humanoid_control.ros.lockstep import LockstepParticipant
 from humanoid_control.ros.ros_time import seconds, to_duration, to_time
-from humanoid_interfaces.action import FollowJointTrajectory, PlayMotion
+from humanoid_interfaces.action import FollowJointTrajectory, PlayGait, PlayMotion
 from humanoid_interfaces.msg import JointTolerance
 from humanoid_interfaces.srv import (
     CheckSelfCollision,
@@ -156,6 +156,8 @@ class RobotClient:
         self.action = self.action_client(FollowJointTrajectory, "follow_joint_trajectory")
         #: The trajectory generator's play_motion action.
         self.motions = self.action_client(PlayMotion, "play_motion")
+        #: The gait controller's play_gait action (robots with gaits).
+        self.gaits = self.action_client(PlayGait, "play_gait")
         self._executor = SingleThreadedExecutor()
         self._executor.add_node(self.node)
         self._closing = threading.Event()
@@ -395,6 +397,29 @@ class RobotClient:
         (``.status`` and ``.result``: error code and string, duration, time scale)."""
         handle = self.send_motion(PlayMotion.Goal(motion_name=name, motion_file=path, speed_factor=speed))
         return self.wait_result(handle, timeout, "play_motion result")
+
+    # -- gaits (gait controller) ------------------------------------------------------------
+    def wait_for_gait_controller(self, timeout: float = 30.0) -> None:
+        """The play_gait server is up and answers this client."""
+        self._server_ready(self.gaits, "play_gait", timeout, " (is the gait controller up?)")
+
+    def send_gait(self, gait: str, frequency: float = 0.0, duration: float = 1.0, feedback=None,
+                  timeout: float = 30.0):
+        """Send a play_gait goal; ``feedback`` is called with each PlayGait.Feedback."""
+        self.wait_for_gait_controller(timeout)
+        callback = None if feedback is None else (lambda msg: feedback(msg.feedback))
+        goal = PlayGait.Goal(gait=gait, frequency=float(frequency), duration=float(duration))
+        handle = self.wait_future(self.gaits.send_goal_async(goal, feedback_callback=callback), timeout,
+                                  "play_gait goal response")
+        if not handle.accepted:
+            raise RobotClientError("the play_gait goal was rejected")
+        return handle
+
+    def play_gait(self, gait: str, frequency: float = 0.0, duration: float = 1.0, timeout: float = 300.0):
+        """Play a gait by name or file path; returns the action's result response (``.status``
+        and ``.result``: error code and string, what was played, elapsed, start time)."""
+        handle = self.send_gait(gait, frequency, duration)
+        return self.wait_result(handle, timeout, "play_gait result")
 
     # -- simulator services -----------------------------------------------------------
     def reset(self, positions: Mapping[str, float] | None = None, timeout: float = 30.0) -> str:

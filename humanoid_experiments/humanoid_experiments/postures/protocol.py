@@ -61,18 +61,43 @@ class PostureTest:
 
 
 @dataclass(frozen=True)
+class ReferenceExperiment:
+    """One experiment of the reference's static validation, when it kept register values: a
+    starting posture, one servo stepped until the robot fell, the servo's value there on the
+    real robot and on the reference's simulation of it (the ``reference: experiments`` section)."""
+
+    number: int
+    start_raw: dict[str, int]  # the reference's servo name -> register value; every other servo at neutral
+    stepped: str | None  # the reference's name of the servo stepped; None: not known
+    real: int  # register value where the real robot fell
+    simulated: int | None  # where the reference's simulation fell; None: see simulated_missing
+    simulated_missing: str  # why there is no simulated value
+    start: dict[str, float]  # rad, the starting posture in our joints (through the joint map)
+    beyond_limits: tuple[str, ...]  # our joints the starting posture puts beyond the model's limits, described
+    start_pose: str | None  # our named pose with the same register values (where our tests can start)
+
+
+@dataclass(frozen=True)
 class EquilibriumReference:
-    """The reference's own validation, when it kept only register values: where the real robot
-    and the reference's simulation of it fell, pair by pair, in postures it does not name
-    (the ``reference`` section)."""
+    """The reference's static validation in register values (the ``reference`` section)."""
 
-    pairs: tuple[tuple[int, int], ...]  # (real, simulated) register values
-    accepted_deg: float  # the reference's tolerance between the two
+    experiments: tuple[ReferenceExperiment, ...]
+    accepted_deg: float  # the reference's tolerance between real and simulated
     scale: PositionScale  # the servos' position register
+    neutral_raw: int  # the register value of a servo not listed in a starting posture
+    servos: dict[str, str]  # the reference's servo names -> our joints
+    note: str = ""  # what else the reference lost
 
-    def difference_deg(self, pair: tuple[int, int]) -> float:
-        """|real - simulated| of one pair, in degrees."""
-        return abs(self.scale.raw_to_degrees(pair[0]) - self.scale.raw_to_degrees(pair[1]))
+    def difference_deg(self, experiment: ReferenceExperiment) -> float | None:
+        """|real - simulated| of one experiment, in degrees (None without a simulated value)."""
+        if experiment.simulated is None:
+            return None
+        return abs(self.scale.raw_to_degrees(experiment.real) - self.scale.raw_to_degrees(experiment.simulated))
+
+    def accepted(self, experiment: ReferenceExperiment) -> bool | None:
+        """Whether the reference's simulation agreed within its tolerance (None: no simulated value)."""
+        difference = self.difference_deg(experiment)
+        return None if difference is None else difference < self.accepted_deg
 
 
 @dataclass(frozen=True)
@@ -126,30 +151,86 @@ def load_protocol(model: RobotModel, path: Path | None = None) -> Protocol:
 def _reference(node: YamlNode, model: RobotModel) -> EquilibriumReference:
     """The ``reference`` section: register values, so the robot's servos must share one register."""
     entries = node.mapping("reference")
-    require_keys(entries, node, "reference", {"equilibrium_raw", "accepted_deg"}, set())
+    require_keys(entries, node, "reference", {"accepted_deg", "neutral_raw", "servos", "experiments"}, {"note"})
     joint_map = model.config.joint_map
     scales = {servo.scale for servo in joint_map.values()} if joint_map is not None else set()
-    if len(scales) != 1:
+    if joint_map is None or len(scales) != 1:
         raise node.error(f"reference: register values need a robot whose servos share one position register "
                          f"({model.name} has {'no joint map' if joint_map is None else 'several'})")
     (scale,) = scales
-    pairs: list[tuple[int, int]] = []
-    for i, item in enumerate(entries["equilibrium_raw"].sequence("reference: equilibrium_raw")):
-        what = f"reference: equilibrium_raw[{i}]"
-        values = item.sequence(what)
-        if len(values) != 2:
-            raise item.error(f"{what}: a pair [real, simulated], got {len(values)} values")
-        pair = (values[0].integer(what), values[1].integer(what))
-        if not all(scale.raw_min <= value <= scale.raw_max for value in pair):
-            raise item.error(f"{what}: {list(pair)} outside the {scale.name} register "
-                             f"[{scale.raw_min}, {scale.raw_max}]")
-        pairs.append(pair)
-    if not pairs:
-        raise entries["equilibrium_raw"].error("reference: equilibrium_raw: at least one pair")
     accepted = entries["accepted_deg"].number("reference: accepted_deg")
     if accepted <= 0.0:
         raise entries["accepted_deg"].error(f"reference: accepted_deg must be > 0, got {accepted:g}")
-    return EquilibriumReference(tuple(pairs), accepted, scale)
+    neutral = _register(entries["neutral_raw"], "reference: neutral_raw", scale)
+    servos = {}
+    for name, joint in entries["servos"].mapping("reference: servos").items():
+        servos[name] = joint.text(f"reference: servos: {name}")
+        if servos[name] not in joint_map:
+            raise joint.error(f"reference: servos: {name}: {servos[name]!r} is not a joint of {model.name}'s joint map")
+    experiments = tuple(_experiment(key, item, model, servos, neutral, scale)
+                        for key, item in entries["experiments"].mapping("reference: experiments").items())
+    if not experiments:
+        raise entries["experiments"].error("reference: experiments: at least one")
+    note = entries["note"].text("reference: note") if "note" in entries else ""
+    return EquilibriumReference(experiments, accepted, scale, neutral, servos, note)
+
+
+def _register(node: YamlNode, what: str, scale: PositionScale) -> int:
+    value = node.integer(what)
+    if not scale.raw_min <= value <= scale.raw_max:
+        raise node.error(f"{what}: {value} outside the {scale.name} register [{scale.raw_min}, {scale.raw_max}]")
+    return value
+
+
+def _experiment(key: str, node: YamlNode, model: RobotModel, servos: dict[str, str], neutral: int,
+                scale: PositionScale) -> ReferenceExperiment:
+    try:
+        number = int(key)
+    except ValueError:
+        raise node.error(f"reference: experiments: {key!r} is not an experiment number") from None
+    what = f"reference: experiment {number}"
+    entries = node.mapping(what)
+    require_keys(entries, node, what, {"start_raw", "stepped", "real"}, {"simulated", "simulated_missing"})
+    start_raw = {}
+    for name, value in entries["start_raw"].mapping(f"{what}: start_raw").items():
+        if name not in servos:
+            raise value.error(f"{what}: start_raw: unknown servo {name!r} (servos: {', '.join(servos)})")
+        start_raw[name] = _register(value, f"{what}: start_raw: {name}", scale)
+    stepped = entries["stepped"].text(f"{what}: stepped")
+    if stepped != "unknown" and stepped not in servos:
+        raise entries["stepped"].error(f"{what}: stepped must be a servo ({', '.join(servos)}) or unknown, "
+                                       f"got {stepped!r}")
+    real = _register(entries["real"], f"{what}: real", scale)
+    if ("simulated" in entries) == ("simulated_missing" in entries):
+        raise node.error(f"{what}: give either simulated (a register value) or simulated_missing (why there is none)")
+    simulated = _register(entries["simulated"], f"{what}: simulated", scale) if "simulated" in entries else None
+    missing = entries["simulated_missing"].text(f"{what}: simulated_missing") if "simulated_missing" in entries else ""
+    joint_map = model.config.joint_map
+    assert joint_map is not None
+    raws = {joint: neutral for joint in joint_map}
+    raws.update({servos[name]: value for name, value in start_raw.items()})
+    start = {joint: joint_map[joint].raw_to_radians(raw) for joint, raw in raws.items()}
+    beyond = tuple(_beyond(model, joint, angle) for joint, angle in start.items() if _beyond(model, joint, angle))
+    pose = next((name for name, pose in model.config.poses.items()
+                 if all(_raw_or_none(joint_map[j], pose[j]) == raws[j] for j in joint_map)), None)
+    return ReferenceExperiment(number, start_raw, None if stepped == "unknown" else stepped, real, simulated, missing,
+                               start, beyond, pose)
+
+
+def _beyond(model: RobotModel, joint: str, angle: float) -> str:
+    """How ``angle`` lies beyond ``joint``'s limits in the model ('' within them)."""
+    limits = model.joints[joint].limits
+    if limits.lower - 1e-9 <= angle <= limits.upper + 1e-9:
+        return ""
+    return (f"{joint} {math.degrees(angle):+.1f} deg (limits {math.degrees(limits.lower):+.1f} to "
+            f"{math.degrees(limits.upper):+.1f})")
+
+
+def _raw_or_none(servo, angle: float) -> int | None:
+    try:
+        return servo.radians_to_raw(angle)
+    except ValueError:  # beyond the register
+        return None
 
 
 def _parameters(node: YamlNode) -> ProtocolParameters:

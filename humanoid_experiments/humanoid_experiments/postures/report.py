@@ -8,7 +8,7 @@ import json
 import math
 from collections.abc import Sequence
 
-from humanoid_experiments.postures.protocol import EquilibriumReference
+from humanoid_experiments.postures.protocol import EquilibriumReference, ReferenceExperiment
 from humanoid_experiments.postures.runner import PostureResult
 
 #: The thesis' Webots model against the real robot, for comparison (Cominoli 2005).
@@ -69,28 +69,68 @@ def table(results: Sequence[PostureResult], reference: EquilibriumReference | No
 
 
 def reference_comparison(results: Sequence[PostureResult], reference: EquilibriumReference) -> list[str]:
-    """The reference's real-vs-simulated register values next to the range of ours. Only ranges
-    can be set side by side: the reference does not say which posture and servo each pair is."""
+    """The reference's experiments one by one: its real and simulated register values and
+    whether it accepted them; then, per experiment, ours where one of our tests starts in the
+    same posture, or why there is nothing to set beside it."""
     scale = reference.scale
-    lines = ["", f"The reference's static validation: register values ({scale.name}) where the real robot and "
-                 "the reference's simulation of it fell"]
-    for pair in reference.pairs:
-        lines.append(f"  real {pair[0]:>4}   simulated {pair[1]:>4}   {reference.difference_deg(pair):4.1f} deg apart")
-    real, simulated = [p[0] for p in reference.pairs], [p[1] for p in reference.pairs]
-    lines.append(f"  real {min(real)}-{max(real)}, simulated {min(simulated)}-{max(simulated)}; "
-                 f"the reference accepts under {reference.accepted_deg:g} deg between real and simulated")
-    ours = [value for r in results for value in (r.limit_raw or ())]
-    with_limit = sum(r.limit_raw is not None for r in results)
-    if ours:
-        span = scale.raw_to_degrees(max(ours)) - scale.raw_to_degrees(min(ours))
-        real_span = scale.raw_to_degrees(max(real)) - scale.raw_to_degrees(min(real))
-        lines.append(f"Ours ({with_limit} of {len(results)} tests found a limit): {min(ours)}-{max(ours)} "
-                     f"({span:.1f} deg wide; the real robot's {min(real)}-{max(real)}: {real_span:.1f} deg)")
-    else:
-        lines.append(f"Ours: none of the {len(results)} tests found a limit")
-    lines.append("A per-test comparison is impossible: the reference does not say which posture and servo each "
-                 "pair belongs to.")
+    lines = ["", f"The reference's static validation: {len(reference.experiments)} experiments, register values "
+                 f"({scale.name}) where the real robot and the reference's simulation of it fell; the reference "
+                 f"accepts under {reference.accepted_deg:g} deg between them",
+             f"{'exp':>4}  {'real':>4}  {'simulated':>9}  {'apart':>9}  {'reference':12}  starting posture "
+             f"(raw; every other servo {reference.neutral_raw})"]
+    for experiment in reference.experiments:
+        difference = reference.difference_deg(experiment)
+        simulated = "-" if experiment.simulated is None else str(experiment.simulated)
+        apart = "-" if difference is None else f"{difference:.1f} deg"
+        verdict = {None: "-", True: "accepted", False: "not accepted"}[reference.accepted(experiment)]
+        posture = ", ".join(f"{name} {raw}" for name, raw in experiment.start_raw.items()) or \
+            f"all {reference.neutral_raw}"
+        lines.append(f"{experiment.number:>4}  {experiment.real:>4}  {simulated:>9}  {apart:>9}  {verdict:12}  "
+                     f"{posture}")
+    lines.append("Per experiment:")
+    for experiment in reference.experiments:
+        lines.append(f"  {experiment.number}: " + "; ".join(_experiment_notes(experiment, results, reference)))
+    placed = {e.start_pose for e in reference.experiments if e.start_pose is not None}
+    elsewhere = [r for r in results if r.test.start not in placed]
+    if elsewhere:
+        lines.append("Ours from postures of no experiment: " + ", ".join(
+            f"test {r.test.number} from {r.test.start!r} {_raw_text(r)}" for r in elsewhere))
+    if reference.note:
+        lines.append(f"Not known: {reference.note}.")
     return lines
+
+
+def _experiment_notes(experiment: ReferenceExperiment, results: Sequence[PostureResult],
+                      reference: EquilibriumReference) -> list[str]:
+    notes = []
+    if experiment.simulated is None:
+        notes.append(f"no simulated value: {experiment.simulated_missing}")
+    if experiment.beyond_limits:
+        notes.append("ours: none, the starting posture is beyond our model's joint limits: "
+                     + ", ".join(experiment.beyond_limits))
+        return notes
+    ours = [r for r in results if experiment.start_pose is not None and r.test.start == experiment.start_pose]
+    if not ours:
+        notes.append("ours: no test of ours starts there (our model can take the posture)")
+        return notes
+    scale = reference.scale
+    compared = []
+    for r in ours:
+        raw = _raw_text(r)
+        if r.limit_raw is not None and len(r.limit_raw) == 1:
+            apart = abs(scale.raw_to_degrees(r.limit_raw[0]) - scale.raw_to_degrees(experiment.real))
+            raw += f", {apart:.1f} deg from the real {experiment.real}"
+        compared.append(f"test {r.test.number} ({', '.join(r.test.joints)}) {raw}")
+    stepped = ("the servo the reference stepped is not known: a comparison of postures, not of servos"
+               if experiment.stepped is None else f"the reference stepped {experiment.stepped}")
+    notes.append(f"ours from the same posture ({experiment.start_pose}): " + ", ".join(compared) + f" ({stepped})")
+    return notes
+
+
+def _raw_text(result: PostureResult) -> str:
+    if result.limit_raw is None:
+        return "no limit"
+    return "raw " + "/".join(str(v) for v in result.limit_raw)
 
 
 def to_json(results: Sequence[PostureResult]) -> str:

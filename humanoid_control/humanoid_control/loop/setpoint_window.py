@@ -1,9 +1,10 @@
-"""Which of the walk's computed set-points a trajectory sent now still carries.
+"""Which of a controller's computed set-points a trajectory sent now still carries.
 
-The walk controller node computes set-points ahead of the robot's clock and sends those
-not yet due when the trajectory begins. The walk's last set-point (at rest) must always
-reach the robot, or the walk would end at whatever set-point was sent before it; when the
-node lagged so far that even that one is due already, it is given a new time.
+The walk and gait controller nodes compute set-points ahead of the robot's clock and send
+those not yet due when the trajectory begins (:mod:`humanoid_control.ros.setpoint_stream`).
+The last set-point of a motion (at rest) must always reach the robot, or the motion would
+end at whatever set-point was sent before it; when the node lagged so far that even that
+one is due already, it is given a new time.
 """
 
 from __future__ import annotations
@@ -11,7 +12,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from humanoid_control.biped_walking.controller import Setpoint
+import numpy as np
+
+#: Share of a joint's speed limit a controller's set-points may use (the rest is the front's margin).
+VELOCITY_MARGIN = 0.95
+
+
+@dataclass(frozen=True)
+class Setpoint:
+    """Joint positions (rad) and velocities (rad/s) for every joint, canonical order."""
+
+    stamp: float  # robot time the set-point is for
+    positions: np.ndarray
+    velocities: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -24,7 +37,7 @@ class Window:
 
 def still_ahead(setpoints: Sequence[Setpoint], begins: float, final: bool, retime_at: float) -> Window:
     """The ``setpoints`` due after ``begins`` (the trajectory's start, robot time). With the
-    walk's ``final`` set-point among them but due already, that one alone, at ``retime_at``:
+    motion's ``final`` set-point among them but due already, that one alone, at ``retime_at``:
     a time the trajectory can still reach after the transport's delays (the node's command
     lead after now), not one period after its start, which a trajectory a few tenths of a
     second late would have missed (it was then refused as ended before it could start)."""

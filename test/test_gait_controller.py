@@ -1,0 +1,326 @@
+"""The gait controller (``play_gait``) on the Bioloid quadruped: the same gait plays on the
+simulation (``humanoid sim``'s graph) and on the hardware node driving the emulated bus
+(``humanoid real --emulate``), and sends the same joint set-points on both; the best gait of
+a small ``humanoid optimize-gait`` search plays through the action; a cancel returns the
+robot to its stance; bad goals are refused with the reason, and the node plays on.
+
+What users rely on: a gait's set-points are a function of the gait, its frequency and the
+elapsed robot time (recorded here from ``joint_trajectory``, as any subscriber sees them),
+not of the machine or the back end; the robot stands in its stance afterwards, unfallen.
+
+The two graphs share the test's ROS domain, so they run one after the other; each is started
+once and everything the checks need is collected while it runs. A few seconds of gait each.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import subprocess
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pytest
+from action_msgs.msg import GoalStatus
+from trajectory_msgs.msg import JointTrajectory
+
+from humanoid_bringup.graphs import real_nodes, sim_nodes
+from humanoid_control.processes.node_graph import Graph, NodeSpec
+from humanoid_control.quadruped_gaits.gait_files import load_gait
+from humanoid_control.quadruped_gaits.parameters import GaitControllerParameters
+from humanoid_control.ros.robot_client import RobotClient, poll_until
+from humanoid_control.ros.ros_time import seconds
+from humanoid_description.model import load_model
+from humanoid_hw.emulator.process import emulator_process
+from humanoid_interfaces.action import PlayGait
+
+pytestmark = pytest.mark.system
+
+ROBOT = "bioloid_quadruped"
+#: Generous limit (wall seconds) for anything awaited; every wait ends as soon as its condition holds.
+PATIENCE = 180.0
+PERIOD = GaitControllerParameters.for_robot(ROBOT).period
+#: The trot at 0.5 Hz stands with the servos moving at the set-points' speeds, as the robot
+#: interface drives them (at 1 Hz it falls within 1.5 s: docs/quadruped.md).
+GAIT, FREQUENCY, DURATION = "trot", 0.5, 2.0
+#: The emulator is a Python process sharing the cores with the nodes and the test: a packet
+#: timeout of 2 x 50 + 2 ms keeps a busy machine from passing for a silent servo (which would
+#: stop the gait: a joint read as unknown).
+BUS_LATENCY_TIMER_MS = 50
+#: Simulation at half real time: the controller runs on the robot's clock and must keep ahead
+#: of it on a loaded machine (as the walking tests).
+SIM_SPEED = 0.5
+
+
+class TrajectoryLog:
+    """Every joint_trajectory message, as any subscriber sees it."""
+
+    def __init__(self, client: RobotClient) -> None:
+        self.messages: list[JointTrajectory] = []
+        self._lock = threading.Lock()
+        client.node.create_subscription(JointTrajectory, "joint_trajectory", self._on_message, 100)
+
+    def _on_message(self, msg: JointTrajectory) -> None:
+        with self._lock:
+            self.messages.append(msg)
+
+    def take(self) -> list[JointTrajectory]:
+        with self._lock:
+            taken, self.messages = self.messages, []
+        return taken
+
+
+def setpoints(messages: Sequence[JointTrajectory], started: float) -> tuple[dict[int, tuple], list[int]]:
+    """What the robot was told to follow, from the gait's first set-point on (the lead-in before
+    it starts where each robot happened to stand): set-point number -> (positions, velocities),
+    each trajectory replacing the ones before it from its start on, as the robot interface does;
+    and the set-points a later trajectory sent differently (a stop replaces what was sent ahead)."""
+    found: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    changed: list[int] = []
+    for msg in messages:
+        stamp = seconds(msg.header.stamp)
+        points = {round((stamp + seconds(p.time_from_start) - started) / PERIOD): p for p in msg.points}
+        first = min(points)
+        replaced = {k: found.pop(k) for k in [k for k in found if k >= first]}
+        for k, point in points.items():
+            if k < 0:
+                continue
+            found[k] = (np.array(point.positions), np.array(point.velocities))
+            if k in replaced and not np.array_equal(replaced[k][0], found[k][0]):
+                changed.append(k)
+    return found, changed
+
+
+@dataclass
+class Played:
+    """One play_gait goal: its result, feedback and the set-points it sent."""
+
+    status: int
+    result: PlayGait.Result
+    feedback: list[PlayGait.Feedback] = field(default_factory=list)
+    setpoints: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    changed: list[int] = field(default_factory=list)  # set-points sent again differently
+    final: dict[str, float] = field(default_factory=dict)  # measured positions once the result came
+    fallen: bool | None = None
+
+
+def play(client: RobotClient, log: TrajectoryLog, gait: str, frequency: float = 0.0, duration: float = DURATION,
+         cancel_after: float | None = None) -> Played:
+    """One goal to its end (canceled once ``cancel_after`` s of gait have played)."""
+    log.take()
+    feedback: list[PlayGait.Feedback] = []
+    handle = client.send_gait(gait, frequency, duration, feedback=feedback.append, timeout=PATIENCE)
+    if cancel_after is not None:
+        poll_until(lambda: any(f.elapsed >= cancel_after for f in feedback), f"{cancel_after} s of gait", PATIENCE)
+        client.cancel(handle)
+    response = client.wait_result(handle, PATIENCE, "play_gait result")
+    played = Played(response.status, response.result, feedback, final=client.current_positions(PATIENCE),
+                    fallen=client.fallen)
+    if response.result.started.sec or response.result.started.nanosec:
+        played.setpoints, played.changed = setpoints(log.take(), seconds(response.result.started))
+    return played
+
+
+@dataclass
+class Report:
+    trot: Played
+    searched: Played | None = None
+    canceled: Played | None = None
+    refused: dict[str, Played] = field(default_factory=dict)
+    busy: Played | None = None
+
+
+@contextlib.contextmanager
+def running(nodes: Sequence[NodeSpec], log_dir: Path) -> Iterator[RobotClient]:
+    """The nodes and a client, stopped on exit; the node logs are printed if something failed."""
+    graph = Graph(nodes, log_dir=log_dir).start()
+    client = RobotClient("gait_test")
+    try:
+        poll_until(lambda: client.joint_state is not None or graph.exited(), "joint_states from the robot node",
+                   PATIENCE)
+        assert not graph.exited(), f"node(s) exited: {graph.exited()}"
+        yield client
+    except BaseException:
+        for spec in graph.nodes:
+            print(f"----- log of {spec.name} -----\n{graph.log_text(spec.name)[-4000:]}")
+        raise
+    finally:
+        client.close()
+        graph.stop()
+
+
+def small_search(output: Path) -> Path:
+    """A gait search of 2 particles x 1 iteration of 1 s, in this process's way (no Ray)."""
+    done = subprocess.run(["humanoid", "optimize-gait", "--particles", "2", "--iterations", "1", "--seconds", "1",
+                           "--workers", "0", "--output", str(output)], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return output
+
+
+def run_simulation(log_dir: Path, search: Path) -> Report:
+    nodes = sim_nodes(ROBOT, real_time_factor=SIM_SPEED, balance_monitor=False, self_collision_checker=False)
+    with running(nodes, log_dir) as client:
+        log = TrajectoryLog(client)
+        report = Report(trot=play(client, log, GAIT, FREQUENCY))
+        report.searched = play(client, log, str(search), duration=1.5)
+        client.reset()  # a searched gait may have fallen: the robot stands in its home pose again
+        for name, (gait, frequency, duration) in {"unknown gait": ("canter", 0.0, 1.0),
+                                                   "no duration": (GAIT, 0.0, 0.0),
+                                                   "too fast": ("pace", 2.0, 1.0),
+                                                   "beyond the range": (GAIT, 3.0, 1.0)}.items():
+            report.refused[name] = play(client, log, gait, frequency, duration)
+        feedback: list[PlayGait.Feedback] = []
+        first = client.send_gait("pace", 1.0, 20.0, feedback=feedback.append, timeout=PATIENCE)
+        poll_until(lambda: any(f.stage == "playing" for f in feedback), "the pace playing", PATIENCE)
+        second = client.wait_result(client.send_gait(GAIT, 1.0, 1.0, timeout=PATIENCE), PATIENCE)
+        report.busy = Played(second.status, second.result)
+        client.cancel(first)
+        client.wait_result(first, PATIENCE)
+        report.canceled = play(client, log, "pace", 1.0, 20.0, cancel_after=0.5)
+        return report
+
+
+def hardware_nodes(port: str) -> list[NodeSpec]:
+    nodes = real_nodes(ROBOT, port=port, balance_monitor=False, self_collision_checker=False)
+    return [dataclasses.replace(spec, parameters=spec.parameters | {"latency_timer_ms": BUS_LATENCY_TIMER_MS})
+            if spec.name == "humanoid_hw" else spec for spec in nodes]
+
+
+def run_hardware(log_dir: Path) -> Report:
+    with emulator_process(ROBOT, 1, 1_000_000, timing=False) as port, \
+            running(hardware_nodes(port), log_dir) as client:
+        return Report(trot=play(client, TrajectoryLog(client), GAIT, FREQUENCY))
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    """The simulation, then the hardware node on the emulated bus (never both at once)."""
+    search = small_search(tmp_path_factory.mktemp("search") / "search")
+    return {"search": search, "sim": run_simulation(tmp_path_factory.mktemp("sim_logs"), search),
+            "hw": run_hardware(tmp_path_factory.mktemp("hw_logs"))}
+
+
+def gait_steps(played: Played) -> int:
+    return round(played.result.elapsed / PERIOD)
+
+
+def test_a_gait_plays_on_the_simulation_and_ends_standing_in_the_stance(reports):
+    trot = reports["sim"].trot
+    assert trot.status == GoalStatus.STATUS_SUCCEEDED, trot.result.error_string
+    assert trot.result.gait == GAIT and trot.result.frequency == FREQUENCY
+    assert trot.result.elapsed == pytest.approx(DURATION)
+    assert trot.fallen is False
+    stages = [f.stage for f in trot.feedback]
+    assert "playing" in stages and stages.index("playing") > stages.index("starting")
+    elapsed = [f.elapsed for f in trot.feedback if f.stage == "playing"]
+    assert elapsed == sorted(elapsed) and 0.0 < elapsed[-1] <= DURATION
+    model = load_model(ROBOT)
+    held = model.joints.to_array(trot.final)
+    assert np.abs(held - model.home_positions()).max() < 0.05  # in the stance (the servos' sag aside)
+
+
+def test_the_set_points_sent_are_the_same_on_the_simulation_and_on_the_emulated_bus(reports):
+    """Recorded from joint_trajectory on both: every set-point from the gait's first on (the
+    gait, then the return to the stance) is the same at the same elapsed time, and they are
+    the gait's own (GaitPlayer: what humanoid gaits measures)."""
+    sim, hw = reports["sim"].trot, reports["hw"].trot
+    assert hw.status == GoalStatus.STATUS_SUCCEEDED, hw.result.error_string
+    assert sim.changed == hw.changed == []  # a set-point sent again is sent the same
+    steps = gait_steps(sim)
+    assert gait_steps(hw) == steps == round(DURATION / PERIOD)
+    common = sorted(sim.setpoints.keys() & hw.setpoints.keys())
+    # each side sends every set-point once it is computed ahead (a few may be due already when a
+    # starved controller catches up: sent by neither then)
+    assert len(common) >= 0.9 * (steps + 100), f"{len(common)} set-points in common"
+    assert min(common) <= 5 and max(common) >= steps + 50  # the gait and its return to the stance
+    for k in common:
+        np.testing.assert_array_equal(sim.setpoints[k][0], hw.setpoints[k][0], err_msg=f"set-point {k}")
+        np.testing.assert_array_equal(sim.setpoints[k][1], hw.setpoints[k][1], err_msg=f"set-point {k}")
+    reference = load_gait(load_model(ROBOT), GAIT, PERIOD, FREQUENCY)
+    for k in sorted(k for k in common if k <= steps):
+        np.testing.assert_array_equal(sim.setpoints[k][0], reference.setpoint(k), err_msg=f"gait set-point {k}")
+
+
+def test_the_best_gait_of_a_search_plays_through_play_gait(reports):
+    import json
+
+    best = json.loads((reports["search"] / "search.json").read_text())["best"]["parameters"]
+    searched = reports["sim"].searched
+    assert searched.status == GoalStatus.STATUS_SUCCEEDED, searched.result.error_string
+    assert searched.result.gait.startswith(f"cpg {best['structure']} (best of")
+    assert searched.result.frequency == pytest.approx(best["frequency"])
+    assert searched.result.elapsed == pytest.approx(1.5)
+    reference = load_gait(load_model(ROBOT), str(reports["search"]), PERIOD)
+    sent = sorted(k for k in searched.setpoints if k <= gait_steps(searched))
+    assert len(sent) >= 0.9 * gait_steps(searched)
+    for k in sent:
+        np.testing.assert_array_equal(searched.setpoints[k][0], reference.setpoint(k), err_msg=f"set-point {k}")
+
+
+def test_a_cancel_returns_to_the_stance_from_where_the_gait_is(reports):
+    canceled = reports["sim"].canceled
+    assert canceled.status == GoalStatus.STATUS_CANCELED
+    assert canceled.result.error_code == PlayGait.Result.CANCELED
+    assert 0.5 <= canceled.result.elapsed < 2.0  # stopped within the command lead of the cancel, not at 20 s
+    assert canceled.fallen is False
+    model = load_model(ROBOT)
+    assert np.abs(model.joints.to_array(canceled.final) - model.home_positions()).max() < 0.05
+    last = max(canceled.setpoints)
+    np.testing.assert_allclose(canceled.setpoints[last][0], model.home_positions(), atol=1e-9)
+    assert canceled.changed  # the set-points sent ahead of the cancel were replaced by the return
+    assert "stopping" in [f.stage for f in canceled.feedback]
+
+
+def test_bad_goals_are_refused_with_the_reason_and_one_gait_plays_at_a_time(reports):
+    refused = {name: (p.status, p.result.error_code, p.result.error_string)
+               for name, p in reports["sim"].refused.items()}
+    invalid = PlayGait.Result.INVALID_GOAL
+    assert refused["unknown gait"][:2] == (GoalStatus.STATUS_ABORTED, invalid)
+    assert "unknown gait 'canter'" in refused["unknown gait"][2] and "trot" in refused["unknown gait"][2]
+    assert refused["no duration"][:2] == (GoalStatus.STATUS_ABORTED, invalid)
+    assert "duration must be a finite number of seconds > 0" in refused["no duration"][2]
+    assert refused["too fast"][:2] == (GoalStatus.STATUS_ABORTED, invalid)
+    assert "pace at 2 Hz drives" in refused["too fast"][2] and "beyond its limit" in refused["too fast"][2]
+    assert refused["beyond the range"][:2] == (GoalStatus.STATUS_ABORTED, invalid)
+    assert "3 Hz is outside 0.5-2 Hz" in refused["beyond the range"][2]
+    for played in reports["sim"].refused.values():
+        assert played.setpoints == {}  # nothing sent
+    busy = reports["sim"].busy
+    assert (busy.status, busy.result.error_code) == (GoalStatus.STATUS_ABORTED, PlayGait.Result.CANNOT_START)
+    assert "a gait is playing (pace)" in busy.result.error_string
+
+
+def test_humanoid_play_gait_prints_progress_and_the_result_and_ctrl_c_cancels(robot_graph):
+    """The command on a running simulation: progress on stderr, the result as JSON; Ctrl-C
+    cancels the goal (the robot returns to its stance) and the command says so."""
+    import json
+    import signal
+
+    robot_graph(sim_nodes(ROBOT, real_time_factor=SIM_SPEED, balance_monitor=False, self_collision_checker=False))
+    done = subprocess.run(["humanoid", "play-gait", GAIT, "--frequency", str(FREQUENCY), "--duration", "1.5",
+                           "--json"], capture_output=True, text=True, timeout=PATIENCE)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert (report["gait"], report["status"], report["elapsed_s"]) == (GAIT, "succeeded", 1.5)
+    assert report["fell"] is False and report["distance_m"] is not None  # the simulator's ground truth
+    stages = [line.split(":")[0] for line in done.stderr.splitlines()]
+    assert {"starting", "playing", "stopping"} <= set(stages), done.stderr
+
+    process = subprocess.Popen(["humanoid", "play-gait", "pace", "--frequency", "1", "--duration", "30"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stderr is not None
+        for line in process.stderr:  # progress, until the gait plays
+            if line.startswith("playing:"):
+                break
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=PATIENCE)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 1, stderr
+    assert "canceling: back to the stance" in stderr
+    assert "pace at 1 Hz:" in stdout and "canceled" in stdout
