@@ -139,13 +139,28 @@ def view(module_graph, tmp_path_factory):
         assert "Traceback" not in "".join(process.errors), "".join(process.errors)[-3000:]
 
 
-@pytest.fixture
-def commands(module_graph):
-    """Every message published on ``joint_commands`` from now on."""
+@pytest.fixture(scope="module")
+def command_log(module_graph, view):
+    """Every message published on ``joint_commands``, by a subscription matched with the
+    view's publisher (what the view sends right after is not missed)."""
     received: list[JointState] = []
-    subscription = module_graph.node.create_subscription(JointState, "joint_commands", received.append, 10)
-    yield received
-    module_graph.node.destroy_subscription(subscription)
+    node = module_graph.node
+    subscription = node.create_subscription(JointState, "joint_commands", received.append, 10)
+
+    def matched() -> bool:
+        publishers = node.get_publishers_info_by_topic("joint_commands")
+        return (any(p.node_name == "humanoid_view" for p in publishers)
+                and subscription.get_publisher_count() >= len(publishers))
+
+    poll_until(matched, "joint_commands subscribed to the view's publisher", TIMEOUT)
+    return received
+
+
+@pytest.fixture
+def commands(command_log):
+    """The ``joint_commands`` messages published during the test."""
+    command_log.clear()
+    return command_log
 
 
 def page_origin(url: str) -> str:
@@ -254,22 +269,23 @@ def outbound_address() -> str | None:
 
 def test_host_0_0_0_0_prints_every_address_it_listens_on_and_warns():
     view = View("--host", "0.0.0.0")
+    expected = outbound_address()
     try:
-        poll_until(lambda: any(line.startswith("listening on") for line in view.lines)
-                   or view.process.poll() is not None, "the view's addresses", TIMEOUT)
+        poll_until(lambda: log_lines(view, "warning: --host 0.0.0.0 is reachable from the network")
+                   or view.process.poll() is not None, "the warning", TIMEOUT)
+        poll_until(lambda: len(view.lines) >= 2 and (expected is None or any(f"http://{expected}:" in line
+                                                                             for line in view.lines)),
+                   f"the addresses (one on {expected})", TIMEOUT)
         first, listening, *others = (line.strip() for line in view.lines)
         assert first.startswith("http://127.0.0.1:"), view.lines
         port = int(first.split(":")[2].split("/")[0])
         assert listening.startswith(f"listening on every network interface (0.0.0.0:{port})"), listening
         token = first.split("/")[3]
         urls = [line for line in others if line.startswith("http://")]
-        expected = outbound_address()
         if expected is not None:
             assert f"http://{expected}:{port}/{token}/" in urls, urls
         for url in [first, *urls]:
             assert http_status(url) == 200, url
-        poll_until(lambda: log_lines(view, "warning: --host 0.0.0.0 is reachable from the network"),
-                   "the warning", TIMEOUT)
         network = next((u for u in urls if not u.startswith(("http://127.", "http://localhost"))), first)
         PageClient(network, page_origin(network)).close()  # the page reached at that address connects
     finally:
