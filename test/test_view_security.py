@@ -10,7 +10,7 @@ with the ``websockets`` client viser itself uses, sending what a script may send
   websocket must come from the page's own origin;
 - every slider value is checked on the server: NaN, infinities, values beyond the joint's
   limits and non-numbers are refused with a message in the page and one line in the log,
-  and nothing reaches ``joint_commands``;
+  and nothing reaches ``joint_commands``; a message viser cannot read is one line too;
 - the keyframe file named in the page is a file of ``--keyframes-dir``: nothing is
   written anywhere else, and no file other than a keyframe file is overwritten;
 - ``--host 0.0.0.0`` prints that it listens on every interface, the addresses the page is
@@ -217,6 +217,21 @@ def test_a_value_that_is_not_a_joint_position_is_refused_with_a_message(view, mo
         assert commands == [], f"{value!r} reached joint_commands: {commands}"
         if not isinstance(value, str):  # a non-number is refused by viser, before the page's callbacks
             poll_until(lambda: f"{JOINT} not moved" in page.texts(), "the refusal in the page", TIMEOUT)
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize("frame", [b"\x00garbage", msgspec.msgpack.encode({"type": "NoSuchMessage"}), "text"],
+                         ids=["not msgpack", "unknown message", "text frame"])
+def test_a_message_viser_cannot_read_is_one_line_in_the_log(view, commands, frame):
+    page = PageClient(view.url, page_origin(view.url))
+    try:
+        closed = len(log_lines(view, "connection closed"))
+        page.socket.send(frame)
+        poll_until(lambda: len(log_lines(view, "connection closed")) > closed, "the view closing the connection",
+                   TIMEOUT)
+        assert "Traceback" not in "".join(view.errors), "".join(view.errors)[-3000:]
+        assert commands == []
     finally:
         page.close()
 

@@ -196,6 +196,9 @@ def start_server(host: str, port: int, access: PageAccess, label: str):
         server.stop()
         raise RuntimeError(f"viser {viser.__version__} started its server without the page's access check; "
                            "humanoid view supports viser 1.1.1")
+    # viser's share button opens a tunnel through its public relay: whoever came through it
+    # would be refused (not the page's origin), so the page does not offer it
+    server.gui.configure_theme(show_share_button=False)
     access.port = server.get_port()
     bound = [tuple(s.getsockname()[:2]) for s in started[-1].server.sockets]
     return server, bound

@@ -8,12 +8,14 @@ untrusted (a page's script can send any value, not only what its widgets allow).
 - :class:`KeyframeFolder`: the page names a keyframe file only inside the one folder chosen
   on the command line (``--keyframes-dir``).
 - :func:`report_page_errors`: an exception raised while viser reads a page's message (a
-  value it cannot convert) is one line in the log, not a traceback.
+  value it cannot convert, a message it cannot decode) is one line in the log, not a
+  traceback.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import sys
 from dataclasses import dataclass
@@ -68,17 +70,38 @@ class KeyframeFolder:
 
 
 def report_page_errors(loop: asyncio.AbstractEventLoop) -> None:
-    """Make an exception of viser's handling of a page's message one line on stderr (the
-    message is dropped, the server goes on); any other exception of ``loop`` keeps its
-    traceback."""
+    """Make an exception of viser's handling of a page's message one line on stderr: one
+    raised in a message's task on ``loop`` (the message is dropped, the server goes on), and
+    one that ends a connection (a frame viser cannot decode: websockets closes it and logs
+    it). Any other exception of ``loop`` keeps its traceback."""
 
     def handle(loop: asyncio.AbstractEventLoop, context: dict) -> None:
         task, error = context.get("future"), context.get("exception")
         coroutine = task.get_coro() if isinstance(task, asyncio.Task) else None
         if error is not None and "_handle_incoming_message" in getattr(coroutine, "__qualname__", ""):
-            print(f"humanoid view: a message from the page was refused: {type(error).__name__}: {error}",
-                  file=sys.stderr, flush=True)
+            print(f"humanoid view: a message from the page was refused: {_describe(error)}", file=sys.stderr,
+                  flush=True)
             return
         loop.default_exception_handler(context)
 
     loop.set_exception_handler(handle)
+    logger = logging.getLogger("websockets.server")
+    if not any(isinstance(f, _OneLine) for f in logger.filters):
+        logger.addFilter(_OneLine())
+
+
+class _OneLine(logging.Filter):
+    """A websockets log record with an exception (a connection viser's handler ended on an
+    undecodable message) as one line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if error is not None:
+            record.msg = "humanoid view: a message from the page was refused, connection closed: %s"
+            record.args = (_describe(error),)
+            record.exc_info, record.exc_text = None, None
+        return True
+
+
+def _describe(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
