@@ -172,6 +172,12 @@ def log_lines(view: RunningView | View, text: str) -> list[str]:
     return [line for line in list(view.errors) if text in line]
 
 
+def traceback(view: RunningView) -> str:
+    """The view's stderr from its first traceback on ("" when there is none)."""
+    text = "".join(view.errors)
+    return text[text.index("Traceback"):][:3000] if "Traceback" in text else ""
+
+
 def http_status(url: str) -> int:
     try:
         with urllib.request.urlopen(url, timeout=TIMEOUT) as answer:
@@ -212,9 +218,10 @@ def test_a_value_that_is_not_a_joint_position_is_refused_with_a_message(view, mo
     try:
         refusals = len(log_lines(view, "refused")) + len(log_lines(view, f"{JOINT} not moved"))
         page.set(JOINT, value)
-        poll_until(lambda: commands or len(log_lines(view, "refused")) + len(log_lines(view, f"{JOINT} not moved"))
-                   > refusals, f"the view refusing {value!r}", TIMEOUT)
+        poll_until(lambda: commands or traceback(view) or len(log_lines(view, "refused"))
+                   + len(log_lines(view, f"{JOINT} not moved")) > refusals, f"the view refusing {value!r}", TIMEOUT)
         assert commands == [], f"{value!r} reached joint_commands: {commands}"
+        assert not traceback(view), traceback(view)
         if not isinstance(value, str):  # a non-number is refused by viser, before the page's callbacks
             poll_until(lambda: f"{JOINT} not moved" in page.texts(), "the refusal in the page", TIMEOUT)
     finally:
@@ -228,9 +235,9 @@ def test_a_message_viser_cannot_read_is_one_line_in_the_log(view, commands, fram
     try:
         closed = len(log_lines(view, "connection closed"))
         page.socket.send(frame)
-        poll_until(lambda: len(log_lines(view, "connection closed")) > closed, "the view closing the connection",
-                   TIMEOUT)
-        assert "Traceback" not in "".join(view.errors), "".join(view.errors)[-3000:]
+        poll_until(lambda: len(log_lines(view, "connection closed")) > closed or traceback(view),
+                   "the view closing the connection", TIMEOUT)
+        assert not traceback(view), traceback(view)
         assert commands == []
     finally:
         page.close()
