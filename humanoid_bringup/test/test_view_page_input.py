@@ -9,7 +9,7 @@ import pytest
 from websockets.datastructures import Headers
 from websockets.http11 import Request
 
-from humanoid_bringup.view.access import PageAccess
+from humanoid_bringup.view.access import PageAccess, RefusalLog
 from humanoid_bringup.view.page_input import JointTargets, KeyframeFolder
 from humanoid_control.validation import CommandRejectedError
 from humanoid_description.robots import urdf_xml
@@ -34,8 +34,8 @@ def websocket(path: str, *origins: str) -> Request:
     (websocket(f"/{TOKEN}", "http://evil.example.com"), "opened by a page of 'http://evil.example.com'"),
     (websocket(f"/{TOKEN}", "http://127.0.0.1:8081"), "opened by a page of"),  # another port, another origin
     (websocket(f"/{TOKEN}", "https://127.0.0.1:8080"), "opened by a page of"),
-    (websocket(f"/{TOKEN}"), "without an Origin"),
-    (websocket(f"/{TOKEN}", "http://127.0.0.1:8080", "http://evil.example.com"), "without an Origin"),
+    (websocket(f"/{TOKEN}"), "without exactly one Origin"),
+    (websocket(f"/{TOKEN}", "http://127.0.0.1:8080", "http://evil.example.com"), "without exactly one Origin"),
     (websocket("/", "http://127.0.0.1:8080"), "without this run's token"),
     (websocket(f"/{TOKEN}x", "http://127.0.0.1:8080"), "without this run's token"),
     (websocket(f"/{TOKEN}/more", "http://127.0.0.1:8080"), "without this run's token"),
@@ -88,3 +88,15 @@ def test_a_keyframe_file_of_the_folder_is_accepted(tmp_path):
     assert folder.file("poses.yaml") == tmp_path.resolve() / "poses.yaml"
     assert folder.file("inside.yaml") == tmp_path.resolve() / "poses.yaml"  # a link within the folder
     assert folder.file("Moves.YML") == tmp_path.resolve() / "Moves.YML"
+
+
+
+def test_each_refusal_is_logged_once_and_a_flood_of_them_stops_being_logged(capsys):
+    log = RefusalLog(limit=20)
+    for _ in range(2):
+        log.report("a websocket opened by a page of 'http://evil.example.com'")
+    assert capsys.readouterr().err.count("evil.example.com") == 1
+    for n in range(40):
+        log.report(f"a websocket opened by a page of 'http://evil{n}.example.com'")
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 19 and lines[-1].endswith("(further refusals are not logged)"), lines

@@ -33,8 +33,15 @@ import struct
 import sys
 import threading
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from humanoid_bringup.view.page_input import report_page_errors
+
+if TYPE_CHECKING:
+    from websockets.asyncio.server import ServerConnection
+    from websockets.http11 import Request, Response
+
+    ProcessRequest = Callable[[ServerConnection, Request], Response | None]
 
 TOKEN_BYTES = 18  # 144 random bits, 24 URL-safe characters
 MAX_LOGGED_REASONS = 20  # distinct refusals logged; a page retrying forever does not flood the log
@@ -46,12 +53,11 @@ class PageAccess:
     """The check in front of viser's HTTP and websocket handshake (see the module's text)."""
 
     def __init__(self, hosts: Sequence[str], token: str | None = None) -> None:
-        """``hosts``: the names and addresses the page is reached at, the one to print first first."""
+        """``hosts``: the names and addresses the page is reached at (the first is printed first)."""
         self.hosts = tuple(dict.fromkeys(hosts))
         self.token = token if token is not None else secrets.token_urlsafe(TOKEN_BYTES)
         self.port = 0  # known once the server is bound
-        self._logged: set[str] = set()
-        self._lock = threading.Lock()
+        self.refusals = RefusalLog()
         self._loop_ready = False
 
     @classmethod
@@ -71,10 +77,10 @@ class PageAccess:
     def origins(self) -> set[str]:
         return {_origin(host, self.port).lower() for host in self.hosts}
 
-    def wrap(self, serve_files: Callable | None) -> Callable:
+    def wrap(self, serve_files: ProcessRequest | None) -> ProcessRequest:
         """viser's ``process_request`` with the check in front of it."""
 
-        def process_request(connection, request):
+        def process_request(connection: ServerConnection, request: Request) -> Response | None:
             if not self._loop_ready:  # the first handshake runs on viser's event loop
                 import asyncio
 
@@ -82,14 +88,14 @@ class PageAccess:
                 self._loop_ready = True
             refusal, request = self.check(request)
             if refusal is not None:
-                self._log(refusal)
+                self.refusals.report(refusal)
                 return connection.respond(http.HTTPStatus.FORBIDDEN,
                                           f"humanoid view refused {refusal}: open the address it printed\n")
             return serve_files(connection, request) if serve_files is not None else None
 
         return process_request
 
-    def check(self, request):
+    def check(self, request: Request) -> tuple[str | None, Request]:
         """``(None, the request for viser)`` when allowed (the token's path taken off), else
         ``(why it is refused, request)``."""
         path, _, _query = request.path.partition("?")
@@ -103,10 +109,10 @@ class PageAccess:
             return None, dataclasses.replace(request, path=rest)
         origins = request.headers.get_all("Origin")
         if len(origins) != 1:
-            return "a websocket without an Origin (not opened by a web page)", request
+            return "a websocket without exactly one Origin header (not opened by a web page)", request
         if origins[0].lower() not in self.origins():
             return f"a websocket opened by a page of {origins[0]!r}, not by this page", request
-        if rest not in ("/", ""):
+        if rest != "/":
             return "a websocket without this run's token", request
         return None, request
 
@@ -117,12 +123,25 @@ class PageAccess:
             return None
         return "/" + rest if slash else "/"
 
-    def _log(self, refusal: str) -> None:
+
+
+class RefusalLog:
+    """Refusals on stderr, each reason once and at most ``limit`` reasons: a page that
+    retries forever, or a client that changes its origin each time, does not flood the log."""
+
+    def __init__(self, limit: int = MAX_LOGGED_REASONS) -> None:
+        self.limit = limit
+        self._logged: set[str] = set()
+        self._lock = threading.Lock()
+
+    def report(self, refusal: str) -> None:
         with self._lock:
-            if refusal in self._logged or len(self._logged) >= MAX_LOGGED_REASONS:
+            if refusal in self._logged or len(self._logged) >= self.limit:
                 return
             self._logged.add(refusal)
-        print(f"humanoid view: refused {refusal}", file=sys.stderr, flush=True)
+            last = len(self._logged) == self.limit
+        print(f"humanoid view: refused {refusal}" + (" (further refusals are not logged)" if last else ""),
+              file=sys.stderr, flush=True)
 
 
 def host_and_port(host: str, port: int) -> str:

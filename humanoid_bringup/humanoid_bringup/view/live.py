@@ -126,25 +126,22 @@ class PosingPanel:
                 raise CommandRejectedError(ErrorCode.INVALID_GOAL, "the robot's joint limits are not known yet")
             target = self.targets.radians(joint, value)
         except CommandRejectedError as error:
-            self._tell(event, f"{joint} not moved: {error}", log=True)
-            self._restore(joint)
+            self._tell(event, f"{joint} not moved: {error}")
+            self._show(joint, self.source.measured().get(joint, math.nan))  # the refused value off the slider
             return
         self.source.command(joint, target)
-
-    def _restore(self, joint: str) -> None:
-        """Put a slider whose value was refused back at the joint's measured position."""
-        measured = self.source.measured().get(joint, math.nan)
-        if math.isfinite(measured):
-            low, high = self.scene.limits[joint]
-            self.sliders[joint].value = round(math.degrees(min(max(measured, low), high)), 1)
 
     def to_measured(self) -> None:
         measured = self.source.measured()
         self.synced = self.synced or bool(measured)
         for name, value in measured.items():
-            if name in self.sliders and math.isfinite(value):
-                low, high = self.scene.limits[name]
-                self.sliders[name].value = round(math.degrees(min(max(value, low), high)), 1)
+            self._show(name, value)
+
+    def _show(self, joint: str, position: float) -> None:
+        """Set a joint's slider to a measured position (rad; an unknown one leaves it)."""
+        if joint in self.sliders and math.isfinite(position):
+            low, high = self.scene.limits[joint]
+            self.sliders[joint].value = round(math.degrees(min(max(position, low), high)), 1)
 
     def _save(self, event) -> None:
         from humanoid_control.motion import MotionError
@@ -155,7 +152,7 @@ class PosingPanel:
         try:
             path = self.folder.file(self.file.value)
         except ValueError as error:
-            self._tell(event, f"not saved: {error}", log=True)
+            self._tell(event, f"not saved: {error}")
             return
         if not measured or unknown:
             text = f"not saved: joint readings unknown ({', '.join(unknown[:5]) or 'no joint_states yet'})"
@@ -165,12 +162,11 @@ class PosingPanel:
                 text = f"saved keyframe {motion.keyframe_count - 1} (t = {motion.times[-1]:g} s) to {path}"
             except (MotionError, OSError, KeyError, ValueError) as error:
                 text = f"not saved: {error}"
-        self._tell(event, text, log=True)
+        self._tell(event, text)
 
-    def _tell(self, event, text: str, log: bool = False) -> None:
-        """Say ``text`` in the page (and in the log when it is a refusal of what the page sent)."""
+    def _tell(self, event, text: str) -> None:
+        """Say ``text`` (what became of the page's request) in the page and in the log."""
         self.message.content = text
         if event.client is not None:
             event.client.add_notification("humanoid view", text, auto_close_seconds=5.0)
-        if log:
-            print(f"humanoid view: {text}", file=sys.stderr, flush=True)
+        print(f"humanoid view: {text}", file=sys.stderr, flush=True)
