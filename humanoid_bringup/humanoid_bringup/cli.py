@@ -322,7 +322,8 @@ def build_parser() -> argparse.ArgumentParser:
     from humanoid_bringup.view import command as view_command
 
     view_command.add_arguments(add("view", cmd_view, "the robot in a browser page (viser), live with joint sliders "
-                                                     "and keyframe saving, or replaying a bag; prints its URL first"))
+                                                     "and keyframe saving, or replaying a bag; prints its address "
+                                                     "(with this run's token) first"))
 
     from humanoid_hw.emulator import cli as emulator_cli
 

@@ -27,10 +27,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "address move the robot)")
     parser.add_argument("--port", type=int, default=8080, help="port (default 8080; the next free one if taken; "
                                                                "0: any free port)")
-    parser.add_argument("--keyframes-dir", type=existing_folder, default=Path("."),
+    parser.add_argument("--keyframes-dir", type=existing_folder, default=Path("."), metavar="DIR",
                         help="the only folder the page's 'save' writes keyframe files into (default: the current "
                              "folder)")
-    parser.add_argument("--keyframes", default="poses.yaml",
+    parser.add_argument("--keyframes", default="poses.yaml", metavar="NAME",
                         help="name of the keyframe file in --keyframes-dir the 'save' button appends to (default "
                              "poses.yaml; changeable in the page, within the folder)")
 
