@@ -148,7 +148,7 @@ NUMBER_BOX = """(() => {{
 
 
 def test_the_page_shows_the_robot_and_a_slider_moves_the_simulated_joint(tmp_path):
-    view = View("--keyframes", str(tmp_path / "poses.yaml"))
+    view = View("--keyframes-dir", str(tmp_path))
     browser = None
     graph = None
     try:

@@ -63,7 +63,8 @@ COMMANDS: tuple[Subcommand, ...] = (
                "compare two recordings of the same experiment (sim vs robot, or two simulations): measured "
                "joints aligned on the experiment's start, their difference, tracking, CoM/ZMP, rates; PNG and --json"),
     Subcommand("view", "humanoid_tools.view.command", "the robot in a browser page (viser), live with joint sliders "
-                                                      "and keyframe saving, or replaying a bag; prints its URL first"),
+                                                      "and keyframe saving, or replaying a bag; prints its address "
+                                                      "(with this run's token) first"),
     Subcommand("pose", "humanoid_tools.posing", "pose a running robot (sim or real) joint by joint from commands "
                                                 "on stdin, and save the poses"),
     Subcommand("demo", "humanoid_experiments.demo", "headless HOAP-2 simulation: stand, lower the arms, slow squat "

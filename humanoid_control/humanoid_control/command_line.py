@@ -153,6 +153,16 @@ def host_and_port(schemes: tuple[str, ...] = ()) -> Callable[[str], str]:
     return parse
 
 
+def existing_folder(text: str) -> Path:
+    """A folder that exists and can be written into (where files are saved)."""
+    path = Path(text)
+    if not path.is_dir():
+        raise argparse.ArgumentTypeError(f"no folder {text!r}" if not path.exists() else f"{text!r} is not a folder")
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise argparse.ArgumentTypeError(f"cannot write into {text!r}: permission denied")
+    return path
+
+
 def existing_file(text: str) -> Path:
     """A file to read: it must exist and be a file."""
     path = Path(text)

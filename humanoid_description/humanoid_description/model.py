@@ -134,6 +134,15 @@ def _parse_joint_table(urdf: str, order: Sequence[str]) -> JointTable:
     return JointTable(joints)
 
 
+def urdf_joint_table(urdf: str) -> JointTable:
+    """The actuated (revolute, continuous) joints of a URDF in the order the URDF lists them,
+    with its limits: the table of a robot known only by its ``robot_description`` (a viewer
+    checking what it sends against the limits the robot interface checks)."""
+    order = [j.get("name", "") for j in ET.fromstring(urdf).iter("joint")
+             if j.get("type") in ("revolute", "continuous")]
+    return _parse_joint_table(urdf, order)
+
+
 def _root_link(urdf: str) -> str:
     """The URDF link that is no joint's child (the floating base)."""
     root = ET.fromstring(urdf)

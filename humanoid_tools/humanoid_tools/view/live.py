@@ -4,19 +4,21 @@ the robot from ``robot_description`` moving with ``joint_states`` and
 the posing tool of the HOAP-2 ("hoap2moves") in the browser: one slider per joint (degrees,
 within the URDF limits) that sends the joint there through ``joint_commands``, a button
 that sets the sliders to the measured pose, and one that saves the measured pose as a
-keyframe of a keyframe motion file (the motion package's writer, as ``humanoid pose save``)."""
+keyframe of a keyframe motion file in the ``--keyframes-dir`` folder (the motion package's
+writer, as ``humanoid pose save``)."""
 
 from __future__ import annotations
 
 import math
+import sys
 import threading
-from pathlib import Path
 
 import viser
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from sensor_msgs.msg import JointState
 
+from humanoid_control.loop.validation import CommandRejectedError, ErrorCode
 from humanoid_control.ros.ros_time import seconds as stamp_seconds
 from humanoid_tools.view.frames import (
     Frame,
@@ -25,6 +27,7 @@ from humanoid_tools.view.frames import (
     collision_sample,
     joint_positions,
 )
+from humanoid_tools.view.page_input import JointTargets, KeyframeFolder
 from humanoid_tools.view.scene import RobotScene
 
 
@@ -84,40 +87,61 @@ class LiveSource:
 
 class PosingPanel:
     """Joint sliders, "sliders to measured pose" and "save keyframe" (created once the robot's
-    joints are known)."""
+    joints are known). Every value from the page is checked here before it is used
+    (:mod:`~humanoid_tools.view.page_input`): a refused one is said in the page and the log."""
 
-    def __init__(self, server: viser.ViserServer, scene: RobotScene, source: LiveSource, keyframes: Path) -> None:
-        self.server, self.scene, self.source = server, scene, source
+    def __init__(self, server: viser.ViserServer, scene: RobotScene, source: LiveSource, folder: KeyframeFolder,
+                 keyframes: str) -> None:
+        self.server, self.scene, self.source, self.folder = server, scene, source, folder
+        self.targets: JointTargets | None = None  # the robot's limits (set_robot)
         self.sliders: dict[str, object] = {}
         self.synced = False  # the sliders start at the measured pose, once there is one
         with server.gui.add_folder("Pose (joint_commands)"):
-            self.file = server.gui.add_text("keyframe file", str(keyframes))
+            self.file = server.gui.add_text("keyframe file", keyframes, hint=f"a .yaml file in {folder.path}")
             self.label = server.gui.add_text("keyframe label", "")
             self.save = server.gui.add_button("save measured pose as keyframe")
             self.sync = server.gui.add_button("sliders to measured pose")
             self.message = server.gui.add_markdown("")
             for name in scene.joint_names:
-                low, high = scene.limits[name]
-                slider = server.gui.add_slider(name, min=round(math.degrees(low), 1), max=round(math.degrees(high), 1),
-                                               step=0.1, initial_value=round(math.degrees(
-                                                   min(max(0.0, low), high)), 1), hint=f"{name} (deg)")
+                # the range rounded inwards to the step, so that either end is within the limits
+                low, high = (f(10.0 * math.degrees(v)) / 10.0 for f, v in zip((math.ceil, math.floor),
+                                                                               scene.limits[name], strict=True))
+                slider = server.gui.add_slider(name, min=low, max=high, step=0.1,
+                                               initial_value=min(max(0.0, low), high), hint=f"{name} (deg)")
                 slider.on_update(lambda event, joint=name: self._moved(event, joint))
                 self.sliders[name] = slider
         self.save.on_click(self._save)
         self.sync.on_click(lambda _event: self.to_measured())
 
+    def set_robot(self, urdf: str) -> None:
+        """Check the sliders' values against the limits of this URDF (``robot_description``)."""
+        self.targets = JointTargets(urdf)
+
     def _moved(self, event, joint: str) -> None:
         if event.client is None:  # set by the server (sliders to measured pose): not a command
             return
-        self.source.command(joint, math.radians(float(self.sliders[joint].value)))
+        value = self.sliders[joint].value
+        try:
+            if self.targets is None:
+                raise CommandRejectedError(ErrorCode.INVALID_GOAL, "the robot's joint limits are not known yet")
+            target = self.targets.radians(joint, value)
+        except CommandRejectedError as error:
+            self._tell(event, f"{joint} not moved: {error}")
+            self._show(joint, self.source.measured().get(joint, math.nan))  # the refused value off the slider
+            return
+        self.source.command(joint, target)
 
     def to_measured(self) -> None:
         measured = self.source.measured()
         self.synced = self.synced or bool(measured)
         for name, value in measured.items():
-            if name in self.sliders and math.isfinite(value):
-                low, high = self.scene.limits[name]
-                self.sliders[name].value = round(math.degrees(min(max(value, low), high)), 1)
+            self._show(name, value)
+
+    def _show(self, joint: str, position: float) -> None:
+        """Set a joint's slider to a measured position (rad; an unknown one leaves it)."""
+        if joint in self.sliders and math.isfinite(position):
+            low, high = self.scene.limits[joint]
+            self.sliders[joint].value = round(math.degrees(min(max(position, low), high)), 1)
 
     def _save(self, event) -> None:
         from humanoid_control.motion import MotionError
@@ -125,17 +149,24 @@ class PosingPanel:
 
         measured = self.source.measured()
         unknown = [n for n in self.scene.joint_names if not math.isfinite(measured.get(n, math.nan))]
-        path = Path(self.file.value).expanduser()
+        try:
+            path = self.folder.file(self.file.value)
+        except ValueError as error:
+            self._tell(event, f"not saved: {error}")
+            return
         if not measured or unknown:
             text = f"not saved: joint readings unknown ({', '.join(unknown[:5]) or 'no joint_states yet'})"
-        elif path.suffix.lower() not in (".yaml", ".yml"):
-            text = f"not saved: {path.name} is not a keyframe file (.yaml or .yml)"
         else:
             try:
-                motion = append_keyframe(path, self.scene.robot_name or "", measured, self.label.value)
+                motion = append_keyframe(path, self.scene.robot_name or "", measured, str(self.label.value))
                 text = f"saved keyframe {motion.keyframe_count - 1} (t = {motion.times[-1]:g} s) to {path}"
             except (MotionError, OSError, KeyError, ValueError) as error:
                 text = f"not saved: {error}"
+        self._tell(event, text)
+
+    def _tell(self, event, text: str) -> None:
+        """Say ``text`` (what became of the page's request) in the page and in the log."""
         self.message.content = text
         if event.client is not None:
-            event.client.add_notification("keyframe", text, auto_close_seconds=5.0)
+            event.client.add_notification("humanoid view", text, auto_close_seconds=5.0)
+        print(f"humanoid view: {text}", file=sys.stderr, flush=True)
