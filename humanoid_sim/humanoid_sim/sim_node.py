@@ -39,13 +39,14 @@ from humanoid_control.decimation import Decimator
 from humanoid_control.driver import DriverError, JointState, RobotDriver
 from humanoid_control.interface_parameters import documented
 from humanoid_control.matched_publisher import STREAM_HISTORY, MatchedPublisher
-from humanoid_control.parameters import declare_dataclass
+from humanoid_control.parameters import declare, declare_dataclass
 from humanoid_control.robot_interface import RobotInterface
 from humanoid_control.ros_time import to_time
 from humanoid_control.validation import CommandRejectedError
 from humanoid_description.model import RobotModel
 from humanoid_description.runtime_files import SIM_NODE_PARAMETERS
 from humanoid_interfaces.srv import ResetSimulation, StepSimulation
+from humanoid_sim import physics_profiles
 from humanoid_sim.pybullet_driver import PyBulletDriver, SimParameters
 from humanoid_sim.servo_profiles import ServoParameters
 from humanoid_sim.sim_node_spec import NODE_NAME
@@ -67,7 +68,13 @@ class SimulationPublishingParameters:
 
 def make_driver(node: Node, model: RobotModel, defaults: dict[str, Any]) -> PyBulletDriver:
     """The PyBullet driver configured from the node's parameters (declared from
-    :class:`SimParameters`, :class:`ServoParameters` and :class:`TransmissionParameters`)."""
+    :class:`SimParameters`, :class:`ServoParameters` and :class:`TransmissionParameters`),
+    their defaults those of the ``physics_profile`` parameter's profile
+    (:mod:`humanoid_sim.physics_profiles`)."""
+    profile = declare(node, "physics_profile", physics_profiles.REFERENCE, defaults,
+                      "named set of physics settings from the parameter file's physics_profiles "
+                      "(reference: the file's own values)")
+    defaults = physics_profiles.apply(defaults, profile)
     sim = declare_dataclass(node, SimParameters, defaults)
     servo = declare_dataclass(node, ServoParameters, defaults, prefix="servo.",
                               builtin=ServoParameters.for_model(model))
@@ -79,7 +86,16 @@ def make_driver(node: Node, model: RobotModel, defaults: dict[str, Any]) -> PyBu
         f"ground friction {sim.ground_friction:g}{', GUI' if sim.gui else ''}"
         + (f"; gears: stiffness {transmission.stiffness:g} N m/rad, {transmission.backlash:g} deg play at "
            f"{', '.join(transmission.backlash_joints) or 'no joint'}" if transmission.active else ""))
+    node.get_logger().info(f"physics profile {profile}: " + ", ".join(
+        f"{name} {value}" for name, value in profile_values(sim, servo).items()))
     return PyBulletDriver(model, servo, sim, transmission)
+
+
+def profile_values(sim: SimParameters, servo: ServoParameters) -> dict[str, Any]:
+    """The values in force of every setting a physics profile may change."""
+    values = {name: getattr(sim, name) for name in sorted(physics_profiles.allowed_parameters())
+              if not name.startswith("servo.")}
+    return values | {name: getattr(servo, name.removeprefix("servo.")) for name in sorted(physics_profiles.SERVO_GAINS)}
 
 
 class SimulationServices:
