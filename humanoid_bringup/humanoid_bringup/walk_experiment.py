@@ -133,14 +133,28 @@ class WalkWitness:
         base = self.base()
         if base is None:
             raise RuntimeError("no ground_truth/base_pose from the simulator")
-        q = self.model.joints.to_array(state)
-        feet = self.model.config.feet
-        soles = self.model.frame_placements([feet[s].sole for s in ("right", "left")], q, base)
-        right, left = soles[feet["right"].sole], soles[feet["left"].sole]
-        centre = (right.translation + left.translation) / 2.0
-        yaws = [math.atan2(s.rotation[1, 0], s.rotation[0, 0]) for s in (right, left)]
-        yaw = yaws[0] + math.atan2(math.sin(yaws[1] - yaws[0]), math.cos(yaws[1] - yaws[0])) / 2.0
-        return float(centre[0]), float(centre[1]), yaw
+        return feet_centre(self.model, self.model.joints.to_array(state), base)
+
+
+def feet_centre(model, positions: np.ndarray, base) -> tuple[float, float, float]:
+    """x, y and heading of the centre of the soles in the world, from the base's placement
+    (``pin.SE3``, ground truth) and the joint positions (canonical order)."""
+    feet = model.config.feet
+    soles = model.frame_placements([feet[s].sole for s in ("right", "left")], positions, base)
+    right, left = soles[feet["right"].sole], soles[feet["left"].sole]
+    centre = (right.translation + left.translation) / 2.0
+    yaws = [math.atan2(s.rotation[1, 0], s.rotation[0, 0]) for s in (right, left)]
+    yaw = yaws[0] + math.atan2(math.sin(yaws[1] - yaws[0]), math.cos(yaws[1] - yaws[0])) / 2.0
+    return float(centre[0]), float(centre[1]), yaw
+
+
+def displacement(start: tuple[float, float, float], end: tuple[float, float, float]) -> tuple[float, float, float]:
+    """Forward, left (m) along the start heading, and the turn (rad), from ``start`` to ``end``
+    (each x, y, heading)."""
+    (x0, y0, yaw0), (x1, y1, yaw1) = start, end
+    c, s = math.cos(yaw0), math.sin(yaw0)
+    dx, dy = x1 - x0, y1 - y0
+    return c * dx + s * dy, -s * dx + c * dy, math.atan2(math.sin(yaw1 - yaw0), math.cos(yaw1 - yaw0))
 
 
 def walk(client, robot: str, distance: float, lateral: float = 0.0, turn: float = 0.0,
@@ -160,7 +174,7 @@ def walk(client, robot: str, distance: float, lateral: float = 0.0, turn: float 
     deadline = time.monotonic() + 60.0
     while client.base_pose is None and time.monotonic() < deadline:
         time.sleep(0.05)
-    x0, y0, yaw0 = witness.feet_centre()
+    start = witness.feet_centre()
     fell = bool(client.fallen)
     wall0, robot0 = time.monotonic(), client.now()
     witness.start()
@@ -178,25 +192,33 @@ def walk(client, robot: str, distance: float, lateral: float = 0.0, turn: float 
     response = done.result()
     fell = fell or bool(client.fallen)
     wall, robot_time = time.monotonic() - wall0, client.now() - robot0
-    x1, y1, yaw1 = witness.feet_centre()
-    c, s = math.cos(yaw0), math.sin(yaw0)
-    dx, dy = x1 - x0, y1 - y0
-    forward, left = c * dx + s * dy, -s * dx + c * dy
-    turned = math.atan2(math.sin(yaw1 - yaw0), math.cos(yaw1 - yaw0))
     result = response.result
     status = {GoalStatus.STATUS_SUCCEEDED: "succeeded", GoalStatus.STATUS_ABORTED: "aborted",
               GoalStatus.STATUS_CANCELED: "canceled"}.get(response.status, f"status {response.status}")
-    duration = result.duration
+    return walk_report(
+        robot, (distance, lateral, turn), start, witness.feet_centre(),
+        result=f"{status}{': ' + result.error_string if result.error_string else ''}", error_code=result.error_code,
+        duration=result.duration, steps=int(result.steps), fell=fell,
+        odometry={"distance_m": result.distance, "lateral_m": result.lateral, "turn_rad": result.turn},
+        zmp=(witness.ratio, witness.samples), real_time_factor=robot_time / wall if wall > 0.0 else math.nan)
+
+
+def walk_report(robot: str, requested: tuple[float, float, float], start: tuple[float, float, float],
+                end: tuple[float, float, float], result: str, error_code: int, duration: float, steps: int,
+                fell: bool, odometry: dict[str, float], zmp: tuple[float, int] = (math.nan, 0),
+                real_time_factor: float = math.nan) -> WalkReport:
+    """The report of a walk asked as ``requested`` (forward m, left m, turn rad) whose feet's
+    centre went from ``start`` to ``end`` (:func:`feet_centre`), ``zmp``: the share of balance
+    readings with the measured ZMP inside the support polygon, and their count."""
+    distance, lateral, turn = requested
+    forward, left, turned = displacement(start, end)
     return WalkReport(
         robot=robot, requested={"distance_m": distance, "lateral_m": lateral, "turn_rad": turn},
-        result=f"{status}{': ' + result.error_string if result.error_string else ''}", error_code=result.error_code,
-        distance_m=forward, lateral_m=left, turn_rad=turned,
+        result=result, error_code=error_code, distance_m=forward, lateral_m=left, turn_rad=turned,
         speed_mps=math.hypot(forward, left) / duration if duration > 0.0 else 0.0,
         lateral_drift_m=left - lateral, heading_error_rad=math.atan2(math.sin(turned - turn), math.cos(turned - turn)),
-        zmp_inside_ratio=witness.ratio, zmp_samples=witness.samples, fell=fell, duration_s=duration,
-        steps=int(result.steps),
-        odometry={"distance_m": result.distance, "lateral_m": result.lateral, "turn_rad": result.turn},
-        real_time_factor=robot_time / wall if wall > 0.0 else math.nan)
+        zmp_inside_ratio=zmp[0], zmp_samples=zmp[1], fell=fell, duration_s=duration, steps=steps,
+        odometry=odometry, real_time_factor=real_time_factor)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -55,18 +55,16 @@ from humanoid_control.pooled_executor import PooledExecutor
 from humanoid_control.ros_time import seconds, to_duration, to_time
 from humanoid_control.walking.controller import (
     LATE_WARNING,
-    VELOCITY_MARGIN,
     GoalState,
     Phase,
-    Setpoint,
     WalkController,
     WalkGoal,
     WalkRefusedError,
 )
 from humanoid_control.walking.parameters import NODE_NAME, WalkParameters, walking_robot
 from humanoid_control.walking.pattern import Mode
-from humanoid_control.walking.setpoint_window import still_ahead
 from humanoid_control.walking.stabilizer import Sensors
+from humanoid_control.walking.streaming import TRAJECTORY_DELAY, Batch, SetpointStream, walk_sensors
 from humanoid_description.model import RobotModel
 from humanoid_interfaces.action import Walk
 
@@ -77,12 +75,6 @@ from humanoid_interfaces.action import Walk
 STATE_TIMEOUT = 1.0
 #: Wall seconds a walk goal may wait for the robot's first joint_states.
 CONNECT_TIMEOUT = 30.0
-#: s: a trajectory sent begins this far after the reading it answers (its header stamp):
-#: the front runs the previous one until then, so delays below it change nothing.
-TRAJECTORY_DELAY = 0.1
-#: Most control periods computed for one reading (after the node got no CPU for a while);
-#: beyond that the pattern falls behind the clock (reported) rather than bursting.
-MAX_CATCH_UP = 20
 
 _RESULT_CODES = {GoalState.SUCCEEDED: Walk.Result.SUCCESSFUL, GoalState.STOPPED: Walk.Result.STOPPED,
                  GoalState.CANCELED: Walk.Result.CANCELED, GoalState.REFUSED: Walk.Result.CANNOT_START}
@@ -104,6 +96,7 @@ class WalkControllerNode:
         self.controller = WalkController(self.model, self.params)
         self._lock = threading.Lock()
         self._log = node.get_logger()
+        self.stream = SetpointStream(self.controller, warn=self._log.warning)
         self._joints = self.model.joints
         self._state: JointState | None = None
         self._state_arrival = 0.0  # time.monotonic() of the latest joint_states
@@ -113,11 +106,6 @@ class WalkControllerNode:
         self._phase = Phase.IDLE
         self._message = ""
         self._abandoned = False
-        self._ahead: list[Setpoint] = []  # set-points computed, not yet due
-        self._sent_at = -math.inf  # robot time of the last trajectory sent
-        self._sent_until = -math.inf  # robot time of its last point
-        self._updated = math.nan  # robot time of the last update
-        self._velocity_limit = VELOCITY_MARGIN * self.model.joints.velocity
 
         control = MutuallyExclusiveCallbackGroup()  # the cycle and the commands
         readings = MutuallyExclusiveCallbackGroup()  # kept apart, so that a slow cycle never delays them
@@ -181,14 +169,10 @@ class WalkControllerNode:
         return positions
 
     def _sensors(self, now: float) -> Sensors | None:
-        if not self.params.stabilize:
-            return None
         timeout = self.params.sensor_timeout
         imu = self._imu[1] if self._imu is not None and abs(now - self._imu[0]) <= timeout else None
         feet = {side: wrench for side, (stamp, wrench) in self._feet.items() if abs(now - stamp) <= timeout}
-        if imu is None and not feet:
-            return None
-        return Sensors(imu_orientation=imu, feet=feet or None)
+        return walk_sensors(self.params, imu, feet)
 
     # -- commands -----------------------------------------------------------------------
     def _on_cmd_vel(self, msg: Twist) -> None:
@@ -223,70 +207,28 @@ class WalkControllerNode:
             self._report(controller)
 
     def _cycle(self, state: JointState) -> None:
-        """One update per control period since the last reading handled: readings this
-        node had no CPU for (its subscription keeps only the latest) leave no gap in the
-        set-points sent."""
+        """One pass of the walk's cycle (:class:`~humanoid_control.walking.streaming.SetpointStream`)
+        per reading; the trajectory it gives, if any, goes out on joint_trajectory."""
         now = seconds(state.header.stamp)
-        if now <= self._updated:  # not after the reading handled last (out of order, or a restarted clock)
+        if not self.stream.is_new(now):
             return
         self._robot_time = now
         positions, sensors = self._positions(state), self._sensors(now)
-        final = False
         with self._lock:
             self._abandoned = False
-            times = [now]
-            if self.controller.phase is not Phase.IDLE and math.isfinite(self._updated):
-                missed = min(MAX_CATCH_UP, round((now - self._updated) / self.params.period) - 1)
-                times = [self._updated + self.params.period * (k + 1) for k in range(max(0, missed))] + [now]
-            for t in times:
-                setpoint = self.controller.update(t, positions, sensors)
-                if setpoint is None:
-                    continue
-                final = self.controller.phase is Phase.IDLE
-                if not self._ahead or setpoint.stamp > self._ahead[-1].stamp:
-                    self._ahead.append(setpoint)
-                elif final:  # the walk ended at the last set-point's time: that one is at rest
-                    self._ahead[-1] = setpoint
-                if final:
-                    break
-            self._updated = now
+            batch = self.stream.cycle(now, positions, sensors)
             self._report(self.controller)
-        self._ahead = self._still_ahead(now, final)
-        if self._ahead and (final or now - self._sent_at >= self.params.send_period - 1e-9):
-            self._send(now)
-        if final:
-            self._ahead = []
+        if batch is not None:
+            self._send(batch)
 
-    def _still_ahead(self, now: float, final: bool) -> list[Setpoint]:
-        """The set-points not yet due when a trajectory sent now begins (see setpoint_window)."""
-        window = still_ahead(self._ahead, now + TRAJECTORY_DELAY, final, now + self.params.command_lead)
-        if window.final_late_by is not None:
-            self._log.warning(f"the walk's final set-point came {window.final_late_by:.3f} s late (this node lagged "
-                              f"behind the robot's clock): sent for {self.params.command_lead:g} s from now")
-        return window.setpoints
-
-    def _send(self, now: float) -> None:
-        """The set-points still ahead, as one trajectory starting ``TRAJECTORY_DELAY`` after
-        ``now``: the front follows the previous one until that time and joins this one
-        from where its set-point is then, so the walk keeps its timing whatever the
-        transport's delay below that (a later arrival joins it where its timeline is then:
-        :func:`~humanoid_control.trajectory_executor.joined_at`)."""
-        start = now + TRAJECTORY_DELAY
+    def _send(self, batch: Batch) -> None:
         msg = JointTrajectory(joint_names=list(self._joints.names))
-        msg.header.stamp = to_time(start)
-        velocities = [s.velocities for s in self._ahead]
-        for k in range(1, len(self._ahead) - 1):  # central differences where both neighbours are known
-            before, after = self._ahead[k - 1], self._ahead[k + 1]
-            if np.any(self._ahead[k].velocities):  # zero: a set-point at rest stays so
-                velocities[k] = np.clip((after.positions - before.positions) / (after.stamp - before.stamp),
-                                        -self._velocity_limit, self._velocity_limit)
-        for setpoint, velocity in zip(self._ahead, velocities, strict=True):
+        msg.header.stamp = to_time(batch.start)
+        for setpoint, velocity in zip(batch.setpoints, batch.velocities, strict=True):
             point = JointTrajectoryPoint(positions=setpoint.positions.tolist(), velocities=velocity.tolist())
-            point.time_from_start = to_duration(setpoint.stamp - start)
+            point.time_from_start = to_duration(setpoint.stamp - batch.start)
             msg.points.append(point)
         self._trajectories.publish(msg)
-        self._sent_at = now
-        self._sent_until = self._ahead[-1].stamp
 
     def _report(self, controller: WalkController) -> None:
         """Log phase changes, new messages and a controller falling behind its clock (called
@@ -337,7 +279,7 @@ class WalkControllerNode:
             time.sleep(period)
         # the set-points sent ahead run on: the result when the robot has reached the last
         # one (or stopped answering)
-        while (rclpy.ok() and self._robot_time < self._sent_until
+        while (rclpy.ok() and self._robot_time < self.stream.sent_until
                and time.monotonic() - self._state_arrival <= STATE_TIMEOUT):
             time.sleep(period)
         result = self._result(goal)

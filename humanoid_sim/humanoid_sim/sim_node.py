@@ -22,7 +22,6 @@ Parameters: ``ros2 param list`` on the node; per-robot defaults in
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from typing import Any
 
 import pinocchio as pin
@@ -37,7 +36,6 @@ from std_srvs.srv import Trigger
 from humanoid_control import driver_node
 from humanoid_control.decimation import Decimator
 from humanoid_control.driver import DriverError, JointState, RobotDriver
-from humanoid_control.interface_parameters import documented
 from humanoid_control.matched_publisher import STREAM_HISTORY, MatchedPublisher
 from humanoid_control.parameters import declare, declare_dataclass
 from humanoid_control.robot_interface import RobotInterface
@@ -49,21 +47,8 @@ from humanoid_interfaces.srv import ResetSimulation, StepSimulation
 from humanoid_sim import physics_profiles
 from humanoid_sim.pybullet_driver import PyBulletDriver, SimParameters
 from humanoid_sim.servo_profiles import ServoParameters
-from humanoid_sim.sim_node_spec import NODE_NAME
+from humanoid_sim.sim_node_spec import NODE_NAME, SimulationPublishingParameters
 from humanoid_sim.transmission import TransmissionParameters
-
-
-@dataclass(frozen=True)
-class SimulationPublishingParameters:
-    """Rates of what only the simulation node publishes (ROS parameters of the node)."""
-
-    clock_rate: float = documented(200.0, "Hz, simulated time on /clock")
-    ground_truth_rate: float = documented(50.0, "Hz, ground_truth/base_pose, ground_truth/base_twist and fallen")
-
-    def __post_init__(self) -> None:
-        for name in ("clock_rate", "ground_truth_rate"):
-            if not getattr(self, name) > 0.0:
-                raise ValueError(f"parameter {name} must be > 0, got {getattr(self, name)}")
 
 
 def make_driver(node: Node, model: RobotModel, defaults: dict[str, Any]) -> PyBulletDriver:
