@@ -41,6 +41,18 @@ def _thesis_robot(value: str) -> str:
     return value
 
 
+def _physics(robot: str, name: str | None) -> str | None:
+    """``--physics``: None (the node's default), or a profile ``robot``'s parameter file names."""
+    if name is None:
+        return None
+    from humanoid_sim.physics_profiles import UnknownProfileError, check_name
+
+    try:
+        return check_name(robot, name)
+    except UnknownProfileError as error:
+        raise UsageError(str(error)) from None
+
+
 def _robot(value: str) -> str:
     if value not in ROBOTS:
         raise argparse.ArgumentTypeError(
@@ -127,10 +139,11 @@ def cmd_sim(args: argparse.Namespace) -> int:
     from humanoid_bringup.graphs import sim_nodes
     from humanoid_control.node_graph import Graph
 
+    physics = _physics(args.robot, args.physics)
     nodes = sim_nodes(args.robot, gui=args.gui, real_time_factor=args.real_time_factor,
                       control_rate=args.control_rate, publish_rate=args.publish_rate, duration=args.duration,
                       balance_monitor=args.balance_monitor, self_collision_checker=args.self_collision_checker,
-                      self_collision_veto=args.self_collision_veto)
+                      self_collision_veto=args.self_collision_veto, physics_profile=physics)
     return _serve(Graph(_recorded(nodes, args.record), echo=True))
 
 
@@ -165,12 +178,14 @@ def cmd_real(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from humanoid_bringup import demo
 
+    _physics("hoap2", args.physics)
     return demo.run(args)
 
 
 def cmd_walk(args: argparse.Namespace) -> int:
     from humanoid_bringup import walk_experiment
 
+    _physics(args.robot, args.physics)
     return walk_experiment.run(args)
 
 
@@ -183,6 +198,8 @@ def cmd_pose(args: argparse.Namespace) -> int:
 def cmd_postures(args: argparse.Namespace) -> int:
     from humanoid_bringup.postures import command
 
+    if args.robot in ROBOTS:  # an unknown robot is the command's to report
+        _physics(args.robot, args.physics)
     try:
         return command.run(args)
     except command.UsageError as error:
@@ -247,6 +264,8 @@ def _self_collision_switches(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from humanoid_sim import physics_profiles
+
     parser = _Parser(prog="humanoid", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                 parser_class=_Parser)
@@ -290,6 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--publish-rate", type=positive_number, default=None, help="joint_states rate, Hz")
     p.add_argument("--record", type=Path, default=None, metavar="DIR",
                    help="also record the default topics into a new bag DIR (as humanoid record)")
+    physics_profiles.add_argument(p)
     _balance_monitor_switch(p)
     _self_collision_switches(p)
 
@@ -373,11 +393,13 @@ def build_parser() -> argparse.ArgumentParser:
         module.add_arguments(p)
         p.set_defaults(bench_run=module.run)
 
-    from humanoid_bringup import bench_balance, bench_gait_search, bench_self_collision, bench_sim
+    from humanoid_bringup import bench_balance, bench_gait_search, bench_physics, bench_self_collision, bench_sim
     from humanoid_bringup.recording import bench as bench_record
     from humanoid_hw import bench as bench_bus
 
     add_bench("sim", bench_sim, "real-time factor of the simulation node vs raw PyBullet")
+    add_bench("physics", bench_physics, "a physics profile's raw stepping speed vs the reference, and its "
+                                        "fidelity: postures limits and the 1 m walk against the reference's")
     add_bench("balance", bench_balance, "balance monitor core vs bare Pinocchio CoM, and the node at 1 kHz input")
     add_bench("self-collision", bench_self_collision, "the per-cycle self-collision check vs bare Coal on the same "
                                                       "configurations, and collisions missed vs brute force")

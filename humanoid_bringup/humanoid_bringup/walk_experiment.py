@@ -224,6 +224,7 @@ def walk_report(robot: str, requested: tuple[float, float, float], start: tuple[
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from humanoid_control.command_line import finite_number, new_folder, non_negative_number
     from humanoid_description.robots import ROBOTS
+    from humanoid_sim import physics_profiles
 
     parser.add_argument("--robot", required=True, choices=ROBOTS, help="the robot to walk")
     parser.add_argument("--distance", required=True, type=finite_number,
@@ -236,6 +237,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "fast as possible (the simulator then outruns the walk controller, which runs on its "
                         "clock: not for walking)")
     parser.add_argument("--gui", action="store_true", help="show the PyBullet window (needs a display)")
+    physics_profiles.add_argument(parser)
     parser.add_argument("--json", action="store_true", help="print the measurements as JSON")
     parser.add_argument("--log-dir", type=new_folder, default=None, help="keep the nodes' logs here")
 
@@ -251,7 +253,8 @@ def run(args: argparse.Namespace) -> int:
     log_dir = args.log_dir or Path(tempfile.mkdtemp(prefix="humanoid_walk_"))
     if not args.json:
         print(f"starting the {args.robot} simulation (logs: {log_dir}) ...", flush=True)
-    with Graph(sim_nodes(args.robot, gui=args.gui, real_time_factor=args.real_time_factor), log_dir=log_dir), \
+    nodes = sim_nodes(args.robot, gui=args.gui, real_time_factor=args.real_time_factor, physics_profile=args.physics)
+    with Graph(nodes, log_dir=log_dir), \
             RobotClient("humanoid_walk") as client:
         report = walk(client, args.robot, args.distance, args.lateral, math.radians(args.turn))
     print(json.dumps(report.as_dict(), indent=2) if args.json else report.text())

@@ -20,11 +20,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from humanoid_control.parameter_files import node_parameters
 from humanoid_description.runtime_files import SIM_NODE_PARAMETERS
 from humanoid_sim.sim_node_spec import NODE_NAME
+
+if TYPE_CHECKING:
+    from humanoid_sim.pybullet_driver import SimParameters
+    from humanoid_sim.servo_profiles import ServoParameters
 
 #: The profile of the parameter file's own values.
 REFERENCE = "reference"
@@ -91,8 +95,14 @@ def apply(values: Mapping[str, Any], name: str) -> dict[str, Any]:
     return {**values, **settings}
 
 
-def describe(values: Mapping[str, Any], name: str) -> str:
-    """One line for the logs: the profile and the values it sets."""
-    settings = profiles(values).get(name, {})
-    shown = ", ".join(f"{key} {value}" for key, value in settings.items()) or "the parameter file's values"
-    return f"physics profile {name}: {shown}"
+def values_in_force(sim: SimParameters, servo: ServoParameters) -> dict[str, Any]:
+    """The values of every setting a physics profile may change (for the logs and benchmarks)."""
+    values = {name: getattr(sim, name) for name in sorted(allowed_parameters()) if not name.startswith("servo.")}
+    return values | {name: getattr(servo, name.removeprefix("servo.")) for name in sorted(SERVO_GAINS)}
+
+
+def add_argument(parser: Any) -> None:
+    """``--physics NAME`` on a command that starts the simulation (an argparse parser)."""
+    parser.add_argument("--physics", default=None, metavar="PROFILE",
+                        help=f"physics profile of the simulation (default: {REFERENCE}, the parameter file's values; "
+                             f"fast: quicker, validated by `humanoid bench physics`); the robot's {SECTION} list them")

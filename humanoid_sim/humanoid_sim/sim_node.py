@@ -72,15 +72,8 @@ def make_driver(node: Node, model: RobotModel, defaults: dict[str, Any]) -> PyBu
         + (f"; gears: stiffness {transmission.stiffness:g} N m/rad, {transmission.backlash:g} deg play at "
            f"{', '.join(transmission.backlash_joints) or 'no joint'}" if transmission.active else ""))
     node.get_logger().info(f"physics profile {profile}: " + ", ".join(
-        f"{name} {value}" for name, value in profile_values(sim, servo).items()))
+        f"{name} {value}" for name, value in physics_profiles.values_in_force(sim, servo).items()))
     return PyBulletDriver(model, servo, sim, transmission)
-
-
-def profile_values(sim: SimParameters, servo: ServoParameters) -> dict[str, Any]:
-    """The values in force of every setting a physics profile may change."""
-    values = {name: getattr(sim, name) for name in sorted(physics_profiles.allowed_parameters())
-              if not name.startswith("servo.")}
-    return values | {name: getattr(servo, name.removeprefix("servo.")) for name in sorted(physics_profiles.SERVO_GAINS)}
 
 
 class SimulationServices:
