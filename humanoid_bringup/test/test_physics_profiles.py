@@ -86,11 +86,15 @@ def test_the_simulation_node_takes_its_profile_from_the_physics_profile_paramete
     model = load_model(ROBOT)
     defaults = node_parameters(SIM_NODE_PARAMETERS.path(ROBOT), NODE_NAME)
     fast = fast_values()
-    driver = make_driver(node("fast"), model, defaults)
+    # the parameter file comes to the node as overrides too (--params-file): the profile wins over it
+    from_file = {name: defaults[name] for name in ("physics_rate", "servo.position_gain")}
+    made = node("fast", from_file)
+    driver = make_driver(made, model, defaults)
     assert driver.params.physics_rate == fast["physics_rate"]
     assert driver.servos.params.position_gain == pytest.approx(fast["servo.position_gain"])
+    assert made.get_parameter("physics_rate").value == fast["physics_rate"]
     # a value given on the command line wins over the profile's
-    driver = make_driver(node("fast", {"physics_rate": 500.0}), model, defaults)
+    driver = make_driver(node("fast", {**from_file, "physics_rate": 500.0}), model, defaults)
     assert driver.params.physics_rate == 500.0
     # the default is the reference
     assert make_driver(node(None), model, defaults).params.physics_rate == 1000.0
