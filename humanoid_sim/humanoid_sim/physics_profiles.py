@@ -5,7 +5,7 @@ reference values (the settings every measurement of the project was made with) a
 under ``physics_profiles:``, named profiles that override some of them::
 
     physics_profiles:
-      fast: {physics_rate: 250.0, solver_iterations: 20, servo.position_gain: 0.6}
+      fast: {physics_rate: 250.0, contact_erp: 0.28, servo: {position_gain: 0.59}}
 
 The simulation node's ``physics_profile`` parameter (default ``reference``: the file's
 own values) picks one; values given on the command line or by a launch file still win

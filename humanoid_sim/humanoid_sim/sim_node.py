@@ -62,6 +62,10 @@ def make_driver(node: Node, model: RobotModel, defaults: dict[str, Any]) -> PyBu
                       "named set of physics settings from the parameter file's physics_profiles "
                       "(reference: the file's own values)")
     file_values, defaults = defaults, physics_profiles.apply(defaults, profile)
+    for name, settings in physics_profiles.profiles(file_values).items():  # listed with the node's parameters
+        for key, value in settings.items():
+            declare(node, f"{physics_profiles.SECTION}.{name}.{key}", value,
+                    description=f"{key} under the physics profile {name} (read at start-up)")
     sim = declare_dataclass(node, SimParameters, defaults)
     servo = declare_dataclass(node, ServoParameters, defaults, prefix="servo.",
                               builtin=ServoParameters.for_model(model))
