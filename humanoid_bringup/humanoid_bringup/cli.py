@@ -109,6 +109,7 @@ def _missing(command: Subcommand, error: ModuleNotFoundError) -> Callable[[argpa
 
 
 def build_parser() -> argparse.ArgumentParser:
+
     parser = _Parser(prog="humanoid", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
     for command in COMMANDS:

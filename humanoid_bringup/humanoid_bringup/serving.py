@@ -64,10 +64,11 @@ def _finish_dead_recording(spec: NodeSpec, _code: int) -> None:
           "the graph goes on without recording", file=sys.stderr)
 
 
-def with_recorder(nodes: list[NodeSpec], bag: Path | None) -> list[NodeSpec]:
+def with_recorder(nodes: list[NodeSpec], bag: Path | None, lockstep: bool = False) -> list[NodeSpec]:
     """The graph plus, with ``--record DIR``, the recorder (started first, so that it is
-    listening when the robot's first messages go out). The recorder is a workstation tool
-    (package humanoid_tools): said plainly when it is not installed."""
+    listening when the robot's first messages go out; ``lockstep``: a participant, so that the
+    simulation waits for it, which the graph must name: :data:`RECORDER_NODE`). The recorder
+    is a workstation tool (package humanoid_tools): said plainly when it is not installed."""
     if bag is None:
         return nodes
     try:
@@ -81,7 +82,7 @@ def with_recorder(nodes: list[NodeSpec], bag: Path | None) -> list[NodeSpec]:
         prepare_output(bag.expanduser(), overwrite=False)
     except RecordingError as error:
         raise UsageError(str(error)) from None
-    return [recorder_node(bag.expanduser()), *nodes]
+    return [recorder_node(bag.expanduser(), lockstep), *nodes]
 
 
 def add_graph_switches(parser: argparse.ArgumentParser) -> None:

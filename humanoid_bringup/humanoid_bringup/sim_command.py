@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from humanoid_control.command_line import non_negative_number, positive_number, robot_name
+from humanoid_sim import physics_profiles
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -15,19 +16,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="stop after this many seconds of simulated time (default: run until interrupted)")
     parser.add_argument("--gui", action="store_true", help="show the PyBullet window (needs a display)")
     parser.add_argument("--real-time-factor", type=non_negative_number, default=None,
-                        help="1 = real time (default), 2 = twice as fast, 0 = as fast as possible")
+                        help="1 = real time (the default without --lockstep), 2 = twice as fast, 0 = as fast as "
+                        "possible (the default with --lockstep)")
+    parser.add_argument("--lockstep", action="store_true",
+                        help="advance the simulation one control period only when every lockstep participant "
+                        "(the graph's controllers, the recorder, and any node that answers on lockstep/ready: "
+                        "README, Lockstep) has answered the last state: as fast as they go, the same run twice")
     parser.add_argument("--control-rate", type=positive_number, default=None, help="control loop rate, Hz")
     parser.add_argument("--publish-rate", type=positive_number, default=None, help="joint_states rate, Hz")
+    physics_profiles.add_argument(parser)
     add_graph_switches(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    from humanoid_bringup.graphs import sim_nodes
+    from humanoid_bringup.graphs import RECORDER_NODE, sim_nodes
     from humanoid_bringup.serving import serve, with_recorder
     from humanoid_control.processes.node_graph import Graph
 
+    physics = physics_profiles.chosen(args.robot, args.physics)
+    recording = args.lockstep and args.record is not None
     nodes = sim_nodes(args.robot, gui=args.gui, real_time_factor=args.real_time_factor,
                       control_rate=args.control_rate, publish_rate=args.publish_rate, duration=args.duration,
                       balance_monitor=args.balance_monitor, self_collision_checker=args.self_collision_checker,
-                      self_collision_veto=args.self_collision_veto, gait_controller=args.gait_controller)
-    return serve(Graph(with_recorder(nodes, args.record), echo=True))
+                      self_collision_veto=args.self_collision_veto, gait_controller=args.gait_controller,
+                      physics_profile=physics, lockstep=args.lockstep,
+                      participants=(RECORDER_NODE,) if recording else ())
+    return serve(Graph(with_recorder(nodes, args.record, lockstep=args.lockstep), echo=True))

@@ -174,6 +174,8 @@ def run_demo(client, robot: str = "hoap2") -> DemoSummary:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from humanoid_sim import physics_profiles
+
     parser.add_argument("--real-time-factor", type=non_negative_number, default=None,
                         help="simulation speed: 1 = real time, 0 = as fast as possible (default; 1 with --walk: "
                              "the walk controller runs on the robot's clock and cannot follow a faster one)")
@@ -181,6 +183,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="then walk M metres forward through the walk action and print what the walk achieved "
                              "(humanoid walk's measurements)")
     parser.add_argument("--gui", action="store_true", help="show the PyBullet window (needs a display)")
+    physics_profiles.add_argument(parser)
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.add_argument("--log-dir", type=new_folder, default=None, help="keep the nodes' logs here")
 
@@ -194,12 +197,16 @@ def run(args: argparse.Namespace) -> int:
         from humanoid_experiments.walk import check_goal
 
         check_goal("hoap2", args.walk)
+    from humanoid_sim import physics_profiles
+
+    physics_profiles.chosen("hoap2", args.physics)
     log_dir = args.log_dir or Path(tempfile.mkdtemp(prefix="humanoid_demo_"))
     real_time_factor = args.real_time_factor
     if real_time_factor is None:
         real_time_factor = 1.0 if args.walk is not None else 0.0
     print(f"starting the HOAP-2 simulation (logs: {log_dir}) ...", flush=True)
-    with Graph(sim_nodes("hoap2", gui=args.gui, real_time_factor=real_time_factor), log_dir=log_dir), \
+    nodes = sim_nodes("hoap2", gui=args.gui, real_time_factor=real_time_factor, physics_profile=args.physics)
+    with Graph(nodes, log_dir=log_dir), \
             RobotClient("humanoid_demo") as client:
         summary = run_demo(client)
         walked = None

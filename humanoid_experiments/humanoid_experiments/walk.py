@@ -139,14 +139,28 @@ class WalkWitness:
         base = self.base()
         if base is None:
             raise RuntimeError("no ground_truth/base_pose from the simulator")
-        q = self.model.joints.to_array(state)
-        feet = self.model.config.feet
-        soles = self.model.frame_placements([feet[s].sole for s in ("right", "left")], q, base)
-        right, left = soles[feet["right"].sole], soles[feet["left"].sole]
-        centre = (right.translation + left.translation) / 2.0
-        yaws = [math.atan2(s.rotation[1, 0], s.rotation[0, 0]) for s in (right, left)]
-        yaw = yaws[0] + math.atan2(math.sin(yaws[1] - yaws[0]), math.cos(yaws[1] - yaws[0])) / 2.0
-        return float(centre[0]), float(centre[1]), yaw
+        return feet_centre(self.model, self.model.joints.to_array(state), base)
+
+
+def feet_centre(model, positions: np.ndarray, base) -> tuple[float, float, float]:
+    """x, y and heading of the centre of the soles in the world, from the base's placement
+    (``pin.SE3``, ground truth) and the joint positions (canonical order)."""
+    feet = model.config.feet
+    soles = model.frame_placements([feet[s].sole for s in ("right", "left")], positions, base)
+    right, left = soles[feet["right"].sole], soles[feet["left"].sole]
+    centre = (right.translation + left.translation) / 2.0
+    yaws = [math.atan2(s.rotation[1, 0], s.rotation[0, 0]) for s in (right, left)]
+    yaw = yaws[0] + math.atan2(math.sin(yaws[1] - yaws[0]), math.cos(yaws[1] - yaws[0])) / 2.0
+    return float(centre[0]), float(centre[1]), yaw
+
+
+def displacement(start: tuple[float, float, float], end: tuple[float, float, float]) -> tuple[float, float, float]:
+    """Forward, left (m) along the start heading, and the turn (rad), from ``start`` to ``end``
+    (each x, y, heading)."""
+    (x0, y0, yaw0), (x1, y1, yaw1) = start, end
+    c, s = math.cos(yaw0), math.sin(yaw0)
+    dx, dy = x1 - x0, y1 - y0
+    return c * dx + s * dy, -s * dx + c * dy, math.atan2(math.sin(yaw1 - yaw0), math.cos(yaw1 - yaw0))
 
 
 def walk(client, robot: str, distance: float, lateral: float = 0.0, turn: float = 0.0,
@@ -170,7 +184,7 @@ def walk(client, robot: str, distance: float, lateral: float = 0.0, turn: float 
     while client.base_pose is None and time.monotonic() < deadline:
         time.sleep(0.05)
     with client.lockstep.paused_at(start_at, 60.0) if client.lockstep else contextlib.nullcontext():
-        x0, y0, yaw0 = witness.feet_centre()
+        start = witness.feet_centre()
         fell = bool(client.fallen)
         wall0, robot0 = time.monotonic(), client.now()
         witness.start()
@@ -188,30 +202,39 @@ def walk(client, robot: str, distance: float, lateral: float = 0.0, turn: float 
     response = done.result()
     fell = fell or bool(client.fallen)
     wall, robot_time = time.monotonic() - wall0, client.now() - robot0
-    x1, y1, yaw1 = witness.feet_centre()
-    c, s = math.cos(yaw0), math.sin(yaw0)
-    dx, dy = x1 - x0, y1 - y0
-    forward, left = c * dx + s * dy, -s * dx + c * dy
-    turned = math.atan2(math.sin(yaw1 - yaw0), math.cos(yaw1 - yaw0))
     result = response.result
     status = {GoalStatus.STATUS_SUCCEEDED: "succeeded", GoalStatus.STATUS_ABORTED: "aborted",
               GoalStatus.STATUS_CANCELED: "canceled"}.get(response.status, f"status {response.status}")
-    duration = result.duration
+    return walk_report(
+        robot, (distance, lateral, turn), start, witness.feet_centre(),
+        result=f"{status}{': ' + result.error_string if result.error_string else ''}", error_code=result.error_code,
+        duration=result.duration, steps=int(result.steps), fell=fell,
+        odometry={"distance_m": result.distance, "lateral_m": result.lateral, "turn_rad": result.turn},
+        zmp=(witness.ratio, witness.samples), real_time_factor=robot_time / wall if wall > 0.0 else math.nan)
+
+
+def walk_report(robot: str, requested: tuple[float, float, float], start: tuple[float, float, float],
+                end: tuple[float, float, float], result: str, error_code: int, duration: float, steps: int,
+                fell: bool, odometry: dict[str, float], zmp: tuple[float, int] = (math.nan, 0),
+                real_time_factor: float = math.nan) -> WalkReport:
+    """The report of a walk asked as ``requested`` (forward m, left m, turn rad) whose feet's
+    centre went from ``start`` to ``end`` (:func:`feet_centre`), ``zmp``: the share of balance
+    readings with the measured ZMP inside the support polygon, and their count."""
+    distance, lateral, turn = requested
+    forward, left, turned = displacement(start, end)
     return WalkReport(
         robot=robot, requested={"distance_m": distance, "lateral_m": lateral, "turn_rad": turn},
-        result=f"{status}{': ' + result.error_string if result.error_string else ''}", error_code=result.error_code,
-        distance_m=forward, lateral_m=left, turn_rad=turned,
+        result=result, error_code=error_code, distance_m=forward, lateral_m=left, turn_rad=turned,
         speed_mps=math.hypot(forward, left) / duration if duration > 0.0 else 0.0,
         lateral_drift_m=left - lateral, heading_error_rad=math.atan2(math.sin(turned - turn), math.cos(turned - turn)),
-        zmp_inside_ratio=witness.ratio, zmp_samples=witness.samples, fell=fell, duration_s=duration,
-        steps=int(result.steps),
-        odometry={"distance_m": result.distance, "lateral_m": result.lateral, "turn_rad": result.turn},
-        real_time_factor=robot_time / wall if wall > 0.0 else math.nan)
+        zmp_inside_ratio=zmp[0], zmp_samples=zmp[1], fell=fell, duration_s=duration, steps=steps,
+        odometry=odometry, real_time_factor=real_time_factor)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from humanoid_control.command_line import finite_number, new_folder, non_negative_number
     from humanoid_description.robots import ROBOTS
+    from humanoid_sim import physics_profiles
 
     parser.add_argument("--robot", required=True, choices=ROBOTS, help="the robot to walk")
     parser.add_argument("--distance", required=True, type=finite_number,
@@ -226,6 +249,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="let the simulation run on its own clock instead of waiting for its nodes at every "
                         "state (lockstep, the default: as fast as the machine allows, and the same walk twice)")
     parser.add_argument("--gui", action="store_true", help="show the PyBullet window (needs a display)")
+    physics_profiles.add_argument(parser)
     parser.add_argument("--json", action="store_true", help="print the measurements as JSON")
     parser.add_argument("--log-dir", type=new_folder, default=None, help="keep the nodes' logs here")
 
@@ -254,12 +278,15 @@ def run(args: argparse.Namespace) -> int:
     if abs(args.turn) > 180.0:
         raise UsageError(f"--turn must be within +-180 degrees, got {args.turn:g}")
     check_goal(args.robot, args.distance, args.lateral)
+    from humanoid_sim import physics_profiles
+
+    physics_profiles.chosen(args.robot, args.physics)
     log_dir = args.log_dir or Path(tempfile.mkdtemp(prefix="humanoid_walk_"))
     if not args.json:
         print(f"starting the {args.robot} simulation (logs: {log_dir}) ...", flush=True)
     rtf = args.real_time_factor if args.real_time_factor is not None or args.lockstep else 1.0
     nodes = sim_nodes(args.robot, gui=args.gui, real_time_factor=rtf, lockstep=args.lockstep,
-                      participants=(CLIENT,))
+                      participants=(CLIENT,), physics_profile=args.physics)
     with Graph(nodes, log_dir=log_dir), RobotClient(CLIENT, lockstep=args.lockstep) as client:
         report = walk(client, args.robot, args.distance, args.lateral, math.radians(args.turn))
     print(json.dumps(report.as_dict(), indent=2) if args.json else report.text())

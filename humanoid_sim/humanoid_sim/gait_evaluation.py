@@ -17,20 +17,17 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
 from humanoid_control.loop.driver import JointCommand
-from humanoid_control.parameter_files import node_parameters
 from humanoid_control.quadruped_gaits.cpg import STRUCTURES, parameters_from_vector
 from humanoid_control.quadruped_gaits.gait_files import cpg_player
 from humanoid_control.quadruped_gaits.player import GaitPlayer
 from humanoid_description.model import RobotModel, load_model
-from humanoid_description.runtime_files import SIM_NODE_PARAMETERS
-from humanoid_sim.pybullet_driver import PyBulletDriver, SimParameters
-from humanoid_sim.servo_profiles import ServoParameters
-from humanoid_sim.sim_node_spec import NODE_NAME, control_period
+from humanoid_sim.headless import make_driver, simulation_settings
+from humanoid_sim.physics_profiles import REFERENCE
 
 #: Seconds the robot stands in the gait's first set-point before the gait starts.
 SETTLE_SECONDS = 0.5
@@ -72,16 +69,11 @@ def _yaw(rotation: np.ndarray) -> float:
 class HeadlessSimulation:
     """A robot's PyBullet world with the simulation node's settings, stepped as fast as it goes."""
 
-    def __init__(self, robot: str) -> None:
+    def __init__(self, robot: str, profile: str = REFERENCE) -> None:
         self.model: RobotModel = load_model(robot)
-        values = node_parameters(SIM_NODE_PARAMETERS.path(robot), NODE_NAME)
-        sim = {f.name: values[f.name] for f in fields(SimParameters) if f.name in values}
-        sim.update(real_time_factor=0.0, gui=False)
-        builtin = asdict(ServoParameters.for_model(self.model))
-        servo = {**builtin, **{f.name: values[f"servo.{f.name}"] for f in fields(ServoParameters)
-                                if f"servo.{f.name}" in values}}
-        self.control_period = control_period(robot)
-        self.driver = PyBulletDriver(self.model, ServoParameters(**servo), SimParameters(**sim))
+        settings = simulation_settings(self.model, profile)
+        self.control_period = 1.0 / settings.interface.control_rate
+        self.driver = make_driver(self.model, settings)
         self.driver.start()
 
     def close(self) -> None:

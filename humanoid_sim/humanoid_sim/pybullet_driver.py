@@ -111,6 +111,9 @@ class PyBulletDriver(RobotDriver):
         self._motor_kp = [servo.position_gain] * count
         self._motor_kd = [servo.velocity_gain] * count
         self._tmpdir = tempfile.TemporaryDirectory(prefix="humanoid_sim_")
+        #: wall and CPU (this thread's) seconds spent stepping: servo references and physics
+        self.stepping_wall = 0.0
+        self.stepping_cpu = 0.0
 
     # -- life cycle ---------------------------------------------------------------
     def start(self) -> JointState:
@@ -122,8 +125,7 @@ class PyBulletDriver(RobotDriver):
             c = self._client
             pybullet.setGravity(0.0, 0.0, -GRAVITY, physicsClientId=c)
             pybullet.setTimeStep(self.params.physics_period, physicsClientId=c)
-            pybullet.setPhysicsEngineParameter(numSolverIterations=self.params.solver_iterations,
-                                               deterministicOverlappingPairs=1, physicsClientId=c)
+            pybullet.setPhysicsEngineParameter(**self.params.engine_settings(), physicsClientId=c)
             plane = pybullet.createCollisionShape(pybullet.GEOM_PLANE, physicsClientId=c)
             self._ground = pybullet.createMultiBody(0.0, plane, physicsClientId=c)
             pybullet.changeDynamics(self._ground, -1, lateralFriction=1.0, restitution=0.0, physicsClientId=c)
@@ -235,6 +237,7 @@ class PyBulletDriver(RobotDriver):
             if self._client is None:
                 raise DriverError("the simulation is not running")
             c, dt = self._client, self.params.physics_period
+            wall, cpu = time.perf_counter(), time.thread_time()
             for _ in range(steps):
                 if not (self._targets_sent and self.servos.settled):
                     # PyBullet keeps motor targets between steps: send them only when they change
@@ -247,6 +250,8 @@ class PyBulletDriver(RobotDriver):
                         physicsClientId=c)
                     self._targets_sent = True
                 pybullet.stepSimulation(physicsClientId=c)
+            self.stepping_wall += time.perf_counter() - wall
+            self.stepping_cpu += time.thread_time() - cpu
             self._steps += steps
             self._time = self._steps * dt
             self._state = self._measure()

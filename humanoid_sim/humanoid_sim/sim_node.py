@@ -21,8 +21,8 @@ Parameters: ``ros2 param list`` on the node; per-robot defaults in
 
 from __future__ import annotations
 
+import dataclasses
 import sys
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -30,6 +30,7 @@ import pinocchio as pin
 from geometry_msgs.msg import PoseStamped, TwistStamped
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from std_msgs.msg import Bool
@@ -43,12 +44,13 @@ from humanoid_control.loop.validation import CommandRejectedError
 from humanoid_control.ros import driver_node
 from humanoid_control.ros.loop_process import DriverSpec, LoopHost
 from humanoid_control.ros.matched_publisher import STREAM_HISTORY, MatchedPublisher
-from humanoid_control.ros.parameters import declare_dataclass
+from humanoid_control.ros.parameters import declare, declare_dataclass
 from humanoid_control.ros.robot_interface import RobotInterface
 from humanoid_control.ros.ros_time import to_time
 from humanoid_description.model import RobotModel
 from humanoid_description.runtime_files import SIM_NODE_PARAMETERS
 from humanoid_interfaces.srv import ResetSimulation, StepSimulation
+from humanoid_sim import physics_profiles
 from humanoid_sim.pybullet_driver import PyBulletDriver
 from humanoid_sim.servo_profiles import ServoParameters
 from humanoid_sim.sim_node_spec import NODE_NAME
@@ -59,7 +61,7 @@ from humanoid_sim.transmission import TransmissionParameters
 OPERATION_TIMEOUT = 60.0
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class SimDriverConfig:
     """The simulator's configuration, declared by the node's front, built in the loop's process."""
 
@@ -71,10 +73,20 @@ class SimDriverConfig:
 def declare_driver(node: Node, model: RobotModel, defaults: dict[str, Any]) -> DriverSpec:
     """The PyBullet driver's parameters (declared from :class:`SimParameters`,
     :class:`ServoParameters` and :class:`TransmissionParameters`) and the rates of what
-    only a simulator publishes."""
+    only a simulator publishes; their defaults those of the ``physics_profile`` parameter's
+    profile (:mod:`humanoid_sim.physics_profiles`)."""
+    profile = declare(node, "physics_profile", physics_profiles.REFERENCE, defaults,
+                      "named set of physics settings from the parameter file's physics_profiles "
+                      "(reference: the file's own values)")
+    file_values, defaults = defaults, physics_profiles.apply(defaults, profile)
+    for name, settings in physics_profiles.profiles(file_values).items():  # listed with the node's parameters
+        for key, value in settings.items():
+            declare(node, f"{physics_profiles.SECTION}.{name}.{key}", value,
+                    description=f"{key} under the physics profile {name} (read at start-up)")
     sim = declare_dataclass(node, SimParameters, defaults)
     servo = declare_dataclass(node, ServoParameters, defaults, prefix="servo.",
                               builtin=ServoParameters.for_model(model))
+    sim, servo = _profile_over_file(node, physics_profiles.profiles(file_values)[profile], file_values, sim, servo)
     transmission = declare_dataclass(node, TransmissionParameters, defaults, prefix="transmission.")
     rates = declare_dataclass(node, SimulationPublishingParameters, defaults)
     lockstep = declare_dataclass(node, LockstepParameters, defaults)
@@ -89,6 +101,8 @@ def declare_driver(node: Node, model: RobotModel, defaults: dict[str, Any]) -> D
         f"ground friction {sim.ground_friction:g}{', GUI' if sim.gui else ''}"
         + (f"; gears: stiffness {transmission.stiffness:g} N m/rad, {transmission.backlash:g} deg play at "
            f"{', '.join(transmission.backlash_joints) or 'no joint'}" if transmission.active else ""))
+    node.get_logger().info(f"physics profile {profile}: " + ", ".join(
+        f"{name} {value}" for name, value in physics_profiles.values_in_force(sim, servo).items()))
     return DriverSpec(f"{__name__}:build_driver", SimDriverConfig(sim, servo, transmission), clock_is_ros_time=True,
                       extension=f"{__name__}:SimulationPublishing", extension_config=(rates, lockstep))
 
@@ -96,6 +110,22 @@ def declare_driver(node: Node, model: RobotModel, defaults: dict[str, Any]) -> D
 def build_driver(model: RobotModel, config: SimDriverConfig) -> PyBulletDriver:
     """The PyBullet driver (in the loop's process)."""
     return PyBulletDriver(model, config.servo, config.sim, config.transmission)
+
+
+def _profile_over_file(node: Node, settings: dict[str, Any], file_values: dict[str, Any], sim: SimParameters,
+                       servo: ServoParameters) -> tuple[SimParameters, ServoParameters]:
+    """The parameter file reaches the node as parameter overrides too (``--params-file``), which
+    hide the profile's values behind the file's: a value still equal to the file's gives way to
+    the profile's (and the node's parameter says so); one given otherwise was given on purpose."""
+    replaced = {name: value for name, value in settings.items()
+                if name in file_values and node.get_parameter(name).value == file_values[name]}
+    if not replaced:
+        return sim, servo
+    node.set_parameters([Parameter(name, value=value) for name, value in replaced.items()])
+    world = {name: type(getattr(sim, name))(value) for name, value in replaced.items() if not name.startswith("servo.")}
+    motors = {name.removeprefix("servo."): type(getattr(servo, name.removeprefix("servo.")))(value)
+              for name, value in replaced.items() if name.startswith("servo.")}
+    return dataclasses.replace(sim, **world), dataclasses.replace(servo, **motors)
 
 
 class SimulationPublishing:

@@ -1,5 +1,6 @@
 """The simulation node as a process to start (module, node name, parameter file): used by
-``humanoid_bringup.graphs`` and by this package's system tests, which start it alone."""
+``humanoid_bringup.graphs`` and by this package's system tests, which start it alone; and the
+rates of what only the simulator publishes, which in-process runs (no ROS) keep too."""
 
 from __future__ import annotations
 

@@ -26,6 +26,20 @@ class SimParameters:
     fall_tilt: float = documented(45.0, "deg, trunk tilt that counts as a fall")
     solver_iterations: int = documented(50, "PyBullet constraint solver iterations per step")
     drop_height: float = documented(0.0005, "m, the robot is placed this far above the ground on reset")
+    # PyBullet engine settings that trade accuracy for speed (humanoid_sim.physics_profiles);
+    # a negative value keeps PyBullet's own default
+    solver_residual_threshold: float = documented(
+        -1.0, "the solver stops iterating below this residual (PyBullet: 1e-7); < 0: PyBullet's default")
+    contact_erp: float = documented(-1.0, "error reduction of contacts per step, 0..1; < 0: PyBullet's default")
+    friction_erp: float = documented(-1.0, "error reduction of friction per step, 0..1; < 0: PyBullet's default")
+    global_cfm: float = documented(-1.0, "constraint force mixing (softness) of every constraint; < 0: PyBullet's "
+                                         "default (0)")
+    contact_breaking_threshold: float = documented(
+        -1.0, "m, contact points farther apart than this are dropped (PyBullet: 0.02); < 0: PyBullet's default")
+    enable_cone_friction: int = documented(-1, "1: implicit friction cone, 0: pyramid approximation; < 0: "
+                                               "PyBullet's default (cone)")
+    deterministic_overlapping_pairs: bool = documented(
+        True, "sort the broad phase's pairs, so that a run gives the same result twice")
 
     def __post_init__(self) -> None:
         if not self.physics_rate > 0.0:
@@ -34,6 +48,25 @@ class SimParameters:
             raise ValueError(f"parameter real_time_factor must be >= 0, got {self.real_time_factor}")
         if self.solver_iterations < 1:
             raise ValueError(f"parameter solver_iterations must be >= 1, got {self.solver_iterations}")
+        for name in ("contact_erp", "friction_erp"):
+            if getattr(self, name) > 1.0:
+                raise ValueError(f"parameter {name} must be <= 1 (or < 0 for PyBullet's default), "
+                                 f"got {getattr(self, name)}")
+        if self.enable_cone_friction > 1:
+            raise ValueError(f"parameter enable_cone_friction must be 0, 1 (or < 0 for PyBullet's default), "
+                             f"got {self.enable_cone_friction}")
+
+    def engine_settings(self) -> dict[str, float | int]:
+        """Keyword arguments of ``pybullet.setPhysicsEngineParameter``: the solver, plus each
+        engine setting given a value (those left negative keep PyBullet's default)."""
+        settings: dict[str, float | int] = {"numSolverIterations": self.solver_iterations,
+                                            "deterministicOverlappingPairs": int(self.deterministic_overlapping_pairs)}
+        optional = {"solverResidualThreshold": self.solver_residual_threshold, "contactERP": self.contact_erp,
+                    "frictionERP": self.friction_erp, "globalCFM": self.global_cfm,
+                    "contactBreakingThreshold": self.contact_breaking_threshold,
+                    "enableConeFriction": self.enable_cone_friction}
+        settings.update({key: value for key, value in optional.items() if value >= 0})
+        return settings
 
     @property
     def physics_period(self) -> float:

@@ -45,7 +45,7 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from sensor_msgs.msg import JointState
 
-from humanoid_control.loop.setpoint_window import VELOCITY_MARGIN, Setpoint
+from humanoid_control.loop.setpoint_window import TRAJECTORY_DELAY, VELOCITY_MARGIN, Setpoint, SetpointBatcher
 from humanoid_control.quadruped_gaits.gait_files import load_gait
 from humanoid_control.quadruped_gaits.parameters import NODE_NAME, GaitControllerParameters, gaited_robot
 from humanoid_control.quadruped_gaits.patterns import GaitError
@@ -55,7 +55,7 @@ from humanoid_control.ros.node_main import run_node
 from humanoid_control.ros.parameters import declare_control_node
 from humanoid_control.ros.pooled_executor import PooledExecutor
 from humanoid_control.ros.ros_time import seconds, to_time
-from humanoid_control.ros.setpoint_stream import TRAJECTORY_DELAY, SetpointStream
+from humanoid_control.ros.setpoint_stream import SetpointStream
 from humanoid_description.model import RobotModel
 from humanoid_interfaces.action import PlayGait
 
@@ -115,8 +115,9 @@ class GaitControllerNode:
         control = MutuallyExclusiveCallbackGroup()
         actions = ReentrantCallbackGroup()
         # the run's velocities are exact (central differences on its grid, the cubics' own)
-        self._stream = SetpointStream(node, self._joints.names, VELOCITY_MARGIN * self._joints.velocity,
-                                      self.params.command_lead, self.params.send_period, smooth_velocities=False)
+        self._stream = SetpointStream(node, self._joints.names, SetpointBatcher(
+            VELOCITY_MARGIN * self._joints.velocity, self.params.command_lead, self.params.send_period,
+            smooth_velocities=False, warn=self._log.warning))
         self._diagnostics = node.create_publisher(DiagnosticArray, "diagnostics", 10)
         node.create_subscription(JointState, "joint_states", self._on_joint_states, QoSProfile(depth=1),
                                  callback_group=control)

@@ -50,7 +50,6 @@ from sensor_msgs.msg import Imu, JointState
 from humanoid_control.balance.foot_pressure import FootWrench
 from humanoid_control.biped_walking.controller import (
     LATE_WARNING,
-    VELOCITY_MARGIN,
     GoalState,
     Phase,
     WalkController,
@@ -61,6 +60,7 @@ from humanoid_control.biped_walking.controller import (
 from humanoid_control.biped_walking.parameters import NODE_NAME, WalkParameters, walking_robot
 from humanoid_control.biped_walking.pattern import Mode
 from humanoid_control.biped_walking.stabilizer import Sensors
+from humanoid_control.biped_walking.streaming import WalkCycle, walk_sensors
 from humanoid_control.ros.lockstep import participant_of
 from humanoid_control.ros.node_main import run_node
 from humanoid_control.ros.parameters import declare_control_node
@@ -77,9 +77,6 @@ from humanoid_interfaces.action import Walk
 STATE_TIMEOUT = 1.0
 #: Wall seconds a walk goal may wait for the robot's first joint_states.
 CONNECT_TIMEOUT = 30.0
-#: Most control periods computed for one reading (after the node got no CPU for a while);
-#: beyond that the pattern falls behind the clock (reported) rather than bursting.
-MAX_CATCH_UP = 20
 
 _RESULT_CODES = {GoalState.SUCCEEDED: Walk.Result.SUCCESSFUL, GoalState.STOPPED: Walk.Result.STOPPED,
                  GoalState.CANCELED: Walk.Result.CANCELED, GoalState.REFUSED: Walk.Result.CANNOT_START}
@@ -98,6 +95,7 @@ class WalkControllerNode:
         self.controller = WalkController(self.model, self.params)
         self._lock = threading.Lock()
         self._log = node.get_logger()
+        self.stream = SetpointStream(self.controller, warn=self._log.warning)
         self._joints = self.model.joints
         self._state: JointState | None = None
         self._state_arrival = 0.0  # time.monotonic() of the latest joint_states
@@ -107,7 +105,6 @@ class WalkControllerNode:
         self._phase = Phase.IDLE
         self._message = ""
         self._abandoned = False
-        self._updated = math.nan  # robot time of the last update
         self._waiting: JointState | None = None  # lockstep: a state waiting for its IMU reading
         self._goals: dict[int, WalkGoal | WalkRefusedError] = {}  # by id() of the goal request, until executed
         self.lockstep = participant_of(node)
@@ -115,8 +112,8 @@ class WalkControllerNode:
         control = MutuallyExclusiveCallbackGroup()  # the cycle and the commands
         readings = MutuallyExclusiveCallbackGroup()  # kept apart, so that a slow cycle never delays them
         actions = ReentrantCallbackGroup()
-        self._stream = SetpointStream(node, self._joints.names, VELOCITY_MARGIN * self.model.joints.velocity,
-                                      self.params.command_lead, self.params.send_period)
+        self.cycle = WalkCycle(self.controller, warn=self._log.warning)
+        self._stream = SetpointStream(node, self._joints.names, self.cycle.batcher)
         self._diagnostics = node.create_publisher(DiagnosticArray, "diagnostics", 10)
         node.create_subscription(JointState, "joint_states", self._on_joint_states, QoSProfile(depth=1),
                                  callback_group=control)
@@ -192,14 +189,10 @@ class WalkControllerNode:
         return positions
 
     def _sensors(self, now: float) -> Sensors | None:
-        if not self.params.stabilize:
-            return None
         timeout = self.params.sensor_timeout
         imu = self._imu[1] if self._imu is not None and abs(now - self._imu[0]) <= timeout else None
         feet = {side: wrench for side, (stamp, wrench) in self._feet.items() if abs(now - stamp) <= timeout}
-        if imu is None and not feet:
-            return None
-        return Sensors(imu_orientation=imu, feet=feet or None)
+        return walk_sensors(self.params, imu, feet)
 
     # -- commands -----------------------------------------------------------------------
     def _on_cmd_vel(self, msg: Twist) -> None:
@@ -237,36 +230,18 @@ class WalkControllerNode:
             self._report(controller)
 
     def _cycle(self, state: JointState) -> None:
-        """One update per control period since the last reading handled: readings this
-        node had no CPU for (its subscription keeps only the latest) leave no gap in the
-        set-points sent."""
+        """One pass of the walk's cycle (:class:`~humanoid_control.biped_walking.streaming.WalkCycle`)
+        per reading; the trajectory it gives, if any, goes out on joint_trajectory."""
         now = seconds(state.header.stamp)
-        if now <= self._updated:  # not after the reading handled last (out of order, or a restarted clock)
+        if not self.cycle.is_new(now):
             return
         self._robot_time = now
         positions, sensors = self._positions(state), self._sensors(now)
-        final = False
         with self._lock:
             self._abandoned = False
-            times = [now]
-            if self.controller.phase is not Phase.IDLE and math.isfinite(self._updated):
-                missed = min(MAX_CATCH_UP, round((now - self._updated) / self.params.period) - 1)
-                times = [self._updated + self.params.period * (k + 1) for k in range(max(0, missed))] + [now]
-            for t in times:
-                setpoint = self.controller.update(t, positions, sensors)
-                if setpoint is None:
-                    continue
-                final = self.controller.phase is Phase.IDLE
-                ahead = self._stream.ahead
-                if not ahead or setpoint.stamp > ahead[-1].stamp:
-                    ahead.append(setpoint)
-                elif final:  # the walk ended at the last set-point's time: that one is at rest
-                    ahead[-1] = setpoint
-                if final:
-                    break
-            self._updated = now
+            batch = self.cycle.cycle(now, positions, sensors)
             self._report(self.controller)
-        self._stream.flush(now, final)
+        self._stream.publish(batch)
 
     def _report(self, controller: WalkController) -> None:
         """Log phase changes, new messages and a controller falling behind its clock (called
@@ -327,7 +302,7 @@ class WalkControllerNode:
             time.sleep(period)
         # the set-points sent ahead run on: the result when the robot has reached the last
         # one (or stopped answering)
-        while (rclpy.ok() and self._robot_time < self._stream.sent_until
+        while (rclpy.ok() and self._robot_time < self.cycle.sent_until
                and time.monotonic() - self._state_arrival <= STATE_TIMEOUT):
             time.sleep(period)
         result = self._result(goal)

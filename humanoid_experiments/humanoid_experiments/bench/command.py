@@ -8,6 +8,9 @@ import importlib
 #: target -> (module, help)
 TARGETS: dict[str, tuple[str, str]] = {
     "sim": ("humanoid_experiments.bench.sim", "real-time factor of the simulation node vs raw PyBullet"),
+    "physics": ("humanoid_experiments.bench.physics", "a physics profile's raw stepping speed vs the reference, and "
+                                                      "its fidelity: postures limits and the 1 m walk against the "
+                                                      "reference's"),
     "balance": ("humanoid_experiments.bench.balance", "balance monitor node fed joint_states at 1 kHz: answers, "
                                                       "latency; estimator updates per second"),
     "self-collision": ("humanoid_experiments.bench.self_collision", "the per-cycle self-collision check vs bare "

@@ -44,11 +44,15 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from humanoid_bringup.graphs import sim_nodes
 from humanoid_control.processes.node_graph import Graph
 from humanoid_description.robots import ROBOTS
 from humanoid_experiments.bench.cpu_time import process_cpu_seconds
+
+if TYPE_CHECKING:
+    from humanoid_sim.sim_parameters import SimParameters
 
 # PyBullet, Pinocchio and rclpy are imported where they are used: the `humanoid` command
 # builds its parser from this module and must start fast, also without PyBullet.
@@ -65,8 +69,9 @@ class Run:
     cpu_per_sim_second: float
 
 
-def raw_real_time_factor(robot: str, sim_seconds: float) -> Run:
-    """Bare PyBullet stepping of the robot's URDF."""
+def raw_real_time_factor(robot: str, sim_seconds: float, physics: SimParameters | None = None) -> Run:
+    """Bare PyBullet stepping of the robot's URDF: at 1 kHz with PyBullet's engine defaults, or
+    at the rate and with the engine settings of ``physics`` (a physics profile's)."""
     import pinocchio as pin
     import pybullet
 
@@ -74,10 +79,13 @@ def raw_real_time_factor(robot: str, sim_seconds: float) -> Run:
     from humanoid_description.robots import urdf_xml
 
     model = load_model(robot)
+    rate = PHYSICS_RATE if physics is None else physics.physics_rate
     client = pybullet.connect(pybullet.DIRECT)
     try:
         pybullet.setGravity(0, 0, -9.81, physicsClientId=client)
-        pybullet.setTimeStep(1.0 / PHYSICS_RATE, physicsClientId=client)
+        pybullet.setTimeStep(1.0 / rate, physicsClientId=client)
+        if physics is not None:
+            pybullet.setPhysicsEngineParameter(**physics.engine_settings(), physicsClientId=client)
         plane = pybullet.createCollisionShape(pybullet.GEOM_PLANE, physicsClientId=client)
         pybullet.createMultiBody(0.0, plane, physicsClientId=client)
         with tempfile.TemporaryDirectory() as folder:
@@ -96,11 +104,11 @@ def raw_real_time_factor(robot: str, sim_seconds: float) -> Run:
             pybullet.resetJointState(body, joint_id, float(value), physicsClientId=client)
         pybullet.setJointMotorControlArray(body, joint_ids, pybullet.POSITION_CONTROL, targetPositions=home,
                                            forces=list(model.joints.effort), physicsClientId=client)
-        steps = int(sim_seconds * PHYSICS_RATE)
+        steps = int(sim_seconds * rate)
         start, cpu = time.perf_counter(), time.process_time()
         for _ in range(steps):
             pybullet.stepSimulation(physicsClientId=client)
-        simulated = steps / PHYSICS_RATE
+        simulated = steps / rate
         return Run(simulated / (time.perf_counter() - start), (time.process_time() - cpu) / simulated)
     finally:
         pybullet.disconnect(physicsClientId=client)

@@ -69,6 +69,8 @@ def parse_overrides(items: list[str], known: Sequence[str]) -> dict[str, str]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from humanoid_sim import physics_profiles
+
     parser.add_argument("--robot", required=True,
                         help="the robot whose protocol to run (humanoid_description/robots/<robot>/postures.yaml: "
                              "hoap2, bioloid_quadruped)")
@@ -83,6 +85,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="protocol file (default: humanoid_description/robots/<robot>/postures.yaml)")
     parser.add_argument("--real-time-factor", type=non_negative_number, default=0.0,
                         help="simulation only: 0 = as fast as possible (default), 1 = real time")
+    physics_profiles.add_argument(parser)
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="simulation only: override a parameter of the simulation node, e.g. "
                              "transmission.stiffness=50 or transmission.backlash=0 (repeatable)")
@@ -125,8 +128,12 @@ def run(args: argparse.Namespace, stdin: TextIO = sys.stdin, out: TextIO = sys.s
 
     if args.robot not in ROBOTS:
         raise UsageError(f"unknown robot {args.robot!r} (known robots: {', '.join(ROBOTS)})")
-    if args.real and (args.set or args.real_time_factor):
-        raise UsageError("--set and --real-time-factor are for the simulation, not with --real")
+    if args.real and (args.set or args.real_time_factor or args.physics is not None):
+        raise UsageError("--set, --real-time-factor and --physics are for the simulation, not with --real")
+    if args.physics is not None:
+        from humanoid_sim import physics_profiles
+
+        physics_profiles.chosen(args.robot, args.physics)
     overrides = {}
     if args.set:
         from humanoid_sim.sim_parameters import parameter_names
@@ -146,8 +153,9 @@ def run(args: argparse.Namespace, stdin: TextIO = sys.stdin, out: TextIO = sys.s
             from humanoid_sim.sim_node_spec import sim_node_spec
 
             log_dir = Path(tempfile.mkdtemp(prefix="humanoid_postures_"))
+            physics = {} if args.physics is None else {"physics_profile": args.physics}
             node = sim_node_spec(args.robot, {"real_time_factor": args.real_time_factor, **protocol.simulation,
-                                              **overrides})
+                                              **physics, **overrides})
             print(f"starting the {args.robot} simulation (logs: {log_dir}) ...", file=out, flush=True)
             stack.enter_context(Graph([node], log_dir=log_dir))
         client = stack.enter_context(RobotClient("humanoid_postures"))

@@ -19,6 +19,10 @@ depends on the path, in fewer steps).
   operator confirms (``confirm``); the robot stops at the first foot event (no ``fallen``
   topic on a real robot); the way back to the start pose is a slow trajectory
   (``return_speed``), after the operator confirms.
+
+The runner drives a :class:`PostureRobot`: :class:`ClientRobot`, any robot serving the
+robot interface (simulated or real, through ROS), or the simulated robot in-process
+(:mod:`humanoid_experiments.postures.in_process`, no ROS, on the robot's clock).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from __future__ import annotations
 import math
 import sys
 import time
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TextIO
@@ -36,7 +41,7 @@ from humanoid_control.ros.robot_client import RobotClient, RobotClientError, mak
 from humanoid_description.joint_map import ServoJoint
 from humanoid_description.model import RobotModel
 from humanoid_experiments.postures.protocol import PostureTest, Protocol
-from humanoid_experiments.postures.watch import FootEvent, FootWatch, tip_direction
+from humanoid_experiments.postures.watch import FootEvent, FootWatch, tip_direction, watch_topics
 
 #: Wall-clock seconds allowed for anything that takes robot seconds (a slow, loaded machine
 #: runs the simulation well below real time).
@@ -90,18 +95,102 @@ class OperatorStopError(RuntimeError):
     """The operator stopped the protocol (real robot)."""
 
 
-class PosturesRunner:
-    """Runs tests of one protocol on a connected robot; progress lines go to ``out``."""
+#: The event that ends a watched motion, if any yet.
+EventCheck = Callable[[], "FootEvent | None"]
 
-    def __init__(self, client: RobotClient, model: RobotModel, protocol: Protocol, real: bool = False,
-                 confirm: Callable[[str], bool] | None = None, out: TextIO = sys.stderr) -> None:
+
+class PostureRobot(typing.Protocol):
+    """What the runner needs of a robot. Failures raise :class:`RobotClientError`."""
+
+    watch: FootWatch
+
+    def now(self) -> float:
+        """The robot's clock (s)."""
+
+    def reset(self, positions: np.ndarray) -> None:
+        """Simulation only: stand the robot in ``positions`` (canonical order)."""
+
+    def current_positions(self) -> dict[str, float]:
+        """The latest joint readings by name."""
+
+    def move(self, target: np.ndarray, duration: float, event: EventCheck | None = None) -> FootEvent | None:
+        """A smooth rest-to-rest move of every joint to ``target`` in ``duration`` s; with
+        ``event``, stopped (canceled) at the first event, which is returned."""
+
+    def run_until(self, time: float, event: EventCheck | None = None) -> FootEvent | None:
+        """Wait for robot time ``time``; with ``event``, the first event before it, if any."""
+
+
+class ClientRobot:
+    """A robot serving the robot interface, through a :class:`RobotClient` (simulation or real)."""
+
+    def __init__(self, client: RobotClient, model: RobotModel, contact_threshold: float, lift_time: float,
+                 stop_at_lift: bool) -> None:
+        self.client, self.model = client, model
+        self.names = list(model.joints.names)
+        self.watch = watch_topics(client, model, contact_threshold, lift_time, stop_at_lift)
+
+    def now(self) -> float:
+        return self.client.now()
+
+    def reset(self, positions: np.ndarray) -> None:
+        self.client.reset(dict(zip(self.names, map(float, positions), strict=True)))
+
+    def current_positions(self) -> dict[str, float]:
+        return self.client.current_positions()
+
+    def move(self, target: np.ndarray, duration: float, event: EventCheck | None = None) -> FootEvent | None:
+        trajectory = make_trajectory(self.names, [duration], [target], velocities=[np.zeros(len(self.names))])
+        if event is None:
+            outcome = self.client.follow(trajectory, timeout=WALL_TIMEOUT)
+            if not outcome.succeeded:
+                raise RobotClientError(f"the robot did not complete a move: {outcome.error_string}")
+            return None
+        handle = self.client.send_goal(trajectory, timeout=WALL_TIMEOUT)
+        result = handle.get_result_async()
+        deadline = time.monotonic() + WALL_TIMEOUT
+        while not result.done():
+            if (found := event()) is not None:
+                self.client.cancel(handle)
+                return found
+            if time.monotonic() > deadline:
+                raise RobotClientError(f"a move of {duration:g} s did not end within {WALL_TIMEOUT:g} s")
+            time.sleep(POLL)
+        outcome = result.result()
+        if outcome.result.error_code != 0:
+            raise RobotClientError(f"the robot refused or failed a step: {outcome.result.error_string}")
+        return None
+
+    def run_until(self, until: float, event: EventCheck | None = None) -> FootEvent | None:
+        if event is None:
+            self.client.wait_until(until, WALL_TIMEOUT)
+            return None
+        deadline = time.monotonic() + WALL_TIMEOUT
+        while self.client.now() < until:
+            if (found := event()) is not None:
+                return found
+            if time.monotonic() > deadline:
+                raise RobotClientError(f"robot time did not reach {until:.3f} s within {WALL_TIMEOUT:g} s")
+            time.sleep(POLL)
+        return event()
+
+
+class PosturesRunner:
+    """Runs tests of one protocol on a robot; progress lines go to ``out``. ``robot``: a
+    :class:`PostureRobot`, or a connected :class:`RobotClient` (driven as a :class:`ClientRobot`)."""
+
+    def __init__(self, robot: PostureRobot | RobotClient, model: RobotModel, protocol: Protocol,
+                 real: bool = False, confirm: Callable[[str], bool] | None = None, out: TextIO = sys.stderr) -> None:
         if real and confirm is None:
             raise ValueError("the real robot needs an operator: give a confirm callback")
-        self.client, self.model, self.protocol = client, model, protocol
+        self.model, self.protocol = model, protocol
         self.params = protocol.parameters
+        if isinstance(robot, RobotClient):
+            robot = ClientRobot(robot, model, self.params.contact_threshold, self.params.lift_time, stop_at_lift=real)
+        self.robot: PostureRobot = robot
         self.real, self.confirm, self.out = real, confirm, out
         self.names = list(model.joints.names)
-        self.watch = FootWatch(client, model, self.params.contact_threshold, self.params.lift_time, stop_at_lift=real)
+        self.watch = robot.watch
 
     def say(self, text: str) -> None:
         print(text, file=self.out, flush=True)
@@ -132,7 +221,7 @@ class PosturesRunner:
                                              f"({math.degrees(range_end):+.1f} deg)", "none", steps, range_end,
                                  starts, self._servos(test))
         if not self.real:  # let the fall show which way it goes
-            self.client.wait_until(self.client.now() + self.params.settle_time, WALL_TIMEOUT)
+            self.robot.run_until(self.robot.now() + self.params.settle_time)
         return PostureResult(test, test.direction * angle, event.detail, tip_direction(self.watch.feet_tilt()),
                              steps, range_end, starts, self._servos(test))
 
@@ -151,8 +240,8 @@ class PosturesRunner:
         if begin > 0.0:  # at the speed of the coarse steps, without their pauses
             speed = max(step, self.params.coarse_step) / self.params.step_time
             self._move(self._pose(test, start, columns, begin), begin / speed)
-        self.client.wait_until(self.client.now() + self.params.start_settle_time, WALL_TIMEOUT)
-        self.watch.arm(self.client.now())
+        self.robot.run_until(self.robot.now() + self.params.start_settle_time)
+        self.watch.arm(self.robot.now())
         angle, steps, event = begin, 0, None
         reported: FootEvent | None = None  # the foot lift already logged
         while event is None and angle < end - 1e-9:
@@ -181,33 +270,10 @@ class PosturesRunner:
 
     def _step(self, target: np.ndarray) -> FootEvent | None:
         """Move smoothly to ``target`` over step_time, hold settle_time; the first foot event, if any."""
-        trajectory = make_trajectory(self.names, [self.params.step_time], [target],
-                                     velocities=[np.zeros(len(self.names))])
-        handle = self.client.send_goal(trajectory, timeout=WALL_TIMEOUT)
-        result = handle.get_result_async()
-        deadline = time.monotonic() + WALL_TIMEOUT
-        while not result.done():
-            if (event := self._event()) is not None:
-                self.client.cancel(handle)
-                return event
-            if time.monotonic() > deadline:
-                raise RobotClientError(f"a step of {self.params.step_time:g} s did not end within {WALL_TIMEOUT:g} s")
-            time.sleep(POLL)
-        outcome = result.result()
-        if outcome.result.error_code != 0:
-            raise RobotClientError(f"the robot refused or failed a step: {outcome.result.error_string}")
-        return self._hold(self.client.now() + self.params.settle_time)
-
-    def _hold(self, until: float) -> FootEvent | None:
-        """Wait for robot time ``until``; the first foot event before it, if any."""
-        deadline = time.monotonic() + WALL_TIMEOUT
-        while self.client.now() < until:
-            if (event := self._event()) is not None:
-                return event
-            if time.monotonic() > deadline:
-                raise RobotClientError(f"robot time did not reach {until:.3f} s within {WALL_TIMEOUT:g} s")
-            time.sleep(POLL)
-        return self._event()
+        event = self.robot.move(target, self.params.step_time, self._event)
+        if event is not None:
+            return event
+        return self.robot.run_until(self.robot.now() + self.params.settle_time, self._event)
 
     def _event(self) -> FootEvent | None:
         self.watch.check_tip(self.params.tip_angle)
@@ -216,9 +282,9 @@ class PosturesRunner:
     # -- start pose ---------------------------------------------------------------------
     def _to_start(self, start: np.ndarray) -> None:
         if not self.real:
-            self.client.reset(dict(zip(self.names, map(float, start), strict=True)))
+            self.robot.reset(start)
             return
-        current = self.client.current_positions()
+        current = self.robot.current_positions()
         distance = max(abs(current[name] - value) for name, value in zip(self.names, start, strict=True))
         if distance < math.radians(0.2):
             return
@@ -229,7 +295,4 @@ class PosturesRunner:
 
     def _move(self, target: np.ndarray, duration: float) -> None:
         """A smooth rest-to-rest move of every joint to ``target``."""
-        trajectory = make_trajectory(self.names, [duration], [target], velocities=[np.zeros(len(self.names))])
-        outcome = self.client.follow(trajectory, timeout=WALL_TIMEOUT)
-        if not outcome.succeeded:
-            raise RobotClientError(f"the robot did not complete a move: {outcome.error_string}")
+        self.robot.move(target, duration)

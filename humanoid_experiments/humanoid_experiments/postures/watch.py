@@ -1,10 +1,12 @@
 """Watching a robot's feet through its interface: has a foot left the ground, has it fallen,
 which way does it tip?
 
-Only topics the real robot has too are needed for the feet (``<side>_foot/wrench`` and
+Only readings the real robot has too are needed for the feet (``<side>_foot/wrench`` and
 ``imu/data``); the simulator's ``fallen`` is used when it is published. Every decision
 uses the robot's own time stamps, so the verdicts do not depend on how fast this client
-or the simulation runs.
+or the simulation runs. :class:`FootWatch` takes the readings from whoever has them:
+:func:`watch_topics` feeds it from a robot client's subscriptions, an in-process run
+(:mod:`humanoid_experiments.postures.in_process`) from the simulated robot's readings.
 
 Any number of feet, flat or ball (``feet`` of the robot's config): a foot's load is
 :meth:`Foot.load <humanoid_description.config.Foot.load>`. What tips is what the robot
@@ -17,18 +19,22 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pinocchio as pin
-from geometry_msgs.msg import WrenchStamped
-from sensor_msgs.msg import Imu
-from std_msgs.msg import Bool
 
-from humanoid_control.ros.robot_client import RobotClient
-from humanoid_control.ros.ros_time import seconds
 from humanoid_description.model import RobotModel
+
+if TYPE_CHECKING:
+    from humanoid_control.ros.robot_client import RobotClient
+
+#: The robot's clock (s).
+Clock = Callable[[], float]
+#: The latest joint readings by name (None before any).
+Joints = Callable[[], "Mapping[str, float] | None"]
 
 
 @dataclass(frozen=True)
@@ -49,11 +55,13 @@ BODY = "body"
 
 
 class FootWatch:
-    """Subscriptions of one client to the feet, the IMU and ``fallen``; :meth:`arm` starts a watch."""
+    """The feet, the IMU and ``fallen`` of one robot, fed by :meth:`on_wrench`, :meth:`on_imu`
+    and :meth:`on_fallen`; ``now`` is the robot's clock, ``joints`` its latest joint readings.
+    :meth:`arm` starts a watch."""
 
-    def __init__(self, client: RobotClient, model: RobotModel, contact_threshold: float, lift_time: float,
-                 stop_at_lift: bool = True) -> None:
-        self.client, self.model = client, model
+    def __init__(self, model: RobotModel, contact_threshold: float, lift_time: float, now: Clock,
+                 joints: Joints, stop_at_lift: bool = True) -> None:
+        self.model, self.now, self.joints = model, now, joints
         #: a foot off the ground ends the watch (else only tips and falls do; lifts are still logged)
         self.stop_at_lift = stop_at_lift
         self.lifted: FootEvent | None = None  # the first foot that left the ground since arm()
@@ -65,13 +73,8 @@ class FootWatch:
         self._event: FootEvent | None = None
         self._low_since: dict[str, float | None] = {}
         self.forces: dict[str, float] = {}  # latest load per foot (Foot.load), N
-        self._imu: Imu | None = None
+        self._imu: tuple[float, float, float, float] | None = None  # w, x, y, z
         self.fallen_seen = False  # the simulator publishes `fallen` (a real robot does not)
-        for side in model.config.feet:
-            client.node.create_subscription(WrenchStamped, f"{side}_foot/wrench",
-                                            lambda msg, side=side: self._on_wrench(side, msg), 50)
-        client.node.create_subscription(Imu, "imu/data", self._on_imu, 10)
-        client.node.create_subscription(Bool, "fallen", self._on_fallen, 10)
 
     def arm(self, since: float) -> None:
         """Watch from robot time ``since`` on; forget any earlier event."""
@@ -92,9 +95,9 @@ class FootWatch:
         if self._event is None and event.time >= self._since:
             self._event = event
 
-    def _on_wrench(self, side: str, msg: WrenchStamped) -> None:
-        f = msg.wrench.force
-        force, stamp = self.model.config.feet[side].load((f.x, f.y, f.z)), seconds(msg.header.stamp)
+    def on_wrench(self, side: str, force_vector: tuple[float, float, float], stamp: float) -> None:
+        """A foot's force reading (N, in its sole frame) at robot time ``stamp``."""
+        force = self.model.config.feet[side].load(force_vector)
         with self._lock:
             self.forces[side] = force
             if stamp < self._since or side not in self._low_since:
@@ -113,14 +116,16 @@ class FootWatch:
                 if self.stop_at_lift:
                     self._record(lift)
 
-    def _on_imu(self, msg: Imu) -> None:
-        self._imu = msg
+    def on_imu(self, orientation: tuple[float, float, float, float]) -> None:
+        """The IMU's orientation in the world (w, x, y, z)."""
+        self._imu = orientation
 
-    def _on_fallen(self, msg: Bool) -> None:
+    def on_fallen(self, fallen: bool) -> None:
+        """The simulator's fall watch."""
         self.fallen_seen = True
-        if msg.data:
+        if fallen:
             with self._lock:
-                self._record(FootEvent("fall", self.client.now(), "the robot fell (simulator's fallen)"))
+                self._record(FootEvent("fall", self.now(), "the robot fell (simulator's fallen)"))
 
     def check_tip(self, tip_angle: float) -> None:
         """Record a ``tip`` event when what the robot stands on leans ``tip_angle`` (rad) further
@@ -137,17 +142,16 @@ class FootWatch:
             what, how = (("the body", "goes over") if self.ball_feet
                          else ("the feet", "pivots about an edge"))
             with self._lock:
-                self._record(FootEvent("tip", self.client.now(),
+                self._record(FootEvent("tip", self.now(),
                                        f"{what} tipped {math.degrees(math.hypot(*tilt)):.1f} deg "
                                        f"({tip_direction(tilt)}) or more: the robot {how}"))
 
     def support_tilts(self) -> dict[str, tuple[float, float]]:
         """:func:`support_tilts` of the latest IMU and joint readings (empty before both arrived)."""
-        imu, joints = self._imu, self.client.joint_state
+        imu, joints = self._imu, self.joints()
         if imu is None or joints is None:
             return {}
-        q = imu.orientation
-        return support_tilts(self.model, (q.w, q.x, q.y, q.z), dict(zip(joints.name, joints.position, strict=True)))
+        return support_tilts(self.model, imu, joints)
 
     def feet_tilt(self) -> tuple[float, float] | None:
         """How far the soles (or the body on ball feet) lean on average (rad, as
@@ -156,6 +160,38 @@ class FootWatch:
         if not tilts:
             return None
         return (float(np.mean([t[0] for t in tilts.values()])), float(np.mean([t[1] for t in tilts.values()])))
+
+
+def watch_topics(client: RobotClient, model: RobotModel, contact_threshold: float, lift_time: float,
+                 stop_at_lift: bool = True) -> FootWatch:
+    """A watch fed by ``client``'s subscriptions to the feet's wrenches, the IMU and ``fallen``,
+    on the robot's clock of its ``joint_states``."""
+    from geometry_msgs.msg import WrenchStamped
+    from sensor_msgs.msg import Imu
+    from std_msgs.msg import Bool
+
+    from humanoid_control.ros.ros_time import seconds
+
+    def joints() -> dict[str, float] | None:
+        state = client.joint_state
+        return None if state is None else dict(zip(state.name, state.position, strict=True))
+
+    watch = FootWatch(model, contact_threshold, lift_time, client.now, joints, stop_at_lift)
+
+    def on_wrench(side: str, msg: WrenchStamped) -> None:
+        f = msg.wrench.force
+        watch.on_wrench(side, (f.x, f.y, f.z), seconds(msg.header.stamp))
+
+    def on_imu(msg: Imu) -> None:
+        q = msg.orientation
+        watch.on_imu((q.w, q.x, q.y, q.z))
+
+    for side in model.config.feet:
+        client.node.create_subscription(WrenchStamped, f"{side}_foot/wrench",
+                                        lambda msg, side=side: on_wrench(side, msg), 50)
+    client.node.create_subscription(Imu, "imu/data", on_imu, 10)
+    client.node.create_subscription(Bool, "fallen", lambda msg: watch.on_fallen(msg.data), 10)
+    return watch
 
 
 def support_tilts(model: RobotModel, imu_orientation: Sequence[float],

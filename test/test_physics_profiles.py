@@ -1,0 +1,110 @@
+"""Physics profiles: a profile is chosen by name, an unknown one is refused before anything
+starts, the profile's values reach PyBullet (in-process and through the simulation node's
+parameters), and the HOAP-2 walks under the fast profile, the same twice.
+
+The profile's speed and its fidelity against the reference are measured by
+``humanoid bench physics``, not here."""
+
+from __future__ import annotations
+
+import pybullet
+import pytest
+import rclpy
+from rclpy.parameter import Parameter
+
+from humanoid_bringup.cli import main
+from humanoid_control.parameter_files import node_parameters
+from humanoid_description.model import load_model
+from humanoid_description.runtime_files import SIM_NODE_PARAMETERS
+from humanoid_experiments.walk_in_process import walk_in_process
+from humanoid_sim import physics_profiles
+from humanoid_sim.in_process import SimulatedRobot
+from humanoid_sim.sim_node import make_driver
+from humanoid_sim.sim_node_spec import NODE_NAME
+
+ROBOT = "hoap2"
+
+
+def fast_values() -> dict:
+    return physics_profiles.robot_profiles(ROBOT)["fast"]
+
+
+@pytest.mark.parametrize("command", [
+    ["sim", "--robot", ROBOT], ["walk", "--robot", ROBOT, "--distance", "1"], ["postures", "--robot", ROBOT],
+    ["demo"], ["bench", "physics", "--robot", ROBOT]])
+def test_an_unknown_profile_is_one_line_and_exit_2_naming_the_known_ones(command, capsys):
+    assert main([*command, "--physics", "nope"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert "unknown physics profile 'nope'" in err and "known: reference, fast" in err
+
+
+def test_a_profile_sets_physics_only():
+    values = {"physics_rate": 1000.0, "physics_profiles.broken.fall_tilt": 90.0}
+    with pytest.raises(ValueError, match="sets fall_tilt"):
+        physics_profiles.apply(values, "broken")
+    assert physics_profiles.apply(values, "reference") == values
+
+
+def engine(robot: SimulatedRobot) -> dict:
+    return pybullet.getPhysicsEngineParameters(physicsClientId=robot.driver._client)
+
+
+def test_the_fast_profiles_values_reach_pybullet_in_process():
+    fast = fast_values()
+    assert fast["physics_rate"] < 1000.0  # else there is nothing to check
+    with SimulatedRobot(ROBOT, "fast") as robot:
+        assert engine(robot)["fixedTimeStep"] == pytest.approx(1.0 / fast["physics_rate"])
+        assert engine(robot)["numSolverIterations"] == fast.get("solver_iterations", 50)
+        assert robot.driver.servos.params.position_gain == pytest.approx(fast["servo.position_gain"])
+        # PyBullet does not report its contact settings back: what the driver gave it
+        assert robot.driver.params.engine_settings()["contactERP"] == pytest.approx(fast["contact_erp"])
+    with SimulatedRobot(ROBOT) as robot:  # the reference: the file's own values
+        assert engine(robot)["fixedTimeStep"] == pytest.approx(0.001)
+        assert robot.driver.servos.params.position_gain == pytest.approx(0.2)
+
+
+@pytest.fixture
+def node():
+    rclpy.init()
+    nodes = []
+
+    def make(profile: str | None, overrides: dict | None = None):
+        parameters = [Parameter(k, value=v) for k, v in (overrides or {}).items()]
+        if profile is not None:
+            parameters.append(Parameter("physics_profile", value=profile))
+        made = rclpy.create_node(NODE_NAME, parameter_overrides=parameters)
+        nodes.append(made)
+        return made
+    yield make
+    for made in nodes:
+        made.destroy_node()
+    rclpy.shutdown()
+
+
+def test_the_simulation_node_takes_its_profile_from_the_physics_profile_parameter(node):
+    model = load_model(ROBOT)
+    defaults = node_parameters(SIM_NODE_PARAMETERS.path(ROBOT), NODE_NAME)
+    fast = fast_values()
+    # the parameter file comes to the node as overrides too (--params-file): the profile wins over it
+    from_file = {name: defaults[name] for name in ("physics_rate", "servo.position_gain")}
+    made = node("fast", from_file)
+    driver = make_driver(made, model, defaults)
+    assert driver.params.physics_rate == fast["physics_rate"]
+    assert driver.servos.params.position_gain == pytest.approx(fast["servo.position_gain"])
+    assert made.get_parameter("physics_rate").value == fast["physics_rate"]
+    # a value given on the command line wins over the profile's
+    driver = make_driver(node("fast", {**from_file, "physics_rate": 500.0}), model, defaults)
+    assert driver.params.physics_rate == 500.0
+    # the default is the reference
+    assert make_driver(node(None), model, defaults).params.physics_rate == 1000.0
+    with pytest.raises(physics_profiles.UnknownProfileError, match="known: reference, fast"):
+        make_driver(node("nope"), model, defaults)
+
+
+def test_the_hoap2_walks_under_the_fast_profile_and_twice_the_same():
+    first = walk_in_process(ROBOT, 0.2, profile="fast", settle=0.5)
+    assert not first.fell and first.error_code == 0, first.text()
+    assert first.distance_m == pytest.approx(0.2, abs=0.02), first.text()
+    again = walk_in_process(ROBOT, 0.2, profile="fast", settle=0.5)
+    assert (again.distance_m, again.lateral_m, again.turn_rad) == (first.distance_m, first.lateral_m, first.turn_rad)
