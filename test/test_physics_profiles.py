@@ -19,7 +19,7 @@ from humanoid_description.runtime_files import SIM_NODE_PARAMETERS
 from humanoid_experiments.walk_in_process import walk_in_process
 from humanoid_sim import physics_profiles
 from humanoid_sim.in_process import SimulatedRobot
-from humanoid_sim.sim_node import make_driver
+from humanoid_sim.sim_node import SimDriverConfig, declare_driver
 from humanoid_sim.sim_node_spec import NODE_NAME
 
 ROBOT = "hoap2"
@@ -86,20 +86,21 @@ def test_the_simulation_node_takes_its_profile_from_the_physics_profile_paramete
     model = load_model(ROBOT)
     defaults = node_parameters(SIM_NODE_PARAMETERS.path(ROBOT), NODE_NAME)
     fast = fast_values()
-    # the parameter file comes to the node as overrides too (--params-file): the profile wins over it
-    from_file = {name: defaults[name] for name in ("physics_rate", "servo.position_gain")}
-    made = node("fast", from_file)
-    driver = make_driver(made, model, defaults)
-    assert driver.params.physics_rate == fast["physics_rate"]
-    assert driver.servos.params.position_gain == pytest.approx(fast["servo.position_gain"])
+
+    def declared(made) -> SimDriverConfig:
+        return declare_driver(made, model, defaults).config
+
+    made = node("fast")
+    config = declared(made)
+    assert config.sim.physics_rate == fast["physics_rate"]
+    assert config.servo.position_gain == pytest.approx(fast["servo.position_gain"])
     assert made.get_parameter("physics_rate").value == fast["physics_rate"]
     # a value given on the command line wins over the profile's
-    driver = make_driver(node("fast", {**from_file, "physics_rate": 500.0}), model, defaults)
-    assert driver.params.physics_rate == 500.0
+    assert declared(node("fast", {"physics_rate": 500.0})).sim.physics_rate == 500.0
     # the default is the reference
-    assert make_driver(node(None), model, defaults).params.physics_rate == 1000.0
+    assert declared(node(None)).sim.physics_rate == defaults["physics_rate"] == 1000.0
     with pytest.raises(physics_profiles.UnknownProfileError, match="known: reference, fast"):
-        make_driver(node("nope"), model, defaults)
+        declared(node("nope"))
 
 
 def test_the_hoap2_walks_under_the_fast_profile_and_twice_the_same():

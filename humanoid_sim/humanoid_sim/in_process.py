@@ -35,7 +35,7 @@ from humanoid_description.model import RobotModel, load_model
 from humanoid_sim.headless import make_driver, simulation_settings, typed
 from humanoid_sim.physics_profiles import REFERENCE
 from humanoid_sim.pybullet_driver import FallState
-from humanoid_sim.sim_node_spec import SimulationPublishingParameters
+from humanoid_sim.sim_parameters import SimulationPublishingParameters
 
 #: Robot seconds a run may take before it is given up (a runaway experiment).
 RUN_LIMIT = 3600.0

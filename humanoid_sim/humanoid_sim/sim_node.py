@@ -30,7 +30,6 @@ import pinocchio as pin
 from geometry_msgs.msg import PoseStamped, TwistStamped
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
-from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from std_msgs.msg import Bool
@@ -86,7 +85,6 @@ def declare_driver(node: Node, model: RobotModel, defaults: dict[str, Any]) -> D
     sim = declare_dataclass(node, SimParameters, defaults)
     servo = declare_dataclass(node, ServoParameters, defaults, prefix="servo.",
                               builtin=ServoParameters.for_model(model))
-    sim, servo = _profile_over_file(node, physics_profiles.profiles(file_values)[profile], file_values, sim, servo)
     transmission = declare_dataclass(node, TransmissionParameters, defaults, prefix="transmission.")
     rates = declare_dataclass(node, SimulationPublishingParameters, defaults)
     lockstep = declare_dataclass(node, LockstepParameters, defaults)
@@ -110,22 +108,6 @@ def declare_driver(node: Node, model: RobotModel, defaults: dict[str, Any]) -> D
 def build_driver(model: RobotModel, config: SimDriverConfig) -> PyBulletDriver:
     """The PyBullet driver (in the loop's process)."""
     return PyBulletDriver(model, config.servo, config.sim, config.transmission)
-
-
-def _profile_over_file(node: Node, settings: dict[str, Any], file_values: dict[str, Any], sim: SimParameters,
-                       servo: ServoParameters) -> tuple[SimParameters, ServoParameters]:
-    """The parameter file reaches the node as parameter overrides too (``--params-file``), which
-    hide the profile's values behind the file's: a value still equal to the file's gives way to
-    the profile's (and the node's parameter says so); one given otherwise was given on purpose."""
-    replaced = {name: value for name, value in settings.items()
-                if name in file_values and node.get_parameter(name).value == file_values[name]}
-    if not replaced:
-        return sim, servo
-    node.set_parameters([Parameter(name, value=value) for name, value in replaced.items()])
-    world = {name: type(getattr(sim, name))(value) for name, value in replaced.items() if not name.startswith("servo.")}
-    motors = {name.removeprefix("servo."): type(getattr(servo, name.removeprefix("servo.")))(value)
-              for name, value in replaced.items() if name.startswith("servo.")}
-    return dataclasses.replace(sim, **world), dataclasses.replace(servo, **motors)
 
 
 class SimulationPublishing:

@@ -1,4 +1,5 @@
-"""The simulation node as a process to start (module, node name, parameter file): used by
+"""The simulation node as a process to start (module and node name; the node reads its robot's
+parameter file itself): used by
 ``humanoid_bringup.graphs`` and by this package's system tests, which start it alone; and the
 rates of what only the simulator publishes, which in-process runs (no ROS) keep too."""
 
@@ -16,7 +17,7 @@ NODE_NAME = "humanoid_sim"
 
 def sim_node_spec(robot: str, parameters: Mapping[str, object] | None = None) -> NodeSpec:
     """The simulation node of ``robot``, ``parameters`` overriding its parameter file."""
-    return driver_node_spec(NODE_NAME, "humanoid_sim.sim_node", SIM_NODE_PARAMETERS.path(robot), robot, parameters)
+    return driver_node_spec(NODE_NAME, "humanoid_sim.sim_node", robot, parameters)
 
 
 def control_period(robot: str) -> float:

@@ -15,7 +15,6 @@ from humanoid_control.balance.parameters import NODE_NAME as BALANCE_MONITOR
 from humanoid_control.biped_walking.parameters import NODE_NAME as WALK_CONTROLLER
 from humanoid_control.processes.node_graph import NodeSpec
 from humanoid_control.quadruped_gaits.parameters import NODE_NAME as GAIT_CONTROLLER
-from humanoid_description.runtime_files import CONTROL_NODE_PARAMETERS
 
 __all__ = ["BALANCE_MONITOR", "GAIT_CONTROLLER", "SELF_COLLISION_CHECKER", "TRAJECTORY_GENERATOR", "WALK_CONTROLLER",
            "balance_monitor_node_spec", "gait_controller_node_spec", "self_collision_checker_node_spec",
@@ -25,10 +24,11 @@ SELF_COLLISION_CHECKER = "self_collision_checker"
 TRAJECTORY_GENERATOR = "trajectory_generator"
 
 
-def _control_node(name: str, robot: str, parameters: Mapping[str, object] | None,
-                  parameter_file: bool = True) -> NodeSpec:
-    return NodeSpec(name, f"humanoid_control.nodes.{name}", {"robot": robot, **(parameters or {})},
-                    (CONTROL_NODE_PARAMETERS.path(robot),) if parameter_file else ())
+def _control_node(name: str, robot: str, parameters: Mapping[str, object] | None) -> NodeSpec:
+    """The node reads its defaults from its section of the robot's ``control.yaml`` itself
+    (:func:`~humanoid_control.ros.parameters.declare_control_node`): the file is one source,
+    never passed again as parameter overrides, which would hide what a caller changes."""
+    return NodeSpec(name, f"humanoid_control.nodes.{name}", {"robot": robot, **(parameters or {})})
 
 
 def balance_monitor_node_spec(robot: str, parameters: Mapping[str, object] | None = None) -> NodeSpec:
@@ -43,7 +43,7 @@ def self_collision_checker_node_spec(robot: str, parameters: Mapping[str, object
 
 def trajectory_generator_node_spec(robot: str, parameters: Mapping[str, object] | None = None) -> NodeSpec:
     """The trajectory generator (``play_motion``) of ``robot`` (no section in ``control.yaml``)."""
-    return _control_node(TRAJECTORY_GENERATOR, robot, parameters, parameter_file=False)
+    return _control_node(TRAJECTORY_GENERATOR, robot, parameters)
 
 
 def walk_controller_node_spec(robot: str, parameters: Mapping[str, object] | None = None) -> NodeSpec:

@@ -87,11 +87,10 @@ class NodeSpec:
         return args
 
 
-def driver_node_spec(name: str, module: str, parameter_file: Path, robot: str,
-                     parameters: Mapping[str, object] | None = None) -> NodeSpec:
-    """A robot driver node: the robot's parameter file, then ``parameters`` overriding it; its
-    exit ends the graph (nothing else holds the robot)."""
-    return NodeSpec(name, module, {"robot": robot, **(parameters or {})}, (parameter_file,), OnExit.END_GRAPH)
+def driver_node_spec(name: str, module: str, robot: str, parameters: Mapping[str, object] | None = None) -> NodeSpec:
+    """A robot driver node: its defaults are the robot's parameter file (the node reads it),
+    ``parameters`` override them; its exit ends the graph (nothing else holds the robot)."""
+    return NodeSpec(name, module, {"robot": robot, **(parameters or {})}, on_exit=OnExit.END_GRAPH)
 
 
 def describe_exit(code: int) -> str:
