@@ -1,5 +1,6 @@
-"""The stack's topics, named once: the robot interface, the balance monitor's and the
-self-collision checker's outputs, and the simulator's clock, ground truth and fall flag.
+"""The stack's topics, named once: the robot interface (with the controllers' actions), the
+balance monitor's and the self-collision checker's outputs, and the simulator's clock,
+ground truth and fall flag. The README's tables name the same topics (a test checks it).
 
 Their union is what a recording takes by default (``humanoid record``, ``--record`` and
 ``record.launch.py`` alike). Topics nobody publishes (a node that is not running, the
@@ -10,6 +11,7 @@ ROBOT_INTERFACE = (
     "/imu/data", "/left_foot/wrench", "/right_foot/wrench", "/left_foot/contact", "/right_foot/contact",
     "/follow_joint_trajectory/_action/feedback", "/follow_joint_trajectory/_action/status",
     "/play_motion/_action/feedback", "/play_motion/_action/status", "/cmd_vel",
+    "/walk/_action/feedback", "/walk/_action/status", "/play_gait/_action/feedback", "/play_gait/_action/status",
 )
 BALANCE = ("/balance_state", "/balance_markers")
 SELF_COLLISION = ("/self_collision_state", "/self_collision_markers")
