@@ -68,3 +68,35 @@ def test_the_same_cmd_vel_drives_the_hardware_node_on_the_emulated_bus(robot_gra
         assert len(statuses) > 0  # the hardware node reported while the robot walked
         errors = [(s.name, s.message) for s in statuses if level(s) >= DiagnosticStatus.ERROR[0]]
         assert not errors  # no bus error, from any node
+
+
+def test_a_walk_from_one_foot_puts_the_raised_foot_down_first_then_walks(robot_graph):
+    """The recovery path after a fault mid-walk (the walk abandoned with a foot raised, the
+    servos holding): the next walk goal first puts the raised foot down beneath where it is,
+    then walks, and ends on both soles. The robot is put on one foot here by a trajectory."""
+    from humanoid_control.ros.robot_client import make_trajectory
+    from humanoid_description.model import load_model
+    from humanoid_hw.emulator.process import emulator_process
+    from humanoid_interfaces.action import Walk
+
+    model = load_model("bioloid")
+
+    def support(client) -> str:
+        return model.support_side(model.joints.to_array(client.positions()))
+
+    one_foot = model.home_positions()  # the left foot 11 mm up, level: hip, knee and ankle pitch bent
+    for joint, change in (("l_hip_pitch", -0.4), ("l_knee", 0.8), ("l_ankle_pitch", -0.4)):
+        one_foot[model.joints.index(joint)] += change
+    with emulator_process("bioloid", 1, 1_000_000, timing=False) as port:
+        _, client = robot_graph(real_nodes("bioloid", port=port, balance_monitor=False, self_collision_checker=False))
+        outcome = client.follow(make_trajectory(model.joints.names, [2.0], [one_foot.tolist()]))
+        assert outcome.succeeded, outcome.error_string
+        assert support(client) == "right"
+        walk = client.action_client(Walk, "walk")
+        assert walk.wait_for_server(timeout_sec=60.0)
+        goal = client.wait_future(walk.send_goal_async(Walk.Goal(distance=0.1)), 60.0, "walk goal response")
+        result = client.wait_future(goal.get_result_async(), 120.0, "the walk's result").result
+        assert result.error_code == Walk.Result.SUCCESSFUL, result.error_string
+        assert result.steps >= 2
+        client.wait_until(client.now() + 0.5, timeout=60.0)
+        assert support(client) == "both"

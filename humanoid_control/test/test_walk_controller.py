@@ -148,15 +148,52 @@ def test_a_stale_joint_stops_the_walk_in_double_support_and_says_which(robot):
     assert again.state is GoalState.REFUSED and leg in again.message
 
 
-def test_the_walk_does_not_start_on_one_foot():
+def one_foot(robot: KinematicRobot) -> np.ndarray:
+    """The HOAP-2 on its right foot, the left raised 4 cm (its hip and knee bent)."""
+    positions = robot.model.home_positions()
+    positions[robot.model.joints.index("lleg_joint3")] = -0.4
+    positions[robot.model.joints.index("lleg_joint4")] = 0.8
+    positions[robot.model.joints.index("lleg_joint5")] = -0.4
+    return positions
+
+
+def test_a_walk_from_one_foot_puts_the_other_down_beneath_it_first_then_walks():
     robot = KinematicRobot("hoap2")
-    one_foot = robot.model.home_positions()
-    one_foot[robot.model.joints.index("lleg_joint3")] = -0.4
-    one_foot[robot.model.joints.index("lleg_joint4")] = 0.8
-    robot.positions = one_foot
+    robot.positions = one_foot(robot)
+    model = robot.model
+    feet = model.config.feet
+
+    def from_the_right_sole(positions):  # the left sole and the CoM seen from the stance sole
+        right = model.frame_placement(feet["right"].sole, positions)
+        return (right.actInv(model.frame_placement(feet["left"].sole, positions).translation),
+                right.actInv(model.com(positions)))
+
+    assert model.support_side(robot.positions) == "right"
+    lifted, com = from_the_right_sole(robot.positions)
     goal = robot.controller.walk_to(0.1, 0.0, 0.0)
-    assert robot.cycle() is None
-    assert goal.state is GoalState.REFUSED and "flat on the ground" in goal.message
+    robot.cycle()
+    assert "stands on its right foot" in robot.controller.message
+    preparation = robot.controller._preparation
+    landing_end = preparation.start + preparation.landing
+    robot.run_until(lambda: robot.setpoints[-1].stamp >= landing_end + 0.1)
+    at_landing = min(robot.setpoints, key=lambda setpoint: abs(setpoint.stamp - landing_end)).positions
+    assert model.support_side(at_landing) == "both"  # both soles flat on the ground
+    landed, com_landed = from_the_right_sole(at_landing)
+    assert np.allclose(landed[:2], lifted[:2], atol=1e-3) and abs(landed[2]) < 1e-3  # beneath where it was
+    assert np.allclose(com_landed[:2], com[:2], atol=2e-3)  # the CoM stayed where it was over the ground
+    robot.run_until(lambda: goal.done)
+    assert goal.state is GoalState.SUCCEEDED, goal.message
+
+
+def test_a_foot_that_cannot_be_put_down_is_said_and_the_walk_refused():
+    robot = KinematicRobot("hoap2")
+    positions = one_foot(robot)
+    positions[robot.model.joints.index("lleg_joint2")] = 0.6  # the left leg swung far out to the side
+    robot.positions = positions
+    goal = robot.controller.walk_to(0.1, 0.0, 0.0)
+    robot.cycle()
+    assert goal.state is GoalState.REFUSED, goal.message
+    assert "stands on its right foot" in goal.message and "bring it down with a trajectory" in goal.message
 
 
 def test_cmd_vel_walks_and_stops_when_it_stops_coming():

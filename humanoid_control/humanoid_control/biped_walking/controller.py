@@ -103,10 +103,12 @@ def ground_pose(placement: pin.SE3) -> Pose2:
 @dataclass
 class _Preparation:
     start: float
-    duration: float
+    duration: float  # of the crouch into the walking posture
     feet: dict[str, Pose2]
     positions: np.ndarray  # joints at the start
     ready: np.ndarray  # joints in the walking posture
+    landed: np.ndarray | None = None  # from one foot: the other put down first, the CoM kept where it is
+    landing: float = 0.0  # s, the landing's duration (before the crouch)
 
 
 class GoalState(enum.Enum):
@@ -326,42 +328,82 @@ class WalkController:
             self.goal.finish(GoalState.REFUSED, message, self._time)
 
     def _begin(self, now: float, positions: np.ndarray) -> None:
-        """Start preparing from the measured posture (both soles must be flat on the ground)."""
+        """Start preparing from the measured posture: on both soles, a crouch into the walking
+        posture; on one (a walk that stopped mid-step, the robot left on one foot), the other
+        sole is put down flat beneath where it is first (:meth:`_landing`)."""
         model = self.model
-        if model.support_side(positions) != "both":
-            self._refuse("cannot start walking: the soles are not both flat on the ground")
-            return
-        base = model.standing_base(positions, "both")
-        placements = model.frame_placements(list(self.soles.values()), positions, base)
+        landed = None
+        support = model.support_side(positions)
+        if support != "both":
+            landed = self._landing(positions, support)
+            if landed is None:
+                return
+        start = positions if landed is None else landed
+        base = model.standing_base(start, "both")
+        placements = model.frame_placements(list(self.soles.values()), start, base)
         feet = {side: ground_pose(placements[sole]) for side, sole in self.soles.items()}
         centre = midpoint(feet["right"], feet["left"])
         ready_com = np.array([centre.x, centre.y, self.params.com_height])
         ready_trunk = yaw_rotation(centre.yaw, self.params.trunk_pitch)
-        self.solver.reset(positions, base)
+        self.solver.reset(start, base)
         ready = self.solver.solve(sole_placement(feet["right"], 0.0), sole_placement(feet["left"], 0.0),
                                   ready_com, ready_trunk, self.posture, iterations=READY_ITERATIONS)
         if self.solver.error > READY_TOLERANCE:
             self._refuse(f"cannot start walking: no walking posture with the CoM at {self.params.com_height:g} m "
                          f"over these feet (IK residual {self.solver.error:.3g})")
             return
-        moved = float(np.max(np.abs(ready - positions)))
-        duration = self.params.prepare_duration * min(1.0, moved / PREPARE_FULL_MOTION)
-        self._preparation = _Preparation(now, max(duration, self.params.period), feet,
-                                         np.array(positions, dtype=float), ready)
+        self._preparation = _Preparation(now, self._move_duration(start, ready), feet,
+                                         np.array(positions, dtype=float), ready, landed,
+                                         0.0 if landed is None else self._move_duration(positions, landed))
         self._last = Setpoint(now, np.array(positions, dtype=float), np.zeros(len(positions)))
         self.phase = Phase.PREPARING
         self._stopping_reason = ""
-        self.message = ""
+        self.message = "" if landed is None else (f"the robot stands on its {support} foot: the other is put down "
+                                                  "beneath where it is before the walk")
+
+    def _move_duration(self, start: np.ndarray, end: np.ndarray) -> float:
+        moved = float(np.max(np.abs(end - start)))
+        return max(self.params.prepare_duration * min(1.0, moved / PREPARE_FULL_MOTION), self.params.period)
+
+    def _landing(self, positions: np.ndarray, stance: str) -> np.ndarray | None:
+        """The posture with the free sole flat on the ground beneath where it is, the stance
+        sole and the CoM's ground projection where they are (the robot stands over the stance
+        foot), the CoM no higher than the walking height; None, refused with the reason, where
+        the IK finds none."""
+        model = self.model
+        base = model.standing_base(positions, stance)
+        placements = model.frame_placements(list(self.soles.values()), positions, base)
+        feet = {side: ground_pose(placements[sole]) for side, sole in self.soles.items()}
+        free = "left" if stance == "right" else "right"
+        com = model.com(positions, base)
+        com[2] = min(com[2], self.params.com_height)  # at most the walking height: a straight leg cannot lower
+        self.solver.reset(positions, base)
+        landed = self.solver.solve(sole_placement(feet["right"], 0.0), sole_placement(feet["left"], 0.0),
+                                   com, yaw_rotation(feet[stance].yaw, self.params.trunk_pitch),
+                                   self.posture, iterations=READY_ITERATIONS)
+        if self.solver.error > READY_TOLERANCE or model.support_side(landed) != "both":
+            self._refuse(f"cannot start walking: the robot stands on its {stance} foot and the {free} foot cannot "
+                         f"be put down beneath where it is (IK residual {self.solver.error:.3g}); bring it down "
+                         "with a trajectory first")
+            return None
+        return landed
 
     def _prepare(self, target: float, sensors: Sensors | None) -> Setpoint:
-        """Joint-space move to the walking posture: both ends have the soles flat where they
-        are, and the symmetric crouch keeps them so in between (an IK along the way would
-        start at the straight-leg singularity)."""
+        """Joint-space moves to the walking posture: from one foot, the landing first (the
+        stance sole and the CoM stay where they are at both ends); then the crouch, where
+        both ends have the soles flat where they are, and the symmetric crouch keeps them so
+        in between (an IK along the way would start at the straight-leg singularity)."""
         prep = self._preparation
         assert prep is not None
-        s = rest_to_rest((target - prep.start) / prep.duration)
-        positions = prep.positions + s * (prep.ready - prep.positions)
-        if target - prep.start >= prep.duration:
+        elapsed = target - prep.start
+        if prep.landed is not None and elapsed < prep.landing:
+            s = rest_to_rest(elapsed / prep.landing)
+            return self._setpoint(target, prep.positions + s * (prep.landed - prep.positions))
+        start = prep.positions if prep.landed is None else prep.landed
+        elapsed -= prep.landing
+        s = rest_to_rest(elapsed / prep.duration)
+        positions = start + s * (prep.ready - start)
+        if elapsed >= prep.duration:
             self._start_pattern(target, prep.feet)
             return self._setpoint(target, positions, at_rest=True)
         return self._setpoint(target, positions)
