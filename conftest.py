@@ -12,6 +12,8 @@ Fixtures for system tests (real nodes in their own processes, talking over DDS):
   nodes' logs are printed when the test fails.
 - ``module_graph``: the module's ``GRAPH`` kept for the whole module, with its client
   (walks that go on where the previous test left the robot).
+- ``cpu_hogs``: ``with cpu_hogs(count):`` runs ``count`` processes spinning on the CPU
+  (a loaded machine), killed when the block ends.
 
 Only one robot graph may run at a time in a session (they share the session's domain
 and topic names): a module that keeps a graph alive in a module-scoped fixture must not
@@ -121,3 +123,22 @@ def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
     setattr(item, f"rep_{report.when}", report)
+
+
+@pytest.fixture
+def cpu_hogs():
+    """``with cpu_hogs(count):`` keeps ``count`` processes spinning on the CPU (``yes``)."""
+    import contextlib
+    import subprocess
+
+    @contextlib.contextmanager
+    def hogs(count: int):
+        spinning = [subprocess.Popen(["yes"], stdout=subprocess.DEVNULL) for _ in range(count)]
+        try:
+            yield
+        finally:
+            for hog in spinning:
+                hog.kill()
+                hog.wait()
+
+    return hogs

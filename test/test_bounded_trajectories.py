@@ -13,7 +13,6 @@ timestamp (taken by the node when it publishes), so this test process's own work
 
 from __future__ import annotations
 
-import threading
 import time
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from action_msgs.msg import GoalStatus
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
+from system_support import SourceStamps
 
 from humanoid_bringup.graphs import sim_nodes
 from humanoid_control.loop.interface_parameters import InterfaceParameters
@@ -51,24 +51,7 @@ def slow_trajectory(names, current, points: int, period: float = 0.01):
     return make_trajectory(names, times.tolist(), (current[None, :] + sway).tolist())
 
 
-class SourceStamps:
-    """Publish times (DDS source timestamps, ns) of every joint_states message."""
 
-    def __init__(self) -> None:
-        self.stamps: list[int] = []
-        self.lock = threading.Lock()
-
-    def __call__(self, _msg, info) -> None:
-        with self.lock:
-            self.stamps.append(info["source_timestamp"])
-
-    def largest_gap(self, since_ns: int, until_ns: int) -> float:
-        """Largest gap (s) between messages published in [since, until] (edges included)."""
-        with self.lock:
-            stamps = np.array(self.stamps)
-        inside = stamps[(stamps >= since_ns) & (stamps <= until_ns)]
-        assert len(inside) >= 2, "too few joint_states in the window to measure gaps"
-        return float(np.max(np.diff(inside))) * 1e-9
 
 
 def test_the_largest_allowed_trajectory_is_accepted_without_stalling_joint_states(robot_graph):

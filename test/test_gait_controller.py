@@ -14,21 +14,21 @@ once and everything the checks need is collected while it runs. A few seconds of
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import subprocess
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pytest
 from action_msgs.msg import GoalStatus
+from system_support import running
 from trajectory_msgs.msg import JointTrajectory
 
 from humanoid_bringup.graphs import real_nodes, sim_nodes
-from humanoid_control.processes.node_graph import Graph, NodeSpec
+from humanoid_control.processes.node_graph import NodeSpec
 from humanoid_control.quadruped_gaits.gait_files import load_gait
 from humanoid_control.quadruped_gaits.parameters import GaitControllerParameters
 from humanoid_control.ros.robot_client import RobotClient, poll_until
@@ -133,23 +133,7 @@ class Report:
     busy: Played | None = None
 
 
-@contextlib.contextmanager
-def running(nodes: Sequence[NodeSpec], log_dir: Path) -> Iterator[RobotClient]:
-    """The nodes and a client, stopped on exit; the node logs are printed if something failed."""
-    graph = Graph(nodes, log_dir=log_dir).start()
-    client = RobotClient("gait_test")
-    try:
-        poll_until(lambda: client.joint_state is not None or graph.exited(), "joint_states from the robot node",
-                   PATIENCE)
-        assert not graph.exited(), f"node(s) exited: {graph.exited()}"
-        yield client
-    except BaseException:
-        for spec in graph.nodes:
-            print(f"----- log of {spec.name} -----\n{graph.log_text(spec.name)[-4000:]}")
-        raise
-    finally:
-        client.close()
-        graph.stop()
+
 
 
 def small_search(output: Path) -> Path:
@@ -162,7 +146,7 @@ def small_search(output: Path) -> Path:
 
 def run_simulation(log_dir: Path, search: Path) -> Report:
     nodes = sim_nodes(ROBOT, real_time_factor=SIM_SPEED, balance_monitor=False, self_collision_checker=False)
-    with running(nodes, log_dir) as client:
+    with running(nodes, log_dir, "gait_test") as client:
         log = TrajectoryLog(client)
         report = Report(trot=play(client, log, GAIT, FREQUENCY))
         report.searched = play(client, log, str(search), duration=1.5)
@@ -191,7 +175,7 @@ def hardware_nodes(port: str) -> list[NodeSpec]:
 
 def run_hardware(log_dir: Path) -> Report:
     with emulator_process(ROBOT, 1, 1_000_000, timing=False) as port, \
-            running(hardware_nodes(port), log_dir) as client:
+            running(hardware_nodes(port), log_dir, "gait_test") as client:
         return Report(trot=play(client, TrajectoryLog(client), GAIT, FREQUENCY))
 
 

@@ -9,9 +9,7 @@ joint_states message up to a fixed simulated time is compared, bit for bit.
 
 from __future__ import annotations
 
-import contextlib
 import re
-import subprocess
 
 import numpy as np
 import pytest
@@ -35,17 +33,6 @@ def graph():
                      participants=(CLIENT,))
 
 
-@contextlib.contextmanager
-def cpu_hogs(count: int):
-    hogs = [subprocess.Popen(["yes"], stdout=subprocess.DEVNULL) for _ in range(count)]
-    try:
-        yield
-    finally:
-        for hog in hogs:
-            hog.kill()
-            hog.wait()
-
-
 def walked_states(log_dir) -> list[tuple]:
     """Every joint_states message of a short walk, up to END s of simulated time."""
     with Graph(graph(), log_dir=log_dir), RobotClient(CLIENT, lockstep=True) as client:
@@ -62,7 +49,7 @@ def walked_states(log_dir) -> list[tuple]:
     return [s for stamp, s in sorted(states.items()) if START <= stamp[0] + stamp[1] * 1e-9 <= END]
 
 
-def test_the_same_walk_gives_bit_identical_joint_states_beside_cpu_hogs(tmp_path):
+def test_the_same_walk_gives_bit_identical_joint_states_beside_cpu_hogs(tmp_path, cpu_hogs):
     first = walked_states(tmp_path / "first")
     with cpu_hogs(2):
         second = walked_states(tmp_path / "second")

@@ -14,13 +14,13 @@ cannot pass for a stall.
 
 from __future__ import annotations
 
-import threading
 import time
 
 import numpy as np
 import pytest
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
+from system_support import SourceStamps
 
 from humanoid_bringup.graphs import real_nodes, sim_nodes
 from humanoid_control.loop.interface_parameters import InterfaceParameters
@@ -53,25 +53,7 @@ KEEP_EVERY_MESSAGE = QoSProfile(depth=100_000, history=HistoryPolicy.KEEP_LAST,
                                 reliability=ReliabilityPolicy.BEST_EFFORT)
 
 
-class SourceStamps:
-    """Publish times (DDS source timestamps, ns) of every joint_states message."""
 
-    def __init__(self) -> None:
-        self.stamps: list[int] = []
-        self.lock = threading.Lock()
-
-    def __call__(self, _msg, info) -> None:
-        with self.lock:
-            self.stamps.append(info["source_timestamp"])
-
-    def largest_gap(self, since_ns: int, until_ns: int) -> float:
-        """Largest gap (s) between messages published in [since, until], the window's edges
-        counted as messages (a stall at either end counts)."""
-        with self.lock:
-            stamps = np.array(self.stamps, dtype=np.int64)
-        inside = stamps[(stamps >= since_ns) & (stamps <= until_ns)]
-        edges = np.concatenate([[since_ns], inside, [until_ns]])
-        return float(np.max(np.diff(edges))) * 1e-9
 
 
 def huge_trajectory(names: list[str], current: np.ndarray):

@@ -14,10 +14,9 @@ started once and everything the comparisons need is collected while it runs.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,10 +29,11 @@ from rclpy.node import NodeNameNonExistentError
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
+from system_support import running
 from trajectory_msgs.msg import JointTrajectory
 
 from humanoid_bringup.graphs import ROBOT_AND_PLAYER_ONLY, real_nodes, sim_nodes
-from humanoid_control.processes.node_graph import Graph, NodeSpec
+from humanoid_control.processes.node_graph import NodeSpec
 from humanoid_control.ros.robot_client import GoalOutcome, RobotClient, make_trajectory, poll_until
 from humanoid_control.ros.ros_time import seconds
 from humanoid_description.model import load_model
@@ -249,28 +249,13 @@ def exercise(client: RobotClient, node_name: str) -> Report:
     return Report(names, interface, tracking, rejections, motion, client.current_positions(PATIENCE))
 
 
-@contextlib.contextmanager
-def running(nodes: Sequence[NodeSpec], log_dir: Path) -> Iterator[RobotClient]:
-    """The nodes and a client, stopped on exit; the node logs are printed if something failed."""
-    graph = Graph(nodes, log_dir=log_dir).start()
-    client = RobotClient("same_controller")
-    try:
-        poll_until(lambda: client.joint_state is not None or graph.exited(), "joint_states from the robot node",
-                   PATIENCE)
-        assert not graph.exited(), f"node(s) exited: {graph.exited()}"
-        yield client
-    except BaseException:
-        for spec in graph.nodes:
-            print(f"----- log of {spec.name} -----\n{graph.log_text(spec.name)[-4000:]}")
-        raise
-    finally:
-        client.close()
-        graph.stop()
+
 
 
 def run_simulation(log_dir: Path) -> Report:
     # Faster than real time: every wait of the controller is on the robot's clock.
-    with running(sim_nodes(ROBOT, real_time_factor=0.0, **ROBOT_AND_PLAYER_ONLY), log_dir) as client:
+    nodes = sim_nodes(ROBOT, real_time_factor=0.0, **ROBOT_AND_PLAYER_ONLY)
+    with running(nodes, log_dir, "same_controller") as client:
         return exercise(client, "humanoid_sim")
 
 
@@ -282,7 +267,7 @@ def hardware_nodes(port: str) -> list[NodeSpec]:
 
 
 def run_hardware(log_dir: Path) -> Report:
-    with emulator_process(ROBOT) as port, running(hardware_nodes(port), log_dir) as client:
+    with emulator_process(ROBOT) as port, running(hardware_nodes(port), log_dir, "same_controller") as client:
         return exercise(client, "humanoid_hw")
 
 

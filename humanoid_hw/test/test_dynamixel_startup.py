@@ -7,7 +7,6 @@ with the run-time back-off, and only a servo still missing after that meets
 """
 
 import contextlib
-import subprocess
 import threading
 import time
 
@@ -152,19 +151,7 @@ def test_a_port_gone_for_good_at_start_up_meets_on_missing(bioloid, emulator):
         degraded.close()
 
 
-@contextlib.contextmanager
-def cpu_hogs(count: int):
-    """``count`` processes spinning on the CPU (``yes > /dev/null``), killed on exit."""
-    hogs = [subprocess.Popen(["yes"], stdout=subprocess.DEVNULL) for _ in range(count)]
-    try:
-        yield
-    finally:
-        for hog in hogs:
-            hog.kill()
-            hog.wait()
-
-
-def test_the_driver_starts_ten_times_in_ten_on_a_busy_machine(bioloid):
+def test_the_driver_starts_ten_times_in_ten_on_a_busy_machine(bioloid, cpu_hogs):
     """``humanoid real --emulate`` failed 3 starts of 3 on a busy machine. The emulator in its
     own process (as there), the shipped parameters, two CPU hogs: every start succeeds."""
     failures = []

@@ -1,0 +1,57 @@
+"""Helpers the system tests share: a graph with its client, joint_states publish times."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from humanoid_control.processes.node_graph import Graph, NodeSpec
+from humanoid_control.ros.robot_client import RobotClient, poll_until
+
+#: Wall seconds the helpers wait for a robot node (generous: the machine may be loaded).
+PATIENCE = 300.0
+
+
+@contextlib.contextmanager
+def running(nodes: Sequence[NodeSpec], log_dir: Path, client_name: str = "test_client") -> Iterator[RobotClient]:
+    """The nodes and a client, stopped on exit; the node logs are printed if something failed."""
+    graph = Graph(nodes, log_dir=log_dir).start()
+    client = RobotClient(client_name)
+    try:
+        poll_until(lambda: client.joint_state is not None or graph.exited(), "joint_states from the robot node",
+                   PATIENCE)
+        assert not graph.exited(), f"node(s) exited: {graph.exited()}"
+        yield client
+    except BaseException:
+        for spec in graph.nodes:
+            print(f"----- log of {spec.name} -----\n{graph.log_text(spec.name)[-4000:]}")
+        raise
+    finally:
+        client.close()
+        graph.stop()
+
+
+class SourceStamps:
+    """Publish times (DDS source timestamps, ns) of every joint_states message (a
+    subscription callback taking the message info)."""
+
+    def __init__(self) -> None:
+        self.stamps: list[int] = []
+        self.lock = threading.Lock()
+
+    def __call__(self, _msg, info) -> None:
+        with self.lock:
+            self.stamps.append(info["source_timestamp"])
+
+    def largest_gap(self, since_ns: int, until_ns: int) -> float:
+        """Largest gap (s) between messages published in [since, until], the window's edges
+        counted as messages (a stall at either end counts)."""
+        with self.lock:
+            stamps = np.array(self.stamps, dtype=np.int64)
+        inside = stamps[(stamps >= since_ns) & (stamps <= until_ns)]
+        edges = np.concatenate([[since_ns], inside, [until_ns]])
+        return float(np.max(np.diff(edges))) * 1e-9
