@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 
 from humanoid_bringup.graphs import real_nodes, sim_nodes
 from humanoid_control.processes.process_lifetime import is_running
@@ -178,6 +179,9 @@ def kill_the_monitor_and_see_it_back(launcher: subprocess.Popen, nodes: list[int
     flows again from the new process, while the launcher and its driver go on."""
     received = []
     client.node.create_subscription(BalanceState, "balance_state", received.append, 10)
+    restarts: list[DiagnosticStatus] = []
+    client.node.create_subscription(DiagnosticArray, "diagnostics", lambda msg: restarts.extend(
+        s for s in msg.status if s.name == "balance_monitor: process"), 100)
     poll_until(lambda: received, "balance_state from the first monitor", PATIENCE)
     monitor = node_process(nodes, "balance_monitor")
     os.kill(monitor, signal.SIGKILL)
@@ -188,6 +192,9 @@ def kill_the_monitor_and_see_it_back(launcher: subprocess.Popen, nodes: list[int
     poll_until(lambda: len(received) > before, "balance_state from the restarted monitor", PATIENCE)
     assert launcher.poll() is None and monitor not in children(launcher.pid)
     assert node_process(children(launcher.pid), "balance_monitor") != monitor
+    poll_until(lambda: restarts, "the restarted monitor's report on diagnostics", PATIENCE)  # not only a log line
+    assert restarts[0].level == DiagnosticStatus.WARN
+    assert f"process {monitor} was killed by SIGKILL" in restarts[0].message
 
 
 def kill_the_driver_and_see_the_graph_end(launcher: subprocess.Popen, driver: str) -> None:

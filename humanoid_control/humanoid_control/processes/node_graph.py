@@ -131,7 +131,7 @@ class Graph:
             self._launch(spec)
         return self
 
-    def _launch(self, spec: NodeSpec, again: bool = False) -> None:
+    def _launch(self, spec: NodeSpec, again: bool = False, restart_reason: str | None = None) -> None:
         output: int | IO | None = None
         if self.log_dir is not None:
             self.log_dir.mkdir(parents=True, exist_ok=True)
@@ -140,7 +140,7 @@ class Graph:
             output = log
         elif not self.echo:
             output = subprocess.DEVNULL
-        command, env = tethered_child(spec.module, spec.arguments())
+        command, env = tethered_child(spec.module, spec.arguments(), restart_reason)
         self.processes[spec.name] = subprocess.Popen(
             command, stdout=output, stderr=subprocess.STDOUT if output is not None else None,
             env=env, start_new_session=True)
@@ -164,6 +164,7 @@ class Graph:
         is then called with the node and its status. Call it from the thread that started the
         graph: a restarted node dies with that thread."""
         due: dict[str, float] = {}  # node -> monotonic time of its restart
+        reasons: dict[str, str] = {}  # node -> why it is restarted (the new process reports it)
         started = dict.fromkeys(self.processes, time.monotonic())
         while True:
             now = time.monotonic()
@@ -180,6 +181,8 @@ class Graph:
                 restart = self.restarts.get(spec.name, 0) + 1
                 if spec.on_exit is OnExit.RESTART and restart <= policy.max_restarts:
                     due[spec.name] = now + policy.delay(restart)
+                    reasons[spec.name] = (f"restart {restart} of {policy.max_restarts}: process {process.pid} "
+                                          f"{describe_exit(code)}")
                     report(f"{spec.name} (process {process.pid}) {describe_exit(code)}; restarting it in "
                            f"{policy.delay(restart):g} s (restart {restart} of {policy.max_restarts})")
                 else:
@@ -193,7 +196,7 @@ class Graph:
                 del due[name]
                 spec = next(s for s in self.nodes if s.name == name)
                 self.restarts[name] = self.restarts.get(name, 0) + 1
-                self._launch(spec, again=True)
+                self._launch(spec, again=True, restart_reason=reasons.pop(name, None))
                 started[name] = time.monotonic()
                 report(f"{name} restarted (process {self.processes[name].pid})")
             if not due and all(self.processes[s.name].poll() is not None for s in self.nodes):

@@ -28,14 +28,21 @@ from pathlib import Path
 #: The launcher's process ID, given to its children in the environment, so that a child
 #: can tell whether its launcher already died before it asked for the parent-death signal.
 LAUNCHER_PID_VARIABLE = "HUMANOID_LAUNCHER_PID"
+#: Environment variable a restarted node finds the reason of its restart in
+#: (:mod:`humanoid_control.ros.restart_report`).
+RESTART_VARIABLE = "HUMANOID_RESTART_REASON"
 _PR_SET_PDEATHSIG = 1
 
 
-def tethered_child(module: str, arguments: Sequence[str] = ()) -> tuple[list[str], dict[str, str]]:
+def tethered_child(module: str, arguments: Sequence[str] = (),
+                   restart_reason: str | None = None) -> tuple[list[str], dict[str, str]]:
     """Command line and environment that run ``python -m module arguments`` as a child of
-    this process that dies with it (through :mod:`humanoid_control.processes.run_tethered`)."""
+    this process that dies with it (through :mod:`humanoid_control.processes.run_tethered`);
+    ``restart_reason``: why it runs again (the node reports it)."""
     command = [sys.executable, "-m", "humanoid_control.processes.run_tethered", module, *arguments]
-    return command, os.environ | {LAUNCHER_PID_VARIABLE: str(os.getpid())}
+    env = {k: v for k, v in os.environ.items() if k != RESTART_VARIABLE}
+    return command, env | {LAUNCHER_PID_VARIABLE: str(os.getpid())} | (
+        {RESTART_VARIABLE: restart_reason} if restart_reason else {})
 
 
 def tethered_program(node: bool = False) -> tuple[list[str], dict[str, str]]:

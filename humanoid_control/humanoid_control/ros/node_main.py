@@ -27,6 +27,7 @@ from rclpy.signals import SignalHandlerOptions
 
 from humanoid_control.processes.process_lifetime import hang_up_like_terminate
 from humanoid_control.processes.stop_request import stop_on_signals
+from humanoid_control.ros.restart_report import report_restart
 from humanoid_description.robots import UnknownRobotError
 
 #: s: longest a stopping node waits for its running callbacks before it is destroyed
@@ -44,6 +45,7 @@ def run_node(name: str, build: Callable[[Node], object], make_executor: Callable
         try:
             node = Node(name)
             build(node)
+            report_restart(node)
             executor = make_executor()
             executor.add_node(node)
             while not stop.is_set() and rclpy.ok():  # not executor.spin(): rclpy's EventsExecutor never returns

@@ -1,0 +1,43 @@
+"""A restarted node says so on ``/diagnostics``: its launcher (``humanoid sim``/``real``,
+:meth:`~humanoid_control.processes.node_graph.Graph.serve`) restarts an observer or a
+controller that died, while the driver holds the robot, and hands the new process the
+reason (how the previous one ended) in the environment; the node then reports it as a
+WARN entry for :data:`REPORT_SECONDS`, so that a monitoring tool sees the death, not only
+the launcher's log."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rclpy.node import Node
+
+from humanoid_control.processes.process_lifetime import RESTART_VARIABLE
+
+#: s (wall): how long the restart is reported, once a second.
+REPORT_SECONDS = 30.0
+
+
+def report_restart(node: Node) -> None:
+    """When this process is a restart, report it on diagnostics (a timer of ``node``'s)."""
+    reason = os.environ.get(RESTART_VARIABLE)
+    if not reason:
+        return
+    node.get_logger().warning(f"restarted: {reason}")
+    publisher = node.create_publisher(DiagnosticArray, "diagnostics", 10)
+    until = time.monotonic() + REPORT_SECONDS
+    status = DiagnosticStatus(level=DiagnosticStatus.WARN, name=f"{node.get_name()}: process",
+                              message=f"restarted: {reason}", hardware_id=node.get_name(),
+                              values=[KeyValue(key="pid", value=str(os.getpid()))])
+
+    def publish() -> None:
+        if time.monotonic() > until:
+            timer.cancel()
+            return
+        message = DiagnosticArray(status=[status])
+        message.header.stamp = node.get_clock().now().to_msg()
+        publisher.publish(message)
+
+    timer = node.create_timer(1.0, publish)
+    publish()
