@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,6 +24,7 @@ import yaml
 from humanoid_bringup.graphs import real_nodes
 from humanoid_control.processes.node_graph import Graph
 from humanoid_control.ros.robot_client import RobotClient
+from humanoid_control.ros.ros_time import seconds
 from humanoid_description.config import load_config
 from humanoid_experiments.postures.protocol import protocol_path
 from humanoid_hw.emulator.process import emulator_process
@@ -36,6 +38,9 @@ STEP_DEG = 2.0
 SHORT = {"step": STEP_DEG, "step_time": 0.25, "settle_time": 0.25, "start_settle_time": 0.25}
 #: A reading this close (deg) to a step's angle is the joint held there (an AX-12 reads in 0.29 deg).
 HELD_DEG = 0.4
+#: Robot seconds a joint stays at a step's angle when held there (a step's settle time is
+#: 0.25 s); a move of 10 deg/s back to the start pose passes through a step's window in 0.08 s.
+HOLD_TIME = 0.2
 JOINT = "fl_hip_pitch"  # the protocol's test 1, from the `zero` pose (0 rad)
 
 
@@ -76,15 +81,22 @@ def postures(tmp_path, protocol: str, answers: list[str]) -> tuple[subprocess.Co
 
 
 def held_steps(states) -> list[int]:
-    """The step (k for k * STEP_DEG from the start) at which each run of readings of JOINT
-    stayed, in order: the plateaus the joint went through."""
-    sequence: list[int] = []
+    """The steps (k for k * STEP_DEG from the start) at which JOINT stayed for HOLD_TIME or
+    more, in order: a move passes through the others."""
+    runs: list[list] = []  # [k, first stamp, last stamp]
     for state in states:
         value = math.degrees(dict(zip(state.name, state.position, strict=True))[JOINT])
         if not math.isfinite(value):
             continue  # a reading the bus missed
-        k = round(value / STEP_DEG)
-        if abs(value - k * STEP_DEG) <= HELD_DEG and (not sequence or sequence[-1] != k):
+        k = round(value / STEP_DEG) if abs(value - round(value / STEP_DEG) * STEP_DEG) <= HELD_DEG else None
+        stamp = seconds(state.header.stamp)
+        if runs and runs[-1][0] == k:
+            runs[-1][2] = stamp
+        else:
+            runs.append([k, stamp, stamp])
+    sequence: list[int] = []
+    for k, first, last in runs:
+        if k is not None and last - first >= HOLD_TIME and (not sequence or sequence[-1] != k):
             sequence.append(k)
     return sequence
 
@@ -104,7 +116,7 @@ def test_the_operator_judges_each_step_and_fell_at_step_k_gives_step_ks_angle(cl
     assert "test 1 (FL swing back) step 2: +4.00 deg: did the robot stand or fall? [stood/fell/abort] stood" \
         in run.stderr
     # the results file of the simulation (the same fields), the limit at the step it fell
-    (entry,) = json.loads(open(out).read())
+    (entry,) = json.loads(Path(out).read_text())
     limit = math.radians(3 * STEP_DEG)
     assert entry["test"] == 1 and entry["joints"] == [JOINT] and entry["steps"] == 3
     assert entry["limit_rad"] == pytest.approx(limit) and entry["limit_deg"] == pytest.approx(3 * STEP_DEG)
@@ -131,9 +143,9 @@ def test_abort_after_a_step_leaves_the_robot_holding_and_a_partial_results_file(
     assert run.returncode == 1, run.stdout + run.stderr
     assert (f"humanoid postures: aborted by the operator ({script}:3) after test 1 (FL swing back) step 2: "
             "+4.00 deg: the robot holds its last pose; 0 of 1 tests done") in run.stderr
-    assert json.loads(open(out).read()) == []
+    assert json.loads(Path(out).read_text()) == []
     # back to the start pose from where the previous test left it (a slow move), two steps, no third
-    assert held_steps(states) == [3, 2, 1, 0, 1, 2]
+    assert held_steps(states) == [3, 0, 1, 2]
     held = joint(client)
     assert np.all(np.abs(held - 2 * STEP_DEG) <= HELD_DEG)
 
@@ -144,7 +156,7 @@ def test_an_answer_out_of_step_with_the_run_stops_it_with_one_precise_line(clien
     assert run.stderr.strip().splitlines()[-1] == (
         f"humanoid: error: {script}:2: 'ready' after test 1 (FL swing back) step 1: +2.00 deg, where stood, fell or "
         "abort was expected: the robot holds its last pose; 0 of 1 tests done")
-    assert json.loads(open(out).read()) == []
+    assert json.loads(Path(out).read_text()) == []
     assert np.all(np.abs(joint(client) - STEP_DEG) <= HELD_DEG)
 
     run, script, _ = postures(tmp_path, protocol, ["ready"])
