@@ -175,7 +175,45 @@ CASES: list[tuple[str, list[str], str]] = [
      "--set: the simulation has no parameter 'transmission.stifness' (did you mean transmission.stiffness"),
     ("postures: an unknown parameter", ["postures", "--robot", "hoap2", "--set", "nonsense=1"],
      "the simulation's parameters: clock_rate,"),
+    ("postures: no robot", ["postures"], "--robot is required (but with --compare A.json B.json)"),
+    ("postures: answers without --real", ["postures", "--robot", "bioloid_quadruped", "--answers",
+                                          "{dir}/answers.txt"], "--answers is the operator's, for --real"),
+    ("postures: an answer that is none", ["postures", "--robot", "bioloid_quadruped", "--real", "--answers",
+                                          "{dir}/answers_yes.txt"],
+     "--answers: {dir}/answers_yes.txt:2: 'yes' is not an answer (ready, stood, fell or abort, one a line)"),
+    ("postures: an empty answer line", ["postures", "--robot", "bioloid_quadruped", "--real", "--answers",
+                                        "{dir}/answers_blank.txt"],
+     "--answers: {dir}/answers_blank.txt:2: an empty line: one answer a line (ready, stood, fell or abort)"),
+    ("postures: no answers", ["postures", "--robot", "bioloid_quadruped", "--real", "--answers",
+                              "{dir}/answers_empty.txt"],
+     "--answers: {dir}/answers_empty.txt: no answers (ready, stood, fell or abort, one a line)"),
+    ("postures: binary answers", ["postures", "--robot", "bioloid_quadruped", "--real", "--answers",
+                                  "{dir}/binary.csv"], "--answers: {dir}/binary.csv:1: NUL byte"),
+    ("postures: missing answers", ["postures", "--robot", "bioloid_quadruped", "--real", "--answers",
+                                   "{dir}/none.txt"], "--answers: {dir}/none.txt: cannot read: No such file"),
+    ("postures: compare one file", ["postures", "--compare", "{dir}/results_1.json"],
+     "argument --compare: expected 2 arguments"),
+    ("postures: compare with a robot", ["postures", "--robot", "hoap2", "--compare", "{dir}/results_1.json",
+                                        "{dir}/results_1.json"],
+     "--compare reads two results files: --robot cannot go with it"),
+    ("postures: compare a missing file", ["postures", "--compare", "{dir}/results_1.json", "{dir}/none.json"],
+     "{dir}/none.json: cannot read: No such file"),
+    ("postures: compare YAML", ["postures", "--compare", "{dir}/gait.yaml", "{dir}/results_1.json"],
+     "{dir}/gait.yaml:1: not JSON"),
+    ("postures: compare a search", ["postures", "--compare", "{dir}/results_1.json",
+                                    "{dir}/not_a_search/search.json"],
+     "{dir}/not_a_search/search.json: not a postures results file"),
+    ("postures: compare other tests", ["postures", "--compare", "{dir}/results_1.json", "{dir}/results_2.json"],
+     "{dir}/results_1.json and {dir}/results_2.json have no test in common (tests 1 against 2)"),
+    ("postures: compare another protocol", ["postures", "--compare", "{dir}/results_1.json",
+                                            "{dir}/results_1_spine.json"],
+     "test 1 is not the same test in {dir}/results_1.json and {dir}/results_1_spine.json ('FL swing back': "
+     "fl_hip_pitch + from zero against 'FL swing back': spine_pitch + from zero): not the same protocol"),
 ]
+
+#: A test's entry in a results file of ``humanoid postures`` (its --json).
+RESULT = {"test": 1, "name": "FL swing back", "joints": ["fl_hip_pitch"], "direction": 1, "start": "zero",
+          "limit_rad": 0.3, "limit_raw": [571]}
 
 
 def write_files(folder: Path) -> None:
@@ -186,6 +224,13 @@ def write_files(folder: Path) -> None:
     (folder / "poses.csv").write_text(f"{POSE}\n")
     (folder / "latest.csv").symlink_to("poses.csv")
     (folder / "gait.yaml").write_text("cpg:\n  structure: ring\n")
+    (folder / "answers.txt").write_text("ready\nfell\n")
+    (folder / "answers_yes.txt").write_text("ready\nyes\n")
+    (folder / "answers_blank.txt").write_text("ready\n\nfell\n")
+    (folder / "answers_empty.txt").write_text("")
+    (folder / "results_1.json").write_text(json.dumps([RESULT]))
+    (folder / "results_2.json").write_text(json.dumps([RESULT | {"test": 2}]))
+    (folder / "results_1_spine.json").write_text(json.dumps([RESULT | {"joints": ["spine_pitch"]}]))
     swarm = new_swarm(SEARCH).state()
     searches = {"not_a_search": {"settings": SEARCH.as_dict(), "swarm": {}, "best": None},
                 "short_swarm": {"settings": SEARCH.as_dict(), "swarm": swarm | {"positions": swarm["positions"][:2]},

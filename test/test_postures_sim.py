@@ -6,8 +6,9 @@ robot's (the reference's table) or, for the quadruped, whose reference does not 
 around the model's quasi-static limit; the robot tips the way the protocol says (which
 checks the mapping of the table's signs onto our joint axes by physics); the quadruped's
 limit comes as its servo's AX-12 register value too, next to the reference's own values;
-and ``--real`` asks before moving, stops at the first foot event and never calls a
-simulator service.
+and ``--real`` on a robot with foot sensors waits for the operator's ``ready`` before moving,
+stops at the first foot event and never calls a simulator service (on a robot without them,
+test_postures_operator.py).
 """
 
 from __future__ import annotations
@@ -21,8 +22,6 @@ import yaml
 
 from humanoid_description.config import load_config
 from humanoid_experiments.postures.protocol import protocol_path
-from humanoid_hw.emulator.process import emulator_process
-from humanoid_hw.hw_node_spec import hw_node_spec
 from humanoid_sim.sim_node_spec import sim_node_spec
 
 pytestmark = pytest.mark.system
@@ -73,14 +72,15 @@ def test_real_mode_asks_first_stops_at_the_first_foot_event_and_uses_no_simulato
     command = ["humanoid", "postures", "--robot", "hoap2", "--real", "--tests", "9",
                "--protocol", coarse_protocol(tmp_path)]
     before = client.current_positions()
-    refused = subprocess.run(command, input="n\n", capture_output=True, text=True, timeout=PATIENCE)
+    refused = subprocess.run(command, input="abort\n", capture_output=True, text=True, timeout=PATIENCE)
     assert refused.returncode == 1
-    assert "Stand by to catch it. Start? [y/N]" in refused.stderr
-    assert "stopped by the operator before test 9" in refused.stderr
+    assert "it stops at the first foot lift (it should tip forward). Stand by to catch it. [ready/abort]" \
+        in refused.stderr
+    assert "aborted by the operator (standard input line 1) before test 9 (leg5 Front)" in refused.stderr
     after = client.current_positions()
     assert max(abs(after[j] - before[j]) for j in before) < math.radians(0.1)  # nothing moved
 
-    run = subprocess.run(command, input="y\n", capture_output=True, text=True, timeout=PATIENCE)
+    run = subprocess.run(command, input="ready\n", capture_output=True, text=True, timeout=PATIENCE)
     assert run.returncode == 0, run.stdout + run.stderr
     row = next(line for line in run.stdout.splitlines() if line.strip().startswith("9 "))
     assert "left the ground" in row or "tipped" in row or "fell" in row, row
@@ -120,19 +120,3 @@ def test_the_quadruped_falls_forward_within_the_band_and_its_limit_reads_as_an_a
            in result.stdout
     assert "the servo the reference stepped is not known" in result.stdout
     assert "  5: ours: none, the starting posture is beyond our model's joint limits" in result.stdout
-
-
-def test_real_mode_refuses_a_robot_without_foot_sensors_or_imu(robot_graph, tmp_path):
-    # the quadruped's hardware node (on the emulated bus) has neither: nothing could stop a test
-    with emulator_process("bioloid_quadruped") as port:
-        _graph, client = robot_graph([hw_node_spec("bioloid_quadruped", {"port": port})])
-        before = client.current_positions()
-        run = subprocess.run(["humanoid", "postures", "--robot", "bioloid_quadruped", "--real", "--tests", "1",
-                              "--protocol", coarse_protocol(tmp_path, "bioloid_quadruped")],
-                             input="y\n", capture_output=True, text=True, timeout=PATIENCE)
-        assert run.returncode == 1, run.stdout + run.stderr
-        assert ("the robot publishes no foot wrench (<side>_foot/wrench, sides front_left, front_right, back_left, "
-                "back_right) and no imu/data") in run.stderr
-        assert "Start?" not in run.stderr  # refused before asking
-        after = client.current_positions()
-        assert max(abs(after[j] - before[j]) for j in before) < math.radians(0.5)  # nothing moved

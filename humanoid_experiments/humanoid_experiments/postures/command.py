@@ -3,10 +3,12 @@
 In simulation the command starts a headless simulation of the robot (as fast as it can
 run, unless ``--real-time-factor`` says otherwise), runs the tests through the robot
 interface and stops the simulation. With ``--real`` it starts nothing: it drives the
-robot already running in this ROS domain (any graph serving the robot interface), asks
-for the operator's confirmation on stdin before each test and each move back, and stops
-each test at the first foot lift: a robot that publishes neither foot wrenches nor an IMU
-(the Bioloids' hardware node) is refused, since nothing could stop it.
+robot already running in this ROS domain (any graph serving the robot interface): the
+operator says ``ready`` before each test (on stdin, or scripted with ``--answers``); a robot
+that publishes foot wrenches or an IMU stops each test at the first foot lift, and on one
+that publishes neither (the Bioloids' hardware node) the operator says after each step
+whether it stood or fell (:mod:`humanoid_experiments.postures.operator`). ``--compare``
+sets two results files side by side (:mod:`humanoid_experiments.postures.compare`).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import difflib
 import os
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -25,6 +27,7 @@ from humanoid_control.command_line import UsageError, file_or_stdout, non_negati
 if TYPE_CHECKING:
     from humanoid_control.ros.robot_client import RobotClient
     from humanoid_description.model import RobotModel
+    from humanoid_experiments.postures.operator import Operator
 
 # rclpy, Pinocchio and the robot client are imported where they are used: the `humanoid`
 # command builds its parser from this module and must start fast.
@@ -71,16 +74,24 @@ def parse_overrides(items: list[str], known: Sequence[str]) -> dict[str, str]:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from humanoid_sim import physics_profiles
 
-    parser.add_argument("--robot", required=True,
+    parser.add_argument("--robot", default=None,
                         help="the robot whose protocol to run (humanoid_description/robots/<robot>/postures.yaml: "
-                             "hoap2, bioloid_quadruped)")
+                             "hoap2, bioloid_quadruped); required but with --compare")
     parser.add_argument("--tests", default=None, metavar="LIST",
                         help="tests to run, e.g. 1,3,5 or 1-4 (default: all, in order)")
     parser.add_argument("--json", default=None, metavar="OUT", type=file_or_stdout,
-                        help="also write the results to OUT as JSON (a list, one object per test; - for stdout)")
+                        help="also write the results to OUT as JSON (a list, one object per test, written after "
+                             "each test; - for stdout); with --compare, the comparison")
     parser.add_argument("--real", action="store_true",
-                        help="drive the real robot already running (no simulator services): confirm each test "
-                             "on stdin, stop at the first foot lift")
+                        help="drive the real robot already running (no simulator services): the operator says "
+                             "ready before each test; with foot sensors or an IMU each test stops at the first "
+                             "foot lift, without them the operator says stood or fell after each step")
+    parser.add_argument("--answers", type=Path, default=None, metavar="FILE",
+                        help="--real: the operator's answers scripted, one a line (ready, stood, fell, abort), "
+                             "instead of standard input")
+    parser.add_argument("--compare", nargs=2, type=Path, default=None, metavar=("A.json", "B.json"),
+                        help="compare two results files (--json of two runs, e.g. simulation and real robot): "
+                             "per test, B's limit minus A's")
     parser.add_argument("--protocol", type=Path, default=None,
                         help="protocol file (default: humanoid_description/robots/<robot>/postures.yaml)")
     parser.add_argument("--real-time-factor", type=non_negative_number, default=0.0,
@@ -107,13 +118,45 @@ def publishes_balance_sensors(client: RobotClient, model: RobotModel) -> bool:
     return True
 
 
-def confirm_on(stream: TextIO, out: TextIO) -> Callable[[str], bool]:
-    """A confirm callback asking on ``out`` and reading y/yes from ``stream`` (end of input: no)."""
-    def confirm(question: str) -> bool:
-        print(f"{question} [y/N] ", end="", file=out, flush=True)
-        answer = stream.readline()
-        return answer.strip().lower() in ("y", "yes")
-    return confirm
+def operator_for(args: argparse.Namespace, stdin: TextIO, out: TextIO) -> Operator:
+    """The operator of a --real run: the --answers script (checked whole now, before anything
+    moves) or standard input."""
+    from humanoid_description.data_file import DataFileError
+    from humanoid_experiments.postures.operator import Operator, ScriptedAnswers, StreamAnswers
+
+    if args.answers is None:
+        return Operator(StreamAnswers(stdin), out)
+    try:
+        return Operator(ScriptedAnswers(args.answers), out)
+    except DataFileError as error:
+        raise UsageError(f"--answers: {error}") from None
+
+
+def check_options(args: argparse.Namespace) -> None:
+    """Options that exclude each other, before anything starts."""
+    if args.compare is not None:
+        given = [name for name, value in (("--robot", args.robot), ("--tests", args.tests), ("--real", args.real),
+                                          ("--answers", args.answers), ("--protocol", args.protocol),
+                                          ("--set", args.set), ("--physics", args.physics),
+                                          ("--real-time-factor", args.real_time_factor)) if value]
+        if given:
+            raise UsageError(f"--compare reads two results files: {', '.join(given)} cannot go with it")
+        return
+    if args.robot is None:
+        raise UsageError("--robot is required (but with --compare A.json B.json)")
+    if args.real and (args.set or args.real_time_factor or args.physics is not None):
+        raise UsageError("--set, --real-time-factor and --physics are for the simulation, not with --real")
+    if args.answers is not None and not args.real:
+        raise UsageError("--answers is the operator's, for --real")
+
+
+def save_results(target: str | None, results: list) -> None:
+    """The results so far into the --json file (all or nothing), when there is one."""
+    from humanoid_description.data_file import write_text_atomically
+    from humanoid_experiments.postures.report import to_json
+
+    if target and target != "-":
+        write_text_atomically(target, to_json(results) + "\n")
 
 
 def run(args: argparse.Namespace, stdin: TextIO = sys.stdin, out: TextIO = sys.stderr) -> int:
@@ -122,14 +165,18 @@ def run(args: argparse.Namespace, stdin: TextIO = sys.stdin, out: TextIO = sys.s
     from humanoid_control.ros.robot_client import RobotClient, RobotClientError
     from humanoid_description.model import load_model
     from humanoid_description.robots import ROBOTS
+    from humanoid_experiments.postures.operator import AnswerError, OperatorStopError, ScriptedAnswers
     from humanoid_experiments.postures.protocol import load_protocol
     from humanoid_experiments.postures.report import table, to_json
-    from humanoid_experiments.postures.runner import OperatorStopError, PosturesRunner
+    from humanoid_experiments.postures.runner import PosturesRunner
 
+    check_options(args)
+    if args.compare is not None:
+        from humanoid_experiments.postures.compare import compare_command
+
+        return compare_command(*args.compare, args.json)
     if args.robot not in ROBOTS:
         raise UsageError(f"unknown robot {args.robot!r} (known robots: {', '.join(ROBOTS)})")
-    if args.real and (args.set or args.real_time_factor or args.physics is not None):
-        raise UsageError("--set, --real-time-factor and --physics are for the simulation, not with --real")
     if args.physics is not None:
         from humanoid_sim import physics_profiles
 
@@ -145,8 +192,10 @@ def run(args: argparse.Namespace, stdin: TextIO = sys.stdin, out: TextIO = sys.s
         tests = protocol.select(None if args.tests is None else parse_tests(args.tests))
     except (FileNotFoundError, ValueError) as error:
         raise UsageError(str(error)) from None
+    operator = operator_for(args, stdin, out) if args.real else None
 
     results = []
+    out_of_step: AnswerError | None = None
     with contextlib.ExitStack() as stack:
         if not args.real:
             from humanoid_control.processes.node_graph import Graph
@@ -169,32 +218,40 @@ def run(args: argparse.Namespace, stdin: TextIO = sys.stdin, out: TextIO = sys.s
             print(f"humanoid postures: {robots} robots publish joint_states in ROS domain "
                   f"{os.environ.get('ROS_DOMAIN_ID', '0')}: stop the others or use another ROS_DOMAIN_ID", file=out)
             return 1
-        if args.real and not publishes_balance_sensors(client, model):
-            print(f"humanoid postures: --real: the robot publishes no foot wrench (<side>_foot/wrench, sides "
-                  f"{', '.join(model.config.feet)}) and no imu/data within {DISCOVERY_TIMEOUT:g} s: nothing "
-                  "would see a foot lift or a fall", file=out)
-            return 1
-        runner = PosturesRunner(client, model, protocol, real=args.real, confirm=confirm_on(stdin, out), out=out)
+        judges = args.real and not publishes_balance_sensors(client, model)
+        if judges:
+            print(f"the robot publishes no foot wrench (<side>_foot/wrench, sides {', '.join(model.config.feet)}) "
+                  f"and no imu/data: you judge each step (stood or fell)", file=out, flush=True)
+        runner = PosturesRunner(client, model, protocol, real=args.real, operator=operator, operator_judges=judges,
+                                out=out)
         try:
             for i, test in enumerate(tests, start=1):
                 print(f"[{i}/{len(tests)}] {test}: joints {', '.join(test.joints)} "
                       f"{'+' if test.direction > 0 else '-'}, from {test.start}", file=out, flush=True)
                 result = runner.run(test)
                 results.append(result)
+                save_results(args.json, results)
                 limit = "no limit" if result.limit is None else f"limit {result.limit:+.4f} rad"
                 print(f"[{i}/{len(tests)}] {test}: {limit} ({result.stopped_by}; tipped {result.tipped})",
                       file=out, flush=True)
         except OperatorStopError as error:
-            print(f"humanoid postures: {error}", file=out)
+            if isinstance(error, AnswerError):
+                out_of_step = error
+            else:
+                print(f"humanoid postures: {error}: the robot holds its last pose; {len(results)} of {len(tests)} "
+                      "tests done", file=out)
         except RobotClientError as error:
             print(f"humanoid postures: {error}", file=out)
             return 1
     if results:
         print(table(results, protocol.reference))
-        if args.json == "-":
-            print(to_json(results))
-        elif args.json:
-            Path(args.json).write_text(to_json(results) + "\n")
-            print(f"{len(results)} results written to {args.json}", file=out)
+    if args.json == "-":
+        print(to_json(results))
+    elif args.json:
+        save_results(args.json, results)
+        print(f"{len(results)} results written to {args.json}", file=out)
+    if out_of_step is not None:
+        raise UsageError(f"{out_of_step}: the robot holds its last pose; {len(results)} of {len(tests)} tests done")
+    if operator is not None and isinstance(operator.source, ScriptedAnswers) and (left := operator.source.left()):
+        print(f"note: {left} answer(s) of {args.answers} were not asked for", file=out)
     return 0 if len(results) == len(tests) else 1
-

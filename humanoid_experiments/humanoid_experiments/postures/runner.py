@@ -15,10 +15,16 @@ depends on the path, in fewer steps).
 
 - **Simulation**: the start pose is set with the simulator's ``reset`` service (which
   also picks a fallen robot up).
-- **Real robot** (``real=True``): never a simulator service. Before each test the
-  operator confirms (``confirm``); the robot stops at the first foot event (no ``fallen``
-  topic on a real robot); the way back to the start pose is a slow trajectory
-  (``return_speed``), after the operator confirms.
+- **Real robot** (``real=True``): never a simulator service, always ``step`` steps. Before
+  each test the ``operator`` says ``ready``; the robot then moves to the start pose at
+  ``return_speed``. With ``operator_judges`` (a robot without foot sensors or IMU) the
+  operator says after each step's settle time whether the robot stood or fell, as on the
+  reference's HOAP-2; otherwise the robot stops at the first foot event (no ``fallen``
+  topic on a real robot). ``fell`` at step k gives step k's angle as the limit: the angle at
+  which the robot fell, as a foot event's step in simulation and the reference's
+  "equilibrium value". An ``abort``
+  (:class:`~humanoid_experiments.postures.operator.OperatorStopError`) leaves the robot holding
+  its last pose.
 
 The runner drives a :class:`PostureRobot`: :class:`ClientRobot`, any robot serving the
 robot interface (simulated or real, through ROS), or the simulated robot in-process
@@ -40,6 +46,7 @@ import numpy as np
 from humanoid_control.ros.robot_client import RobotClient, RobotClientError, make_trajectory
 from humanoid_description.joint_map import ServoJoint
 from humanoid_description.model import RobotModel
+from humanoid_experiments.postures.operator import Operator
 from humanoid_experiments.postures.protocol import PostureTest, Protocol
 from humanoid_experiments.postures.watch import FootEvent, FootWatch, tip_direction, watch_topics
 
@@ -48,6 +55,10 @@ from humanoid_experiments.postures.watch import FootEvent, FootWatch, tip_direct
 WALL_TIMEOUT = 300.0
 #: How often the wait loops look at the watch (wall seconds).
 POLL = 0.01
+#: A real robot this close (rad, every joint) to a test's start pose starts from where it is.
+START_TOLERANCE = math.radians(0.2)
+#: joint_states read for a reading of every joint before giving up.
+READING_TRIES = 20
 
 
 @dataclass(frozen=True)
@@ -89,10 +100,6 @@ class PostureResult:
                 "real_rad": test.real_limit, "error_deg": self.error_deg, "stopped_by": self.stopped_by,
                 "expected_fall": test.falls, "tipped": self.tipped, "steps": self.steps,
                 "range_end_rad": self.range_end}
-
-
-class OperatorStopError(RuntimeError):
-    """The operator stopped the protocol (real robot)."""
 
 
 #: The event that ends a watched motion, if any yet.
@@ -180,15 +187,18 @@ class PosturesRunner:
     :class:`PostureRobot`, or a connected :class:`RobotClient` (driven as a :class:`ClientRobot`)."""
 
     def __init__(self, robot: PostureRobot | RobotClient, model: RobotModel, protocol: Protocol,
-                 real: bool = False, confirm: Callable[[str], bool] | None = None, out: TextIO = sys.stderr) -> None:
-        if real and confirm is None:
-            raise ValueError("the real robot needs an operator: give a confirm callback")
+                 real: bool = False, operator: Operator | None = None, operator_judges: bool = False,
+                 out: TextIO = sys.stderr) -> None:
+        if real and operator is None:
+            raise ValueError("the real robot needs an operator")
+        if operator_judges and not real:
+            raise ValueError("the operator judges the steps on the real robot only")
         self.model, self.protocol = model, protocol
         self.params = protocol.parameters
         if isinstance(robot, RobotClient):
             robot = ClientRobot(robot, model, self.params.contact_threshold, self.params.lift_time, stop_at_lift=real)
         self.robot: PostureRobot = robot
-        self.real, self.confirm, self.out = real, confirm, out
+        self.real, self.operator, self.operator_judges, self.out = real, operator, operator_judges, out
         self.names = list(model.joints.names)
         self.watch = robot.watch
 
@@ -200,9 +210,8 @@ class PosturesRunner:
         start = self.model.joints.to_array(self.model.config.pose(test.start))
         columns = [self.names.index(j) for j in test.joints]
         range_end = self._range_end(test, start, columns)
-        if self.real and not self.confirm(f"{test}: from the {test.start} pose the robot will lean "
-                                          f"{test.falls} until a foot lifts. Stand by to catch it. Start?"):
-            raise OperatorStopError(f"stopped by the operator before {test}")
+        if self.real:
+            self._ready(test, start)
         coarse = self.params.coarse_step
         refine = not self.real and coarse > self.params.step
         angle, steps, event = self._search(test, start, columns, 0.0, abs(range_end),
@@ -248,14 +257,24 @@ class PosturesRunner:
             angle = min(angle + step, end)
             steps += 1
             event = self._step(self._pose(test, start, columns, angle))
+            step_text = f"step {steps}: {math.degrees(test.direction * angle):+.2f} deg"
+            if self.operator_judges:  # no foot sensors to show: the operator's word
+                event = event or self._judge(test, step_text)
+                continue
             forces = "/".join(f"{self.watch.forces.get(side, math.nan):.1f}" for side in self.model.config.feet)
             lifted = self.watch.lifted
             if lifted is not None and lifted is not reported:
                 reported = lifted
                 forces += f" ({lifted})"
-            self.say(f"  {test} step {steps}: {math.degrees(test.direction * angle):+.2f} deg, "
-                     f"feet {forces} N{'; ' + str(event) if event else ''}")
+            self.say(f"  {test} {step_text}, feet {forces} N{'; ' + str(event) if event else ''}")
         return angle, steps, event
+
+    def _judge(self, test: PostureTest, step_text: str) -> FootEvent | None:
+        """The operator's word on the step just held: a ``fell`` event, or None."""
+        assert self.operator is not None
+        if not self.operator.fell(f"  {test} {step_text}: did the robot stand or fall?", f"after {test} {step_text}"):
+            return None
+        return FootEvent("fell", self.robot.now(), f"the operator saw it fall at {step_text}")
 
     @staticmethod
     def _pose(test: PostureTest, start: np.ndarray, columns: list[int], angle: float) -> np.ndarray:
@@ -280,18 +299,39 @@ class PosturesRunner:
         return self.watch.event
 
     # -- start pose ---------------------------------------------------------------------
+    def _ready(self, test: PostureTest, start: np.ndarray) -> None:
+        """The operator's ``ready`` for ``test``, told what the robot is about to do."""
+        assert self.operator is not None
+        distance = self._distance(start)
+        judged = ("you say after each step whether it stood or fell" if self.operator_judges
+                  else f"it stops at the first foot lift (it should tip {test.falls})")
+        move = ("" if distance < START_TOLERANCE else
+                f"move {math.degrees(distance):.1f} deg at most to the {test.start} pose at "
+                f"{math.degrees(self.params.return_speed):g} deg/s, then ")
+        self.operator.ready(f"{test}: the robot will {move}move {', '.join(test.joints)} "
+                            f"{'+' if test.direction > 0 else '-'}{math.degrees(self.params.step):g} deg a step "
+                            f"from the {test.start} pose; {judged}. Stand by to catch it.", f"before {test}")
+
+    def _distance(self, target: np.ndarray) -> float:
+        """How far (rad) the farthest joint is from ``target``, from a reading of every joint (a
+        real bus misses one now and then: its reading is NaN until the next)."""
+        for _ in range(READING_TRIES):
+            current = self.robot.current_positions()
+            missing = [name for name in self.names if not math.isfinite(current[name])]
+            if not missing:
+                return max(abs(current[name] - value) for name, value in zip(self.names, target, strict=True))
+            self.robot.run_until(self.robot.now() + POLL)
+        raise RobotClientError(f"no reading of {', '.join(missing)} in {READING_TRIES} joint_states: how far the "
+                               "robot is from the start pose is not known")
+
     def _to_start(self, start: np.ndarray) -> None:
+        """Simulation: a reset; real robot: a slow move (the operator said ready)."""
         if not self.real:
             self.robot.reset(start)
             return
-        current = self.robot.current_positions()
-        distance = max(abs(current[name] - value) for name, value in zip(self.names, start, strict=True))
-        if distance < math.radians(0.2):
-            return
-        if not self.confirm(f"move back to the start pose ({math.degrees(distance):.1f} deg at most, "
-                            f"{math.degrees(self.params.return_speed):g} deg/s)?"):
-            raise OperatorStopError("stopped by the operator before moving back to the start pose")
-        self._move(start, max(distance / self.params.return_speed, self.params.step_time))
+        distance = self._distance(start)
+        if distance >= START_TOLERANCE:
+            self._move(start, max(distance / self.params.return_speed, self.params.step_time))
 
     def _move(self, target: np.ndarray, duration: float) -> None:
         """A smooth rest-to-rest move of every joint to ``target``."""
