@@ -1,5 +1,6 @@
-"""The stack's topics, named once: the robot interface, the balance monitor's and the
-self-collision checker's outputs, and the simulator's clock, ground truth and fall flag.
+"""The stack's topics, named once: the robot interface, the balance monitor's (fall estimate
+included), the energy monitor's and the self-collision checker's outputs, and the
+simulator's clock, ground truth and fall flag.
 
 Their union is what a recording takes by default (``humanoid record``, ``--record`` and
 ``record.launch.py`` alike). Topics nobody publishes (a node that is not running, the
@@ -11,11 +12,12 @@ ROBOT_INTERFACE = (
     "/follow_joint_trajectory/_action/feedback", "/follow_joint_trajectory/_action/status",
     "/play_motion/_action/feedback", "/play_motion/_action/status", "/cmd_vel",
 )
-BALANCE = ("/balance_state", "/balance_markers")
+BALANCE = ("/balance_state", "/balance_markers", "/fall_state")
+ENERGY = ("/energy_state",)
 SELF_COLLISION = ("/self_collision_state", "/self_collision_markers")
 SIMULATION = ("/clock", "/ground_truth/base_pose", "/ground_truth/base_twist", "/fallen")
 
-DEFAULT_TOPICS: tuple[str, ...] = (*ROBOT_INTERFACE, *BALANCE, *SELF_COLLISION, *SIMULATION)
+DEFAULT_TOPICS: tuple[str, ...] = (*ROBOT_INTERFACE, *BALANCE, *ENERGY, *SELF_COLLISION, *SIMULATION)
 
 
 def absolute(topic: str) -> str:
