@@ -22,6 +22,7 @@ from trajectory_msgs.msg import JointTrajectory
 from humanoid_bringup.graphs import sim_nodes
 from humanoid_control.loop.setpoint_window import TRAJECTORY_DELAY
 from humanoid_control.nodes.specs import WALK_CONTROLLER, walk_controller_node_spec
+from humanoid_control.ros.robot_client import poll_until
 from humanoid_control.ros.ros_time import seconds
 from humanoid_interfaces.action import Walk
 from humanoid_interfaces.msg import EnergyState, FallState
@@ -79,6 +80,10 @@ class Watch:
     def _on_energy(self, msg: EnergyState) -> None:
         with self.lock:
             self.energy.append(msg)
+
+    def latest(self) -> FallState:
+        with self.lock:
+            return self.estimates[-1][1]
 
     def first_fallen(self) -> FallState:
         with self.lock:
@@ -151,3 +156,29 @@ def test_a_fall_stops_the_walk_with_fell_and_the_estimate_follows_the_ground_tru
     again = hoap2.wait_future(action.send_goal_async(Walk.Goal(distance=0.1)), 60.0, "walk goal response")
     outcome = hoap2.wait_result(again, 30.0, "walk result on a fallen robot").result
     assert outcome.error_code == Walk.Result.FELL, outcome.error_string
+
+
+def lean_motion(path) -> str:
+    """A keyframe motion that tips the standing robot over: both ankles to -30 deg in 1 s (the
+    whole robot leans 30 deg; the CoM, 0.28 m up, leaves the 94 mm soles), held for 4 s."""
+    joints = ["rleg_joint5", "lleg_joint5"]
+    path.write_text(
+        "format: keyframes\nrobot: hoap2\nname: lean\nunits: deg\nlaw: cubic\n"
+        f"joints: [{', '.join(joints)}]\n"
+        "keyframes:\n"
+        "  - {time: 0.0, positions: [0.0, 0.0]}\n"
+        "  - {time: 1.0, positions: [-30.0, -30.0]}\n"
+        "  - {time: 5.0, positions: [-30.0, -30.0]}\n")
+    return str(path)
+
+
+def test_a_fall_during_a_motion_ends_play_motion_with_fell(hoap2, watch, tmp_path):
+    from humanoid_interfaces.action import PlayMotion
+
+    hoap2.reset()  # standing again: the estimate says so
+    up = poll_until(lambda: watch.latest() if not watch.latest().fallen else None, "fall_state upright", 60.0)
+    assert up.posture == FallState.UPRIGHT
+    result = hoap2.play_motion(path=lean_motion(tmp_path / "lean.yaml"), timeout=120.0).result
+    assert result.error_code == PlayMotion.Result.FELL, result.error_string
+    assert "fell" in result.error_string
+    assert watch.latest().fallen
