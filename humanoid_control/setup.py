@@ -26,6 +26,7 @@ setup(
     entry_points={"console_scripts": [
         "trajectory_generator = humanoid_control.nodes.trajectory_generator:main",
         "balance_monitor = humanoid_control.nodes.balance_monitor:main",
+        "energy_monitor = humanoid_control.nodes.energy_monitor:main",
         "self_collision_checker = humanoid_control.nodes.self_collision_checker:main",
         "walk_controller = humanoid_control.nodes.walk_controller:main",
         "gait_controller = humanoid_control.nodes.gait_controller:main",

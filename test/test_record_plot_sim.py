@@ -67,18 +67,26 @@ def test_rosbags_reads_every_topic_with_its_count_and_type(recorded_bag):
         for connection in reader.connections:
             store.register(get_types_from_msg(connection.msgdef.data, connection.msgtype))
         counts = {t: 0 for t in topics}
-        stamps = []
+        stamps, energy_stamps = [], []
         for connection, _t, raw in reader.messages():
             counts[connection.topic] += 1
             message = store.deserialize_cdr(raw, connection.msgtype)  # every message decodes
             if connection.topic == "/joint_states":
                 stamps.append(message.header.stamp.sec + 1e-9 * message.header.stamp.nanosec)
+            elif connection.topic == "/energy_state":
+                energy_stamps.append(message.header.stamp.sec + 1e-9 * message.header.stamp.nanosec)
     assert set(topics) <= set(DEFAULT_TOPICS)
     for topic, kind in ALWAYS.items():
         assert topic in topics, f"{topic} not recorded"
         assert topics[topic].msgtype == kind
         assert counts[topic] == topics[topic].msgcount > 0, topic
     assert counts["/robot_description"] == 1
+    # the monitors the graph starts by default: the energy estimate answers every joint_states
+    # from its start, with its stamp; the fall estimate is recorded
+    assert topics["/energy_state"].msgtype == "humanoid_interfaces/msg/EnergyState"
+    answered = [s for s in stamps if energy_stamps[0] <= s <= energy_stamps[-1]]
+    assert energy_stamps == answered and len(answered) > 0.5 * len(stamps)
+    assert topics["/fall_state"].msgtype == "humanoid_interfaces/msg/FallState" and counts["/fall_state"] > 0
     assert counts["/joint_commands"] == 20
     # nothing lost: joint_states come every 10 ms of robot time, from the first recorded to the last
     intervals = np.diff(stamps)
@@ -99,7 +107,8 @@ def test_plot_makes_figures_that_are_not_blank(recorded_bag, tmp_path):
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     names = {p.name for p in out.glob("*.png")}
-    expected = {"summary.png", "rates.png", "joints_r1.png", "joints_r2.png", "joints_l1.png", "joints_l2.png"}
+    expected = {"summary.png", "rates.png", "joints_r1.png", "joints_r2.png", "joints_l1.png", "joints_l2.png",
+                "energy.png"}
     assert expected <= names, names
     with Reader(bag) as reader:
         has_balance = any(c.topic == "/balance_state" for c in reader.connections)

@@ -16,6 +16,7 @@ from pathlib import Path
 from humanoid_control.biped_walking.parameters import walking_robot
 from humanoid_control.nodes.specs import (
     balance_monitor_node_spec,
+    energy_monitor_node_spec,
     gait_controller_node_spec,
     self_collision_checker_node_spec,
     trajectory_generator_node_spec,
@@ -26,10 +27,10 @@ from humanoid_control.quadruped_gaits.parameters import gaited_robot
 from humanoid_hw.hw_node_spec import hw_node_spec
 
 #: Options of :func:`sim_nodes` and :func:`real_nodes` for the robot and the trajectory
-#: generator alone: no balance monitor, self-collision checker, walk or gait controller (a
+#: generator alone: no balance monitor, energy monitor, self-collision checker, walk or gait controller (a
 #: controller that needs none of them, on a machine with cores to spare for its own work).
 ROBOT_AND_PLAYER_ONLY = {"balance_monitor": False, "self_collision_checker": False, "walk_controller": False,
-                         "gait_controller": False}
+                         "gait_controller": False, "energy_monitor": False}
 
 
 def sim_nodes(robot: str, gui: bool = False, real_time_factor: float | None = None,
@@ -38,12 +39,13 @@ def sim_nodes(robot: str, gui: bool = False, real_time_factor: float | None = No
               publish_robot_description: bool = True, balance_monitor: bool = True,
               self_collision_checker: bool = True, self_collision_veto: bool = True,
               walk_controller: bool = True, gait_controller: bool = True, lockstep: bool = False,
-              participants: tuple[str, ...] = (), physics_profile: str | None = None) -> list[NodeSpec]:
+              participants: tuple[str, ...] = (), physics_profile: str | None = None,
+              energy_monitor: bool = True) -> list[NodeSpec]:
     """The simulation graph: the PyBullet robot node (plus the nodes that build on it).
     Options left at None keep the robot's parameter file values (``physics_profile``: the
     simulation's named physics profile, :mod:`humanoid_sim.physics_profiles`); ``use_sim_time`` runs the
     other nodes on the simulated clock; ``publish_robot_description`` False leaves the
-    topic to robot_state_publisher (under ros2 launch); ``balance_monitor``,
+    topic to robot_state_publisher (under ros2 launch); ``balance_monitor``, ``energy_monitor``,
     ``self_collision_checker``, ``walk_controller`` and ``gait_controller`` False leave those
     nodes out;
     ``self_collision_veto`` False turns the robot interface's self-collision veto off.
@@ -66,7 +68,7 @@ def sim_nodes(robot: str, gui: bool = False, real_time_factor: float | None = No
         overrides["physics_profile"] = physics_profile
     controls = control_nodes(robot, use_sim_time=use_sim_time, balance_monitor=balance_monitor,
                              self_collision_checker=self_collision_checker, walk_controller=walk_controller,
-                             gait_controller=gait_controller, lockstep=lockstep)
+                             gait_controller=gait_controller, lockstep=lockstep, energy_monitor=energy_monitor)
     if lockstep:
         overrides.setdefault("real_time_factor", 0.0)
         overrides["lockstep"] = True
@@ -79,7 +81,7 @@ def real_nodes(robot: str, port: str | None = None, baud: int | None = None,
                duration: float | None = None, publish_robot_description: bool = True,
                balance_monitor: bool = True, self_collision_checker: bool = True,
                self_collision_veto: bool = True, walk_controller: bool = True,
-               gait_controller: bool = True) -> list[NodeSpec]:
+               gait_controller: bool = True, energy_monitor: bool = True) -> list[NodeSpec]:
     """The real-robot graph: the Dynamixel hardware node (plus the nodes that build on it),
     options as for :func:`sim_nodes`."""
     overrides: dict[str, object] = {}
@@ -94,12 +96,12 @@ def real_nodes(robot: str, port: str | None = None, baud: int | None = None,
     return [hw_node_spec(robot, overrides),
             *control_nodes(robot, use_sim_time=False, balance_monitor=balance_monitor,
                            self_collision_checker=self_collision_checker, walk_controller=walk_controller,
-                           gait_controller=gait_controller)]
+                           gait_controller=gait_controller, energy_monitor=energy_monitor)]
 
 
 def control_nodes(robot: str, use_sim_time: bool, balance_monitor: bool = True,
                   self_collision_checker: bool = True, walk_controller: bool = True,
-                  gait_controller: bool = True, lockstep: bool = False) -> list[NodeSpec]:
+                  gait_controller: bool = True, lockstep: bool = False, energy_monitor: bool = True) -> list[NodeSpec]:
     """The nodes that drive or watch the robot through its interface, the same for sim and
     real; per-robot parameters in ``humanoid_description/robots/<robot>/control.yaml``.
     ``lockstep``: each answers a lockstep simulation after every joint_states it handles."""
@@ -107,6 +109,8 @@ def control_nodes(robot: str, use_sim_time: bool, balance_monitor: bool = True,
     nodes = [trajectory_generator_node_spec(robot, clock)]
     if balance_monitor:
         nodes.append(balance_monitor_node_spec(robot, clock))
+    if energy_monitor:
+        nodes.append(energy_monitor_node_spec(robot, clock))
     if self_collision_checker:
         nodes.append(self_collision_checker_node_spec(robot, clock))
     # on the robot's clock: the joint_states stamps (no /clock to follow); only for the

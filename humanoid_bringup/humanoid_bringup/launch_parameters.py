@@ -37,7 +37,8 @@ from humanoid_description.robots import urdf_xml
 #: ("true"/"false", default "true"): the keyword arguments of :func:`graphs.sim_nodes`
 #: and :func:`graphs.real_nodes` of the same names.
 GRAPH_SWITCHES = {
-    "balance_monitor": "start the balance monitor (balance_state, balance_markers)",
+    "balance_monitor": "start the balance monitor (balance_state, fall_state, balance_markers)",
+    "energy_monitor": "start the energy monitor (energy_state: current, power, energy)",
     "self_collision_checker": "start the self-collision checker (self_collision_state, markers, check services)",
     "self_collision_veto": "refuse commands that bring two links within the safety distance",
     "walk_controller": "start the walk controller (cmd_vel, walk action)",

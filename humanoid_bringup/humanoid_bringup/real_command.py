@@ -46,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"humanoid: emulated Dynamixel bus on {port}", file=sys.stderr)
         nodes = real_nodes(args.robot, port=port, baud=args.baud, control_rate=args.control_rate,
                            publish_rate=args.publish_rate, duration=args.duration,
-                           balance_monitor=args.balance_monitor, self_collision_checker=args.self_collision_checker,
+                           balance_monitor=args.balance_monitor, energy_monitor=args.energy_monitor,
+                           self_collision_checker=args.self_collision_checker,
                            self_collision_veto=args.self_collision_veto, gait_controller=args.gait_controller)
         return serve(Graph(with_recorder(nodes, args.record), echo=True))

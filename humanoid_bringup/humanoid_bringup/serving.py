@@ -90,7 +90,9 @@ def add_graph_switches(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--record", type=new_folder, default=None, metavar="DIR",
                         help="also record the default topics into a new bag DIR (as humanoid record)")
     parser.add_argument("--no-balance-monitor", dest="balance_monitor", action="store_false",
-                        help="do not start the balance monitor (balance_state, balance_markers)")
+                        help="do not start the balance monitor (balance_state, fall_state, balance_markers)")
+    parser.add_argument("--no-energy-monitor", dest="energy_monitor", action="store_false",
+                        help="do not start the energy monitor (energy_state: current, power, energy)")
     parser.add_argument("--no-self-collision-checker", dest="self_collision_checker", action="store_false",
                         help="do not start the self-collision checker (self_collision_state, markers, services)")
     parser.add_argument("--no-gait-controller", dest="gait_controller", action="store_false",

@@ -37,7 +37,8 @@ def run(args: argparse.Namespace) -> int:
     recording = args.lockstep and args.record is not None
     nodes = sim_nodes(args.robot, gui=args.gui, real_time_factor=args.real_time_factor,
                       control_rate=args.control_rate, publish_rate=args.publish_rate, duration=args.duration,
-                      balance_monitor=args.balance_monitor, self_collision_checker=args.self_collision_checker,
+                      balance_monitor=args.balance_monitor, energy_monitor=args.energy_monitor,
+                      self_collision_checker=args.self_collision_checker,
                       self_collision_veto=args.self_collision_veto, gait_controller=args.gait_controller,
                       physics_profile=physics, lockstep=args.lockstep,
                       participants=(RECORDER_NODE,) if recording else ())

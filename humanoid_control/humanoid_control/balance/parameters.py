@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
+from humanoid_control.parameter_fields import documented
 from humanoid_control.parameter_files import control_node_defaults
 from humanoid_description.runtime_files import CONTROL_NODE_PARAMETERS
 from humanoid_description.support import LEVEL_ANGLE_DEG, LEVEL_HEIGHT
@@ -72,12 +73,19 @@ class BalanceParameters:
     diagnostics_rate: float = 1.0
     #: joint_states messages the subscription queues while a computation runs.
     queue_depth: int = 100
+    fall_tilt: float = documented(45.0, "deg, an IMU's trunk tilt beyond which the robot has fallen (fall_state)")
+    fall_tilt_hysteresis: float = documented(
+        10.0, "deg, a fallen robot is up again when its trunk tilt is back below fall_tilt minus this")
+    fall_margin: float = documented(
+        0.05, "m, without an IMU: the model's CoM this far outside the support polygon is a fall (flat feet assumed)")
+    fall_state_rate: float = documented(
+        10.0, "Hz (robot time), fall_state while it does not change (a change is published at once)")
 
     def __post_init__(self) -> None:
         positive = ("com_filter_cutoff", "sensor_timeout", "sensor_patience", "gravity", "marker_rate",
-                    "diagnostics_rate", "queue_depth", "level_angle")
+                    "diagnostics_rate", "queue_depth", "level_angle", "fall_tilt", "fall_margin", "fall_state_rate")
         non_negative = ("min_margin", "warning_hysteresis", "foot_load_threshold", "contact_height",
-                        "polygon_precision", "zmp_measured_cutoff")
+                        "polygon_precision", "zmp_measured_cutoff", "fall_tilt_hysteresis")
         for name in positive:
             if not getattr(self, name) > 0:
                 raise ValueError(f"parameter {name} must be > 0, got {getattr(self, name)}")

@@ -15,6 +15,7 @@ imu/data                   sensor_msgs/Imu (orientation)                 subscri
 ground_truth/base_pose     geometry_msgs/PoseStamped (simulation)        subscribed
 fallen                     std_msgs/Bool (simulation: logs the warning's lead) subscribed
 balance_state              humanoid_interfaces/BalanceState              published
+fall_state                 humanoid_interfaces/FallState (latched)       published
 balance_markers            visualization_msgs/MarkerArray                published
 diagnostics                diagnostic_msgs/DiagnosticArray               published
 ========================== ============================================= ==========
@@ -26,7 +27,15 @@ order they arrive; a joint state whose sensor readings of the same instant are l
 that a message does not give (stale NaN, missing) keep their last known value
 (:mod:`humanoid_control.ros.joint_readings`); what was missing is counted and reported in
 diagnostics, and the CoM is never NaN. A message that cannot be read is counted,
-logged and not answered. Parameters: :class:`~humanoid_control.balance.parameters.BalanceParameters`,
+logged and not answered.
+
+``fall_state`` is the robot's own fall estimate (:mod:`humanoid_control.balance.fall`):
+from the IMU's trunk tilt where the robot has one, else from the model's CoM far outside
+its support (flat feet assumed); never from the simulator's ground truth (``fallen``, kept
+for tests). Stamped with the joint_states stamp it was made with, published at once when it
+changes and at ``fall_state_rate`` otherwise, transient local: a controller that starts
+later gets the latest. The controllers stop on it (walk, gait, play_motion).
+Parameters: :class:`~humanoid_control.balance.parameters.BalanceParameters`,
 per-robot values in ``humanoid_description/robots/<robot>/control.yaml`` (``balance_monitor:``).
 """
 
@@ -58,6 +67,7 @@ from humanoid_control.balance.estimator import (
     BaseSource,
     ContactSource,
 )
+from humanoid_control.balance.fall import FallDetector, FallEstimate
 from humanoid_control.balance.foot_pressure import FootWrench
 from humanoid_control.balance.markers import balance_markers
 from humanoid_control.balance.parameters import NODE_NAME, BalanceParameters
@@ -65,13 +75,14 @@ from humanoid_control.balance.readings import RecentReadings
 from humanoid_control.balance.sensor_wait import SensorWait
 from humanoid_control.loop.decimation import Decimator
 from humanoid_control.loop.driver import Level
+from humanoid_control.ros.fall_watch import FALL_STATE_QOS
 from humanoid_control.ros.joint_readings import JointReadings, MalformedJointStateError
 from humanoid_control.ros.lockstep import participant_of
 from humanoid_control.ros.node_main import run_node
 from humanoid_control.ros.parameters import declare_control_node
 from humanoid_control.ros.ros_time import seconds
 from humanoid_description.model import RobotModel
-from humanoid_interfaces.msg import BalanceState
+from humanoid_interfaces.msg import BalanceState, FallState
 
 #: Processing times kept for the latency figures of diagnostics.
 LATENCY_WINDOW = 2000
@@ -99,10 +110,16 @@ class BalanceMonitor:
         self._wrench_stamps: dict[str, float] = {}
         self._truth_stamp: float | None = None
         self._messages = StateMessages()
+        p = self.params
+        self.fall = FallDetector(p.fall_tilt, p.fall_tilt_hysteresis, p.fall_margin)
+        self._fall_due = Decimator(p.fall_state_rate, "fall_state_rate")
+        self._fall_estimate: FallEstimate | None = None
+        self._fall_stamp: float | None = None  # robot time the estimate said fallen
 
         depth = self.params.queue_depth
         self._state_pub = node.create_publisher(BalanceState, "balance_state", depth)
         self._marker_pub = node.create_publisher(MarkerArray, "balance_markers", 10)
+        self._fall_pub = node.create_publisher(FallState, "fall_state", FALL_STATE_QOS)
         self._diagnostics_pub = node.create_publisher(DiagnosticArray, "diagnostics", 10)
         self.lockstep = participant_of(node)
         node.create_subscription(JointState, "joint_states", self._on_joint_state, depth)
@@ -206,6 +223,8 @@ class BalanceMonitor:
                                   f"came {now - warned:.3f} s before it (t = {warned:.3f} s)")
             else:
                 self._log.error(f"the simulator reports a fall at t = {now:.3f} s with no balance warning before it")
+            if self._fall_stamp is not None:
+                self._log.info(f"fall_state said fallen at t = {self._fall_stamp:.3f} s")
         self._fallen = bool(msg.data)
 
     # -- the update -----------------------------------------------------------------
@@ -254,6 +273,7 @@ class BalanceMonitor:
             self._marker_pub.publish(balance_markers(estimate, msg.header.stamp, self.params.min_margin, frame))
         self._latest = estimate
         self._answered += 1
+        self._publish_fall(msg.header.stamp, stamp, estimate)
         event = self.alarm.update(stamp, estimate.margin)
         if event is not None:
             if event.change is AlarmChange.WARNING:
@@ -264,6 +284,26 @@ class BalanceMonitor:
         self._processing.append(time.perf_counter() - started)
         if self._answered % 10 == 1:  # a sample is enough (reading the clock costs)
             self._input_age.append(seconds(self.node.get_clock().now().to_msg()) - stamp)
+
+    def _publish_fall(self, header_stamp, stamp: float, estimate: BalanceEstimate) -> None:
+        """The fall estimate of this reading: from the IMU reading of its instant if there is
+        one, else from the model's support; published when it changes or is due."""
+        imu = (self.inputs.imu_orientation.nearest(stamp, self.params.sensor_timeout)
+               if self.params.use_imu and self.inputs.imu_orientation else None)
+        fall = self.fall.from_imu(imu) if imu is not None else self.fall.from_support(estimate.margin)
+        previous = self._fall_estimate
+        changed = previous is None or (fall.fallen, fall.posture) != (previous.fallen, previous.posture)
+        self._fall_estimate = fall
+        if changed and fall.fallen:
+            self._fall_stamp = stamp
+            self._log.error(f"the robot has fallen at t = {stamp:.3f} s: {fall.describe()}")
+        elif changed and previous is not None and previous.fallen:
+            self._fall_stamp = None
+            self._log.info(f"the robot is up again at t = {stamp:.3f} s: {fall.describe()}")
+        if self._fall_due.due(stamp) or changed:
+            msg = FallState(fallen=fall.fallen, posture=fall.posture.value, tilt=fall.tilt, source=fall.source.value)
+            msg.header.stamp = header_stamp
+            self._fall_pub.publish(msg)
 
     # -- diagnostics ------------------------------------------------------------------
     def _publish_diagnostics(self) -> None:
@@ -296,6 +336,7 @@ class BalanceMonitor:
             "held_for_late_sensors": str(self._wait.waited),
             "answered_without_late_sensor": str(self._wait.gave_up), "never_measured": ", ".join(never) or "none",
             "last_input_problem": self._last_issue or "none", "margin_warnings": str(self.alarm.warnings),
+            "fall_state": self._fall_estimate.describe() if self._fall_estimate is not None else "none yet",
             "com_filter": f"critically damped 2nd-order low-pass, {self.params.com_filter_cutoff:g} Hz, "
                           f"delay {self.estimator.filter_delay * 1000:.0f} ms",
         })

@@ -15,6 +15,9 @@
 - ``joint_states`` (subscribed): the robot's clock and where it stands. A joint read as
   NaN stops the gait (to the stance) and says which.
 - ``diagnostics`` (published): stage, gait, elapsed time, last message.
+- ``fall_state`` (humanoid_interfaces/FallState, subscribed): the balance monitor's fall
+  estimate. On a fall the gait is abandoned at once (nothing more is sent, no return to the
+  stance) and the goal ends ``FELL``; a goal while the robot lies is refused likewise.
 
 The set-points are those of :class:`~humanoid_control.quadruped_gaits.player.GaitRun` (the
 same :class:`~humanoid_control.quadruped_gaits.player.GaitPlayer` ``humanoid gaits`` and the
@@ -50,6 +53,7 @@ from humanoid_control.quadruped_gaits.gait_files import load_gait
 from humanoid_control.quadruped_gaits.parameters import NODE_NAME, GaitControllerParameters, gaited_robot
 from humanoid_control.quadruped_gaits.patterns import GaitError
 from humanoid_control.quadruped_gaits.player import GaitPlayer, GaitRun, RunSetpoint, Stage
+from humanoid_control.ros.fall_watch import FallWatch, describe_fall
 from humanoid_control.ros.lockstep import participant_of
 from humanoid_control.ros.node_main import run_node
 from humanoid_control.ros.parameters import declare_control_node
@@ -58,6 +62,7 @@ from humanoid_control.ros.ros_time import seconds, to_time
 from humanoid_control.ros.setpoint_stream import SetpointStream
 from humanoid_description.model import RobotModel
 from humanoid_interfaces.action import PlayGait
+from humanoid_interfaces.msg import FallState
 
 #: Wall seconds without joint_states after which the robot counts as gone: the gait under
 #: way is abandoned (the robot interface holds the last set-point it was sent).
@@ -125,6 +130,7 @@ class GaitControllerNode:
                                     goal_callback=self._on_goal,
                                     cancel_callback=lambda _goal: CancelResponse.ACCEPT, callback_group=actions)
         node.create_timer(0.5, self._watch, callback_group=control)
+        self.falls = FallWatch(node, self._on_fall, callback_group=MutuallyExclusiveCallbackGroup())
         node.create_timer(1.0 / self.params.diagnostics_rate, self._publish_diagnostics, callback_group=actions)
         p = self.params
         self._log.info(f"gait controller for {robot}: gaits {', '.join(self.model.config.sections['gaits']['phases'])} "
@@ -235,6 +241,19 @@ class GaitControllerNode:
             playing.finished.set()
         self._log.error(playing.message)
 
+    def _on_fall(self, msg: FallState) -> None:
+        """The robot fell: the gait in hand ends at once, nothing more is sent."""
+        with self._lock:
+            playing = self._playing
+            if playing is None or playing.finished.is_set():
+                return
+            playing.abandoned = True
+            playing.code = PlayGait.Result.FELL
+            playing.message = f"{describe_fall(msg)}: gait stopped, nothing more sent"
+            playing.finished.set()
+            self._stream.ahead = []
+        self._log.error(playing.message)
+
     # -- the action -------------------------------------------------------------------------
     def _execute(self, goal_handle) -> PlayGait.Result:
         """Whatever happens, the goal ends with a result whose code says what happened."""
@@ -283,6 +302,9 @@ class GaitControllerNode:
         if self._positions is None:
             return self._refuse(goal_handle, PlayGait.Result.CANNOT_START,
                                 f"no joint_states from the robot within {CONNECT_TIMEOUT:g} s")
+        fallen = self.falls.fallen_text()
+        if fallen is not None:
+            return self._refuse(goal_handle, PlayGait.Result.FELL, f"{fallen}: no gait on a fallen robot")
         with self._lock:
             if self._playing is not None:
                 return self._refuse(goal_handle, PlayGait.Result.CANNOT_START,

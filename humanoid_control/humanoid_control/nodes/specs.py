@@ -13,12 +13,13 @@ from collections.abc import Mapping
 
 from humanoid_control.balance.parameters import NODE_NAME as BALANCE_MONITOR
 from humanoid_control.biped_walking.parameters import NODE_NAME as WALK_CONTROLLER
+from humanoid_control.energy.parameters import NODE_NAME as ENERGY_MONITOR
 from humanoid_control.processes.node_graph import NodeSpec
 from humanoid_control.quadruped_gaits.parameters import NODE_NAME as GAIT_CONTROLLER
 
-__all__ = ["BALANCE_MONITOR", "GAIT_CONTROLLER", "SELF_COLLISION_CHECKER", "TRAJECTORY_GENERATOR", "WALK_CONTROLLER",
-           "balance_monitor_node_spec", "gait_controller_node_spec", "self_collision_checker_node_spec",
-           "trajectory_generator_node_spec", "walk_controller_node_spec"]
+__all__ = ["BALANCE_MONITOR", "ENERGY_MONITOR", "GAIT_CONTROLLER", "SELF_COLLISION_CHECKER", "TRAJECTORY_GENERATOR",
+           "WALK_CONTROLLER", "balance_monitor_node_spec", "energy_monitor_node_spec", "gait_controller_node_spec",
+           "self_collision_checker_node_spec", "trajectory_generator_node_spec", "walk_controller_node_spec"]
 
 SELF_COLLISION_CHECKER = "self_collision_checker"
 TRAJECTORY_GENERATOR = "trajectory_generator"
@@ -34,6 +35,11 @@ def _control_node(name: str, robot: str, parameters: Mapping[str, object] | None
 def balance_monitor_node_spec(robot: str, parameters: Mapping[str, object] | None = None) -> NodeSpec:
     """The balance monitor of ``robot``."""
     return _control_node(BALANCE_MONITOR, robot, parameters)
+
+
+def energy_monitor_node_spec(robot: str, parameters: Mapping[str, object] | None = None) -> NodeSpec:
+    """The energy monitor (current, power, energy) of ``robot``."""
+    return _control_node(ENERGY_MONITOR, robot, parameters)
 
 
 def self_collision_checker_node_spec(robot: str, parameters: Mapping[str, object] | None = None) -> NodeSpec:

@@ -11,6 +11,10 @@ canceling cancels the trajectory (the robot holds where it is).
 
 The node drives the robot only through the shared interface, so the same call plays
 the motion in simulation and on the hardware.
+
+A fall during a motion (``fall_state``, the balance monitor's estimate, going from upright
+to fallen) cancels the trajectory on the robot (it holds where it is) and ends the goal
+``FELL``. A motion started on a robot that already lies is played: getting up is a motion.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from sensor_msgs.msg import JointState
 
 from humanoid_control.motion import MotionError, Playback, load_motion, plan_playback
 from humanoid_control.ros.action_result import ResultWaiter, wait_until_answering
+from humanoid_control.ros.fall_watch import FallWatch, describe_fall
 from humanoid_control.ros.lockstep import participant_of
 from humanoid_control.ros.node_main import run_node
 from humanoid_control.ros.parameters import declare, declare_robot
@@ -59,6 +64,7 @@ class TrajectoryGenerator:
         self._robot_answers = False  # its server answered this node once (before the first goal)
         self.lockstep = participant_of(node)
         self._held: set[int] = set()  # goals (id of the request) holding the lockstep simulation
+        self.falls = FallWatch(node, callback_group=group)
         self._server = ActionServer(node, PlayMotion, "play_motion", execute_callback=self._execute,
                                     goal_callback=self._on_goal,
                                     cancel_callback=lambda _goal: CancelResponse.ACCEPT, callback_group=group)
@@ -158,8 +164,16 @@ class TrajectoryGenerator:
             result.error_string = "the robot did not accept the trajectory"
             return result
         finished = ResultWaiter(robot_goal)  # asks again if the robot's answer is lost
+        falls_before = self.falls.count
+        fell = None
         while not finished.wait(1.0 / self.feedback_rate):
             if goal_handle.is_cancel_requested:
+                robot_goal.cancel_goal_async()
+                finished.wait(CONNECT_TIMEOUT)
+                break
+            fall = self.falls.fall
+            if fall is not None and self.falls.count > falls_before:  # it fell during the motion
+                fell = fall
                 robot_goal.cancel_goal_async()
                 finished.wait(CONNECT_TIMEOUT)
                 break
@@ -169,7 +183,12 @@ class TrajectoryGenerator:
                 keyframe=playback.keyframe_reached(elapsed)))
         outcome = finished.response
         status = outcome.status if outcome is not None else GoalStatus.STATUS_UNKNOWN
-        if goal_handle.is_cancel_requested:
+        if fell is not None:
+            goal_handle.abort()
+            result.error_code = PlayMotion.Result.FELL
+            result.error_string = f"{describe_fall(fell)}: motion stopped (the robot holds where it is)"
+            self.node.get_logger().error(f"play_motion {playback.motion.name!r}: {result.error_string}")
+        elif goal_handle.is_cancel_requested:
             goal_handle.canceled()
             result.error_code, result.error_string = PlayMotion.Result.CANCELED, "canceled by the client"
         elif status == GoalStatus.STATUS_SUCCEEDED:

@@ -19,6 +19,10 @@ Topics and actions (names of DESIGN.md):
 - ``joint_states``, ``imu/data``, ``<side>_foot/wrench`` (subscribed): the robot's
   readings. A joint read as NaN is unknown: the walk stops (stands) and says why.
 - ``diagnostics`` (published): phase, last message, step count, IK residual, sensors used.
+- ``fall_state`` (humanoid_interfaces/FallState, subscribed): the balance monitor's fall
+  estimate. On a fall the walk is abandoned at once (nothing more is sent), the goal ends
+  ``FELL`` with the estimate in its message; a goal or ``cmd_vel`` while the robot lies is
+  refused likewise.
 
 The controller runs once per ``joint_states`` message, on the robot's clock (the
 message's stamp: simulated time in simulation), so it needs no ``/clock``: each reading
@@ -61,6 +65,7 @@ from humanoid_control.biped_walking.parameters import NODE_NAME, WalkParameters,
 from humanoid_control.biped_walking.pattern import Mode
 from humanoid_control.biped_walking.stabilizer import Sensors
 from humanoid_control.biped_walking.streaming import WalkCycle, walk_sensors
+from humanoid_control.ros.fall_watch import FallWatch, describe_fall
 from humanoid_control.ros.lockstep import participant_of
 from humanoid_control.ros.node_main import run_node
 from humanoid_control.ros.parameters import declare_control_node
@@ -69,6 +74,7 @@ from humanoid_control.ros.ros_time import seconds
 from humanoid_control.ros.setpoint_stream import SetpointStream
 from humanoid_description.model import RobotModel
 from humanoid_interfaces.action import Walk
+from humanoid_interfaces.msg import FallState
 
 #: Wall seconds without joint_states after which the robot counts as gone: a walk under
 #: way is abandoned (the robot interface holds the last set-point). Wall time, not robot
@@ -80,6 +86,10 @@ CONNECT_TIMEOUT = 30.0
 
 _RESULT_CODES = {GoalState.SUCCEEDED: Walk.Result.SUCCESSFUL, GoalState.STOPPED: Walk.Result.STOPPED,
                  GoalState.CANCELED: Walk.Result.CANCELED, GoalState.REFUSED: Walk.Result.CANNOT_START}
+
+
+class FellError(Exception):
+    """A walk goal on a robot that lies (the fall estimate's description)."""
 
 
 class WalkControllerNode:
@@ -105,7 +115,8 @@ class WalkControllerNode:
         self._message = ""
         self._abandoned = False
         self._waiting: JointState | None = None  # lockstep: a state waiting for its IMU reading
-        self._goals: dict[int, WalkGoal | WalkRefusedError] = {}  # by id() of the goal request, until executed
+        self._goals: dict[int, WalkGoal | WalkRefusedError | FellError] = {}  # by id() of the request, until executed
+        self._fell: str | None = None  # why the goal in hand ended: the robot fell
         self.lockstep = participant_of(node)
 
         control = MutuallyExclusiveCallbackGroup()  # the cycle and the commands
@@ -129,6 +140,7 @@ class WalkControllerNode:
                                          lambda msg, side=side: self._on_wrench(side, msg), QoSProfile(depth=1),
                                          callback_group=readings)
         node.create_subscription(Twist, "cmd_vel", self._on_cmd_vel, 10, callback_group=control)
+        self.falls = FallWatch(node, self._on_fall, callback_group=readings)
         self._action = ActionServer(node, Walk, "walk", execute_callback=self._execute,
                                     goal_callback=self._on_goal,
                                     cancel_callback=lambda _goal: CancelResponse.ACCEPT, callback_group=actions)
@@ -193,9 +205,28 @@ class WalkControllerNode:
         feet = {side: wrench for side, (stamp, wrench) in self._feet.items() if abs(now - stamp) <= timeout}
         return walk_sensors(self.params, imu, feet)
 
+    def _on_fall(self, msg: FallState) -> None:
+        """The robot fell: stop commanding at once (no step is finished, no stance restored)
+        and end the goal in hand as fallen."""
+        reason = describe_fall(msg)
+        with self._lock:
+            controller = self.controller
+            walking = controller.phase is not Phase.IDLE
+            if walking:
+                self._fell = reason
+                controller.abandon(f"{reason}: walk stopped, nothing more sent")
+                self.cycle.batcher.ahead = []
+                self._report(controller)
+        if walking:
+            self._log.error(f"{reason}: walk stopped, nothing more sent")
+
     # -- commands -----------------------------------------------------------------------
     def _on_cmd_vel(self, msg: Twist) -> None:
         now = self._now()
+        fallen = self.falls.fallen_text()
+        if fallen is not None and (msg.linear.x or msg.linear.y or msg.angular.z):
+            self._log.error(f"cmd_vel ignored: {fallen}", throttle_duration_sec=1.0)
+            return
         with self._lock:
             try:
                 self.controller.walk_velocity(msg.linear.x, msg.linear.y, msg.angular.z, now)
@@ -266,11 +297,16 @@ class WalkControllerNode:
         acceptance walks it (in lockstep, at the same state in every run)."""
         try:  # a bad goal is refused at once, whether the robot is there or not
             checked_walk_goal(request.distance, request.lateral, request.turn, self.params)
+            fallen = self.falls.fallen_text()
+            if fallen is not None:
+                self._goals[id(request)] = FellError(fallen)
+                return GoalResponse.ACCEPT
             deadline = time.monotonic() + CONNECT_TIMEOUT
             while self._state is None and time.monotonic() < deadline:
                 time.sleep(0.05)
             if self._state is not None:
                 with self._lock:
+                    self._fell = None
                     self._goals[id(request)] = self.controller.walk_to(request.distance, request.lateral,
                                                                        request.turn)
         except WalkRefusedError as error:
@@ -282,6 +318,10 @@ class WalkControllerNode:
         goal = self._goals.pop(id(request), None)
         if isinstance(goal, WalkRefusedError):
             return self._refused(goal_handle, goal)
+        if isinstance(goal, FellError):
+            goal_handle.abort()
+            self._log.error(f"walk goal refused: {goal}")
+            return Walk.Result(error_code=Walk.Result.FELL, error_string=f"{goal}: no walk on a fallen robot")
         if goal is None:
             goal_handle.abort()
             return Walk.Result(error_code=Walk.Result.CANNOT_START,
@@ -300,11 +340,18 @@ class WalkControllerNode:
             goal_handle.publish_feedback(self._feedback(goal))
             time.sleep(period)
         # the set-points sent ahead run on: the result when the robot has reached the last
-        # one (or stopped answering)
-        while (rclpy.ok() and self._robot_time < self.cycle.sent_until
+        # one (or stopped answering, or fell)
+        while (rclpy.ok() and self._robot_time < self.cycle.sent_until and self._fell is None
                and time.monotonic() - self._state_arrival <= STATE_TIMEOUT):
             time.sleep(period)
         result = self._result(goal)
+        with self._lock:
+            fell, self._fell = self._fell, None
+        if fell is not None:
+            goal_handle.abort()
+            result.error_code, result.error_string = Walk.Result.FELL, f"{fell}: walk stopped"
+            self._log.error(f"walk goal ended: {result.error_string}")
+            return result
         if goal.state is GoalState.SUCCEEDED:
             goal_handle.succeed()
         elif goal.state is GoalState.CANCELED:

@@ -1,6 +1,7 @@
 """The stack's topics, named once: the robot interface (with the controllers' actions), the
-balance monitor's and the self-collision checker's outputs, and the simulator's clock,
-ground truth and fall flag. The README's tables name the same topics (a test checks it).
+balance monitor's (fall estimate included), the energy monitor's and the self-collision
+checker's outputs, and the simulator's clock, ground truth and fall flag. The README's
+tables name the same topics (a test checks it).
 
 Their union is what a recording takes by default (``humanoid record``, ``--record`` and
 ``record.launch.py`` alike). Topics nobody publishes (a node that is not running, the
@@ -13,11 +14,12 @@ ROBOT_INTERFACE = (
     "/play_motion/_action/feedback", "/play_motion/_action/status", "/cmd_vel",
     "/walk/_action/feedback", "/walk/_action/status", "/play_gait/_action/feedback", "/play_gait/_action/status",
 )
-BALANCE = ("/balance_state", "/balance_markers")
+BALANCE = ("/balance_state", "/balance_markers", "/fall_state")
+ENERGY = ("/energy_state",)
 SELF_COLLISION = ("/self_collision_state", "/self_collision_markers")
 SIMULATION = ("/clock", "/ground_truth/base_pose", "/ground_truth/base_twist", "/fallen")
 
-DEFAULT_TOPICS: tuple[str, ...] = (*ROBOT_INTERFACE, *BALANCE, *SELF_COLLISION, *SIMULATION)
+DEFAULT_TOPICS: tuple[str, ...] = (*ROBOT_INTERFACE, *BALANCE, *ENERGY, *SELF_COLLISION, *SIMULATION)
 
 
 def absolute(topic: str) -> str:

@@ -292,9 +292,23 @@ def side(experiment: Experiment, start: Start) -> dict[str, Any]:
             "stale_readings": sum(j.stale_samples for j in experiment.joints),
             "fell": None if "/fallen" not in experiment.topics else experiment.fell_at is not None,
             "fell_at_s": experiment.fell_at - start.time if experiment.fell_at is not None else None,
+            "fall_estimate": None if "/fall_state" not in experiment.topics else {
+                "fell": experiment.fall_estimated_at is not None, "posture": experiment.fall_posture,
+                "at_s": (experiment.fall_estimated_at - start.time
+                         if experiment.fall_estimated_at is not None else None)},
+            "energy": _energy(experiment),
             "loop_rates_hz": {label: _median(s.v) for label, s in experiment.rates.items()},
             "latencies_ms": {label: {"median": _median(s.v), "max": _max(s.v)}
                              for label, s in experiment.latencies.items()}}
+
+
+def _energy(experiment: Experiment) -> dict[str, float] | None:
+    """The energy monitor's figures over the recording (None where it did not run)."""
+    data = experiment.energy
+    if data is None or not len(data.t):
+        return None
+    return {"consumed_J": data.consumed, "current_A_mean": float(np.mean(data.current)),
+            "current_A_max": float(np.max(data.current)), "power_W_mean": float(np.mean(data.power))}
 
 
 def _median(values: np.ndarray) -> float | None:

@@ -228,6 +228,14 @@ def summary_lines(comparison: Comparison) -> list[str]:
                   f"{_number(js['rate_hz'], '.1f')} Hz (interval median {_number(js['interval_ms_median'], '.1f')}"
                   f" ms, max {_number(js['interval_ms_max'], '.1f')} ms){delay}",
                   f"  stale readings: {side['stale_readings']}; fell: {fell}"]
+        if side["fall_estimate"] is not None:
+            estimate = side["fall_estimate"]
+            said = f"fallen at {estimate['at_s']:.2f} s ({estimate['posture']})" if estimate["fell"] else "never fallen"
+            lines.append(f"  fall estimate: {said}")
+        if side["energy"] is not None:
+            energy = side["energy"]
+            lines.append(f"  energy: {energy['consumed_J']:.1f} J, current mean {energy['current_A_mean']:.2f} A, "
+                         f"max {energy['current_A_max']:.2f} A, power mean {energy['power_W_mean']:.1f} W")
     alignment = data["alignment"]
     lines += [f"compared: {alignment['window_s'][0]:.2f} to {alignment['window_s'][1]:.2f} s from the start, "
               f"{alignment['samples']} samples every {1000.0 * alignment['step_s']:.1f} ms "

@@ -5,6 +5,8 @@ pyplot state, Agg canvas: no display needed).
   self-collision at a glance, falls, stale readings;
 - ``joints_<group>.png``: per joint, commanded vs measured position and the tracking error;
 - ``balance.png``: CoM and ZMP paths over the support polygon, and the margins over time;
+- ``energy.png``: the energy monitor's supply current, electrical and mechanical power, and
+  the energy consumed (where it ran), with the fall estimate's and the simulator's falls;
 - ``rates.png``: loop and bus rates from diagnostics, bytes per bus cycle, fault counters,
   and the interval between joint_states.
 """
@@ -55,6 +57,10 @@ def all_figures(experiment: Experiment, out: Path) -> tuple[list[Path], list[str
         notes.append("no joint_states in the bag: no joint figures")
     if experiment.joints and not any(len(j.commanded) for j in experiment.joints):
         notes.append("no commands in the bag (action feedback, joint_commands): measured positions only")
+    if experiment.energy is not None and len(experiment.energy.t):
+        files.append(save(energy(experiment), out / "energy.png"))
+    else:
+        notes.append("no energy_state in the bag (the energy monitor was not running): no energy figure")
     if experiment.balance is not None and len(experiment.balance.t):
         files.append(save(balance(experiment), out / "balance.png"))
     else:
@@ -144,6 +150,35 @@ def widen(ax, span: float) -> None:
     if high - low < span:
         centre = 0.5 * (low + high)
         ax.set_ylim(centre - span / 2, centre + span / 2)
+
+
+# -- energy ----------------------------------------------------------------------------------
+def energy(experiment: Experiment) -> Figure:
+    data = experiment.energy
+    assert data is not None
+    figure = Figure(figsize=(11, 7))
+    figure.suptitle(f"{_title(experiment)} — estimated supply current, power and energy (energy_state)", fontsize=11)
+    current, power, consumed = figure.subplots(3, 1, sharex=True)
+    current.plot(data.t, data.current, lw=1.0)
+    current.set_ylabel("current (A)")
+    power.plot(data.t, data.power, lw=1.0, label="electrical (I V)")
+    power.plot(data.t, data.mechanical_power, lw=1.0, label="mechanical (sum |T w|)")
+    power.set_ylabel("power (W)")
+    power.legend(fontsize=8)
+    consumed.plot(data.t, data.energy - data.energy[0], lw=1.0)
+    consumed.set_ylabel("energy (J)")
+    consumed.set_xlabel("robot time (s)")
+    for ax in (current, power, consumed):
+        ax.grid(alpha=0.3)
+        if experiment.fell_at is not None:
+            ax.axvline(experiment.fell_at, color="red", lw=1.0, ls="--")
+        if experiment.fall_estimated_at is not None:
+            ax.axvline(experiment.fall_estimated_at, color="orange", lw=1.0, ls=":")
+    consumed.set_title(f"{data.consumed:.1f} J over the recording"
+                       + ("; red: the simulator's fall" if experiment.fell_at is not None else "")
+                       + ("; orange: the fall estimate" if experiment.fall_estimated_at is not None else ""),
+                       fontsize=9, loc="left")
+    return figure
 
 
 # -- balance ---------------------------------------------------------------------------------
@@ -312,6 +347,13 @@ def summary_lines(experiment: Experiment) -> list[str]:
              f"{experiment.duration:.2f} s of robot time",
              f"fell: {f'yes, at {experiment.fell_at:.2f} s' if experiment.fell_at is not None else 'no'}"
              if "/fallen" in experiment.topics else "fell: unknown (no /fallen topic)"]
+    if "/fall_state" in experiment.topics:
+        lines.append(f"fall estimate: fallen at {experiment.fall_estimated_at:.2f} s ({experiment.fall_posture})"
+                     if experiment.fall_estimated_at is not None else "fall estimate: never fallen")
+    if experiment.energy is not None and len(experiment.energy.t):
+        data = experiment.energy
+        lines.append(f"energy: {data.consumed:.1f} J, current mean {np.mean(data.current):.2f} A, "
+                     f"max {np.max(data.current):.2f} A")
     stale = {j.name: j.stale_samples for j in experiment.joints if j.stale_samples}
     lines.append("stale readings: " + (", ".join(f"{n} {c}" for n, c in stale.items()) if stale else "none"))
     tracked = [j for j in experiment.joints if len(j.commanded)]

@@ -28,6 +28,8 @@ BALANCE = "/balance_state"
 SELF_COLLISION = "/self_collision_state"
 DIAGNOSTICS = "/diagnostics"
 FALLEN = "/fallen"
+FALL_STATE = "/fall_state"
+ENERGY = "/energy_state"
 BASE_POSE = "/ground_truth/base_pose"
 ROBOT_DESCRIPTION = "/robot_description"
 #: The actions whose goals are recorded through their status topic (``/<action>/_action/status``).
@@ -125,6 +127,22 @@ class Balance:
 
 
 @dataclass
+class Energy:
+    """The energy monitor's estimate over time (robot seconds)."""
+
+    t: np.ndarray
+    current: np.ndarray  # A, the whole robot
+    power: np.ndarray  # W
+    energy: np.ndarray  # J since the monitor started
+    mechanical_power: np.ndarray  # W
+
+    @property
+    def consumed(self) -> float:
+        """J over the recording (the monitor's count may have begun before it)."""
+        return float(self.energy[-1] - self.energy[0]) if len(self.energy) else 0.0
+
+
+@dataclass
 class Collisions:
     t: np.ndarray
     in_collision: np.ndarray  # bool
@@ -159,6 +177,10 @@ class Experiment:
     goals: list[Goal] = field(default_factory=list)  # in order of acceptance
     first_command: dict[str, float] = field(default_factory=dict)  # topic -> time of its first message
     fell_at: float | None = None
+    #: the robot's own estimate (fall_state): when it first said fallen, and how it lay
+    fall_estimated_at: float | None = None
+    fall_posture: str | None = None
+    energy: Energy | None = None
     robot_name: str | None = None
     damage: list[str] = field(default_factory=list)  # what could not be read (a damaged bag)
 
@@ -217,6 +239,12 @@ def load(path: Path) -> Experiment:
         if FALLEN in bag.types:
             fallen = [when(log) for log, m in bag.all(FALLEN) if m.data]
             experiment.fell_at = min(fallen) if fallen else None
+        if FALL_STATE in bag.types:
+            fell = [(when(log, m.header), m.posture) for log, m in bag.all(FALL_STATE) if m.fallen]
+            if fell:
+                experiment.fall_estimated_at, experiment.fall_posture = fell[0][0], fell[-1][1]
+        if ENERGY in bag.types:
+            experiment.energy = _energy(bag.all(ENERGY), when)
         if ROBOT_DESCRIPTION in bag.types:
             experiment.robot_name = _robot_name(bag.all(ROBOT_DESCRIPTION))
         experiment.topics, experiment.damage = bag.read_counts(), bag.damage()
@@ -332,6 +360,13 @@ def _balance(messages, when) -> Balance:
         margin[i], zmp_margin[i], stable[i] = msg.stability_margin, msg.zmp_margin, msg.stable
         polygons.append(np.array([_point(p) for p in msg.support_polygon.points]).reshape(-1, 2))
     return Balance(t, frames, com, zmp_model, zmp_measured, margin, zmp_margin, stable, polygons)
+
+
+def _energy(messages, when) -> Energy:
+    rows = [(when(log, m.header), m.total_current, m.power, m.energy, m.mechanical_power) for log, m in messages]
+    t, current, power, energy, mechanical = (np.array(column, dtype=float) for column in zip(*rows, strict=True)) \
+        if rows else (np.zeros(0),) * 5
+    return Energy(t, current, power, energy, mechanical)
 
 
 def _collisions(messages, when) -> Collisions:

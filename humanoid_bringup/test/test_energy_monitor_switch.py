@@ -1,0 +1,27 @@
+"""The energy monitor is in the simulation and real graphs by default and left out with
+``--no-energy-monitor`` (``energy_monitor:=false`` under ros2 launch: a GRAPH_SWITCH)."""
+
+from __future__ import annotations
+
+from humanoid_bringup.cli import build_parser
+from humanoid_bringup.graphs import real_nodes, sim_nodes
+from humanoid_bringup.launch_parameters import GRAPH_SWITCHES
+from humanoid_control.nodes.specs import ENERGY_MONITOR
+
+
+def names(nodes) -> set[str]:
+    return {spec.name for spec in nodes}
+
+
+def test_the_energy_monitor_is_in_both_graphs_unless_left_out():
+    assert ENERGY_MONITOR in names(sim_nodes("hoap2")) and ENERGY_MONITOR in names(real_nodes("bioloid"))
+    assert ENERGY_MONITOR not in names(sim_nodes("hoap2", energy_monitor=False))
+    assert ENERGY_MONITOR not in names(real_nodes("bioloid", energy_monitor=False))
+    assert "energy_monitor" in GRAPH_SWITCHES
+
+
+def test_no_energy_monitor_option():
+    parser = build_parser()
+    assert parser.parse_args(["sim", "--robot", "hoap2"]).energy_monitor is True
+    assert parser.parse_args(["sim", "--robot", "hoap2", "--no-energy-monitor"]).energy_monitor is False
+    assert parser.parse_args(["real", "--robot", "bioloid", "--emulate", "--no-energy-monitor"]).energy_monitor is False

@@ -1,0 +1,159 @@
+"""The energy monitor node: supply current, power and energy of the robot, live, on sim and robot.
+
+A thin ROS adapter around :mod:`humanoid_control.energy.model` (ROS-free): for every
+``joint_states`` message, the current of equation 8 of the ODE humanoid simulator from
+the joints' effort, I = K * sum(|T_i|) + N * I_servo + I_controller, the power at the
+supply voltage and the energy integrated over the stamps.
+
+========================== ============================================= ==========
+name                       type                                          direction
+========================== ============================================= ==========
+joint_states               sensor_msgs/JointState (effort, velocity)     subscribed
+diagnostics                diagnostic_msgs/DiagnosticArray (the servos'  subscribed
+                           voltage_V, where the robot reports it)
+energy_state               humanoid_interfaces/EnergyState               published
+diagnostics                diagnostic_msgs/DiagnosticArray               published
+========================== ============================================= ==========
+
+The effort is whatever the robot publishes: the simulated servos' torque, or on the
+Dynamixel bus the servos' present load scaled to their stall torque (humanoid_hw). The
+voltage is the mean of the servos' latest voltage readings where the hardware node
+reports them in its diagnostics (``voltage_V``), else the configured ``supply_voltage``.
+Parameters: :class:`~humanoid_control.energy.parameters.EnergyParameters`, per robot in
+``humanoid_description/robots/<robot>/control.yaml`` (``energy_monitor:``).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rclpy.experimental import EventsExecutor
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+
+from humanoid_control.energy.model import CurrentModel, EnergyIntegral
+from humanoid_control.energy.parameters import NODE_NAME, EnergyParameters
+from humanoid_control.ros.lockstep import participant_of
+from humanoid_control.ros.node_main import run_node
+from humanoid_control.ros.parameters import declare_control_node
+from humanoid_control.ros.ros_time import seconds
+from humanoid_description.model import RobotModel
+from humanoid_interfaces.msg import EnergyState
+
+#: joint_states messages queued while one is handled.
+QUEUE_DEPTH = 100
+
+
+class EnergyMonitor:
+    """One current model and one energy integral, fed by joint_states."""
+
+    def __init__(self, node: Node) -> None:
+        self.node = node
+        self.robot, self.params = declare_control_node(node, EnergyParameters, NODE_NAME)
+        self._log = node.get_logger()
+        joints = RobotModel(self.robot).joints
+        self.model = CurrentModel.of(self.params, len(joints))
+        self.integral = EnergyIntegral(self.params.max_integration_gap)
+        self._voltages: dict[str, tuple[float, float]] = {}  # servo status name -> (wall time, V)
+        self._answered = 0
+        self._malformed = 0
+        self._last_issue = ""
+        self._latest: EnergyState | None = None
+        self._publisher = node.create_publisher(EnergyState, "energy_state", QUEUE_DEPTH)
+        self._diagnostics_pub = node.create_publisher(DiagnosticArray, "diagnostics", 10)
+        self.lockstep = participant_of(node)
+        node.create_subscription(JointState, "joint_states", self._on_joint_state, QUEUE_DEPTH)
+        if self.params.use_reported_voltage:
+            node.create_subscription(DiagnosticArray, "diagnostics", self._on_diagnostics, 50)
+        node.create_timer(1.0 / self.params.diagnostics_rate, self._publish_diagnostics)
+        m = self.model
+        self._log.info(f"energy monitor for {self.robot}: I = {m.torque_to_current:g} A/Nm * sum|T| + "
+                       f"{m.servo_count} x {m.servo_idle_current:g} A + {m.controller_current:g} A, "
+                       f"{self.params.supply_voltage:g} V unless the servos report theirs")
+
+    def _on_diagnostics(self, msg: DiagnosticArray) -> None:
+        now = time.monotonic()
+        for status in msg.status:
+            for item in status.values:
+                if item.key == "voltage_V":
+                    try:
+                        volts = float(item.value)
+                    except ValueError:
+                        continue
+                    if math.isfinite(volts) and volts > 0.0:
+                        self._voltages[status.name] = (now, volts)
+
+    def voltage(self) -> tuple[float, str]:
+        """The supply voltage and where it comes from."""
+        now = time.monotonic()
+        fresh = [v for seen, v in self._voltages.values() if now - seen <= self.params.reported_voltage_timeout]
+        if fresh:
+            return float(np.mean(fresh)), f"the servos' readings ({len(fresh)})"
+        return self.params.supply_voltage, "configured supply_voltage"
+
+    def _on_joint_state(self, msg: JointState) -> None:
+        try:
+            self._answer(msg)
+        finally:
+            if self.lockstep is not None:
+                self.lockstep.answered(msg.header.stamp)
+
+    def _answer(self, msg: JointState) -> None:
+        count = len(msg.name)
+        if len(msg.effort) != count or (len(msg.velocity) not in (0, count)):
+            self._malformed += 1
+            self._last_issue = (f"joint_states not used: {count} names, {len(msg.effort)} efforts, "
+                                f"{len(msg.velocity)} velocities")
+            self._log.error(self._last_issue, throttle_duration_sec=5.0)
+            return
+        effort = np.asarray(msg.effort, dtype=float)
+        velocity = np.asarray(msg.velocity, dtype=float) if len(msg.velocity) else None
+        estimate = self.model.estimate(effort, velocity)
+        volts, _ = self.voltage()
+        power = estimate.total_current * volts
+        energy = self.integral.add(seconds(msg.header.stamp), power)
+        out = EnergyState(name=list(msg.name), current=estimate.joint_currents.tolist(),
+                          total_current=estimate.total_current, voltage=volts, power=power,
+                          mechanical_power=estimate.mechanical_power, energy=energy,
+                          unknown_joints=estimate.unknown_joints)
+        out.header.stamp = msg.header.stamp
+        out.header.frame_id = msg.header.frame_id
+        self._publisher.publish(out)
+        self._latest = out
+        self._answered += 1
+
+    def _publish_diagnostics(self) -> None:
+        latest = self._latest
+        volts, source = self.voltage()
+        level = DiagnosticStatus.OK
+        if latest is None:
+            level, summary = DiagnosticStatus.WARN, "waiting for joint_states"
+        else:
+            summary = (f"{latest.total_current:.2f} A, {latest.power:.1f} W, {latest.energy:.1f} J so far "
+                       f"({source})")
+            if latest.unknown_joints:
+                level, summary = DiagnosticStatus.WARN, summary + f"; {latest.unknown_joints} joint(s) effort unknown"
+        if self._malformed:
+            level = DiagnosticStatus.WARN
+        values = {"supply_voltage_V": f"{volts:.2f}", "voltage_source": source, "answered": str(self._answered),
+                  "malformed": str(self._malformed), "gaps_not_integrated": str(self.integral.gaps),
+                  "out_of_order": str(self.integral.out_of_order), "last_input_problem": self._last_issue or "none",
+                  "model": "I = K sum|T| + N I_servo + I_controller (ODE humanoid simulator, equation 8)"}
+        status = DiagnosticStatus(level=level, name=f"{self.node.get_name()}: energy", message=summary,
+                                  hardware_id=self.robot)
+        status.values = [KeyValue(key=k, value=v) for k, v in values.items()]
+        msg = DiagnosticArray(status=[status])
+        msg.header.stamp = self.node.get_clock().now().to_msg()
+        self._diagnostics_pub.publish(msg)
+
+
+def main(args: list[str] | None = None) -> int:
+    return run_node(NODE_NAME, EnergyMonitor, EventsExecutor, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
