@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -35,7 +36,7 @@ from humanoid_description.model import RobotModel, load_model
 from humanoid_sim.headless import make_driver, simulation_settings, typed
 from humanoid_sim.physics_profiles import REFERENCE
 from humanoid_sim.pybullet_driver import FallState
-from humanoid_sim.sim_node_spec import SimulationPublishingParameters
+from humanoid_sim.sim_parameters import SimulationPublishingParameters
 
 #: Robot seconds a run may take before it is given up (a runaway experiment).
 RUN_LIMIT = 3600.0
@@ -56,9 +57,9 @@ class SimulatedRobot:
     """A simulated robot stepped by its caller, control cycle by control cycle."""
 
     def __init__(self, robot: str, profile: str = REFERENCE, overrides: Mapping[str, Any] | None = None,
-                 model: RobotModel | None = None) -> None:
+                 model: RobotModel | None = None, params_file: Path | str | None = None) -> None:
         self.model = model or load_model(robot)
-        self.settings = simulation_settings(self.model, profile, overrides)
+        self.settings = simulation_settings(self.model, profile, overrides, params_file)
         self.driver = make_driver(self.model, self.settings)
         guard = SelfCollisionGuard(self.model.name, typed(SelfCollisionGuardParameters, self.settings.values,
                                                           GUARD_PREFIX))

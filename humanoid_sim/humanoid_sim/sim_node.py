@@ -50,11 +50,18 @@ from humanoid_control.ros.ros_time import to_time
 from humanoid_description.model import RobotModel
 from humanoid_description.runtime_files import SIM_NODE_PARAMETERS
 from humanoid_interfaces.srv import ResetSimulation, StepSimulation
+from humanoid_sim import params_file as params_files
 from humanoid_sim import physics_profiles
+from humanoid_sim.params_file import LinkCorrection
 from humanoid_sim.pybullet_driver import PyBulletDriver
 from humanoid_sim.servo_profiles import ServoParameters
 from humanoid_sim.sim_node_spec import NODE_NAME
-from humanoid_sim.sim_parameters import LockstepParameters, SimParameters, SimulationPublishingParameters
+from humanoid_sim.sim_parameters import (
+    LockstepParameters,
+    ParamsFileParameters,
+    SimParameters,
+    SimulationPublishingParameters,
+)
 from humanoid_sim.transmission import TransmissionParameters
 
 #: s: how long a service waits for the simulator to carry out its operation.
@@ -68,13 +75,15 @@ class SimDriverConfig:
     sim: SimParameters
     servo: ServoParameters
     transmission: TransmissionParameters
+    corrections: dict[str, LinkCorrection] = dataclasses.field(default_factory=dict)  # per link
 
 
 def declare_driver(node: Node, model: RobotModel, defaults: dict[str, Any]) -> DriverSpec:
     """The PyBullet driver's parameters (declared from :class:`SimParameters`,
     :class:`ServoParameters` and :class:`TransmissionParameters`) and the rates of what
     only a simulator publishes; their defaults those of the ``physics_profile`` parameter's
-    profile (:mod:`humanoid_sim.physics_profiles`)."""
+    profile (:mod:`humanoid_sim.physics_profiles`), then of the ``params_file`` parameter's
+    file (:mod:`humanoid_sim.params_file`, which also corrects the model's links)."""
     profile = declare(node, "physics_profile", physics_profiles.REFERENCE, defaults,
                       "named set of physics settings from the parameter file's physics_profiles "
                       "(reference: the file's own values)")
@@ -83,49 +92,65 @@ def declare_driver(node: Node, model: RobotModel, defaults: dict[str, Any]) -> D
         for key, value in settings.items():
             declare(node, f"{physics_profiles.SECTION}.{name}.{key}", value,
                     description=f"{key} under the physics profile {name} (read at start-up)")
+    path = declare_dataclass(node, ParamsFileParameters, defaults).params_file
+    chosen = params_files.load(path, params_files.link_names(model.urdf)) if path else {}
+    if path:
+        node.get_logger().info(params_files.describe(path, chosen))
+    defaults = {**defaults, **chosen}
     sim = declare_dataclass(node, SimParameters, defaults)
     servo = declare_dataclass(node, ServoParameters, defaults, prefix="servo.",
                               builtin=ServoParameters.for_model(model))
-    sim, servo = _profile_over_file(node, physics_profiles.profiles(file_values)[profile], file_values, sim, servo)
     transmission = declare_dataclass(node, TransmissionParameters, defaults, prefix="transmission.")
+    sim, servo, transmission = _chosen_over_file(
+        node, {**physics_profiles.profiles(file_values)[profile], **chosen}, file_values, sim, servo, transmission)
     rates = declare_dataclass(node, SimulationPublishingParameters, defaults)
     lockstep = declare_dataclass(node, LockstepParameters, defaults)
     if lockstep.lockstep:
         node.get_logger().info("lockstep: each control cycle waits for the participants' answers"
                                + (f" (from the start: {', '.join(lockstep.participants)})"
                                   if lockstep.participants else ""))
+    corrections = params_files.corrections(chosen)
     node.get_logger().info(
         f"simulating {model.name}: physics {sim.physics_rate:g} Hz, real-time factor "
         f"{sim.real_time_factor:g}{' (as fast as possible)' if sim.real_time_factor <= 0 else ''}, "
         f"{servo.kind} servos ({servo.max_velocity:g} rad/s, {servo.max_torque:g} N m), "
         f"ground friction {sim.ground_friction:g}{', GUI' if sim.gui else ''}"
         + (f"; gears: stiffness {transmission.stiffness:g} N m/rad, {transmission.backlash:g} deg play at "
-           f"{', '.join(transmission.backlash_joints) or 'no joint'}" if transmission.active else ""))
+           f"{', '.join(transmission.backlash_joints) or 'no joint'}" if transmission.active else "")
+        + (f"; corrected links: {', '.join(corrections)}" if corrections else ""))
     node.get_logger().info(f"physics profile {profile}: " + ", ".join(
         f"{name} {value}" for name, value in physics_profiles.values_in_force(sim, servo).items()))
-    return DriverSpec(f"{__name__}:build_driver", SimDriverConfig(sim, servo, transmission), clock_is_ros_time=True,
-                      extension=f"{__name__}:SimulationPublishing", extension_config=(rates, lockstep))
+    return DriverSpec(f"{__name__}:build_driver", SimDriverConfig(sim, servo, transmission, corrections),
+                      clock_is_ros_time=True, extension=f"{__name__}:SimulationPublishing",
+                      extension_config=(rates, lockstep))
 
 
 def build_driver(model: RobotModel, config: SimDriverConfig) -> PyBulletDriver:
     """The PyBullet driver (in the loop's process)."""
-    return PyBulletDriver(model, config.servo, config.sim, config.transmission)
+    return PyBulletDriver(model, config.servo, config.sim, config.transmission, config.corrections)
 
 
-def _profile_over_file(node: Node, settings: dict[str, Any], file_values: dict[str, Any], sim: SimParameters,
-                       servo: ServoParameters) -> tuple[SimParameters, ServoParameters]:
-    """The parameter file reaches the node as parameter overrides too (``--params-file``), which
-    hide the profile's values behind the file's: a value still equal to the file's gives way to
-    the profile's (and the node's parameter says so); one given otherwise was given on purpose."""
+def _chosen_over_file(node: Node, settings: dict[str, Any], file_values: dict[str, Any], sim: SimParameters,
+                      servo: ServoParameters, transmission: TransmissionParameters
+                      ) -> tuple[SimParameters, ServoParameters, TransmissionParameters]:
+    """The robot's parameter file reaches the node as parameter overrides too (``--params-file``),
+    which hide the profile's and the simulation parameter file's values behind its own: a value
+    still equal to the robot file's gives way to theirs (and the node's parameter says so); one
+    given otherwise was given on purpose."""
     replaced = {name: value for name, value in settings.items()
                 if name in file_values and node.get_parameter(name).value == file_values[name]}
     if not replaced:
-        return sim, servo
-    node.set_parameters([Parameter(name, value=value) for name, value in replaced.items()])
-    world = {name: type(getattr(sim, name))(value) for name, value in replaced.items() if not name.startswith("servo.")}
-    motors = {name.removeprefix("servo."): type(getattr(servo, name.removeprefix("servo.")))(value)
-              for name, value in replaced.items() if name.startswith("servo.")}
-    return dataclasses.replace(sim, **world), dataclasses.replace(servo, **motors)
+        return sim, servo, transmission
+
+    def part(prefix: str, group: Any) -> Any:
+        mine = {name.removeprefix(prefix): value for name, value in replaced.items() if name.startswith(prefix)
+                and (prefix or not name.startswith(("servo.", "transmission.")))}
+        return dataclasses.replace(group, **{key: type(getattr(group, key))(value) for key, value in mine.items()})
+
+    sim, servo, transmission = part("", sim), part("servo.", servo), part("transmission.", transmission)
+    node.set_parameters([Parameter(name, value=list(value) if isinstance(value, tuple) else value)
+                         for name, value in replaced.items()])
+    return sim, servo, transmission
 
 
 class SimulationPublishing:

@@ -107,10 +107,18 @@ class LockstepParameters:
         return tuple(name.strip() for name in self.lockstep_participants.split(",") if name.strip())
 
 
+@dataclass(frozen=True)
+class ParamsFileParameters:
+    """The simulation parameter file (humanoid_sim.params_file) the node loads at start-up."""
+
+    params_file: str = documented("", "YAML file of simulation parameters (servo, transmission, contact, model "
+                                      "corrections) over the robot's parameter file and physics profile; empty: none")
+
+
 #: (prefix, dataclass) of every parameter group the simulation node adds to a driver node's.
 PARAMETER_GROUPS: tuple[tuple[str, type], ...] = (
     ("", SimParameters), ("servo.", ServoParameters), ("transmission.", TransmissionParameters),
-    ("", SimulationPublishingParameters), ("", LockstepParameters))
+    ("", SimulationPublishingParameters), ("", LockstepParameters), ("", ParamsFileParameters))
 
 
 def parameter_names() -> list[str]:
