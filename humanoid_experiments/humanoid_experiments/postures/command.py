@@ -159,7 +159,10 @@ def run(args: argparse.Namespace, stdin: TextIO = sys.stdin, out: TextIO = sys.s
             log_dir = Path(tempfile.mkdtemp(prefix="humanoid_postures_"))
             physics = {} if args.physics is None else {"physics_profile": args.physics}
             physics |= {} if params is None else {"params_file": str(params)}
-            node = sim_node_spec(args.robot, {"real_time_factor": args.real_time_factor, **protocol.simulation,
+            from humanoid_experiments.postures.in_process import protocol_simulation
+
+            simulation = protocol_simulation(protocol, model, params)
+            node = sim_node_spec(args.robot, {"real_time_factor": args.real_time_factor, **simulation,
                                               **physics, **overrides})
             print(f"starting the {args.robot} simulation (logs: {log_dir}) ...", file=out, flush=True)
             stack.enter_context(Graph([node], log_dir=log_dir))
