@@ -31,6 +31,8 @@ from humanoid_experiments.identify.problem import Data, FitParameter, Problem, c
 
 #: Relative step of the curvature's central differences (of each parameter's bounds' span).
 CURVATURE_STEP = 0.01
+#: Size of the polish's first simplex, a share of each parameter's span.
+SIMPLEX = 0.05
 #: The fit error's rise the sensitivity figure is given for.
 RISE = 0.10
 
@@ -74,12 +76,25 @@ class Evaluations:
         self.started = time.monotonic()
         self.best = math.inf
         self.generation = 0
-        self._ray = None if workers == 0 else _RayPool(workers, address, data)
-        self.workers = 1 if self._ray is None else self._ray.workers
+        self._where = (workers, address)
+        self._ray: _RayPool | None = None
+        self.workers = 1
+
+    def _start(self) -> None:
+        workers, address = self._where
+        if workers != 0:
+            self._ray = _RayPool(workers, address, self.data)
+            self.workers = self._ray.workers
 
     # -- the state file ------------------------------------------------------------------
     def open(self, resume: bool, overwrite: bool) -> int:
-        """Start the state file, or read it back (``resume``): the points it already holds."""
+        """Start the state file, or read it back (``resume``): the points it already holds; then
+        the workers."""
+        known = self._open_state(resume, overwrite)
+        self._start()
+        return known
+
+    def _open_state(self, resume: bool, overwrite: bool) -> int:
         if resume:
             if not self.state.is_file():
                 raise StateError(f"no fit to resume: {self.state} does not exist")
@@ -230,15 +245,29 @@ def polish(problem: Problem, start: np.ndarray, budget: int, evaluations: Evalua
     low, high = (np.array(side, dtype=float) for side in zip(*problem.bounds, strict=True))
     span = high - low
 
-    def objective(scaled: np.ndarray) -> float:
-        return evaluations.costs([low + np.clip(scaled, 0.0, 1.0) * span])[0]
+    best = [evaluations.costs([start])[0], start]
 
-    before = evaluations.best
-    result = minimize(objective, (start - low) / span, method="Nelder-Mead", bounds=[(0.0, 1.0)] * len(start),
-                      options={"maxfev": budget, "xatol": 1e-4, "fatol": 0.0})
-    polished = low + np.clip(result.x, 0.0, 1.0) * span
-    evaluations.progress(f"polish: {result.nfev} evaluations, best fit error {before:.6g} -> {evaluations.best:.6g}")
-    return polished if objective(result.x) <= evaluations.costs([start])[0] else start
+    def objective(scaled: np.ndarray) -> float:
+        point = low + np.clip(scaled, 0.0, 1.0) * span
+        value = evaluations.costs([point])[0]
+        if value < best[0]:
+            best[:] = [value, point]
+        return value
+
+    before = best[0]
+    origin = (start - low) / span
+    # a first simplex of SIMPLEX of each span: scipy's default (5 % of each value) crawls on a wide bound
+    simplex = np.vstack([origin, *(origin + np.where(np.arange(len(origin)) == i, _step(origin[i]), 0.0)
+                                   for i in range(len(origin)))])
+    result = minimize(objective, origin, method="Nelder-Mead", bounds=[(0.0, 1.0)] * len(start),
+                      options={"maxfev": budget, "xatol": 1e-4, "fatol": 0.0, "initial_simplex": simplex})
+    evaluations.progress(f"polish: {result.nfev} evaluations, best fit error {before:.6g} -> {best[0]:.6g}")
+    return np.asarray(best[1], dtype=float)
+
+
+def _step(coordinate: float) -> float:
+    """A simplex step of :data:`SIMPLEX` towards the inside of the bounds."""
+    return SIMPLEX if coordinate + SIMPLEX <= 1.0 else -SIMPLEX
 
 
 def curvatures(problem: Problem, best: np.ndarray, error: float,
