@@ -16,7 +16,7 @@ import pytest
 
 from humanoid_bringup.cli import main
 from humanoid_description.model import load_model
-from humanoid_experiments.identify.proof import TOLERANCES, TRUTH
+from humanoid_experiments.identify.proof import FIT, TOLERANCES, TRUTH
 from humanoid_experiments.local_ray import marked_processes
 from humanoid_sim import params_file
 
@@ -70,19 +70,21 @@ def test_no_ray_process_outlives_the_fit(proof):
 
 
 def test_a_resumed_fit_takes_its_evaluations_from_the_state_file(proof, tmp_path, capsys):
-    _, directory, _ = proof
-    command = ["identify", "--robot", "hoap2", "--bag", str(directory / "motion_a"), "--fit",
-               "servo.max_velocity=2:6", "--output", str(tmp_path / "fit.yaml"), "--physics", "fast",
-               "--population", "2", "--generations", "1", "--polish", "2", "--workers", "0", "--json"]
+    done, directory, _ = proof
+    state = directory / "fitted.state.jsonl"
+    saved = state.read_text().splitlines()
+    # the proof's own fit, resumed once it has finished: the same seeded search, every point known
+    command = ["identify", "--robot", "hoap2", "--bag", str(directory / "motion_a"), "--fit", FIT,
+               "--output", str(tmp_path / "fit.yaml"), "--state", str(state), *SHORT[:-2], "--workers", "0",
+               "--resume", "--json"]
     assert main(command) == 0
-    first = capsys.readouterr().out
-    state = (tmp_path / "fit.state.jsonl").read_text().splitlines()
-    assert main([*command, "--resume"]) == 0
     again = capsys.readouterr().out
-    assert f"resumed: {len(state) - 1} evaluations known" in again
-    assert " 0 simulated" in again and " 1 simulated" not in again  # nothing simulated twice
-    assert (tmp_path / "fit.state.jsonl").read_text().splitlines() == state
-    assert json.loads(again[again.index("{"):])["parameters"] == json.loads(first[first.index("{"):])["parameters"]
+    assert f"resumed: {len(saved) - 1} evaluations known" in again
+    assert "generation 3: " in again and all(" 0 simulated" in line for line in again.splitlines()
+                                              if line.startswith("generation"))
+    assert state.read_text().splitlines() == saved  # nothing simulated again
+    resumed = {name: entry["value"] for name, entry in json.loads(again[again.index("{"):])["parameters"].items()}
+    assert resumed == {name: entry["value"] for name, entry in outcome(done)["report"]["parameters"].items()}
 
 
 @pytest.mark.parametrize(("extra", "message"), [
