@@ -57,7 +57,8 @@ def test_the_fitted_model_predicts_the_held_out_motion_several_times_better(proo
     assert base >= 4.0 * fitted, (base, fitted)
     assert result["report"]["fit_error"] < result["report"]["base_error"] / 4.0
     assert "2 worker(s) on a local Ray instance" in done.stdout
-    assert "generation 3:" in done.stdout and "polish: " in done.stdout  # progress
+    assert "initial population: " in done.stdout and "generation 2: " in done.stdout  # progress
+    assert "polish: " in done.stdout and result["report"]["generations"] == 2
 
 
 def test_no_ray_process_outlives_the_fit(proof):
@@ -80,8 +81,8 @@ def test_a_resumed_fit_takes_its_evaluations_from_the_state_file(proof, tmp_path
     assert main(command) == 0
     again = capsys.readouterr().out
     assert f"resumed: {len(saved) - 1} evaluations known" in again
-    assert "generation 3: " in again and all(" 0 simulated" in line for line in again.splitlines()
-                                              if line.startswith("generation"))
+    assert "generation 2: " in again and all(" 0 simulated" in line for line in again.splitlines()
+                                              if line.startswith(("initial population", "generation")))
     assert state.read_text().splitlines() == saved  # nothing simulated again
     resumed = {name: entry["value"] for name, entry in json.loads(again[again.index("{"):])["parameters"].items()}
     assert resumed == {name: entry["value"] for name, entry in outcome(done)["report"]["parameters"].items()}

@@ -132,9 +132,9 @@ def identify(request: dict[str, Any], args: argparse.Namespace, progress=print) 
                  f"on Ray at {args.address}" if args.address else "on a local Ray instance")
         progress(f"{problem.robot}: fitting {', '.join(problem.names)} to {', '.join(request['sources'])} "
                  f"(physics {problem.profile}{', base ' + problem.params_file if problem.params_file else ''}); "
-                 f"differential evolution, {args.population * len(problem.names)} points x {args.generations} "
-                 f"generations then {args.polish} of Nelder-Mead, seed {args.seed}, {evaluations.workers} worker(s) "
-                 f"{where}; state {state}"
+                 f"differential evolution (population {args.population} per parameter, {args.generations} "
+                 f"generations) then {args.polish} evaluations of Nelder-Mead, seed {args.seed}, "
+                 f"{evaluations.workers} worker(s) {where}; state {state}"
                  + (f" (resumed: {known} evaluations known)" if args.resume else ""))
         result = fit(settings, evaluations)
         for path, data in request["held_out"]:

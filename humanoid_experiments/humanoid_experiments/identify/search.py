@@ -75,7 +75,7 @@ class Evaluations:
         self.evaluated = 0  # simulated by this run
         self.started = time.monotonic()
         self.best = math.inf
-        self.generation = 0
+        self.batches = 0  # populations evaluated: the initial one, then one per generation
         self._where = (workers, address)
         self._ray: _RayPool | None = None
         self.workers = 1
@@ -141,10 +141,10 @@ class Evaluations:
         :meth:`costs` stands for)."""
         del function
         found = self.costs(points)
-        self.generation += 1
-        self.progress(f"generation {self.generation}: best fit error {self.best:.6g}, this generation's "
-                      f"{min(found):.6g}..{max(found):.6g}; {self.evaluated} simulated, "
-                      f"{len(self.known)} known, {time.monotonic() - self.started:.0f} s")
+        what = "initial population" if self.batches == 0 else f"generation {self.batches}"
+        self.batches += 1
+        self.progress(f"{what}: best fit error {self.best:.6g}, its points {min(found):.6g}..{max(found):.6g}; "
+                      f"{self.evaluated} simulated, {len(self.known)} known, {time.monotonic() - self.started:.0f} s")
         return found
 
     def other(self, values: list[dict[str, float] | None], data: Data) -> list[float]:
@@ -232,7 +232,7 @@ def fit(settings: Settings, evaluations: Evaluations) -> Fit:
     curvature, sensitivity = curvatures(problem, best, error, evaluations)
     base_error = evaluations.other([None], evaluations.data)[0]
     return Fit(problem.names, best.tolist(), error, base_error, curvature, sensitivity, len(evaluations.known),
-               evaluations.generation)
+               max(evaluations.batches - 1, 0))
 
 
 def polish(problem: Problem, start: np.ndarray, budget: int, evaluations: Evaluations) -> np.ndarray:
