@@ -117,7 +117,12 @@ def checked_request(args: argparse.Namespace) -> dict[str, Any]:
     return {"problem": problem, "data": data, "held_out": held_out, "sources": sources}
 
 
-def identify(request: dict[str, Any], args: argparse.Namespace, progress=print) -> dict[str, Any]:
+def say(text: str) -> None:
+    """Progress, at once (also into a pipe or a file)."""
+    print(text, flush=True)
+
+
+def identify(request: dict[str, Any], args: argparse.Namespace, progress=say) -> dict[str, Any]:
     """Fit, write the parameter file, evaluate the held-out data: the report."""
     from humanoid_experiments.identify.search import Evaluations, Settings, StateError, fit
     from humanoid_sim import params_file

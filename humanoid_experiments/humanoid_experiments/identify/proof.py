@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import math
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -104,10 +105,11 @@ def record_truth(directory: Path, physics: str | None) -> tuple[Path, Path, Path
     return truth, bags[0], bags[1]
 
 
-def prove(directory: Path, settings: ProofSettings, progress=print) -> ProofOutcome:
+def prove(directory: Path, settings: ProofSettings, progress: Callable[[str], None] | None = None) -> ProofOutcome:
     """Record with the truth, fit to motion A, check against the truth and on motion B."""
-    from humanoid_experiments.identify.command import checked_request, identify
+    from humanoid_experiments.identify.command import checked_request, identify, say
 
+    progress = progress or say
     _truth, bag_a, bag_b = record_truth(directory, settings.physics)
     truth = ", ".join(f"{name} {value:g}" for name, value in TRUTH.items())
     progress(f"recorded {bag_a} and {bag_b} on the stand-in robot ({truth})")
