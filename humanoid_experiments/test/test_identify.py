@@ -47,6 +47,7 @@ def test_the_fit_finds_the_truths_values_within_the_tolerances(proof):
     # the parameter file it wrote holds the fitted values, and the simulation loads it
     written = params_file.load(directory / "fitted.yaml", params_file.link_names(load_model("hoap2").urdf))
     assert written == pytest.approx(fitted)
+    assert json.loads((directory / "fitted.report.json").read_text()) == result["report"]
 
 
 def test_the_fitted_model_predicts_the_held_out_motion_several_times_better(proof):

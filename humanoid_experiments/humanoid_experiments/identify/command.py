@@ -10,7 +10,8 @@ bounds (defaults for the usual ones, ``NAME=LOW:HIGH`` otherwise). The fit
 evaluations as Ray tasks (a local instance, or ``--address``'s cluster; ``--workers 0``: in
 this process), prints its progress per generation and keeps every evaluation in a state file
 (``--resume`` goes on after an interruption). It writes the fitted values as a simulation
-parameter file (``--output``, :mod:`humanoid_sim.params_file`) and reports the values, their
+parameter file (``--output``, :mod:`humanoid_sim.params_file`) and reports (on stdout and in
+``OUTPUT.report.json``) the values, their
 sensitivity, the fit error and, with ``--validate``, the error on held-out measurements
 before and after the fit. ``--demo DIR`` runs the proof where the truth is known
 (:mod:`humanoid_experiments.identify.proof`).
@@ -157,8 +158,15 @@ def identify(request: dict[str, Any], args: argparse.Namespace, progress=say) ->
                       f"humanoid identify: {problem.robot}, {', '.join(problem.names)} fitted to "
                       f"{', '.join(request['sources'])}; fit error {result.error:.6g} (base {result.base_error:.6g})")
     unit = "deg" if args.postures is not None else "rad"
-    return {"robot": problem.robot, "output": str(args.output), "sources": list(request["sources"]), "unit": unit,
-            "bounds": {p.name: [p.low, p.high] for p in problem.parameters}, **result.as_dict()}
+    report = {"robot": problem.robot, "output": str(args.output), "sources": list(request["sources"]), "unit": unit,
+              "bounds": {p.name: [p.low, p.high] for p in problem.parameters}, **result.as_dict()}
+    report_path(args.output).write_text(json.dumps(report, indent=2) + "\n")
+    return report
+
+
+def report_path(output: Path) -> Path:
+    """Where the report is written beside the parameter file."""
+    return output.with_suffix(".report.json")
 
 
 def _urdf(robot: str) -> str:
@@ -169,7 +177,8 @@ def _urdf(robot: str) -> str:
 
 def report_text(report: dict[str, Any]) -> str:
     unit = report["unit"]
-    lines = [f"{report['robot']}: fitted to {', '.join(report['sources'])}; parameter file {report['output']}",
+    lines = [f"{report['robot']}: fitted to {', '.join(report['sources'])}; parameter file {report['output']} "
+             f"(report: {report_path(Path(report['output']))})",
              f"{'parameter':36s} {'value':>12s} {'bounds':>20s} {'+-(10% error)':>14s}"]
     for name, entry in report["parameters"].items():
         low, high = report["bounds"][name]
