@@ -57,6 +57,7 @@ from humanoid_sim.pybullet_driver import PyBulletDriver
 from humanoid_sim.servo_profiles import ServoParameters
 from humanoid_sim.sim_node_spec import NODE_NAME
 from humanoid_sim.sim_parameters import (
+    PHYSICS_PROFILE,
     LockstepParameters,
     ParamsFileParameters,
     SimParameters,
@@ -84,7 +85,7 @@ def declare_driver(node: Node, model: RobotModel, defaults: dict[str, Any]) -> D
     only a simulator publishes; their defaults those of the ``physics_profile`` parameter's
     profile (:mod:`humanoid_sim.physics_profiles`), then of the ``params_file`` parameter's
     file (:mod:`humanoid_sim.params_file`, which also corrects the model's links)."""
-    profile = declare(node, "physics_profile", physics_profiles.REFERENCE, defaults,
+    profile = declare(node, PHYSICS_PROFILE, physics_profiles.REFERENCE, defaults,
                       "named set of physics settings from the parameter file's physics_profiles "
                       "(reference: the file's own values)")
     file_values, defaults = defaults, physics_profiles.apply(defaults, profile)

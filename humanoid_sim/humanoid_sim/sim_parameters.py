@@ -121,6 +121,11 @@ PARAMETER_GROUPS: tuple[tuple[str, type], ...] = (
     ("", SimulationPublishingParameters), ("", LockstepParameters), ("", ParamsFileParameters))
 
 
+#: The node's parameter naming its physics profile (humanoid_sim.physics_profiles).
+PHYSICS_PROFILE = "physics_profile"
+
+
 def parameter_names() -> list[str]:
-    """Every ROS parameter the simulation node declares (ros2 param list, less rclpy's own)."""
-    return driver_node.parameter_names(PARAMETER_GROUPS)
+    """Every ROS parameter the simulation node declares (ros2 param list, less rclpy's own and
+    the listing of the profiles, ``physics_profiles.<name>.<parameter>``)."""
+    return [*driver_node.parameter_names(PARAMETER_GROUPS), PHYSICS_PROFILE]
