@@ -88,6 +88,9 @@ COMMANDS: tuple[Subcommand, ...] = (
                "(local, or a cluster with --address)"),
     Subcommand("bench", "humanoid_experiments.bench.command",
                "benchmarks: each prints its figure next to its baseline from the same run"),
+    Subcommand("identify", "humanoid_experiments.identify.command",
+               "fit simulation parameters (servo, transmission, contact, link masses and CoMs) to a recorded bag or "
+               "postures results; evaluations on Ray; writes a parameter file and reports fit and held-out errors"),
     Subcommand("identify-masses", "humanoid_bringup.model_commands",
                "fit a robot's structure masses to the thesis' balanced poses (the Bioloid)",
                "add_identify_masses_arguments", "run_identify_masses"),

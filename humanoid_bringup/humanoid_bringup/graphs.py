@@ -40,10 +40,11 @@ def sim_nodes(robot: str, gui: bool = False, real_time_factor: float | None = No
               self_collision_checker: bool = True, self_collision_veto: bool = True,
               walk_controller: bool = True, gait_controller: bool = True, lockstep: bool = False,
               participants: tuple[str, ...] = (), physics_profile: str | None = None,
-              energy_monitor: bool = True) -> list[NodeSpec]:
+              energy_monitor: bool = True, params_file: Path | str | None = None) -> list[NodeSpec]:
     """The simulation graph: the PyBullet robot node (plus the nodes that build on it).
     Options left at None keep the robot's parameter file values (``physics_profile``: the
-    simulation's named physics profile, :mod:`humanoid_sim.physics_profiles`); ``use_sim_time`` runs the
+    simulation's named physics profile, :mod:`humanoid_sim.physics_profiles`; ``params_file``:
+    a simulation parameter file, :mod:`humanoid_sim.params_file`); ``use_sim_time`` runs the
     other nodes on the simulated clock; ``publish_robot_description`` False leaves the
     topic to robot_state_publisher (under ros2 launch); ``balance_monitor``, ``energy_monitor``,
     ``self_collision_checker``, ``walk_controller`` and ``gait_controller`` False leave those
@@ -66,6 +67,8 @@ def sim_nodes(robot: str, gui: bool = False, real_time_factor: float | None = No
         overrides["self_collision_veto"] = False
     if physics_profile is not None:
         overrides["physics_profile"] = physics_profile
+    if params_file is not None and str(params_file):
+        overrides["params_file"] = str(Path(params_file).resolve())
     controls = control_nodes(robot, use_sim_time=use_sim_time, balance_monitor=balance_monitor,
                              self_collision_checker=self_collision_checker, walk_controller=walk_controller,
                              gait_controller=gait_controller, lockstep=lockstep, energy_monitor=energy_monitor)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from humanoid_control.command_line import non_negative_number, positive_number, robot_name
-from humanoid_sim import physics_profiles
+from humanoid_sim import params_file, physics_profiles
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,6 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--control-rate", type=positive_number, default=None, help="control loop rate, Hz")
     parser.add_argument("--publish-rate", type=positive_number, default=None, help="joint_states rate, Hz")
     physics_profiles.add_argument(parser)
+    params_file.add_argument(parser)
     add_graph_switches(parser)
 
 
@@ -34,12 +35,13 @@ def run(args: argparse.Namespace) -> int:
     from humanoid_control.processes.node_graph import Graph
 
     physics = physics_profiles.chosen(args.robot, args.physics)
+    params = params_file.chosen(args.robot, args.params)
     recording = args.lockstep and args.record is not None
     nodes = sim_nodes(args.robot, gui=args.gui, real_time_factor=args.real_time_factor,
                       control_rate=args.control_rate, publish_rate=args.publish_rate, duration=args.duration,
                       balance_monitor=args.balance_monitor, energy_monitor=args.energy_monitor,
                       self_collision_checker=args.self_collision_checker,
                       self_collision_veto=args.self_collision_veto, gait_controller=args.gait_controller,
-                      physics_profile=physics, lockstep=args.lockstep,
+                      physics_profile=physics, params_file=params, lockstep=args.lockstep,
                       participants=(RECORDER_NODE,) if recording else ())
     return serve(Graph(with_recorder(nodes, args.record, lockstep=args.lockstep), echo=True))

@@ -42,6 +42,7 @@ def robot_nodes(context):
                       publish_rate=number_or_none(argument("publish_rate")),
                       physics_rate=number_or_none(argument("physics_rate")), use_sim_time=use_sim_time,
                       publish_robot_description=not tools.state_publisher,
+                      params_file=argument("params_file") or None,
                       **graph_switches(argument))
     return [*(LogInfo(msg=note) for note in notes),
             *launch_actions(graph, tool_nodes(tools, robot, use_sim_time))]
@@ -65,5 +66,8 @@ def generate_launch_description():
                               description="joint_states rate in Hz (default: the robot's sim config)"),
         DeclareLaunchArgument("physics_rate", default_value="",
                               description="physics step rate in Hz (default: 1000)"),
+        DeclareLaunchArgument("params_file", default_value="",
+                              description="simulation parameter file (servo, transmission, contact, model "
+                                          "corrections: docs/identification.md); default: none"),
         OpaqueFunction(function=robot_nodes),
     ])

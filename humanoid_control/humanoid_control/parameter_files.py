@@ -24,7 +24,7 @@ def node_parameters(path: Path, node_name: str) -> dict[str, Any]:
     data = yaml.safe_load(Path(path).read_text()) or {}
     values: dict[str, Any] = {}
     for section in ("/**", node_name, f"/{node_name}"):
-        values.update(_flatten("", (data.get(section) or {}).get("ros__parameters", {})))
+        values.update(flatten((data.get(section) or {}).get("ros__parameters", {})))
     return values
 
 
@@ -34,10 +34,12 @@ def control_node_defaults(robot: str, node_name: str) -> dict[str, Any]:
     return node_parameters(CONTROL_NODE_PARAMETERS.path(robot), node_name)
 
 
-def _flatten(prefix: str, value: Any) -> dict[str, Any]:
+def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    """Nested mappings as one mapping of dotted names (``{servo: {position_gain: 0.2}}`` ->
+    ``{"servo.position_gain": 0.2}``)."""
     if isinstance(value, dict):
         out: dict[str, Any] = {}
         for key, item in value.items():
-            out.update(_flatten(f"{prefix}.{key}" if prefix else str(key), item))
+            out.update(flatten(item, f"{prefix}.{key}" if prefix else str(key)))
         return out
     return {prefix: value}

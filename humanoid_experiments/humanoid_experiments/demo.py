@@ -174,7 +174,7 @@ def run_demo(client, robot: str = "hoap2") -> DemoSummary:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from humanoid_sim import physics_profiles
+    from humanoid_sim import params_file, physics_profiles
 
     parser.add_argument("--real-time-factor", type=non_negative_number, default=None,
                         help="simulation speed: 1 = real time, 0 = as fast as possible (default; 1 with --walk: "
@@ -184,6 +184,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(humanoid walk's measurements)")
     parser.add_argument("--gui", action="store_true", help="show the PyBullet window (needs a display)")
     physics_profiles.add_argument(parser)
+    params_file.add_argument(parser)
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.add_argument("--log-dir", type=new_folder, default=None, help="keep the nodes' logs here")
 
@@ -197,15 +198,17 @@ def run(args: argparse.Namespace) -> int:
         from humanoid_experiments.walk import check_goal
 
         check_goal("hoap2", args.walk)
-    from humanoid_sim import physics_profiles
+    from humanoid_sim import params_file, physics_profiles
 
     physics_profiles.chosen("hoap2", args.physics)
+    params = params_file.chosen("hoap2", args.params)
     log_dir = args.log_dir or Path(tempfile.mkdtemp(prefix="humanoid_demo_"))
     real_time_factor = args.real_time_factor
     if real_time_factor is None:
         real_time_factor = 1.0 if args.walk is not None else 0.0
     print(f"starting the HOAP-2 simulation (logs: {log_dir}) ...", flush=True)
-    nodes = sim_nodes("hoap2", gui=args.gui, real_time_factor=real_time_factor, physics_profile=args.physics)
+    nodes = sim_nodes("hoap2", gui=args.gui, real_time_factor=real_time_factor, physics_profile=args.physics,
+                      params_file=params)
     with Graph(nodes, log_dir=log_dir), \
             RobotClient("humanoid_demo") as client:
         summary = run_demo(client)

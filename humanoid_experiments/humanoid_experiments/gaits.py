@@ -46,6 +46,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "which the AX-12 takes as its moving speed; default: positions alone, approached at "
                              "full speed, as the gait search evaluates")
     parser.add_argument("--json", action="store_true", help="print the runs as JSON")
+    from humanoid_sim import params_file
+
+    params_file.add_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -54,8 +57,10 @@ def run(args: argparse.Namespace) -> int:
     from humanoid_control.quadruped_gaits.patterns import GaitError, IKGait, gait_phases
     from humanoid_description.model import load_model
     from humanoid_description.robots import UnknownRobotError
+    from humanoid_sim import params_file
     from humanoid_sim.sim_node_spec import control_period
 
+    params = params_file.chosen(args.robot, args.params)
     if args.sweep == (args.gait is not None):
         raise UsageError("give either --sweep or --gait NAME")
     if args.sweep and args.frequency is not None:
@@ -88,7 +93,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"{args.robot}: {kind} gaits, {args.seconds:g} s each in the simulation (headless)")
         print(f"{'gait':16s} {'Hz':>4s} {'distance':>9s} {'lateral':>8s} {'heading':>8s}  fell")
         print(f"{'':16s} {'':4s} {'(mm)':>9s} {'(mm)':>8s} {'(deg)':>8s}")
-    with HeadlessSimulation(args.robot) as simulation:
+    with HeadlessSimulation(args.robot, params_file=params) as simulation:
+        if params is not None:
+            print(simulation.settings.describe_params_file(params), file=sys.stderr, flush=True)
         for player in players:
             outcome = simulation.run(player, args.seconds, args.as_played)
             outcomes.append(outcome)

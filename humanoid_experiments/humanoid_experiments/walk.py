@@ -234,7 +234,7 @@ def walk_report(robot: str, requested: tuple[float, float, float], start: tuple[
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from humanoid_control.command_line import finite_number, new_folder, non_negative_number
     from humanoid_description.robots import ROBOTS
-    from humanoid_sim import physics_profiles
+    from humanoid_sim import params_file, physics_profiles
 
     parser.add_argument("--robot", required=True, choices=ROBOTS, help="the robot to walk")
     parser.add_argument("--distance", required=True, type=finite_number,
@@ -250,6 +250,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "state (lockstep, the default: as fast as the machine allows, and the same walk twice)")
     parser.add_argument("--gui", action="store_true", help="show the PyBullet window (needs a display)")
     physics_profiles.add_argument(parser)
+    params_file.add_argument(parser)
     parser.add_argument("--json", action="store_true", help="print the measurements as JSON")
     parser.add_argument("--log-dir", type=new_folder, default=None, help="keep the nodes' logs here")
 
@@ -278,15 +279,16 @@ def run(args: argparse.Namespace) -> int:
     if abs(args.turn) > 180.0:
         raise UsageError(f"--turn must be within +-180 degrees, got {args.turn:g}")
     check_goal(args.robot, args.distance, args.lateral)
-    from humanoid_sim import physics_profiles
+    from humanoid_sim import params_file, physics_profiles
 
     physics_profiles.chosen(args.robot, args.physics)
+    params = params_file.chosen(args.robot, args.params)
     log_dir = args.log_dir or Path(tempfile.mkdtemp(prefix="humanoid_walk_"))
     if not args.json:
         print(f"starting the {args.robot} simulation (logs: {log_dir}) ...", flush=True)
     rtf = args.real_time_factor if args.real_time_factor is not None or args.lockstep else 1.0
     nodes = sim_nodes(args.robot, gui=args.gui, real_time_factor=rtf, lockstep=args.lockstep,
-                      participants=(CLIENT,), physics_profile=args.physics)
+                      participants=(CLIENT,), physics_profile=args.physics, params_file=params)
     with Graph(nodes, log_dir=log_dir), RobotClient(CLIENT, lockstep=args.lockstep) as client:
         report = walk(client, args.robot, args.distance, args.lateral, math.radians(args.turn))
     print(json.dumps(report.as_dict(), indent=2) if args.json else report.text())

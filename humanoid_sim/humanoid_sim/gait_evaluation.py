@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -69,9 +70,9 @@ def _yaw(rotation: np.ndarray) -> float:
 class HeadlessSimulation:
     """A robot's PyBullet world with the simulation node's settings, stepped as fast as it goes."""
 
-    def __init__(self, robot: str, profile: str = REFERENCE) -> None:
+    def __init__(self, robot: str, profile: str = REFERENCE, params_file: Path | None = None) -> None:
         self.model: RobotModel = load_model(robot)
-        settings = simulation_settings(self.model, profile)
+        self.settings = settings = simulation_settings(self.model, profile, params_file=params_file)
         self.control_period = 1.0 / settings.interface.control_rate
         self.driver = make_driver(self.model, settings)
         self.driver.start()

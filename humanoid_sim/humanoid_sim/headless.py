@@ -10,13 +10,15 @@ declaration converts them (:func:`humanoid_control.ros.parameters.declare`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
+from pathlib import Path
 from typing import Any, TypeVar
 
 from humanoid_control.loop.interface_parameters import InterfaceParameters
 from humanoid_control.parameter_files import node_parameters
 from humanoid_description.model import RobotModel
 from humanoid_description.runtime_files import SIM_NODE_PARAMETERS
+from humanoid_sim import params_file as params_files
 from humanoid_sim import physics_profiles
 from humanoid_sim.pybullet_driver import PyBulletDriver
 from humanoid_sim.servo_profiles import ServoParameters
@@ -54,22 +56,32 @@ class SimulationSettings:
     transmission: TransmissionParameters
     interface: InterfaceParameters
     values: dict[str, Any]  # the flattened parameter values in force
+    corrections: dict[str, params_files.LinkCorrection] = field(default_factory=dict)  # per link
+    params_file: dict[str, Any] = field(default_factory=dict)  # what the parameter file set
+
+    def describe_params_file(self, path: Path | str) -> str:
+        """The start-up line of the parameter file (as the node logs it)."""
+        return params_files.describe(path, self.params_file)
 
 
 def simulation_settings(model: RobotModel, profile: str = physics_profiles.REFERENCE,
-                        overrides: Mapping[str, Any] | None = None) -> SimulationSettings:
-    """The node's settings for ``model``: its parameter file, ``profile``, then ``overrides``
-    (flattened names, as ``--set NAME=VALUE``); headless and unpaced unless overridden."""
+                        overrides: Mapping[str, Any] | None = None,
+                        params_file: Path | str | None = None) -> SimulationSettings:
+    """The node's settings for ``model``: its parameter file, ``profile``, a simulation parameter
+    file (:mod:`humanoid_sim.params_file`), then ``overrides`` (flattened names, as ``--set
+    NAME=VALUE``, model corrections included); headless and unpaced unless overridden."""
     file_values = node_parameters(SIM_NODE_PARAMETERS.path(model.name), NODE_NAME)
+    chosen = {} if params_file is None else params_files.load(params_file, params_files.link_names(model.urdf))
     values = {**physics_profiles.apply(file_values, profile), "real_time_factor": 0.0, "gui": False,
-              **(overrides or {})}
+              **chosen, **(overrides or {})}
     return SimulationSettings(
         profile=profile, sim=typed(SimParameters, values),
         servo=typed(ServoParameters, values, "servo.", ServoParameters.for_model(model)),
         transmission=typed(TransmissionParameters, values, "transmission."),
-        interface=typed(InterfaceParameters, values), values=values)
+        interface=typed(InterfaceParameters, values), values=values,
+        corrections=params_files.corrections(values), params_file=chosen)
 
 
 def make_driver(model: RobotModel, settings: SimulationSettings) -> PyBulletDriver:
     """The node's driver for these settings (not started)."""
-    return PyBulletDriver(model, settings.servo, settings.sim, settings.transmission)
+    return PyBulletDriver(model, settings.servo, settings.sim, settings.transmission, settings.corrections)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -56,9 +57,9 @@ class SimulatedRobot:
     """A simulated robot stepped by its caller, control cycle by control cycle."""
 
     def __init__(self, robot: str, profile: str = REFERENCE, overrides: Mapping[str, Any] | None = None,
-                 model: RobotModel | None = None) -> None:
+                 model: RobotModel | None = None, params_file: Path | str | None = None) -> None:
         self.model = model or load_model(robot)
-        self.settings = simulation_settings(self.model, profile, overrides)
+        self.settings = simulation_settings(self.model, profile, overrides, params_file)
         self.driver = make_driver(self.model, self.settings)
         guard = SelfCollisionGuard(self.model.name, typed(SelfCollisionGuardParameters, self.settings.values,
                                                           GUARD_PREFIX))

@@ -17,6 +17,7 @@ import math
 import tempfile
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,6 +37,7 @@ from humanoid_control.loop.driver import (
     StatusEntry,
 )
 from humanoid_description.model import RobotModel
+from humanoid_sim.params_file import LinkCorrection, corrected_urdf
 from humanoid_sim.servo_profiles import ServoBank, ServoParameters
 from humanoid_sim.sim_parameters import SimParameters
 from humanoid_sim.transmission import TransmissionParameters, Transmissions
@@ -78,8 +80,11 @@ class PyBulletDriver(RobotDriver):
     clock_is_ros_time = True  # simulated time, published on /clock by the node
 
     def __init__(self, model: RobotModel, servo: ServoParameters, params: SimParameters | None = None,
-                 transmission: TransmissionParameters | None = None) -> None:
+                 transmission: TransmissionParameters | None = None,
+                 corrections: Mapping[str, LinkCorrection] | None = None) -> None:
         self.model = model
+        #: the URDF the world loads: the model's, with the links' corrections (humanoid_sim.params_file)
+        self.urdf = corrected_urdf(model.urdf, corrections or {})
         self.params = params or SimParameters()
         self.joint_names = model.joints.names
         self.servos = ServoBank(servo, len(self.joint_names))
@@ -130,7 +135,7 @@ class PyBulletDriver(RobotDriver):
             self._ground = pybullet.createMultiBody(0.0, plane, physicsClientId=c)
             pybullet.changeDynamics(self._ground, -1, lateralFriction=1.0, restitution=0.0, physicsClientId=c)
             urdf = Path(self._tmpdir.name) / f"{self.model.name}.urdf"
-            urdf.write_text(self.model.urdf)
+            urdf.write_text(self.urdf)
             self._body = pybullet.loadURDF(str(urdf), flags=pybullet.URDF_USE_INERTIA_FROM_FILE,
                                            physicsClientId=c)
             self._index_links()

@@ -49,11 +49,19 @@ from humanoid_control.ros.ros_time import to_time
 from humanoid_description.model import RobotModel
 from humanoid_description.runtime_files import SIM_NODE_PARAMETERS
 from humanoid_interfaces.srv import ResetSimulation, StepSimulation
+from humanoid_sim import params_file as params_files
 from humanoid_sim import physics_profiles
+from humanoid_sim.params_file import LinkCorrection
 from humanoid_sim.pybullet_driver import PyBulletDriver
 from humanoid_sim.servo_profiles import ServoParameters
 from humanoid_sim.sim_node_spec import NODE_NAME
-from humanoid_sim.sim_parameters import LockstepParameters, SimParameters, SimulationPublishingParameters
+from humanoid_sim.sim_parameters import (
+    PHYSICS_PROFILE,
+    LockstepParameters,
+    ParamsFileParameters,
+    SimParameters,
+    SimulationPublishingParameters,
+)
 from humanoid_sim.transmission import TransmissionParameters
 
 #: s: how long a service waits for the simulator to carry out its operation.
@@ -67,14 +75,16 @@ class SimDriverConfig:
     sim: SimParameters
     servo: ServoParameters
     transmission: TransmissionParameters
+    corrections: dict[str, LinkCorrection] = dataclasses.field(default_factory=dict)  # per link
 
 
 def declare_driver(node: Node, model: RobotModel, defaults: dict[str, Any]) -> DriverSpec:
     """The PyBullet driver's parameters (declared from :class:`SimParameters`,
     :class:`ServoParameters` and :class:`TransmissionParameters`) and the rates of what
     only a simulator publishes; their defaults those of the ``physics_profile`` parameter's
-    profile (:mod:`humanoid_sim.physics_profiles`)."""
-    profile = declare(node, "physics_profile", physics_profiles.REFERENCE, defaults,
+    profile (:mod:`humanoid_sim.physics_profiles`), then of the ``params_file`` parameter's
+    file (:mod:`humanoid_sim.params_file`, which also corrects the model's links)."""
+    profile = declare(node, PHYSICS_PROFILE, physics_profiles.REFERENCE, defaults,
                       "named set of physics settings from the parameter file's physics_profiles "
                       "(reference: the file's own values)")
     file_values, defaults = defaults, physics_profiles.apply(defaults, profile)
@@ -82,6 +92,11 @@ def declare_driver(node: Node, model: RobotModel, defaults: dict[str, Any]) -> D
         for key, value in settings.items():
             declare(node, f"{physics_profiles.SECTION}.{name}.{key}", value,
                     description=f"{key} under the physics profile {name} (read at start-up)")
+    path = declare_dataclass(node, ParamsFileParameters, defaults).params_file
+    chosen = params_files.load(path, params_files.link_names(model.urdf)) if path else {}
+    if path:
+        node.get_logger().info(params_files.describe(path, chosen))
+    defaults = {**defaults, **chosen}
     sim = declare_dataclass(node, SimParameters, defaults)
     servo = declare_dataclass(node, ServoParameters, defaults, prefix="servo.",
                               builtin=ServoParameters.for_model(model))
@@ -92,22 +107,25 @@ def declare_driver(node: Node, model: RobotModel, defaults: dict[str, Any]) -> D
         node.get_logger().info("lockstep: each control cycle waits for the participants' answers"
                                + (f" (from the start: {', '.join(lockstep.participants)})"
                                   if lockstep.participants else ""))
+    corrections = params_files.corrections(chosen)
     node.get_logger().info(
         f"simulating {model.name}: physics {sim.physics_rate:g} Hz, real-time factor "
         f"{sim.real_time_factor:g}{' (as fast as possible)' if sim.real_time_factor <= 0 else ''}, "
         f"{servo.kind} servos ({servo.max_velocity:g} rad/s, {servo.max_torque:g} N m), "
         f"ground friction {sim.ground_friction:g}{', GUI' if sim.gui else ''}"
         + (f"; gears: stiffness {transmission.stiffness:g} N m/rad, {transmission.backlash:g} deg play at "
-           f"{', '.join(transmission.backlash_joints) or 'no joint'}" if transmission.active else ""))
+           f"{', '.join(transmission.backlash_joints) or 'no joint'}" if transmission.active else "")
+        + (f"; corrected links: {', '.join(corrections)}" if corrections else ""))
     node.get_logger().info(f"physics profile {profile}: " + ", ".join(
         f"{name} {value}" for name, value in physics_profiles.values_in_force(sim, servo).items()))
-    return DriverSpec(f"{__name__}:build_driver", SimDriverConfig(sim, servo, transmission), clock_is_ros_time=True,
-                      extension=f"{__name__}:SimulationPublishing", extension_config=(rates, lockstep))
+    return DriverSpec(f"{__name__}:build_driver", SimDriverConfig(sim, servo, transmission, corrections),
+                      clock_is_ros_time=True, extension=f"{__name__}:SimulationPublishing",
+                      extension_config=(rates, lockstep))
 
 
 def build_driver(model: RobotModel, config: SimDriverConfig) -> PyBulletDriver:
     """The PyBullet driver (in the loop's process)."""
-    return PyBulletDriver(model, config.servo, config.sim, config.transmission)
+    return PyBulletDriver(model, config.servo, config.sim, config.transmission, config.corrections)
 
 
 class SimulationPublishing:

@@ -107,12 +107,25 @@ class LockstepParameters:
         return tuple(name.strip() for name in self.lockstep_participants.split(",") if name.strip())
 
 
+@dataclass(frozen=True)
+class ParamsFileParameters:
+    """The simulation parameter file (humanoid_sim.params_file) the node loads at start-up."""
+
+    params_file: str = documented("", "YAML file of simulation parameters (servo, transmission, contact, model "
+                                      "corrections) over the robot's parameter file and physics profile; empty: none")
+
+
 #: (prefix, dataclass) of every parameter group the simulation node adds to a driver node's.
 PARAMETER_GROUPS: tuple[tuple[str, type], ...] = (
     ("", SimParameters), ("servo.", ServoParameters), ("transmission.", TransmissionParameters),
-    ("", SimulationPublishingParameters), ("", LockstepParameters))
+    ("", SimulationPublishingParameters), ("", LockstepParameters), ("", ParamsFileParameters))
+
+
+#: The node's parameter naming its physics profile (humanoid_sim.physics_profiles).
+PHYSICS_PROFILE = "physics_profile"
 
 
 def parameter_names() -> list[str]:
-    """Every ROS parameter the simulation node declares (ros2 param list, less rclpy's own)."""
-    return driver_node.parameter_names(PARAMETER_GROUPS)
+    """Every ROS parameter the simulation node declares (ros2 param list, less rclpy's own and
+    the listing of the profiles, ``physics_profiles.<name>.<parameter>``)."""
+    return [*driver_node.parameter_names(PARAMETER_GROUPS), PHYSICS_PROFILE]

@@ -72,7 +72,7 @@ def parse_overrides(items: list[str], known: Sequence[str]) -> dict[str, str]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from humanoid_sim import physics_profiles
+    from humanoid_sim import params_file, physics_profiles
 
     parser.add_argument("--robot", default=None,
                         help="the robot whose protocol to run (humanoid_description/robots/<robot>/postures.yaml: "
@@ -97,6 +97,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--real-time-factor", type=non_negative_number, default=0.0,
                         help="simulation only: 0 = as fast as possible (default), 1 = real time")
     physics_profiles.add_argument(parser)
+    params_file.add_argument(parser)
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="simulation only: override a parameter of the simulation node, e.g. "
                              "transmission.stiffness=50 or transmission.backlash=0 (repeatable)")
@@ -137,15 +138,15 @@ def check_options(args: argparse.Namespace) -> None:
     if args.compare is not None:
         given = [name for name, value in (("--robot", args.robot), ("--tests", args.tests), ("--real", args.real),
                                           ("--answers", args.answers), ("--protocol", args.protocol),
-                                          ("--set", args.set), ("--physics", args.physics),
+                                          ("--set", args.set), ("--physics", args.physics), ("--params", args.params),
                                           ("--real-time-factor", args.real_time_factor)) if value]
         if given:
             raise UsageError(f"--compare reads two results files: {', '.join(given)} cannot go with it")
         return
     if args.robot is None:
         raise UsageError("--robot is required (but with --compare A.json B.json)")
-    if args.real and (args.set or args.real_time_factor or args.physics is not None):
-        raise UsageError("--set, --real-time-factor and --physics are for the simulation, not with --real")
+    if args.real and (args.set or args.real_time_factor or args.physics is not None or args.params is not None):
+        raise UsageError("--set, --params, --real-time-factor and --physics are for the simulation, not with --real")
     if args.answers is not None and not args.real:
         raise UsageError("--answers is the operator's, for --real")
 
@@ -181,6 +182,9 @@ def run(args: argparse.Namespace, stdin: TextIO = sys.stdin, out: TextIO = sys.s
         from humanoid_sim import physics_profiles
 
         physics_profiles.chosen(args.robot, args.physics)
+    from humanoid_sim import params_file
+
+    params = params_file.chosen(args.robot, args.params)
     overrides = {}
     if args.set:
         from humanoid_sim.sim_parameters import parameter_names
@@ -203,7 +207,11 @@ def run(args: argparse.Namespace, stdin: TextIO = sys.stdin, out: TextIO = sys.s
 
             log_dir = Path(tempfile.mkdtemp(prefix="humanoid_postures_"))
             physics = {} if args.physics is None else {"physics_profile": args.physics}
-            node = sim_node_spec(args.robot, {"real_time_factor": args.real_time_factor, **protocol.simulation,
+            physics |= {} if params is None else {"params_file": str(params)}
+            from humanoid_experiments.postures.in_process import protocol_simulation
+
+            simulation = protocol_simulation(protocol, model, params)
+            node = sim_node_spec(args.robot, {"real_time_factor": args.real_time_factor, **simulation,
                                               **physics, **overrides})
             print(f"starting the {args.robot} simulation (logs: {log_dir}) ...", file=out, flush=True)
             stack.enter_context(Graph([node], log_dir=log_dir))

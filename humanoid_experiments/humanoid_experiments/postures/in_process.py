@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
@@ -100,16 +101,29 @@ class SimulatedPostureRobot:
 
 def run_postures(robot: str, tests: Sequence[int] | None = None, profile: str = REFERENCE,
                  overrides: Mapping[str, Any] | None = None, protocol: Protocol | None = None,
-                 out: TextIO | None = None) -> list[PostureResult]:
+                 out: TextIO | None = None, params_file: Path | str | None = None) -> list[PostureResult]:
     """The protocol's ``tests`` (default: all) on the simulated robot in-process, with the
-    protocol's simulation settings, ``profile``, then ``overrides``; progress to ``out``
-    (default: none)."""
+    protocol's simulation settings, ``profile``, a simulation parameter file, then ``overrides``;
+    progress to ``out`` (default: none)."""
     from humanoid_description.model import load_model
 
     model = load_model(robot)
     protocol = protocol or load_protocol(model)
-    with SimulatedRobot(robot, profile, {**protocol.simulation, **(overrides or {})}, model=model) as simulated:
+    simulation = protocol_simulation(protocol, model, params_file)
+    with SimulatedRobot(robot, profile, {**simulation, **(overrides or {})}, model=model,
+                        params_file=params_file) as simulated:
         runner = PosturesRunner(SimulatedPostureRobot(simulated, protocol), model, protocol,
                                 out=out if out is not None else io.StringIO())
         return [runner.run(test) for test in protocol.select(tests)]
 
+
+
+def protocol_simulation(protocol: Protocol, model: Any, params_file: Path | str | None) -> dict[str, Any]:
+    """The protocol's simulation settings less those a simulation parameter file sets: the file
+    (a fitted model) wins over the protocol's choices, values given one by one over both."""
+    if params_file is None:
+        return dict(protocol.simulation)
+    from humanoid_sim.params_file import link_names, load
+
+    chosen = load(params_file, link_names(model.urdf))
+    return {name: value for name, value in protocol.simulation.items() if name not in chosen}

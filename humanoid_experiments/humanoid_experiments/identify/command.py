@@ -1,0 +1,196 @@
+"""``humanoid identify``: fit simulation parameters to measurements of the robot.
+
+From a recorded bag (``--bag``: ``humanoid record``, ``humanoid real --record``), the bag's
+commands are replayed in the in-process simulation and the RMS difference of simulated and
+recorded joint positions is minimised; from postures results (``--postures``: ``humanoid
+postures --json`` of the real robot, or ``reference``: the real limits in the robot's
+protocol), the RMS difference of the simulated limits. ``--fit`` names the parameters, with
+bounds (defaults for the usual ones, ``NAME=LOW:HIGH`` otherwise). The fit
+(:mod:`humanoid_experiments.identify.search`: scipy's differential evolution, seeded) runs its
+evaluations as Ray tasks (a local instance, or ``--address``'s cluster; ``--workers 0``: in
+this process), prints its progress per generation and keeps every evaluation in a state file
+(``--resume`` goes on after an interruption). It writes the fitted values as a simulation
+parameter file (``--output``, :mod:`humanoid_sim.params_file`) and reports (on stdout and in
+``OUTPUT.report.json``) the values, their
+sensitivity, the fit error and, with ``--validate``, the error on held-out measurements
+before and after the fit. ``--demo DIR`` runs the proof where the truth is known
+(:mod:`humanoid_experiments.identify.proof`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from humanoid_control.command_line import UsageError, host_and_port, integer_in
+
+#: The optimiser's defaults: points per generation per parameter (scipy's popsize), generations,
+#: evaluations of the local polish.
+POPULATION = 6
+GENERATIONS = 12
+POLISH = 40
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from humanoid_sim import params_file, physics_profiles
+
+    parser.add_argument("--robot", default=None, help="the robot whose simulation is fitted")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--bag", type=Path, default=None, help="a recorded bag: its commands are replayed")
+    source.add_argument("--postures", default=None, metavar="RESULTS",
+                        help="postures results (humanoid postures --json), or 'reference': the protocol's real limits")
+    source.add_argument("--demo", type=Path, default=None, metavar="DIR",
+                        help="the proof where the truth is known, in DIR: a simulated robot with a truth parameter "
+                             "file records two motions, the fit uses one and is checked on the other")
+    parser.add_argument("--fit", default=None, metavar="NAMES",
+                        help="parameters to fit, comma-separated, each NAME or NAME=LOW:HIGH "
+                             "(e.g. servo.max_velocity,transmission.backlash=0:3)")
+    parser.add_argument("--output", type=Path, default=None, help="the parameter file to write (the fitted values)")
+    parser.add_argument("--validate", action="append", default=[], metavar="PATH",
+                        help="held-out measurements (more bags, or postures results), repeatable")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--seed", type=integer_in(0), default=0, help="random seed of the optimiser (0)")
+    parser.add_argument("--population", type=integer_in(2), default=POPULATION,
+                        help=f"points per generation, per fitted parameter ({POPULATION})")
+    parser.add_argument("--generations", type=integer_in(1), default=GENERATIONS,
+                        help=f"generations of the optimiser ({GENERATIONS})")
+    parser.add_argument("--polish", type=integer_in(0), default=POLISH,
+                        help=f"evaluations of the local search from the evolution's best ({POLISH}; 0: none)")
+    parser.add_argument("--address", type=host_and_port(("ray",)), default=None, metavar="RAY_ADDRESS",
+                        help="an existing Ray cluster; default: a local Ray instance on this machine")
+    parser.add_argument("--workers", type=integer_in(0), default=None,
+                        help="simulations at once (default: every CPU of the Ray instance); 0: in this process")
+    parser.add_argument("--state", type=Path, default=None,
+                        help="the fit's state file (default: OUTPUT with .state.jsonl)")
+    parser.add_argument("--resume", action="store_true", help="go on with the fit saved in the state file")
+    parser.add_argument("--overwrite", action="store_true", help="start afresh over an existing state file")
+    physics_profiles.add_argument(parser)
+    params_file.add_argument(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.demo is not None:
+        from humanoid_experiments.identify.proof import run_proof
+
+        return run_proof(args)
+    if args.robot is None or args.fit is None or args.output is None or (args.bag is None and args.postures is None):
+        raise UsageError("give --robot, --bag BAG or --postures RESULTS, --fit NAMES and --output FILE "
+                         "(or --demo DIR)")
+    if args.resume and args.overwrite:
+        raise UsageError("give --resume or --overwrite, not both")
+    request = checked_request(args)
+    report = identify(request, args)
+    print(json.dumps(report, indent=2) if args.json else report_text(report))
+    return 0
+
+
+def checked_request(args: argparse.Namespace) -> dict[str, Any]:
+    """The problem, its data and held-out data, checked: a UsageError (one line) otherwise."""
+    from humanoid_description.model import load_model
+    from humanoid_description.robots import UnknownRobotError
+    from humanoid_experiments.identify.motion import MotionError, read_bag
+    from humanoid_experiments.identify.problem import FitError, Problem, parse_fit, read_postures
+    from humanoid_sim import params_file, physics_profiles
+
+    try:
+        model = load_model(args.robot)
+    except UnknownRobotError as error:
+        raise UsageError(str(error).strip('"')) from None
+    profile = physics_profiles.chosen(args.robot, args.physics) or physics_profiles.REFERENCE
+    base = params_file.chosen(args.robot, args.params)
+    links = params_file.link_names(model.urdf)
+    names = model.joints.names
+    try:
+        parameters = parse_fit(args.fit, links)
+        if args.bag is not None:
+            data: Any = (read_bag(args.bag, names),)
+            held_out = [(str(path), (read_bag(Path(path), names),)) for path in args.validate]
+        else:
+            data = read_postures(args.postures, args.robot)
+            held_out = [(str(path), read_postures(path, args.robot)) for path in args.validate]
+    except (FitError, MotionError) as error:
+        raise UsageError(str(error)) from None
+    problem = Problem(args.robot, profile, None if base is None else str(base), tuple(parameters))
+    sources = (str(args.bag if args.bag is not None else args.postures),)
+    return {"problem": problem, "data": data, "held_out": held_out, "sources": sources}
+
+
+def say(text: str) -> None:
+    """Progress, at once (also into a pipe or a file)."""
+    print(text, flush=True)
+
+
+def identify(request: dict[str, Any], args: argparse.Namespace, progress=say) -> dict[str, Any]:
+    """Fit, write the parameter file, evaluate the held-out data: the report."""
+    from humanoid_experiments.identify.search import Evaluations, Settings, StateError, fit
+    from humanoid_sim import params_file
+
+    problem = request["problem"]
+    settings = Settings(problem, request["sources"], args.seed, args.population, args.generations, args.polish)
+    state = args.state or args.output.with_suffix(".state.jsonl")
+    evaluations = Evaluations(settings, request["data"], state, args.workers, args.address, progress)
+    try:
+        known = evaluations.open(args.resume, args.overwrite)
+        where = ("in this process" if args.workers == 0 else
+                 f"on Ray at {args.address}" if args.address else "on a local Ray instance")
+        progress(f"{problem.robot}: fitting {', '.join(problem.names)} to {', '.join(request['sources'])} "
+                 f"(physics {problem.profile}{', base ' + problem.params_file if problem.params_file else ''}); "
+                 f"differential evolution (population {args.population} per parameter, {args.generations} "
+                 f"generations) then {args.polish} evaluations of Nelder-Mead, seed {args.seed}, "
+                 f"{evaluations.workers} worker(s) {where}; state {state}"
+                 + (f" (resumed: {known} evaluations known)" if args.resume else ""))
+        result = fit(settings, evaluations)
+        for path, data in request["held_out"]:
+            base_error, fitted_error = evaluations.other([None, problem.values(result.values)], data)
+            result.held_out[path] = fitted_error
+            result.held_out[path + " (base)"] = base_error
+    except StateError as error:
+        raise UsageError(str(error)) from None
+    finally:
+        evaluations.close()
+    fitted = problem.values(result.values)
+    base = {} if problem.params_file is None else params_file.load(
+        problem.params_file, params_file.link_names(_urdf(problem.robot)))
+    params_file.write(args.output, {**base, **fitted},
+                      f"humanoid identify: {problem.robot}, {', '.join(problem.names)} fitted to "
+                      f"{', '.join(request['sources'])}; fit error {result.error:.6g} (base {result.base_error:.6g})")
+    unit = "deg" if args.postures is not None else "rad"
+    report = {"robot": problem.robot, "output": str(args.output), "sources": list(request["sources"]), "unit": unit,
+              "bounds": {p.name: [p.low, p.high] for p in problem.parameters}, **result.as_dict()}
+    report_path(args.output).write_text(json.dumps(report, indent=2) + "\n")
+    return report
+
+
+def report_path(output: Path) -> Path:
+    """Where the report is written beside the parameter file."""
+    return output.with_suffix(".report.json")
+
+
+def _urdf(robot: str) -> str:
+    from humanoid_description.robots import urdf_xml
+
+    return urdf_xml(robot)
+
+
+def report_text(report: dict[str, Any]) -> str:
+    unit = report["unit"]
+    lines = [f"{report['robot']}: fitted to {', '.join(report['sources'])}; parameter file {report['output']} "
+             f"(report: {report_path(Path(report['output']))})",
+             f"{'parameter':36s} {'value':>12s} {'bounds':>20s} {'+-(10% error)':>14s}"]
+    for name, entry in report["parameters"].items():
+        low, high = report["bounds"][name]
+        change = entry["change_for_10_percent_error"]
+        lines.append(f"{name:36s} {entry['value']:12.6g} {f'{low:g}..{high:g}':>20s} "
+                     f"{'unbounded' if math.isinf(change) else f'{change:.3g}':>14s}")
+    lines.append(f"fit error (RMS, {unit}): {report['fit_error']:.6g} (before the fit: {report['base_error']:.6g}); "
+                 f"{report['evaluations']} evaluations, {report['generations']} generations")
+    for path, error in report["held_out"].items():
+        if not path.endswith(" (base)"):
+            base = report["held_out"][path + " (base)"]
+            ratio = base / error if error > 0 else math.inf
+            lines.append(f"held out {path}: RMS {error:.6g} {unit} (before the fit: {base:.6g}, "
+                         f"{ratio:.1f} times better)")
+    return "\n".join(lines)

@@ -1,0 +1,250 @@
+"""A recorded motion: the commands a robot was given and the joint positions it measured, read
+from a bag (``humanoid record``, ``humanoid real --record``), replayed in the in-process
+simulation, and, for simulated stand-ins of a robot, recorded into a bag as ``humanoid record``
+writes it.
+
+Commands are what the robot interface takes: trajectories on ``joint_trajectory`` (started at
+their header stamp, else when they arrived) and streaming set-points on ``joint_commands``.
+Times are the robot's clock (the ``joint_states`` stamps); a message without a stamp is placed
+on it through the log times of ``joint_states``, as :mod:`humanoid_tools.plots.series` does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from humanoid_control.loop.control_loop import TrajectoryRequest
+from humanoid_control.loop.validation import PointData
+
+JOINT_STATES = "/joint_states"
+JOINT_TRAJECTORY = "/joint_trajectory"
+JOINT_COMMANDS = "/joint_commands"
+JOINT_STATE_TYPE = "sensor_msgs/msg/JointState"
+TRAJECTORY_TYPE = "trajectory_msgs/msg/JointTrajectory"
+
+
+class MotionError(ValueError):
+    """A recording that cannot be replayed (one line, naming the reason)."""
+
+
+@dataclass(frozen=True)
+class Command:
+    """One command at robot time ``time`` (s from the motion's start): a trajectory (points:
+    (time from start, positions, velocities)) or, with one point at time 0 and ``stream``, a
+    streaming set-point."""
+
+    time: float
+    joints: tuple[str, ...]
+    points: tuple[tuple[float, tuple[float, ...], tuple[float, ...]], ...]
+    stream: bool = False
+
+
+@dataclass(frozen=True)
+class Motion:
+    """Commands and the positions measured meanwhile (every joint of the robot, canonical order)."""
+
+    start: np.ndarray  # the measured positions at time 0
+    commands: tuple[Command, ...]
+    times: np.ndarray  # s from the start, of each measurement
+    positions: np.ndarray  # (len(times), joints) rad; NaN = not measured
+
+    @property
+    def duration(self) -> float:
+        return float(self.times[-1]) if len(self.times) else 0.0
+
+    def commanded_joints(self, names: Sequence[str]) -> list[int]:
+        """Indices (in ``names``) of the joints some command moves: those the fit compares."""
+        named = {joint for command in self.commands for joint in command.joints}
+        return [i for i, name in enumerate(names) if name in named]
+
+
+def _seconds(stamp: Any) -> float:
+    return float(stamp.sec) + float(stamp.nanosec) * 1e-9
+
+
+def read_bag(path: Path, joint_names: Sequence[str]) -> Motion:
+    """The motion recorded in the bag at ``path`` for a robot with ``joint_names``."""
+    from humanoid_tools.recording.reading import Bag
+
+    if not Path(path).exists():
+        raise MotionError(f"no bag at {path}")
+    try:
+        bag = Bag(Path(path))
+    except Exception as error:  # rosbags refuses a folder that is no bag in several ways
+        raise MotionError(f"cannot read bag {path}: {error}") from None
+    with bag:
+        states = bag.all(JOINT_STATES)
+        kinds = {JOINT_TRAJECTORY: bag.all(JOINT_TRAJECTORY), JOINT_COMMANDS: bag.all(JOINT_COMMANDS)}
+    if len(states) < 2:
+        raise MotionError(f"bag {path} has {len(states)} {JOINT_STATES} message(s): nothing to compare with")
+    index = {name: i for i, name in enumerate(joint_names)}
+    log_ns = np.array([log for log, _ in states], dtype=np.int64)
+    stamps = np.array([_seconds(msg.header.stamp) for _, msg in states])
+    origin = stamps[0]
+    positions = np.full((len(states), len(joint_names)), np.nan)
+    for row, (_log, msg) in enumerate(states):
+        for name, value in zip(msg.name, msg.position, strict=False):
+            if name in index:
+                positions[row, index[name]] = value
+    if np.isnan(positions[0]).any():
+        missing = [joint_names[i] for i in np.flatnonzero(np.isnan(positions[0]))]
+        raise MotionError(f"bag {path}: the first {JOINT_STATES} lacks {', '.join(missing)}")
+
+    def robot_time(log: int, stamp: float) -> float:
+        if stamp > 0.0:
+            return stamp - origin
+        nearest = int(np.argmin(np.abs(log_ns - log)))  # the robot's clock at the log time
+        return float(stamps[nearest] + (log - log_ns[nearest]) * 1e-9 - origin)
+
+    found: list[Command] = []
+    for log, msg in kinds[JOINT_TRAJECTORY]:
+        unknown = [name for name in msg.joint_names if name not in index]
+        if unknown or not len(msg.points):
+            raise MotionError(f"bag {path}: a {JOINT_TRAJECTORY} message " + (
+                f"names joints the robot lacks ({', '.join(unknown)})" if unknown else "has no point (a stop)"))
+        points = tuple((_seconds(p.time_from_start), tuple(float(v) for v in p.positions),
+                        tuple(float(v) for v in p.velocities)) for p in msg.points)
+        found.append(Command(robot_time(log, _seconds(msg.header.stamp)), tuple(msg.joint_names), points))
+    for log, msg in kinds[JOINT_COMMANDS]:
+        point = ((0.0, tuple(float(v) for v in msg.position), tuple(float(v) for v in msg.velocity)),)
+        found.append(Command(robot_time(log, _seconds(msg.header.stamp)), tuple(msg.name), point, stream=True))
+    if not found:
+        raise MotionError(f"bag {path} holds no command ({JOINT_TRAJECTORY} or {JOINT_COMMANDS}) to replay")
+    found.sort(key=lambda command: command.time)
+    return Motion(positions[0].copy(), tuple(found), stamps - origin, positions)
+
+
+def replay(robot: Any, motion: Motion) -> np.ndarray:
+    """The positions the simulated ``robot`` (a :class:`~humanoid_sim.in_process.SimulatedRobot`)
+    measures at the motion's times when given its commands, from its start positions."""
+    robot.reset(motion.start)
+    origin = robot.now()
+    times: list[float] = []
+    readings: list[np.ndarray] = []
+    robot.listen(lambda reading: (times.append(reading.state.stamp - origin), readings.append(reading.state.position)))
+    for command in motion.commands:
+        robot.run_until(origin + command.time)
+        send(robot, command)
+    robot.run_until(origin + motion.duration + robot.period)
+    simulated = np.array(readings)
+    return np.column_stack([np.interp(motion.times, times, simulated[:, j]) for j in range(simulated.shape[1])])
+
+
+def send(robot: Any, command: Command) -> None:
+    """One command into the simulated robot's control loop, as the robot interface hands it on."""
+    if command.stream:
+        _, positions, velocities = command.points[0]
+        robot.loop.stream(command.joints, positions, velocities)
+        return
+    points = [PointData(t, list(p), list(v)) for t, p, v in command.points]
+    robot.loop.accept_trajectory(TrajectoryRequest(command.joints, points))
+
+
+def rms(simulated: np.ndarray, motion: Motion, joints: Sequence[int]) -> float:
+    """RMS difference (rad) of simulated and measured positions of ``joints`` over the motion."""
+    difference = simulated[:, joints] - motion.positions[:, joints]
+    return float(np.sqrt(np.nanmean(difference**2)))
+
+
+# -- recording a simulated robot ------------------------------------------------------------
+def record(robot: Any, commands: Sequence[Command], duration: float, path: Path) -> None:
+    """Stand the simulated ``robot`` at home, give it ``commands`` (times from now) for ``duration`` s and write what
+    ``humanoid record`` would have recorded: ``joint_states`` at the publish rate and the commands
+    (trajectories stamped with their start), as CDR messages of the installed types' definitions
+    in an MCAP bag (:class:`~humanoid_tools.recording.bag_writer.BagWriter`); log times are the
+    robot's clock."""
+    from humanoid_tools.recording.bag_writer import BagWriter
+
+    writer = BagWriter(path)
+    messages = _Messages()
+    topics = {topic: writer.add_topic(topic, kind, *messages.register(kind))
+              for topic, kind in ((JOINT_STATES, JOINT_STATE_TYPE), (JOINT_TRAJECTORY, TRAJECTORY_TYPE),
+                                  (JOINT_COMMANDS, JOINT_STATE_TYPE))}
+    names = list(robot.model.joints.names)
+    robot.reset()  # standing at home, as a replay starts
+
+    def on_reading(reading: Any) -> None:
+        state = reading.state
+        data = messages.joint_state(state.stamp, names, state.position, state.velocity)
+        writer.write(topics[JOINT_STATES], round(state.stamp * 1e9), data)
+
+    origin = robot.now()
+    robot.listen(on_reading)
+    for command in sorted(commands, key=lambda c: c.time):
+        robot.run_until(origin + command.time)
+        now = robot.now()
+        if command.stream:
+            _, positions, velocities = command.points[0]
+            topic, data = JOINT_COMMANDS, messages.joint_state(0.0, command.joints, positions, velocities)
+        else:
+            topic, data = JOINT_TRAJECTORY, messages.trajectory(now, command)
+        send(robot, command)
+        writer.write(topics[topic], round(now * 1e9), data)
+    robot.run_until(origin + duration)
+    writer.close()
+
+
+class _Messages:
+    """CDR messages of the installed ROS types (their definitions, as the recorder stores them)."""
+
+    def __init__(self) -> None:
+        from rosbags.typesys import Stores, get_typestore
+
+        self.store = get_typestore(Stores.EMPTY)
+
+    def register(self, kind: str) -> tuple[str, str]:
+        """(definition, type hash) of ``kind``, now known to the serializer."""
+        from rosbags.typesys import get_types_from_msg
+
+        from humanoid_tools.recording.message_types import definition_text, type_hash
+
+        definition = definition_text(kind)
+        self.store.register(get_types_from_msg(definition, kind))
+        return definition, type_hash(kind)
+
+    def _header(self, stamp: float) -> Any:
+        types = self.store.types
+        whole = int(np.floor(stamp))
+        return types["std_msgs/msg/Header"](
+            stamp=types["builtin_interfaces/msg/Time"](sec=whole, nanosec=round((stamp - whole) * 1e9)),
+            frame_id="")
+
+    def joint_state(self, stamp: float, names: Sequence[str], positions: Sequence[float],
+                    velocities: Sequence[float]) -> bytes:
+        msg = self.store.types[JOINT_STATE_TYPE](
+            header=self._header(stamp), name=list(names), position=np.asarray(positions, dtype=float),
+            velocity=np.asarray(velocities, dtype=float), effort=np.zeros(0))
+        return bytes(self.store.serialize_cdr(msg, JOINT_STATE_TYPE))
+
+    def trajectory(self, stamp: float, command: Command) -> bytes:
+        types = self.store.types
+
+        def duration(seconds: float) -> Any:
+            whole = int(seconds)
+            return types["builtin_interfaces/msg/Duration"](sec=whole, nanosec=round((seconds - whole) * 1e9))
+
+        points = [types["trajectory_msgs/msg/JointTrajectoryPoint"](
+            positions=np.asarray(p, dtype=float), velocities=np.asarray(v, dtype=float), accelerations=np.zeros(0),
+            effort=np.zeros(0), time_from_start=duration(t)) for t, p, v in command.points]
+        msg = types[TRAJECTORY_TYPE](header=self._header(stamp), joint_names=list(command.joints), points=points)
+        return bytes(self.store.serialize_cdr(msg, TRAJECTORY_TYPE))
+
+
+def plan_commands(plan: Sequence[tuple[float, Mapping[str, float], float]]) -> list[Command]:
+    """Commands of a plan of moves ``(time, {joint: position}, seconds)``: a trajectory of the named
+    joints reaching the positions in ``seconds`` (0: a streaming set-point, approached at the
+    servos' own speed)."""
+    commands = []
+    for time, targets, seconds in plan:
+        joints = tuple(targets)
+        positions = tuple(float(targets[j]) for j in joints)
+        if seconds > 0.0:
+            commands.append(Command(time, joints, ((seconds, positions, (0.0,) * len(joints)),)))
+        else:
+            commands.append(Command(time, joints, ((0.0, positions, ()),), stream=True))
+    return commands

@@ -1,0 +1,120 @@
+"""``humanoid identify``, proved where the truth is known: a simulated HOAP-2 with a "truth"
+parameter file records two motions into bags; the fit, from one of them, finds the truth's
+values within the stated tolerances and predicts the other motion several times better than
+the robot's own values (short settings: the fast physics profile, few evaluations, on a local
+Ray instance of 2 workers that dies with the command). A resumed fit takes what it already
+evaluated from its state file; bad input is one line and exit status 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from humanoid_bringup.cli import main
+from humanoid_description.model import load_model
+from humanoid_experiments.identify.proof import FIT, TOLERANCES, TRUTH
+from humanoid_experiments.local_ray import marked_processes
+from humanoid_sim import params_file
+
+#: The proof's short settings (the full run: humanoid identify --demo DIR; docs/identification.md).
+SHORT = ["--physics", "fast", "--population", "4", "--generations", "2", "--polish", "24", "--workers", "2"]
+
+
+@pytest.fixture(scope="module")
+def proof(tmp_path_factory) -> tuple[subprocess.CompletedProcess, Path, int]:
+    directory = tmp_path_factory.mktemp("identify")
+    process = subprocess.Popen(["humanoid", "identify", "--demo", str(directory), *SHORT, "--json"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    stdout, stderr = process.communicate(timeout=900)
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr), directory, process.pid
+
+
+def outcome(done: subprocess.CompletedProcess) -> dict:
+    return json.loads(done.stdout[done.stdout.index("{"):])
+
+
+def test_the_fit_finds_the_truths_values_within_the_tolerances(proof):
+    done, directory, _ = proof
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    result = outcome(done)
+    fitted = {name: entry["value"] for name, entry in result["report"]["parameters"].items()}
+    for name, truth in TRUTH.items():
+        assert abs(fitted[name] - truth) <= TOLERANCES[name] * truth, (name, fitted[name], truth)
+    # the parameter file it wrote holds the fitted values, and the simulation loads it
+    written = params_file.load(directory / "fitted.yaml", params_file.link_names(load_model("hoap2").urdf))
+    assert written == pytest.approx(fitted)
+    assert json.loads((directory / "fitted.report.json").read_text()) == result["report"]
+
+
+def test_the_fitted_model_predicts_the_held_out_motion_several_times_better(proof):
+    done, directory, _ = proof
+    result = outcome(done)
+    held_out = result["report"]["held_out"]
+    fitted, base = held_out[str(directory / "motion_b")], held_out[f"{directory / 'motion_b'} (base)"]
+    assert base >= 4.0 * fitted, (base, fitted)
+    assert result["report"]["fit_error"] < result["report"]["base_error"] / 4.0
+    assert "2 worker(s) on a local Ray instance" in done.stdout
+    assert "initial population: " in done.stdout and "generation 2: " in done.stdout  # progress
+    assert "polish: " in done.stdout and result["report"]["generations"] == 2
+
+
+def test_no_ray_process_outlives_the_fit(proof):
+    done, _, pid = proof
+    assert done.returncode == 0
+    deadline = time.monotonic() + 30.0
+    while (left := marked_processes(pid)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert left == []
+
+
+def test_a_resumed_fit_takes_its_evaluations_from_the_state_file(proof, tmp_path, capsys):
+    done, directory, _ = proof
+    state = directory / "fitted.state.jsonl"
+    saved = state.read_text().splitlines()
+    # the proof's own fit, resumed once it has finished: the same seeded search, every point known
+    command = ["identify", "--robot", "hoap2", "--bag", str(directory / "motion_a"), "--fit", FIT,
+               "--output", str(tmp_path / "fit.yaml"), "--state", str(state), *SHORT[:-2], "--workers", "0",
+               "--resume", "--json"]
+    assert main(command) == 0
+    again = capsys.readouterr().out
+    assert f"resumed: {len(saved) - 1} evaluations known" in again
+    assert "generation 2: " in again and all(" 0 simulated" in line for line in again.splitlines()
+                                              if line.startswith(("initial population", "generation")))
+    assert state.read_text().splitlines() == saved  # nothing simulated again
+    resumed = {name: entry["value"] for name, entry in json.loads(again[again.index("{"):])["parameters"].items()}
+    assert resumed == {name: entry["value"] for name, entry in outcome(done)["report"]["parameters"].items()}
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--fit", "servo.max_velocty"], "unknown parameter 'servo.max_velocty' (did you mean servo.max_velocity"),
+    (["--fit", "servo.max_velocity=5:2"], "bounds 5:2 are not LOW < HIGH"),
+    (["--fit", "servo.kind"], "servo.kind must be a string"),
+    (["--fit", "transmission.breakaway_torque"], "has no default bounds: give them"),
+    (["--fit", "servo.max_velocity", "--bag", "/nonexistent/bag"], "no bag at /nonexistent/bag"),
+    (["--fit", "servo.max_velocity"], "cannot read bag"),
+])
+def test_bad_input_is_one_line_and_exit_2(extra, message, tmp_path, capsys):
+    bag = ["--bag", str(tmp_path)] if "--bag" not in extra else []
+    (tmp_path / "metadata.yaml").write_text("not a bag\n")
+    assert main(["identify", "--robot", "hoap2", "--output", str(tmp_path / "out.yaml"), "--workers", "0",
+                 *bag, *extra]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert message in err, err
+
+
+def test_a_state_file_is_resumed_or_overwritten_on_purpose_only(proof, tmp_path, capsys):
+    _, directory, _ = proof
+    command = ["identify", "--robot", "hoap2", "--bag", str(directory / "motion_a"), "--fit", "servo.max_velocity",
+               "--output", str(tmp_path / "fit.yaml"), "--workers", "0"]
+    assert main([*command, "--resume"]) == 2
+    assert "no fit to resume: " in capsys.readouterr().err
+    (tmp_path / "fit.state.jsonl").write_text("{}\n")
+    assert main(command) == 2
+    assert "exists: --resume the fit it holds, or --overwrite it" in capsys.readouterr().err
+    assert main([*command, "--resume"]) == 2
+    assert "is another fit" in capsys.readouterr().err
