@@ -121,10 +121,8 @@ def node():
 def test_the_simulation_node_loads_the_file_of_its_params_file_parameter(node, file):
     model = load_model(ROBOT)
     defaults = node_parameters(SIM_NODE_PARAMETERS.path(ROBOT), NODE_NAME)
-    # the robot's parameter file comes to the node as overrides too (--params-file): the file wins over it
-    from_file = {"servo.position_gain": defaults["servo.position_gain"]}
-    assert from_file["servo.position_gain"] != 0.25
-    made = node({**from_file, "params_file": str(file)})
+    assert defaults["servo.position_gain"] != 0.25  # the file's value replaces the robot's
+    made = node({"params_file": str(file)})
     spec = declare_driver(made, model, defaults)
     assert spec.config.servo.position_gain == 0.25 and spec.config.servo.max_velocity == 4.0
     assert spec.config.transmission.stiffness == 80.0
