@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import sys
+import threading
 import time
 import typing
 from collections.abc import Callable
@@ -48,6 +49,14 @@ from humanoid_experiments.postures.watch import FootEvent, FootWatch, tip_direct
 WALL_TIMEOUT = 300.0
 #: How often the wait loops look at the watch (wall seconds).
 POLL = 0.01
+#: Robot seconds between two looks at the watch in lockstep (the simulation held at each).
+LOCKSTEP_LOOK = 0.05
+#: Wall seconds a move's result is waited for at a held state before the simulation goes on
+#: a look: the interface sends it from the cycle that ends the move, so it is usually there.
+LOCKSTEP_RESULT_WAIT = 2.0
+#: s past a move's end to run to: the state at its end, whose stamp went through integer
+#: nanoseconds, may fall short of it by a rounding.
+MOVE_END_MARGIN = 1e-6
 
 
 @dataclass(frozen=True)
@@ -129,8 +138,15 @@ class ClientRobot:
         self.client, self.model = client, model
         self.names = list(model.joints.names)
         self.watch = watch_topics(client, model, contact_threshold, lift_time, stop_at_lift)
+        #: A lockstep client holds the simulation between its acts (``run_to``): each reset,
+        #: goal and look at the feet happens at the same simulated time in every run.
+        self.lockstep = client.lockstep
 
     def now(self) -> float:
+        if self.lockstep is not None:
+            held = self.lockstep.held_at
+            if held is not None:
+                return held
         return self.client.now()
 
     def reset(self, positions: np.ndarray) -> None:
@@ -141,13 +157,15 @@ class ClientRobot:
 
     def move(self, target: np.ndarray, duration: float, event: EventCheck | None = None) -> FootEvent | None:
         trajectory = make_trajectory(self.names, [duration], [target], velocities=[np.zeros(len(self.names))])
-        if event is None:
+        if event is None and self.lockstep is None:
             outcome = self.client.follow(trajectory, timeout=WALL_TIMEOUT)
             if not outcome.succeeded:
                 raise RobotClientError(f"the robot did not complete a move: {outcome.error_string}")
             return None
         handle = self.client.send_goal(trajectory, timeout=WALL_TIMEOUT)
         result = handle.get_result_async()
+        if self.lockstep is not None:
+            return self._lockstep_move(handle, result, duration, event)
         deadline = time.monotonic() + WALL_TIMEOUT
         while not result.done():
             if (found := event()) is not None:
@@ -162,6 +180,8 @@ class ClientRobot:
         return None
 
     def run_until(self, until: float, event: EventCheck | None = None) -> FootEvent | None:
+        if self.lockstep is not None:
+            return self._lockstep_run(until, event)
         if event is None:
             self.client.wait_until(until, WALL_TIMEOUT)
             return None
@@ -173,6 +193,44 @@ class ClientRobot:
                 raise RobotClientError(f"robot time did not reach {until:.3f} s within {WALL_TIMEOUT:g} s")
             time.sleep(POLL)
         return event()
+
+
+    # -- lockstep: the simulation held between looks ----------------------------------------
+    def _lockstep_run(self, until: float, event: EventCheck | None) -> FootEvent | None:
+        """Run the held simulation to ``until`` in looks ``LOCKSTEP_LOOK`` apart; the first event
+        seen at a look ends it there, held."""
+        assert self.lockstep is not None
+        now = self.now()
+        while now < until:
+            try:
+                now = self.lockstep.run_to(min(now + LOCKSTEP_LOOK, until), WALL_TIMEOUT)
+            except TimeoutError as error:
+                raise RobotClientError(f"robot time did not advance: {error}") from None
+            if event is not None and (found := event()) is not None:
+                return found
+        return None if event is None else event()
+
+    def _lockstep_move(self, handle, result, duration: float, event: EventCheck | None) -> FootEvent | None:
+        """A goal accepted at the held state runs ``duration`` from it: run to its end (canceled,
+        held, at the first event), then take its result, a look later at a time while the
+        interface has not sent it yet."""
+        found = self._lockstep_run(self.now() + duration + MOVE_END_MARGIN, event)
+        if found is not None:
+            self.client.cancel(handle)
+            return found
+        while not _done_within(result, LOCKSTEP_RESULT_WAIT):
+            self._lockstep_run(self.now() + LOCKSTEP_LOOK, None)
+        outcome = result.result()
+        if outcome.result.error_code != 0:
+            raise RobotClientError(f"the robot refused or failed a step: {outcome.result.error_string}")
+        return None
+
+
+def _done_within(future, timeout: float) -> bool:
+    """Has ``future`` (completed by the client's spinning thread) completed within ``timeout`` s?"""
+    done = threading.Event()
+    future.add_done_callback(lambda _f: done.set())
+    return done.wait(timeout)
 
 
 class PosturesRunner:
