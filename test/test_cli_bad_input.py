@@ -62,6 +62,8 @@ CASES: list[tuple[str, list[str], str]] = [
     ("sim: zero control rate", ["sim", "--robot", "bioloid", "--control-rate", "0"], "argument --control-rate"),
     ("sim: nan publish rate", ["sim", "--robot", "bioloid", "--publish-rate", "nan"], "argument --publish-rate"),
     ("sim: unknown robot", ["sim", "--robot", "nao"], "unknown robot 'nao'"),
+    ("sim: a lockstep participant without lockstep", ["sim", "--robot", "bioloid", "--lockstep-participant", "me"],
+     "--lockstep-participant needs --lockstep"),
     ("real: hoap2 emulated", ["real", "--robot", "hoap2", "--emulate"], "hoap2 has no Dynamixel joint map"),
     ("real: hoap2 on a port", ["real", "--robot", "hoap2", "--port", "/dev/null"], "hoap2 has no Dynamixel"),
     ("real: neither port nor emulator", ["real", "--robot", "bioloid"], "give either --port"),
