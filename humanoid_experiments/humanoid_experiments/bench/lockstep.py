@@ -65,6 +65,7 @@ def graph_walk(robot: str, distance: float, physics: str | None, lockstep: bool,
 
     nodes = sim_nodes(robot, real_time_factor=None if lockstep else real_time_factor, physics_profile=physics,
                       lockstep=lockstep, participants=(CLIENT, RECORDER_NODE) if lockstep else ())
+    folder.mkdir(parents=True)
     nodes = with_recorder(nodes, folder / "bag", lockstep=lockstep)
     with Graph(nodes, log_dir=folder / "logs") as graph, RobotClient(CLIENT, lockstep=lockstep) as client:
         client.wait_for_joint_states(120.0)
