@@ -13,8 +13,9 @@ rate beside raw PyBullet stepping of the same model, and the same walk in real t
   the whole walk; ``drift_m`` = |distance in lockstep - distance in real time|.
 
 Where the lockstep run's time goes: CPU seconds of each node's process tree per simulated
-second (``cpu_per_sim_s``), and the simulation's wait for its participants (the lockstep
-entry of its diagnostics: states waited at, wall seconds waiting, the longest wait).
+second (``cpu_per_sim_s``), and the simulation's wait for its participants during the walk
+(the lockstep entry of its diagnostics, read before and after: states waited at, wall
+seconds waiting; the longest wait is the whole run's, start-up included).
 """
 
 from __future__ import annotations
@@ -71,12 +72,13 @@ def graph_walk(robot: str, distance: float, physics: str | None, lockstep: bool,
         client.wait_for_joint_states(120.0)
         cpu0 = {name: process_cpu_seconds(p.pid) for name, p in graph.processes.items()}
         own0, robot0 = time.process_time(), client.now()
+        gate0 = lockstep_waits(client.diagnostics) if lockstep else None
         report = walk(client, robot, distance)
         simulated = client.now() - robot0
         cpu = {name: round((process_cpu_seconds(p.pid) - cpu0[name]) / simulated, 4)
                for name, p in graph.processes.items()}
         cpu[CLIENT] = round((time.process_time() - own0) / simulated, 4)
-        waits = lockstep_waits(client.diagnostics) if lockstep else None
+        waits = gate_during(gate0, lockstep_waits(client.diagnostics)) if lockstep else None
     return {"distance_m": report.distance_m, "lateral_drift_m": report.lateral_drift_m, "fell": report.fell,
             "result": report.result, "walk_s": report.duration_s, "rtf": report.real_time_factor,
             "cpu_per_sim_s": cpu, "gate": waits}
@@ -90,6 +92,17 @@ def lockstep_waits(diagnostics) -> dict[str, str] | None:
         if status.name.endswith(": lockstep"):
             return {value.key: value.value for value in status.values}
     return None
+
+
+def gate_during(before: dict[str, str] | None, after: dict[str, str] | None) -> dict[str, Any] | None:
+    """The simulation's waits between two readings of its lockstep diagnostics (the start-up's,
+    waiting for the nodes to come up, left out); the longest wait is the run's so far."""
+    if after is None:
+        return None
+    counts = ("waits", "wait_s", "silent_reports")
+    start = {key: float(before[key]) if before else 0.0 for key in counts}
+    return {**{key: round(float(after[key]) - start[key], 3) for key in counts},
+            "longest_wait_s": float(after["longest_wait_s"]), "participants": after["participants"]}
 
 
 def raw_run(robot: str, physics: str | None) -> float:
