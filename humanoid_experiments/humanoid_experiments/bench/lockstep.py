@@ -69,29 +69,36 @@ def graph_walk(robot: str, distance: float, physics: str | None, lockstep: bool,
     folder.mkdir(parents=True)
     nodes = with_recorder(nodes, folder / "bag", lockstep=lockstep)
     with Graph(nodes, log_dir=folder / "logs") as graph, RobotClient(CLIENT, lockstep=lockstep) as client:
+        gate = GateWatch(client.node)
         client.wait_for_joint_states(120.0)
         cpu0 = {name: process_cpu_seconds(p.pid) for name, p in graph.processes.items()}
         own0, robot0 = time.process_time(), client.now()
-        gate0 = lockstep_waits(client.diagnostics) if lockstep else None
+        gate0 = gate.latest
         report = walk(client, robot, distance)
         simulated = client.now() - robot0
         cpu = {name: round((process_cpu_seconds(p.pid) - cpu0[name]) / simulated, 4)
                for name, p in graph.processes.items()}
         cpu[CLIENT] = round((time.process_time() - own0) / simulated, 4)
-        waits = gate_during(gate0, lockstep_waits(client.diagnostics)) if lockstep else None
+        waits = gate_during(gate0, gate.latest) if lockstep else None
     return {"distance_m": report.distance_m, "lateral_drift_m": report.lateral_drift_m, "fell": report.fell,
             "result": report.result, "walk_s": report.duration_s, "rtf": report.real_time_factor,
             "cpu_per_sim_s": cpu, "gate": waits}
 
 
-def lockstep_waits(diagnostics) -> dict[str, str] | None:
-    """The values of the simulation's lockstep diagnostics entry (None when none came yet)."""
-    if diagnostics is None:
-        return None
-    for status in diagnostics.status:
-        if status.name.endswith(": lockstep"):
-            return {value.key: value.value for value in status.values}
-    return None
+class GateWatch:
+    """The latest values of the simulation's lockstep diagnostics entry (``diagnostics`` carries
+    every node's entries, each node's in messages of its own)."""
+
+    def __init__(self, node) -> None:
+        from diagnostic_msgs.msg import DiagnosticArray
+
+        self.latest: dict[str, str] | None = None
+        node.create_subscription(DiagnosticArray, "diagnostics", self._on_diagnostics, 50)
+
+    def _on_diagnostics(self, msg) -> None:
+        for status in msg.status:
+            if status.name.endswith(": lockstep"):
+                self.latest = {value.key: value.value for value in status.values}
 
 
 def gate_during(before: dict[str, str] | None, after: dict[str, str] | None) -> dict[str, Any] | None:
