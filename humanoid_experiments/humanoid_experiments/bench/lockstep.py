@@ -13,9 +13,10 @@ rate beside raw PyBullet stepping of the same model, and the same walk in real t
   the whole walk; ``drift_m`` = |distance in lockstep - distance in real time|.
 
 Where the lockstep run's time goes: CPU seconds of each node's process tree per simulated
-second (``cpu_per_sim_s``), and the simulation's wait for its participants during the walk
-(the lockstep entry of its diagnostics, read before and after: states waited at, wall
-seconds waiting; the longest wait is the whole run's, start-up included).
+second (``cpu_per_sim_s``), and the simulation's wait for its participants (the lockstep
+entry of its diagnostics, read before and after the walk: states waited at, wall seconds
+waiting; the diagnostics go out once a wall second, so a reading before the walk is there
+only when the nodes took that long to come up; the longest wait is the whole run's).
 """
 
 from __future__ import annotations
@@ -102,8 +103,8 @@ class GateWatch:
 
 
 def gate_during(before: dict[str, str] | None, after: dict[str, str] | None) -> dict[str, Any] | None:
-    """The simulation's waits between two readings of its lockstep diagnostics (the start-up's,
-    waiting for the nodes to come up, left out); the longest wait is the run's so far."""
+    """The simulation's waits between two readings of its lockstep diagnostics (``before`` None:
+    since the start, the nodes' coming up included); the longest wait is the run's so far."""
     if after is None:
         return None
     counts = ("waits", "wait_s", "silent_reports")
@@ -175,6 +176,7 @@ def text(r: dict[str, Any]) -> str:
         f"  fell                    {'YES' if r['fell'] else 'no'} in lockstep, "
         f"{'YES' if rt['fell'] else 'no'} in real time",
         f"  CPU s per simulated s   {cpu}",
-        f"  the simulation waited   {gate.get('wait_s', '?')} s (wall) at {gate.get('waits', '?')} states, "
-        f"longest {gate.get('longest_wait_s', '?')} s",
+        f"  the simulation waited   {gate.get('wait_s', '?')} s (wall) for its participants at "
+        f"{gate.get('waits', '?')} states, the longest wait {gate.get('longest_wait_s', '?')} s "
+        f"(the nodes coming up, when no diagnostics came before the walk)",
         f"  load average            {', '.join(f'{v:.2f}' for v in r['load'])}"])
