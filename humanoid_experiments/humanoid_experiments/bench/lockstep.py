@@ -127,8 +127,10 @@ def raw_run(robot: str, physics: str | None) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
+    from humanoid_experiments.walk import check_goal
     from humanoid_sim import physics_profiles
 
+    check_goal(args.robot, args.distance)
     physics = physics_profiles.chosen(args.robot, args.physics)
     say = (lambda text: print(text, file=sys.stderr, flush=True)) if not args.json else (lambda _text: None)
     with tempfile.TemporaryDirectory(prefix="humanoid_bench_lockstep_") as folder:
