@@ -51,9 +51,11 @@ WALL_TIMEOUT = 300.0
 POLL = 0.01
 #: Robot seconds between two looks at the watch in lockstep (the simulation held at each).
 LOCKSTEP_LOOK = 0.05
-#: Wall seconds a move's result is waited for at a held state before the simulation goes on
-#: a look: the interface sends it from the cycle that ends the move, so it is usually there.
-LOCKSTEP_RESULT_WAIT = 2.0
+#: Wall seconds a move's result is waited for at the held state past its end before the
+#: simulation goes on a look (a move that ends later, short of its goal tolerance): the
+#: interface sends it from the cycle that ends the move, so it comes without another cycle,
+#: late only on a busy machine; generous, or a busy machine's runs would differ.
+LOCKSTEP_RESULT_WAIT = 30.0
 #: s past a move's end to run to: the state at its end, whose stamp went through integer
 #: nanoseconds, may fall short of it by a rounding.
 MOVE_END_MARGIN = 1e-6
