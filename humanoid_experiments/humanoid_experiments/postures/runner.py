@@ -38,7 +38,7 @@ from typing import TextIO
 
 import numpy as np
 
-from humanoid_control.ros.robot_client import RobotClient, RobotClientError, make_trajectory
+from humanoid_control.ros.robot_client import RobotClient, RobotClientError, make_trajectory, poll_until
 from humanoid_description.joint_map import ServoJoint
 from humanoid_description.model import RobotModel
 from humanoid_experiments.postures.protocol import PostureTest, Protocol
@@ -199,8 +199,8 @@ class ClientRobot:
 
     # -- lockstep: the simulation held between looks ----------------------------------------
     def _lockstep_run(self, until: float, event: EventCheck | None) -> FootEvent | None:
-        """Run the held simulation to ``until`` in looks ``LOCKSTEP_LOOK`` apart; the first event
-        seen at a look ends it there, held."""
+        """Run the held simulation to ``until`` in looks ``LOCKSTEP_LOOK`` apart, each with the
+        sensors' readings of its state; the first event seen at a look ends it there, held."""
         assert self.lockstep is not None
         now = self.now()
         while now < until:
@@ -208,6 +208,9 @@ class ClientRobot:
                 now = self.lockstep.run_to(min(now + LOCKSTEP_LOOK, until), WALL_TIMEOUT)
             except TimeoutError as error:
                 raise RobotClientError(f"robot time did not advance: {error}") from None
+            # each sensor's reading of the held state first (they come on topics of their own)
+            poll_until(lambda at=now: self.watch.has_read(at), f"the sensors' readings of t = {now:.3f} s",
+                       WALL_TIMEOUT, interval=0.001)
             if event is not None and (found := event()) is not None:
                 return found
         return None if event is None else event()
