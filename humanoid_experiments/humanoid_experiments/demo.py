@@ -135,7 +135,7 @@ def run_demo(client, robot: str = "hoap2") -> DemoSummary:
     import pinocchio as pin
 
     from humanoid_control.loop.interpolation import Law, Spline
-    from humanoid_control.ros.robot_client import make_trajectory
+    from humanoid_control.ros.robot_client import make_trajectory, poll_until
     from humanoid_control.ros.ros_time import seconds
     from humanoid_description.model import load_model
     from humanoid_interfaces.msg import BalanceState
@@ -150,11 +150,14 @@ def run_demo(client, robot: str = "hoap2") -> DemoSummary:
     trajectory = make_trajectory(names, times, positions, velocities)
     client.wait_for_server(60.0)
     feedback: list = []
-    # a lockstep client sends the goal with the simulation held at its first state
+    # a lockstep client holds the simulation at its first state until the trajectory is in
+    # force (the interface's first feedback): the same start in every run
     with client.lockstep.paused_at(0.0, 60.0) if client.lockstep else contextlib.nullcontext():
         wall0, robot0 = time.monotonic(), client.now()
         client.start_recording()
         handle = client.send_goal(trajectory, feedback=feedback)
+        poll_until(lambda: feedback or handle.get_result_async().done(), "the demo's first feedback", 60.0,
+                   interval=0.001)
     outcome = client.result(handle, 300.0, feedback)
     recorded = client.stop_recording()
     wall, robot_time = time.monotonic() - wall0, client.now() - robot0

@@ -164,9 +164,14 @@ class ClientRobot:
             if not outcome.succeeded:
                 raise RobotClientError(f"the robot did not complete a move: {outcome.error_string}")
             return None
-        handle = self.client.send_goal(trajectory, timeout=WALL_TIMEOUT)
+        feedback: list = []
+        handle = self.client.send_goal(trajectory, feedback=feedback, timeout=WALL_TIMEOUT)
         result = handle.get_result_async()
         if self.lockstep is not None:
+            # held until the trajectory is in force (the interface's first feedback): accepted
+            # is not yet started, and a simulation let go meanwhile would start it later
+            poll_until(lambda: feedback or result.done(), "the move in force (its first feedback)", WALL_TIMEOUT,
+                       interval=0.001)
             return self._lockstep_move(handle, result, duration, event)
         deadline = time.monotonic() + WALL_TIMEOUT
         while not result.done():
