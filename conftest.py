@@ -98,16 +98,22 @@ def robot_graph(tmp_path, request):
                 print(graph.log_text(spec.name)[-4000:])
 
 
+#: The node name of :func:`module_graph`'s client.
+MODULE_CLIENT = "module_test_client"
+
+
 @pytest.fixture(scope="module")
 def module_graph(tmp_path_factory, request):
     """One graph for a whole module, its ``GRAPH`` (a list of NodeSpec), and a RobotClient
     connected to it (tests that go on where the previous one left the robot); the nodes'
-    logs are printed when the module ends."""
+    logs are printed when the module ends. A module whose ``LOCKSTEP`` is true has a lockstep
+    graph: the client is then a participant (name it in ``sim_nodes``' participants:
+    :data:`MODULE_CLIENT`)."""
     from humanoid_control.processes.node_graph import Graph
     from humanoid_control.ros.robot_client import RobotClient
 
     graph = Graph(request.module.GRAPH, log_dir=tmp_path_factory.mktemp(request.module.__name__)).start()
-    client = RobotClient("module_test_client")
+    client = RobotClient(MODULE_CLIENT, lockstep=getattr(request.module, "LOCKSTEP", False))
     try:
         client.wait_for_joint_states(60.0)
         yield client

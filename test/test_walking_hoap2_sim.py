@@ -11,8 +11,7 @@ few steps when each sample is a rest-to-rest move), the IMU feedback slow enough
 to feed the sway, and the robot interface taking the walk's trajectories in order
 without a standstill at each (without that it falls at real time).
 
-One graph for the module, at half real time as the Bioloid's walking tests (a loaded
-2-core machine); each walk starts where the previous one stood.
+One graph for the module, in lockstep; each walk starts where the previous one stood.
 """
 
 from __future__ import annotations
@@ -21,6 +20,7 @@ import math
 
 import pytest
 
+from conftest import MODULE_CLIENT
 from humanoid_bringup.graphs import sim_nodes
 from humanoid_experiments.walk import walk
 
@@ -35,8 +35,12 @@ HEADING = 5.0
 SPEED = 0.1
 
 
-#: One HOAP-2 graph for the module's walks (each starts where the previous one stood).
-GRAPH = sim_nodes("hoap2", real_time_factor=0.5, balance_monitor=False, self_collision_checker=False)
+#: One HOAP-2 graph for the module's walks (each starts where the previous one stood), in
+#: lockstep with its client: as fast as the machine allows, however loaded, each walk's goal
+#: at a known state.
+LOCKSTEP = True
+GRAPH = sim_nodes("hoap2", balance_monitor=False, self_collision_checker=False, lockstep=True,
+                  participants=(MODULE_CLIENT,))
 
 
 @pytest.fixture(scope="module")

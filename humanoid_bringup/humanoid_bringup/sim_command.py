@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from humanoid_control.command_line import non_negative_number, positive_number, robot_name
+from humanoid_control.command_line import UsageError, non_negative_number, positive_number, robot_name
 from humanoid_sim import params_file, physics_profiles
 
 
@@ -22,6 +22,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="advance the simulation one control period only when every lockstep participant "
                         "(the graph's controllers, the recorder, and any node that answers on lockstep/ready: "
                         "README, Lockstep) has answered the last state: as fast as they go, the same run twice")
+    parser.add_argument("--lockstep-participant", action="append", default=[], metavar="NODE",
+                        help="with --lockstep: a node the simulation waits for from its first state on (a node "
+                        "not named joins with its first answer); repeatable")
     parser.add_argument("--control-rate", type=positive_number, default=None, help="control loop rate, Hz")
     parser.add_argument("--publish-rate", type=positive_number, default=None, help="joint_states rate, Hz")
     physics_profiles.add_argument(parser)
@@ -34,6 +37,8 @@ def run(args: argparse.Namespace) -> int:
     from humanoid_bringup.serving import serve, with_recorder
     from humanoid_control.processes.node_graph import Graph
 
+    if args.lockstep_participant and not args.lockstep:
+        raise UsageError("--lockstep-participant needs --lockstep")
     physics = physics_profiles.chosen(args.robot, args.physics)
     params = params_file.chosen(args.robot, args.params)
     recording = args.lockstep and args.record is not None
@@ -43,5 +48,5 @@ def run(args: argparse.Namespace) -> int:
                       self_collision_checker=args.self_collision_checker,
                       self_collision_veto=args.self_collision_veto, gait_controller=args.gait_controller,
                       physics_profile=physics, params_file=params, lockstep=args.lockstep,
-                      participants=(RECORDER_NODE,) if recording else ())
+                      participants=(*args.lockstep_participant, *((RECORDER_NODE,) if recording else ())))
     return serve(Graph(with_recorder(nodes, args.record, lockstep=args.lockstep), echo=True))

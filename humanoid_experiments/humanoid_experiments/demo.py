@@ -6,12 +6,14 @@ controller would drive the real robot. Then it prints a summary: per-joint track
 error (RMS and max, measured ``joint_states`` against the commanded trajectory),
 whether it fell, the final CoM height, what the balance monitor saw (least margin,
 time without full support, cart-table against measured ZMP) and the real-time factor
-achieved.
+achieved. In lockstep (the default) the simulation waits for its nodes at every state: as
+fast as the machine allows, and the same demo in every run.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import tempfile
@@ -25,6 +27,9 @@ from humanoid_control.command_line import new_folder, non_negative_number, posit
 
 # rclpy, Pinocchio and the robot client are imported where they are used: the
 # `humanoid` command builds its parser from this module and must start fast.
+
+#: The demo's node (a lockstep participant).
+CLIENT = "humanoid_demo"
 
 #: Keyframes of the demo (time s, joint -> degrees); joints not named stay at 0.
 KEYFRAMES: list[tuple[float, dict[str, float]]] = [
@@ -130,7 +135,7 @@ def run_demo(client, robot: str = "hoap2") -> DemoSummary:
     import pinocchio as pin
 
     from humanoid_control.loop.interpolation import Law, Spline
-    from humanoid_control.ros.robot_client import make_trajectory
+    from humanoid_control.ros.robot_client import make_trajectory, poll_until
     from humanoid_control.ros.ros_time import seconds
     from humanoid_description.model import load_model
     from humanoid_interfaces.msg import BalanceState
@@ -144,9 +149,16 @@ def run_demo(client, robot: str = "hoap2") -> DemoSummary:
     velocities = np.zeros_like(positions)
     trajectory = make_trajectory(names, times, positions, velocities)
     client.wait_for_server(60.0)
-    wall0, robot0 = time.monotonic(), client.now()
-    client.start_recording()
-    outcome = client.follow(trajectory, timeout=300.0)
+    feedback: list = []
+    # a lockstep client holds the simulation at its first state until the trajectory is in
+    # force (the interface's first feedback): the same start in every run
+    with client.lockstep.paused_at(0.0, 60.0) if client.lockstep else contextlib.nullcontext():
+        wall0, robot0 = time.monotonic(), client.now()
+        client.start_recording()
+        handle = client.send_goal(trajectory, feedback=feedback)
+        poll_until(lambda: feedback or handle.get_result_async().done(), "the demo's first feedback", 60.0,
+                   interval=0.001)
+    outcome = client.result(handle, 300.0, feedback)
     recorded = client.stop_recording()
     wall, robot_time = time.monotonic() - wall0, client.now() - robot0
     start = outcome.start_time
@@ -177,8 +189,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from humanoid_sim import params_file, physics_profiles
 
     parser.add_argument("--real-time-factor", type=non_negative_number, default=None,
-                        help="simulation speed: 1 = real time, 0 = as fast as possible (default; 1 with --walk: "
-                             "the walk controller runs on the robot's clock and cannot follow a faster one)")
+                        help="simulation speed: 1 = real time, 0 = as fast as possible (the default; with "
+                             "--no-lockstep and --walk 1: the walk controller cannot follow a faster clock)")
+    parser.add_argument("--no-lockstep", dest="lockstep", action="store_false",
+                        help="let the simulation run on its own clock instead of waiting for its nodes at every "
+                             "state (lockstep, the default: as fast as the machine allows, and the same demo twice)")
     parser.add_argument("--walk", type=positive_number, default=None, metavar="M",
                         help="then walk M metres forward through the walk action and print what the walk achieved "
                              "(humanoid walk's measurements)")
@@ -205,12 +220,11 @@ def run(args: argparse.Namespace) -> int:
     log_dir = args.log_dir or Path(tempfile.mkdtemp(prefix="humanoid_demo_"))
     real_time_factor = args.real_time_factor
     if real_time_factor is None:
-        real_time_factor = 1.0 if args.walk is not None else 0.0
+        real_time_factor = 1.0 if args.walk is not None and not args.lockstep else 0.0
     print(f"starting the HOAP-2 simulation (logs: {log_dir}) ...", flush=True)
     nodes = sim_nodes("hoap2", gui=args.gui, real_time_factor=real_time_factor, physics_profile=args.physics,
-                      params_file=params)
-    with Graph(nodes, log_dir=log_dir), \
-            RobotClient("humanoid_demo") as client:
+                      params_file=params, lockstep=args.lockstep, participants=(CLIENT,))
+    with Graph(nodes, log_dir=log_dir), RobotClient(CLIENT, lockstep=args.lockstep) as client:
         summary = run_demo(client)
         walked = None
         if args.walk is not None and summary.succeeded and not summary.fell:

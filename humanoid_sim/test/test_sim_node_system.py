@@ -272,6 +272,21 @@ def test_pause_resume_and_step(robot):
     robot.wait_until(first + 1.0, timeout=30.0)
 
 
+def test_a_node_that_subscribes_while_paused_gets_the_state_the_simulation_stands_at(robot):
+    """joint_states go out at 100 Hz, the control loop runs at 200 Hz: a pause between two
+    publishing times too (a node that starts then, or whose subscription is matched late,
+    must still learn where the robot is: a motion player plans from it)."""
+    robot.pause()
+    try:
+        for _ in range(2):  # two successive cycles: one of them is between two publishing times
+            paused = robot.step(1)
+            with RobotClient("late_subscriber") as late:
+                state = late.wait_for_joint_states(60.0)
+            assert seconds(state.header.stamp) == pytest.approx(paused, abs=1e-6)
+    finally:
+        robot.resume()
+
+
 # -- physics ------------------------------------------------------------------------------------
 def test_hoap2_joints_never_exceed_the_measured_speed_and_acceleration(robot):
     """A far goal is reached with the trapezoidal profile of the real actuators: never

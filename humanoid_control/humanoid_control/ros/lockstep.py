@@ -6,7 +6,8 @@ what it made the node send), publish ``humanoid_interfaces/msg/LockstepReady`` o
 ``leaving`` true before going away. :class:`LockstepParticipant` does that for the nodes of
 this stack, with :meth:`LockstepParticipant.hold` for a node that must keep the simulation
 where it is while a command it sends takes effect (a goal, until its acceptance), and
-:meth:`LockstepParticipant.paused_at` for a client that acts at a given simulated time.
+:meth:`LockstepParticipant.paused_at` for a client that acts at a given simulated time
+(:meth:`LockstepParticipant.run_to` for one that acts at several, held in between).
 
 The simulation waits for every participant's answer of the state it published last, so it
 is never more than one state past a participant's last answer: a hold taken while the
@@ -106,6 +107,34 @@ class LockstepParticipant:
                 self._paused.clear()
             if paused:
                 self.release()
+
+    def run_to(self, stamp: float, timeout: float) -> float:
+        """From a hold (the start's, or the one this leaves), let the simulation run to its
+        first state stamped ``stamp`` or later (s, robot time) and hold it there; returns that
+        state's stamp. A client that acts at given simulated times, one after the other, stays
+        held in between: each act happens at the same state in every run. TimeoutError when no
+        such state came within ``timeout`` seconds (wall)."""
+        with self._lock:
+            if self._holds and self._withheld is not None and seconds(self._withheld) >= stamp:
+                return seconds(self._withheld)
+            self._start_hold = False
+            self._pause_from = stamp
+            self._paused.clear()
+        self.release()
+        reached = self._paused.wait(timeout)
+        with self._lock:
+            self._pause_from = None
+            self._paused.clear()
+        if not reached:
+            raise TimeoutError(f"no joint_states at or after t = {stamp:g} s within {timeout:g} s")
+        return self._paused_stamp
+
+    @property
+    def held_at(self) -> float | None:
+        """The stamp of the state the simulation is held at by this node (s), None when not held
+        or before the first state."""
+        with self._lock:
+            return seconds(self._withheld) if self._holds and self._withheld is not None else None
 
     @contextlib.contextmanager
     def hold(self) -> Iterator[None]:

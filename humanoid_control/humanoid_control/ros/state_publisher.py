@@ -61,6 +61,7 @@ class StatePublisher:
         self._sensors_current = False  # the sensors were read at the previous publishing time
         self._last_sensors: SensorReadings | None = None
         self._published: tuple[float, float] | None = None  # stamp and wall time of the latest joint_states
+        self._previous_stamp = math.nan  # of the previous cycle's state
         node.create_timer(1.0 / params.diagnostics_rate, self._publish_diagnostics)
         loop.add_cycle_hook(self.on_cycle)
         loop.resend_state = self.resend
@@ -81,7 +82,13 @@ class StatePublisher:
 
     # -- the control thread ---------------------------------------------------------------
     def on_cycle(self, state: JointState) -> None:
+        still, self._previous_stamp = state.stamp == self._previous_stamp, state.stamp
         if self._publishing.due(state.stamp):
+            self._publish_state(state)
+            self._published = (state.stamp, time.monotonic())
+        elif still and (self._published is None or state.stamp != self._published[0]):
+            # the clock stands still (a paused simulation) between two publishing times: the
+            # state it stands at goes out, so that every node knows where the robot is
             self._publish_state(state)
             self._published = (state.stamp, time.monotonic())
         elif self._published is not None and state.stamp == self._published[0]:

@@ -11,6 +11,9 @@ TARGETS: dict[str, tuple[str, str]] = {
     "physics": ("humanoid_experiments.bench.physics", "a physics profile's raw stepping speed vs the reference, and "
                                                       "its fidelity: postures limits and the 1 m walk against the "
                                                       "reference's"),
+    "lockstep": ("humanoid_experiments.bench.lockstep", "the 1 m walk through the full graph in lockstep: its "
+                                                        "real-time factor vs raw PyBullet, and its distance vs "
+                                                        "the same walk in real time"),
     "balance": ("humanoid_experiments.bench.balance", "balance monitor node fed joint_states at 1 kHz: answers, "
                                                       "latency; estimator updates per second"),
     "self-collision": ("humanoid_experiments.bench.self_collision", "the per-cycle self-collision check vs bare "

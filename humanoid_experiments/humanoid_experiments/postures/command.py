@@ -2,13 +2,15 @@
 
 In simulation the command starts a headless simulation of the robot (as fast as it can
 run, unless ``--real-time-factor`` says otherwise), runs the tests through the robot
-interface and stops the simulation. With ``--real`` it starts nothing: it drives the
-robot already running in this ROS domain (any graph serving the robot interface): the
-operator says ``ready`` before each test (on stdin, or scripted with ``--answers``); a robot
-that publishes foot wrenches or an IMU stops each test at the first foot lift, and on one
-that publishes neither (the Bioloids' hardware node) the operator says after each step
-whether it stood or fell (:mod:`humanoid_experiments.postures.operator`). ``--compare``
-sets two results files side by side (:mod:`humanoid_experiments.postures.compare`).
+interface and stops the simulation; in lockstep (the default) the simulation waits for the
+command at each state it acts at, so every run gives the same steps at the same times.
+With ``--real`` it starts nothing: it drives the robot already running in this ROS domain
+(any graph serving the robot interface): the operator says ``ready`` before each test (on
+stdin, or scripted with ``--answers``); a robot that publishes foot wrenches or an IMU stops
+each test at the first foot lift, and on one that publishes neither (the Bioloids' hardware
+node) the operator says after each step whether it stood or fell
+(:mod:`humanoid_experiments.postures.operator`). ``--compare`` sets two results files side
+by side (:mod:`humanoid_experiments.postures.compare`).
 """
 
 from __future__ import annotations
@@ -96,6 +98,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="protocol file (default: humanoid_description/robots/<robot>/postures.yaml)")
     parser.add_argument("--real-time-factor", type=non_negative_number, default=0.0,
                         help="simulation only: 0 = as fast as possible (default), 1 = real time")
+    parser.add_argument("--no-lockstep", dest="lockstep", action="store_false",
+                        help="simulation only: let the simulation run on its own clock instead of waiting for "
+                             "this command at every state (lockstep, the default: each step at the same simulated "
+                             "time in every run, as fast as the machine allows)")
     physics_profiles.add_argument(parser)
     params_file.add_argument(parser)
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
@@ -103,6 +109,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "transmission.stiffness=50 or transmission.backlash=0 (repeatable)")
 
 
+#: The command's node (a lockstep participant in simulation).
+CLIENT = "humanoid_postures"
 #: Seconds for the robot's sensor topics to be discovered once its joint_states arrive.
 DISCOVERY_TIMEOUT = 5.0
 
@@ -211,11 +219,12 @@ def run(args: argparse.Namespace, stdin: TextIO = sys.stdin, out: TextIO = sys.s
             from humanoid_experiments.postures.in_process import protocol_simulation
 
             simulation = protocol_simulation(protocol, model, params)
+            lockstep = {"lockstep": True, "lockstep_participants": CLIENT} if args.lockstep else {}
             node = sim_node_spec(args.robot, {"real_time_factor": args.real_time_factor, **simulation,
-                                              **physics, **overrides})
+                                              **physics, **lockstep, **overrides})
             print(f"starting the {args.robot} simulation (logs: {log_dir}) ...", file=out, flush=True)
             stack.enter_context(Graph([node], log_dir=log_dir))
-        client = stack.enter_context(RobotClient("humanoid_postures"))
+        client = stack.enter_context(RobotClient(CLIENT, lockstep=args.lockstep and not args.real))
         try:
             client.wait_for_joint_states(60.0)
         except RobotClientError as error:

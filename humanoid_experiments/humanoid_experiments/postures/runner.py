@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 import sys
+import threading
 import time
 import typing
 from collections.abc import Callable
@@ -43,7 +44,7 @@ from typing import TextIO
 
 import numpy as np
 
-from humanoid_control.ros.robot_client import RobotClient, RobotClientError, make_trajectory
+from humanoid_control.ros.robot_client import RobotClient, RobotClientError, make_trajectory, poll_until
 from humanoid_description.joint_map import ServoJoint
 from humanoid_description.model import RobotModel
 from humanoid_experiments.postures.operator import Operator
@@ -59,6 +60,16 @@ POLL = 0.01
 START_TOLERANCE = math.radians(0.2)
 #: joint_states read for a reading of every joint before giving up.
 READING_TRIES = 20
+#: Robot seconds between two looks at the watch in lockstep (the simulation held at each).
+LOCKSTEP_LOOK = 0.05
+#: Wall seconds a move's result is waited for at the held state past its end before the
+#: simulation goes on a look (a move that ends later, short of its goal tolerance): the
+#: interface sends it from the cycle that ends the move, so it comes without another cycle,
+#: late only on a busy machine; generous, or a busy machine's runs would differ.
+LOCKSTEP_RESULT_WAIT = 30.0
+#: s past a move's end to run to: the state at its end, whose stamp went through integer
+#: nanoseconds, may fall short of it by a rounding.
+MOVE_END_MARGIN = 1e-6
 
 
 @dataclass(frozen=True)
@@ -136,8 +147,15 @@ class ClientRobot:
         self.client, self.model = client, model
         self.names = list(model.joints.names)
         self.watch = watch_topics(client, model, contact_threshold, lift_time, stop_at_lift)
+        #: A lockstep client holds the simulation between its acts (``run_to``): each reset,
+        #: goal and look at the feet happens at the same simulated time in every run.
+        self.lockstep = client.lockstep
 
     def now(self) -> float:
+        if self.lockstep is not None:
+            held = self.lockstep.held_at
+            if held is not None:
+                return held
         return self.client.now()
 
     def reset(self, positions: np.ndarray) -> None:
@@ -148,13 +166,20 @@ class ClientRobot:
 
     def move(self, target: np.ndarray, duration: float, event: EventCheck | None = None) -> FootEvent | None:
         trajectory = make_trajectory(self.names, [duration], [target], velocities=[np.zeros(len(self.names))])
-        if event is None:
+        if event is None and self.lockstep is None:
             outcome = self.client.follow(trajectory, timeout=WALL_TIMEOUT)
             if not outcome.succeeded:
                 raise RobotClientError(f"the robot did not complete a move: {outcome.error_string}")
             return None
-        handle = self.client.send_goal(trajectory, timeout=WALL_TIMEOUT)
+        feedback: list = []
+        handle = self.client.send_goal(trajectory, feedback=feedback, timeout=WALL_TIMEOUT)
         result = handle.get_result_async()
+        if self.lockstep is not None:
+            # held until the trajectory is in force (the interface's first feedback): accepted
+            # is not yet started, and a simulation let go meanwhile would start it later
+            poll_until(lambda: feedback or result.done(), "the move in force (its first feedback)", WALL_TIMEOUT,
+                       interval=0.001)
+            return self._lockstep_move(handle, result, duration, event)
         deadline = time.monotonic() + WALL_TIMEOUT
         while not result.done():
             if (found := event()) is not None:
@@ -169,6 +194,8 @@ class ClientRobot:
         return None
 
     def run_until(self, until: float, event: EventCheck | None = None) -> FootEvent | None:
+        if self.lockstep is not None:
+            return self._lockstep_run(until, event)
         if event is None:
             self.client.wait_until(until, WALL_TIMEOUT)
             return None
@@ -180,6 +207,47 @@ class ClientRobot:
                 raise RobotClientError(f"robot time did not reach {until:.3f} s within {WALL_TIMEOUT:g} s")
             time.sleep(POLL)
         return event()
+
+
+    # -- lockstep: the simulation held between looks ----------------------------------------
+    def _lockstep_run(self, until: float, event: EventCheck | None) -> FootEvent | None:
+        """Run the held simulation to ``until`` in looks ``LOCKSTEP_LOOK`` apart, each with the
+        sensors' readings of its state; the first event seen at a look ends it there, held."""
+        assert self.lockstep is not None
+        now = self.now()
+        while now < until:
+            try:
+                now = self.lockstep.run_to(min(now + LOCKSTEP_LOOK, until), WALL_TIMEOUT)
+            except TimeoutError as error:
+                raise RobotClientError(f"robot time did not advance: {error}") from None
+            # each sensor's reading of the held state first (they come on topics of their own)
+            poll_until(lambda at=now: self.watch.has_read(at), f"the sensors' readings of t = {now:.3f} s",
+                       WALL_TIMEOUT, interval=0.001)
+            if event is not None and (found := event()) is not None:
+                return found
+        return None if event is None else event()
+
+    def _lockstep_move(self, handle, result, duration: float, event: EventCheck | None) -> FootEvent | None:
+        """A goal accepted at the held state runs ``duration`` from it: run to its end (canceled,
+        held, at the first event), then take its result, a look later at a time while the
+        interface has not sent it yet."""
+        found = self._lockstep_run(self.now() + duration + MOVE_END_MARGIN, event)
+        if found is not None:
+            self.client.cancel(handle)
+            return found
+        while not _done_within(result, LOCKSTEP_RESULT_WAIT):
+            self._lockstep_run(self.now() + LOCKSTEP_LOOK, None)
+        outcome = result.result()
+        if outcome.result.error_code != 0:
+            raise RobotClientError(f"the robot refused or failed a step: {outcome.result.error_string}")
+        return None
+
+
+def _done_within(future, timeout: float) -> bool:
+    """Has ``future`` (completed by the client's spinning thread) completed within ``timeout`` s?"""
+    done = threading.Event()
+    future.add_done_callback(lambda _f: done.set())
+    return done.wait(timeout)
 
 
 class PosturesRunner:

@@ -73,6 +73,7 @@ class FootWatch:
         self._event: FootEvent | None = None
         self._low_since: dict[str, float | None] = {}
         self.forces: dict[str, float] = {}  # latest load per foot (Foot.load), N
+        self.readings_at: dict[str, float] = {}  # robot time of each sensor's latest reading (a foot, "imu")
         self._imu: tuple[float, float, float, float] | None = None  # w, x, y, z
         self.fallen_seen = False  # the simulator publishes `fallen` (a real robot does not)
 
@@ -100,6 +101,7 @@ class FootWatch:
         force = self.model.config.feet[side].load(force_vector)
         with self._lock:
             self.forces[side] = force
+            self.readings_at[side] = stamp
             if stamp < self._since or side not in self._low_since:
                 return
             if force >= self.contact_threshold:
@@ -116,9 +118,16 @@ class FootWatch:
                 if self.stop_at_lift:
                     self._record(lift)
 
-    def on_imu(self, orientation: tuple[float, float, float, float]) -> None:
-        """The IMU's orientation in the world (w, x, y, z)."""
+    def on_imu(self, orientation: tuple[float, float, float, float], stamp: float = math.nan) -> None:
+        """The IMU's orientation in the world (w, x, y, z), read at robot time ``stamp``."""
         self._imu = orientation
+        if math.isfinite(stamp):
+            self.readings_at["imu"] = stamp
+
+    def has_read(self, stamp: float) -> bool:
+        """Has every sensor that reports (each foot, the IMU) sent its reading of robot time ``stamp``?"""
+        with self._lock:
+            return all(at >= stamp for at in self.readings_at.values())
 
     def on_fallen(self, fallen: bool) -> None:
         """The simulator's fall watch."""
@@ -184,7 +193,7 @@ def watch_topics(client: RobotClient, model: RobotModel, contact_threshold: floa
 
     def on_imu(msg: Imu) -> None:
         q = msg.orientation
-        watch.on_imu((q.w, q.x, q.y, q.z))
+        watch.on_imu((q.w, q.x, q.y, q.z), seconds(msg.header.stamp))
 
     for side in model.config.feet:
         client.node.create_subscription(WrenchStamped, f"{side}_foot/wrench",

@@ -1,0 +1,184 @@
+"""``humanoid bench lockstep``: the 1 m walk through the full node graph in lockstep, its
+rate beside raw PyBullet stepping of the same model, and the same walk in real time.
+
+- lockstep: the simulation node, the walk controller, the trajectory generator, the balance
+  monitor, the self-collision checker and the recorder (into a temporary bag), every one a
+  lockstep participant, and this command's client (``humanoid walk``'s measurements);
+  ``rtf_lockstep`` is the walk's robot time over its wall time (from the goal to its result);
+- raw: bare PyBullet stepping of the same URDF (:func:`humanoid_experiments.bench.sim.raw_real_time_factor`,
+  at the profile's rate and engine settings with ``--physics``), once before and once after the
+  walk; ``rtf_raw`` is the better run (other load only slows a run down), ``ratio`` =
+  ``rtf_lockstep`` / ``rtf_raw``;
+- real time: the same graph and walk without lockstep at ``--real-time-factor`` (default 1),
+  the whole walk; ``drift_m`` = |distance in lockstep - distance in real time|.
+
+Where the lockstep run's time goes: CPU seconds of each node's process tree per simulated
+second (``cpu_per_sim_s``), and the simulation's wait for its participants (the lockstep
+entry of its diagnostics, read before and after the walk: states waited at, wall seconds
+waiting; the diagnostics go out once a wall second, so a reading before the walk is there
+only when the nodes took that long to come up; the longest wait is the whole run's).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from humanoid_control.command_line import positive_number
+
+# rclpy, PyBullet and the graph are imported where they are used: the `humanoid` command
+# builds its parser from this module and must start fast.
+
+ROBOT = "hoap2"
+#: The benchmark's client (a lockstep participant in the lockstep run).
+CLIENT = "humanoid_bench_lockstep"
+#: Seconds of raw stepping per run.
+RAW_SECONDS = 10.0
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from humanoid_sim import physics_profiles
+
+    parser.add_argument("--robot", default=ROBOT, choices=[ROBOT], help="the robot that walks (hoap2)")
+    parser.add_argument("--distance", type=positive_number, default=1.0, help="metres to walk (1)")
+    parser.add_argument("--real-time-factor", type=positive_number, default=1.0,
+                        help="of the comparison run without lockstep (1: real time)")
+    physics_profiles.add_argument(parser)
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def graph_walk(robot: str, distance: float, physics: str | None, lockstep: bool, real_time_factor: float,
+               folder: Path) -> dict[str, Any]:
+    """The walk through the full graph (recorder included), with the CPU time of each node and,
+    in lockstep, the simulation's waits."""
+    from humanoid_bringup.graphs import RECORDER_NODE, sim_nodes
+    from humanoid_bringup.serving import with_recorder
+    from humanoid_control.processes.node_graph import Graph
+    from humanoid_control.ros.robot_client import RobotClient
+    from humanoid_experiments.bench.cpu_time import process_cpu_seconds
+    from humanoid_experiments.walk import walk
+
+    nodes = sim_nodes(robot, real_time_factor=None if lockstep else real_time_factor, physics_profile=physics,
+                      lockstep=lockstep, participants=(CLIENT, RECORDER_NODE) if lockstep else ())
+    folder.mkdir(parents=True)
+    nodes = with_recorder(nodes, folder / "bag", lockstep=lockstep)
+    with Graph(nodes, log_dir=folder / "logs") as graph, RobotClient(CLIENT, lockstep=lockstep) as client:
+        gate = GateWatch(client.node)
+        client.wait_for_joint_states(120.0)
+        cpu0 = {name: process_cpu_seconds(p.pid) for name, p in graph.processes.items()}
+        own0, robot0 = time.process_time(), client.now()
+        gate0 = gate.latest
+        report = walk(client, robot, distance)
+        simulated = client.now() - robot0
+        cpu = {name: round((process_cpu_seconds(p.pid) - cpu0[name]) / simulated, 4)
+               for name, p in graph.processes.items()}
+        cpu[CLIENT] = round((time.process_time() - own0) / simulated, 4)
+        waits = gate_during(gate0, gate.latest) if lockstep else None
+    return {"distance_m": report.distance_m, "lateral_drift_m": report.lateral_drift_m, "fell": report.fell,
+            "result": report.result, "walk_s": report.duration_s, "rtf": report.real_time_factor,
+            "cpu_per_sim_s": cpu, "gate": waits}
+
+
+class GateWatch:
+    """The latest values of the simulation's lockstep diagnostics entry (``diagnostics`` carries
+    every node's entries, each node's in messages of its own)."""
+
+    def __init__(self, node) -> None:
+        from diagnostic_msgs.msg import DiagnosticArray
+
+        self.latest: dict[str, str] | None = None
+        node.create_subscription(DiagnosticArray, "diagnostics", self._on_diagnostics, 50)
+
+    def _on_diagnostics(self, msg) -> None:
+        for status in msg.status:
+            if status.name.endswith(": lockstep"):
+                self.latest = {value.key: value.value for value in status.values}
+
+
+def gate_during(before: dict[str, str] | None, after: dict[str, str] | None) -> dict[str, Any] | None:
+    """The simulation's waits between two readings of its lockstep diagnostics (``before`` None:
+    since the start, the nodes' coming up included); the longest wait is the run's so far."""
+    if after is None:
+        return None
+    counts = ("waits", "wait_s", "silent_reports")
+    start = {key: float(before[key]) if before else 0.0 for key in counts}
+    return {**{key: round(float(after[key]) - start[key], 3) for key in counts},
+            "longest_wait_s": float(after["longest_wait_s"]), "participants": after["participants"]}
+
+
+def raw_run(robot: str, physics: str | None) -> float:
+    """Raw PyBullet stepping of the robot, at the profile's settings with ``physics``."""
+    from humanoid_experiments.bench.sim import raw_real_time_factor
+
+    settings = None
+    if physics is not None:
+        from humanoid_description.model import load_model
+        from humanoid_sim.headless import simulation_settings
+
+        settings = simulation_settings(load_model(robot), physics).sim
+    return raw_real_time_factor(robot, RAW_SECONDS, settings).real_time_factor
+
+
+def run(args: argparse.Namespace) -> int:
+    from humanoid_experiments.walk import check_goal
+    from humanoid_sim import physics_profiles
+
+    check_goal(args.robot, args.distance)
+    physics = physics_profiles.chosen(args.robot, args.physics)
+    say = (lambda text: print(text, file=sys.stderr, flush=True)) if not args.json else (lambda _text: None)
+    with tempfile.TemporaryDirectory(prefix="humanoid_bench_lockstep_") as folder:
+        say(f"{args.robot}: raw PyBullet stepping ({RAW_SECONDS:g} s) ...")
+        raw_runs = [raw_run(args.robot, physics)]
+        say(f"{args.distance:g} m walk, full graph, lockstep ...")
+        lockstep = graph_walk(args.robot, args.distance, physics, True, 0.0, Path(folder) / "lockstep")
+        say(f"{args.robot}: raw PyBullet stepping ({RAW_SECONDS:g} s) ...")
+        raw_runs.append(raw_run(args.robot, physics))
+        say(f"{args.distance:g} m walk, full graph, real-time factor {args.real_time_factor:g} ...")
+        realtime = graph_walk(args.robot, args.distance, physics, False, args.real_time_factor,
+                              Path(folder) / "realtime")
+    raw = max(raw_runs)
+    result = {"robot": args.robot, "physics": physics or "reference", "distance_asked_m": args.distance,
+              "rtf_lockstep": round(lockstep["rtf"], 3), "rtf_raw": round(raw, 3),
+              "ratio": round(lockstep["rtf"] / raw, 3), "distance_m": round(lockstep["distance_m"], 4),
+              "drift_m": round(abs(lockstep["distance_m"] - realtime["distance_m"]), 4),
+              "fell": lockstep["fell"], "rtf_raw_runs": [round(r, 3) for r in raw_runs],
+              "realtime": {"real_time_factor_asked": args.real_time_factor, **rounded(realtime)},
+              "lockstep": rounded(lockstep), "load": [round(v, 2) for v in os.getloadavg()]}
+    print(json.dumps(result) if args.json else text(result))
+    return 0 if not lockstep["fell"] and not realtime["fell"] else 1
+
+
+def rounded(walked: dict[str, Any]) -> dict[str, Any]:
+    return {key: round(value, 4) if isinstance(value, float) and math.isfinite(value) else value
+            for key, value in walked.items()}
+
+
+def text(r: dict[str, Any]) -> str:
+    ls, rt = r["lockstep"], r["realtime"]
+    cpu = ", ".join(f"{name} {value:.3f}" for name, value in sorted(ls["cpu_per_sim_s"].items(),
+                                                                   key=lambda item: -item[1]))
+    gate = ls["gate"] or {}
+    return "\n".join([
+        f"{r['robot']} ({r['physics']} physics): {r['distance_asked_m']:g} m walk, full graph (walk controller, "
+        "trajectory generator, balance monitor, self-collision checker, recorder)",
+        f"  lockstep                real-time factor {r['rtf_lockstep']:6.2f}  (walk of {ls['walk_s']:.1f} s "
+        f"robot time)",
+        f"  raw PyBullet stepping   real-time factor {r['rtf_raw']:6.2f}  (runs: "
+        f"{', '.join(f'{v:.2f}' for v in r['rtf_raw_runs'])})",
+        f"  lockstep / raw          {r['ratio']:6.3f}",
+        f"  distance                {r['distance_m']:.4f} m in lockstep, {rt['distance_m']:.4f} m at real-time "
+        f"factor {rt['real_time_factor_asked']:g} (achieved {rt['rtf']:.2f}): drift {r['drift_m'] * 1000:.1f} mm",
+        f"  fell                    {'YES' if r['fell'] else 'no'} in lockstep, "
+        f"{'YES' if rt['fell'] else 'no'} in real time",
+        f"  CPU s per simulated s   {cpu}",
+        f"  the simulation waited   {gate.get('wait_s', '?')} s (wall) for its participants at "
+        f"{gate.get('waits', '?')} states, the longest wait {gate.get('longest_wait_s', '?')} s "
+        f"(the nodes coming up, when no diagnostics came before the walk)",
+        f"  load average            {', '.join(f'{v:.2f}' for v in r['load'])}"])
