@@ -1,7 +1,7 @@
 """Simulation parameter files (:mod:`humanoid_sim.params_file`): one loader for the node, the
 in-process runs and the commands; its values reach PyBullet (the servo, the gears, a link's
-mass and centre of mass), a wrong name or value is refused naming it, and the commands say
-so in one line with exit status 2."""
+mass and centre of mass), a wrong name or value is refused naming it (the commands' side:
+test/test_params_file_commands.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ import pytest
 import rclpy
 from rclpy.parameter import Parameter
 
-from humanoid_bringup.cli import main
 from humanoid_control.parameter_files import node_parameters
 from humanoid_description.model import load_model
 from humanoid_description.runtime_files import SIM_NODE_PARAMETERS
@@ -83,24 +82,6 @@ def test_a_wrong_file_is_refused_naming_the_culprit(tmp_path, text, message):
     path.write_text(text)
     with pytest.raises(params_file.ParamsFileError, match=message):
         params_file.load(path, params_file.link_names(load_model(ROBOT).urdf))
-
-
-@pytest.mark.parametrize("command", [
-    ["sim", "--robot", ROBOT], ["walk", "--robot", ROBOT, "--distance", "1"], ["postures", "--robot", ROBOT],
-    ["demo"], ["gaits", "--robot", "bioloid_quadruped", "--sweep"]])
-def test_the_commands_refuse_a_wrong_file_in_one_line_with_exit_2(command, tmp_path, capsys):
-    path = tmp_path / "bad.yaml"
-    path.write_text("transmission: {stifness: 50}\n")
-    assert main([*command, "--params", str(path)]) == 2
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1, err
-    assert "--params:" in err and "unknown parameter 'transmission.stifness'" in err
-
-
-def test_postures_set_refuses_a_misspelt_name(capsys):
-    assert main(["postures", "--robot", ROBOT, "--set", "transmission.stifness=50"]) == 2
-    err = capsys.readouterr().err.strip()
-    assert "no parameter 'transmission.stifness' (did you mean transmission.stiffness" in err
 
 
 @pytest.fixture
