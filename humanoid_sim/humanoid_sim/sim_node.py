@@ -9,11 +9,15 @@ follow_joint_trajectory, robot_description, diagnostics, imu/data, feet) it offe
 - ``reset`` (humanoid_interfaces/srv/ResetSimulation): stand the robot in the home pose
   or a given configuration; ``pause``/``resume`` (std_srvs/Trigger);
   ``step`` (humanoid_interfaces/srv/StepSimulation) while paused;
+- ``apply_push`` (humanoid_interfaces/srv/ApplyPush): a constant force at a link's centre of
+  mass, in the world frame, for a duration (bounds: ``push.*`` parameters);
 - ``ground_truth/base_pose`` (geometry_msgs/PoseStamped, frame ``world``) and
   ``ground_truth/base_twist`` (geometry_msgs/TwistStamped) for experiments, at
   ``ground_truth_rate`` (default 50 Hz);
 - ``fallen`` (std_msgs/Bool, same rate): true while the trunk tilts past ``fall_tilt``
   degrees or anything but the feet touches the ground; also reported in diagnostics.
+
+Sensor noise (``noise.*`` parameters, off by default): :mod:`humanoid_sim.sensor_noise`.
 
 Parameters: ``ros2 param list`` on the node; per-robot defaults in
 ``humanoid_description/robots/<robot>/sim.yaml``.
@@ -49,12 +53,18 @@ from humanoid_control.ros.robot_interface import RobotInterface
 from humanoid_control.ros.ros_time import to_time
 from humanoid_description.model import RobotModel
 from humanoid_description.runtime_files import SIM_NODE_PARAMETERS
-from humanoid_interfaces.srv import ResetSimulation, StepSimulation
+from humanoid_interfaces.srv import ApplyPush, ResetSimulation, StepSimulation
 from humanoid_sim import physics_profiles
 from humanoid_sim.pybullet_driver import PyBulletDriver
 from humanoid_sim.servo_profiles import ServoParameters
 from humanoid_sim.sim_node_spec import NODE_NAME
-from humanoid_sim.sim_parameters import LockstepParameters, SimParameters, SimulationPublishingParameters
+from humanoid_sim.sim_parameters import (
+    LockstepParameters,
+    NoiseParameters,
+    PushParameters,
+    SimParameters,
+    SimulationPublishingParameters,
+)
 from humanoid_sim.transmission import TransmissionParameters
 
 #: s: how long a service waits for the simulator to carry out its operation.
@@ -68,6 +78,8 @@ class SimDriverConfig:
     sim: SimParameters
     servo: ServoParameters
     transmission: TransmissionParameters
+    noise: NoiseParameters
+    push: PushParameters
 
 
 def declare_driver(node: Node, model: RobotModel, defaults: dict[str, Any]) -> DriverSpec:
@@ -88,6 +100,12 @@ def declare_driver(node: Node, model: RobotModel, defaults: dict[str, Any]) -> D
                               builtin=ServoParameters.for_model(model))
     sim, servo = _profile_over_file(node, physics_profiles.profiles(file_values)[profile], file_values, sim, servo)
     transmission = declare_dataclass(node, TransmissionParameters, defaults, prefix="transmission.")
+    noise = declare_dataclass(node, NoiseParameters, defaults, prefix="noise.")
+    push = declare_dataclass(node, PushParameters, defaults, prefix="push.")
+    if noise.enabled:
+        node.get_logger().info(f"sensor noise on (seed {noise.seed}): " + ", ".join(
+            f"{field.name} {getattr(noise, field.name)}" for field in dataclasses.fields(noise)
+            if field.name not in ("enabled", "seed")))
     rates = declare_dataclass(node, SimulationPublishingParameters, defaults)
     lockstep = declare_dataclass(node, LockstepParameters, defaults)
     if lockstep.lockstep:
@@ -103,13 +121,14 @@ def declare_driver(node: Node, model: RobotModel, defaults: dict[str, Any]) -> D
            f"{', '.join(transmission.backlash_joints) or 'no joint'}" if transmission.active else ""))
     node.get_logger().info(f"physics profile {profile}: " + ", ".join(
         f"{name} {value}" for name, value in physics_profiles.values_in_force(sim, servo).items()))
-    return DriverSpec(f"{__name__}:build_driver", SimDriverConfig(sim, servo, transmission), clock_is_ros_time=True,
+    return DriverSpec(f"{__name__}:build_driver", SimDriverConfig(sim, servo, transmission, noise, push),
+                      clock_is_ros_time=True,
                       extension=f"{__name__}:SimulationPublishing", extension_config=(rates, lockstep))
 
 
 def build_driver(model: RobotModel, config: SimDriverConfig) -> PyBulletDriver:
     """The PyBullet driver (in the loop's process)."""
-    return PyBulletDriver(model, config.servo, config.sim, config.transmission)
+    return PyBulletDriver(model, config.servo, config.sim, config.transmission, config.noise, config.push)
 
 
 def _profile_over_file(node: Node, settings: dict[str, Any], file_values: dict[str, Any], sim: SimParameters,
@@ -130,7 +149,7 @@ def _profile_over_file(node: Node, settings: dict[str, Any], file_values: dict[s
 
 class SimulationPublishing:
     """The loop's side of the simulator: /clock, ground truth and the fall watch every cycle,
-    and the operations the front's services call (reset, pause, resume, step)."""
+    and the operations the front's services call (reset, pause, resume, step, push)."""
 
     def __init__(self, node: Node, host: LoopHost,
                  config: tuple[SimulationPublishingParameters, LockstepParameters]) -> None:
@@ -162,6 +181,7 @@ class SimulationPublishing:
         server.register("pause", self.pause)
         server.register("resume", self.resume)
         server.register("step", self.step)
+        server.register("push", self.driver.apply_push)
 
     # -- per control cycle ------------------------------------------------------------
     def _on_cycle(self, state: JointState) -> None:
@@ -216,8 +236,8 @@ class SimulationPublishing:
 
 
 class SimulationServices:
-    """The simulator's services on the front: reset, pause, resume and step, carried out by
-    the loop's side (:class:`SimulationPublishing`)."""
+    """The simulator's services on the front: reset, pause, resume, step and apply_push, carried
+    out by the loop's side (:class:`SimulationPublishing`)."""
 
     def __init__(self, node: Node, interface: RobotInterface, _defaults: dict[str, Any] | None = None) -> None:
         self.node, self.interface = node, interface
@@ -227,6 +247,7 @@ class SimulationServices:
         node.create_service(Trigger, "pause", self._pause, callback_group=group)
         node.create_service(Trigger, "resume", self._resume, callback_group=group)
         node.create_service(StepSimulation, "step", self._step, callback_group=group)
+        node.create_service(ApplyPush, "apply_push", self._push, callback_group=group)
 
     def _reset(self, request: ResetSimulation.Request, response: ResetSimulation.Response):
         home = self.model.home_positions()
@@ -272,6 +293,19 @@ class SimulationServices:
             return response
         response.success, response.message = True, f"stepped {request.cycles} cycles"
         response.sim_time = to_time(now)
+        return response
+
+    def _push(self, request: ApplyPush.Request, response: ApplyPush.Response):
+        force = (request.force.x, request.force.y, request.force.z)
+        try:
+            response.message = self.interface.loop.call("push", request.link, force, request.duration,
+                                                        timeout=OPERATION_TIMEOUT)
+        except RemoteError as error:
+            response.success, response.message = False, f"push refused: {error}"
+            self.node.get_logger().error(response.message)
+            return response
+        response.success = True
+        self.node.get_logger().info(response.message)
         return response
 
 
