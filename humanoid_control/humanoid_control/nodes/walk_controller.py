@@ -95,7 +95,6 @@ class WalkControllerNode:
         self.controller = WalkController(self.model, self.params)
         self._lock = threading.Lock()
         self._log = node.get_logger()
-        self.stream = SetpointStream(self.controller, warn=self._log.warning)
         self._joints = self.model.joints
         self._state: JointState | None = None
         self._state_arrival = 0.0  # time.monotonic() of the latest joint_states
