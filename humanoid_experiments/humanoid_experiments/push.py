@@ -325,12 +325,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from humanoid_sim import physics_profiles
 
     parser.add_argument("--robot", required=True, choices=ROBOTS, help="the robot to push")
-    parser.add_argument("--iterations", type=integer_in(0, 20), default=3,
-                        help="bisection steps after the bracket is found (default 3: the bracket's width / 8)")
+    parser.add_argument("--iterations", type=integer_in(0, 20), default=2,
+                        help="bisection steps after the bracket is found (default 2: a quarter of the bracket; "
+                             "each adds a trial per direction, about 5 s standing and 30 s walking on a loaded "
+                             "machine)")
     parser.add_argument("--push-duration", type=positive_number, default=0.1,
                         help="s, how long each push lasts (a constant force; default 0.1)")
-    parser.add_argument("--watch", type=positive_number, default=2.0,
-                        help="s of robot time the robot is watched after a push (default 2)")
+    parser.add_argument("--watch", type=positive_number, default=3.0,
+                        help="s of robot time the robot is watched after a push (default 3; falls come up to 2 s "
+                             "after the push)")
     parser.add_argument("--walk-lead", type=positive_number, default=2.0,
                         help="s of robot time from the walk goal to the push in walking trials (default 2)")
     parser.add_argument("--no-walking", dest="walking", action="store_false",
