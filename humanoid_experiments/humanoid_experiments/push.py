@@ -141,16 +141,18 @@ def bisect(trial: Callable[[float], Trial], first: float, bound: float, iteratio
     survived, toppled, toppling = 0.0, None, None
     trials: list[Trial] = []
     impulse = min(first, bound)
-    while toppled is None:
+    while True:
         outcome = trial(impulse)
         trials.append(outcome)
         if outcome.fell:
             toppled, toppling = impulse, outcome
-        elif impulse >= bound:
             break
-        else:
-            survived, impulse = impulse, min(2.0 * impulse, bound)
+        survived = impulse
+        if impulse >= bound:
+            break
+        impulse = min(2.0 * impulse, bound)
     for _ in range(iterations if toppled is not None else 0):
+        assert toppled is not None
         middle = (survived + toppled) / 2.0
         outcome = trial(middle)
         trials.append(outcome)
