@@ -94,12 +94,13 @@ class PushReport:
 
     def as_dict(self) -> dict:
         modes = {"standing": self.standing, "walking": self.walking}
-        out: dict = {mode: None if results is None else {d: r.survived for d, r in results.items()}
+        out: dict = {mode: None if results is None else {d: _rounded(r.survived) for d, r in results.items()}
                      for mode, results in modes.items()}
-        out["toppled"] = {mode: None if results is None else {d: r.toppled for d, r in results.items()}
+        out["toppled"] = {mode: None if results is None else {d: _rounded(r.toppled) for d, r in results.items()}
                           for mode, results in modes.items()}
         out["balance_warning"] = {mode: None if results is None else {
-            d: {"warned": r.warned, "lead_s": r.warning_lead_s, "unstable_before_push": r.unstable_before_push}
+            d: {"warned": r.warned, "lead_s": _rounded(r.warning_lead_s),
+                "unstable_before_push": r.unstable_before_push}
             for d, r in results.items()} for mode, results in modes.items()}
         out.update(robot=self.robot, link=self.link, push_duration_s=self.push_duration_s,
                    iterations=self.iterations,
@@ -118,6 +119,11 @@ class PushReport:
         for direction in DIRECTIONS:
             lines.append(f"{direction:10}" + "".join(f"{_warning(results[direction]):>22}" for _, results in modes))
         return "\n".join(lines)
+
+
+def _rounded(value: float | None) -> float | None:
+    """N s and s to the millisecond (the figures' resolution is far coarser)."""
+    return None if value is None else round(value, 3)
 
 
 def _bracket(result: DirectionResult) -> str:
