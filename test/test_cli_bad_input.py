@@ -183,7 +183,7 @@ CASES: list[tuple[str, list[str], str]] = [
      "argument --output: cannot write '/proc/nope.srdf': the folder '/proc' takes no new file"),
     ("postures: a misspelt parameter", ["postures", "--robot", "hoap2", "--set", "transmission.stifness=50"],
      "--set: the simulation has no parameter 'transmission.stifness' (did you mean transmission.stiffness"),
-    ("postures: an unknown parameter", ["postures", "--robot", "hoap2", "--set", "nonsense=1"],
+    ("postures: an unknown parameter", ["postures", "--robot", "hoap2", "--set", "xyzzy=1"],
      "the simulation's parameters: clock_rate,"),
 ]
 
