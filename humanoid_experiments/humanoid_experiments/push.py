@@ -9,7 +9,8 @@ service, the robot watched for ``--watch`` s after it (the simulator's ``fallen`
 bracket starts at a push of 0.1 m/s times the robot's mass and doubles until the robot
 falls; ``--iterations`` halvings follow. Every trial starts from a reset of the simulation
 (the ``reset`` service) and a second of standing. Walking trials (bipeds) push the robot
-``--walk-lead`` s after a 1 m walk goal was accepted (the ``walk`` action), then cancel it.
+``--walk-lead`` s after a 1 m walk goal was accepted (the ``walk`` action), cancel it after
+the watch, and count a fall until 2 s after the walk has stopped.
 
 In the same trials the balance monitor is watched (``balance_state``: ``stable`` false is
 the moment it warns): at the smallest push that toppled the robot, whether it warned
@@ -49,6 +50,9 @@ BEFORE = 0.5
 FIRST_SPEED = 0.1
 #: m: the walk goal of a walking trial (longer than the robot walks in a trial).
 WALK_DISTANCE = 1.0
+#: s of robot time a walking robot that stood the push is watched once its walk has stopped
+#: (the walk canceled after the watch: the stop follows the push's disturbance)
+STOPPED_WATCH = 2.0
 #: Wall seconds allowed for one wait on the simulation (generous: a loaded machine).
 WAIT = 120.0
 
@@ -268,14 +272,27 @@ class PushExperiment:
         if not handle.accepted:
             raise RuntimeError("the walk goal was rejected")
         try:
-            return self._push_and_watch(direction, impulse, start + self.walk_lead)
+            outcome = self._push_and_watch(direction, impulse, start + self.walk_lead)
         finally:
             client.wait_future(handle.cancel_goal_async(), WAIT, "walk cancel")
             client.wait_result(handle, WAIT, "walk result")
+        if not outcome.fell:  # it must still stand once the walk has stopped
+            self._watch_until(client.now() + STOPPED_WATCH)
+            outcome.fell, outcome.fell_at = self.witness.fell_at is not None, self.witness.fell_at
+            outcome.warned_at = self.witness.first_unstable(outcome.pushed_at)
+        return outcome
 
     def _reset(self) -> None:
         self.client.reset()
         self.witness.arm(self.client.now())
+
+    def _watch_until(self, end: float) -> None:
+        """Until robot time ``end``, or a fall."""
+        deadline = time.monotonic() + WAIT
+        while self.client.now() < end and self.witness.fell_at is None:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the simulation did not reach t = {end:.2f} s within {WAIT:g} s")
+            time.sleep(0.02)
 
     def _push_and_watch(self, direction: str, impulse: float, at: float) -> Trial:
         client, witness = self.client, self.witness
@@ -289,12 +306,7 @@ class PushExperiment:
             response = client.apply_push(world, self.duration)
             if not response.success:
                 raise RuntimeError(response.message)
-        end = pushed_at + self.duration + self.watch
-        deadline = time.monotonic() + WAIT
-        while client.now() < end and witness.fell_at is None:
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"the simulation did not reach t = {end:.2f} s within {WAIT:g} s")
-            time.sleep(0.02)
+        self._watch_until(pushed_at + self.duration + self.watch)
         return Trial(impulse=impulse, fell=witness.fell_at is not None, pushed_at=pushed_at,
                      fell_at=witness.fell_at, warned_at=witness.first_unstable(pushed_at),
                      unstable_before=witness.unstable_between(pushed_at - BEFORE, pushed_at))
@@ -302,7 +314,7 @@ class PushExperiment:
 
 def measure(client, robot: str, iterations: int, duration: float, watch: float, walk_lead: float,
             walking: bool, progress: Callable[[str], None] | None = None) -> PushReport:
-    """Bisect every direction standing, then walking (when ``walking``)."""
+    """Bisect every direction walking (when ``walking``: the longer trials, first), then standing."""
     from humanoid_sim.sim_parameters import PushParameters
 
     experiment = PushExperiment(client, robot, duration, watch, walk_lead)
@@ -311,7 +323,7 @@ def measure(client, robot: str, iterations: int, duration: float, watch: float, 
     client.wait_for_joint_states(60.0)
     client.wait_for_base_pose(60.0)
     modes: dict[str, dict[str, DirectionResult]] = {}
-    for mode, trial in (("standing", experiment.standing), ("walking", experiment.walking)):
+    for mode, trial in (("walking", experiment.walking), ("standing", experiment.standing)):
         if mode == "walking" and not walking:
             continue
         modes[mode] = {}
