@@ -321,7 +321,6 @@ def measure(client, robot: str, iterations: int, duration: float, watch: float, 
     first = FIRST_SPEED * experiment.model.total_mass
     bound = PushParameters().max_force * duration
     client.wait_for_joint_states(60.0)
-    client.wait_for_base_pose(60.0)
     modes: dict[str, dict[str, DirectionResult]] = {}
     for mode, trial in (("walking", experiment.walking), ("standing", experiment.standing)):
         if mode == "walking" and not walking:
