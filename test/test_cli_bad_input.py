@@ -114,6 +114,16 @@ CASES: list[tuple[str, list[str], str]] = [
     ("walk: 1e9 m lateral", ["walk", "--robot", "hoap2", "--distance", "0", "--lateral=-1e9"],
      "lateral -1e+09 m is beyond max_goal_lateral = 5 m"),
     ("walk: nan distance", ["walk", "--robot", "hoap2", "--distance", "nan"], "argument --distance"),
+    ("push: no robot", ["push"], "--robot"),
+    ("push: unknown robot", ["push", "--robot", "nao"], "argument --robot"),
+    ("push: negative iterations", ["push", "--robot", "hoap2", "--iterations", "-1"], "argument --iterations"),
+    ("push: 1000 iterations", ["push", "--robot", "hoap2", "--iterations", "1000"], "argument --iterations"),
+    ("push: nan push duration", ["push", "--robot", "hoap2", "--push-duration", "nan"], "argument --push-duration"),
+    ("push: zero push duration", ["push", "--robot", "hoap2", "--push-duration", "0"], "argument --push-duration"),
+    ("push: 60 s push", ["push", "--robot", "hoap2", "--push-duration", "60"],
+     "--push-duration must be at most 10 s (push.max_duration), got 60"),
+    ("push: negative watch", ["push", "--robot", "hoap2", "--watch", "-2"], "argument --watch"),
+    ("push: unknown physics profile", ["push", "--robot", "hoap2", "--physics", "warp"], "warp"),
     ("bench sim: negative seconds", ["bench", "sim", "--seconds", "-1"], "--seconds"),
     ("bench sim: zero rounds", ["bench", "sim", "--rounds", "0"], "--rounds"),
     ("bench sim: unknown robot", ["bench", "sim", "--robot", "nao"], "argument --robot"),
@@ -179,7 +189,7 @@ CASES: list[tuple[str, list[str], str]] = [
      "argument --output: cannot write '/proc/nope.srdf': the folder '/proc' takes no new file"),
     ("postures: a misspelt parameter", ["postures", "--robot", "hoap2", "--set", "transmission.stifness=50"],
      "--set: the simulation has no parameter 'transmission.stifness' (did you mean transmission.stiffness"),
-    ("postures: an unknown parameter", ["postures", "--robot", "hoap2", "--set", "nonsense=1"],
+    ("postures: an unknown parameter", ["postures", "--robot", "hoap2", "--set", "xyzzy=1"],
      "the simulation's parameters: clock_rate,"),
     ("postures: no robot", ["postures"], "--robot is required (but with --compare A.json B.json)"),
     ("postures: answers without --real", ["postures", "--robot", "bioloid_quadruped", "--answers",
@@ -220,6 +230,13 @@ CASES: list[tuple[str, list[str], str]] = [
 #: A test's entry in a results file of ``humanoid postures`` (its --json).
 RESULT = {"test": 1, "name": "FL swing back", "joints": ["fl_hip_pitch"], "direction": 1, "start": "zero",
           "limit_rad": 0.3, "limit_raw": [571]}
+
+
+def test_push_help_describes_the_command():
+    result = subprocess.run(["humanoid", "push", "--help"], capture_output=True, text=True, timeout=120,
+                            stdin=subprocess.DEVNULL)
+    assert result.returncode == 0, result.stderr
+    assert "--iterations" in result.stdout and "bisection" in result.stdout
 
 
 def write_files(folder: Path) -> None:

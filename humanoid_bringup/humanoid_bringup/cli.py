@@ -73,6 +73,10 @@ COMMANDS: tuple[Subcommand, ...] = (
     Subcommand("walk", "humanoid_experiments.walk", "walk the simulated robot through the walk action and measure "
                                                     "it: distance, mean speed, lateral drift, heading error, share "
                                                     "of time the measured ZMP stayed in the support polygon, fall"),
+    Subcommand("push", "humanoid_experiments.push", "push the simulated robot at the trunk (apply_push): the "
+                                                    "largest impulse it survives standing and walking, per "
+                                                    "direction, by bisection; the balance monitor's warning "
+                                                    "before each fall"),
     Subcommand("postures", "humanoid_experiments.postures.command",
                "the postures protocol: quasi-static balance limits, one joint (pair) at a time until the robot "
                "loses its balance; in simulation or with --real on the robot"),

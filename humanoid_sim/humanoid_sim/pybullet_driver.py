@@ -8,7 +8,10 @@ wall clock (0 = as fast as possible). Time is the simulated time, starting at 0.
 Joints follow their commands through a servo profile (:mod:`humanoid_sim.servo_profiles`)
 and PyBullet's torque-limited position motors; URDF joint limits are enforced by
 PyBullet's limit constraints. Sensors: an IMU at the model's IMU frame, and the
-ground reaction wrench under each foot from the contact points.
+ground reaction wrench under each foot from the contact points; their readings (and the
+joints') corrupted as :mod:`humanoid_sim.sensor_noise` says when its noise is enabled.
+Pushes (:meth:`PyBulletDriver.apply_push`): a constant force at a link's centre of mass,
+in the world frame, applied at every physics step of its duration.
 """
 
 from __future__ import annotations
@@ -38,8 +41,9 @@ from humanoid_control.loop.driver import (
 )
 from humanoid_description.model import RobotModel
 from humanoid_sim.params_file import LinkCorrection, corrected_urdf
+from humanoid_sim.sensor_noise import SensorNoise
 from humanoid_sim.servo_profiles import ServoBank, ServoParameters
-from humanoid_sim.sim_parameters import SimParameters
+from humanoid_sim.sim_parameters import NoiseParameters, PushParameters, SimParameters
 from humanoid_sim.transmission import TransmissionParameters, Transmissions
 
 GRAVITY = 9.81
@@ -74,6 +78,15 @@ def _into_frame(rotation: tuple[float, ...], vector: tuple[float, float, float] 
             rotation[2] * x + rotation[5] * y + rotation[8] * z)
 
 
+@dataclass
+class _Push:
+    """A push in progress: the force applied at ``link``'s centre of mass for ``steps`` more physics steps."""
+
+    link: int
+    force: tuple[float, float, float]
+    steps: int
+
+
 class PyBulletDriver(RobotDriver):
     """A robot in a PyBullet world (one private physics client per driver)."""
 
@@ -81,11 +94,16 @@ class PyBulletDriver(RobotDriver):
 
     def __init__(self, model: RobotModel, servo: ServoParameters, params: SimParameters | None = None,
                  transmission: TransmissionParameters | None = None,
-                 corrections: Mapping[str, LinkCorrection] | None = None) -> None:
+                 corrections: Mapping[str, LinkCorrection] | None = None, noise: NoiseParameters | None = None,
+                 push: PushParameters | None = None) -> None:
         self.model = model
         #: the URDF the world loads: the model's, with the links' corrections (humanoid_sim.params_file)
         self.urdf = corrected_urdf(model.urdf, corrections or {})
         self.params = params or SimParameters()
+        self.noise = SensorNoise(noise or NoiseParameters())
+        self._noisy = self.noise.enabled  # fixed parameters, asked every cycle
+        self.push_limits = push or PushParameters()
+        self._pushes: list[_Push] = []
         self.joint_names = model.joints.names
         self.servos = ServoBank(servo, len(self.joint_names))
         self.transmissions = Transmissions(transmission or TransmissionParameters(), self.joint_names)
@@ -195,6 +213,8 @@ class PyBulletDriver(RobotDriver):
             pybullet.resetJointState(self._body, joint_id, float(value), 0.0, physicsClientId=c)
         self.servos.reset(positions)
         self.transmissions.reset()
+        self.noise.restart()
+        self._pushes.clear()
         self._targets_sent = False
         self._written = None
         self._imu_previous = None
@@ -254,6 +274,8 @@ class PyBulletDriver(RobotDriver):
                         forces=self._motor_forces, positionGains=self._motor_kp, velocityGains=self._motor_kd,
                         physicsClientId=c)
                     self._targets_sent = True
+                if self._pushes:
+                    self._push_step()
                 pybullet.stepSimulation(physicsClientId=c)
             self.stepping_wall += time.perf_counter() - wall
             self.stepping_cpu += time.thread_time() - cpu
@@ -266,6 +288,47 @@ class PyBulletDriver(RobotDriver):
                 self._step_budget = max(0, self._step_budget - 1)
                 self._step_done.notify_all()
         self._pace()
+
+    # -- pushes -------------------------------------------------------------------
+    def apply_push(self, link: str, force: tuple[float, float, float], duration: float) -> str:
+        """Push ``link`` (empty: the root link) at its centre of mass with ``force`` (N, world
+        frame) for ``duration`` s of simulated time, from the next physics step; what was
+        done, or ValueError saying why it is refused (the world is then untouched)."""
+        name = link or self.model.root_link
+        limits, dt = self.push_limits, self.params.physics_period
+        if name not in self._link:
+            raise ValueError(f"unknown link {name!r} (links: {', '.join(sorted(self._link))})")
+        if len(force) != 3 or not all(math.isfinite(f) for f in force):
+            raise ValueError(f"the force must be three finite numbers (N), got {list(force)}")
+        if not math.isfinite(duration) or duration <= 0.0:
+            raise ValueError(f"the duration must be a finite number of seconds > 0, got {duration}")
+        magnitude = math.sqrt(sum(f * f for f in force))
+        if magnitude > limits.max_force:
+            raise ValueError(f"a force of {magnitude:g} N is beyond push.max_force ({limits.max_force:g} N)")
+        if duration > limits.max_duration:
+            raise ValueError(f"a duration of {duration:g} s is beyond push.max_duration ({limits.max_duration:g} s)")
+        steps = round(duration / dt)
+        if steps < 1:
+            raise ValueError(f"a duration of {duration:g} s is shorter than one physics step ({dt:g} s)")
+        with self._lock:
+            self._pushes.append(_Push(self._link[name], (float(force[0]), float(force[1]), float(force[2])), steps))
+        return (f"pushing {name} with {magnitude:g} N for {steps * dt:g} s from t = {self._time:.3f} s: "
+                f"an impulse of {magnitude * steps * dt:g} N s")
+
+    def _push_step(self) -> None:
+        """Apply the pushes in progress for one physics step (PyBullet forgets external forces
+        after each step)."""
+        c = self._client
+        for push in self._pushes:
+            if push.link == -1:
+                centre = pybullet.getBasePositionAndOrientation(self._body, physicsClientId=c)[0]
+            else:
+                centre = pybullet.getLinkState(self._body, push.link, computeForwardKinematics=1,
+                                               physicsClientId=c)[0]
+            pybullet.applyExternalForce(self._body, push.link, push.force, centre, pybullet.WORLD_FRAME,
+                                        physicsClientId=c)
+            push.steps -= 1
+        self._pushes = [push for push in self._pushes if push.steps > 0]
 
     def _wait_for_step(self, period: float) -> bool:
         """Paused: block until a step is requested (True), the simulation resumed or a little
@@ -290,10 +353,12 @@ class PyBulletDriver(RobotDriver):
         """Every joint in one call; columns unzipped (faster than a 2-D array for a few dozen joints)."""
         states = pybullet.getJointStates(self._body, self._joint_ids, physicsClientId=self._client)
         positions, velocities, _, efforts = zip(*states, strict=True)
-        position = np.array(positions)
+        position, velocity = np.array(positions), np.array(velocities)
         if self._transmissions_active:  # the encoders are on the motor side of the gears: no sag
             position -= self.transmissions.sag
-        return JointState(stamp=self._time, position=position, velocity=np.array(velocities),
+        if self._noisy:
+            position, velocity = self.noise.joints(position, velocity)
+        return JointState(stamp=self._time, position=position, velocity=velocity,
                           effort=np.array(efforts), valid=self._all_valid)
 
     def read(self) -> JointState:
@@ -326,11 +391,14 @@ class PyBulletDriver(RobotDriver):
                                            computeLinkVelocity=1, computeForwardKinematics=1, physicsClientId=c)
             imu_state = links[0]
             rotation = pybullet.getMatrixFromQuaternion(imu_state[5])
-            imu = ImuReading(
-                frame=self.model.config.imu_frame,
-                orientation=tuple(imu_state[5]),  # type: ignore[arg-type]
-                angular_velocity=_into_frame(rotation, imu_state[7]),
-                linear_acceleration=_into_frame(rotation, self._specific_force(imu_state[6])))
+            orientation = tuple(imu_state[5])
+            angular_velocity = _into_frame(rotation, imu_state[7])
+            linear_acceleration = _into_frame(rotation, self._specific_force(imu_state[6]))
+            if self._noisy:
+                orientation, angular_velocity, linear_acceleration = self.noise.imu(
+                    orientation, angular_velocity, linear_acceleration)  # type: ignore[arg-type]
+            imu = ImuReading(frame=self.model.config.imu_frame, orientation=orientation,  # type: ignore[arg-type]
+                             angular_velocity=angular_velocity, linear_acceleration=linear_acceleration)
             contacts = self._ground_contacts()
             feet = [self._foot_reading(side, sole, contacts) for side, sole in zip(sides, links[1:], strict=True)]
             return SensorReadings(stamp=self._time, imu=imu, feet=feet)
@@ -373,8 +441,13 @@ class PyBulletDriver(RobotDriver):
             fx, fy, fz = fx + cx, fy + cy, fz + cz
             tx, ty, tz = tx + py * cz - pz * cy, ty + pz * cx - px * cz, tz + px * cy - py * cx
         rotation = pybullet.getMatrixFromQuaternion(sole[5])
-        return FootReading(side=side, frame=self.model.config.feet[side].sole,
-                           force=_into_frame(rotation, (fx, fy, fz)), torque=_into_frame(rotation, (tx, ty, tz)),
+        force, torque = _into_frame(rotation, (fx, fy, fz)), _into_frame(rotation, (tx, ty, tz))
+        if self._noisy:
+            force, torque = self.noise.foot(force, torque)
+            # the sensor decides contact from what it reads, in the sole's axes
+            return FootReading(side=side, frame=self.model.config.feet[side].sole, force=force, torque=torque,
+                               contact=bool(force[2] > self.params.contact_force_threshold))
+        return FootReading(side=side, frame=self.model.config.feet[side].sole, force=force, torque=torque,
                            contact=bool(fz > self.params.contact_force_threshold))
 
     # -- ground truth -------------------------------------------------------------

@@ -9,11 +9,15 @@ follow_joint_trajectory, robot_description, diagnostics, imu/data, feet) it offe
 - ``reset`` (humanoid_interfaces/srv/ResetSimulation): stand the robot in the home pose
   or a given configuration; ``pause``/``resume`` (std_srvs/Trigger);
   ``step`` (humanoid_interfaces/srv/StepSimulation) while paused;
+- ``apply_push`` (humanoid_interfaces/srv/ApplyPush): a constant force at a link's centre of
+  mass, in the world frame, for a duration (bounds: ``push.*`` parameters);
 - ``ground_truth/base_pose`` (geometry_msgs/PoseStamped, frame ``world``) and
   ``ground_truth/base_twist`` (geometry_msgs/TwistStamped) for experiments, at
   ``ground_truth_rate`` (default 50 Hz);
 - ``fallen`` (std_msgs/Bool, same rate): true while the trunk tilts past ``fall_tilt``
   degrees or anything but the feet touches the ground; also reported in diagnostics.
+
+Sensor noise (``noise.*`` parameters, off by default): :mod:`humanoid_sim.sensor_noise`.
 
 Parameters: ``ros2 param list`` on the node; per-robot defaults in
 ``humanoid_description/robots/<robot>/sim.yaml``.
@@ -48,7 +52,7 @@ from humanoid_control.ros.robot_interface import RobotInterface
 from humanoid_control.ros.ros_time import to_time
 from humanoid_description.model import RobotModel
 from humanoid_description.runtime_files import SIM_NODE_PARAMETERS
-from humanoid_interfaces.srv import ResetSimulation, StepSimulation
+from humanoid_interfaces.srv import ApplyPush, ResetSimulation, StepSimulation
 from humanoid_sim import params_file as params_files
 from humanoid_sim import physics_profiles
 from humanoid_sim.params_file import LinkCorrection
@@ -58,7 +62,9 @@ from humanoid_sim.sim_node_spec import NODE_NAME
 from humanoid_sim.sim_parameters import (
     PHYSICS_PROFILE,
     LockstepParameters,
+    NoiseParameters,
     ParamsFileParameters,
+    PushParameters,
     SimParameters,
     SimulationPublishingParameters,
 )
@@ -75,6 +81,8 @@ class SimDriverConfig:
     sim: SimParameters
     servo: ServoParameters
     transmission: TransmissionParameters
+    noise: NoiseParameters
+    push: PushParameters
     corrections: dict[str, LinkCorrection] = dataclasses.field(default_factory=dict)  # per link
 
 
@@ -101,6 +109,12 @@ def declare_driver(node: Node, model: RobotModel, defaults: dict[str, Any]) -> D
     servo = declare_dataclass(node, ServoParameters, defaults, prefix="servo.",
                               builtin=ServoParameters.for_model(model))
     transmission = declare_dataclass(node, TransmissionParameters, defaults, prefix="transmission.")
+    noise = declare_dataclass(node, NoiseParameters, defaults, prefix="noise.")
+    push = declare_dataclass(node, PushParameters, defaults, prefix="push.")
+    if noise.enabled:
+        node.get_logger().info(f"sensor noise on (seed {noise.seed}): " + ", ".join(
+            f"{field.name} {getattr(noise, field.name)}" for field in dataclasses.fields(noise)
+            if field.name not in ("enabled", "seed")))
     rates = declare_dataclass(node, SimulationPublishingParameters, defaults)
     lockstep = declare_dataclass(node, LockstepParameters, defaults)
     if lockstep.lockstep:
@@ -118,19 +132,20 @@ def declare_driver(node: Node, model: RobotModel, defaults: dict[str, Any]) -> D
         + (f"; corrected links: {', '.join(corrections)}" if corrections else ""))
     node.get_logger().info(f"physics profile {profile}: " + ", ".join(
         f"{name} {value}" for name, value in physics_profiles.values_in_force(sim, servo).items()))
-    return DriverSpec(f"{__name__}:build_driver", SimDriverConfig(sim, servo, transmission, corrections),
+    return DriverSpec(f"{__name__}:build_driver", SimDriverConfig(sim, servo, transmission, noise, push, corrections),
                       clock_is_ros_time=True, extension=f"{__name__}:SimulationPublishing",
                       extension_config=(rates, lockstep))
 
 
 def build_driver(model: RobotModel, config: SimDriverConfig) -> PyBulletDriver:
     """The PyBullet driver (in the loop's process)."""
-    return PyBulletDriver(model, config.servo, config.sim, config.transmission, config.corrections)
+    return PyBulletDriver(model, config.servo, config.sim, config.transmission, config.corrections, config.noise,
+                          config.push)
 
 
 class SimulationPublishing:
     """The loop's side of the simulator: /clock, ground truth and the fall watch every cycle,
-    and the operations the front's services call (reset, pause, resume, step)."""
+    and the operations the front's services call (reset, pause, resume, step, push)."""
 
     def __init__(self, node: Node, host: LoopHost,
                  config: tuple[SimulationPublishingParameters, LockstepParameters]) -> None:
@@ -162,6 +177,7 @@ class SimulationPublishing:
         server.register("pause", self.pause)
         server.register("resume", self.resume)
         server.register("step", self.step)
+        server.register("push", self.driver.apply_push)
 
     # -- per control cycle ------------------------------------------------------------
     def _on_cycle(self, state: JointState) -> None:
@@ -216,8 +232,8 @@ class SimulationPublishing:
 
 
 class SimulationServices:
-    """The simulator's services on the front: reset, pause, resume and step, carried out by
-    the loop's side (:class:`SimulationPublishing`)."""
+    """The simulator's services on the front: reset, pause, resume, step and apply_push, carried
+    out by the loop's side (:class:`SimulationPublishing`)."""
 
     def __init__(self, node: Node, interface: RobotInterface, _defaults: dict[str, Any] | None = None) -> None:
         self.node, self.interface = node, interface
@@ -227,6 +243,7 @@ class SimulationServices:
         node.create_service(Trigger, "pause", self._pause, callback_group=group)
         node.create_service(Trigger, "resume", self._resume, callback_group=group)
         node.create_service(StepSimulation, "step", self._step, callback_group=group)
+        node.create_service(ApplyPush, "apply_push", self._push, callback_group=group)
 
     def _reset(self, request: ResetSimulation.Request, response: ResetSimulation.Response):
         home = self.model.home_positions()
@@ -272,6 +289,19 @@ class SimulationServices:
             return response
         response.success, response.message = True, f"stepped {request.cycles} cycles"
         response.sim_time = to_time(now)
+        return response
+
+    def _push(self, request: ApplyPush.Request, response: ApplyPush.Response):
+        force = (request.force.x, request.force.y, request.force.z)
+        try:
+            response.message = self.interface.loop.call("push", request.link, force, request.duration,
+                                                        timeout=OPERATION_TIMEOUT)
+        except RemoteError as error:
+            response.success, response.message = False, f"push refused: {error}"
+            self.node.get_logger().error(response.message)
+            return response
+        response.success = True
+        self.node.get_logger().info(response.message)
         return response
 
 

@@ -5,6 +5,7 @@ parameter names before it starts a simulation (``humanoid postures --set``).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from humanoid_control.parameter_fields import documented
@@ -115,10 +116,66 @@ class ParamsFileParameters:
                                       "corrections) over the robot's parameter file and physics profile; empty: none")
 
 
+@dataclass(frozen=True)
+class NoiseParameters:
+    """Sensor noise of the simulated robot (ROS parameters ``noise.*``, model in
+    :mod:`humanoid_sim.sensor_noise`): applied to the readings the driver produces, never to
+    the physics nor to the ground truth. Off unless ``enabled``; seeded, so that two runs with
+    the same seed and the same cycles read the same values."""
+
+    enabled: bool = documented(False, "corrupt the joint, IMU and foot readings as the values below say")
+    seed: int = documented(0, "seed of the noise generators (restarted at every reset of the simulation)")
+    encoder_resolution: float = documented(0.0, "deg per encoder count: joint angles are read as whole counts "
+                                                "from the joint's zero; 0 = not quantised")
+    encoder_noise: float = documented(0.0, "deg, standard deviation of the Gaussian noise on each joint angle "
+                                           "(added before quantisation)")
+    velocity_noise: float = documented(0.0, "deg/s, standard deviation of the Gaussian noise on each joint velocity")
+    gyro_noise: float = documented(0.0, "rad/s, standard deviation of the IMU's angular velocity noise, per axis")
+    gyro_bias: tuple[float, ...] = documented((0.0, 0.0, 0.0), "rad/s, constant bias of the IMU's angular velocity "
+                                                               "(x, y, z of the IMU frame)")
+    accelerometer_noise: float = documented(0.0, "m/s^2, standard deviation of the IMU's linear acceleration noise, "
+                                                 "per axis")
+    accelerometer_bias: tuple[float, ...] = documented(
+        (0.0, 0.0, 0.0), "m/s^2, constant bias of the IMU's linear acceleration (x, y, z of the IMU frame)")
+    orientation_noise: float = documented(0.0, "deg, standard deviation of a random rotation of the IMU's "
+                                               "orientation, per axis")
+    foot_force_noise: float = documented(0.0, "N, standard deviation of the foot sensors' force noise, per axis")
+    foot_torque_noise: float = documented(0.0, "N m, standard deviation of the foot sensors' torque noise, per axis")
+
+    def __post_init__(self) -> None:
+        if self.seed < 0:
+            raise ValueError(f"parameter noise.seed must be >= 0, got {self.seed}")
+        for name in ("encoder_resolution", "encoder_noise", "velocity_noise", "gyro_noise", "accelerometer_noise",
+                     "orientation_noise", "foot_force_noise", "foot_torque_noise"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value >= 0.0):
+                raise ValueError(f"parameter noise.{name} must be a finite number >= 0, got {value}")
+        for name in ("gyro_bias", "accelerometer_bias"):
+            value = getattr(self, name)
+            if len(value) != 3 or not all(math.isfinite(v) for v in value):
+                raise ValueError(f"parameter noise.{name} must be three finite numbers (x, y, z), got {list(value)}")
+
+
+@dataclass(frozen=True)
+class PushParameters:
+    """Bounds of the ``apply_push`` service (ROS parameters ``push.*``): a request beyond them is
+    refused, as a mistake (a force in the wrong unit, a duration in ms)."""
+
+    max_force: float = documented(1000.0, "N, the largest push force accepted (the HOAP-2 weighs 68 N)")
+    max_duration: float = documented(10.0, "s, the longest push accepted")
+
+    def __post_init__(self) -> None:
+        for name in ("max_force", "max_duration"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value > 0.0):
+                raise ValueError(f"parameter push.{name} must be a finite number > 0, got {value}")
+
+
 #: (prefix, dataclass) of every parameter group the simulation node adds to a driver node's.
 PARAMETER_GROUPS: tuple[tuple[str, type], ...] = (
     ("", SimParameters), ("servo.", ServoParameters), ("transmission.", TransmissionParameters),
-    ("", SimulationPublishingParameters), ("", LockstepParameters), ("", ParamsFileParameters))
+    ("", SimulationPublishingParameters), ("", LockstepParameters), ("", ParamsFileParameters),
+    ("noise.", NoiseParameters), ("push.", PushParameters))
 
 
 #: The node's parameter naming its physics profile (humanoid_sim.physics_profiles).

@@ -18,7 +18,7 @@ import numpy as np
 import rclpy
 from action_msgs.msg import GoalStatus
 from diagnostic_msgs.msg import DiagnosticArray
-from geometry_msgs.msg import PoseStamped
+from geometry_msgs.msg import PoseStamped, Vector3
 from rclpy.action import ActionClient
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
@@ -35,6 +35,7 @@ from humanoid_control.ros.ros_time import seconds, to_duration, to_time
 from humanoid_interfaces.action import FollowJointTrajectory, PlayGait, PlayMotion
 from humanoid_interfaces.msg import JointTolerance
 from humanoid_interfaces.srv import (
+    ApplyPush,
     CheckSelfCollision,
     CheckTrajectorySelfCollision,
     ResetSimulation,
@@ -443,6 +444,14 @@ class RobotClient:
         if not response.success:
             raise RobotClientError(response.message)
         return seconds(response.sim_time)
+
+    def apply_push(self, force: Sequence[float], duration: float, link: str = "", timeout: float = 30.0):
+        """Push the simulated robot (the ``apply_push`` service): ``force`` (N, world frame) at
+        ``link``'s centre of mass (empty: the root link) for ``duration`` s of simulated time.
+        The response: ``success`` and the simulator's ``message`` (why it refused)."""
+        x, y, z = (float(f) for f in force)
+        request = ApplyPush.Request(link=link, force=Vector3(x=x, y=y, z=z), duration=float(duration))
+        return self._call(ApplyPush, "apply_push", request, timeout)
 
     def simulator_time(self) -> float:
         """The simulator's clock as it answers now, read by a zero-cycle step while paused
