@@ -108,6 +108,14 @@ class Traffic:
 _counters = operator.attrgetter(*(f.name for f in fields(Traffic)))
 
 
+def _attempted(attempt: Callable[[], tuple[bytes, int, int]]) -> tuple[bytes, int, int]:
+    """One attempt's (data, result, error); a serial glitch is a failed attempt."""
+    try:
+        return attempt()
+    except SerialGlitchError:
+        return b"", SERIAL_GLITCH, 0
+
+
 class Reply(NamedTuple):
     """Outcome of one addressed exchange (after retries). A named tuple, not a frozen
     dataclass: one is made per servo per cycle, and a tuple is made in a third of the time."""
@@ -321,20 +329,22 @@ class DynamixelBus:
         return self._packets.getTxRxResult(result) or f"SDK result {result}"
 
     def _exchange(self, servo_id: int, attempt: Callable[[], tuple[bytes, int, int]],
-                  retries: int | None, answer_length: int | None = None) -> Reply:
+                  retries: int | None, answer_length: int | None = None,
+                  first: tuple[bytes, int, int] | None = None) -> Reply:
         """Up to 1 + retries attempts of one exchange; ``attempt`` returns (data, result, error).
 
         After a timeout, an answer of ``answer_length`` parameters that comes within the
         settle time is taken (see :meth:`_late_answer`); without ``answer_length`` (an
-        exchange of several packets) the line is only settled.
+        exchange of several packets) the line is only settled. ``first``: the outcome of
+        a first attempt already made.
         """
         allowed = 1 + (self.retries if retries is None else retries)
         failure = "not attempted"
         for number in range(1, allowed + 1):
-            try:
-                data, result, error = attempt()
-            except SerialGlitchError:
-                data, result, error = b"", SERIAL_GLITCH, 0
+            if number == 1 and first is not None:
+                data, result, error = first
+            else:
+                data, result, error = _attempted(attempt)
             if result == COMM_SUCCESS:
                 return Reply(servo_id, bytes(data), error, None, number)
             failure = self._failure(result)
@@ -450,8 +460,14 @@ class DynamixelBus:
         return self._exchange(servo_id, attempt, retries)
 
     def read(self, servo_id: int, address: int, length: int, retries: int | None = None) -> Reply:
-        """READ ``length`` bytes from ``address`` of one servo."""
-        return self._exchange(servo_id, lambda: self._read_once(servo_id, address, length), retries, length)
+        """READ ``length`` bytes from ``address`` of one servo.
+
+        The first attempt is made here: it is the one that answers, every servo every
+        cycle, and the retry machinery is entered only when it did not."""
+        first = _attempted(lambda: self._read_once(servo_id, address, length))
+        if first[1] == COMM_SUCCESS:
+            return Reply(servo_id, first[0], first[2])
+        return self._exchange(servo_id, lambda: self._read_once(servo_id, address, length), retries, length, first)
 
     def read_item(self, servo_id: int, item: ControlItem, retries: int | None = None) -> tuple[int | None, Reply]:
         """One item's value (None without an answer) and the reply."""
