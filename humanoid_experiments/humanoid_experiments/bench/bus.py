@@ -21,7 +21,7 @@ unless ``answer_poll_us`` (the robot's bus.yaml, or ``--answer-poll-us``) lets i
 first. On an idle computer a sleeping thread is woken late (an idle virtual CPU halts),
 once per answer: that, not the driver's CPU, is most of what separates the two loops
 there. ``loop_cpu_us_per_cycle`` is the driver's own CPU time per cycle (its thread,
-best run), a figure the load hardly moves.
+polling included, least of the runs), a figure the load moves much less than rates.
 
 Minimum bytes per cycle for N servos, a state block of R bytes read from each and a
 command of W bytes written to each (Bioloid: N = 18, R = 8, W = 4):
