@@ -130,6 +130,7 @@ CASES: list[tuple[str, list[str], str]] = [
     ("bench bus: hoap2", ["bench", "bus", "--robot", "hoap2"], "has no Dynamixel joint map"),
     ("bench bus: zero baud", ["bench", "bus", "--baud", "0"], "argument --baud"),
     ("bench bus: zero cycles", ["bench", "bus", "--cycles", "0"], "argument --cycles"),
+    ("bench bus: negative poll", ["bench", "bus", "--answer-poll-us", "-1"], "argument --answer-poll-us"),
     ("bench: no target", ["bench"], "TARGET"),
     ("gaits: hoap2", ["gaits", "--robot", "hoap2", "--sweep"], "robot hoap2 has no gaits"),
     ("gaits: unknown robot", ["gaits", "--robot", "nao", "--sweep"], "unknown robot 'nao'"),

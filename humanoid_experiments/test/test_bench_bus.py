@@ -43,6 +43,10 @@ def test_bench_bus_json_measures_the_protocol_minimum():
     assert figures["loop_vs_sdk"] == pytest.approx(figures["loop_hz"] / figures["sdk_baseline_hz"], abs=5e-4)
     round_ratios = [d / s for d, s in zip(figures["loop_hz_runs"], figures["sdk_baseline_hz_runs"], strict=True)]
     assert figures["loop_vs_sdk_median"] == pytest.approx(sum(round_ratios) / 2, abs=5e-3)  # two rounds
+    # The driver's own CPU per cycle: some, and less than the cycle's wall time (it sleeps for
+    # each answer, as the robot's bus.yaml says: no polling).
+    assert figures["answer_poll_us"] == 0.0
+    assert 0 < figures["loop_cpu_us_per_cycle"] < 1e6 / figures["loop_hz"]
 
 
 def test_bench_bus_text_states_the_formula():
@@ -52,8 +56,10 @@ def test_bench_bus_text_states_the_formula():
         bytes_out_per_cycle=242.0, bytes_in_per_cycle=252.0, instructions_per_cycle=19.0,
         min_bytes_per_cycle=494, min_bytes_formula=bench.BusCost(1, 18, 8, 4).formula, bus_time_ms=4.94,
         min_bus_time_ms=4.94, bus_limit_hz=202.4, loop_hz=150.0, sdk_baseline_hz=160.0, loop_vs_sdk=0.9375,
-        loop_vs_sdk_median=0.921, loop_hz_runs=[140.0, 150.0], sdk_baseline_hz_runs=[160.0, 155.0], retries=0))
+        loop_vs_sdk_median=0.921, loop_hz_runs=[140.0, 150.0], sdk_baseline_hz_runs=[160.0, 155.0],
+        loop_cpu_us_per_cycle=1150.0, answer_poll_us=300.0, retries=0))
     assert "18 READ round trips x (8 + 6 + 8) + SYNC_WRITE (8 + 18 x (1 + 4)) = 396 + 98 = 494 bytes" in text
     assert "150.0 Hz" in text and "bus limit 202.4 Hz" in text
     assert "bare SDK baseline   160.0 Hz" in text and "driver / SDK        0.938" in text
     assert "median of the rounds 0.921" in text
+    assert "driver CPU          1150 us per cycle" in text and "polled for 300 us before sleeping" in text

@@ -18,8 +18,9 @@ What this layer adds to ``dynamixel_sdk``:
   that is still there (a read woken with no data, as pyserial reports a line shared
   with another reader) as one failed attempt, retried like a timeout;
 - bytes on the wire in both directions, counted (for the bus benchmark);
-- a packet wait that sleeps in ``select()`` instead of spinning, a monotonic clock,
-  and the adapter's latency timer as a parameter instead of the SDK's constant 16 ms.
+- a packet wait that sleeps in ``select()`` instead of spinning (after polling for a
+  given time, 0 by default), a monotonic clock, and the adapter's latency timer as a
+  parameter instead of the SDK's constant 16 ms.
 """
 
 from __future__ import annotations
@@ -107,6 +108,14 @@ class Traffic:
 _counters = operator.attrgetter(*(f.name for f in fields(Traffic)))
 
 
+def _attempted(attempt: Callable[[], tuple[bytes, int, int]]) -> tuple[bytes, int, int]:
+    """One attempt's (data, result, error); a serial glitch is a failed attempt."""
+    try:
+        return attempt()
+    except SerialGlitchError:
+        return b"", SERIAL_GLITCH, 0
+
+
 class Reply(NamedTuple):
     """Outcome of one addressed exchange (after retries). A named tuple, not a frozen
     dataclass: one is made per servo per cycle, and a tuple is made in a third of the time."""
@@ -142,15 +151,19 @@ class CountingPortHandler(PortHandler):
     device's input queue. Nineteen transactions a cycle on a Bioloid: this halves the
     system calls per cycle. Failures are pyserial's: ``SerialException`` for an I/O error
     and for a read woken with no data.
+
+    ``answer_poll_us`` > 0: the wait first polls the line for that long, then sleeps (see
+    :attr:`~humanoid_hw.hardware_config.DynamixelConfig.answer_poll_us`).
     """
 
     #: Most bytes taken from the device at once (a status packet is at most a few dozen).
     READ_CHUNK = 1024
 
-    def __init__(self, port_name: str, traffic: Traffic, latency_timer_ms: float) -> None:
+    def __init__(self, port_name: str, traffic: Traffic, latency_timer_ms: float, answer_poll_us: float = 0.0) -> None:
         super().__init__(port_name)
         self.traffic = traffic
         self.latency_timer_ms = latency_timer_ms
+        self.answer_poll_s = answer_poll_us / 1e6
         self._received = bytearray()  # read from the device, not yet asked for by the SDK
 
     def getCurrentTime(self) -> float:  # noqa: N802 - SDK method name
@@ -179,7 +192,7 @@ class CountingPortHandler(PortHandler):
         ser = self.ser
         if not ser.is_open:
             raise serial.PortNotOpenError()
-        if not select.select([ser.fd], [], [], timeout)[0]:
+        if not self._readable(ser.fd, timeout):
             return b""
         try:
             data = os.read(ser.fd, length)
@@ -191,6 +204,18 @@ class CountingPortHandler(PortHandler):
             raise serial.SerialException("device reports readiness to read but returned no data "
                                          "(device disconnected or multiple access on port?)")
         return data
+
+    def _readable(self, fd: int, timeout: float) -> bool:
+        """Whether the line has bytes within ``timeout`` s: polled for ``answer_poll_s`` of it, then slept for."""
+        if self.answer_poll_s > 0.0:
+            now = time.monotonic()
+            end = now + min(timeout, self.answer_poll_s)
+            while now < end:
+                if select.select([fd], [], [], 0.0)[0]:
+                    return True
+                now = time.monotonic()
+            timeout = max(0.0, timeout - self.answer_poll_s)
+        return bool(select.select([fd], [], [], timeout)[0])
 
     def writePort(self, packet: list[int]) -> int:  # noqa: N802 - SDK method name
         ser = self.ser
@@ -216,7 +241,7 @@ class DynamixelBus:
     """A serial port speaking one Dynamixel protocol, with retries and traffic counters."""
 
     def __init__(self, port: str, baud: int, protocol: int, retries: int = 3,
-                 latency_timer_ms: float = 16.0) -> None:
+                 latency_timer_ms: float = 16.0, answer_poll_us: float = 0.0) -> None:
         if protocol not in (1, 2):
             raise ValueError(f"protocol must be 1 or 2, not {protocol!r}")
         self.port_name = port
@@ -224,6 +249,7 @@ class DynamixelBus:
         self.protocol = protocol
         self.retries = retries
         self.latency_timer_ms = latency_timer_ms
+        self.answer_poll_us = answer_poll_us
         self.traffic = Traffic()
         #: False once the servos are told to answer only PING and READ (status return level 1).
         self.writes_answered = True
@@ -241,7 +267,7 @@ class DynamixelBus:
     def open(self) -> None:
         """Open the port at the bus's baud rate; BusError says why it cannot."""
         self.close()
-        port = CountingPortHandler(self.port_name, self.traffic, self.latency_timer_ms)
+        port = CountingPortHandler(self.port_name, self.traffic, self.latency_timer_ms, self.answer_poll_us)
         try:
             if not port.setBaudRate(self.baud):
                 raise BusError(f"baud rate {self.baud} is not supported by the Dynamixel SDK")
@@ -303,20 +329,22 @@ class DynamixelBus:
         return self._packets.getTxRxResult(result) or f"SDK result {result}"
 
     def _exchange(self, servo_id: int, attempt: Callable[[], tuple[bytes, int, int]],
-                  retries: int | None, answer_length: int | None = None) -> Reply:
+                  retries: int | None, answer_length: int | None = None,
+                  first: tuple[bytes, int, int] | None = None) -> Reply:
         """Up to 1 + retries attempts of one exchange; ``attempt`` returns (data, result, error).
 
         After a timeout, an answer of ``answer_length`` parameters that comes within the
         settle time is taken (see :meth:`_late_answer`); without ``answer_length`` (an
-        exchange of several packets) the line is only settled.
+        exchange of several packets) the line is only settled. ``first``: the outcome of
+        a first attempt already made.
         """
         allowed = 1 + (self.retries if retries is None else retries)
         failure = "not attempted"
         for number in range(1, allowed + 1):
-            try:
-                data, result, error = attempt()
-            except SerialGlitchError:
-                data, result, error = b"", SERIAL_GLITCH, 0
+            if number == 1 and first is not None:
+                data, result, error = first
+            else:
+                data, result, error = _attempted(attempt)
             if result == COMM_SUCCESS:
                 return Reply(servo_id, bytes(data), error, None, number)
             failure = self._failure(result)
@@ -432,8 +460,14 @@ class DynamixelBus:
         return self._exchange(servo_id, attempt, retries)
 
     def read(self, servo_id: int, address: int, length: int, retries: int | None = None) -> Reply:
-        """READ ``length`` bytes from ``address`` of one servo."""
-        return self._exchange(servo_id, lambda: self._read_once(servo_id, address, length), retries, length)
+        """READ ``length`` bytes from ``address`` of one servo.
+
+        The first attempt is made here: it is the one that answers, every servo every
+        cycle, and the retry machinery is entered only when it did not."""
+        first = _attempted(lambda: self._read_once(servo_id, address, length))
+        if first[1] == COMM_SUCCESS:
+            return Reply(servo_id, first[0], first[2])
+        return self._exchange(servo_id, lambda: self._read_once(servo_id, address, length), retries, length, first)
 
     def read_item(self, servo_id: int, item: ControlItem, retries: int | None = None) -> tuple[int | None, Reply]:
         """One item's value (None without an answer) and the reply."""

@@ -44,6 +44,14 @@ class DynamixelConfig:
     #: set the adapter to 1 ms (/sys/bus/usb-serial/devices/ttyUSB0/latency_timer) and
     #: this to 1 for a fast bus.
     latency_timer_ms: float = 16.0
+    #: How long (us) to poll for a status packet before sleeping until it comes. 0: sleep
+    #: at once (least CPU). A thread asleep in select() is woken late by an idle computer
+    #: (an idle virtual CPU halts, a physical one enters a sleep state): tens of
+    #: microseconds per answer, 18 answers a Bioloid cycle. Polling, as the maker's SDK
+    #: does for the whole wait, avoids that at the cost of the CPU polled; worth it only
+    #: where answers come within the window (the emulator; not an adapter whose latency
+    #: timer holds them back).
+    answer_poll_us: float = 0.0
     #: A configured servo missing (or of the wrong model) at start-up: "refuse" to start,
     #: or start "degraded" with that joint marked stale.
     on_missing: str = "refuse"
@@ -70,6 +78,8 @@ class DynamixelConfig:
             problems.append(f"retries must be >= 0, not {self.retries!r}")
         if self.latency_timer_ms < 0:
             problems.append(f"latency_timer_ms must be >= 0, not {self.latency_timer_ms!r}")
+        if self.answer_poll_us < 0:
+            problems.append(f"answer_poll_us must be >= 0, not {self.answer_poll_us!r}")
         if self.on_missing not in ("refuse", "degraded"):
             problems.append(f"on_missing must be 'refuse' or 'degraded', not {self.on_missing!r}")
         if self.on_shutdown not in ("limp", "hold"):

@@ -109,7 +109,7 @@ def test_bioloid_hardware_parameters():
     config = load_hardware_config("bioloid")
     assert config == DynamixelConfig(port="/dev/ttyUSB0", baud=1_000_000, protocol=1,
                                      return_delay=0, status_return_level=2, torque_on_start=True, retries=3,
-                                     latency_timer_ms=16, on_missing="refuse", on_shutdown="limp",
+                                     latency_timer_ms=16, answer_poll_us=0.0, on_missing="refuse", on_shutdown="limp",
                                      stale_probe_period=0.5, reopen_backoff_initial=0.1, reopen_backoff_max=2.0)
     assert load_hardware_config("bioloid", port="/dev/ttyUSB1").port == "/dev/ttyUSB1"
 
@@ -119,6 +119,8 @@ def test_bad_parameters_are_refused_with_the_reason():
         DynamixelConfig(on_missing="ignore")
     with pytest.raises(ValueError, match="status_return_level must be 1 or 2"):
         DynamixelConfig(status_return_level=0)
+    with pytest.raises(ValueError, match="answer_poll_us must be >= 0"):
+        DynamixelConfig(answer_poll_us=-1.0)
     with pytest.raises(ValueError, match=r"unknown Dynamixel parameter.*prot"):
         DynamixelConfig.from_mapping({"prot": 1})
     with pytest.raises(FileNotFoundError, match="hoap2"):

@@ -290,7 +290,17 @@ def test_effort_is_the_load_fraction_times_the_maximum_torque(bioloid, emulator,
 
 
 # -- faults --------------------------------------------------------------------------------
-def test_silent_servo_goes_stale_the_others_keep_running_and_it_recovers(bioloid, emulator, driver):
+@pytest.mark.parametrize("answer_poll_us", [0.0, 5000.0])
+def test_silent_servo_goes_stale_the_others_keep_running_and_it_recovers(bioloid, emulator, answer_poll_us):
+    """Also with the line polled before the wait sleeps: a silent servo still times out."""
+    driver = driver_for(bioloid, emulator, answer_poll_us=answer_poll_us)
+    try:
+        _silent_servo_goes_stale_and_recovers(bioloid, emulator, driver)
+    finally:
+        driver.close()
+
+
+def _silent_servo_goes_stale_and_recovers(bioloid, emulator, driver):
     state = driver.start()
     stale, moving = bioloid.joints.index("r_shoulder_roll"), bioloid.joints.index("r_elbow")
     emulator.silence(3)
@@ -309,7 +319,17 @@ def test_silent_servo_goes_stale_the_others_keep_running_and_it_recovers(bioloid
     assert entry(driver, "r_shoulder_roll").values["recoveries"] == "1"
 
 
-def test_corrupted_answers_are_retried_within_the_bound_and_reported(bioloid, emulator, driver):
+@pytest.mark.parametrize("answer_poll_us", [0.0, 5000.0])
+def test_corrupted_answers_are_retried_within_the_bound_and_reported(bioloid, emulator, answer_poll_us):
+    """Also with the line polled before the wait sleeps: the same answers, the same retries."""
+    driver = driver_for(bioloid, emulator, answer_poll_us=answer_poll_us)
+    try:
+        _corrupted_answers_are_retried(bioloid, emulator, driver)
+    finally:
+        driver.close()
+
+
+def _corrupted_answers_are_retried(bioloid, emulator, driver):
     driver.start()
     driver.status()  # start a fresh reporting window
     emulator.corrupt_replies(2, servo_id=4)

@@ -16,6 +16,13 @@ run); ``loop_vs_sdk`` = driver / SDK, every run's rate is listed too. Beside it,
 run right after it (seconds apart, so under the same load; the best-of ratio may pair
 runs from different moments).
 
+The SDK waits for a status packet by polling the line; the driver sleeps in ``select()``
+unless ``answer_poll_us`` (the robot's bus.yaml, or ``--answer-poll-us``) lets it poll
+first. On an idle computer a sleeping thread is woken late (an idle virtual CPU halts),
+once per answer: that, not the driver's CPU, is most of what separates the two loops
+there. ``loop_cpu_us_per_cycle`` is the driver's own CPU time per cycle (its thread,
+polling included, least of the runs), a figure the load moves much less than rates.
+
 Minimum bytes per cycle for N servos, a state block of R bytes read from each and a
 command of W bytes written to each (Bioloid: N = 18, R = 8, W = 4):
 
@@ -35,7 +42,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 
-from humanoid_control.command_line import integer_in
+from humanoid_control.command_line import integer_in, non_negative_number
 from humanoid_hw.emulator.cli import dynamixel_robot
 
 BITS_PER_BYTE = 10
@@ -91,6 +98,8 @@ class BusBenchmark:
     loop_vs_sdk_median: float
     loop_hz_runs: list[float]
     sdk_baseline_hz_runs: list[float]
+    loop_cpu_us_per_cycle: float
+    answer_poll_us: float
     retries: int
 
 
@@ -99,7 +108,7 @@ def bus_time_s(byte_count: float, baud: int) -> float:
 
 
 def run_benchmark(robot: str = "bioloid", protocol: int = 1, baud: int = 1_000_000, cycles: int = 300,
-                  warmup: int = 20, rounds: int = 3) -> BusBenchmark:
+                  warmup: int = 20, rounds: int = 3, answer_poll_us: float | None = None) -> BusBenchmark:
     """Start the timing-accurate emulator; ``rounds`` times, run the driver then the bare SDK
     loop ``warmup + cycles`` times each; measure."""
     from humanoid_control.loop.driver import JointCommand
@@ -116,11 +125,13 @@ def run_benchmark(robot: str = "bioloid", protocol: int = 1, baud: int = 1_000_0
     joint_map = stand_in_joint_map(model.config.joint_map, protocol)
     command = JointCommand(position=model.home_positions())
     loop_runs: list[float] = []
+    loop_cpu: list[float] = []
     sdk_runs: list[float] = []
     traffic = Traffic()
     with emulator_process(robot, protocol, baud, timing=True) as port:
         # "hold": the servos keep their torque between the runs, as in one long session
-        config = load_hardware_config(robot, port=port, protocol=protocol, baud=baud, on_shutdown="hold")
+        poll = {} if answer_poll_us is None else {"answer_poll_us": answer_poll_us}
+        config = load_hardware_config(robot, port=port, protocol=protocol, baud=baud, on_shutdown="hold", **poll)
         for _ in range(rounds):
             driver = DynamixelDriver.from_model(model, config, joint_map=joint_map)
             driver.start()
@@ -129,11 +140,12 @@ def run_benchmark(robot: str = "bioloid", protocol: int = 1, baud: int = 1_000_0
                     driver.read()
                     driver.write(command)
                 first = driver.bus.traffic.snapshot()
-                started = time.monotonic()
+                started, cpu_started = time.monotonic(), time.thread_time()
                 for _ in range(cycles):
                     driver.read()
                     driver.write(command)
                 loop_runs.append(cycles / (time.monotonic() - started))
+                loop_cpu.append((time.thread_time() - cpu_started) / cycles)
                 run = driver.bus.traffic.since(first)
             finally:
                 driver.close()
@@ -158,6 +170,7 @@ def run_benchmark(robot: str = "bioloid", protocol: int = 1, baud: int = 1_000_0
         sdk_baseline_hz=sdk_hz, loop_vs_sdk=round(loop_hz / sdk_hz, 3),
         loop_vs_sdk_median=round(statistics.median(d / s for d, s in zip(loop_runs, sdk_runs, strict=True)), 3),
         loop_hz_runs=[round(r, 2) for r in loop_runs], sdk_baseline_hz_runs=[round(r, 2) for r in sdk_runs],
+        loop_cpu_us_per_cycle=round(1e6 * min(loop_cpu), 1), answer_poll_us=config.answer_poll_us,
         retries=traffic.retries)
 
 
@@ -218,6 +231,8 @@ def format_text(result: BusBenchmark) -> str:
         f"{', '.join(f'{r:.1f}' for r in result.sdk_baseline_hz_runs)})",
         f"  driver / SDK        {result.loop_vs_sdk:.3f} (best runs; median of the rounds "
         f"{result.loop_vs_sdk_median:.3f})",
+        f"  driver CPU          {result.loop_cpu_us_per_cycle:.0f} us per cycle (its thread, best run; "
+        f"answers polled for {result.answer_poll_us:g} us before sleeping)",
     ])
 
 
@@ -232,12 +247,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="measured control cycles per run (default 300)")
     parser.add_argument("--rounds", type=integer_in(1), default=3,
                         help="driver and SDK runs, alternating; the best of each counts (default 3)")
+    parser.add_argument("--answer-poll-us", type=non_negative_number, default=None, metavar="US",
+                        help="the driver polls for a status packet this long before sleeping "
+                             "(default: the robot's bus.yaml answer_poll_us)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        result = run_benchmark(args.robot, args.protocol, args.baud, args.cycles, rounds=args.rounds)
+        result = run_benchmark(args.robot, args.protocol, args.baud, args.cycles, rounds=args.rounds,
+                               answer_poll_us=args.answer_poll_us)
     except (ValueError, RuntimeError) as error:
         print(f"humanoid bench bus: error: {error}", file=sys.stderr)
         return 1
