@@ -315,8 +315,11 @@ def test_a_ctrl_c_while_a_node_loads_leaves_no_traceback(tmp_path):
     process = subprocess.Popen([*shlex.split(options["prefix"]), str(program)], stderr=subprocess.PIPE, text=True,
                                env=os.environ | options["additional_env"] | {"PYTHONUNBUFFERED": "1"})
     try:
-        poll_until(lambda: Path(f"/proc/{process.pid}/cmdline").read_text().split("\0")[1] == str(program),
-                   "the node program running", 60.0)
+        def running_the_program() -> bool:  # the command line is empty for a moment while the prefix execs
+            arguments = Path(f"/proc/{process.pid}/cmdline").read_text().split("\0")
+            return len(arguments) > 1 and arguments[1] == str(program)
+
+        poll_until(running_the_program, "the node program running", 60.0)
         process.send_signal(signal.SIGINT)
         loaded.write_text("")
         poll_until(ready.exists, "the node past its loading", 60.0)
