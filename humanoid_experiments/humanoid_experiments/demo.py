@@ -28,6 +28,10 @@ from humanoid_control.command_line import new_folder, non_negative_number, posit
 # rclpy, Pinocchio and the robot client are imported where they are used: the
 # `humanoid` command builds its parser from this module and must start fast.
 
+#: s of robot time a lockstep demo starts at: the robot, placed a hair above the ground,
+#: has settled on its soles.
+SETTLED = 0.5
+
 #: The demo's node (a lockstep participant).
 CLIENT = "humanoid_demo"
 
@@ -150,9 +154,9 @@ def run_demo(client, robot: str = "hoap2") -> DemoSummary:
     trajectory = make_trajectory(names, times, positions, velocities)
     client.wait_for_server(60.0)
     feedback: list = []
-    # a lockstep client holds the simulation at its first state until the trajectory is in
-    # force (the interface's first feedback): the same start in every run
-    with client.lockstep.paused_at(0.0, 60.0) if client.lockstep else contextlib.nullcontext():
+    # a lockstep client holds the simulation at its first state from SETTLED on until the
+    # trajectory is in force (the interface's first feedback): the same start in every run
+    with client.lockstep.paused_at(SETTLED, 60.0) if client.lockstep else contextlib.nullcontext():
         wall0, robot0 = time.monotonic(), client.now()
         client.start_recording()
         handle = client.send_goal(trajectory, feedback=feedback)
