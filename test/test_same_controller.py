@@ -37,7 +37,7 @@ from humanoid_control.processes.node_graph import NodeSpec
 from humanoid_control.ros.robot_client import GoalOutcome, RobotClient, make_trajectory, poll_until
 from humanoid_control.ros.ros_time import seconds
 from humanoid_description.model import load_model
-from humanoid_description.package_share import package_share_directory
+from humanoid_description.runtime_files import MOTION_LIBRARY
 from humanoid_hw.emulator.process import emulator_process
 from humanoid_interfaces.action import FollowJointTrajectory, PlayMotion
 
@@ -280,7 +280,7 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Report]:
 
 def final_keyframe(motion: str) -> dict[str, float]:
     """The last keyframe of a library motion file, in rad (read here, not through the motion loader)."""
-    path = package_share_directory("humanoid_control") / "config" / "motions" / ROBOT / f"{motion}.yaml"
+    path = MOTION_LIBRARY.path(ROBOT) / f"{motion}.yaml"
     data = yaml.safe_load(path.read_text())
     assert data["units"] == "deg"
     return {name: math.radians(value) for name, value in zip(data["joints"], data["keyframes"][-1]["positions"],
