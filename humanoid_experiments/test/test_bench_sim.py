@@ -24,5 +24,9 @@ def test_bench_sim_reports_node_and_raw_side_by_side_as_json(options, subscribed
     assert result["ratio"] == pytest.approx(result["rtf_node"] / result["rtf_raw"], abs=2e-3)
     node_run, (before, after) = result["rtf_node_runs"][0], result["rtf_raw_runs"]
     assert result["ratio_median"] == pytest.approx(node_run / (0.5 * (before + after)), abs=5e-3)
-    assert result["cpu_ratio"] == pytest.approx(result["cpu_raw_per_sim_s"] / result["cpu_node_per_sim_s"], abs=2e-3)
-    assert all(result[key] > 0 for key in ("rtf_node", "rtf_raw", "cpu_node_per_sim_s", "cpu_raw_per_sim_s"))
+    assert all(result[key] > 0 for key in ("rtf_node", "rtf_raw", "cpu_raw_per_sim_s"))
+    if result["cpu_node_per_sim_s"] > 0:  # /proc counts in 10 ms ticks: a run this short may count none
+        assert result["cpu_ratio"] == pytest.approx(result["cpu_raw_per_sim_s"] / result["cpu_node_per_sim_s"],
+                                                    abs=2e-3)
+    else:
+        assert result["cpu_ratio"] is None

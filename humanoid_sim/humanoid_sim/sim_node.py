@@ -169,6 +169,15 @@ class SimulationPublishing:
         self._pose_msg.header.frame_id = self._twist_msg.header.frame_id = "world"
         self._fallen_msg = Bool()
         host.loop.add_cycle_hook(self._on_cycle)
+        self._latest: JointState | None = None
+        resend_state = host.loop.resend_state
+
+        def resend() -> None:  # a waiting lockstep simulation sends its ground truth again too
+            resend_state()
+            if self._latest is not None:
+                self._publish(self._latest)
+
+        host.loop.resend_state = resend
         if lockstep.lockstep:
             host.loop.gate = LockstepGate(lockstep.participants, lockstep.lockstep_timeout,
                                           report=node.get_logger().warning)
@@ -185,10 +194,14 @@ class SimulationPublishing:
         topics, a topic no subscription is matched to is not filled nor published
         (:mod:`humanoid_control.ros.matched_publisher`); the fall is watched (and logged) whoever
         listens."""
-        if self._clock.due(state.stamp) and self._clock_pub.subscribed:
+        self._latest = state
+        self._publish(state, self._clock.due(state.stamp), self._ground_truth.due(state.stamp))
+
+    def _publish(self, state: JointState, clock: bool = True, ground_truth: bool = True) -> None:
+        if clock and self._clock_pub.subscribed:
             self._clock_msg.clock = to_time(state.stamp)
             self._clock_pub.publish(self._clock_msg)
-        if not self._ground_truth.due(state.stamp):
+        if not ground_truth:
             return
         fall = self.driver.fall_state()
         if fall.fallen and not self._fallen:

@@ -211,6 +211,8 @@ def run(args: argparse.Namespace) -> int:
                                       [r.real_time_factor for r in raw_runs])
     cpu_raw = min(r.cpu_per_sim_second for r in raw_runs)
     cpu_node = min(r.cpu_per_sim_second for r in node_runs)
+    # a run shorter than a few clock ticks (/proc counts CPU in 10 ms ticks) may count none
+    cpu_ratio = round(cpu_raw / cpu_node, 3) if cpu_node > 0.0 else None
     result = {"robot": args.robot, "physics_rate_hz": PHYSICS_RATE, "publish_rate_hz": PUBLISH_RATE,
               "subscribed": "every per-cycle topic" if args.subscribe_all else "joint_states",
               "rtf_node": round(node, 3), "rtf_raw": round(raw, 3), "ratio": round(node / raw, 3),
@@ -218,7 +220,7 @@ def run(args: argparse.Namespace) -> int:
               "rtf_node_runs": [round(r.real_time_factor, 3) for r in node_runs],
               "rtf_raw_runs": [round(r.real_time_factor, 3) for r in raw_runs],
               "cpu_node_per_sim_s": round(cpu_node, 4), "cpu_raw_per_sim_s": round(cpu_raw, 4),
-              "cpu_ratio": round(cpu_raw / cpu_node, 3)}
+              "cpu_ratio": cpu_ratio}
     if args.json:
         print(json.dumps(result))
     else:
@@ -229,5 +231,5 @@ def run(args: argparse.Namespace) -> int:
         print(f"  simulation node         real-time factor {node:7.2f}  (runs: "
               f"{', '.join(f'{r.real_time_factor:.2f}' for r in node_runs)}), CPU {cpu_node:.3f} s per simulated s")
         print(f"  node / raw              {node / raw:7.3f}   (best run of each; median of the rounds "
-              f"{ratio_median:.3f}; CPU raw / node {cpu_raw / cpu_node:.3f})")
+              f"{ratio_median:.3f}; CPU raw / node {'n/a' if cpu_ratio is None else f'{cpu_ratio:.3f}'})")
     return 0
