@@ -84,8 +84,10 @@ def test_rosbags_reads_every_topic_with_its_count_and_type(recorded_bag):
     # the monitors the graph starts by default: the energy estimate answers every joint_states
     # from its start, with its stamp; the fall estimate is recorded
     assert topics["/energy_state"].msgtype == "humanoid_interfaces/msg/EnergyState"
-    answered = [s for s in stamps if energy_stamps[0] <= s <= energy_stamps[-1]]
-    assert energy_stamps == answered and len(answered) > 0.5 * len(stamps)
+    # where both topics were recorded (the recorder's subscriptions match one by one)
+    first, last = max(energy_stamps[0], stamps[0]), min(energy_stamps[-1], stamps[-1])
+    answered = [s for s in stamps if first <= s <= last]
+    assert [s for s in energy_stamps if first <= s <= last] == answered and len(answered) > 0.5 * len(stamps)
     assert topics["/fall_state"].msgtype == "humanoid_interfaces/msg/FallState" and counts["/fall_state"] > 0
     assert counts["/joint_commands"] == 20
     # nothing lost: joint_states come every 10 ms of robot time, from the first recorded to the last
