@@ -1,14 +1,15 @@
 """Reading ROS 2 parameter files (``<node>: ros__parameters: ...``) without ROS.
 
-Nodes get these values from ``--params-file`` at run time; tests and benchmarks that
-run a node's computation in-process read the same file through this module, so that
-both see one set of per-robot values.
+Nodes read their robot's file through this module for their parameters' defaults; tests
+and benchmarks that run a node's computation in-process read the same file the same way,
+so that both see one set of per-robot values.
 """
 
 from __future__ import annotations
 
+from dataclasses import fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
@@ -32,6 +33,23 @@ def control_node_defaults(robot: str, node_name: str) -> dict[str, Any]:
     """What the control node ``node_name`` (its canonical name) gets from the robot's file of
     control-node parameters, ``humanoid_description/robots/<robot>/control.yaml`` (empty if none)."""
     return node_parameters(CONTROL_NODE_PARAMETERS.path(robot), node_name)
+
+
+T = TypeVar("T")
+#: Parameters every node has that are not part of its parameter dataclass.
+NODE_PARAMETERS = frozenset({"robot", "use_sim_time"})
+
+
+def control_node_parameters(cls: type[T], robot: str, node_name: str, **overrides: Any) -> T:
+    """The dataclass ``cls`` of control node ``node_name`` with the robot's values (for
+    in-process use: tests, benchmarks); a value in the file that is not one of its fields is
+    refused, naming the file."""
+    values = control_node_defaults(robot, node_name)
+    unknown = set(values) - {f.name for f in fields(cls)} - NODE_PARAMETERS  # type: ignore[arg-type]
+    if unknown:
+        raise ValueError(f"{CONTROL_NODE_PARAMETERS.path(robot)}: {node_name}: not parameters of the node: "
+                         f"{', '.join(sorted(unknown))}")
+    return cls(**{**{k: v for k, v in values.items() if k not in NODE_PARAMETERS}, **overrides})
 
 
 def flatten(value: Any, prefix: str = "") -> dict[str, Any]:

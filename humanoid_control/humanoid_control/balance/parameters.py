@@ -8,12 +8,11 @@ values given on the command line or by a launch file win over both.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 from humanoid_control.parameter_fields import documented
-from humanoid_control.parameter_files import control_node_defaults
-from humanoid_description.runtime_files import CONTROL_NODE_PARAMETERS
+from humanoid_control.parameter_files import control_node_parameters
 from humanoid_description.support import LEVEL_ANGLE_DEG, LEVEL_HEIGHT
 
 NODE_NAME = "balance_monitor"
@@ -96,11 +95,6 @@ class BalanceParameters:
     @classmethod
     def for_robot(cls, robot: str, **overrides: Any) -> BalanceParameters:
         """The robot's values from its parameter file (for in-process use: tests, benchmark)."""
-        values = control_node_defaults(robot, NODE_NAME)
-        unknown = set(values) - {f.name for f in fields(cls)} - {"robot", "use_sim_time"}
-        if unknown:
-            raise ValueError(f"{CONTROL_NODE_PARAMETERS.path(robot)}: {NODE_NAME}: not parameters of the node: "
-                             f"{', '.join(sorted(unknown))}")
-        return cls(**{**{k: v for k, v in values.items() if k not in ("robot", "use_sim_time")}, **overrides})
+        return control_node_parameters(cls, robot, NODE_NAME, **overrides)
 
 

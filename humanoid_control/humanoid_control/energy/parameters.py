@@ -8,12 +8,11 @@ also says where each number comes from (the reference gives the model, not its c
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 from humanoid_control.parameter_fields import documented
-from humanoid_control.parameter_files import control_node_defaults
-from humanoid_description.runtime_files import CONTROL_NODE_PARAMETERS
+from humanoid_control.parameter_files import control_node_parameters
 
 NODE_NAME = "energy_monitor"
 
@@ -50,9 +49,4 @@ class EnergyParameters:
     @classmethod
     def for_robot(cls, robot: str, **overrides: Any) -> EnergyParameters:
         """The robot's values from its parameter file (for in-process use: tests)."""
-        values = control_node_defaults(robot, NODE_NAME)
-        unknown = set(values) - {f.name for f in fields(cls)} - {"robot", "use_sim_time"}
-        if unknown:
-            raise ValueError(f"{CONTROL_NODE_PARAMETERS.path(robot)}: {NODE_NAME}: not parameters of the node: "
-                             f"{', '.join(sorted(unknown))}")
-        return cls(**{**{k: v for k, v in values.items() if k not in ("robot", "use_sim_time")}, **overrides})
+        return control_node_parameters(cls, robot, NODE_NAME, **overrides)
