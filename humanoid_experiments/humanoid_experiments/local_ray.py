@@ -55,6 +55,35 @@ def start(cpus: int) -> LocalRay:
     return LocalRay(reaper)
 
 
+class RayConnection:
+    """Ray for a search's evaluations: a local instance (:func:`start`) or the cluster at an
+    address; ``workers`` evaluations at once; :meth:`close` stops the local instance, or
+    leaves the cluster running."""
+
+    def __init__(self, workers: int | None, address: str | None) -> None:
+        import ray
+
+        self._local: LocalRay | None = None
+        if address:
+            os.environ.update(RAY_ENVIRONMENT)
+            ray.init(address=address, logging_level="ERROR", log_to_driver=False)
+        else:
+            self._local = start(workers or os.cpu_count() or 1)
+        self.workers = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+
+    @property
+    def local(self) -> bool:
+        return self._local is not None
+
+    def close(self) -> None:
+        import ray
+
+        if self._local is not None:
+            self._local.stop()
+        else:
+            ray.shutdown()  # leaves the cluster running
+
+
 def marked_processes(owner: int) -> list[int]:
     """The processes (other than this one) whose environment carries ``owner``'s mark."""
     mark = f"{OWNER_VARIABLE}={owner}".encode()

@@ -125,13 +125,8 @@ class RayEvaluation:
         from humanoid_sim.gait_evaluation import evaluate_cpg
 
         self.settings = settings
-        self._local = None
-        if address:
-            os.environ.update(local_ray.RAY_ENVIRONMENT)
-            ray.init(address=address, logging_level="ERROR", log_to_driver=False)
-        else:
-            self._local = local_ray.start(workers or os.cpu_count() or 1)
-        self.workers = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        self._ray = local_ray.RayConnection(workers, address)
+        self.workers = self._ray.workers
         self._task = ray.remote(num_cpus=1)(evaluate_cpg)
 
     def evaluate(self, points: np.ndarray) -> list[GaitOutcome]:
@@ -140,7 +135,7 @@ class RayEvaluation:
         s = self.settings
         # a local instance runs as many at once as it has CPUs: queue them all; on a cluster,
         # keep ``workers`` in flight
-        window = len(points) if self._local is not None else self.workers
+        window = len(points) if self._ray.local else self.workers
         queue, running, outcomes = list(enumerate(points)), {}, {}
         while queue or running:
             while queue and len(running) < window:
@@ -152,12 +147,7 @@ class RayEvaluation:
         return [outcomes[index] for index in range(len(points))]
 
     def close(self) -> None:
-        import ray
-
-        if self._local is not None:
-            self._local.stop()
-        else:
-            ray.shutdown()  # leaves the cluster running
+        self._ray.close()
 
 
 @dataclass

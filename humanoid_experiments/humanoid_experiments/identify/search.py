@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -166,13 +165,8 @@ class _RayPool:
     def __init__(self, workers: int | None, address: str | None, data: Data) -> None:
         import ray
 
-        self._local = None
-        if address:
-            os.environ.update(local_ray.RAY_ENVIRONMENT)
-            ray.init(address=address, logging_level="ERROR", log_to_driver=False)
-        else:
-            self._local = local_ray.start(workers or os.cpu_count() or 1)
-        self.workers = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        self._ray = local_ray.RayConnection(workers, address)
+        self.workers = self._ray.workers
         self._task = ray.remote(num_cpus=1)(cost)
         self._data = ray.put(data)
 
@@ -183,12 +177,7 @@ class _RayPool:
         return [float(v) for v in ray.get([self._task.remote(problem, reference, v) for v in values])]
 
     def close(self) -> None:
-        import ray
-
-        if self._local is not None:
-            self._local.stop()
-        else:
-            ray.shutdown()
+        self._ray.close()
 
 
 def _key(point: Sequence[float]) -> str:
