@@ -18,7 +18,15 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from humanoid_tools.plots.comparison import Comparison, JointDifference, report
-from humanoid_tools.plots.figures import ERROR, MIN_ERROR_SPAN, MIN_POSITION_SPAN, joint_groups, save, widen
+from humanoid_tools.plots.figures import (
+    ERROR,
+    MIN_ERROR_SPAN,
+    MIN_POSITION_SPAN,
+    joint_groups,
+    joint_page_layout,
+    save,
+    widen,
+)
 from humanoid_tools.plots.series import Experiment
 
 SIDE_A, SIDE_B = "tab:blue", "tab:orange"
@@ -48,13 +56,8 @@ def all_figures(comparison: Comparison, out: Path) -> tuple[list[Path], list[str
 # -- joints ----------------------------------------------------------------------------------
 def joint_page(comparison: Comparison, group: str, joints: Sequence[JointDifference]) -> Figure:
     label_a, label_b = labels(comparison)
-    height = 2.3 * len(joints) + 1.2
-    figure = Figure(figsize=(13, height))
-    figure.subplots_adjust(left=0.07, right=0.98, top=1.0 - 0.75 / height, bottom=0.55 / height, hspace=0.45,
-                           wspace=0.22)
-    axes = figure.subplots(len(joints), 2, squeeze=False, sharex=True, width_ratios=(2.2, 1))
-    figure.suptitle(f"{_title(comparison)} — joints {group.replace('_', ', ')}: measured positions of both "
-                    f"recordings and their difference", fontsize=12)
+    figure, axes = joint_page_layout(len(joints), f"{_title(comparison)} — joints {group.replace('_', ', ')}: "
+                                                  "measured positions of both recordings and their difference")
     t = comparison.times
     for row, joint in enumerate(joints):
         position, difference = axes[row]

@@ -92,14 +92,21 @@ def joint_groups(joints: Sequence[Joint]) -> list[tuple[str, list[Joint]]]:
     return pages
 
 
-def joint_page(experiment: Experiment, group: str, joints: Sequence[JointTracking]) -> Figure:
-    height = 2.3 * len(joints) + 1.2
+def joint_page_layout(rows: int, title: str) -> tuple[Figure, np.ndarray]:
+    """A page of ``rows`` joints, each a wide position plot beside a narrower one (its error or
+    difference), sharing the time axis: the plot's and the comparison's joint pages."""
+    height = 2.3 * rows + 1.2
     figure = Figure(figsize=(13, height))
     figure.subplots_adjust(left=0.07, right=0.98, top=1.0 - 0.75 / height, bottom=0.55 / height, hspace=0.45,
                            wspace=0.22)
-    axes = figure.subplots(len(joints), 2, squeeze=False, sharex=True, width_ratios=(2.2, 1))
-    figure.suptitle(f"{_title(experiment)} — joints {group.replace('_', ', ')}: commanded vs measured position "
-                    f"and tracking error", fontsize=12)
+    axes = figure.subplots(rows, 2, squeeze=False, sharex=True, width_ratios=(2.2, 1))
+    figure.suptitle(title, fontsize=12)
+    return figure, axes
+
+
+def joint_page(experiment: Experiment, group: str, joints: Sequence[JointTracking]) -> Figure:
+    figure, axes = joint_page_layout(len(joints), f"{_title(experiment)} — joints {group.replace('_', ', ')}: "
+                                                  "commanded vs measured position and tracking error")
     for row, joint in enumerate(joints):
         position, error = axes[row]
         position.plot(joint.measured.t, np.degrees(joint.measured.v), color=MEASURED, lw=1.2, label="measured")
