@@ -12,19 +12,24 @@ where it is while a command it sends takes effect (a goal, until its acceptance)
 The simulation waits for every participant's answer of the state it published last, so it
 is never more than one state past a participant's last answer: a hold taken while the
 simulation waits for another participant (whose goal this node is accepting) keeps it at
-the next state, the same in every run.
+the next state, the same in every run. A client held at a state acts only once every other
+participant has answered that state too (:meth:`LockstepParticipant.paused_at`): a command it
+then sends reaches the others after their work for that state, never during it, so it takes
+effect at the next state in every run.
 """
 
 from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections.abc import Iterator
 
 from builtin_interfaces.msg import Time
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
+from humanoid_control.loop.lockstep import STAMP_TOLERANCE
 from humanoid_control.ros.ros_time import seconds
 from humanoid_interfaces.msg import LockstepReady
 
@@ -42,7 +47,8 @@ class LockstepParticipant:
     def __init__(self, node: Node, name: str | None = None, start_held: bool = False) -> None:
         """``start_held``: hold the simulation at its first state until :meth:`go` or
         :meth:`paused_at` (a client that must act at a given time, whatever it is doing
-        until it gets there)."""
+        until it gets there); such a client also follows the other participants' answers,
+        for :meth:`paused_at` and :meth:`run_to`."""
         self.name = name or node.get_name()
         self._publisher = node.create_publisher(LockstepReady, LOCKSTEP_TOPIC, LOCKSTEP_QOS)
         self._lock = threading.Lock()
@@ -52,6 +58,10 @@ class LockstepParticipant:
         self._pause_from: float | None = None
         self._paused = threading.Event()
         self._paused_stamp = 0.0
+        self._others: dict[str, float] = {}  # a client's view: the latest stamp (s) each other participant answered
+        self._others_changed = threading.Condition(self._lock)
+        if start_held:
+            node.create_subscription(LockstepReady, LOCKSTEP_TOPIC, self._on_answer, LOCKSTEP_QOS)
 
     def answered(self, stamp: Time) -> None:
         """The joint_states message stamped ``stamp`` is handled (and what it caused is sent)."""
@@ -64,6 +74,33 @@ class LockstepParticipant:
                 self._withheld = stamp
                 return
         self._publish(stamp)
+
+    def _on_answer(self, msg: LockstepReady) -> None:
+        if msg.participant == self.name:
+            return
+        with self._lock:
+            if msg.leaving:
+                self._others.pop(msg.participant, None)
+            else:
+                stamp = seconds(msg.stamp)
+                self._others[msg.participant] = max(stamp, self._others.get(msg.participant, stamp))
+            self._others_changed.notify_all()
+
+    def _wait_for_others(self, stamp: float, deadline: float) -> None:
+        """Until every other participant seen answering has answered the state stamped
+        ``stamp`` (s): its work for that state is done and sent. TimeoutError at ``deadline``
+        (time.monotonic()), naming those still at work."""
+        due = stamp - STAMP_TOLERANCE
+
+        def behind() -> list[str]:
+            return sorted(name for name, answered in self._others.items() if answered < due)
+
+        with self._lock:
+            while behind():
+                left = deadline - time.monotonic()
+                if left <= 0.0:
+                    raise TimeoutError(f"held at t = {stamp:g} s, {', '.join(behind())} did not answer that state")
+                self._others_changed.wait(left)
 
     def go(self) -> None:
         """End the hold taken at the start (``start_held``), once."""
@@ -90,8 +127,10 @@ class LockstepParticipant:
     @contextlib.contextmanager
     def paused_at(self, stamp: float, timeout: float) -> Iterator[float]:
         """Hold the simulation at its first state stamped ``stamp`` or later (s, robot time)
-        while the block runs; yields that state's stamp. TimeoutError when no such state came
-        within ``timeout`` seconds (wall)."""
+        while the block runs, every other participant having answered that state; yields the
+        state's stamp. TimeoutError when no such state came, or another participant did not
+        answer it, within ``timeout`` seconds (wall)."""
+        deadline = time.monotonic() + timeout
         with self._lock:
             self._pause_from = stamp
             self._paused.clear()
@@ -99,6 +138,7 @@ class LockstepParticipant:
         try:
             if not self._paused.wait(timeout):
                 raise TimeoutError(f"no joint_states at or after t = {stamp:g} s within {timeout:g} s")
+            self._wait_for_others(self._paused_stamp, deadline)
             yield self._paused_stamp
         finally:
             with self._lock:
@@ -112,14 +152,19 @@ class LockstepParticipant:
         """From a hold (the start's, or the one this leaves), let the simulation run to its
         first state stamped ``stamp`` or later (s, robot time) and hold it there; returns that
         state's stamp. A client that acts at given simulated times, one after the other, stays
-        held in between: each act happens at the same state in every run. TimeoutError when no
-        such state came within ``timeout`` seconds (wall)."""
+        held in between: each act happens at the same state in every run, after every other
+        participant answered it. TimeoutError when no such state came, or another participant
+        did not answer it, within ``timeout`` seconds (wall)."""
+        deadline = time.monotonic() + timeout
         with self._lock:
-            if self._holds and self._withheld is not None and seconds(self._withheld) >= stamp:
-                return seconds(self._withheld)
-            self._start_hold = False
-            self._pause_from = stamp
-            self._paused.clear()
+            held = seconds(self._withheld) if self._holds and self._withheld is not None else None
+            if held is None or held < stamp:
+                self._start_hold = False
+                self._pause_from = stamp
+                self._paused.clear()
+        if held is not None and held >= stamp:
+            self._wait_for_others(held, deadline)
+            return held
         self.release()
         reached = self._paused.wait(timeout)
         with self._lock:
@@ -127,6 +172,7 @@ class LockstepParticipant:
             self._paused.clear()
         if not reached:
             raise TimeoutError(f"no joint_states at or after t = {stamp:g} s within {timeout:g} s")
+        self._wait_for_others(self._paused_stamp, deadline)
         return self._paused_stamp
 
     @property
