@@ -248,3 +248,36 @@ def test_every_walking_parameter_in_a_robot_file_is_a_parameter(robot):
     fields = set(WalkParameters.__dataclass_fields__)
     assert keys <= fields, keys - fields
     WalkParameters.for_robot(robot)  # and the values pass the checks
+
+
+@pytest.mark.parametrize("robot_name", ["hoap2", "bioloid"])
+def test_the_first_trajectories_of_a_walk_reaching_the_robot_late_are_still_accepted(robot_name):
+    """A loaded controller's trajectories reach the robot after the reading they answer; the
+    robot joins a late one on its timeline, from where it stands. The walk's first ones must
+    not ask for a jump: arriving up to most of ``command_lead`` late, the robot's validator
+    (with its measured position) accepts them."""
+    from humanoid_control.biped_walking.streaming import WalkCycle
+    from humanoid_control.loop.validation import CommandValidator, PointData
+
+    robot = KinematicRobot(robot_name)
+    robot.positions = np.zeros(len(robot.model.joints))  # every joint at its zero (a servo bus's centres)
+    cycle = WalkCycle(robot.controller)
+    validator = CommandValidator(robot.model.joints)
+    late = 0.8 * robot.params.command_lead
+    robot.controller.walk_velocity(0.02, 0.0, 0.0, robot.time)
+    batches = []
+    while robot.time < 2.0 * robot.params.command_lead:
+        batch = cycle.cycle(robot.time, robot.measured(), None)
+        if batch is not None:
+            batches.append((robot.time, batch))
+        robot.time += robot.params.period
+    assert batches
+    for k, (sent_at, batch) in enumerate(batches):
+        arrival = sent_at + late
+        # where the robot is when the trajectory arrives: on the path it got before, or where it stood
+        passed = sorted((s.stamp, s.positions) for _, before in batches[:k] for s in before.setpoints
+                        if s.stamp <= arrival)
+        current = passed[-1][1] if passed else robot.positions
+        points = [PointData(s.stamp - batch.start, s.positions, v) for s, v in zip(batch.setpoints, batch.velocities,
+                                                                                    strict=True)]
+        validator.trajectory(robot.model.joints.names, points, current, start_time=batch.start, now=arrival)

@@ -8,7 +8,9 @@ joint state, on the robot's clock) and holds three phases:
   soles flat on the ground.
 - ``PREPARING``: from the posture the robot stands in to the walking posture (CoM
   lowered to the walking height over the middle of the feet, trunk upright, the other
-  joints to the configured posture), feet planted, in ``prepare_duration``.
+  joints to the configured posture), feet planted, in ``prepare_duration``, beginning
+  ``command_lead`` after the reading that started it (so that a late first trajectory
+  still finds the path at rest where the robot stands).
 - ``WALKING``: the pattern (:class:`~humanoid_control.biped_walking.pattern.WalkPattern`)
   advanced to the reading's time plus the command lead, turned into joint positions by
   the whole-body IK (:class:`~humanoid_description.inverse_kinematics.StanceSolver`).
@@ -352,7 +354,10 @@ class WalkController:
             self._refuse(f"cannot start walking: no walking posture with the CoM at {self.params.com_height:g} m "
                          f"over these feet (IK residual {self.solver.error:.3g})")
             return
-        self._preparation = _Preparation(now, self._move_duration(start, ready), feet,
+        # the move begins command_lead after this reading: a first trajectory reaching the robot
+        # up to that late still finds the path at rest where the robot stands (the robot joins a
+        # late trajectory on its timeline, and would otherwise have to jump to it)
+        self._preparation = _Preparation(now + self.params.command_lead, self._move_duration(start, ready), feet,
                                          np.array(positions, dtype=float), ready, landed,
                                          0.0 if landed is None else self._move_duration(positions, landed))
         self._last = Setpoint(now, np.array(positions, dtype=float), np.zeros(len(positions)))
