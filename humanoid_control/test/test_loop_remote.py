@@ -103,7 +103,10 @@ def test_a_refusal_in_the_loop_reaches_the_front_with_its_code(joints):
 def test_a_cancel_stops_the_run_where_it_is(joints):
     served = Served(joints)
     try:
-        run = served.client.start_trajectory(*served.trajectory((5.0, 1.0)), timeout=PATIENCE)
+        # the ideal driver's clock runs as fast as the loop cycles (1000 cycles: a fraction of a
+        # second): a run long in robot time, so that the stop comes before its end however slow
+        # this process is
+        run = served.client.start_trajectory(*served.trajectory((500.0, 1.0)), timeout=PATIENCE)
         served.client.stop(run)
         assert run.done.wait(PATIENCE)
         assert run.state is RunState.CANCELED
