@@ -32,6 +32,8 @@ class ServoJoint:
     direction: int
     offset: int
     thesis: int | None = None
+    #: The thesis' limit table for this joint (raw register values; None: the whole range), data only.
+    thesis_limits: tuple[int, int] | None = None
 
     @property
     def scale(self) -> PositionScale:
@@ -43,6 +45,13 @@ class ServoJoint:
     def radians_to_raw(self, radians: float) -> int:
         """Register value for a joint angle; ValueError outside the register range."""
         return self.scale.radians_to_raw(self.direction * radians) + self.offset
+
+    def thesis_limits_radians(self) -> tuple[float, float]:
+        """The thesis' limit table for this joint as joint angles (rad, lower <= upper); where
+        the table gives none, the servo's whole range (as the thesis says)."""
+        raw = self.thesis_limits or (self.scale.raw_min, self.scale.raw_max)
+        low, high = sorted(self.raw_to_radians(r + self.offset) for r in raw)
+        return low, high
 
     def raw_velocity_sign(self) -> int:
         """Sign relating a register speed (positive = increasing raw) to joint velocity."""
@@ -86,7 +95,12 @@ class JointMap(Mapping[str, ServoJoint]):
             direction = int(item.get("direction", 1))
             if direction not in (1, -1):
                 raise ValueError(f"{path}: joint {joint}: direction must be 1 or -1")
+            thesis_limits = item.get("thesis_limits")
+            if thesis_limits is not None:
+                if len(thesis_limits) != 2:
+                    raise ValueError(f"{path}: joint {joint}: thesis_limits must be [lower, upper] (raw)")
+                thesis_limits = (int(thesis_limits[0]), int(thesis_limits[1]))
             entries.append(ServoJoint(joint=joint, servo_id=int(item["id"]), model=model,
                                       direction=direction, offset=int(item.get("offset", 0)),
-                                      thesis=item.get("thesis")))
+                                      thesis=item.get("thesis"), thesis_limits=thesis_limits))
         return cls(entries)

@@ -169,3 +169,18 @@ def test_mass_identification_is_honest_and_gives_the_committed_masses(model):
     committed = yaml.safe_load(files.config_file("mass_model.yaml").read_text())["links"]
     for link, value in structure.items():
         assert committed[link]["structure"] == pytest.approx(value, abs=1e-4), link
+
+
+def test_the_model_limits_are_the_servo_range_and_the_thesis_table_is_data(model):
+    """The real robot stood beyond the thesis' limit table (J14 = 84.40 deg, J17 = -59.5 deg in
+    balanced poses): the model's limits are the mechanism's, each servo's whole range; the
+    table stays data in the joint map."""
+    for servo in model.config.joint_map.values():
+        limits = model.joints[servo.joint].limits
+        ends = sorted(servo.raw_to_radians(raw) for raw in (0, 1023))
+        assert (limits.lower, limits.upper) == pytest.approx(ends, abs=1e-6), servo.joint
+    l_hip_roll, l_ankle_pitch = model.config.joint_map["l_hip_roll"], model.config.joint_map["l_ankle_pitch"]
+    assert np.degrees(l_hip_roll.thesis_limits_radians()) == pytest.approx([-39.58, 66.26], abs=0.01)
+    assert np.degrees(l_ankle_pitch.thesis_limits_radians()) == pytest.approx([-58.64, 51.02], abs=0.01)
+    for servo, angle in ((l_hip_roll, 84.40), (l_ankle_pitch, -59.5)):
+        assert model.joints[servo.joint].limits.contains(servo.direction * np.radians(angle), 0.0)

@@ -2,10 +2,12 @@
 
 For every pose of a thesis pose file (J1..J18 in degrees): the whole-body and link CoMs
 and the static margin in the thesis frame, and ``outside_limits``: the joints beyond the
-model's joint-limit table, with their values (the real robot took some such poses, so a
-pose outside the table is reported and the batch goes on). With ``--simulate`` each pose
-is also played in the simulator (:mod:`humanoid_experiments.balance_simulation`): ``held``
-is true or false, or null when the pose was not simulated (``not_simulated`` says why).
+thesis' joint-limit table, with their values (documented data, not the model's limits,
+which are the servo's range: the real robot took some such poses). With ``--simulate``
+each pose is also played in the simulator (:mod:`humanoid_experiments.balance_simulation`),
+beyond the thesis' table too: ``held`` is true or false, or null when the pose was not
+simulated (``not_simulated`` says why: a joint beyond the servo's range, or the robot's
+refusal, e.g. the self-collision veto's).
 
 Batches of any length: the file is read twice, line by line (once to check every line
 and count the poses, once to analyse them), so memory stays bounded; each pose's result
@@ -58,7 +60,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "after a label; any length (read line by line, progress on stderr)")
     parser.add_argument("--json", required=True, metavar="OUT", type=file_or_stdout,
                         help="JSON file to write (a list, one entry per pose, with outside_limits: the joints "
-                             "beyond the model's limit table); - for stdout")
+                             "beyond the thesis' limit table); - for stdout")
     parser.add_argument("--simulate", action="store_true",
                         help="also play each pose in the simulator and report whether it is held")
     parser.add_argument("--hold", type=positive_number, default=2.0, help="seconds each pose must be held (2)")
@@ -105,7 +107,7 @@ def _run(args: argparse.Namespace) -> int:
             write(entry)
             progress.done(index)
     where = "" if args.json == "-" else f"; written to {args.json}"
-    print(f"{count} poses {progress.verb} ({outside} outside the model's joint limits){where}", file=sys.stderr)
+    print(f"{count} poses {progress.verb} ({outside} outside the thesis' limit table){where}", file=sys.stderr)
     return 0
 
 
@@ -127,12 +129,19 @@ def analyse(frame, pose) -> dict:
 
 def simulate(simulator, label: str, angles_deg, outside_limits: list[dict], index: int, count: int) -> dict:
     """``held`` (and ``not_simulated`` when it could not be played) for one pose."""
-    if outside_limits:
-        joints = ", ".join(f"{v['joint']} = {v['value_deg']:.2f} deg" for v in outside_limits)
-        reason = f"outside the model's joint limits ({joints}): the simulated robot refuses such goals"
+    unreachable = [v for v in outside_limits if not v["within_servo_range"]]
+    if unreachable:
+        joints = ", ".join(f"{v['joint']} = {v['value_deg']:.2f} deg" for v in unreachable)
+        reason = f"beyond the servo's range ({joints}): the simulated robot refuses such goals"
         print(f"[{index}/{count}] {label}: not simulated: {reason}", file=sys.stderr, flush=True)
         return {"held": None, "not_simulated": reason}
-    result = simulator.play(label, angles_deg)
+    from humanoid_experiments.balance_simulation import PoseRefusedError
+
+    try:
+        result = simulator.play(label, angles_deg)
+    except PoseRefusedError as refused:
+        print(f"[{index}/{count}] {label}: not simulated: {refused}", file=sys.stderr, flush=True)
+        return {"held": None, "not_simulated": str(refused)}
     print(f"[{index}/{count}] {result.describe()}", file=sys.stderr, flush=True)
     return {"held": result.held}
 

@@ -107,6 +107,11 @@ class FallLog:
         return next((t for t in self.times if start <= t <= end), None)
 
 
+class PoseRefusedError(RuntimeError):
+    """The robot refused to play the pose (the self-collision veto, a limit): the pose is
+    not judged, and the reason says why."""
+
+
 def pose_motion(robot: str, label: str, angles_deg: Sequence[float], hold_seconds: float) -> Motion:
     """The library P motions' program for one thesis pose: home, weight shift over the
     right foot, left foot raised, the pose held ``hold_seconds``, and back."""
@@ -132,7 +137,7 @@ def play_pose(client: RobotClient, falls: FallLog, label: str, motion: Motion) -
         recorded = client.stop_recording()
     start = outcome.start_time
     if start is None:
-        raise RuntimeError(f"{label}: the trajectory produced no feedback: {outcome.error_string}")
+        raise PoseRefusedError(f"the robot refused the motion into the pose: {outcome.error_string}")
     arrival = start + float(playback.keyframe_times[index])
     hold = float(playback.played.holds[index])
     fell = falls.first_between(arrival, arrival + hold)

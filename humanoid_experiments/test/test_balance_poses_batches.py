@@ -1,4 +1,4 @@
-"""`humanoid balance-poses` on batches: a verdict per pose (a pose beyond the model's
+"""`humanoid balance-poses` on batches: a verdict per pose (a pose beyond the thesis'
 joint-limit table is reported, not fatal), progress on long batches, bounded memory."""
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def test_a_pose_beyond_the_limit_table_is_reported_and_the_batch_goes_on(tmp_pat
     assert (j2["joint"], j2["value_deg"], j2["within_servo_range"]) == ("J2", 160.0, False)
     assert j2["limits_deg"] == pytest.approx([-150.12, 149.83], abs=0.01)  # the AX-12's range is J2's table
     assert all(len(e["com_mm"]) == 3 for e in entries)  # every pose analysed
-    assert "4 poses analysed (2 outside the model's joint limits)" in result.stderr
+    assert "4 poses analysed (2 outside the thesis' limit table)" in result.stderr
 
 
 def random_poses(count: int, seed: int = 0) -> str:

@@ -1,4 +1,6 @@
-"""`humanoid balance-poses --simulate`: the thesis' balanced poses P1..P13 played in the simulator.
+"""`humanoid balance-poses --simulate`: the thesis' balanced poses played in the simulator
+(four of P1..P13 here; the command plays any file), and a pose beyond the thesis' limit
+table that the real robot took, played too.
 
 What the simulation should reproduce is decided by the model, pose by pose, before the
 run: a pose on the right foot is held when its whole-body CoM lies over the right
@@ -43,25 +45,70 @@ def left_foot_clearance_mm(frame: ThesisFrame, angles_deg: list[float]) -> float
     return 1000.0 * min(float(support.actInv(corner)[2]) for corner in model.sole_corners("left", q))
 
 
-def test_simulated_balanced_poses_are_held_where_the_model_balances_them(tmp_path):
-    poses = yaml.safe_load(robot_files("bioloid").config_file("balanced_poses.yaml").read_text())["poses"]
-    path = tmp_path / "poses.csv"
-    path.write_text("".join(",".join([name, *map(str, spec["angles"])]) + "\n" for name, spec in poses.items()))
-    out = tmp_path / "out.json"
+#: The poses the test plays (the whole table is the command's: ``humanoid balance-poses --robot
+#: bioloid --poses FILE --simulate``, about 4 s a pose): the first and last, P5 (its left foot
+#: strikes the ground) and P7 (inconsistent with the equations, statically sound).
+PLAYED = ("P1", "P5", "P7", "P13")
+#: P4 with the free leg beyond the thesis' table where the real robot took it: J14 (l_hip_roll)
+#: at 84.40 deg and J17 (l_ankle_pitch) at -59.5 deg (18 mm from any self-collision).
+BEYOND = "P4 beyond the table"
+#: The same leg with P3's arms: the left shank comes within 1 mm of the left forearm, which
+#: the self-collision veto refuses (the batch goes on).
+COLLIDING = "P3 beyond the table"
+
+
+def beyond_the_table(angles: list[float]) -> list[float]:
+    angles = list(angles)
+    angles[13], angles[16] = 84.40, -59.5
+    return angles
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory) -> tuple[dict[str, list[float]], subprocess.CompletedProcess, list[dict]]:
+    table = yaml.safe_load(robot_files("bioloid").config_file("balanced_poses.yaml").read_text())["poses"]
+    poses = {name: table[name]["angles"] for name in PLAYED} | {BEYOND: beyond_the_table(table["P4"]["angles"]),
+                                                                 COLLIDING: beyond_the_table(table["P3"]["angles"])}
+    folder = tmp_path_factory.mktemp("balance_poses")
+    path, out = folder / "poses.csv", folder / "out.json"
+    path.write_text("".join(",".join([name, *map(str, angles)]) + "\n" for name, angles in poses.items()))
     result = subprocess.run(["humanoid", "balance-poses", "--robot", "bioloid", "--poses", str(path), "--simulate",
                              "--json", str(out)], capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stderr
-    entries = json.loads(out.read_text())
+    return poses, result, json.loads(out.read_text())
 
+
+def test_simulated_balanced_poses_are_held_where_the_model_balances_them(played):
+    poses, result, entries = played
     assert [e["pose"] for e in entries] == list(poses)
-    assert all(set(e) == KEYS and isinstance(e["held"], bool) for e in entries)
+    judged = [e for e in entries if e["pose"] != COLLIDING]
+    assert all(set(e) == KEYS and isinstance(e["held"], bool) for e in judged)
     progress = [line for line in result.stderr.splitlines() if line.startswith("[")]
-    assert [line.split("]")[0] for line in progress] == [f"[{i}/13" for i in range(1, 14)]
+    assert [line.split("]")[0] for line in progress] == [f"[{i}/{len(poses)}" for i in range(1, len(poses) + 1)]
     frame = ThesisFrame(load_model("bioloid"))
-    clearance = {name: left_foot_clearance_mm(frame, spec["angles"]) for name, spec in poses.items()}
-    expected = {e["pose"]: e["margin_mm"] > 0.0 and clearance[e["pose"]] > 0.0 for e in entries}
-    held = {e["pose"]: e["held"] for e in entries}
+    clearance = {name: left_foot_clearance_mm(frame, angles) for name, angles in poses.items()}
+    expected = {e["pose"]: e["margin_mm"] > 0.0 and clearance[e["pose"]] > 0.0 for e in judged}
+    held = {e["pose"]: e["held"] for e in judged}
     assert held == expected, {name: (held[name], round(clearance[name], 1)) for name in held}
     # the model's verdict as the docstring explains it: all but P5
-    assert [name for name, ok in expected.items() if not ok] == ["P5"]
-    assert all(e["margin_mm"] > 0.0 for e in entries)
+    assert [name for name, ok in expected.items() if not ok and name in PLAYED] == ["P5"]
+    assert all(e["margin_mm"] > 0.0 for e in entries if e["pose"] in PLAYED)
+
+
+def test_a_pose_beyond_the_thesis_table_is_simulated_and_its_joints_named(played):
+    """The real robot stood with J14 at 84.40 deg and J17 at -59.5 deg, beyond the thesis'
+    table: such a pose is played (the model's limits are the servos' range: held or not as
+    the model balances it, checked above), and the joints beyond the table are named."""
+    _, _, entries = played
+    (entry,) = [e for e in entries if e["pose"] == BEYOND]
+    assert [(v["joint"], v["within_servo_range"]) for v in entry["outside_limits"]] == [("J14", True), ("J17", True)]
+    assert "not_simulated" not in entry and isinstance(entry["held"], bool)
+    assert all(e["outside_limits"] == [] for e in entries if e["pose"] in PLAYED)
+
+
+def test_a_pose_the_collision_veto_refuses_is_reported_and_the_batch_goes_on(played):
+    _, result, entries = played
+    (entry,) = [e for e in entries if e["pose"] == COLLIDING]
+    assert entry["held"] is None
+    assert "refused the motion into the pose" in entry["not_simulated"], entry["not_simulated"]
+    assert "l_shank" in entry["not_simulated"] and "l_forearm" in entry["not_simulated"]
+    assert f"{COLLIDING}: not simulated: the robot refused" in result.stderr

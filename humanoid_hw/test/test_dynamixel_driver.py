@@ -161,17 +161,27 @@ def test_directions_and_offsets_of_the_joint_map(bioloid, emulator):
         assert state.position[index] == pytest.approx(ax12_angle(raw, servo.direction, offsets.get(servo_id, 0)))
 
 
-def test_a_joint_found_outside_its_limits_is_held_and_reported(bioloid, emulator, driver):
-    emulator.place(13, 600)  # r_knee bent backwards: beyond its URDF lower limit
-    state = driver.start()
-    index = bioloid.joints.index("r_knee")
-    assert state.position[index] == pytest.approx(ax12_angle(600, -1))  # torque-on did not move it
-    assert emulator.register(13, "min_position_limit") <= 600 <= emulator.register(13, "max_position_limit")
-    warning = entry(driver, "r_knee")
-    assert warning.level == Level.WARN and "outside its limits" in warning.message
-    lower = bioloid.joints["r_knee"].limits.lower
-    run_until(driver, lambda s: s.position[index] >= lower - math.radians(0.2932), hold(state))  # clamped goal
-    assert entry(driver, "r_knee").level == Level.OK
+def test_a_joint_found_outside_its_limits_is_held_and_reported(bioloid, emulator):
+    # The model's limits are the servo's whole range at the factory zero; a calibration offset
+    # shifts the servo's range past them: r_knee at the register's end is beyond its lower limit.
+    offset = -40
+    joint_map = JointMap([dataclasses.replace(s, offset=offset if s.servo_id == 13 else 0)
+                          for s in bioloid.config.joint_map.values()])
+    driver = driver_for(bioloid, emulator, joint_map=joint_map)
+    try:
+        emulator.place(13, 1023)
+        state = driver.start()
+        index = bioloid.joints.index("r_knee")
+        lower = bioloid.joints["r_knee"].limits.lower
+        assert state.position[index] == pytest.approx(ax12_angle(1023, -1, offset))  # torque-on did not move it
+        assert state.position[index] < lower
+        assert emulator.register(13, "min_position_limit") <= 1023 <= emulator.register(13, "max_position_limit")
+        warning = entry(driver, "r_knee")
+        assert warning.level == Level.WARN and "outside its limits" in warning.message
+        run_until(driver, lambda s: s.position[index] >= lower - math.radians(0.2932), hold(state))  # clamped goal
+        assert entry(driver, "r_knee").level == Level.OK
+    finally:
+        driver.close()
 
 
 def test_missing_servo_refuses_naming_id_and_joint(bioloid, tmp_path):

@@ -29,17 +29,6 @@ import yaml
 from humanoid_description.bioloid_thesis import equations as thesis
 from humanoid_description.units import AX12
 
-#: Thesis joint limits in raw AX-12 units (strict inequality in the thesis; used as
-#: inclusive bounds here). None = the whole 0..1023 range. J15 is printed with its
-#: sign flipped (the balanced poses use J15 from -19.05 to 95.24 degrees), so the
-#: printed range is mirrored about the centre value.
-RAW_LIMITS: dict[int, tuple[int, int] | None] = {
-    1: (312, 686), 2: None, 3: (88, 513), 4: (91, 600), 5: (286, 647), 6: None,
-    7: None, 8: (162, 824), 9: (162, 824), 10: None, 11: (200, 862), 12: (162, 862),
-    13: None, 14: (377, 738), 15: (2 * 512 - 597, 2 * 512 - 152), 16: (501, 925),
-    17: (312, 686), 18: (277, 685),
-}
-
 #: Box of each URDF link's body, centred on the link's CoM: size (x, y, z) in mm in the
 #: link frame at the zero pose (T-pose, arms sideways), sized from the AX-12 (32 x 50 x
 #: 40 mm) and the brackets that make up each link. Its use: the link's inertia (a solid
@@ -112,9 +101,11 @@ def _reversed_joints() -> set[int]:
     return numbers
 
 
-def _limits(number: int, direction: int) -> tuple[float, float]:
-    raw = RAW_LIMITS[number] or (AX12.raw_min, AX12.raw_max)
-    bounds = sorted(direction * np.radians(AX12.raw_to_degrees(r)) for r in raw)
+def _limits(direction: int) -> tuple[float, float]:
+    """The mechanism's limits: the servo's whole register range. The thesis' limit table is
+    not (the real robot stood beyond it); it is kept as data in ``joint_map.yaml``
+    (``thesis_limits``), and self-collision is the veto's to guard."""
+    bounds = sorted(direction * np.radians(AX12.raw_to_degrees(r)) for r in (AX12.raw_min, AX12.raw_max))
     return round(float(bounds[0]), 6), round(float(bounds[1]), 6)
 
 
@@ -133,7 +124,7 @@ def build() -> tuple[list[UrdfJoint], dict[str, tuple[float, float, float]]]:
         sense = 1 if jt.right_handed else -1
         direction = axis_sign * sense * (-1 if backwards else 1)
         unit = tuple(float(v) for v in np.eye(3)["XYZ".index(jt.axis)])
-        lower, upper = _limits(jt.number, direction)
+        lower, upper = _limits(direction)
         joints.append(UrdfJoint(
             name=thesis.URDF_JOINT[jt.number], thesis_number=jt.number, motor_id=jt.motor_id,
             parent=thesis.URDF_LINK[parent], child=thesis.URDF_LINK[child],

@@ -42,17 +42,18 @@ class PoseAnalysis:
 
 @dataclass(frozen=True)
 class LimitViolation:
-    """One joint of a pose outside the model's joint-limit table (the thesis' table)."""
+    """One joint of a pose outside the thesis' joint-limit table (``thesis_limits`` of the
+    joint map): documented data, not the model's limits, which are the servo's range."""
 
     thesis_joint: int  # J number
     joint: str  # URDF joint
     value_deg: float  # the pose's angle, thesis convention
-    limits_deg: tuple[float, float]  # the model's limits, thesis convention
-    within_servo_range: bool  # the servo can still turn there (its register range)
+    limits_deg: tuple[float, float]  # the thesis' table, thesis convention
+    within_servo_range: bool  # the servo can turn there (the model's limits): the pose can be played
 
     def describe(self) -> str:
         where = "within" if self.within_servo_range else "beyond"
-        return (f"J{self.thesis_joint} ({self.joint}) = {self.value_deg:.2f} deg is outside the model's limits "
+        return (f"J{self.thesis_joint} ({self.joint}) = {self.value_deg:.2f} deg is outside the thesis' limit table "
                 f"[{self.limits_deg[0]:.2f}, {self.limits_deg[1]:.2f}] deg ({where} the servo's range)")
 
 
@@ -83,23 +84,19 @@ class ThesisFrame:
         return tuple(s.direction * math.degrees(float(positions[self.model.joints.index(s.joint)])) for s in servos)
 
     def outside_limits(self, angles_deg: Sequence[float]) -> list[LimitViolation]:
-        """The joints of a pose beyond the model's joint-limit table, each with whether its
-        servo can still reach the angle (the real robot took some such poses: the thesis
-        notes J14 = 84.40 deg in a balanced pose, beyond its table's 66.26 deg)."""
+        """The joints of a pose beyond the thesis' limit table, each with whether its servo can
+        still reach the angle (the real robot took some such poses: the thesis notes J14 =
+        84.40 deg in a balanced pose, beyond its table's 66.26 deg)."""
         positions = self.joint_positions(angles_deg)
         violations = []
         for number, angle in enumerate(angles_deg, start=1):
             servo = self._servo_of[number]
-            limits = self.model.joints[servo.joint].limits
+            table = servo.thesis_limits_radians()
             value = float(positions[self.model.joints.index(servo.joint)])
-            if limits.contains(value, LIMIT_TOLERANCE):
+            if table[0] - LIMIT_TOLERANCE <= value <= table[1] + LIMIT_TOLERANCE:
                 continue
-            try:
-                servo.radians_to_raw(value)
-                reachable = True
-            except ValueError:
-                reachable = False
-            bounds = sorted(servo.direction * math.degrees(x) for x in (limits.lower, limits.upper))
+            reachable = self.model.joints[servo.joint].limits.contains(value, LIMIT_TOLERANCE)
+            bounds = sorted(servo.direction * math.degrees(x) for x in table)
             violations.append(LimitViolation(number, servo.joint, float(angle), (bounds[0], bounds[1]), reachable))
         return violations
 
