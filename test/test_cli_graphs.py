@@ -239,7 +239,12 @@ def test_a_dying_recorder_leaves_a_readable_bag_and_the_robot_running(tmp_path):
     command = ["humanoid", "sim", "--robot", "bioloid", "--record", str(bag)]
     with launched(command, len(sim_nodes("bioloid")) + 1) as (launcher, nodes), \
             RobotClient("recorder_death_client") as client:
-        poll_until(lambda: sum(f.stat().st_size for f in bag.glob("*.mcap")) > 65536, "chunks in the bag", PATIENCE)
+        # joint_states in the bag's written chunks: the recorder takes each topic as discovery
+        # matches it, then 64 KiB more (a chunk) is on disk
+        client.wait_for_subscriber("joint_states", "humanoid_recorder", PATIENCE)
+        written = sum(f.stat().st_size for f in bag.glob("*.mcap"))
+        poll_until(lambda: sum(f.stat().st_size for f in bag.glob("*.mcap")) > written + 65536, "chunks in the bag",
+                   PATIENCE)
         recorder = node_process(nodes, "humanoid_recorder")
         os.kill(recorder, signal.SIGKILL)
         poll_until(lambda: "the graph goes on without recording" in output(launcher), "the bag made readable",

@@ -25,7 +25,7 @@ from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from humanoid_bringup.graphs import real_nodes, sim_nodes
 from humanoid_bringup.serving import with_recorder
 from humanoid_control.processes.node_graph import Graph, NodeSpec
-from humanoid_control.ros.robot_client import RobotClient, poll_until
+from humanoid_control.ros.robot_client import RobotClient
 from humanoid_hw.emulator.process import emulator_process
 from humanoid_interfaces.action import PlayMotion
 from humanoid_tools.recording.bag_writer import BagWriter
@@ -56,9 +56,8 @@ def record_motion(nodes: list[NodeSpec], bag: Path, log_dir: Path) -> None:
     try:
         with RobotClient("compare_test") as client:
             client.wait_for_joint_states(PATIENCE)
-            poll_until(lambda: all(any(info.node_name == "humanoid_recorder"
-                                       for info in client.node.get_subscriptions_info_by_topic(topic))
-                                   for topic in RECORDED_FIRST), "the recorder's subscriptions", PATIENCE)
+            for topic in RECORDED_FIRST:
+                client.wait_for_subscriber(topic, "humanoid_recorder", PATIENCE)
             result = client.play_motion(name=MOTION, timeout=120.0).result
             assert result.error_code == PlayMotion.Result.SUCCESSFUL, result.error_string
             # the robot at rest in the motion's last pose, past the other recording's end of the

@@ -20,7 +20,7 @@ from sensor_msgs.msg import JointState
 
 from humanoid_bringup.graphs import RECORDER_NODE, recorder_node, sim_nodes
 from humanoid_control.processes.node_graph import Graph
-from humanoid_control.ros.robot_client import RobotClient, poll_until
+from humanoid_control.ros.robot_client import RobotClient
 from humanoid_control.ros.topics import DEFAULT_TOPICS
 
 pytestmark = pytest.mark.system
@@ -48,9 +48,7 @@ def recorded_bag(tmp_path_factory):
                 client.wait_for_joint_states(60.0)
                 # the recorder takes joint_states before the wave starts (it subscribes to each
                 # topic as its publishers appear)
-                poll_until(lambda: any(info.node_name == RECORDER_NODE
-                                       for info in client.node.get_subscriptions_info_by_topic("/joint_states")),
-                           "the recorder subscribed to joint_states", 120.0)
+                client.wait_for_subscriber("joint_states", RECORDER_NODE, 120.0)
                 assert client.play_motion(name="wave").result.error_code == 0
                 for i in range(20):  # streaming set-points, as a joystick would send them
                     client.commands.publish(JointState(name=["r_elbow"], position=[-0.3 * math.sin(i / 6)]))

@@ -235,6 +235,15 @@ class RobotClient:
         assert self._joint_state is not None
         return self._joint_state
 
+    def wait_for_subscriber(self, topic: str, node_name: str, timeout: float = 30.0) -> None:
+        """Until node ``node_name`` subscribes to ``topic`` (a recorder, an observer): discovery
+        matches endpoints one by one, so a node that is up may not take a topic yet."""
+        topic = topic if topic.startswith("/") else f"/{topic}"
+        def subscribed() -> bool:
+            return any(info.node_name == node_name for info in self.node.get_subscriptions_info_by_topic(topic))
+
+        poll_until(subscribed, f"{node_name} subscribed to {topic}", timeout)
+
     @property
     def joint_state(self) -> JointState | None:
         return self._joint_state
