@@ -29,7 +29,7 @@ from humanoid_bringup.graphs import ROBOT_AND_PLAYER_ONLY, sim_nodes
 from humanoid_control.loop.interpolation import Spline
 from humanoid_control.motion import Motion, Playback, load_motion, plan_playback
 from humanoid_control.motion.hoap2_csv import CsvLayout, write_hoap2_csv
-from humanoid_control.ros.robot_client import RobotClient
+from humanoid_control.ros.robot_client import JOINT_STATES_DEPTH, RobotClient
 from humanoid_control.ros.ros_time import seconds
 from humanoid_interfaces.action import PlayMotion
 
@@ -171,9 +171,12 @@ def away_from_the_start(client: RobotClient, motion: Motion) -> None:
     start = motion.positions[0][motion.joint_names.index(joint)]
     away = start + 0.2 if start < 0.5 else start - 0.2
     client.reset({joint: away})
-    # the generator plans from the latest joint_states it has: let the reset robot's reach it
+    # the generator plans from the latest joint_states it has: let the reset robot's reach it.
+    # States from before the reset may still be queued for this client (the simulation runs
+    # ahead of a slow client, up to its queue: JOINT_STATES_DEPTH at 100 Hz, 10 s of robot time)
+    queued = JOINT_STATES_DEPTH / 100.0
     client.wait_for_state(lambda m: abs(m.position[list(m.name).index(joint)] - away) < 0.01,
-                          f"{joint} reset 0.2 rad off the motion's start", robot_seconds=0.5)
+                          f"{joint} reset 0.2 rad off the motion's start", robot_seconds=queued + 0.5)
 
 
 def settled_positions(client: RobotClient, seconds_: float = 1.0) -> tuple[dict[str, float], dict[str, float]]:
