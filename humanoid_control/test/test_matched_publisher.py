@@ -2,45 +2,20 @@
 going (the middleware's matched events, run by the executor), and what it publishes while
 subscribed arrives."""
 
-import threading
-import time
 
 import pytest
-import rclpy
-from rclpy.executors import MultiThreadedExecutor
 from std_msgs.msg import Int32
 
 from humanoid_control.ros.matched_publisher import MatchedPublisher
+from humanoid_control.ros.robot_client import poll_until
 
 #: Generous limit (s) for anything awaited; each wait ends as soon as its condition holds.
 PATIENCE = 30.0
 
 
-def wait_until(condition, what: str) -> None:
-    deadline = time.monotonic() + PATIENCE
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.01)
-
-
 @pytest.fixture
-def nodes():
-    rclpy.init()
-    publishing = rclpy.create_node("matched_publisher_under_test")
-    listening = rclpy.create_node("matched_publisher_listener")
-    executor = MultiThreadedExecutor()
-    executor.add_node(publishing)
-    executor.add_node(listening)
-    spinner = threading.Thread(target=executor.spin, daemon=True)
-    spinner.start()
-    try:
-        yield publishing, listening
-    finally:
-        executor.shutdown()
-        publishing.destroy_node()
-        listening.destroy_node()
-        rclpy.try_shutdown()
-        spinner.join(timeout=10.0)
+def nodes(spinning_nodes):
+    return spinning_nodes("matched_publisher_under_test", "matched_publisher_listener")
 
 
 def test_the_flag_follows_subscriptions_and_messages_arrive_while_subscribed(nodes):
@@ -51,11 +26,11 @@ def test_the_flag_follows_subscriptions_and_messages_arrive_while_subscribed(nod
     received: list[int] = []
     subscription = listening.create_subscription(Int32, "matched_publisher_test",
                                                  lambda msg: received.append(msg.data), 10)
-    wait_until(lambda: publisher.subscribed, "the subscription to be matched")
+    poll_until(lambda: publisher.subscribed, "the subscription to be matched", PATIENCE)
     for value in range(5):
         publisher.publish(Int32(data=value))
-    wait_until(lambda: len(received) == 5, "five messages")
+    poll_until(lambda: len(received) == 5, "five messages", PATIENCE)
     assert received == [0, 1, 2, 3, 4]
 
     listening.destroy_subscription(subscription)
-    wait_until(lambda: not publisher.subscribed, "the subscription to be gone")
+    poll_until(lambda: not publisher.subscribed, "the subscription to be gone", PATIENCE)
