@@ -16,8 +16,15 @@ PATIENCE = 30.0
 
 
 @pytest.fixture
-def nodes(spinning_nodes):
-    return spinning_nodes("lockstep_client_under_test", "lockstep_other")
+def lockstep(spinning_nodes):
+    """A lockstep client under test, a publisher of the other participants' answers, and the
+    answers as the client's node receives them (both subscriptions matched)."""
+    client_node, other_node = spinning_nodes("lockstep_client_under_test", "lockstep_other")
+    client = LockstepParticipant(client_node, start_held=True)
+    answers = other_node.create_publisher(LockstepReady, LOCKSTEP_TOPIC, LOCKSTEP_QOS)
+    seen = answers_seen(client_node)
+    poll_until(lambda: answers.get_subscription_count() >= 2, "the client to subscribe to the answers", PATIENCE)
+    return client, answers, seen
 
 
 def answers_seen(client_node) -> list[LockstepReady]:
@@ -53,12 +60,8 @@ def stamp(t: float) -> Time:
     return Time(sec=int(t), nanosec=round((t - int(t)) * 1e9))
 
 
-def test_paused_at_waits_for_every_other_participant_to_answer_the_state(nodes):
-    client_node, other_node = nodes
-    client = LockstepParticipant(client_node, start_held=True)
-    answers = other_node.create_publisher(LockstepReady, LOCKSTEP_TOPIC, LOCKSTEP_QOS)
-    seen = answers_seen(client_node)
-    poll_until(lambda: answers.get_subscription_count() >= 2, "the client to subscribe to the answers", PATIENCE)
+def test_paused_at_waits_for_every_other_participant_to_answer_the_state(lockstep):
+    client, answers, seen = lockstep
 
     answers.publish(LockstepReady(participant="walk_controller", stamp=stamp(0.49)))
     answers.publish(LockstepReady(participant="trajectory_generator", stamp=stamp(0.49)))
@@ -77,12 +80,8 @@ def test_paused_at_waits_for_every_other_participant_to_answer_the_state(nodes):
     actor.join(PATIENCE)
 
 
-def test_a_participant_that_left_is_not_waited_for_and_one_that_does_not_answer_is_named(nodes):
-    client_node, other_node = nodes
-    client = LockstepParticipant(client_node, start_held=True)
-    answers = other_node.create_publisher(LockstepReady, LOCKSTEP_TOPIC, LOCKSTEP_QOS)
-    seen = answers_seen(client_node)
-    poll_until(lambda: answers.get_subscription_count() >= 2, "the client to subscribe to the answers", PATIENCE)
+def test_a_participant_that_left_is_not_waited_for_and_one_that_does_not_answer_is_named(lockstep):
+    client, answers, seen = lockstep
     answers.publish(LockstepReady(participant="gone", stamp=stamp(0.1)))
     answers.publish(LockstepReady(participant="gone", leaving=True))
     answers.publish(LockstepReady(participant="stuck", stamp=stamp(0.1)))
