@@ -24,6 +24,7 @@ import fcntl
 import os
 import signal
 import tempfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -141,6 +142,36 @@ def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
     setattr(item, f"rep_{report.when}", report)
+
+
+@pytest.fixture
+def spinning_nodes():
+    """``make(*names)``: rclpy nodes in this process, spun by one multi-threaded executor in a
+    thread, for tests of small ROS pieces over real DDS; destroyed after the test."""
+    import rclpy
+    from rclpy.executors import MultiThreadedExecutor
+
+    rclpy.init()
+    executor = MultiThreadedExecutor()
+    made = []
+
+    def make(*names: str) -> list:
+        nodes = [rclpy.create_node(name) for name in names]
+        for node in nodes:
+            executor.add_node(node)
+        made.extend(nodes)
+        return nodes
+
+    spinner = threading.Thread(target=executor.spin, daemon=True)
+    spinner.start()
+    try:
+        yield make
+    finally:
+        executor.shutdown()
+        for node in made:
+            node.destroy_node()
+        rclpy.try_shutdown()
+        spinner.join(timeout=10.0)
 
 
 @pytest.fixture
