@@ -67,18 +67,6 @@ for _signal, _handler in ((signal.SIGINT, signal.default_int_handler), (signal.S
         signal.signal(_signal, _handler)
 
 
-#: The integration tests: whole graphs and commands, across packages (the top-level test/).
-INTEGRATION_TESTS = Path(__file__).resolve().parent / "test"
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark the top-level tests ``integration`` (scripts/test.sh runs their system tests in one
-    session, every other test in a second one beside it)."""
-    for item in items:
-        if INTEGRATION_TESTS in item.path.parents:
-            item.add_marker(pytest.mark.integration)
-
-
 def pytest_report_header() -> str:
     return (f"ROS_DOMAIN_ID={os.environ['ROS_DOMAIN_ID']} (private to this session), "
             f"ROS_AUTOMATIC_DISCOVERY_RANGE={os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE']}, "
