@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 
-from humanoid_bringup.graphs import real_nodes, sim_nodes
+from humanoid_bringup.graphs import RECORDER_NODE, real_nodes, sim_nodes
 from humanoid_control.processes.process_lifetime import is_running
 from humanoid_control.ros.robot_client import RobotClient, poll_until
 from humanoid_hw.emulator.cli import robot_servos
@@ -241,11 +241,13 @@ def test_a_dying_recorder_leaves_a_readable_bag_and_the_robot_running(tmp_path):
             RobotClient("recorder_death_client") as client:
         # joint_states in the bag's written chunks: the recorder takes each topic as discovery
         # matches it, then 64 KiB more (a chunk) is on disk
-        client.wait_for_subscriber("joint_states", "humanoid_recorder", PATIENCE)
-        written = sum(f.stat().st_size for f in bag.glob("*.mcap"))
-        poll_until(lambda: sum(f.stat().st_size for f in bag.glob("*.mcap")) > written + 65536, "chunks in the bag",
-                   PATIENCE)
-        recorder = node_process(nodes, "humanoid_recorder")
+        def bag_size() -> int:
+            return sum(f.stat().st_size for f in bag.glob("*.mcap"))
+
+        client.wait_for_subscriber("joint_states", RECORDER_NODE, PATIENCE)
+        written = bag_size()
+        poll_until(lambda: bag_size() > written + 65536, "chunks in the bag", PATIENCE)
+        recorder = node_process(nodes, RECORDER_NODE)
         os.kill(recorder, signal.SIGKILL)
         poll_until(lambda: "the graph goes on without recording" in output(launcher), "the bag made readable",
                    PATIENCE)

@@ -22,7 +22,7 @@ from matplotlib.image import imread
 from rosbags.rosbag2 import Reader
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
-from humanoid_bringup.graphs import real_nodes, sim_nodes
+from humanoid_bringup.graphs import RECORDER_NODE, real_nodes, sim_nodes
 from humanoid_bringup.serving import with_recorder
 from humanoid_control.processes.node_graph import Graph, NodeSpec
 from humanoid_control.ros.robot_client import RobotClient
@@ -57,7 +57,7 @@ def record_motion(nodes: list[NodeSpec], bag: Path, log_dir: Path) -> None:
         with RobotClient("compare_test") as client:
             client.wait_for_joint_states(PATIENCE)
             for topic in RECORDED_FIRST:
-                client.wait_for_subscriber(topic, "humanoid_recorder", PATIENCE)
+                client.wait_for_subscriber(topic, RECORDER_NODE, PATIENCE)
             result = client.play_motion(name=MOTION, timeout=120.0).result
             assert result.error_code == PlayMotion.Result.SUCCESSFUL, result.error_string
             # the robot at rest in the motion's last pose, past the other recording's end of the
@@ -69,7 +69,7 @@ def record_motion(nodes: list[NodeSpec], bag: Path, log_dir: Path) -> None:
         raise
     finally:
         codes = graph.stop()
-    assert codes.get("humanoid_recorder") == 0, graph.log_text("humanoid_recorder")[-3000:]
+    assert codes.get(RECORDER_NODE) == 0, graph.log_text(RECORDER_NODE)[-3000:]
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,6 @@
 going (the middleware's matched events, run by the executor), and what it publishes while
 subscribed arrives."""
 
-
 import pytest
 from std_msgs.msg import Int32
 

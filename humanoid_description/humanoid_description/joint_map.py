@@ -48,9 +48,10 @@ class ServoJoint:
 
     def thesis_limits_radians(self) -> tuple[float, float]:
         """The thesis' limit table for this joint as joint angles (rad, lower <= upper); where
-        the table gives none, the servo's whole range (as the thesis says)."""
+        the table gives none, the servo's whole range (as the thesis says). The table's raw
+        values are the thesis robot's, at the factory zero: this robot's offset does not apply."""
         raw = self.thesis_limits or (self.scale.raw_min, self.scale.raw_max)
-        low, high = sorted(self.raw_to_radians(r + self.offset) for r in raw)
+        low, high = sorted(self.direction * self.scale.raw_to_radians(r) for r in raw)
         return low, high
 
     def raw_velocity_sign(self) -> int:

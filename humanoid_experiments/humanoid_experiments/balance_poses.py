@@ -129,15 +129,13 @@ def analyse(frame, pose) -> dict:
 
 def simulate(simulator, label: str, angles_deg, outside_limits: list[dict], index: int, count: int) -> dict:
     """``held`` (and ``not_simulated`` when it could not be played) for one pose."""
-    unreachable = [v for v in outside_limits if not v["within_servo_range"]]
-    if unreachable:
-        joints = ", ".join(f"{v['joint']} = {v['value_deg']:.2f} deg" for v in unreachable)
-        reason = f"beyond the servo's range ({joints}): the simulated robot refuses such goals"
-        print(f"[{index}/{count}] {label}: not simulated: {reason}", file=sys.stderr, flush=True)
-        return {"held": None, "not_simulated": reason}
     from humanoid_experiments.balance_simulation import PoseRefusedError
 
+    unreachable = [v for v in outside_limits if not v["within_servo_range"]]
     try:
+        if unreachable:
+            joints = ", ".join(f"{v['joint']} = {v['value_deg']:.2f} deg" for v in unreachable)
+            raise PoseRefusedError(f"beyond the servo's range ({joints}): the simulated robot refuses such goals")
         result = simulator.play(label, angles_deg)
     except PoseRefusedError as refused:
         print(f"[{index}/{count}] {label}: not simulated: {refused}", file=sys.stderr, flush=True)

@@ -158,11 +158,12 @@ class LockstepParticipant:
         deadline = time.monotonic() + timeout
         with self._lock:
             held = seconds(self._withheld) if self._holds and self._withheld is not None else None
-            if held is None or held < stamp:
+            already = held is not None and held >= stamp
+            if not already:
                 self._start_hold = False
                 self._pause_from = stamp
                 self._paused.clear()
-        if held is not None and held >= stamp:
+        if already:
             self._wait_for_others(held, deadline)
             return held
         self.release()

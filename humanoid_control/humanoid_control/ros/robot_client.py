@@ -239,6 +239,7 @@ class RobotClient:
         """Until node ``node_name`` subscribes to ``topic`` (a recorder, an observer): discovery
         matches endpoints one by one, so a node that is up may not take a topic yet."""
         topic = topic if topic.startswith("/") else f"/{topic}"
+
         def subscribed() -> bool:
             return any(info.node_name == node_name for info in self.node.get_subscriptions_info_by_topic(topic))
 
