@@ -115,12 +115,17 @@ def _missing(command: Subcommand, error: ModuleNotFoundError) -> Callable[[argpa
     return run
 
 
-def build_parser() -> argparse.ArgumentParser:
-
+def build_parser(chosen: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser; with ``chosen``, only that subcommand's module is imported (the others
+    are listed with their help but not loaded), so that a command starts, and a bad argument is
+    refused, without importing every package of the stack (a second or more, once per process)."""
     parser = _Parser(prog="humanoid", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
     for command in COMMANDS:
         p = sub.add_parser(command.name, help=command.help, description=command.help)
+        if chosen is not None and command.name != chosen:
+            p.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+            continue
         try:
             module = importlib.import_module(command.module)
         except ModuleNotFoundError as error:
@@ -132,8 +137,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _chosen(argv: Sequence[str]) -> str:
+    """The subcommand ``argv`` names (its first word that is not an option; "" for none): the
+    top-level parser has no option that takes a value."""
+    return next((word for word in argv if not word.startswith("-")), "")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_chosen(argv))
     try:
         args = parser.parse_args(argv)
         return int(args.func(args) or 0)
