@@ -50,9 +50,9 @@ GAIT, FREQUENCY, DURATION = "trot", 0.5, 2.0
 #: timeout of 2 x 50 + 2 ms keeps a busy machine from passing for a silent servo (which would
 #: stop the gait: a joint read as unknown).
 BUS_LATENCY_TIMER_MS = 50
-#: Simulation at half real time: the controller runs on the robot's clock and must keep ahead
-#: of it on a loaded machine (as the walking tests).
-SIM_SPEED = 0.5
+#: The simulation in lockstep with the graph's controllers: the gait controller answers each
+#: state, so a loaded machine slows the simulation instead of leaving the controller behind.
+SIM_GRAPH = {"balance_monitor": False, "self_collision_checker": False, "lockstep": True}
 
 
 class TrajectoryLog:
@@ -145,7 +145,7 @@ def small_search(output: Path) -> Path:
 
 
 def run_simulation(log_dir: Path, search: Path) -> Report:
-    nodes = sim_nodes(ROBOT, real_time_factor=SIM_SPEED, balance_monitor=False, self_collision_checker=False)
+    nodes = sim_nodes(ROBOT, **SIM_GRAPH)
     with running(nodes, log_dir, "gait_test") as client:
         log = TrajectoryLog(client)
         report = Report(trot=play(client, log, GAIT, FREQUENCY))
@@ -283,7 +283,7 @@ def test_humanoid_play_gait_prints_progress_and_the_result_and_ctrl_c_cancels(ro
     import json
     import signal
 
-    robot_graph(sim_nodes(ROBOT, real_time_factor=SIM_SPEED, balance_monitor=False, self_collision_checker=False))
+    robot_graph(sim_nodes(ROBOT, **SIM_GRAPH))
     done = subprocess.run(["humanoid", "play-gait", GAIT, "--frequency", str(FREQUENCY), "--duration", "1.5",
                            "--json"], capture_output=True, text=True, timeout=PATIENCE)
     assert done.returncode == 0, done.stderr

@@ -7,11 +7,11 @@ the centre of the soles before and after, the simulator's ``fallen``); ``cmd_vel
 walks it and a zero velocity stops it standing. Walk goals beyond the controller's bounds
 (1e308 m, 1e9 m sideways) or not finite are refused at once, and the robot stays.
 
-The simulation runs at half real time: the walk is a closed loop between processes
-(the controller sends its set-points ahead of the robot's clock as short trajectories),
-and halving the simulation's demand leaves the controller CPU on a loaded 2-core
-machine. A machine slower still slows the simulation further, which the controller
-follows (its clock is the robot's).
+The simulation runs in lockstep with the walk controller and the test's client: the walk
+is a closed loop between processes (the controller sends its set-points ahead of the
+robot's clock as short trajectories), and in lockstep the simulation waits for the
+controller's answer to each state, so it runs as fast as the machine allows and a loaded
+machine slows it instead of leaving the controller behind.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import pytest
 from geometry_msgs.msg import Twist
 from trajectory_msgs.msg import JointTrajectory
 
+from conftest import MODULE_CLIENT
 from humanoid_bringup.graphs import sim_nodes
 from humanoid_control.biped_walking.parameters import WalkParameters
 from humanoid_control.ros.action_result import wait_until_answering
@@ -35,11 +36,13 @@ pytestmark = pytest.mark.system
 
 #: Drift allowed per metre walked (issue 15: 5 cm per metre).
 DRIFT_PER_METRE = 0.05
-REAL_TIME_FACTOR = 0.5
 
 
-#: One Bioloid graph for the module's walks (each starts where the previous one stood).
-GRAPH = sim_nodes("bioloid", real_time_factor=REAL_TIME_FACTOR, balance_monitor=False, self_collision_checker=False)
+#: One Bioloid graph for the module's walks (each starts where the previous one stood), in
+#: lockstep with its client.
+LOCKSTEP = True
+GRAPH = sim_nodes("bioloid", balance_monitor=False, self_collision_checker=False, lockstep=True,
+                  participants=(MODULE_CLIENT,))
 
 
 @pytest.fixture(scope="module")
