@@ -1,6 +1,8 @@
 """The gait controller (``play_gait``) on the Bioloid quadruped: the same gait plays on the
 simulation (``humanoid sim``'s graph) and on the hardware node driving the emulated bus
-(``humanoid real --emulate``), and sends the same joint set-points on both; the best gait of
+(``humanoid real --emulate``), and sends the same joint set-points on both, the simulation in
+lockstep (the controller answers each state) and the bus at real time: a controller written
+for lockstep runs unchanged on the robot (issue 23 item 6); the best gait of
 a small ``humanoid optimize-gait`` search plays through the action; a cancel returns the
 robot to its stance; bad goals are refused with the reason, and the node plays on.
 
