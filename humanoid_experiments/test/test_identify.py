@@ -118,3 +118,14 @@ def test_a_state_file_is_resumed_or_overwritten_on_purpose_only(proof, tmp_path,
     assert "exists: --resume the fit it holds, or --overwrite it" in capsys.readouterr().err
     assert main([*command, "--resume"]) == 2
     assert "is another fit" in capsys.readouterr().err
+
+
+def test_values_under_which_the_robot_cannot_do_the_postures_moves_cost_the_penalty_not_a_crash():
+    """A point of the search where a servo cannot reach its set-point within the goal
+    tolerance (here: a tolerance no servo meets) is scored, and the fit goes on: it once ended
+    a two-hour fit with a traceback."""
+    from humanoid_experiments.identify.problem import UNFIT_POSTURES_COST, PostureTarget, Problem, postures_cost
+
+    problem = Problem("hoap2", "reference", None, ())
+    assert postures_cost(problem, (PostureTarget(7, 0.1545),), {"goal_position_tolerance": 1e-7}) \
+        == UNFIT_POSTURES_COST

@@ -34,6 +34,11 @@ DEFAULT_BOUNDS: dict[str, tuple[float, float]] = {
     "transmission.crossing_speed": (0.5, 20.0),
     "ground_friction": (0.3, 1.5),
 }
+#: The cost (deg) of values under which the simulated robot cannot do the postures protocol's
+#: moves (a servo too weak to reach its set-point within the goal tolerance: the protocol
+#: would stop there on a real robot too): far above any fit error, so that the optimiser
+#: leaves such values, and finite, so that it can still compare them.
+UNFIT_POSTURES_COST = 1000.0
 #: Default bounds of a link correction's fields (``model.links.<link>.<field>``).
 LINK_BOUNDS: dict[str, tuple[float, float]] = {"mass_scale": (0.7, 1.3), "com_x": (-0.02, 0.02),
                                                "com_y": (-0.02, 0.02), "com_z": (-0.02, 0.02)}
@@ -151,12 +156,17 @@ def motions_cost(problem: Problem, motions: Sequence[Motion], values: Mapping[st
 
 def postures_cost(problem: Problem, targets: Sequence[PostureTarget], values: Mapping[str, float] | None) -> float:
     """RMS (deg) of simulated minus measured limits; a test the simulation finds no limit in
-    counts with the end of its range (as far as it went)."""
+    counts with the end of its range (as far as it went); values under which the robot cannot
+    do the protocol's moves cost :data:`UNFIT_POSTURES_COST`."""
+    from humanoid_control.ros.robot_client import RobotClientError
     from humanoid_experiments.postures.in_process import run_postures
 
     overrides = dict(values or {})
-    results = run_postures(problem.robot, [t.test for t in targets], problem.profile, overrides,
-                           params_file=problem.params_file)
+    try:
+        results = run_postures(problem.robot, [t.test for t in targets], problem.profile, overrides,
+                               params_file=problem.params_file)
+    except RobotClientError:
+        return UNFIT_POSTURES_COST
     errors = [math.degrees((r.limit if r.limit is not None else r.range_end) - t.limit)
               for r, t in zip(results, targets, strict=True)]
     return math.sqrt(sum(e * e for e in errors) / len(errors))
