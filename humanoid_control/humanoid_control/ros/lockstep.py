@@ -14,8 +14,10 @@ is never more than one state past a participant's last answer: a hold taken whil
 simulation waits for another participant (whose goal this node is accepting) keeps it at
 the next state, the same in every run. A client held at a state acts only once every other
 participant has answered that state too (:meth:`LockstepParticipant.paused_at`): a command it
-then sends reaches the others after their work for that state, never during it, so it takes
-effect at the next state in every run.
+then sends reaches the others after their work for that state, never during it, so a goal
+(held until installed) or a command to the robot takes effect at the next state in every
+run; a message on another topic may be handled a state or a few later (the receiving node's
+executor may take the next joint_states first).
 """
 
 from __future__ import annotations
