@@ -117,3 +117,18 @@ def test_the_simulation_node_loads_the_file_of_its_params_file_parameter(node, f
         bad = file.parent / "bad.yaml"
         bad.write_text("transmission: {stifness: 50}\n")
         declare_driver(node({"params_file": str(bad)}), model, defaults)
+
+
+def test_the_documented_hoap2_postures_fit_loads_and_is_the_reports_fit():
+    """docs/data/hoap2_postures_fit.yaml is what docs/postures.md tells users to try: it loads
+    for the HOAP-2 and holds the values its report (the fit's own output) says were fitted."""
+    import json
+
+    from humanoid_description.robots import urdf_xml
+
+    data = Path(__file__).resolve().parents[2] / "docs" / "data"
+    loaded = params_file.load(data / "hoap2_postures_fit.yaml", params_file.link_names(urdf_xml("hoap2")))
+    report = json.loads((data / "hoap2_postures_fit.report.json").read_text())
+    assert set(loaded) == set(report["parameters"])
+    for name, entry in report["parameters"].items():
+        assert loaded[name] == entry["value"], name
