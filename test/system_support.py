@@ -1,8 +1,10 @@
-"""Helpers the system tests share: a graph with its client, joint_states publish times."""
+"""Helpers the system tests share: a graph with its client, a node's parameters changed, the
+hardware graph on the emulated bus, joint_states publish times."""
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -11,9 +13,26 @@ import numpy as np
 
 from humanoid_control.processes.node_graph import Graph, NodeSpec
 from humanoid_control.ros.robot_client import RobotClient, poll_until
+from humanoid_hw.hw_node_spec import NODE_NAME as HW_NODE
 
 #: Wall seconds the helpers wait for a robot node (generous: the machine may be loaded).
 PATIENCE = 300.0
+#: The emulator is a Python process sharing two cores with the nodes and the test, not a
+#: servo answering in microseconds: a packet timeout of 2 x 50 + 2 ms (latency_timer_ms,
+#: robots/bioloid/bus.yaml: 16) keeps a busy machine from passing for a missing servo (a
+#: joint read as unknown, which stops a gait or a motion).
+BUS_LATENCY_TIMER_MS = 50
+
+
+def with_parameters(nodes: Sequence[NodeSpec], name: str, parameters: dict[str, object]) -> list[NodeSpec]:
+    """The nodes, node ``name``'s ROS parameters updated with ``parameters``."""
+    return [dataclasses.replace(spec, parameters=spec.parameters | parameters) if spec.name == name else spec
+            for spec in nodes]
+
+
+def on_emulated_bus(nodes: Sequence[NodeSpec]) -> list[NodeSpec]:
+    """A real-robot graph whose hardware node has the bus timeout the emulator needs."""
+    return with_parameters(nodes, HW_NODE, {"latency_timer_ms": BUS_LATENCY_TIMER_MS})
 
 
 @contextlib.contextmanager

@@ -21,6 +21,7 @@ import pytest
 from matplotlib.image import imread
 from rosbags.rosbag2 import Reader
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+from system_support import on_emulated_bus
 
 from humanoid_bringup.graphs import RECORDER_NODE, real_nodes, sim_nodes
 from humanoid_bringup.serving import with_recorder
@@ -40,8 +41,6 @@ GOAL_TOLERANCE = 0.05
 #: The robot, its motion player and the balance monitor (CoM paths to compare); the
 #: self-collision checker and the walk controller play no part here.
 NODES = {"self_collision_checker": False, "walk_controller": False}
-#: A packet timeout for a busy machine (as test_same_controller.BUS_LATENCY_TIMER_MS explains).
-BUS_LATENCY_TIMER_MS = 50
 #: How many consecutive joint_states of the robot's bag are made stale for r_elbow.
 STALE_COUNT = 4
 #: Robot seconds recorded after the motion's result.
@@ -79,9 +78,7 @@ def bags(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     sim, real = folder / "sim", folder / "real"
     record_motion(sim_nodes(ROBOT, **NODES), sim, folder / "sim_logs")
     with emulator_process(ROBOT) as port:
-        nodes = [dataclasses.replace(spec, parameters=spec.parameters | {"latency_timer_ms": BUS_LATENCY_TIMER_MS})
-                 if spec.name == "humanoid_hw" else spec for spec in real_nodes(ROBOT, port=port, **NODES)]
-        record_motion(nodes, real, folder / "real_logs")
+        record_motion(on_emulated_bus(real_nodes(ROBOT, port=port, **NODES)), real, folder / "real_logs")
     return sim, real
 
 

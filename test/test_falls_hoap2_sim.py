@@ -12,13 +12,13 @@ bounded latency and says how the robot lies, and ``energy_state`` answers ``join
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 import time
 
 import pytest
 from scipy.spatial.transform import Rotation
 from std_msgs.msg import Bool
+from system_support import with_parameters
 from trajectory_msgs.msg import JointTrajectory
 
 from humanoid_bringup.graphs import sim_nodes
@@ -43,9 +43,8 @@ ESTIMATE_TRANSPORT = 0.1
 #: In lockstep: the simulation waits for the walk controller's and the balance monitor's answer
 #: to each state, so it does not run on while a fall estimate is on its way to the controller,
 #: however loaded the machine is (at half real time a busy machine let it).
-GRAPH = [dataclasses.replace(spec, parameters=spec.parameters | {"zmp_offset_x": 0.12})
-         if spec.name == WALK_CONTROLLER else spec
-         for spec in sim_nodes("hoap2", self_collision_checker=False, lockstep=True)]
+GRAPH = with_parameters(sim_nodes("hoap2", self_collision_checker=False, lockstep=True), WALK_CONTROLLER,
+                        {"zmp_offset_x": 0.12})
 
 
 class Watch:

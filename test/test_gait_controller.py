@@ -16,7 +16,6 @@ once and everything the checks need is collected while it runs. A few seconds of
 
 from __future__ import annotations
 
-import dataclasses
 import subprocess
 import threading
 from collections.abc import Sequence
@@ -26,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from action_msgs.msg import GoalStatus
-from system_support import running
+from system_support import on_emulated_bus, running
 from trajectory_msgs.msg import JointTrajectory
 
 from humanoid_bringup.graphs import real_nodes, sim_nodes
@@ -48,10 +47,6 @@ PERIOD = GaitControllerParameters.for_robot(ROBOT).period
 #: The trot at 0.5 Hz stands with the servos moving at the set-points' speeds, as the robot
 #: interface drives them (at 1 Hz it falls within 1.5 s: docs/quadruped.md).
 GAIT, FREQUENCY, DURATION = "trot", 0.5, 2.0
-#: The emulator is a Python process sharing the cores with the nodes and the test: a packet
-#: timeout of 2 x 50 + 2 ms keeps a busy machine from passing for a silent servo (which would
-#: stop the gait: a joint read as unknown).
-BUS_LATENCY_TIMER_MS = 50
 #: The simulation in lockstep with the graph's controllers: the gait controller answers each
 #: state, so a loaded machine slows the simulation instead of leaving the controller behind.
 SIM_GRAPH = {"balance_monitor": False, "self_collision_checker": False, "lockstep": True}
@@ -170,9 +165,7 @@ def run_simulation(log_dir: Path, search: Path) -> Report:
 
 
 def hardware_nodes(port: str) -> list[NodeSpec]:
-    nodes = real_nodes(ROBOT, port=port, balance_monitor=False, self_collision_checker=False)
-    return [dataclasses.replace(spec, parameters=spec.parameters | {"latency_timer_ms": BUS_LATENCY_TIMER_MS})
-            if spec.name == "humanoid_hw" else spec for spec in nodes]
+    return on_emulated_bus(real_nodes(ROBOT, port=port, balance_monitor=False, self_collision_checker=False))
 
 
 def run_hardware(log_dir: Path) -> Report:

@@ -14,7 +14,6 @@ started once and everything the comparisons need is collected while it runs.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,7 +28,7 @@ from rclpy.node import NodeNameNonExistentError
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
-from system_support import running
+from system_support import on_emulated_bus, running
 from trajectory_msgs.msg import JointTrajectory
 
 from humanoid_bringup.graphs import ROBOT_AND_PLAYER_ONLY, real_nodes, sim_nodes
@@ -76,10 +75,6 @@ PEAK_SPEEDS = np.max(np.abs(np.diff(np.vstack([np.zeros(len(ARM_JOINTS)), ARM_OF
 #: does. The simulated servos stay within 0.01 rad.
 DEAD_TIME = 0.05
 AX12_RESOLUTION = math.radians(300.0 / 1023)
-#: The emulator is a Python process sharing two cores with the nodes and the test, not a
-#: servo answering in microseconds: a packet timeout of 2 x 50 + 2 ms (latency_timer_ms,
-#: robots/bioloid/bus.yaml: 16) keeps a busy machine from passing for a missing servo.
-BUS_LATENCY_TIMER_MS = 50
 #: Final pose: within the interface's goal tolerance, reached within its goal time tolerance
 #: (goal_position_tolerance and goal_time_tolerance of the Bioloid's sim.yaml and hw.yaml alike).
 GOAL_TOLERANCE = 0.05
@@ -260,10 +255,8 @@ def run_simulation(log_dir: Path) -> Report:
 
 
 def hardware_nodes(port: str) -> list[NodeSpec]:
-    """The real-robot graph on ``port``, with the bus timeout the emulator needs (see BUS_LATENCY_TIMER_MS)."""
-    nodes = real_nodes(ROBOT, port=port, **ROBOT_AND_PLAYER_ONLY)
-    return [dataclasses.replace(spec, parameters=spec.parameters | {"latency_timer_ms": BUS_LATENCY_TIMER_MS})
-            if spec.name == "humanoid_hw" else spec for spec in nodes]
+    """The real-robot graph on ``port``, with the bus timeout the emulator needs."""
+    return on_emulated_bus(real_nodes(ROBOT, port=port, **ROBOT_AND_PLAYER_ONLY))
 
 
 def run_hardware(log_dir: Path) -> Report:

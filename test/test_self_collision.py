@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 from action_msgs.msg import GoalStatus
 from sensor_msgs.msg import JointState
+from system_support import on_emulated_bus
 
 from humanoid_bringup.graphs import real_nodes, sim_nodes
 from humanoid_control.processes.node_graph import Graph
@@ -34,8 +35,6 @@ from humanoid_interfaces.msg import SelfCollisionState
 pytestmark = pytest.mark.system
 
 PATIENCE = 60.0
-#: The emulator's bus needs a generous packet timeout on a loaded machine (as test_same_controller).
-BUS_LATENCY_TIMER_MS = 50
 #: A joint that must not move stays within this of where it was (AX-12: 0.29 deg per step).
 STILL = 0.01
 
@@ -87,9 +86,7 @@ def start(robot: str, backend: str, stack, log_dir):
         nodes = sim_nodes(robot, real_time_factor=1.0, balance_monitor=False, walk_controller=False)
     else:
         port = stack.enter_context(emulator_process(robot))
-        graph = real_nodes(robot, port=port, balance_monitor=False, walk_controller=False)
-        nodes = [dataclasses.replace(spec, parameters=spec.parameters | {"latency_timer_ms": BUS_LATENCY_TIMER_MS})
-                 if spec.name == "humanoid_hw" else spec for spec in graph]
+        nodes = on_emulated_bus(real_nodes(robot, port=port, balance_monitor=False, walk_controller=False))
     return stack.enter_context(Graph(nodes, log_dir=log_dir))
 
 
