@@ -155,7 +155,8 @@ class PosingPanel:
             self._tell(event, f"not saved: {error}")
             return
         if not measured or unknown:
-            text = f"not saved: joint readings unknown ({', '.join(unknown[:5]) or 'no joint_states yet'})"
+            text = self._target_error(path) or (
+                f"not saved: joint readings unknown ({', '.join(unknown[:5]) or 'no joint_states yet'})")
         else:
             try:
                 motion = append_keyframe(path, self.scene.robot_name or "", measured, str(self.label.value))
@@ -163,6 +164,22 @@ class PosingPanel:
             except (MotionError, OSError, KeyError, ValueError) as error:
                 text = f"not saved: {error}"
         self._tell(event, text)
+
+    def _target_error(self, path) -> str | None:
+        """What is wrong with the file the page chose, when the save cannot go on anyway: a file
+        that is not this robot's keyframe file is said first (the user's choice, which the
+        readings' state must not hide); None when it is fine or missing. The file is read
+        here only then: a save that goes on reads it once, in append_keyframe."""
+        from humanoid_control.motion import MotionError
+        from humanoid_control.motion.keyframes import read_keyframes
+
+        if not path.exists():
+            return None
+        try:
+            read_keyframes(path, self.scene.robot_name or "")
+        except (MotionError, OSError, KeyError, ValueError) as error:
+            return f"not saved: {error}"
+        return None
 
     def _tell(self, event, text: str) -> None:
         """Say ``text`` (what became of the page's request) in the page and in the log."""
