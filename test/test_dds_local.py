@@ -171,3 +171,21 @@ def test_scripts_run_sh_takes_a_ros_domain_no_other_run_holds():
     finally:
         for handle in held:
             handle.close()
+
+
+def test_service_answers_wait_for_a_client_discovered_late():
+    """rmw_fastrtps drops a service's (or an action's) answer when the client's response
+    reader is not discovered within the response writer's max_blocking_time (Fast DDS's
+    default 100 ms: answers were lost under load, `humanoid bench service-answers`). The
+    profile every process gets names the writer profile rmw_fastrtps looks up for service
+    responses ("service") and lets it wait longer than the slowest answer measured (4 s)."""
+    import xml.etree.ElementTree as ElementTree
+
+    ns = {"dds": "http://www.eprosima.com"}
+    profile = ROOT / "humanoid_bringup" / "config" / "dds" / "fastdds_loopback.xml"
+    assert os.environ["FASTDDS_DEFAULT_PROFILES_FILE"] == str(profile)
+    writers = {w.get("profile_name"): w for w in ElementTree.parse(profile).getroot().iterfind(
+        "dds:profiles/dds:data_writer", ns)}
+    blocking = writers["service"].find("dds:qos/dds:reliability/dds:max_blocking_time", ns)
+    seconds = int(blocking.findtext("dds:sec", "0", ns)) + int(blocking.findtext("dds:nanosec", "0", ns)) * 1e-9
+    assert seconds >= 5.0
