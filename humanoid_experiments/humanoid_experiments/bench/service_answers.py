@@ -4,7 +4,7 @@ is starting on a busy machine, with the project's Fast DDS profile and without i
 A server answers only once it has discovered the client's response reader; rmw_fastrtps
 waits for that at most the response writer's ``max_blocking_time`` and drops the answer
 after it ("failed to send response (timeout)"), and the client waits for nothing. The
-project's profile (``FASTDDS_DEFAULT_PROFILES_FILE``, by default
+project's profile (``FASTDDS_DEFAULT_PROFILES_FILE``, which scripts/env.sh sets to
 ``humanoid_bringup/config/dds/fastdds_loopback.xml``) gives service writers 10 s; the
 baseline is the same profile without its ``service`` writer section (Fast DDS's 100 ms).
 
@@ -68,16 +68,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--patience", type=float, default=20.0, help="s a client waits for the service and for "
                                                                       "its answer (20)")
     parser.add_argument("--profile", type=Path, default=None,
-                        help=f"the Fast DDS profile to measure (${PROFILE_VARIABLE}, else humanoid_bringup's "
-                             "config/dds/fastdds_loopback.xml)")
+                        help=f"the Fast DDS profile to measure (default: ${PROFILE_VARIABLE}, which scripts/env.sh "
+                             "and scripts/run.sh set to humanoid_bringup/config/dds/fastdds_loopback.xml)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-
-
-def project_profile() -> Path:
-    if os.environ.get(PROFILE_VARIABLE):
-        return Path(os.environ[PROFILE_VARIABLE])
-    from ament_index_python.packages import get_package_share_directory
-    return Path(get_package_share_directory("humanoid_bringup")) / "config" / "dds" / "fastdds_loopback.xml"
 
 
 def without_service_writer(profile: Path, output: Path) -> Path:
@@ -133,7 +126,11 @@ def run(args: argparse.Namespace) -> int:
         print("humanoid bench service-answers: --rounds and --parallel must be at least 1, --hogs at least 0, "
               "--patience positive", file=sys.stderr)
         return 2
-    profile = args.profile or project_profile()
+    profile = args.profile or (Path(os.environ[PROFILE_VARIABLE]) if os.environ.get(PROFILE_VARIABLE) else None)
+    if profile is None:
+        print(f"humanoid bench service-answers: no profile to measure: give --profile or set {PROFILE_VARIABLE} "
+              "(scripts/env.sh and scripts/run.sh do)", file=sys.stderr)
+        return 2
     load_before = os.getloadavg()[0]
     services = {"with_profile": "/bench/ping_profile", "baseline": "/bench/ping_baseline"}
     seen: dict[str, list[str]] = {condition: [] for condition in services}
