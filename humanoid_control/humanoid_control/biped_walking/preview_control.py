@@ -19,7 +19,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import solve_discrete_are
 
 GRAVITY = 9.81
 
@@ -59,6 +58,9 @@ def preview_gains(dt: float, com_height: float, horizon: float, q_error: float =
     b_aug = np.concatenate([[c @ b], b]).reshape(4, 1)
     q_aug = np.zeros((4, 4))
     q_aug[0, 0] = q_error
+    from scipy.linalg import solve_discrete_are  # here: importing scipy.linalg costs 0.27 s, and every
+    # node that reads the walking parameters imports this module, most never computing gains
+
     p = solve_discrete_are(a_aug, b_aug, q_aug, np.array([[r_jerk]]))
     scale = 1.0 / (r_jerk + (b_aug.T @ p @ b_aug).item())
     gain = scale * (b_aug.T @ p @ a_aug)  # (1, 4): [G_i, G_x]
