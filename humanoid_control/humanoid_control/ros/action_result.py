@@ -29,8 +29,14 @@ from unique_identifier_msgs.msg import UUID
 
 #: Statuses after which the server has the result.
 TERMINAL = frozenset({GoalStatus.STATUS_SUCCEEDED, GoalStatus.STATUS_ABORTED, GoalStatus.STATUS_CANCELED})
-#: Seconds of wall time a goal may have ended without its result before the result is asked again.
-ASK_AGAIN_AFTER = 2.0
+#: s a server of this stack waits for a client's response reader to be discovered before it
+#: drops the answer: the "service" writer profile's max_blocking_time in
+#: humanoid_bringup/config/dds/fastdds_loopback.xml (docs/ros_and_dds.md, "Service answers").
+SERVER_ANSWER_WAIT = 5.0
+#: Seconds of wall time a goal may have ended without its result before the result is asked
+#: again; longer than the server's wait, so that repeated questions do not queue up behind a
+#: server still waiting to answer the first (an action server's lock is held meanwhile).
+ASK_AGAIN_AFTER = SERVER_ANSWER_WAIT + 1.0
 
 
 class ResultWaiter:
@@ -83,7 +89,7 @@ class ResultWaiter:
                 return False
 
 
-def wait_until_answering(action_client, timeout: float, attempt: float = 1.0) -> bool:
+def wait_until_answering(action_client, timeout: float, attempt: float = ASK_AGAIN_AFTER) -> bool:
     """Ask ``action_client``'s server to cancel an unknown goal, again every ``attempt`` s,
     until it answers (True) or ``timeout`` s have passed (False)."""
     deadline = time.monotonic() + timeout

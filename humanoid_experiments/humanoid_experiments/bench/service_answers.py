@@ -5,7 +5,7 @@ A server answers only once it has discovered the client's response reader; rmw_f
 waits for that at most the response writer's ``max_blocking_time`` and drops the answer
 after it ("failed to send response (timeout)"), and the client waits for nothing. The
 project's profile (``FASTDDS_DEFAULT_PROFILES_FILE``, which scripts/env.sh sets to
-``humanoid_bringup/config/dds/fastdds_loopback.xml``) gives service writers 10 s; the
+``humanoid_bringup/config/dds/fastdds_loopback.xml``) gives service writers 5 s; the
 baseline is the same profile without its ``service`` writer section (Fast DDS's 100 ms).
 
 Two servers, one per profile, run side by side. Each round starts ``--parallel`` fresh
