@@ -35,7 +35,6 @@ from humanoid_control.processes.process_lifetime import tethered_child
 PEER = "humanoid_experiments.bench.service_peer"
 PROFILE_VARIABLE = "FASTDDS_DEFAULT_PROFILES_FILE"
 FAST_DDS_NAMESPACE = "http://www.eprosima.com"
-START_TIMEOUT = 60.0  # s for a server to come up
 
 
 @dataclass(frozen=True)
