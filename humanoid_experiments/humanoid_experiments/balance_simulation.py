@@ -21,7 +21,10 @@ A pose is *held* when both are true:
   nothing touched the ground).
 
 Only the simulation node runs (the motions are planned here, the trajectory generator
-would idle), headless and as fast as it can.
+would idle), headless and as fast as it can, in lockstep with this command's client
+(:mod:`humanoid_control.ros.lockstep`): the client holds it between its acts (a reset, a
+goal, the end of a pose), so every run plays each pose from the same simulated state and
+judges it the same way, however busy the machine.
 """
 
 from __future__ import annotations
@@ -58,6 +61,13 @@ SETTLE_TIME = 0.5
 #: poses that stand are tracked within 0.2 deg; a servo that cannot carry its load, a
 #: foot jammed against the ground or a robot lying on the floor miss it by far more.
 TRACKING_TOLERANCE_DEG = 3.0
+
+#: s of robot time past a trajectory's end to run to: the state at its end, whose stamp went
+#: through integer nanoseconds, may fall short of it by a rounding.
+END_MARGIN = 1e-6
+
+#: The command's node: the lockstep simulation's one participant.
+CLIENT = "humanoid_balance_poses"
 
 #: Wall-clock seconds to wait for one pose's trajectory (generous: a loaded 2-core
 #: machine runs the simulation slower than real time).
@@ -122,17 +132,25 @@ def pose_motion(robot: str, label: str, angles_deg: Sequence[float], hold_second
 
 
 def play_pose(client: RobotClient, falls: FallLog, label: str, motion: Motion) -> PoseHold:
-    """Reset the robot to its home pose, play ``motion`` (from :func:`pose_motion`) and judge it."""
+    """Reset the robot to its home pose, play ``motion`` (from :func:`pose_motion`) and judge
+    it; ``client`` holds the lockstep simulation between its acts, so that the reset, the
+    goal and the end of the pose come at the same simulated state in every run."""
+    lockstep = client.lockstep
+    assert lockstep is not None and lockstep.held_at is not None, "play_pose needs a held lockstep client"
     client.reset()
-    client.wait_until(client.now() + SETTLE_TIME)
+    lockstep.run_to(lockstep.held_at + SETTLE_TIME, POSE_TIMEOUT)
     playback = plan_playback(motion, current=client.current_positions())
     index = motion.labels.index(label)
     target = np.array([motion.keyframe(index)[j] for j in motion.joint_names])
+    trajectory = playback_trajectory(playback)
     client.start_recording()
     feedback: list = []
     try:
-        outcome = client.result(client.send_goal(playback_trajectory(playback), feedback=feedback),
-                                POSE_TIMEOUT, feedback)
+        handle = client.send_goal_held(trajectory, feedback, POSE_TIMEOUT)
+        if feedback:  # in force at the held state: run to its end
+            lockstep.run_to(lockstep.held_at + seconds(trajectory.points[-1].time_from_start) + END_MARGIN,
+                            POSE_TIMEOUT)
+        outcome = client.held_result(handle, feedback, POSE_TIMEOUT)
     finally:
         recorded = client.stop_recording()
     start = outcome.start_time
@@ -174,8 +192,9 @@ class PoseSimulator:
         log_dir = Path(tempfile.mkdtemp(prefix="humanoid_balance_"))
         print(f"starting the {self.robot} simulation (logs: {log_dir}) ...", file=sys.stderr, flush=True)
         with contextlib.ExitStack() as stack:
-            stack.enter_context(Graph([sim_node_spec(self.robot, {"real_time_factor": 0.0})], log_dir=log_dir))
-            self._client = stack.enter_context(RobotClient("humanoid_balance_poses"))
+            overrides = {"real_time_factor": 0.0, "lockstep": True, "lockstep_participants": CLIENT}
+            stack.enter_context(Graph([sim_node_spec(self.robot, overrides)], log_dir=log_dir))
+            self._client = stack.enter_context(RobotClient(CLIENT, lockstep=True))
             self._client.wait_for_joint_states(60.0)
             self._falls = FallLog(self._client)
             self._stack = stack.pop_all()

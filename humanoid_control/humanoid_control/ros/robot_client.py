@@ -49,6 +49,12 @@ T = TypeVar("T")
 
 #: joint_states messages queued for this client before the oldest is dropped.
 JOINT_STATES_DEPTH = 1000
+#: Lockstep: robot seconds the held simulation is run further while a goal's result has not
+#: come (:meth:`RobotClient.held_result`).
+LOCKSTEP_LOOK = 0.05
+#: Lockstep: wall seconds a goal's result is waited for at a held state before the simulation
+#: goes on a look; generous, or a busy machine's runs would differ.
+LOCKSTEP_RESULT_WAIT = 30.0
 
 
 class RobotClientError(RuntimeError):
@@ -380,6 +386,35 @@ class RobotClient:
 
     def result(self, handle, timeout: float = 120.0, feedback: list | None = None) -> GoalOutcome:
         response = self.wait_result(handle, timeout, "trajectory result")
+        return GoalOutcome(response.status, response.result.error_code, response.result.error_string,
+                           feedback if feedback is not None else [])
+
+    def send_goal_held(self, trajectory: JointTrajectory, feedback: list, timeout: float = 30.0, **tolerances):
+        """Lockstep, the simulation held by this client: send a goal and keep holding until it
+        is in force (the interface's first feedback, or its result), so that it starts at the
+        held state in every run: accepted is not yet started, and a simulation let go
+        meanwhile would start it later by however long the acceptance took."""
+        handle = self.send_goal(trajectory, feedback=feedback, timeout=timeout, **tolerances)
+        result = handle.get_result_async()
+        poll_until(lambda: feedback or result.done(), "the goal in force (its first feedback)", timeout,
+                   interval=0.001)
+        return handle
+
+    def held_result(self, handle, feedback: list | None = None, timeout: float = 300.0,
+                    look: float = LOCKSTEP_LOOK, wait: float = LOCKSTEP_RESULT_WAIT) -> GoalOutcome:
+        """Lockstep, the simulation held at or past a goal's end: its result. The interface
+        sends it from the cycle that ends the goal, so it comes without another cycle (late
+        only on a busy machine): waited for ``wait`` wall seconds at each held state, the
+        simulation run ``look`` robot seconds further while it has not come."""
+        assert self.lockstep is not None, "held_result is for a lockstep client"
+        waiter = ResultWaiter(handle)
+        deadline = time.monotonic() + timeout
+        while not waiter.wait(wait):
+            held = self.lockstep.held_at
+            if held is None or time.monotonic() > deadline:
+                raise RobotClientError(f"no trajectory result within {timeout:g} s")
+            self.lockstep.run_to(held + look, max(0.0, deadline - time.monotonic()))
+        response = waiter.response
         return GoalOutcome(response.status, response.result.error_code, response.result.error_string,
                            feedback if feedback is not None else [])
 

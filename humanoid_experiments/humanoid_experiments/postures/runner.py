@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import math
 import sys
-import threading
 import time
 import typing
 from collections.abc import Callable
@@ -62,11 +61,6 @@ START_TOLERANCE = math.radians(0.2)
 READING_TRIES = 20
 #: Robot seconds between two looks at the watch in lockstep (the simulation held at each).
 LOCKSTEP_LOOK = 0.05
-#: Wall seconds a move's result is waited for at the held state past its end before the
-#: simulation goes on a look (a move that ends later, short of its goal tolerance): the
-#: interface sends it from the cycle that ends the move, so it comes without another cycle,
-#: late only on a busy machine; generous, or a busy machine's runs would differ.
-LOCKSTEP_RESULT_WAIT = 30.0
 #: s past a move's end to run to: the state at its end, whose stamp went through integer
 #: nanoseconds, may fall short of it by a rounding.
 MOVE_END_MARGIN = 1e-6
@@ -171,15 +165,12 @@ class ClientRobot:
             if not outcome.succeeded:
                 raise RobotClientError(f"the robot did not complete a move: {outcome.error_string}")
             return None
-        feedback: list = []
-        handle = self.client.send_goal(trajectory, feedback=feedback, timeout=WALL_TIMEOUT)
-        result = handle.get_result_async()
         if self.lockstep is not None:
-            # held until the trajectory is in force (the interface's first feedback): accepted
-            # is not yet started, and a simulation let go meanwhile would start it later
-            poll_until(lambda: feedback or result.done(), "the move in force (its first feedback)", WALL_TIMEOUT,
-                       interval=0.001)
-            return self._lockstep_move(handle, result, duration, event)
+            feedback: list = []
+            handle = self.client.send_goal_held(trajectory, feedback, WALL_TIMEOUT)
+            return self._lockstep_move(handle, feedback, duration, event)
+        handle = self.client.send_goal(trajectory, timeout=WALL_TIMEOUT)
+        result = handle.get_result_async()
         deadline = time.monotonic() + WALL_TIMEOUT
         while not result.done():
             if (found := event()) is not None:
@@ -227,27 +218,17 @@ class ClientRobot:
                 return found
         return None if event is None else event()
 
-    def _lockstep_move(self, handle, result, duration: float, event: EventCheck | None) -> FootEvent | None:
-        """A goal accepted at the held state runs ``duration`` from it: run to its end (canceled,
-        held, at the first event), then take its result, a look later at a time while the
-        interface has not sent it yet."""
+    def _lockstep_move(self, handle, feedback: list, duration: float, event: EventCheck | None) -> FootEvent | None:
+        """A goal in force at the held state runs ``duration`` from it: run to its end
+        (canceled, held, at the first event), then take its result."""
         found = self._lockstep_run(self.now() + duration + MOVE_END_MARGIN, event)
         if found is not None:
             self.client.cancel(handle)
             return found
-        while not _done_within(result, LOCKSTEP_RESULT_WAIT):
-            self._lockstep_run(self.now() + LOCKSTEP_LOOK, None)
-        outcome = result.result()
-        if outcome.result.error_code != 0:
-            raise RobotClientError(f"the robot refused or failed a step: {outcome.result.error_string}")
+        outcome = self.client.held_result(handle, feedback, WALL_TIMEOUT)
+        if outcome.error_code != 0:
+            raise RobotClientError(f"the robot refused or failed a step: {outcome.error_string}")
         return None
-
-
-def _done_within(future, timeout: float) -> bool:
-    """Has ``future`` (completed by the client's spinning thread) completed within ``timeout`` s?"""
-    done = threading.Event()
-    future.add_done_callback(lambda _f: done.set())
-    return done.wait(timeout)
 
 
 class PosturesRunner:
