@@ -4,7 +4,7 @@ what only a simulator has.
 Besides the shared interface (joint_states, joint_commands, joint_trajectory,
 follow_joint_trajectory, robot_description, diagnostics, imu/data, feet) it offers:
 
-- ``clock`` (rosgraph_msgs/Clock): simulated time at ``clock_rate`` (default 200 Hz), so
+- ``clock`` (rosgraph_msgs/Clock): simulated time at ``clock_rate`` (default 100 Hz), so
   the graph can run with use_sim_time;
 - ``reset`` (humanoid_interfaces/srv/ResetSimulation): stand the robot in the home pose
   or a given configuration; ``pause``/``resume`` (std_srvs/Trigger);

@@ -78,7 +78,7 @@ class SimParameters:
 class SimulationPublishingParameters:
     """Rates of what only the simulation node publishes (ROS parameters of the node)."""
 
-    clock_rate: float = documented(200.0, "Hz, simulated time on /clock")
+    clock_rate: float = documented(100.0, "Hz, simulated time on /clock")
     ground_truth_rate: float = documented(50.0, "Hz, ground_truth/base_pose, ground_truth/base_twist and fallen")
 
     def __post_init__(self) -> None:
