@@ -50,7 +50,9 @@ INTERFACE_PUBLISHED = {"/joint_states": "sensor_msgs/msg/JointState",
                        "/robot_description": "std_msgs/msg/String",
                        "/diagnostics": "diagnostic_msgs/msg/DiagnosticArray"}
 INTERFACE_SUBSCRIBED = {"/joint_commands": "sensor_msgs/msg/JointState",
-                        "/joint_trajectory": "trajectory_msgs/msg/JointTrajectory"}
+                        "/joint_trajectory": "trajectory_msgs/msg/JointTrajectory",
+                        # a lockstep controller answers on it, and runs unchanged on the hardware
+                        "/lockstep/ready": "humanoid_interfaces/msg/LockstepReady"}
 INTERFACE_ACTIONS = {"/follow_joint_trajectory": "humanoid_interfaces/action/FollowJointTrajectory"}
 
 #: The controller's motion: arm joints (light loads in simulation, where gravity acts),
