@@ -40,6 +40,7 @@ from pathlib import Path
 import numpy as np
 from std_msgs.msg import Bool
 
+from humanoid_control.loop.lockstep import STAMP_TOLERANCE
 from humanoid_control.motion import Motion, plan_playback
 from humanoid_control.motion.model import JointPose
 from humanoid_control.motion.pose_demo import pose_demo_motion
@@ -61,10 +62,6 @@ SETTLE_TIME = 0.5
 #: poses that stand are tracked within 0.2 deg; a servo that cannot carry its load, a
 #: foot jammed against the ground or a robot lying on the floor miss it by far more.
 TRACKING_TOLERANCE_DEG = 3.0
-
-#: s of robot time past a trajectory's end to run to: the state at its end, whose stamp went
-#: through integer nanoseconds, may fall short of it by a rounding.
-END_MARGIN = 1e-6
 
 #: The command's node: the lockstep simulation's one participant.
 CLIENT = "humanoid_balance_poses"
@@ -147,8 +144,8 @@ def play_pose(client: RobotClient, falls: FallLog, label: str, motion: Motion) -
     feedback: list = []
     try:
         handle = client.send_goal_held(trajectory, feedback, POSE_TIMEOUT)
-        if feedback:  # in force at the held state: run to its end
-            lockstep.run_to(lockstep.held_at + seconds(trajectory.points[-1].time_from_start) + END_MARGIN,
+        if feedback:  # in force at the held state: run to its end (whose stamp may fall short by a rounding)
+            lockstep.run_to(lockstep.held_at + seconds(trajectory.points[-1].time_from_start) + STAMP_TOLERANCE,
                             POSE_TIMEOUT)
         outcome = client.held_result(handle, feedback, POSE_TIMEOUT)
     finally:

@@ -109,6 +109,12 @@ class GoalOutcome:
     error_string: str
     feedback: list = field(default_factory=list)
 
+    @classmethod
+    def of(cls, response, feedback: list | None) -> GoalOutcome:
+        """The outcome told by a GetResult ``response``, with the goal's ``feedback``."""
+        return cls(response.status, response.result.error_code, response.result.error_string,
+                   feedback if feedback is not None else [])
+
     @property
     def succeeded(self) -> bool:
         return self.status == GoalStatus.STATUS_SUCCEEDED
@@ -385,9 +391,7 @@ class RobotClient:
         return handle
 
     def result(self, handle, timeout: float = 120.0, feedback: list | None = None) -> GoalOutcome:
-        response = self.wait_result(handle, timeout, "trajectory result")
-        return GoalOutcome(response.status, response.result.error_code, response.result.error_string,
-                           feedback if feedback is not None else [])
+        return GoalOutcome.of(self.wait_result(handle, timeout, "trajectory result"), feedback)
 
     def send_goal_held(self, trajectory: JointTrajectory, feedback: list, timeout: float = 30.0, **tolerances):
         """Lockstep, the simulation held by this client: send a goal and keep holding until it
@@ -414,9 +418,7 @@ class RobotClient:
             if held is None or time.monotonic() > deadline:
                 raise RobotClientError(f"no trajectory result within {timeout:g} s")
             self.lockstep.run_to(held + look, max(0.0, deadline - time.monotonic()))
-        response = waiter.response
-        return GoalOutcome(response.status, response.result.error_code, response.result.error_string,
-                           feedback if feedback is not None else [])
+        return GoalOutcome.of(waiter.response, feedback)
 
     def follow(self, trajectory: JointTrajectory, timeout: float = 120.0, **tolerances) -> GoalOutcome:
         """Execute a trajectory through the action and wait for its result."""

@@ -43,6 +43,7 @@ from typing import TextIO
 
 import numpy as np
 
+from humanoid_control.loop.lockstep import STAMP_TOLERANCE
 from humanoid_control.ros.robot_client import RobotClient, RobotClientError, make_trajectory, poll_until
 from humanoid_description.joint_map import ServoJoint
 from humanoid_description.model import RobotModel
@@ -61,9 +62,6 @@ START_TOLERANCE = math.radians(0.2)
 READING_TRIES = 20
 #: Robot seconds between two looks at the watch in lockstep (the simulation held at each).
 LOCKSTEP_LOOK = 0.05
-#: s past a move's end to run to: the state at its end, whose stamp went through integer
-#: nanoseconds, may fall short of it by a rounding.
-MOVE_END_MARGIN = 1e-6
 
 
 @dataclass(frozen=True)
@@ -221,7 +219,8 @@ class ClientRobot:
     def _lockstep_move(self, handle, feedback: list, duration: float, event: EventCheck | None) -> FootEvent | None:
         """A goal in force at the held state runs ``duration`` from it: run to its end
         (canceled, held, at the first event), then take its result."""
-        found = self._lockstep_run(self.now() + duration + MOVE_END_MARGIN, event)
+        # run past the end by the stamps' rounding: the state at the end may fall short of it by that
+        found = self._lockstep_run(self.now() + duration + STAMP_TOLERANCE, event)
         if found is not None:
             self.client.cancel(handle)
             return found
