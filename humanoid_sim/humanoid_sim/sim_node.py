@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 from geometry_msgs.msg import PoseStamped, TwistStamped
-from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
@@ -47,6 +47,7 @@ from humanoid_control.loop.validation import CommandRejectedError
 from humanoid_control.ros import driver_node
 from humanoid_control.ros.loop_process import DriverSpec, LoopHost
 from humanoid_control.ros.matched_publisher import STREAM_HISTORY, MatchedPublisher
+from humanoid_control.ros.offload import Offload
 from humanoid_control.ros.parameters import declare, declare_dataclass
 from humanoid_control.ros.robot_interface import RobotInterface
 from humanoid_control.ros.ros_time import to_time
@@ -251,12 +252,14 @@ class SimulationServices:
     def __init__(self, node: Node, interface: RobotInterface, _defaults: dict[str, Any] | None = None) -> None:
         self.node, self.interface = node, interface
         self.model = interface.model
-        group = MutuallyExclusiveCallbackGroup()
-        node.create_service(ResetSimulation, "reset", self._reset, callback_group=group)
-        node.create_service(Trigger, "pause", self._pause, callback_group=group)
-        node.create_service(Trigger, "resume", self._resume, callback_group=group)
-        node.create_service(StepSimulation, "step", self._step, callback_group=group)
-        node.create_service(ApplyPush, "apply_push", self._push, callback_group=group)
+        # each waits for the loop: one at a time, off the node's spinning thread
+        serial = Offload(node, "simulation services")
+        group = ReentrantCallbackGroup()
+        node.create_service(ResetSimulation, "reset", serial(self._reset), callback_group=group)
+        node.create_service(Trigger, "pause", serial(self._pause), callback_group=group)
+        node.create_service(Trigger, "resume", serial(self._resume), callback_group=group)
+        node.create_service(StepSimulation, "step", serial(self._step), callback_group=group)
+        node.create_service(ApplyPush, "apply_push", serial(self._push), callback_group=group)
 
     def _reset(self, request: ResetSimulation.Request, response: ResetSimulation.Response):
         home = self.model.home_positions()

@@ -51,7 +51,6 @@ import pinocchio as pin
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Point, Point32, PoseStamped, WrenchStamped
 from rclpy.clock import Clock, ClockType
-from rclpy.experimental import EventsExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Imu, JointState
@@ -412,7 +411,7 @@ def _percentile(values: np.ndarray, q: float) -> str:
 
 
 def main(args: list[str] | None = None) -> int:
-    return run_node(NODE_NAME, BalanceMonitor, EventsExecutor, args)
+    return run_node(NODE_NAME, BalanceMonitor, args)
 
 
 if __name__ == "__main__":

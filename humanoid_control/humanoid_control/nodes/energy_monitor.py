@@ -31,7 +31,6 @@ import time
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from rclpy.experimental import EventsExecutor
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
@@ -152,7 +151,7 @@ class EnergyMonitor:
 
 
 def main(args: list[str] | None = None) -> int:
-    return run_node(NODE_NAME, EnergyMonitor, EventsExecutor, args)
+    return run_node(NODE_NAME, EnergyMonitor, args)
 
 
 if __name__ == "__main__":

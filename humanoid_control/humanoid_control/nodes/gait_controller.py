@@ -43,7 +43,7 @@ import numpy as np
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
-from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from sensor_msgs.msg import JointState
@@ -56,8 +56,8 @@ from humanoid_control.quadruped_gaits.player import GaitPlayer, GaitRun, RunSetp
 from humanoid_control.ros.fall_watch import FallWatch, describe_fall
 from humanoid_control.ros.lockstep import participant_of
 from humanoid_control.ros.node_main import run_node
+from humanoid_control.ros.offload import Offload
 from humanoid_control.ros.parameters import declare_control_node
-from humanoid_control.ros.pooled_executor import PooledExecutor
 from humanoid_control.ros.ros_time import seconds, to_time
 from humanoid_control.ros.setpoint_stream import SetpointStream
 from humanoid_description.model import RobotModel
@@ -117,21 +117,22 @@ class GaitControllerNode:
         self._last_message = ""
         self.lockstep = participant_of(node)
 
-        control = MutuallyExclusiveCallbackGroup()
+        # one thread takes the readings and runs the cycle (rclpy's EventsExecutor); a goal's
+        # body, which follows the gait to its end, runs off it
+        self.bodies = Offload(node, "gaits", workers=4)
         actions = ReentrantCallbackGroup()
         # the run's velocities are exact (central differences on its grid, the cubics' own)
         self._stream = SetpointStream(node, self._joints.names, SetpointBatcher(
             VELOCITY_MARGIN * self._joints.velocity, self.params.command_lead, self.params.send_period,
             smooth_velocities=False, warn=self._log.warning))
         self._diagnostics = node.create_publisher(DiagnosticArray, "diagnostics", 10)
-        node.create_subscription(JointState, "joint_states", self._on_joint_states, QoSProfile(depth=1),
-                                 callback_group=control)
-        self._action = ActionServer(node, PlayGait, "play_gait", execute_callback=self._execute,
+        node.create_subscription(JointState, "joint_states", self._on_joint_states, QoSProfile(depth=1))
+        self._action = ActionServer(node, PlayGait, "play_gait", execute_callback=self.bodies(self._execute),
                                     goal_callback=self._on_goal,
                                     cancel_callback=lambda _goal: CancelResponse.ACCEPT, callback_group=actions)
-        node.create_timer(0.5, self._watch, callback_group=control)
-        self.falls = FallWatch(node, self._on_fall, callback_group=MutuallyExclusiveCallbackGroup())
-        node.create_timer(1.0 / self.params.diagnostics_rate, self._publish_diagnostics, callback_group=actions)
+        node.create_timer(0.5, self._watch)
+        self.falls = FallWatch(node, self._on_fall)
+        node.create_timer(1.0 / self.params.diagnostics_rate, self._publish_diagnostics)
         p = self.params
         self._log.info(f"gait controller for {robot}: gaits {', '.join(self.model.config.sections['gaits']['phases'])} "
                        f"or gait files; a set-point every {p.period:g} s, {p.command_lead:g} s ahead; stance "
@@ -384,7 +385,7 @@ class GaitControllerNode:
 
 
 def main(args: list[str] | None = None) -> int:
-    return run_node(NODE_NAME, GaitControllerNode, lambda: PooledExecutor(num_threads=4), args)
+    return run_node(NODE_NAME, GaitControllerNode, args)
 
 
 if __name__ == "__main__":

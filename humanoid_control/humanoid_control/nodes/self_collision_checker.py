@@ -47,7 +47,7 @@ import numpy as np
 import pinocchio as pin
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Point
-from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import ColorRGBA
@@ -59,8 +59,8 @@ from humanoid_control.nodes.specs import SELF_COLLISION_CHECKER as NODE_NAME
 from humanoid_control.parameter_fields import documented
 from humanoid_control.ros.lockstep import participant_of
 from humanoid_control.ros.node_main import run_node
+from humanoid_control.ros.offload import Offload
 from humanoid_control.ros.parameters import declare_control_node
-from humanoid_control.ros.pooled_executor import PooledExecutor
 from humanoid_control.ros.ros_time import seconds, to_duration, to_time
 from humanoid_description.collision import CollisionModel, CollisionReport, CollisionTracker, PairDistance
 from humanoid_description.model import RobotModel
@@ -138,20 +138,22 @@ class SelfCollisionChecker:
         self._stats = {"states": 0, "in_collision": 0, "with_unknown_joints": 0, "check_time_total": 0.0,
                        "check_time_max": 0.0}
 
-        stream = MutuallyExclusiveCallbackGroup()
+        # one thread takes the stream (joint_states, markers) and diagnostics (rclpy's
+        # EventsExecutor); each service checks in a thread of its own, so that a long path
+        # check holds up neither the stream nor the other service
+        services = ReentrantCallbackGroup()
         self._state_pub = node.create_publisher(SelfCollisionState, "self_collision_state", 10)
         self._marker_pub = node.create_publisher(MarkerArray, "self_collision_markers", 10)
         self._diagnostics_pub = node.create_publisher(DiagnosticArray, "diagnostics", 10)
         self.lockstep = participant_of(node)
-        node.create_subscription(JointState, "joint_states", self._on_joint_states, 10, callback_group=stream)
-        node.create_service(CheckSelfCollision, "check_self_collision", self._check_configuration,
-                            callback_group=MutuallyExclusiveCallbackGroup())
+        node.create_subscription(JointState, "joint_states", self._on_joint_states, 10)
+        node.create_service(CheckSelfCollision, "check_self_collision",
+                            Offload(node, "configuration checks")(self._check_configuration), callback_group=services)
         node.create_service(CheckTrajectorySelfCollision, "check_trajectory_self_collision",
-                            self._check_trajectory, callback_group=MutuallyExclusiveCallbackGroup())
-        node.create_timer(1.0 / params.diagnostics_rate, self._publish_diagnostics,
-                          callback_group=MutuallyExclusiveCallbackGroup())
+                            Offload(node, "path checks")(self._check_trajectory), callback_group=services)
+        node.create_timer(1.0 / params.diagnostics_rate, self._publish_diagnostics)
         if params.marker_rate > 0.0:
-            node.create_timer(1.0 / params.marker_rate, self._publish_markers, callback_group=stream)
+            node.create_timer(1.0 / params.marker_rate, self._publish_markers)
         self._log.info(f"checking {len(self._tracker.model.link_pairs)} link pairs of {robot} "
                        f"(safety distance {self.safety_distance * 1000:g} mm)")
 
@@ -363,8 +365,7 @@ def nearest_points(model: CollisionModel, pair: PairDistance) -> list[np.ndarray
 
 
 def main(args: list[str] | None = None) -> int:
-    # one thread for each callback group: the stream, the two services and diagnostics
-    return run_node(NODE_NAME, SelfCollisionChecker, lambda: PooledExecutor(num_threads=4), args)
+    return run_node(NODE_NAME, SelfCollisionChecker, args)
 
 
 if __name__ == "__main__":

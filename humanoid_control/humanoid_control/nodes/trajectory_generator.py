@@ -36,8 +36,8 @@ from humanoid_control.ros.action_result import ResultWaiter, wait_until_answerin
 from humanoid_control.ros.fall_watch import FallWatch, describe_fall
 from humanoid_control.ros.lockstep import participant_of
 from humanoid_control.ros.node_main import run_node
+from humanoid_control.ros.offload import Offload
 from humanoid_control.ros.parameters import declare, declare_robot
-from humanoid_control.ros.pooled_executor import PooledExecutor
 from humanoid_control.ros.robot_client import playback_trajectory
 from humanoid_control.ros.ros_time import seconds
 from humanoid_interfaces.action import FollowJointTrajectory, PlayMotion
@@ -65,7 +65,9 @@ class TrajectoryGenerator:
         self.lockstep = participant_of(node)
         self._held: set[int] = set()  # goals (id of the request) holding the lockstep simulation
         self.falls = FallWatch(node, callback_group=group)
-        self._server = ActionServer(node, PlayMotion, "play_motion", execute_callback=self._execute,
+        #: Each goal's body follows its motion on the robot: off the spinning thread.
+        self.bodies = Offload(node, "motions", workers=4)
+        self._server = ActionServer(node, PlayMotion, "play_motion", execute_callback=self.bodies(self._execute),
                                     goal_callback=self._on_goal,
                                     cancel_callback=lambda _goal: CancelResponse.ACCEPT, callback_group=group)
         node.get_logger().info(f"play_motion ready for {self.robot}")
@@ -225,7 +227,7 @@ class TrajectoryGenerator:
 
 
 def main(args: list[str] | None = None) -> int:
-    return run_node("trajectory_generator", TrajectoryGenerator, lambda: PooledExecutor(num_threads=4), args)
+    return run_node("trajectory_generator", TrajectoryGenerator, args)
 
 
 if __name__ == "__main__":

@@ -46,7 +46,7 @@ import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Twist, WrenchStamped
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
-from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from sensor_msgs.msg import Imu, JointState
@@ -68,8 +68,8 @@ from humanoid_control.biped_walking.streaming import WalkCycle, walk_sensors
 from humanoid_control.ros.fall_watch import FallWatch, describe_fall
 from humanoid_control.ros.lockstep import participant_of
 from humanoid_control.ros.node_main import run_node
+from humanoid_control.ros.offload import Offload
 from humanoid_control.ros.parameters import declare_control_node
-from humanoid_control.ros.pooled_executor import PooledExecutor
 from humanoid_control.ros.ros_time import seconds
 from humanoid_control.ros.setpoint_stream import SetpointStream
 from humanoid_description.model import RobotModel
@@ -119,33 +119,32 @@ class WalkControllerNode:
         self._fell: str | None = None  # why the goal in hand ended: the robot fell
         self.lockstep = participant_of(node)
 
-        control = MutuallyExclusiveCallbackGroup()  # the cycle and the commands
-        readings = MutuallyExclusiveCallbackGroup()  # kept apart, so that a slow cycle never delays them
+        # One thread takes the readings, the commands and the cycle, in the order they come
+        # (rclpy's EventsExecutor); what blocks runs off it: a goal's check waits for the first
+        # joint_states, a goal's body follows the walk to its end.
+        self.goal_checks, self.bodies = Offload(node, "walk goal checks"), Offload(node, "walks", workers=4)
         actions = ReentrantCallbackGroup()
         self.cycle = WalkCycle(self.controller, warn=self._log.warning)
         self._stream = SetpointStream(node, self._joints.names, self.cycle.batcher)
         self._diagnostics = node.create_publisher(DiagnosticArray, "diagnostics", 10)
-        node.create_subscription(JointState, "joint_states", self._on_joint_states, QoSProfile(depth=1),
-                                 callback_group=control)
+        node.create_subscription(JointState, "joint_states", self._on_joint_states, QoSProfile(depth=1))
         # the sensors only when a correction uses them (each subscription costs CPU at 100 Hz); in
         # lockstep a state is handled with the IMU reading of its instant, which may come after
-        # it on its own topic: the IMU is then taken in the cycle's group (_on_joint_states)
+        # it on its own topic (_on_joint_states)
         self._uses_imu = self.params.stabilize and self.params.tilt_feedback_gain > 0.0
         if self._uses_imu:
-            node.create_subscription(Imu, "imu/data", self._on_imu, QoSProfile(depth=1),
-                                     callback_group=control if self.lockstep is not None else readings)
+            node.create_subscription(Imu, "imu/data", self._on_imu, QoSProfile(depth=1))
         if self.params.stabilize and self.params.zmp_feedback_gain > 0.0:
             for side in ("right", "left"):
                 node.create_subscription(WrenchStamped, f"{side}_foot/wrench",
-                                         lambda msg, side=side: self._on_wrench(side, msg), QoSProfile(depth=1),
-                                         callback_group=readings)
-        node.create_subscription(Twist, "cmd_vel", self._on_cmd_vel, 10, callback_group=control)
-        self.falls = FallWatch(node, self._on_fall, callback_group=readings)
-        self._action = ActionServer(node, Walk, "walk", execute_callback=self._execute,
-                                    goal_callback=self._on_goal,
+                                         lambda msg, side=side: self._on_wrench(side, msg), QoSProfile(depth=1))
+        node.create_subscription(Twist, "cmd_vel", self._on_cmd_vel, 10)
+        self.falls = FallWatch(node, self._on_fall)
+        self._action = ActionServer(node, Walk, "walk", execute_callback=self.bodies(self._execute),
+                                    goal_callback=self.goal_checks(self._on_goal),
                                     cancel_callback=lambda _goal: CancelResponse.ACCEPT, callback_group=actions)
-        node.create_timer(0.5, self._watch, callback_group=readings)
-        node.create_timer(1.0 / self.params.diagnostics_rate, self._publish_diagnostics, callback_group=actions)
+        node.create_timer(0.5, self._watch)
+        node.create_timer(1.0 / self.params.diagnostics_rate, self._publish_diagnostics)
         p = self.params
         self._log.info(
             f"walk controller for {robot}: step {p.step_period:g} s, up to {p.max_step_forward:g} m forward, "
@@ -403,7 +402,7 @@ class WalkControllerNode:
 
 
 def main(args: list[str] | None = None) -> int:
-    return run_node(NODE_NAME, WalkControllerNode, lambda: PooledExecutor(num_threads=4), args)
+    return run_node(NODE_NAME, WalkControllerNode, args)
 
 
 if __name__ == "__main__":

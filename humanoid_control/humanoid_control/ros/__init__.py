@@ -4,7 +4,7 @@
   the topics, action and services a driver node serves (sim and hardware alike);
 - :mod:`~humanoid_control.ros.robot_client`: the same interface seen from a controller;
 - node support: :mod:`~humanoid_control.ros.node_main`, :mod:`~humanoid_control.ros.parameters`,
-  :mod:`~humanoid_control.ros.pooled_executor`, :mod:`~humanoid_control.ros.ros_time`,
+  :mod:`~humanoid_control.ros.offload`, :mod:`~humanoid_control.ros.ros_time`,
   :mod:`~humanoid_control.ros.action_result`, :mod:`~humanoid_control.ros.matched_publisher`,
   :mod:`~humanoid_control.ros.joint_readings`.
 """

@@ -23,7 +23,9 @@ from typing import Any
 
 import rclpy
 from rclpy.executors import ExternalShutdownException
+from rclpy.experimental import EventsExecutor
 from rclpy.node import Node
+from rclpy.task import Future
 
 from humanoid_control.guards.self_collision_guard import PARAMETER_PREFIX as GUARD_PARAMETER_PREFIX
 from humanoid_control.guards.self_collision_guard import SelfCollisionGuardParameters
@@ -32,8 +34,8 @@ from humanoid_control.loop.remote import Finished, RemoteError
 from humanoid_control.parameter_files import node_parameters
 from humanoid_control.processes.process_lifetime import hang_up_like_terminate
 from humanoid_control.ros.loop_process import DriverSpec, LoopProcess, LoopSpec
+from humanoid_control.ros.node_main import spin_while
 from humanoid_control.ros.parameters import dataclass_parameter_names, declare, declare_dataclass, declare_robot
-from humanoid_control.ros.pooled_executor import PooledExecutor
 from humanoid_control.ros.robot_interface import RobotInterface
 from humanoid_description.model import RobotModel
 from humanoid_description.robots import UnknownRobotError
@@ -81,8 +83,8 @@ class DriverNode:
         self.spec = LoopSpec(node_name, robot, driver, params, guard, duration)
         self.finished = threading.Event()
         self.failure: str | None = None
-        #: Wakes the spinning thread when the loop ends (a signal wakes it through rclpy).
-        self._wake = self.node.create_guard_condition(lambda: None)
+        #: Completed when the loop ends: the spinning thread returns at once.
+        self._ended: Future = Future()
         self.process = LoopProcess(self.spec, self.model.joints.names, on_finished=self._on_loop_finished)
         self.interface = RobotInterface(self.node, self.process.client, self.model, params,
                                         driver.clock_is_ros_time)
@@ -93,12 +95,12 @@ class DriverNode:
         if finished.failed:
             self.failure = finished.reason
         self.finished.set()
-        self._wake.trigger()
+        self._ended.set_result(None)
 
     def spin(self) -> int:
         """Start the interface and serve until shutdown (signal) or the loop ends; the exit
         status: 0, or 1 when the robot could not start or the loop failed."""
-        executor = PooledExecutor(num_threads=4)
+        executor = EventsExecutor()  # blocking callbacks are offloaded (humanoid_control.ros.offload)
         executor.add_node(self.node)
         log = self.node.get_logger()
         try:
@@ -106,10 +108,7 @@ class DriverNode:
             while self.interface.start(timeout=START_POLL) is None:  # a signal may come meanwhile
                 if not rclpy.ok() or self.finished.is_set():
                     return 1 if self.failure else 0
-            # the executor wakes for work, a signal or the loop's end: no polling, the
-            # timeout is only a backstop
-            while rclpy.ok() and not self.finished.is_set():
-                executor.spin_once(timeout_sec=SPIN_BACKSTOP)
+            spin_while(executor, lambda: rclpy.ok() and not self.finished.is_set(), self._ended, SPIN_BACKSTOP)
         except RemoteError as error:
             log.fatal(f"cannot start: {error}")
             return 1
@@ -119,6 +118,7 @@ class DriverNode:
             self.interface.stop()
             self.process.stop()
             executor.shutdown(timeout_sec=1.0)
+            self.interface.bodies.shutdown(timeout=1.0)
             self.node.destroy_node()
         if self.failure:
             log.fatal(self.failure)

@@ -10,6 +10,9 @@ Python's SIGINT handler would raise KeyboardInterrupt inside a callback likewise
 Ctrl-C reaches every process of a ``ros2 launch``): it ends the spinning at the next turn,
 the executor lets the callbacks still running finish, then the node and the context
 are shut down. A signal while the node is still being built stops it once built.
+
+Every node is spun by rclpy's EventsExecutor (its blocking callbacks offloaded:
+:mod:`humanoid_control.ros.offload`), through :func:`spin_while`.
 (Before its handlers are in place, while its modules load, a node started by the
 launchers ignores SIGINT: :mod:`humanoid_control.processes.run_tethered`.)
 """
@@ -22,8 +25,10 @@ from collections.abc import Callable
 import rclpy
 import rclpy.logging
 from rclpy.executors import Executor, ExternalShutdownException
+from rclpy.experimental import EventsExecutor
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
+from rclpy.task import Future
 
 from humanoid_control.processes.process_lifetime import hang_up_like_terminate
 from humanoid_control.processes.stop_request import stop_on_signals
@@ -32,10 +37,22 @@ from humanoid_description.robots import UnknownRobotError
 
 #: s: longest a stopping node waits for its running callbacks before it is destroyed
 STOP_TIMEOUT = 2.0
+#: s: how often the spinning thread looks whether to stop (a signal's handler runs then).
+SPIN_TURN = 0.1
 
 
-def run_node(name: str, build: Callable[[Node], object], make_executor: Callable[[], Executor],
-             args: list[str] | None = None) -> int:
+def spin_while(executor: Executor, going: Callable[[], bool], ended: Future | None = None,
+               turn: float = SPIN_TURN) -> None:
+    """Spin ``executor`` while ``going()`` (looked at every ``turn`` s, and at once when the
+    future ``ended`` completes). Not ``spin_once`` in a loop: rclpy's EventsExecutor revisits
+    every task awaiting something at each call, a busy loop while one waits (an offloaded
+    goal's body); not ``spin()``: it returns only when the context shuts down."""
+    ended = ended if ended is not None else Future()
+    while going() and not ended.done():
+        executor.spin_until_future_complete(ended, timeout_sec=turn)
+
+
+def run_node(name: str, build: Callable[[Node], object], args: list[str] | None = None) -> int:
     """Create node ``name``, let ``build`` give it its behaviour, spin it; the exit code."""
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     with stop_on_signals(signal.SIGINT, signal.SIGTERM) as stop:
@@ -46,10 +63,9 @@ def run_node(name: str, build: Callable[[Node], object], make_executor: Callable
             node = Node(name)
             build(node)
             report_restart(node)
-            executor = make_executor()
+            executor = EventsExecutor()
             executor.add_node(node)
-            while not stop.is_set() and rclpy.ok():  # not executor.spin(): rclpy's EventsExecutor never returns
-                executor.spin_once(timeout_sec=0.1)
+            spin_while(executor, lambda: not stop.is_set() and rclpy.ok())
             return 0
         except (ValueError, UnknownRobotError) as error:
             (node.get_logger() if node is not None else rclpy.logging.get_logger(name)).fatal(f"cannot start: {error}")

@@ -30,7 +30,7 @@ from collections.abc import Callable
 
 import numpy as np
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
-from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState as JointStateMsg
@@ -44,6 +44,7 @@ from humanoid_control.loop.remote import LoopClient, RemoteError, RunHandle
 from humanoid_control.loop.trajectory_executor import RunState
 from humanoid_control.loop.validation import CommandRejectedError, CommandValidator, ErrorCode, PointData
 from humanoid_control.ros.lockstep import LOCKSTEP_QOS, LOCKSTEP_TOPIC
+from humanoid_control.ros.offload import Offload
 from humanoid_control.ros.ros_time import DriverClock, seconds, to_duration, to_time
 from humanoid_description.model import RobotModel
 from humanoid_interfaces.action import FollowJointTrajectory
@@ -78,27 +79,27 @@ class RobotInterface:
         self._log = node.get_logger()
         self._stopping = False
 
-        group = ReentrantCallbackGroup()
+        #: The action's bodies (each follows its run until it ends), off the spinning thread.
+        self.bodies = Offload(node, "goals", workers=4)
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                              reliability=ReliabilityPolicy.RELIABLE)
         self._description_pub = (node.create_publisher(String, "robot_description", latched)
                                  if params.publish_robot_description else None)
         # Each command replaces the one before: commands are taken one at a time, in the order
-        # received (in parallel threads an older trajectory, accepted last, replaced a newer
-        # one), validated here and handed to the loop without waiting for its check, and of
-        # trajectories sent faster than they are validated only the latest is kept. A lockstep
-        # participant's answer goes the same way, so it reaches the loop after the commands the
-        # participant sent before it (humanoid_control.loop.lockstep).
-        commands = MutuallyExclusiveCallbackGroup()
-        node.create_subscription(JointStateMsg, "joint_commands", self._on_joint_commands, 10,
-                                 callback_group=commands)
+        # received, by the node's one spinning thread (in parallel threads an older trajectory,
+        # accepted last, replaced a newer one), validated there and handed to the loop without
+        # waiting for its check, and of trajectories sent faster than they are validated only
+        # the latest is kept. A lockstep participant's answer goes the same way, so it reaches
+        # the loop after the commands the participant sent before it
+        # (humanoid_control.loop.lockstep).
+        node.create_subscription(JointStateMsg, "joint_commands", self._on_joint_commands, 10)
         node.create_subscription(JointTrajectory, "joint_trajectory", self._on_joint_trajectory,
-                                 QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE), callback_group=commands)
-        node.create_subscription(LockstepReady, LOCKSTEP_TOPIC, self._on_ready, LOCKSTEP_QOS, callback_group=commands)
+                                 QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE))
+        node.create_subscription(LockstepReady, LOCKSTEP_TOPIC, self._on_ready, LOCKSTEP_QOS)
         self._action = ActionServer(
             node, FollowJointTrajectory, "follow_joint_trajectory",
-            execute_callback=self._execute_goal, goal_callback=self._on_goal,
-            cancel_callback=lambda _goal: CancelResponse.ACCEPT, callback_group=group)
+            execute_callback=self.bodies(self._execute_goal), goal_callback=self._on_goal,
+            cancel_callback=lambda _goal: CancelResponse.ACCEPT, callback_group=ReentrantCallbackGroup())
 
     # -- life cycle ---------------------------------------------------------------------
     def start(self, timeout: float | None = None) -> JointState | None:
