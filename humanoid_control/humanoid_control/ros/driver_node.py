@@ -17,7 +17,6 @@ folder (``humanoid_description/robots/<robot>/sim.yaml`` or ``hw.yaml``,
 from __future__ import annotations
 
 import sys
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -81,10 +80,9 @@ class DriverNode:
         guard = declare_dataclass(self.node, SelfCollisionGuardParameters, self.defaults,
                                   prefix=GUARD_PARAMETER_PREFIX)
         self.spec = LoopSpec(node_name, robot, driver, params, guard, duration)
-        self.finished = threading.Event()
         self.failure: str | None = None
         #: Completed when the loop ends: the spinning thread returns at once.
-        self._ended: Future = Future()
+        self.ended: Future = Future()
         self.process = LoopProcess(self.spec, self.model.joints.names, on_finished=self._on_loop_finished)
         self.interface = RobotInterface(self.node, self.process.client, self.model, params,
                                         driver.clock_is_ros_time)
@@ -94,8 +92,7 @@ class DriverNode:
     def _on_loop_finished(self, finished: Finished) -> None:
         if finished.failed:
             self.failure = finished.reason
-        self.finished.set()
-        self._ended.set_result(None)
+        self.ended.set_result(None)
 
     def spin(self) -> int:
         """Start the interface and serve until shutdown (signal) or the loop ends; the exit
@@ -106,9 +103,9 @@ class DriverNode:
         try:
             self.process.start()
             while self.interface.start(timeout=START_POLL) is None:  # a signal may come meanwhile
-                if not rclpy.ok() or self.finished.is_set():
+                if not rclpy.ok() or self.ended.done():
                     return 1 if self.failure else 0
-            spin_while(executor, lambda: rclpy.ok() and not self.finished.is_set(), self._ended, SPIN_BACKSTOP)
+            spin_while(executor, rclpy.ok, self.ended, SPIN_BACKSTOP)
         except RemoteError as error:
             log.fatal(f"cannot start: {error}")
             return 1

@@ -10,11 +10,11 @@ Python's SIGINT handler would raise KeyboardInterrupt inside a callback likewise
 Ctrl-C reaches every process of a ``ros2 launch``): it ends the spinning at the next turn,
 the executor lets the callbacks still running finish, then the node and the context
 are shut down. A signal while the node is still being built stops it once built.
+(Before its handlers are in place, while its modules load, a node started by the
+launchers ignores SIGINT: :mod:`humanoid_control.processes.run_tethered`.)
 
 Every node is spun by rclpy's EventsExecutor (its blocking callbacks offloaded:
 :mod:`humanoid_control.ros.offload`), through :func:`spin_while`.
-(Before its handlers are in place, while its modules load, a node started by the
-launchers ignores SIGINT: :mod:`humanoid_control.processes.run_tethered`.)
 """
 
 from __future__ import annotations
