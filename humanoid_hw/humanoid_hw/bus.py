@@ -18,9 +18,9 @@ What this layer adds to ``dynamixel_sdk``:
   that is still there (a read woken with no data, as pyserial reports a line shared
   with another reader) as one failed attempt, retried like a timeout;
 - bytes on the wire in both directions, counted (for the bus benchmark);
-- a packet wait that sleeps in ``select()`` instead of spinning (after polling for a
-  given time, 0 by default), a monotonic clock, and the adapter's latency timer as a
-  parameter instead of the SDK's constant 16 ms.
+- a packet wait that sleeps in ``select()`` instead of spinning (optionally polling the
+  line for a short window around the moment the answer is due), a monotonic clock, and
+  the adapter's latency timer as a parameter instead of the SDK's constant 16 ms.
 """
 
 from __future__ import annotations
@@ -152,19 +152,30 @@ class CountingPortHandler(PortHandler):
     system calls per cycle. Failures are pyserial's: ``SerialException`` for an I/O error
     and for a read woken with no data.
 
-    ``answer_poll_us`` > 0: the wait first polls the line for that long, then sleeps (see
+    ``answer_poll_us`` > 0: the wait sleeps until that long before the answer's last byte
+    is due (the request and the answer at the baud rate, plus the servo's return delay),
+    polls the line until that long after it, then sleeps for the rest of the timeout (see
     :attr:`~humanoid_hw.hardware_config.DynamixelConfig.answer_poll_us`).
     """
 
     #: Most bytes taken from the device at once (a status packet is at most a few dozen).
     READ_CHUNK = 1024
+    #: Waits that only sleep after an answer came too late for the polling window ...
+    POLL_PAUSE = 100
+    #: ... by more than this (s): a USB adapter's latency timer is 1 ms or more.
+    LATE_ANSWER = 0.001
 
-    def __init__(self, port_name: str, traffic: Traffic, latency_timer_ms: float, answer_poll_us: float = 0.0) -> None:
+    def __init__(self, port_name: str, traffic: Traffic, latency_timer_ms: float, answer_poll_us: float = 0.0,
+                 return_delay_us: float = 0.0) -> None:
         super().__init__(port_name)
         self.traffic = traffic
         self.latency_timer_ms = latency_timer_ms
         self.answer_poll_s = answer_poll_us / 1e6
+        self.return_delay_s = return_delay_us / 1e6
         self._received = bytearray()  # read from the device, not yet asked for by the SDK
+        self._request_on_wire = 0.0  # monotonic time the last request's last byte leaves the adapter
+        self._answer_due = 0.0  # monotonic time the awaited answer's last byte should have come
+        self._polls_paused = 0  # waits left that sleep without polling (see _readable)
 
     def getCurrentTime(self) -> float:  # noqa: N802 - SDK method name
         return time.monotonic() * 1000.0
@@ -172,6 +183,8 @@ class CountingPortHandler(PortHandler):
     def setPacketTimeout(self, packet_length: int) -> None:  # noqa: N802 - SDK method name
         self.packet_start_time = self.getCurrentTime()
         self.packet_timeout = self.tx_time_per_byte * packet_length + 2.0 * self.latency_timer_ms + 2.0
+        self._answer_due = (max(self._request_on_wire, self.packet_start_time / 1000.0) + self.return_delay_s
+                            + self.tx_time_per_byte * packet_length / 1000.0)
 
     def readPort(self, length: int) -> bytes:  # noqa: N802 - SDK method name
         received = self._received
@@ -206,16 +219,32 @@ class CountingPortHandler(PortHandler):
         return data
 
     def _readable(self, fd: int, timeout: float) -> bool:
-        """Whether the line has bytes within ``timeout`` s: polled for ``answer_poll_s`` of it, then slept for."""
-        if self.answer_poll_s > 0.0:
+        """Whether the line has bytes within ``timeout`` s: slept for, and polled around the answer's due time.
+
+        An answer that came more than ``LATE_ANSWER`` after the polling window (an adapter
+        holding bytes back for its latency timer) turns polling off for the next
+        ``POLL_PAUSE`` waits: the window would be CPU spent for nothing. Answers a little
+        late (the other end's own wake-up) keep it on.
+        """
+        window = self.answer_poll_s
+        if window <= 0.0 or self._polls_paused > 0:
+            self._polls_paused = max(0, self._polls_paused - 1)
+            return bool(select.select([fd], [], [], timeout)[0])
+        now = time.monotonic()
+        deadline = now + timeout
+        poll_from = min(self._answer_due - window, deadline)
+        if now < poll_from and select.select([fd], [], [], poll_from - now)[0]:
+            return True
+        poll_until = min(self._answer_due + window, deadline)
+        now = time.monotonic()
+        while now < poll_until:
+            if select.select([fd], [], [], 0.0)[0]:
+                return True
             now = time.monotonic()
-            end = now + min(timeout, self.answer_poll_s)
-            while now < end:
-                if select.select([fd], [], [], 0.0)[0]:
-                    return True
-                now = time.monotonic()
-            timeout = max(0.0, timeout - self.answer_poll_s)
-        return bool(select.select([fd], [], [], timeout)[0])
+        readable = bool(select.select([fd], [], [], max(0.0, deadline - now))[0])
+        if time.monotonic() > poll_until + self.LATE_ANSWER:
+            self._polls_paused = self.POLL_PAUSE
+        return readable
 
     def writePort(self, packet: list[int]) -> int:  # noqa: N802 - SDK method name
         ser = self.ser
@@ -232,6 +261,9 @@ class CountingPortHandler(PortHandler):
                 raise serial.SerialException(f"write failed: {error}") from error
             if written < len(data):  # the device's buffer is full: wait until it takes more
                 select.select([], [ser.fd], [], None)
+        # queued behind what is still on the wire (a SYNC_WRITE is followed at once by a READ)
+        self._request_on_wire = (max(time.monotonic(), self._request_on_wire)
+                                 + written * self.tx_time_per_byte / 1000.0)
         self.traffic.bytes_out += written
         self.traffic.instructions += 1
         return written
@@ -241,7 +273,7 @@ class DynamixelBus:
     """A serial port speaking one Dynamixel protocol, with retries and traffic counters."""
 
     def __init__(self, port: str, baud: int, protocol: int, retries: int = 3,
-                 latency_timer_ms: float = 16.0, answer_poll_us: float = 0.0) -> None:
+                 latency_timer_ms: float = 16.0, answer_poll_us: float = 0.0, return_delay_us: float = 0.0) -> None:
         if protocol not in (1, 2):
             raise ValueError(f"protocol must be 1 or 2, not {protocol!r}")
         self.port_name = port
@@ -250,6 +282,7 @@ class DynamixelBus:
         self.retries = retries
         self.latency_timer_ms = latency_timer_ms
         self.answer_poll_us = answer_poll_us
+        self.return_delay_us = return_delay_us
         self.traffic = Traffic()
         #: False once the servos are told to answer only PING and READ (status return level 1).
         self.writes_answered = True
@@ -267,7 +300,8 @@ class DynamixelBus:
     def open(self) -> None:
         """Open the port at the bus's baud rate; BusError says why it cannot."""
         self.close()
-        port = CountingPortHandler(self.port_name, self.traffic, self.latency_timer_ms, self.answer_poll_us)
+        port = CountingPortHandler(self.port_name, self.traffic, self.latency_timer_ms, self.answer_poll_us,
+                                   self.return_delay_us)
         try:
             if not port.setBaudRate(self.baud):
                 raise BusError(f"baud rate {self.baud} is not supported by the Dynamixel SDK")

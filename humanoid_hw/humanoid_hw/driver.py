@@ -67,7 +67,8 @@ class DynamixelDriver(RobotDriver):
         self.servos: list[BusServo] = bus_servos(joints, self.config.protocol)
         self.joint_names = tuple(s.name for s in self.servos)
         self.bus = DynamixelBus(self.config.port, self.config.baud, self.config.protocol,
-                                self.config.retries, self.config.latency_timer_ms, self.config.answer_poll_us)
+                                self.config.retries, self.config.latency_timer_ms, self.config.answer_poll_us,
+                                2.0 * self.config.return_delay)
         self.io = CycleIO(self.bus, self.servos, self.config)
         #: The control table every servo of the bus shares (one layout per bus).
         self.control_table = self.io.table

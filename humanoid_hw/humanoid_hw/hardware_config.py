@@ -44,14 +44,15 @@ class DynamixelConfig:
     #: set the adapter to 1 ms (/sys/bus/usb-serial/devices/ttyUSB0/latency_timer) and
     #: this to 1 for a fast bus.
     latency_timer_ms: float = 16.0
-    #: How long (us) to poll for a status packet before sleeping until it comes. 0: sleep
-    #: at once (least CPU). A thread asleep in select() is woken late by an idle computer
-    #: (an idle virtual CPU halts, a physical one enters a sleep state): tens of
-    #: microseconds per answer, 18 answers a Bioloid cycle. Polling, as the maker's SDK
-    #: does for the whole wait, avoids that at the cost of the CPU polled; worth it only
-    #: where answers come within the window (the emulator; not an adapter whose latency
-    #: timer holds them back).
-    answer_poll_us: float = 0.0
+    #: Half-width (us) of the window around an answer's due time (request and answer at
+    #: the baud rate, plus the return delay) in which the driver polls the line instead
+    #: of sleeping. A thread asleep in select() is woken late by an idle computer (an
+    #: idle virtual CPU halts, a physical one enters a sleep state): tens of microseconds
+    #: per answer, 18 answers a Bioloid cycle. The wait sleeps until the window opens, so
+    #: polling costs at most twice this per answer; an answer that comes over 1 ms after
+    #: the window (an adapter whose latency timer holds it back) pauses polling for the
+    #: next 100 waits. 0: never poll (least CPU).
+    answer_poll_us: float = 100.0
     #: A configured servo missing (or of the wrong model) at start-up: "refuse" to start,
     #: or start "degraded" with that joint marked stale.
     on_missing: str = "refuse"

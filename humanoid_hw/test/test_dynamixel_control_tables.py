@@ -109,7 +109,7 @@ def test_bioloid_hardware_parameters():
     config = load_hardware_config("bioloid")
     assert config == DynamixelConfig(port="/dev/ttyUSB0", baud=1_000_000, protocol=1,
                                      return_delay=0, status_return_level=2, torque_on_start=True, retries=3,
-                                     latency_timer_ms=16, answer_poll_us=0.0, on_missing="refuse", on_shutdown="limp",
+                                     latency_timer_ms=16, answer_poll_us=100.0, on_missing="refuse", on_shutdown="limp",
                                      stale_probe_period=0.5, reopen_backoff_initial=0.1, reopen_backoff_max=2.0)
     assert load_hardware_config("bioloid", port="/dev/ttyUSB1").port == "/dev/ttyUSB1"
 

@@ -302,7 +302,7 @@ def test_effort_is_the_load_fraction_times_the_maximum_torque(bioloid, emulator,
 # -- faults --------------------------------------------------------------------------------
 @pytest.mark.parametrize("answer_poll_us", [0.0, 5000.0])
 def test_silent_servo_goes_stale_the_others_keep_running_and_it_recovers(bioloid, emulator, answer_poll_us):
-    """Also with the line polled before the wait sleeps: a silent servo still times out."""
+    """Also with a wide polling window around each answer's due time: a silent servo still times out."""
     driver = driver_for(bioloid, emulator, answer_poll_us=answer_poll_us)
     try:
         _silent_servo_goes_stale_and_recovers(bioloid, emulator, driver)
@@ -329,9 +329,30 @@ def _silent_servo_goes_stale_and_recovers(bioloid, emulator, driver):
     assert entry(driver, "r_shoulder_roll").values["recoveries"] == "1"
 
 
+def test_answers_later_than_the_polling_window_are_slept_for(bioloid, emulator):
+    """An adapter that holds answers back (its latency timer) must not turn every wait into
+    a busy loop: after one answer comes past the polling window, the next waits only sleep.
+
+    Polling each of these waits would spend about 2 ms of CPU (until 2 ms after the due
+    time, a fraction of a millisecond after the request) on answers that come 5 ms late:
+    about 80 ms for the 40 reads."""
+    driver = driver_for(bioloid, emulator, answer_poll_us=2000.0)
+    try:
+        driver.start()
+        emulator.delay_replies(5, 0.005)
+        position = driver.control_table.item("present_position")
+        start = time.thread_time()
+        replies = [driver.bus.read(5, position.address, position.size) for _ in range(40)]
+        spent = time.thread_time() - start
+    finally:
+        driver.close()
+    assert all(reply.ok for reply in replies)
+    assert spent < 0.04, f"{1e3 * spent:.1f} ms of CPU for 40 late answers: the waits polled"
+
+
 @pytest.mark.parametrize("answer_poll_us", [0.0, 5000.0])
 def test_corrupted_answers_are_retried_within_the_bound_and_reported(bioloid, emulator, answer_poll_us):
-    """Also with the line polled before the wait sleeps: the same answers, the same retries."""
+    """Also with a wide polling window around each answer's due time: the same answers, the same retries."""
     driver = driver_for(bioloid, emulator, answer_poll_us=answer_poll_us)
     try:
         _corrupted_answers_are_retried(bioloid, emulator, driver)

@@ -16,11 +16,12 @@ run); ``loop_vs_sdk`` = driver / SDK, every run's rate is listed too. Beside it,
 run right after it (seconds apart, so under the same load; the best-of ratio may pair
 runs from different moments).
 
-The SDK waits for a status packet by polling the line; the driver sleeps in ``select()``
-unless ``answer_poll_us`` (the robot's bus.yaml, or ``--answer-poll-us``) lets it poll
-first. On an idle computer a sleeping thread is woken late (an idle virtual CPU halts),
-once per answer: that, not the driver's CPU, is most of what separates the two loops
-there. ``loop_cpu_us_per_cycle`` is the driver's own CPU time per cycle (its thread,
+The SDK waits for a status packet by polling the line for the whole wait; the driver
+sleeps in ``select()`` and polls only in a window of ``answer_poll_us`` (the robot's
+bus.yaml, or ``--answer-poll-us``; 0: never) on each side of the answer's due time. On
+an idle computer a sleeping thread is woken late (an idle virtual CPU halts), once per
+answer: without the window, that, not the driver's CPU, is most of what separates the
+two loops there. ``loop_cpu_us_per_cycle`` is the driver's own CPU time per cycle (its thread,
 polling included, least of the runs), a figure the load moves much less than rates.
 
 Minimum bytes per cycle for N servos, a state block of R bytes read from each and a
@@ -232,7 +233,7 @@ def format_text(result: BusBenchmark) -> str:
         f"  driver / SDK        {result.loop_vs_sdk:.3f} (best runs; median of the rounds "
         f"{result.loop_vs_sdk_median:.3f})",
         f"  driver CPU          {result.loop_cpu_us_per_cycle:.0f} us per cycle (its thread, best run; "
-        f"answers polled for {result.answer_poll_us:g} us before sleeping)",
+        f"answers polled for {result.answer_poll_us:g} us each side of their due time)",
     ])
 
 
@@ -248,7 +249,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rounds", type=integer_in(1), default=3,
                         help="driver and SDK runs, alternating; the best of each counts (default 3)")
     parser.add_argument("--answer-poll-us", type=non_negative_number, default=None, metavar="US",
-                        help="the driver polls for a status packet this long before sleeping "
+                        help="the driver polls for a status packet this long on each side of its due time "
                              "(default: the robot's bus.yaml answer_poll_us)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
 
