@@ -39,6 +39,18 @@ def test_an_unknown_profile_is_one_line_and_exit_2_naming_the_known_ones(command
     assert "unknown physics profile 'nope'" in err and "known: reference, fast" in err
 
 
+def test_bench_physics_set_takes_physics_values_and_names_a_typo(capsys):
+    from humanoid_experiments.bench.physics import parse_values
+
+    assert parse_values(["physics_rate=500", "servo.position_gain = 0.36", "enable_cone_friction=false"]) == {
+        "physics_rate": 500, "servo.position_gain": 0.36, "enable_cone_friction": False}
+    assert main(["bench", "physics", "--robot", ROBOT, "--set", "solver_iteration=100"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "'solver_iteration'" in err and "solver_iterations" in err, err
+    assert main(["bench", "physics", "--robot", ROBOT, "--set", "real_time_factor=0"]) == 2  # not physics
+    assert "'real_time_factor'" in capsys.readouterr().err
+
+
 def test_a_profile_sets_physics_only():
     values = {"physics_rate": 1000.0, "physics_profiles.broken.fall_tilt": 90.0}
     with pytest.raises(ValueError, match="sets fall_tilt"):

@@ -65,12 +65,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def parse_values(items: list[str]) -> dict[str, Any]:
-    """``NAME=VALUE`` items, each value read as YAML (numbers, true/false)."""
+    """``NAME=VALUE`` items, each value read as YAML (numbers, true/false); NAME must be one a
+    physics profile may set (UsageError names the close ones)."""
     import yaml
 
     from humanoid_experiments.postures.command import parse_overrides
+    from humanoid_sim.physics_profiles import allowed_parameters
 
-    return {name: yaml.safe_load(value) for name, value in parse_overrides(items).items()}
+    return {name: yaml.safe_load(value) for name, value in parse_overrides(items, sorted(allowed_parameters())).items()}
 
 
 def stepping_runs(robot: str, seconds: float, rounds: int, profiles: dict[str, Any]) -> dict[str, list]:
