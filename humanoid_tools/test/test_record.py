@@ -318,29 +318,32 @@ def test_messages_in_a_chunk_that_failed_to_reach_the_disk_are_not_counted_as_wr
     assert sealed == len(messages["/chatter"]) == 200
 
 
-def test_a_message_sent_again_after_a_loss_keeps_its_place_in_the_bag(node, tmp_path):
-    """A reliable topic's message lost on the way and sent again is received after its
-    successors yet delivered before them: readers order a bag by log time, and the bag
-    must keep the publication order. The recorder's subscription callback is given the
-    reception stamps DDS gives in that case (message 2 received last)."""
+def test_log_times_keep_the_delivery_order_when_the_clock_steps_back(node, tmp_path, monkeypatch):
+    """Readers order a bag by log time, and the bag must keep each topic's delivery order
+    (a reliable topic's publication order): a log time is the recorder's clock at delivery,
+    raised to the topic's previous one when the wall clock stepped back meanwhile (an NTP
+    correction, here between messages 2 and 3)."""
     from io import StringIO
 
+    from humanoid_tools.recording import recorder as recording
     from humanoid_tools.recording.recorder import Recorder, RecorderParameters
 
-    topic = "/rec_test/resent"
+    topic = "/rec_test/clock_back"
     node.create_publisher(JointState, topic, 10)
     recorder = Recorder(node, RecorderParameters(output=str(tmp_path / "bag"), topics=(topic,)),
                         out=StringIO(), err=StringIO())
     poll_until(lambda: topic in recorder.summary.types or recorder.discover(), "the recorder subscribing", 10.0)
     subscription = next(s for s in node.subscriptions if s.topic_name == topic)
-    received_ns = [1_000, 2_000, 9_000, 3_000, 4_000]  # delivery order 0..4; message 2 came again late
-    for i, stamp in enumerate(received_ns):
-        subscription.callback(cdr_joint_state(i), {"received_timestamp": stamp})
+    clock_ns = iter([1_000, 2_000, 9_000, 3_000, 4_000])  # the clock's reading at each delivery
+    monkeypatch.setattr(recording.time, "time_ns", lambda: next(clock_ns))
+    for i in range(5):
+        subscription.callback(cdr_joint_state(i))
+    monkeypatch.undo()
     summary = recorder.finish()
 
-    assert summary.written == {topic: len(received_ns)}
+    assert summary.written == {topic: 5}
     _topics, messages = read_bag(tmp_path / "bag")
-    assert [int(m.header.frame_id) for m in messages[topic]] == list(range(len(received_ns)))
+    assert [int(m.header.frame_id) for m in messages[topic]] == list(range(5))
 
 
 def write_bag(path: Path, count: int) -> None:

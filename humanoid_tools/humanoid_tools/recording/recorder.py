@@ -263,8 +263,8 @@ class Recorder:
                            f"earlier publishers) does not match: its messages are not recorded")
 
     # -- messages (executor thread) ------------------------------------------------------------
-    def _on_message(self, topic: str, data: bytes, info) -> None:
-        stamp = max(info.get("received_timestamp") or time.time_ns(), self._last_stamp[topic])
+    def _on_message(self, topic: str, data: bytes) -> None:
+        stamp = max(time.time_ns(), self._last_stamp[topic])
         self._last_stamp[topic] = stamp
         with self._lock:
             self.summary.received[topic] += 1
@@ -346,7 +346,7 @@ def record(params: RecorderParameters | None = None, ros_args: Sequence[str] | N
     Owns its ROS context and signal handling: a stop request first drains the subscriptions,
     so that a message delivered before it is in the bag."""
     import rclpy
-    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.experimental import EventsExecutor
     from rclpy.node import Node
     from rclpy.signals import SignalHandlerOptions
 
@@ -359,7 +359,7 @@ def record(params: RecorderParameters | None = None, ros_args: Sequence[str] | N
             node = Node("humanoid_recorder", context=context, start_parameter_services=False)
             if params is None:
                 params = parameters_from_node(node)
-            executor = SingleThreadedExecutor(context=context)
+            executor = EventsExecutor(context=context)
             executor.add_node(node)
             recorder = Recorder(node, params, out, err)
             how_long = f"for {params.duration:g} s" if params.duration > 0 else "until interrupted"
