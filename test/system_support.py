@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+from sensor_msgs.msg import JointState
 
 from humanoid_control.processes.node_graph import Graph, NodeSpec
 from humanoid_control.ros.robot_client import RobotClient, poll_until
@@ -55,14 +59,29 @@ def running(nodes: Sequence[NodeSpec], log_dir: Path, client_name: str = "test_c
 
 
 class SourceStamps:
-    """Publish times (DDS source timestamps, ns) of every joint_states message (a
-    subscription callback taking the message info)."""
+    """Publish times (DDS source timestamps, ns) of every joint_states message, taken by a
+    node of its own: they come with the message info, which only rclpy's Python executors
+    hand to a callback (RobotClient's EventsExecutor does not). A context manager."""
 
-    def __init__(self) -> None:
+    def __init__(self, qos) -> None:
         self.stamps: list[int] = []
         self.lock = threading.Lock()
+        self._node = rclpy.create_node(f"source_stamps_{os.getpid()}_{id(self):x}")
+        self._node.create_subscription(JointState, "joint_states", self._on_message, qos)
+        self._executor = SingleThreadedExecutor()
+        self._executor.add_node(self._node)
+        self._thread = threading.Thread(target=self._executor.spin, name="source-stamps", daemon=True)
+        self._thread.start()
 
-    def __call__(self, _msg, info) -> None:
+    def __enter__(self) -> SourceStamps:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._executor.shutdown()
+        self._thread.join(10.0)
+        self._node.destroy_node()
+
+    def _on_message(self, _msg, info) -> None:
         with self.lock:
             self.stamps.append(info["source_timestamp"])
 

@@ -19,7 +19,6 @@ import time
 import numpy as np
 import pytest
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
-from sensor_msgs.msg import JointState
 from system_support import SourceStamps
 
 from humanoid_bringup.graphs import real_nodes, sim_nodes
@@ -65,31 +64,30 @@ def huge_trajectory(names: list[str], current: np.ndarray):
 
 def flood(client) -> None:
     """Send the huge trajectory on the topic and as a goal; both refused, naming both numbers."""
-    stamps = SourceStamps()
-    client.node.create_subscription(JointState, "joint_states", stamps, KEEP_EVERY_MESSAGE)
-    state = client.wait_for_joint_states(PATIENCE)
-    trajectory = huge_trajectory(list(state.name), np.array(state.position))  # built before the windows
-    poll_until(lambda: len(stamps.stamps) > 10, "joint_states from the robot", PATIENCE)
+    with SourceStamps(KEEP_EVERY_MESSAGE) as stamps:
+        state = client.wait_for_joint_states(PATIENCE)
+        trajectory = huge_trajectory(list(state.name), np.array(state.position))  # built before the windows
+        poll_until(lambda: len(stamps.stamps) > 10, "joint_states from the robot", PATIENCE)
 
-    quiet_start = time.time_ns()
-    time.sleep(3.0)  # the quiet window: how large a gap is on this machine right now
-    quiet_end = time.time_ns()
+        quiet_start = time.time_ns()
+        time.sleep(3.0)  # the quiet window: how large a gap is on this machine right now
+        quiet_end = time.time_ns()
 
-    client.trajectories.publish(trajectory)
-    outcome = client.follow(trajectory, timeout=PATIENCE)
-    flood_end = time.time_ns()
-    poll_until(lambda: stamps.stamps and stamps.stamps[-1] > flood_end, "joint_states after the flood", PATIENCE)
+        client.trajectories.publish(trajectory)
+        outcome = client.follow(trajectory, timeout=PATIENCE)
+        flood_end = time.time_ns()
+        poll_until(lambda: stamps.stamps and stamps.stamps[-1] > flood_end, "joint_states after the flood", PATIENCE)
 
-    assert outcome.error_code == FollowJointTrajectory.Result.INVALID_GOAL
-    assert f"{POINTS} points" in outcome.error_string
-    assert f"max_trajectory_points = {MAX_POINTS}" in outcome.error_string
-    quiet = stamps.largest_gap(quiet_start, quiet_end)
-    during = stamps.largest_gap(quiet_end, flood_end)
-    bound = max(GAP_RATIO * quiet, GAP_FLOOR_PERIODS / PUBLISH_RATE)
-    print(f"largest joint_states gap: {during * 1e3:.1f} ms during the flood "
-          f"({(flood_end - quiet_end) * 1e-9:.1f} s), {quiet * 1e3:.1f} ms in the quiet window before")
-    assert during <= bound, (f"joint_states stalled {during:.3f} s while the huge messages were handled "
-                             f"(quiet window: {quiet:.3f} s)")
+        assert outcome.error_code == FollowJointTrajectory.Result.INVALID_GOAL
+        assert f"{POINTS} points" in outcome.error_string
+        assert f"max_trajectory_points = {MAX_POINTS}" in outcome.error_string
+        quiet = stamps.largest_gap(quiet_start, quiet_end)
+        during = stamps.largest_gap(quiet_end, flood_end)
+        bound = max(GAP_RATIO * quiet, GAP_FLOOR_PERIODS / PUBLISH_RATE)
+        print(f"largest joint_states gap: {during * 1e3:.1f} ms during the flood "
+              f"({(flood_end - quiet_end) * 1e-9:.1f} s), {quiet * 1e3:.1f} ms in the quiet window before")
+        assert during <= bound, (f"joint_states stalled {during:.3f} s while the huge messages were handled "
+                                 f"(quiet window: {quiet:.3f} s)")
 
 
 def test_a_huge_trajectory_does_not_stall_the_simulated_robot(robot_graph):

@@ -20,9 +20,10 @@ from action_msgs.msg import GoalStatus
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseStamped, Vector3
 from rclpy.action import ActionClient
-from rclpy.executors import SingleThreadedExecutor
+from rclpy.experimental import EventsExecutor
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.task import Future
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool
@@ -46,6 +47,9 @@ if TYPE_CHECKING:
     from humanoid_control.motion.trajectory import Playback
 
 T = TypeVar("T")
+
+#: s: one turn of the client's executor; an action client is made between two.
+CLIENT_TURN = 0.05
 
 #: joint_states messages queued for this client before the oldest is dropped.
 JOINT_STATES_DEPTH = 1000
@@ -171,17 +175,18 @@ class RobotClient:
         self.motions = self.action_client(PlayMotion, "play_motion")
         #: The gait controller's play_gait action (robots with gaits).
         self.gaits = self.action_client(PlayGait, "play_gait")
-        self._executor = SingleThreadedExecutor()
+        self._executor = EventsExecutor(context=self.node.context)  # the graph's nodes' executor (node_main)
         self._executor.add_node(self.node)
         self._closing = threading.Event()
         self._thread = threading.Thread(target=self._spin, name="robot-client", daemon=True)
         self._thread.start()
 
     def _spin(self) -> None:
-        while rclpy.ok() and not self._closing.is_set():
+        never = Future()
+        while self.node.context.ok() and not self._closing.is_set():
             try:
-                with self._turn:
-                    self._executor.spin_once(timeout_sec=0.05)
+                with self._turn:  # one turn (not spin_once: humanoid_control.ros.node_main.spin_while)
+                    self._executor.spin_until_future_complete(never, timeout_sec=CLIENT_TURN)
             except Exception:  # shutting down while spinning
                 if not rclpy.ok() or self._closing.is_set():
                     return
