@@ -118,3 +118,24 @@ def test_the_module_gets_its_arguments(tmp_path, stand_in):
     finally:
         if process.poll() is None:
             process.kill()
+
+
+def test_a_node_process_runs_blas_on_one_thread(tmp_path):
+    """numpy's OpenBLAS starts a worker thread per core at import unless told otherwise, and a
+    worker spins for a while after each call it shared (a core's worth in the simulation's
+    loop process): a node's process runs BLAS on its own thread, unless the user chose."""
+    (tmp_path / "count_threads.py").write_text("import os\nimport numpy\nprint(len(os.listdir('/proc/self/task')))\n")
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"} | {
+        "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]),
+        LAUNCHER_PID_VARIABLE: str(os.getpid())}
+
+    def threads(command: list[str], **extra: str) -> int:
+        result = subprocess.run(command, env=env | extra, capture_output=True, text=True, timeout=PATIENCE, check=True)
+        return int(result.stdout)
+
+    tethered = [sys.executable, "-m", "humanoid_control.processes.run_tethered", "count_threads"]
+    plain = [sys.executable, str(tmp_path / "count_threads.py")]
+    assert threads(tethered) == 1
+    if os.cpu_count() > 1:  # the baseline: left alone, OpenBLAS does start its workers here
+        assert threads(plain) > 1
+        assert threads(tethered, OPENBLAS_NUM_THREADS="2") == 2

@@ -29,6 +29,13 @@ import os  # noqa: E402
 import runpy  # noqa: E402
 import sys  # noqa: E402
 
+# Before anything imports numpy: one BLAS thread per process. The nodes multiply small
+# matrices, where OpenBLAS's worker threads gain nothing, and a worker spins for a while
+# after each call it shared: in a lockstep walk the simulation's loop process burned a core
+# that way (docs/ros_and_dds.md, "One BLAS thread"). A value the user set wins; --exec
+# programs and the processes a node starts inherit it.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 from humanoid_control.processes.process_lifetime import (  # noqa: E402
     LAUNCHER_PID_VARIABLE,
     die_with_parent,
