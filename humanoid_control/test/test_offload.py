@@ -14,7 +14,7 @@ from std_msgs.msg import Int32
 from std_srvs.srv import Trigger
 
 from humanoid_control.ros.node_main import spin_while
-from humanoid_control.ros.offload import Offload
+from humanoid_control.ros.offload import Offload, stop_offloads
 from humanoid_control.ros.robot_client import poll_until
 
 #: Generous limit (s) for anything awaited; each wait ends as soon as its condition holds.
@@ -159,3 +159,48 @@ def test_an_error_in_the_work_is_raised_by_the_awaiting_task_and_a_waiting_task_
     assert failed.result() == "caught: the work failed"
     assert looks[0] < 20, f"the waiting task was looked at {looks[0]} times in a quiet second"
     poll_until(task.done, "the waiting task to end once released", PATIENCE)
+
+
+def test_a_nodes_offloads_share_one_wake_up_and_stop_together(served):
+    """Two offloads of one node: one timer wakes the executor for both (each still answers as
+    soon as its work ends), and stopping the node's offloads lets a running call finish while
+    the call queued behind it is dropped."""
+    make, spinner, client_spinner = served
+    node, client_node = make("offload_stop_test")
+    release, started = threading.Event(), threading.Event()
+    ran: list[str] = []
+
+    def slow(_request, response):
+        started.set()
+        release.wait(PATIENCE)
+        ran.append("slow")
+        response.success = True
+        return response
+
+    def queued(_request, response):
+        ran.append("queued")
+        response.success = True
+        return response
+
+    def quick(_request, response):
+        response.success = True
+        return response
+
+    timers_before = len(list(node.timers))
+    serial, other = Offload(node, "stop_serial"), Offload(node, "stop_other")
+    assert len(list(node.timers)) == timers_before + 1
+    node.create_service(Trigger, "offload_stop_slow", serial(slow))
+    node.create_service(Trigger, "offload_stop_queued", serial(queued))
+    node.create_service(Trigger, "offload_stop_quick", other(quick))
+    spinner.start()
+    client_spinner.start()
+    poll_until(answer(client_node, "offload_stop_quick").done, "the other offload's answer", PATIENCE)
+    answer(client_node, "offload_stop_slow")
+    assert started.wait(PATIENCE)
+    answer(client_node, "offload_stop_queued")
+    poll_until(lambda: len(serial._running) == 2, "the second call queued behind the first", PATIENCE)
+    stopper = threading.Thread(target=stop_offloads, args=(node, PATIENCE))
+    stopper.start()
+    release.set()
+    stopper.join(PATIENCE)
+    assert not stopper.is_alive() and ran == ["slow"]

@@ -34,6 +34,7 @@ from humanoid_control.parameter_files import node_parameters
 from humanoid_control.processes.process_lifetime import hang_up_like_terminate
 from humanoid_control.ros.loop_process import DriverSpec, LoopProcess, LoopSpec
 from humanoid_control.ros.node_main import spin_while
+from humanoid_control.ros.offload import stop_offloads
 from humanoid_control.ros.parameters import dataclass_parameter_names, declare, declare_dataclass, declare_robot
 from humanoid_control.ros.robot_interface import RobotInterface
 from humanoid_description.model import RobotModel
@@ -115,7 +116,7 @@ class DriverNode:
             self.interface.stop()
             self.process.stop()
             executor.shutdown(timeout_sec=1.0)
-            self.interface.bodies.shutdown(timeout=1.0)
+            stop_offloads(self.node, timeout=1.0)
             self.node.destroy_node()
         if self.failure:
             log.fatal(self.failure)

@@ -8,8 +8,9 @@ shut the ROS context down under the node (rclpy's own handlers do, and a callbac
 running fails to publish: the executor logs it as a fatal exception with its traceback;
 Python's SIGINT handler would raise KeyboardInterrupt inside a callback likewise, and a
 Ctrl-C reaches every process of a ``ros2 launch``): it ends the spinning at the next turn,
-the executor lets the callbacks still running finish, then the node and the context
-are shut down. A signal while the node is still being built stops it once built.
+the callbacks still running may finish (offloaded ones within ``STOP_TIMEOUT``:
+:func:`~humanoid_control.ros.offload.stop_offloads`), then the node and the context are
+shut down. A signal while the node is still being built stops it once built.
 (Before its handlers are in place, while its modules load, a node started by the
 launchers ignores SIGINT: :mod:`humanoid_control.processes.run_tethered`.)
 
@@ -32,6 +33,7 @@ from rclpy.task import Future
 
 from humanoid_control.processes.process_lifetime import hang_up_like_terminate
 from humanoid_control.processes.stop_request import stop_on_signals
+from humanoid_control.ros.offload import stop_offloads
 from humanoid_control.ros.restart_report import report_restart
 from humanoid_description.robots import UnknownRobotError
 
@@ -76,5 +78,6 @@ def run_node(name: str, build: Callable[[Node], object], args: list[str] | None 
             if executor is not None:
                 executor.shutdown(timeout_sec=STOP_TIMEOUT)
             if node is not None:
+                stop_offloads(node, STOP_TIMEOUT)
                 node.destroy_node()
             rclpy.try_shutdown()

@@ -15,16 +15,22 @@ arriving while the last one ends).
 
 The EventsExecutor looks again at a task awaiting something only after its next event (a
 message, a timer): a task whose work ended in another thread could wait for the next
-message, or for ever on a quiet node. Each ``Offload`` therefore has a one-shot timer on the
-steady clock that the worker starts when the work ends: the task goes on within about a
-millisecond (measured), whatever the node receives. The node must be spun with
-:func:`~humanoid_control.ros.node_main.spin_while`, never ``spin_once`` in a loop, which
-revisits such a task at every call: a busy loop while the work runs.
+message, or for ever on a quiet node. Each node with offloaded callbacks therefore has a
+one-shot timer on the steady clock that a worker starts when its work ends: the task goes
+on within about a millisecond (measured), whatever the node receives. The node must be
+spun with :func:`~humanoid_control.ros.node_main.spin_while`, never ``spin_once`` in a
+loop, which revisits such a task at every call: a busy loop while the work runs.
+
+A node's offloads are stopped together (:func:`stop_offloads`, called by whoever spins the
+node, after its executor): the callbacks still running may finish, those not started are
+dropped.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import time
+import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -32,12 +38,27 @@ from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.task import Future
 
-__all__ = ["Offload"]
+__all__ = ["Offload", "stop_offloads"]
 
 T = TypeVar("T")
 
 #: s: from the end of a callback's work to the executor's next look at the task awaiting it.
 KICK_DELAY = 0.001
+
+
+class _NodeOffloads:
+    """A node's offloads and the one timer that wakes its executor after offloaded work."""
+
+    def __init__(self, node: Node) -> None:
+        self.offloads: list[Offload] = []
+        self.kick = node.create_timer(KICK_DELAY, self._kicked, clock=Clock(clock_type=ClockType.STEADY_TIME))
+        self.kick.cancel()
+
+    def _kicked(self) -> None:
+        self.kick.cancel()  # one shot: the executor looks at the waiting tasks after any timer
+
+
+_BY_NODE: weakref.WeakKeyDictionary[Node, _NodeOffloads] = weakref.WeakKeyDictionary()
 
 
 class Offload:
@@ -46,11 +67,11 @@ class Offload:
     def __init__(self, node: Node, name: str, workers: int = 1) -> None:
         self._pool = concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix=name)
         self._running: set[concurrent.futures.Future] = set()
-        self._kick = node.create_timer(KICK_DELAY, self._kicked, clock=Clock(clock_type=ClockType.STEADY_TIME))
-        self._kick.cancel()
-
-    def _kicked(self) -> None:
-        self._kick.cancel()  # one shot: the executor looks at the waiting tasks after any timer
+        if node not in _BY_NODE:
+            _BY_NODE[node] = _NodeOffloads(node)
+        group = _BY_NODE[node]
+        group.offloads.append(self)
+        self._kick = group.kick
 
     def __call__(self, callback: Callable[..., T]) -> Callable[..., Awaitable[T]]:
         """``callback`` as a coroutine function for rclpy (an action's execute callback, a
@@ -74,7 +95,17 @@ class Offload:
         return offloaded
 
     def shutdown(self, timeout: float | None) -> None:
-        """Wait up to ``timeout`` s for the callbacks running (they end once the node stops
-        what they follow), then drop those not started."""
-        concurrent.futures.wait(list(self._running), timeout=timeout)
+        """Drop the callbacks not started, then wait up to ``timeout`` s for those running
+        (they end once the node stops what they follow)."""
         self._pool.shutdown(wait=False, cancel_futures=True)
+        concurrent.futures.wait(list(self._running), timeout=timeout)
+
+
+def stop_offloads(node: Node, timeout: float) -> None:
+    """Stop every offload of ``node``, giving the callbacks still running ``timeout`` s in all."""
+    group = _BY_NODE.pop(node, None)
+    if group is None:
+        return
+    deadline = time.monotonic() + timeout
+    for offload in group.offloads:
+        offload.shutdown(max(0.0, deadline - time.monotonic()))
