@@ -47,6 +47,19 @@ def test_a_state_within_one_sensor_period_of_its_newest_reading_is_answered_at_o
     assert rig.answered == [1.0, 1.01, 1.02] and rig.wait.waited == 0
 
 
+def test_a_period_the_physics_step_does_not_divide_is_its_longest_recent_gap():
+    """100 Hz on 4 ms physics steps (the fast profile): readings 8 and 12 ms apart in turn. A
+    state 12 ms after the newest reading, which came 8 ms after the one before, is within
+    the sensor's period (in lockstep, waiting for the reading of its own instant held the
+    simulation until the wait gave up: the benchmark walk ran 14 times slower)."""
+    rig = Rig()
+    rig.readings(1.000, 1.012, 1.020, 1.032, 1.040)
+    rig.state(1.052)
+    assert rig.answered == [1.052] and rig.wait.waited == 0
+    rig.state(1.061)  # beyond the longest recent gap: the reading of its instant is still to come
+    assert rig.answered == [1.052] and len(rig.wait) == 1
+
+
 def test_a_state_ahead_of_its_sensor_waits_for_it_and_those_after_it_keep_their_order():
     rig = Rig()
     rig.readings(0.98, 1.0)

@@ -15,6 +15,9 @@ from typing import Generic, TypeVar
 
 T = TypeVar("T")
 
+#: Readings whose gaps give a sensor's period (three gaps).
+PERIOD_READINGS = 4
+
 
 class RecentReadings(Generic[T]):
     """The last ``size`` readings of one sensor with their stamps (s, robot clock). The
@@ -37,8 +40,15 @@ class RecentReadings(Generic[T]):
 
     @property
     def interval(self) -> float:
-        """Stamp difference of the last two readings (inf before two): the sensor's period."""
-        return self._items[-1][0] - self._items[-2][0] if len(self._items) > 1 else math.inf
+        """The sensor's period: the longest stamp difference among its last ``PERIOD_READINGS``
+        readings (inf before two). A rate the physics step does not divide comes out as
+        alternating gaps (100 Hz on 4 ms steps: 8 and 12 ms); the last gap alone would make a
+        reading 12 ms old look overdue after an 8 ms gap."""
+        items = self._items
+        if len(items) < 2:
+            return math.inf
+        count = min(len(items), PERIOD_READINGS)
+        return max(items[-k][0] - items[-k - 1][0] for k in range(1, count))
 
     def nearest(self, stamp: float, timeout: float) -> T | None:
         """The reading whose stamp is nearest ``stamp``, if within ``timeout`` of it."""
