@@ -9,10 +9,10 @@ beyond ``sensor_timeout``, with none: the ground frame would switch from ``world
 sole and back and the CoM filter restart.
 
 A sensor is therefore *late* for a joint state stamped ``t`` when its newest reading is
-older than ``t`` by more than the sensor's own period (the gap between its last two
-readings, at most ``sensor_timeout``): its reading nearest ``t`` is still to come. The
-joint state waits for it, in order with those after it, up to ``sensor_patience``
-seconds of wall time. A sensor given up on is not awaited again until it delivers a new
+older than ``t`` by more than the sensor's own period (the longest gap among its last
+few readings, :attr:`RecentReadings.interval`; at most ``sensor_timeout``): its reading
+nearest ``t`` is still to come. The joint state waits for it, in order with those after
+it, up to ``sensor_patience`` seconds of wall time. A sensor given up on is not awaited again until it delivers a new
 reading, so a sensor that stops delays the answers once, by the patience.
 """
 
