@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import socket
 import threading
+import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -44,6 +45,8 @@ pytestmark = pytest.mark.system
 
 GRAPH = sim_nodes("hoap2", walk_controller=False)
 JOINT, TARGET_DEG = "larm_joint4", -30.0  # the left elbow: limits [-115, 1] deg
+#: s: how long a set from the page may take to show in joint_states before it is set again.
+RESEND_AFTER = 10.0
 CAMERA = {"type": "ViewerCameraMessage", "wxyz": [1.0, 0.0, 0.0, 0.0], "position": [1.0, 1.0, 1.0], "fov": 1.0,
           "near": 0.01, "far": 100.0, "image_height": 600, "image_width": 800, "look_at": [0.0, 0.0, 0.0],
           "up_direction": [0.0, 0.0, 1.0]}
@@ -204,9 +207,20 @@ def test_only_this_runs_page_connects_and_a_page_elsewhere_moves_nothing(view, m
 
     page = PageClient(url, origin)
     try:
-        page.set(JOINT, TARGET_DEG)
-        poll_until(lambda: abs(module_graph.positions()[JOINT] - math.radians(TARGET_DEG)) < math.radians(1.0),
-                   f"{JOINT} reaching {TARGET_DEG:g} deg, moved by this run's page", TIMEOUT)
+        # Set again while the joint has not moved, as a user moves a slider again: a
+        # joint_commands message is sent once, and a robot node that has not discovered the
+        # view's just-started publisher yet never gets it (seen once in a clean-clone run on a
+        # loaded machine: the one command published, the joint still at 0 after 300 s).
+        def reached() -> bool:
+            if abs(module_graph.positions()[JOINT] - math.radians(TARGET_DEG)) < math.radians(1.0):
+                return True
+            if time.monotonic() >= resend_at[0]:
+                page.set(JOINT, TARGET_DEG)
+                resend_at[0] = time.monotonic() + RESEND_AFTER
+            return False
+
+        resend_at = [0.0]
+        poll_until(reached, f"{JOINT} reaching {TARGET_DEG:g} deg, moved by this run's page", TIMEOUT)
     finally:
         page.close()
 
