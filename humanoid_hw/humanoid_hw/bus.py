@@ -166,12 +166,12 @@ class CountingPortHandler(PortHandler):
     LATE_ANSWER = 0.001
 
     def __init__(self, port_name: str, traffic: Traffic, latency_timer_ms: float, answer_poll_us: float = 0.0,
-                 return_delay_us: float = 0.0) -> None:
+                 return_delay_s: float = 0.0) -> None:
         super().__init__(port_name)
         self.traffic = traffic
         self.latency_timer_ms = latency_timer_ms
         self.answer_poll_s = answer_poll_us / 1e6
-        self.return_delay_s = return_delay_us / 1e6
+        self.return_delay_s = return_delay_s
         self._received = bytearray()  # read from the device, not yet asked for by the SDK
         self._request_on_wire = 0.0  # monotonic time the last request's last byte leaves the adapter
         self._answer_due = 0.0  # monotonic time the awaited answer's last byte should have come
@@ -273,7 +273,7 @@ class DynamixelBus:
     """A serial port speaking one Dynamixel protocol, with retries and traffic counters."""
 
     def __init__(self, port: str, baud: int, protocol: int, retries: int = 3,
-                 latency_timer_ms: float = 16.0, answer_poll_us: float = 0.0, return_delay_us: float = 0.0) -> None:
+                 latency_timer_ms: float = 16.0, answer_poll_us: float = 0.0, return_delay_s: float = 0.0) -> None:
         if protocol not in (1, 2):
             raise ValueError(f"protocol must be 1 or 2, not {protocol!r}")
         self.port_name = port
@@ -282,7 +282,7 @@ class DynamixelBus:
         self.retries = retries
         self.latency_timer_ms = latency_timer_ms
         self.answer_poll_us = answer_poll_us
-        self.return_delay_us = return_delay_us
+        self.return_delay_s = return_delay_s
         self.traffic = Traffic()
         #: False once the servos are told to answer only PING and READ (status return level 1).
         self.writes_answered = True
@@ -301,7 +301,7 @@ class DynamixelBus:
         """Open the port at the bus's baud rate; BusError says why it cannot."""
         self.close()
         port = CountingPortHandler(self.port_name, self.traffic, self.latency_timer_ms, self.answer_poll_us,
-                                   self.return_delay_us)
+                                   self.return_delay_s)
         try:
             if not port.setBaudRate(self.baud):
                 raise BusError(f"baud rate {self.baud} is not supported by the Dynamixel SDK")

@@ -100,6 +100,9 @@ def _ro(manual_name: str, address: int, size: int, signed: bool = False) -> Cont
     return ControlItem(manual_name, address, size, signed=signed, writable=False)
 
 
+#: s per unit of Return Delay Time (both families: the e-manual's 2 us).
+RETURN_DELAY_UNIT_S = 2e-6
+
 #: AX-12/AX-12A/AX-18 (protocol 1.0). ``goal_speed`` is Moving Speed (0 = maximum).
 AX_ITEMS: Mapping[str, ControlItem] = MappingProxyType({
     "model_number": _ro("Model Number", 0, 2),

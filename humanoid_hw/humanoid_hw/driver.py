@@ -44,6 +44,7 @@ from humanoid_control.loop.driver import DriverError, JointCommand, JointState, 
 from humanoid_description.joint_map import JointMap
 from humanoid_hw.bus import BusError, DynamixelBus, PortLostError, Traffic
 from humanoid_hw.bus_layout import BusServo, HardwareJoint, bus_servos, hardware_joints
+from humanoid_hw.control_tables import RETURN_DELAY_UNIT_S
 from humanoid_hw.cycle_io import CycleIO
 from humanoid_hw.driver_status import bus_status, joint_status, loop_status
 from humanoid_hw.hardware_config import DynamixelConfig, load_hardware_config
@@ -68,7 +69,7 @@ class DynamixelDriver(RobotDriver):
         self.joint_names = tuple(s.name for s in self.servos)
         self.bus = DynamixelBus(self.config.port, self.config.baud, self.config.protocol,
                                 self.config.retries, self.config.latency_timer_ms, self.config.answer_poll_us,
-                                2.0 * self.config.return_delay)
+                                self.config.return_delay * RETURN_DELAY_UNIT_S)
         self.io = CycleIO(self.bus, self.servos, self.config)
         #: The control table every servo of the bus shares (one layout per bus).
         self.control_table = self.io.table

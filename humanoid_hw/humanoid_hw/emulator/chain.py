@@ -49,7 +49,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from humanoid_hw.control_tables import ControlTable, control_table
+from humanoid_hw.control_tables import RETURN_DELAY_UNIT_S, ControlTable, control_table
 from humanoid_hw.emulator.packets import (
     BROADCAST_ID,
     Instruction,
@@ -279,7 +279,7 @@ class BusEmulator:
     def _answer(self, servo: EmulatedServo, outcome: Outcome, after: float) -> None:
         packet = status_packet(self.protocol, servo.servo_id, servo.status_error(outcome.errors), outcome.data)
         packet = self._maybe_corrupt(servo.servo_id, packet)
-        start = (max(after, self._bus_free_at) + servo.get("return_delay_time") * 2e-6
+        start = (max(after, self._bus_free_at) + servo.get("return_delay_time") * RETURN_DELAY_UNIT_S
                  + self._delays.get(servo.servo_id, 0.0))
         ends = start + (len(packet) * BITS_PER_BYTE / self.baud if self.timing else 0.0)
         self._bus_free_at = ends
