@@ -12,8 +12,9 @@ A sensor is therefore *late* for a joint state stamped ``t`` when its newest rea
 older than ``t`` by more than the sensor's own period (the longest gap among its last
 few readings, :attr:`RecentReadings.interval`; at most ``sensor_timeout``): its reading
 nearest ``t`` is still to come. The joint state waits for it, in order with those after
-it, up to ``sensor_patience`` seconds of wall time. A sensor given up on is not awaited again until it delivers a new
-reading, so a sensor that stops delays the answers once, by the patience.
+it, up to ``sensor_patience`` seconds of wall time. A sensor given up on is not awaited
+again until it delivers a new reading, so a sensor that stops delays the answers once, by
+the patience.
 """
 
 from __future__ import annotations

@@ -21,8 +21,8 @@ sleeps in ``select()`` and polls only in a window of ``answer_poll_us`` (the rob
 bus.yaml, or ``--answer-poll-us``; 0: never) on each side of the answer's due time. On
 an idle computer a sleeping thread is woken late (an idle virtual CPU halts), once per
 answer: without the window, that, not the driver's CPU, is most of what separates the
-two loops there. ``loop_cpu_us_per_cycle`` is the driver's own CPU time per cycle (its thread,
-polling included, least of the runs), a figure the load moves much less than rates.
+two loops there. ``loop_cpu_us_per_cycle`` is the driver's own CPU time per cycle (its
+thread, polling included, least of the runs), a figure the load moves much less than rates.
 
 Minimum bytes per cycle for N servos, a state block of R bytes read from each and a
 command of W bytes written to each (Bioloid: N = 18, R = 8, W = 4):
