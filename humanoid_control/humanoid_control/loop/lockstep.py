@@ -23,10 +23,12 @@ out (:meth:`LockstepGate.published`); the front's relay calls :meth:`LockstepGat
 from __future__ import annotations
 
 import math
+import statistics
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from humanoid_control.loop.driver import Level, StatusEntry
 
@@ -40,6 +42,8 @@ RESEND_PERIOD = 0.25
 #: s: an answer's stamp went through ROS time (integer nanoseconds): it matches the published
 #: stamp within this.
 STAMP_TOLERANCE = 1e-6
+#: Answers of each participant its answer time is the median of (the latest ones).
+ANSWER_TIMES_KEPT = 200
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,10 @@ class LockstepStatus:
     wait_seconds: float  # wall time spent waiting, in all
     longest_wait: float  # s, the longest single wait
     reports: int  # times a silent participant was reported
+    #: Each participant's answer time: the median, over its latest answers, of the wall time
+    #: from a state's publication to the answer's arrival in the loop (s); what a slow
+    #: participant costs every state, where a silent one is named after ``timeout``.
+    answer_times: dict[str, float] = field(default_factory=dict)
 
 
 class LockstepGate:
@@ -67,6 +75,8 @@ class LockstepGate:
         self.timeout, self._report, self._clock = timeout, report, clock
         self._answered: dict[str, float] = dict.fromkeys(expected, -math.inf)  # participant -> latest stamp
         self._due: float | None = None  # the stamp to be answered before the next cycle
+        self._published_at = 0.0  # wall time the state stamped _due went out
+        self._answer_times: dict[str, deque[float]] = {}  # participant -> its latest answer times (s)
         self._changed = threading.Condition()
         self._waits = self._reports = 0
         self._wait_seconds = self._longest = 0.0
@@ -78,15 +88,21 @@ class LockstepGate:
         with self._changed:
             if leaving:
                 self._answered.pop(participant, None)
+                self._answer_times.pop(participant, None)
             else:
-                self._answered[participant] = max(stamp, self._answered.get(participant, -math.inf))
+                previous = self._answered.get(participant, -math.inf)
+                self._answered[participant] = max(stamp, previous)
+                due = self._due
+                if due is not None and abs(stamp - due) <= STAMP_TOLERANCE and previous < due - STAMP_TOLERANCE:
+                    times = self._answer_times.setdefault(participant, deque(maxlen=ANSWER_TIMES_KEPT))
+                    times.append(self._clock() - self._published_at)
             self._changed.notify_all()
 
     # -- the control thread -------------------------------------------------------------------
     def published(self, stamp: float) -> None:
         """The state stamped ``stamp`` went out: the loop waits for its answers next."""
         with self._changed:
-            self._due = stamp
+            self._due, self._published_at = stamp, self._clock()
 
     def wait(self, stopping: Callable[[], bool], resend: Callable[[], None] = lambda: None) -> None:
         """Return when every participant has answered the last published state (at once when
@@ -132,15 +148,18 @@ class LockstepGate:
     # -- diagnostics ------------------------------------------------------------------------
     def status(self) -> LockstepStatus:
         with self._changed:
+            answer_times = {name: statistics.median(times) for name, times in sorted(self._answer_times.items())}
             return LockstepStatus(tuple(sorted(self._answered)), self._silent, self._waits, self._wait_seconds,
-                                  self._longest, self._reports)
+                                  self._longest, self._reports, answer_times)
 
     def status_entry(self, name: str) -> StatusEntry:
         """The gate's diagnostics line: WARN while a participant is silent past the timeout."""
         status = self.status()
         values = {"participants": ",".join(status.participants) or "none", "waits": str(status.waits),
                   "wait_s": f"{status.wait_seconds:.3f}", "longest_wait_s": f"{status.longest_wait:.3f}",
-                  "silent_reports": str(status.reports)}
+                  "silent_reports": str(status.reports),
+                  "answer_ms": ",".join(f"{participant}={seconds * 1000:.2f}"
+                                        for participant, seconds in status.answer_times.items())}
         if status.waiting_for:
             return StatusEntry(f"{name}: lockstep", Level.WARN,
                                f"paused, waiting for {', '.join(status.waiting_for)}", values)

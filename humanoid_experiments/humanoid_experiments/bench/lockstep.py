@@ -16,7 +16,9 @@ Where the lockstep run's time goes: CPU seconds of each node's process tree per 
 second (``cpu_per_sim_s``), and the simulation's wait for its participants (the lockstep
 entry of its diagnostics, read before and after the walk: states waited at, wall seconds
 waiting; the diagnostics go out once a wall second, so a reading before the walk is there
-only when the nodes took that long to come up; the longest wait is the whole run's).
+only when the nodes took that long to come up; the longest wait is the whole run's), and each
+participant's answer time (``answer_ms``: median over its latest answers, from a state's
+publication to its answer reaching the simulation's loop).
 """
 
 from __future__ import annotations
@@ -110,7 +112,14 @@ def gate_during(before: dict[str, str] | None, after: dict[str, str] | None) -> 
     counts = ("waits", "wait_s", "silent_reports")
     start = {key: float(before[key]) if before else 0.0 for key in counts}
     return {**{key: round(float(after[key]) - start[key], 3) for key in counts},
-            "longest_wait_s": float(after["longest_wait_s"]), "participants": after["participants"]}
+            "longest_wait_s": float(after["longest_wait_s"]), "participants": after["participants"],
+            "answer_ms": answer_times(after.get("answer_ms", ""))}
+
+
+def answer_times(value: str) -> dict[str, float]:
+    """The gate's ``answer_ms`` diagnostics value (``name=ms,...``) as a dict."""
+    pairs = (item.split("=", 1) for item in value.split(",") if "=" in item)
+    return {name: float(ms) for name, ms in pairs}
 
 
 def raw_run(robot: str, physics: str | None) -> float:
@@ -155,6 +164,11 @@ def run(args: argparse.Namespace) -> int:
     return 0 if not lockstep["fell"] and not realtime["fell"] else 1
 
 
+def answers(times: dict[str, float]) -> str:
+    """Each participant's answer time, slowest first."""
+    return ", ".join(f"{name} {ms:.2f}" for name, ms in sorted(times.items(), key=lambda item: -item[1])) or "?"
+
+
 def rounded(walked: dict[str, Any]) -> dict[str, Any]:
     return {key: round(value, 4) if isinstance(value, float) and math.isfinite(value) else value
             for key, value in walked.items()}
@@ -181,4 +195,5 @@ def text(r: dict[str, Any]) -> str:
         f"  the simulation waited   {gate.get('wait_s', '?')} s (wall) for its participants at "
         f"{gate.get('waits', '?')} states, the longest wait {gate.get('longest_wait_s', '?')} s "
         f"(the nodes coming up, when no diagnostics came before the walk)",
+        f"  answers (ms, median)    {answers(gate.get('answer_ms') or {})}",
         f"  load average            {', '.join(f'{v:.2f}' for v in r['load'])}"])
