@@ -137,3 +137,108 @@ def test_with_the_veto_off_everything_goes_through():
     assert distance_to_head(driver.position) < 0.0
     assert guard.refused_trajectories == guard.refused_setpoints == 0
     assert "off" in guard.status()[0].message
+
+
+# -- a stream of overlapping trajectories (a walk's): each new path checked where it is new --------
+LEAD, SEND_PERIOD, SPACING = 0.7, 0.05, 0.01  # s: as the walk controller streams (docs/walking.md)
+RISE = 3.0  # s the arm takes from the zero pose to RAISED
+
+
+def raising(t: float) -> tuple[np.ndarray, np.ndarray]:
+    """A smooth rise of the arm to RAISED (clear of the head all along): positions, velocities."""
+    s = min(max(t / RISE, 0.0), 1.0)
+    rate = 0.5 * np.pi / RISE * np.sin(np.pi * s) if 0.0 < t < RISE else 0.0
+    return RAISED * (0.5 - 0.5 * np.cos(np.pi * s)), RAISED * rate
+
+
+def streamed(start: float, path=raising, lead: float = LEAD) -> TrajectoryRequest:
+    """The trajectory sent for ``start``: the path's points every SPACING up to ``lead`` ahead."""
+    points = []
+    for k in range(1, round(lead / SPACING) + 1):
+        positions, velocities = path(start + k * SPACING)
+        points.append(PointData(k * SPACING, positions, velocities))
+    return TrajectoryRequest(ARM, points, start_time=start)
+
+
+def send_at(loop, driver, start: float, request: TrajectoryRequest):
+    """Run the loop to 0.1 s before ``start`` (as the walk controller sends), then send."""
+    run_until(loop, lambda: driver.now() >= start - 0.1)
+    return loop.accept_trajectory(request)
+
+
+def test_a_stream_of_overlapping_trajectories_is_checked_only_where_each_is_new():
+    loop, driver, guard, _ = make()
+    samples = []
+    for k in range(12):
+        start = 0.2 + k * SEND_PERIOD
+        before = guard.path_samples
+        send_at(loop, driver, start, streamed(start))
+        samples.append(guard.path_samples - before)
+    first, later = samples[0], samples[-4:]
+    assert first >= LEAD / guard.params.trajectory_sample_period  # the whole first path
+    assert max(later) < first / 4, samples  # the new 0.05 s (and the joins) of each later one
+    assert guard.refused_trajectories == 0
+    values = guard.status()[0].values
+    assert values["trajectory_samples"] == str(guard.path_samples)
+
+
+BEND = 0.4  # s the elbow takes to bend into the head
+
+
+def into_the_head_after(turn: float):
+    """The rise, then (from ``turn`` s on) a bend of the elbow into the head."""
+    def path(t: float) -> tuple[np.ndarray, np.ndarray]:
+        if t < turn:
+            return raising(t)
+        s = min((t - turn) / BEND, 1.0)
+        raised, _ = raising(turn)
+        return raised + (INTO_HEAD - raised) * s, (INTO_HEAD - raised) / BEND * (s < 1.0)
+    return path
+
+
+def test_a_streamed_trajectory_whose_new_part_goes_into_the_head_is_refused():
+    loop, driver, guard, _ = make()
+    for k in range(8):
+        send_at(loop, driver, 0.2 + k * SEND_PERIOD, streamed(0.2 + k * SEND_PERIOD))
+    start = 0.2 + 8 * SEND_PERIOD
+    turn = start + LEAD - SEND_PERIOD  # where the path cleared before ends: from there on it is new
+    with pytest.raises(CommandRejectedError) as refused:
+        send_at(loop, driver, start, streamed(start, into_the_head_after(turn), lead=LEAD + BEND))
+    assert refused.value.code is ErrorCode.SELF_COLLISION
+    time_said = float(str(refused.value).split("t = ")[1].split(" s")[0])
+    assert turn - start < time_said <= turn - start + BEND  # from the trajectory's start, where it happens
+    assert guard.refused_trajectories == 1
+
+
+def raised(_t: float) -> tuple[np.ndarray, np.ndarray]:
+    return RAISED, np.zeros(3)
+
+
+def into_the_head_and_back(begin: float, each_way: float = 0.25):
+    """The arm held raised, its elbow bent into the head and back out from ``begin`` s on."""
+    def path(t: float) -> tuple[np.ndarray, np.ndarray]:
+        s = (t - begin) / each_way
+        if not 0.0 < s < 2.0:
+            return raised(t)
+        reach, rate = (s, 1.0) if s <= 1.0 else (2.0 - s, -1.0)
+        return RAISED + (INTO_HEAD - RAISED) * reach, (INTO_HEAD - RAISED) / each_way * rate
+    return path
+
+
+def test_a_trajectory_changed_where_it_overlaps_the_cleared_path_is_checked_there():
+    loop, driver, guard, _ = make()
+    run = loop.accept_trajectory(TrajectoryRequest(ARM, [PointData(1.5, RAISED)]))
+    run_until(loop, run.done.is_set)
+    first = driver.now() + 0.2
+    for k in range(8):
+        send_at(loop, driver, first + k * SEND_PERIOD, streamed(first + k * SEND_PERIOD, raised))
+    start = first + 8 * SEND_PERIOD
+    begin = start + 0.1  # in and out again by start + 0.6, within the 0.65 s shared in time with the one before
+    with pytest.raises(CommandRejectedError) as refused:
+        send_at(loop, driver, start, streamed(start, into_the_head_and_back(begin)))
+    assert refused.value.code is ErrorCode.SELF_COLLISION, refused.value
+    time_said = float(str(refused.value).split("t = ")[1].split(" s")[0])
+    assert begin - start < time_said < begin - start + 0.5
+    # the path cleared before is still the reference: the next unchanged trajectory is cleared
+    send_at(loop, driver, start + SEND_PERIOD, streamed(start + SEND_PERIOD, raised))
+    assert guard.refused_trajectories == 1

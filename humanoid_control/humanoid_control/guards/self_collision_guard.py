@@ -28,6 +28,7 @@ are refused, and a command that takes it out is followed.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Callable
@@ -35,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from humanoid_control.guards.trajectory_collision import check_path
+from humanoid_control.guards.trajectory_collision import PathCheck, check_path, refuse_long_path, shared_segments
 from humanoid_control.loop.command_guard import CommandGuard, Veto
 from humanoid_control.loop.driver import JointCommand, JointState, Level, StatusEntry
 from humanoid_control.loop.trajectory_executor import PlannedTrajectory
@@ -98,9 +99,11 @@ class SelfCollisionGuard(CommandGuard):
         self._safe: JointCommand | None = None  # the last set-point that passed (or the bring-up one)
         self._holding: str | None = None  # why set-points are being refused, while they are
         self._warned_at = -np.inf
+        self._cleared: PlannedTrajectory | None = None  # the last trajectory whose path was cleared
         #: Counters for diagnostics.
         self.refused_trajectories = 0
         self.refused_setpoints = 0
+        self.path_samples = 0  # samples taken along trajectories' paths
 
     @property
     def holding(self) -> str | None:
@@ -112,12 +115,52 @@ class SelfCollisionGuard(CommandGuard):
         if not self.params.veto:
             return
         with self._paths_lock:
-            result = check_path(self._paths, lambda t: plan.configurations(plan.start + t), plan.end - plan.start,
-                                self.params.trajectory_sample_period, self.params.max_trajectory_samples, stop)
+            result = self._check_plan(plan, stop)
         if result.hit is not None:
             self.refused_trajectories += 1
             raise CommandRejectedError(ErrorCode.SELF_COLLISION, result.describe(
                 self.joint_names, self.safety_distance, plan.trajectory.joint_indices))
+
+    def _check_plan(self, plan: PlannedTrajectory, stop: Callable[[], bool]) -> PathCheck:
+        """The plan's path, checked where the last path cleared does not already cover it: a
+        controller that streams trajectories (the walk: 0.7 s of path every 0.05 s) sends
+        mostly the same segments again, and only its new ones need checking."""
+        p = self.params
+        duration = plan.end - plan.start
+        refuse_long_path(duration, p.trajectory_sample_period, p.max_trajectory_samples)
+        samples = 0
+        for begin, end in self._not_cleared(plan):
+            check = check_path(self._paths, lambda t, begin=begin: plan.configurations(begin + t), end - begin,
+                               p.trajectory_sample_period, None, stop)
+            samples += check.samples
+            self.path_samples += check.samples
+            if check.hit is not None:
+                return PathCheck(dataclasses.replace(check.hit, time=check.hit.time + begin - plan.start), samples,
+                                 duration)
+        self._cleared = plan
+        return PathCheck(None, samples, duration)
+
+    def _not_cleared(self, plan: PlannedTrajectory) -> list[tuple[float, float]]:
+        """The stretches of the plan's path (robot time, consecutive segments merged) that the
+        last path cleared does not share; the whole path when the two move different joints or
+        hold the others elsewhere."""
+        cleared, times = self._cleared, plan.spline.times
+        whole = [(plan.start, plan.end)]
+        indices = plan.trajectory.joint_indices
+        if cleared is None or len(times) < 2 or not np.array_equal(cleared.trajectory.joint_indices, indices):
+            return whole
+        others = np.ones(len(plan.setpoint), dtype=bool)
+        others[indices] = False
+        if not np.array_equal(cleared.setpoint[others], plan.setpoint[others]):
+            return whole
+        stretches: list[tuple[float, float]] = []
+        for k in np.flatnonzero(~shared_segments(plan.spline, cleared.spline)):
+            begin, end = float(times[k]), float(times[k + 1])
+            if stretches and stretches[-1][1] == begin:
+                stretches[-1] = (stretches[-1][0], end)
+            else:
+                stretches.append((begin, end))
+        return stretches
 
     # -- set-points (control thread) ---------------------------------------------------------
     def filter_setpoint(self, command: JointCommand, state: JointState) -> JointCommand | Veto:
@@ -161,4 +204,5 @@ class SelfCollisionGuard(CommandGuard):
             name="self-collision veto", level=level, message=message,
             values={"safety_distance_mm": f"{self.safety_distance * 1000:g}",
                     "trajectories_refused": str(self.refused_trajectories),
-                    "setpoints_refused": str(self.refused_setpoints)})]
+                    "setpoints_refused": str(self.refused_setpoints),
+                    "trajectory_samples": str(self.path_samples)})]

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from humanoid_control.loop.command_guard import CheckInterruptedError
+from humanoid_control.loop.interpolation import Spline
 from humanoid_control.loop.trajectory_executor import run_spline
 from humanoid_control.loop.validation import CommandRejectedError, ErrorCode, ValidatedTrajectory
 from humanoid_description.collision import CollisionTracker, PairDistance
@@ -110,13 +111,7 @@ def check_path(tracker: CollisionTracker, configurations: Callable[[np.ndarray],
     A path of more than ``max_samples`` samples (``duration / period``) is refused
     (:class:`CommandRejectedError`, INVALID_GOAL); ``stop`` is asked before each chunk of
     samples, and when it returns True the check ends with :class:`CheckInterruptedError`."""
-    needed = duration / period
-    if max_samples is not None and needed > max_samples * (1.0 + 1e-9):  # a rounding error is no sample
-        raise CommandRejectedError(
-            ErrorCode.INVALID_GOAL,
-            f"checking the {duration:.4g} s path for self-collision every {period:g} s takes "
-            f"{math.ceil(needed - 1e-9)} samples, more than max_trajectory_samples = {max_samples}: split the "
-            "trajectory (or raise the parameter)")
+    refuse_long_path(duration, period, max_samples)
     intervals = _intervals(duration, period)
     refinement = _PathRefinement(tracker, configurations, intervals + 1)
     for first in range(0, max(intervals, 1), CHUNK):
@@ -127,6 +122,46 @@ def check_path(tracker: CollisionTracker, configurations: Callable[[np.ndarray],
         if hit is not None:
             return PathCheck(hit, refinement.samples, duration)
     return PathCheck(None, refinement.samples, duration)
+
+
+def refuse_long_path(duration: float, period: float, max_samples: int | None) -> None:
+    """:class:`CommandRejectedError` (INVALID_GOAL) for a path that needs more than
+    ``max_samples`` samples every ``period`` (None: no bound)."""
+    needed = duration / period
+    if max_samples is not None and needed > max_samples * (1.0 + 1e-9):  # a rounding error is no sample
+        raise CommandRejectedError(
+            ErrorCode.INVALID_GOAL,
+            f"checking the {duration:.4g} s path for self-collision every {period:g} s takes "
+            f"{math.ceil(needed - 1e-9)} samples, more than max_trajectory_samples = {max_samples}: split the "
+            "trajectory (or raise the parameter)")
+
+
+#: Two splines share a segment when its end points are at the same time within ``SAME_TIME``
+#: (s: above the rounding of a robot time of 1.8e9 s, 2.4e-7 s) and have the same values
+#: within ``SAME_VALUE`` (rad, rad/s, rad/s^2): what the two segments then differ by moves no
+#: link by as much as a micrometre.
+SAME_TIME = 1e-6
+SAME_VALUE = 1e-9
+
+
+def shared_segments(new: Spline, old: Spline) -> np.ndarray:
+    """For each segment of ``new`` (between consecutive points), whether ``old`` has the same
+    one: the same interpolation law between points at the same times with the same positions,
+    velocities and accelerations, so the same path there (every law here is piecewise: a
+    segment depends on its two end points only)."""
+    shared = np.zeros(max(len(new.times) - 1, 0), dtype=bool)
+    if (len(new.times) < 2 or len(old.times) < 2 or new.effective_law is not old.effective_law
+            or new.positions.shape[1] != old.positions.shape[1]):
+        return shared
+    at = np.minimum(np.searchsorted(old.times, new.times - SAME_TIME), len(old.times) - 1)
+    same = np.abs(old.times[at] - new.times) <= SAME_TIME
+    for mine, theirs in ((new.positions, old.positions), (new.velocities, old.velocities),
+                         (new.accelerations, old.accelerations)):
+        if (mine is None) != (theirs is None):
+            return shared
+        if mine is not None:
+            same &= np.all(np.abs(theirs[at] - mine) <= SAME_VALUE, axis=1)
+    return same[:-1] & same[1:] & (at[1:] == at[:-1] + 1)
 
 
 @dataclass
