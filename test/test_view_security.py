@@ -210,16 +210,19 @@ def test_only_this_runs_page_connects_and_a_page_elsewhere_moves_nothing(view, m
         # Set again while the joint has not moved, as a user moves a slider again: a
         # joint_commands message is sent once, and a robot node that has not discovered the
         # view's just-started publisher yet never gets it (seen once in a clean-clone run on a
-        # loaded machine: the one command published, the joint still at 0 after 300 s).
+        # loaded machine: the one command published, the joint still at 0 after 300 s). viser
+        # calls the slider back only when its value changes, so each setting alternates
+        # between the target and a tenth of a degree beside it (both within the 1 deg asked).
         def reached() -> bool:
             if abs(module_graph.positions()[JOINT] - math.radians(TARGET_DEG)) < math.radians(1.0):
                 return True
             if time.monotonic() >= resend_at[0]:
-                page.set(JOINT, TARGET_DEG)
+                page.set(JOINT, TARGET_DEG - 0.1 * (sets[0] % 2))
+                sets[0] += 1
                 resend_at[0] = time.monotonic() + RESEND_AFTER
             return False
 
-        resend_at = [0.0]
+        resend_at, sets = [0.0], [0]
         poll_until(reached, f"{JOINT} reaching {TARGET_DEG:g} deg, moved by this run's page", TIMEOUT)
     finally:
         page.close()
