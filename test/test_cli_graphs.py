@@ -238,7 +238,6 @@ def test_a_dying_recorder_leaves_a_readable_bag_and_the_robot_running(tmp_path):
     from humanoid_tools.recording.reindex import reindex
 
     bag = tmp_path / "run"
-    copies = tmp_path / "copies"
     command = ["humanoid", "sim", "--robot", "bioloid", "--record", str(bag)]
     with launched(command, len(sim_nodes("bioloid")) + 1) as (launcher, nodes), \
             RobotClient("recorder_death_client") as client:
@@ -246,8 +245,7 @@ def test_a_dying_recorder_leaves_a_readable_bag_and_the_robot_running(tmp_path):
             """joint_states in what the recorder has written so far: a copy of the bag, made whole.
             (The recorder takes each topic as discovery matches it, and the simulation's
             publisher may match it seconds after the test sees the subscription.)"""
-            copy = copies / str(len(list(copies.glob("*"))) if copies.exists() else 0)
-            copy.mkdir(parents=True)
+            copy = Path(tempfile.mkdtemp(prefix="copy", dir=tmp_path))
             for file in bag.glob("*.mcap"):
                 shutil.copyfile(file, copy / file.name)
             return reindex(copy).messages.get("/joint_states", 0) if any(copy.glob("*.mcap")) else 0
