@@ -2,6 +2,9 @@
 message, do the work, then answer on lockstep/ready with that message's stamp; say so when
 leaving. Run it beside ``humanoid sim --robot <robot> --lockstep``."""
 
+import signal
+import threading
+
 import rclpy
 from rclpy.duration import Duration
 from rclpy.node import Node
@@ -30,10 +33,12 @@ class MyController(Node):
 
 def main() -> None:
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)  # Ctrl-C: leave, then stop
+    stop = threading.Event()  # set by Ctrl-C, which raises nothing in the middle of rclpy's work
+    signal.signal(signal.SIGINT, lambda _signum, _frame: stop.set())
     node = MyController()
     try:
-        rclpy.spin(node)
-    except KeyboardInterrupt:
+        while not stop.is_set():
+            rclpy.spin_once(node, timeout_sec=0.1)
         node.leave()
     finally:
         node.destroy_node()
