@@ -12,6 +12,7 @@ from humanoid_control.loop.control_loop import ControlLoop, GilTurns, ToleranceS
 from humanoid_control.loop.driver import DriverError, JointCommand
 from humanoid_control.loop.ideal_driver import IdealDriver
 from humanoid_control.loop.interface_parameters import InterfaceParameters
+from humanoid_control.loop.lockstep import LockstepGate
 from humanoid_control.loop.trajectory_executor import RunState
 from humanoid_control.loop.validation import CommandRejectedError, ErrorCode, PointData
 from humanoid_description.model import RobotModel
@@ -352,3 +353,36 @@ def test_a_loop_running_flat_out_gives_turns_and_a_blocking_one_does_not():
     for _ in range(10):
         time.sleep(2 * period)
         assert not blocking.give()
+
+
+def test_in_lockstep_the_step_past_a_state_overlaps_its_answers_and_commands_keep_its_time(joints):
+    """The driver steps towards the next state while the participants work on this one (the
+    command it drives was written before they answer), and what they send meanwhile is taken
+    at the time of the state they answer, never at the driver's: the same in every run."""
+    loop, driver, _ = make_loop(joints)
+    loop.gate = LockstepGate(expected=("controller",), timeout=30.0)
+    published: list[float] = []
+
+    def publish(state) -> None:
+        published.append(state.stamp)
+        loop.gate.published(state.stamp)
+
+    loop.add_cycle_hook(publish)
+    loop.run_in_thread()
+    try:
+        deadline = time.monotonic() + 30.0
+        while not (published and driver.now() > published[-1]) and time.monotonic() < deadline:
+            time.sleep(0.001)
+        held = published[-1]
+        assert driver.now() == pytest.approx(held + loop.period), "the driver did not step while the loop waited"
+        assert loop.state.stamp == held and loop.command_time() == held
+        run = loop.accept_trajectory(request((0.5, 0.4)))
+        assert run.start == pytest.approx(held), "a command answering a state was taken at the driver's time"
+        assert len(published) == 1, "the loop went on without the participant's answer"
+        loop.gate.answer("controller", held)
+        loop.gate.answer("controller", held, leaving=True)  # from here on the loop runs free
+        while len(published) < 3 and time.monotonic() < deadline:
+            time.sleep(0.001)
+        assert published[1:3] == pytest.approx([held + loop.period, held + 2 * loop.period])
+    finally:
+        loop.stop()

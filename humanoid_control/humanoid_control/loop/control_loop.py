@@ -215,6 +215,10 @@ class ControlLoop:
     def cycle(self) -> JointState:
         """One control cycle; raises :class:`DriverError` when the driver fails."""
         self.driver.sync(self.period)
+        return self._act()
+
+    def _act(self) -> JointState:
+        """The cycle after the driver's sync: read, command, write, hooks."""
         state = self.driver.read()
         self._state = state
         command = self.trajectory_executor.update(state)
@@ -234,11 +238,15 @@ class ControlLoop:
         turns = GilTurns(period=self.params.gil_turn_period)
         stopping = self._stop.is_set
         while not stopping():
-            if self.gate is not None:
-                self.gate.wait(stopping, self.resend_state)
             turns.give()
             try:
-                self.cycle()
+                # The step towards the next state drives the command written at the last one,
+                # whatever the answers to it: it runs while the participants work on that state,
+                # and its result is read only once they all answered (:meth:`command_time`).
+                self.driver.sync(self.period)
+                if self.gate is not None:
+                    self.gate.wait(stopping, self.resend_state)
+                self._act()
             except DriverError as error:
                 self._errors += 1
                 self._error = str(error)
@@ -275,7 +283,7 @@ class ControlLoop:
         (see :meth:`start_trajectory`)."""
         try:
             trajectory = self.validator.trajectory(request.joint_names, request.points, self.current_positions(),
-                                                   start_time=request.start_time, now=self.driver.now())
+                                                   start_time=request.start_time, now=self.command_time())
             tolerances = trajectory_tolerances(self.params, trajectory.joint_names, request.path_tolerance,
                                                request.goal_tolerance, request.goal_time_tolerance)
         except CommandRejectedError:
@@ -320,7 +328,7 @@ class ControlLoop:
         # (or the hold) leads into it meanwhile. An unstamped plan from rest is simply delayed.
         lead, late = 0.0, False
         for _ in range(PLAN_ATTEMPTS):
-            planned_at = self.driver.now()
+            planned_at = self.command_time()
             plan = self.trajectory_executor.plan(trajectory, planned_at + lead)
             try:
                 self.guard.check_trajectory(plan, stop)
@@ -328,7 +336,7 @@ class ControlLoop:
                 raise self._given_up(canceled()) from None
             if stop():
                 raise self._given_up(canceled())
-            now = self.driver.now()
+            now = self.command_time()
             late = not plan.may_start_later and now > plan.start
             if late:
                 lead = 2.0 * (now - planned_at)
@@ -350,6 +358,14 @@ class ControlLoop:
                                                             "checked: the trajectory never started")
         return CommandRejectedError(ErrorCode.PREEMPTED, "preempted by a newer trajectory while its path was being "
                                                          "checked: the trajectory never started")
+
+    def command_time(self) -> float:
+        """The time a command is taken at: the driver's clock, or in lockstep the stamp of the
+        state it answers (the latest read; the driver may already have stepped past it)."""
+        state = self._state
+        if self.gate is not None and state is not None:
+            return state.stamp
+        return self.driver.now()
 
     def current_positions(self) -> np.ndarray:
         """Measured positions where known, else the set-point (a stale joint's reading is unknown)."""

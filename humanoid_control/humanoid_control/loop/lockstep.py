@@ -16,7 +16,8 @@ reported by name every ``timeout`` seconds of waiting, and the simulation stays 
 meanwhile: it never runs on without a participant.
 
 :class:`LockstepGate` is the loop's side, free of ROS: the control loop calls
-:meth:`LockstepGate.wait` before each cycle; the state publisher tells it which stamp went
+:meth:`LockstepGate.wait` in each cycle after the driver's sync (the physics step runs while
+the participants work) and before it reads; the state publisher tells it which stamp went
 out (:meth:`LockstepGate.published`); the front's relay calls :meth:`LockstepGate.answer`.
 """
 
