@@ -146,13 +146,25 @@ def expected_comparison(a: Recording, b: Recording) -> dict[str, Any]:
                       - resample(a.stamps, values, times + start_a))
         known = difference[np.isfinite(difference)]
         joints[name] = {"rms": math.sqrt(np.mean(known ** 2)), "max": np.max(np.abs(known)),
-                        "end": known[-1], "samples": len(known), "gaps": len(difference) - len(known)}
+                        "end": known[-1], "samples": len(known), "gaps": len(difference) - len(known),
+                        "gap_times": times[~np.isfinite(difference)]}
         everything.append(known)
         ends.append(known[-1])
     everything = np.concatenate(everything)
     return {"joints": joints, "rms": math.sqrt(np.mean(everything ** 2)), "max": np.max(np.abs(everything)),
             "end_rms": math.sqrt(np.mean(np.square(ends))), "samples": len(times), "window": (times[0], times[-1]),
             "offset": start_b - start_a}
+
+
+def gaps_context(name: str, values: dict[str, Any], a: Recording, b: Recording) -> str:
+    """What a disagreement on a joint's gaps needs to be understood: the aligned times of the
+    reference's gaps and of each recording's unknown readings, and the window's ends."""
+    def unknown(recording: Recording) -> list[float]:
+        return [round(t - recording.start, 7) for t in recording.stamps[np.isnan(recording.positions[name])]]
+
+    return (f"{name}: gaps here at {[round(t, 7) for t in values['gap_times']]}; unknown readings of A at "
+            f"{unknown(a)}, of B at {unknown(b)}; A from {a.stamps[0] - a.start:.7f} to {a.stamps[-1] - a.start:.7f}, "
+            f"B from {b.stamps[0] - b.start:.7f} to {b.stamps[-1] - b.start:.7f} (aligned s)")
 
 
 # -- the comparison ------------------------------------------------------------------------
@@ -180,7 +192,7 @@ def test_compare_matches_the_figures_computed_from_the_bags(bags: tuple[Path, Pa
     # to a microradian: a stamp of the computer's clock (1.8e9 s) held in a float is exact to 0.2 µs
     for name, values in expected["joints"].items():
         got = report["joints"][name]
-        assert (got["samples"], got["gaps"]) == (values["samples"], values["gaps"]), name
+        assert (got["samples"], got["gaps"]) == (values["samples"], values["gaps"]), gaps_context(name, values, a, b)
         for key in ("rms", "max", "end"):
             assert got[f"{key}_difference_rad"] == pytest.approx(values[key], abs=1e-6), (name, key)
     total = report["total"]
