@@ -21,6 +21,7 @@ from std_msgs.msg import Bool
 from system_support import with_parameters
 from trajectory_msgs.msg import JointTrajectory
 
+from conftest import MODULE_CLIENT
 from humanoid_bringup.graphs import sim_nodes
 from humanoid_control.loop.setpoint_window import TRAJECTORY_DELAY
 from humanoid_control.nodes.specs import WALK_CONTROLLER
@@ -42,9 +43,17 @@ ESTIMATE_TRANSPORT = 0.1
 
 #: In lockstep: the simulation waits for the walk controller's and the balance monitor's answer
 #: to each state, so it does not run on while a fall estimate is on its way to the controller,
-#: however loaded the machine is (at half real time a busy machine let it).
-GRAPH = with_parameters(sim_nodes("hoap2", self_collision_checker=False, lockstep=True), WALK_CONTROLLER,
-                        {"zmp_offset_x": 0.12})
+#: however loaded the machine is (at half real time a busy machine let it). The test's client
+#: takes part too, so that the walk starts at the same state in every run (WALK_AT) and falls
+#: the same way: sent whenever the client got to it, the walk started at another state in each
+#: run, and in some the robot fell on a hand first (the simulator's fall, at 6.0 s) and tipped
+#: over only 2.2 s later, past FALL_LATENCY.
+LOCKSTEP = True
+GRAPH = with_parameters(sim_nodes("hoap2", self_collision_checker=False, lockstep=True,
+                                  participants=(MODULE_CLIENT,)), WALK_CONTROLLER, {"zmp_offset_x": 0.12})
+#: Robot time (s) the walk's goal is sent at, the simulation held there until it is accepted
+#: (the energy test before it holds the simulation at 1 s).
+WALK_AT = 5.0
 
 
 class Watch:
@@ -105,7 +114,7 @@ def watch(hoap2):
 
 
 def test_energy_state_answers_joint_states_in_the_sim_graph(hoap2, watch):
-    hoap2.wait_until(hoap2.now() + 1.0, timeout=60.0)
+    hoap2.lockstep.run_to(1.0, 60.0)  # held there: the walk below starts at its own time
     deadline = time.monotonic() + 30.0
     while len(watch.energy) < 20 and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -140,7 +149,12 @@ def test_a_fall_stops_the_walk_with_fell_and_the_estimate_follows_the_ground_tru
     assert watch.estimate_event.is_set() is False
     action = hoap2.action_client(Walk, "walk")
     assert action.wait_for_server(timeout_sec=60.0)
-    handle = hoap2.wait_future(action.send_goal_async(Walk.Goal(distance=1.0)), 60.0, "walk goal response")
+    held = hoap2.lockstep.run_to(WALK_AT, 60.0)
+    try:
+        assert WALK_AT <= held < WALK_AT + 0.1, held
+        handle = hoap2.wait_future(action.send_goal_async(Walk.Goal(distance=1.0)), 60.0, "walk goal response")
+    finally:
+        hoap2.lockstep.release()  # from here on the client answers every state as it comes
     assert handle.accepted
     done = handle.get_result_async()
     assert watch.truth_event.wait(180.0), "the robot did not fall (the test's way to make it fall failed)"
