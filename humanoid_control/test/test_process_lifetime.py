@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -139,3 +140,55 @@ def test_a_node_process_runs_blas_on_one_thread(tmp_path):
     if os.cpu_count() > 1:  # the baseline: left alone, OpenBLAS does start its workers here
         assert threads(plain) > 1
         assert threads(tethered, OPENBLAS_NUM_THREADS="2") == 2
+
+
+#: A node that leaves a child behind: the child ignores SIGINT and SIGTERM, as a process hung
+#: in native code does (a loop process in Fast DDS's teardown), and outlives the node.
+LEAVING_NODE = """
+import pathlib, signal, subprocess, sys, time
+child = subprocess.Popen([sys.executable, "-c",
+                          "import signal, time\\n"
+                          "signal.signal(signal.SIGINT, signal.SIG_IGN)\\n"
+                          "signal.signal(signal.SIGTERM, signal.SIG_IGN)\\n"
+                          "while True: time.sleep(0.05)\\n"])
+pathlib.Path({child_pid!r}).write_text(str(child.pid))
+signal.signal(signal.SIGINT, lambda *_: sys.exit(0))
+while True:
+    time.sleep(0.05)
+"""
+
+
+def test_stopping_a_graph_ends_what_a_node_left_behind(tmp_path, monkeypatch):
+    from humanoid_control.processes.node_graph import Graph, NodeSpec
+
+    child_pid = tmp_path / "child_pid"
+    (tmp_path / "leaving_node.py").write_text(LEAVING_NODE.format(child_pid=str(child_pid)))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    graph = Graph([NodeSpec("leaving", "leaving_node")], log_dir=tmp_path / "logs").start()
+    try:
+        poll_until(child_pid.exists, "the node's child running", PATIENCE)
+        child = int(child_pid.read_text())
+        assert is_running(child)
+    finally:
+        codes = graph.stop(grace=1.0)
+    try:
+        assert codes == {"leaving": 0}  # the node itself stopped cleanly on SIGINT
+        poll_until(lambda: not is_running(child), "the child left behind ended", PATIENCE)
+    finally:
+        if is_running(child):  # the test failed: it leaves nothing behind either
+            os.kill(child, signal.SIGKILL)
+
+
+def test_exit_within_ends_a_process_without_running_any_of_its_python():
+    """The kernel's default action for SIGALRM: a process stuck in native code holding the
+    interpreter (where no Python signal handler can run) still ends at the deadline."""
+    code = ("import signal, time\n"
+            "from humanoid_control.processes.process_lifetime import exit_within\n"
+            "signal.signal(signal.SIGALRM, lambda *_: print('handled'))\n"  # replaced: no handler runs
+            "exit_within(1)\n"
+            "time.sleep(60)\n")
+    started = time.monotonic()
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=PATIENCE)
+    assert result.returncode == -signal.SIGALRM, result.stderr
+    assert "handled" not in result.stdout
+    assert time.monotonic() - started < PATIENCE / 2

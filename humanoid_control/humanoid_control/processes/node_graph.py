@@ -21,6 +21,7 @@ restarted (:data:`RESTART_POLICY`), meanwhile the driver keeps holding the robot
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import subprocess
 import sys
@@ -32,6 +33,33 @@ from pathlib import Path
 from typing import IO
 
 from humanoid_control.processes.process_lifetime import tethered_child
+
+
+def end_left_behind(groups: Sequence[int], grace: float, poll: float = 0.05) -> list[int]:
+    """Kill (SIGKILL) what is left in the process groups ``groups`` (each node's, named after
+    it: it runs in a session of its own) once ``grace`` seconds passed; returns the groups that
+    had to be killed. A child outliving its node was told to stop when the node died (its
+    parent-death signal) and had ``grace`` to finish; one hung in its teardown would otherwise
+    run on for ever, with nobody left to stop it."""
+    deadline = time.monotonic() + grace
+    left = [group for group in groups if _group_alive(group)]
+    while left and time.monotonic() < deadline:
+        time.sleep(poll)
+        left = [group for group in left if _group_alive(group)]
+    for group in left:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(group, signal.SIGKILL)
+    return left
+
+
+def _group_alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 class OnExit(Enum):
@@ -215,7 +243,9 @@ class Graph:
         return self.exited()
 
     def stop(self, grace: float = 10.0) -> dict[str, int]:
-        """Stop every node: SIGINT, then SIGTERM, then SIGKILL; returns exit codes."""
+        """Stop every node: SIGINT, then SIGTERM, then SIGKILL; then what a node left behind
+        (a child of its own, such as a driver's loop process, still running after the node
+        ended) gets ``grace`` seconds more, then SIGKILL; returns the nodes' exit codes."""
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
             running = [p for p in self.processes.values() if p.poll() is None]
             if not running:
@@ -226,6 +256,7 @@ class Graph:
             for process in running:
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     process.wait(max(0.0, deadline - time.monotonic()))
+        end_left_behind([p.pid for p in self.processes.values()], grace)
         for log in self._logs:
             log.close()
         self._logs.clear()

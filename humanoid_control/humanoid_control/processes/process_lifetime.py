@@ -66,6 +66,15 @@ def die_with_parent(expected_parent: int | None = None) -> bool:
     return expected_parent is None or os.getppid() == expected_parent
 
 
+def exit_within(seconds: int) -> None:
+    """End this process (SIGALRM, the kernel's default action: no Python code needs to run)
+    if it is still alive ``seconds`` from now: for a teardown that may hang in native code
+    holding the interpreter (Fast DDS busy-waits in ``set_listener`` while a node is destroyed,
+    eProsima/Fast-DDS#6513; a loop process left spinning a core after its front had gone)."""
+    signal.signal(signal.SIGALRM, signal.SIG_DFL)
+    signal.alarm(max(1, seconds))
+
+
 def is_running(pid: int) -> bool:
     """Is process ``pid`` alive? A zombie is not: it has exited, only its parent has not
     reaped it yet (a launcher killed outright never will)."""

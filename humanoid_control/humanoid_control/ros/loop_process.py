@@ -40,6 +40,9 @@ __all__ = ["DriverSpec", "LoopHost", "LoopProcess", "LoopSpec", "LoopThread", "b
 
 #: s: how long the front waits for the loop's process to release the robot and exit.
 EXIT_TIMEOUT = 10.0
+#: s the loop's process may take to tear ROS down once the robot is released (or its start
+#: failed) before the kernel ends it: shorter than EXIT_TIMEOUT, so the front never has to.
+TEARDOWN_LIMIT = 5
 
 
 @dataclass(frozen=True)
@@ -159,7 +162,7 @@ class LoopThread:
 
 def _loop_process_main(spec: LoopSpec, connection: Connection, front: int) -> None:
     """The loop's process: its node, the host, served until the front asks it to stop or dies."""
-    from humanoid_control.processes.process_lifetime import die_with_parent
+    from humanoid_control.processes.process_lifetime import die_with_parent, exit_within
 
     if not die_with_parent(front):
         return
@@ -193,6 +196,7 @@ def _loop_process_main(spec: LoopSpec, connection: Connection, front: int) -> No
             connection.send(StartFailed(f"{type(error).__name__}: {error}"))
         raise
     finally:
+        exit_within(TEARDOWN_LIMIT)
         node.destroy_node()
         rclpy.try_shutdown()
     sys.exit(1 if finished.failed else 0)

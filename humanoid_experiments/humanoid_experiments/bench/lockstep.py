@@ -18,7 +18,10 @@ entry of its diagnostics, read before and after the walk: states waited at, wall
 waiting; the diagnostics go out once a wall second, so a reading before the walk is there
 only when the nodes took that long to come up; the longest wait is the whole run's), and each
 participant's answer time (``answer_ms``: median over its latest answers, from a state's
-publication to its answer reaching the simulation's loop).
+publication to its answer reaching the simulation's loop). ``rtf_cpu_bound`` is what the
+graph's CPU allows at best: the ``cores`` this process may run on, over the CPU seconds all
+the nodes (and this client) take per simulated second; the rate can approach it only as far
+as the participants' answers and the physics run side by side.
 """
 
 from __future__ import annotations
@@ -153,15 +156,25 @@ def run(args: argparse.Namespace) -> int:
         realtime = graph_walk(args.robot, args.distance, physics, False, args.real_time_factor,
                               Path(folder) / "realtime")
     raw = max(raw_runs)
+    cores = len(os.sched_getaffinity(0))
     result = {"robot": args.robot, "physics": physics or "reference", "distance_asked_m": args.distance,
               "rtf_lockstep": round(lockstep["rtf"], 3), "rtf_raw": round(raw, 3),
               "ratio": round(lockstep["rtf"] / raw, 3), "distance_m": round(lockstep["distance_m"], 4),
               "drift_m": round(abs(lockstep["distance_m"] - realtime["distance_m"]), 4),
               "fell": lockstep["fell"], "rtf_raw_runs": [round(r, 3) for r in raw_runs],
               "realtime": {"real_time_factor_asked": args.real_time_factor, **rounded(realtime)},
-              "lockstep": rounded(lockstep), "load": [round(v, 2) for v in os.getloadavg()]}
+              "lockstep": rounded(lockstep), "cores": cores,
+              "rtf_cpu_bound": round(cpu_bound(lockstep["cpu_per_sim_s"], cores), 3),
+              "load": [round(v, 2) for v in os.getloadavg()]}
     print(json.dumps(result) if args.json else text(result))
     return 0 if not lockstep["fell"] and not realtime["fell"] else 1
+
+
+def cpu_bound(cpu_per_sim_s: dict[str, float], cores: int) -> float:
+    """The fastest the graph could run on ``cores`` cores however it were scheduled (robot
+    seconds per wall second): every core busy all the time with its CPU seconds per robot second."""
+    total = sum(cpu_per_sim_s.values())
+    return cores / total if total > 0.0 else math.inf
 
 
 def answers(times: dict[str, float]) -> str:
@@ -192,6 +205,8 @@ def text(r: dict[str, Any]) -> str:
         f"  fell                    {'YES' if r['fell'] else 'no'} in lockstep, "
         f"{'YES' if rt['fell'] else 'no'} in real time",
         f"  CPU s per simulated s   {cpu}",
+        f"  CPU bound               {sum(ls['cpu_per_sim_s'].values()):.3f} CPU s per simulated s in all: at most "
+        f"{r['rtf_cpu_bound']:.2f} times real time on {r['cores']} cores, however scheduled",
         f"  the simulation waited   {gate.get('wait_s', '?')} s (wall) for its participants at "
         f"{gate.get('waits', '?')} states, the longest wait {gate.get('longest_wait_s', '?')} s "
         f"(the nodes coming up, when no diagnostics came before the walk)",
