@@ -20,11 +20,14 @@ and topic names): a module that keeps a graph alive in a module-scoped fixture m
 also start others.
 """
 
+import contextlib
 import fcntl
 import os
 import signal
+import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -58,6 +61,11 @@ LOOPBACK_PROFILE = Path(__file__).resolve().parent / "humanoid_bringup" / "confi
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 os.environ["FASTDDS_DEFAULT_PROFILES_FILE"] = str(LOOPBACK_PROFILE)
 os.environ["ROS_DOMAIN_ID"] = str(_private_domain())
+#: Inherited by every process the tests start: how the session finds those left running.
+SESSION_VARIABLE = "HUMANOID_TEST_SESSION"
+os.environ[SESSION_VARIABLE] = str(os.getpid())
+#: s the processes the tests started may take to end after the last test.
+LEFT_BEHIND_GRACE = 15.0
 
 # A session started in the background by a script (`make test &`, nohup) inherits SIGINT or
 # SIGHUP ignored, and so would every process the tests start: the tests that stop a node or a
@@ -65,6 +73,57 @@ os.environ["ROS_DOMAIN_ID"] = str(_private_domain())
 for _signal, _handler in ((signal.SIGINT, signal.default_int_handler), (signal.SIGHUP, signal.SIG_DFL)):
     if signal.getsignal(_signal) == signal.SIG_IGN:
         signal.signal(_signal, _handler)
+
+
+def _left_running() -> dict[int, str]:
+    """Processes this session's tests started that still run (zombies are not running), each
+    with its command line and the test it was started in."""
+    marker = f"{SESSION_VARIABLE}={os.environ[SESSION_VARIABLE]}".encode()
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            environment = (entry / "environ").read_bytes().split(b"\0")
+            if marker not in environment or (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                continue
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+        test = next((v.split(b"=", 1)[1].decode(errors="replace") for v in environment
+                     if v.startswith(b"PYTEST_CURRENT_TEST=")), "?")
+        found[int(entry.name)] = f"{command[:160]} (started in {test})"
+    return found
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    """Tests leave no process behind: whatever they started and still runs LEFT_BEHIND_GRACE
+    seconds after the last test fails the session, named with the test it was started in,
+    and is killed."""
+    if not sys.platform.startswith("linux"):
+        return
+    deadline = time.monotonic() + LEFT_BEHIND_GRACE
+    left = _left_running()
+    while left and time.monotonic() < deadline:
+        time.sleep(0.2)
+        left = _left_running()
+    if not left:
+        return
+    for pid in left:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    lines = [f"{len(left)} process(es) started by the tests still ran {LEFT_BEHIND_GRACE:g} s after the last "
+             "test (killed now):", *(f"  {pid}: {what}" for pid, what in sorted(left.items()))]
+    if reporter is not None:
+        reporter.ensure_newline()
+        reporter.write_sep("=", "processes left running", red=True)
+    for line in lines:
+        if reporter is not None:
+            reporter.write_line(line, red=True)
+        else:
+            print(line, file=sys.stderr)
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_report_header() -> str:
