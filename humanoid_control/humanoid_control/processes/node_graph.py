@@ -42,17 +42,36 @@ def end_left_behind(groups: Sequence[int], grace: float, poll: float = 0.05) -> 
     parent-death signal) and had ``grace`` to finish; one hung in its teardown would otherwise
     run on for ever, with nobody left to stop it."""
     deadline = time.monotonic() + grace
-    left = [group for group in groups if _group_alive(group)]
+    left = _running_groups(groups)
     while left and time.monotonic() < deadline:
         time.sleep(poll)
-        left = [group for group in left if _group_alive(group)]
+        left = _running_groups(left)
     for group in left:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(group, signal.SIGKILL)
     return left
 
 
-def _group_alive(group: int) -> bool:
+def _running_groups(groups: Sequence[int]) -> list[int]:
+    """Those of ``groups`` a process still runs in. A zombie does not run: it has ended, and
+    waits only for its parent (or, orphaned, for init) to reap it."""
+    proc = Path("/proc")
+    if not proc.is_dir():  # no procfs: any member counts
+        return [group for group in groups if _signalable(group)]
+    running: set[int] = set()
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # ended meanwhile
+            continue
+        if fields[0] != "Z":
+            running.add(int(fields[2]))
+    return [group for group in groups if group in running]
+
+
+def _signalable(group: int) -> bool:
     try:
         os.killpg(group, 0)
     except ProcessLookupError:
