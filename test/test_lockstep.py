@@ -79,3 +79,41 @@ def test_a_silent_participant_pauses_the_simulation_and_is_named(tmp_path):
         poll_until(lambda: reports() >= 2, "the silent participant named twice in the simulator's log", PATIENCE)
         latest = client.wait_for_joint_states(PATIENCE)
         assert latest.header.stamp == first.header.stamp  # robot time did not move meanwhile
+
+
+def test_what_the_simulation_sends_again_while_it_waits_is_what_it_first_sent(tmp_path):
+    """A waiting simulation sends its state again (a participant that started late gets it);
+    its physics has already stepped past that state (docs/lockstep.md, "The gate"), yet the
+    ground truth sent again is the one measured at the state, as first sent."""
+    from geometry_msgs.msg import PoseStamped, TwistStamped
+
+    poses, twists = [], []
+    nodes = sim_nodes(ROBOT, balance_monitor=False, self_collision_checker=False, walk_controller=False,
+                      lockstep=True, participants=(CLIENT,))
+    with Graph(nodes, log_dir=tmp_path), RobotClient(CLIENT, lockstep=True) as client:
+        client.node.create_subscription(PoseStamped, "ground_truth/base_pose", poses.append, 1000)
+        client.node.create_subscription(TwistStamped, "ground_truth/base_twist", twists.append, 1000)
+        client.wait_for_base_pose(PATIENCE)
+        for stamp in (0.30, 0.31):  # one of two states carries the ground truth (50 Hz of 100)
+            held = client.lockstep.run_to(stamp, PATIENCE)
+            sent = len(poses)
+            poll_until(lambda sent=sent: len(poses) >= sent + 2, f"the ground truth sent again at t = {held:.3f} s",
+                       PATIENCE)  # sent again every 0.25 s while the client holds the simulation
+        client.lockstep.go()
+
+    def by_stamp(messages, fields) -> dict[tuple[int, int], set]:
+        found: dict[tuple[int, int], set] = {}
+        for m in list(messages):
+            found.setdefault((m.header.stamp.sec, m.header.stamp.nanosec), set()).add(fields(m))
+        return found
+
+    pose = by_stamp(poses, lambda m: (m.pose.position.x, m.pose.position.y, m.pose.position.z,
+                                      m.pose.orientation.x, m.pose.orientation.y, m.pose.orientation.z,
+                                      m.pose.orientation.w))
+    twist = by_stamp(twists, lambda m: (m.twist.linear.x, m.twist.linear.y, m.twist.linear.z,
+                                        m.twist.angular.x, m.twist.angular.y, m.twist.angular.z))
+    repeated = [stamp for stamp in pose if sum(1 for m in poses if (m.header.stamp.sec, m.header.stamp.nanosec)
+                                                == stamp) > 1]
+    assert repeated, "no ground truth was sent twice"
+    assert all(len(values) == 1 for values in pose.values()), {s: v for s, v in pose.items() if len(v) > 1}
+    assert all(len(values) == 1 for values in twist.values()), {s: v for s, v in twist.items() if len(v) > 1}

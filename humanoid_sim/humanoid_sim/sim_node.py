@@ -144,6 +144,18 @@ def build_driver(model: RobotModel, config: SimDriverConfig) -> PyBulletDriver:
                           config.push)
 
 
+@dataclasses.dataclass(frozen=True)
+class GroundTruth:
+    """The robot as the simulator knows it at ``stamp`` (s): base pose (x, y, z, qx, qy, qz, qw),
+    twist (m/s, rad/s, world frame) and whether it fell."""
+
+    stamp: float
+    pose: tuple[float, ...]
+    linear: tuple[float, ...]
+    angular: tuple[float, ...]
+    fallen: bool
+
+
 class SimulationPublishing:
     """The loop's side of the simulator: /clock, ground truth and the fall watch every cycle,
     and the operations the front's services call (reset, pause, resume, step, push)."""
@@ -171,12 +183,12 @@ class SimulationPublishing:
         self._fallen_msg = Bool()
         host.loop.add_cycle_hook(self._on_cycle)
         self._latest: JointState | None = None
+        self._truth: GroundTruth | None = None
         resend_state = host.loop.resend_state
 
-        def resend() -> None:  # a waiting lockstep simulation sends its ground truth again too
+        def resend() -> None:  # a waiting lockstep simulation sends its clock and ground truth again too
             resend_state()
-            if self._latest is not None:
-                self._publish(self._latest)
+            self._resend()
 
         host.loop.resend_state = resend
         if lockstep.lockstep:
@@ -193,38 +205,56 @@ class SimulationPublishing:
     def _on_cycle(self, state: JointState) -> None:
         """/clock, ground truth and the fall watch, each at its rate. Like the robot interface's
         topics, a topic no subscription is matched to is not filled nor published
-        (:mod:`humanoid_control.ros.matched_publisher`); the fall is watched (and logged) whoever
-        listens."""
+        (:mod:`humanoid_control.ros.matched_publisher`); the ground truth is measured (and a
+        fall logged) whoever listens, and kept for a resend."""
         self._latest = state
-        self._publish(state, self._clock.due(state.stamp), self._ground_truth.due(state.stamp))
+        if self._clock.due(state.stamp):
+            self._publish_clock(state.stamp)
+        if self._ground_truth.due(state.stamp):
+            self._truth = self._measure_truth(state.stamp)
+            self._publish_truth(self._truth)
 
-    def _publish(self, state: JointState, clock: bool = True, ground_truth: bool = True) -> None:
-        if clock and self._clock_pub.subscribed:
-            self._clock_msg.clock = to_time(state.stamp)
+    def _resend(self) -> None:
+        """The latest clock and ground truth again, as first sent: in lockstep the driver has
+        already stepped past the state the simulation waits at."""
+        if self._latest is not None:
+            self._publish_clock(self._latest.stamp)
+        if self._truth is not None:
+            self._publish_truth(self._truth)
+
+    def _publish_clock(self, stamp: float) -> None:
+        if self._clock_pub.subscribed:
+            self._clock_msg.clock = to_time(stamp)
             self._clock_pub.publish(self._clock_msg)
-        if not ground_truth:
-            return
+
+    def _measure_truth(self, stamp: float) -> GroundTruth:
+        """The robot's ground truth now (and the fall watch: logged whoever listens); measured
+        whether or not anyone listens, so that one who comes later is sent the same."""
         fall = self.driver.fall_state()
         if fall.fallen and not self._fallen:
-            self.node.get_logger().warning(f"the robot fell at t = {state.stamp:.3f} s: {fall.reason}")
+            self.node.get_logger().warning(f"the robot fell at t = {stamp:.3f} s: {fall.reason}")
         self._fallen = fall.fallen
+        linear, angular = self.driver.base_velocity()
+        return GroundTruth(stamp, tuple(float(v) for v in pin.SE3ToXYZQUAT(self.driver.base_placement())),
+                           tuple(float(v) for v in linear), tuple(float(v) for v in angular), fall.fallen)
+
+    def _publish_truth(self, truth: GroundTruth) -> None:
+        stamp = to_time(truth.stamp)
         if self._pose_pub.subscribed:
             pose = self._pose_msg
-            pose.header.stamp = to_time(state.stamp)
-            xyzquat = pin.SE3ToXYZQUAT(self.driver.base_placement())
-            (pose.pose.position.x, pose.pose.position.y, pose.pose.position.z) = (float(v) for v in xyzquat[:3])
+            pose.header.stamp = stamp
+            (pose.pose.position.x, pose.pose.position.y, pose.pose.position.z) = truth.pose[:3]
             (pose.pose.orientation.x, pose.pose.orientation.y, pose.pose.orientation.z,
-             pose.pose.orientation.w) = (float(v) for v in xyzquat[3:])
+             pose.pose.orientation.w) = truth.pose[3:]
             self._pose_pub.publish(pose)
         if self._twist_pub.subscribed:
-            linear, angular = self.driver.base_velocity()
             twist = self._twist_msg
-            twist.header.stamp = to_time(state.stamp)
-            (twist.twist.linear.x, twist.twist.linear.y, twist.twist.linear.z) = (float(v) for v in linear)
-            (twist.twist.angular.x, twist.twist.angular.y, twist.twist.angular.z) = (float(v) for v in angular)
+            twist.header.stamp = stamp
+            (twist.twist.linear.x, twist.twist.linear.y, twist.twist.linear.z) = truth.linear
+            (twist.twist.angular.x, twist.twist.angular.y, twist.twist.angular.z) = truth.angular
             self._twist_pub.publish(twist)
         if self._fallen_pub.subscribed:
-            self._fallen_msg.data = fall.fallen
+            self._fallen_msg.data = truth.fallen
             self._fallen_pub.publish(self._fallen_msg)
 
     # -- operations (called by the front's services) ------------------------------------
