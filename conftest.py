@@ -78,6 +78,8 @@ for _signal, _handler in ((signal.SIGINT, signal.default_int_handler), (signal.S
 def _left_running() -> dict[int, str]:
     """Processes this session's tests started that still run (zombies are not running), each
     with its command line and the test it was started in."""
+    from humanoid_control.processes.process_lifetime import is_running
+
     marker = f"{SESSION_VARIABLE}={os.environ[SESSION_VARIABLE]}".encode()
     found = {}
     for entry in Path("/proc").iterdir():
@@ -85,7 +87,7 @@ def _left_running() -> dict[int, str]:
             continue
         try:
             environment = (entry / "environ").read_bytes().split(b"\0")
-            if marker not in environment or (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+            if marker not in environment or not is_running(int(entry.name)):
                 continue
             command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
         except OSError:  # gone meanwhile, or not ours to read
@@ -112,17 +114,16 @@ def pytest_sessionfinish(session, exitstatus) -> None:
     for pid in left:
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
-    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     lines = [f"{len(left)} process(es) started by the tests still ran {LEFT_BEHIND_GRACE:g} s after the last "
              "test (killed now):", *(f"  {pid}: {what}" for pid, what in sorted(left.items()))]
-    if reporter is not None:
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is None:
+        print("\n".join(lines), file=sys.stderr)
+    else:
         reporter.ensure_newline()
         reporter.write_sep("=", "processes left running", red=True)
-    for line in lines:
-        if reporter is not None:
+        for line in lines:
             reporter.write_line(line, red=True)
-        else:
-            print(line, file=sys.stderr)
     session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 

@@ -32,7 +32,7 @@ from enum import Enum
 from pathlib import Path
 from typing import IO
 
-from humanoid_control.processes.process_lifetime import tethered_child
+from humanoid_control.processes.process_lifetime import running_process_groups, tethered_child
 
 
 def end_left_behind(groups: Sequence[int], grace: float, poll: float = 0.05) -> list[int]:
@@ -40,45 +40,17 @@ def end_left_behind(groups: Sequence[int], grace: float, poll: float = 0.05) -> 
     it: it runs in a session of its own) once ``grace`` seconds passed; returns the groups that
     had to be killed. A child outliving its node was told to stop when the node died (its
     parent-death signal) and had ``grace`` to finish; one hung in its teardown would otherwise
-    run on for ever, with nobody left to stop it."""
+    run on for ever, with nobody left to stop it. A zombie does not count: it has ended."""
     deadline = time.monotonic() + grace
-    left = _running_groups(groups)
+    left = [group for group in groups if group in running_process_groups()]
     while left and time.monotonic() < deadline:
         time.sleep(poll)
-        left = _running_groups(left)
+        running = running_process_groups()
+        left = [group for group in left if group in running]
     for group in left:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(group, signal.SIGKILL)
     return left
-
-
-def _running_groups(groups: Sequence[int]) -> list[int]:
-    """Those of ``groups`` a process still runs in. A zombie does not run: it has ended, and
-    waits only for its parent (or, orphaned, for init) to reap it."""
-    proc = Path("/proc")
-    if not proc.is_dir():  # no procfs: any member counts
-        return [group for group in groups if _signalable(group)]
-    running: set[int] = set()
-    for entry in proc.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:  # ended meanwhile
-            continue
-        if fields[0] != "Z":
-            running.add(int(fields[2]))
-    return [group for group in groups if group in running]
-
-
-def _signalable(group: int) -> bool:
-    try:
-        os.killpg(group, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class OnExit(Enum):

@@ -78,11 +78,27 @@ def exit_within(seconds: int) -> None:
 def is_running(pid: int) -> bool:
     """Is process ``pid`` alive? A zombie is not: it has exited, only its parent has not
     reaped it yet (a launcher killed outright never will)."""
+    fields = _stat(pid)
+    return fields is not None and fields[0] != "Z"
+
+
+def running_process_groups() -> set[int]:
+    """The process groups a running process (not a zombie: see :func:`is_running`) is in."""
+    groups = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and (fields := _stat(int(entry.name))) is not None and fields[0] != "Z":
+            groups.add(int(fields[2]))
+    return groups
+
+
+def _stat(pid: int) -> list[str] | None:
+    """The fields of ``/proc/<pid>/stat`` after the command name (state, parent, process
+    group, ...); None when the process is gone."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[1].split()
 
 
 def hang_up_like_terminate() -> None:
