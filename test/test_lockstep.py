@@ -82,6 +82,19 @@ def test_a_silent_participant_pauses_the_simulation_and_is_named(tmp_path):
         assert latest.header.stamp == first.header.stamp  # robot time did not move meanwhile
 
 
+def test_a_client_that_leaves_while_it_holds_the_simulation_lets_it_run_on(tmp_path):
+    """A client that only watches once it has acted (``humanoid walk``, ``humanoid bench
+    lockstep``) leaves: the simulation, held by it, runs on without its answers."""
+    nodes = sim_nodes(ROBOT, balance_monitor=False, self_collision_checker=False, walk_controller=False,
+                      lockstep=True, participants=(CLIENT,))
+    with Graph(nodes, log_dir=tmp_path), RobotClient(CLIENT, lockstep=True) as client:
+        held = client.lockstep.run_to(0.3, PATIENCE)
+        client.leave_lockstep()
+        client.wait_until(held + 1.0, timeout=PATIENCE)  # the client answers nothing any more
+        with pytest.raises(RuntimeError, match="has left the lockstep"):
+            client.lockstep.run_to(held + 2.0, PATIENCE)
+
+
 def test_what_the_simulation_sends_again_while_it_waits_is_what_it_first_sent(tmp_path):
     """A waiting simulation sends its state again (a participant that started late gets it);
     its physics has already stepped past that state (docs/lockstep.md, "The gate"), yet the

@@ -3,6 +3,7 @@ that state (over real DDS): a command it sends then reaches the others after the
 that state, so it takes effect at the same state in every run."""
 
 import threading
+import time
 
 import pytest
 from builtin_interfaces.msg import Time
@@ -93,3 +94,32 @@ def test_a_participant_that_left_is_not_waited_for_and_one_that_does_not_answer_
     client.answered(stamp(0.2))
     actor.join(PATIENCE)
     assert [str(e) for e in errors] == ["held at t = 0.2 s, stuck did not answer that state"]
+
+
+def test_a_client_that_left_says_so_answers_no_more_and_stops_following_the_others(lockstep):
+    client, answers, seen = lockstep
+    client.answered(stamp(0.1))  # held from the start: withheld
+    client.leave()
+    poll_until(lambda: any(msg.participant == client.name and msg.leaving for msg in seen),
+               "the client's leaving message", PATIENCE)
+    poll_until(lambda: answers.get_subscription_count() == 1,
+               "the client to stop subscribing to the others' answers", PATIENCE)
+    client.answered(stamp(0.2))
+    client.release()  # a hold ending after the leave sends nothing either
+    with pytest.raises(RuntimeError, match="has left the lockstep"):
+        client.run_to(0.3, PATIENCE)
+    with pytest.raises(RuntimeError, match="has left the lockstep"), client.paused_at(0.3, PATIENCE):
+        pass
+    client.leave()  # once only
+    assert not waits_for(lambda: count(seen, client.name) > 1, 1.0), \
+        f"the client sent after leaving: {[m for m in seen if m.participant == client.name]}"
+
+
+def waits_for(condition, seconds: float) -> bool:
+    """Whether ``condition`` holds within ``seconds`` (for what must not happen)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return bool(condition())

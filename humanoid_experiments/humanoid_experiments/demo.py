@@ -234,7 +234,7 @@ def run(args: argparse.Namespace) -> int:
         if args.walk is not None and summary.succeeded and not summary.fell:
             from humanoid_experiments.walk import walk
 
-            walked = walk(client, "hoap2", args.walk)
+            walked = walk(client, "hoap2", args.walk, stay_in_lockstep=False)
     if args.json:
         print(json.dumps({**summary.as_dict(), "walk": None if walked is None else walked.as_dict()}, indent=2))
     else:

@@ -164,11 +164,12 @@ def displacement(start: tuple[float, float, float], end: tuple[float, float, flo
 
 
 def walk(client, robot: str, distance: float, lateral: float = 0.0, turn: float = 0.0,
-         timeout: float = WALK_TIMEOUT, start_at: float = LOCKSTEP_START) -> WalkReport:
+         timeout: float = WALK_TIMEOUT, start_at: float = LOCKSTEP_START, stay_in_lockstep: bool = True) -> WalkReport:
     """Walk through the ``walk`` action of a running simulation and measure it. A lockstep
     client (``client.lockstep``) sends the goal at the first state at or after ``start_at``
     (robot time), the simulation held there until the goal is accepted: the same walk in
-    every run."""
+    every run. ``stay_in_lockstep`` false: the client then leaves the lockstep (it only
+    watches the walk, and does not slow it; it cannot hold the simulation afterwards)."""
     import time
 
     from action_msgs.msg import GoalStatus
@@ -192,6 +193,8 @@ def walk(client, robot: str, distance: float, lateral: float = 0.0, turn: float 
                                     60.0, "walk goal response")
     if not handle.accepted:
         raise RuntimeError("the walk goal was rejected")
+    if client.lockstep and not stay_in_lockstep:
+        client.leave_lockstep()
     done = handle.get_result_async()
     while not done.done():
         fell = fell or bool(client.fallen)
@@ -290,6 +293,7 @@ def run(args: argparse.Namespace) -> int:
     nodes = sim_nodes(args.robot, gui=args.gui, real_time_factor=rtf, lockstep=args.lockstep,
                       participants=(CLIENT,), physics_profile=args.physics, params_file=params)
     with Graph(nodes, log_dir=log_dir), RobotClient(CLIENT, lockstep=args.lockstep) as client:
-        report = walk(client, args.robot, args.distance, args.lateral, math.radians(args.turn))
+        report = walk(client, args.robot, args.distance, args.lateral, math.radians(args.turn),
+                      stay_in_lockstep=False)
     print(json.dumps(report.as_dict(), indent=2) if args.json else report.text())
     return 0 if report.error_code == 0 and not report.fell else 1

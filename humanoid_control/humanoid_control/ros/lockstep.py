@@ -62,20 +62,24 @@ class LockstepParticipant:
         self._paused_stamp = 0.0
         self._others: dict[str, float] = {}  # a client's view: the latest stamp (s) each other participant answered
         self._others_changed = threading.Condition(self._lock)
-        if start_held:
-            node.create_subscription(LockstepReady, LOCKSTEP_TOPIC, self._on_answer, LOCKSTEP_QOS)
+        self._node = node
+        self._left = False
+        self._answers = (node.create_subscription(LockstepReady, LOCKSTEP_TOPIC, self._on_answer, LOCKSTEP_QOS)
+                         if start_held else None)
 
     def answered(self, stamp: Time) -> None:
         """The joint_states message stamped ``stamp`` is handled (and what it caused is sent)."""
         with self._lock:
+            if self._left:
+                return
             if self._pause_from is not None and seconds(stamp) >= self._pause_from and not self._paused.is_set():
                 self._holds += 1  # released by paused_at
                 self._paused_stamp = seconds(stamp)
                 self._paused.set()
             if self._holds:
                 self._withheld = stamp
-                return
-        self._publish(stamp)
+            else:  # under the lock: no answer goes out after a leave (it would join again)
+                self._publish(stamp)
 
     def _on_answer(self, msg: LockstepReady) -> None:
         if msg.participant == self.name:
@@ -119,12 +123,12 @@ class LockstepParticipant:
     def release(self) -> None:
         """End a hold begun by :meth:`take_hold`; the latest withheld answer goes out when no hold is left."""
         with self._lock:
+            if self._left:
+                return
             self._holds -= 1
-            withheld = self._withheld if not self._holds else None
-            if withheld is not None:
+            if not self._holds and self._withheld is not None:
+                self._publish(self._withheld)
                 self._withheld = None
-        if withheld is not None:
-            self._publish(withheld)
 
     @contextlib.contextmanager
     def paused_at(self, stamp: float, timeout: float) -> Iterator[float]:
@@ -134,6 +138,7 @@ class LockstepParticipant:
         answer it, within ``timeout`` seconds (wall)."""
         deadline = time.monotonic() + timeout
         with self._lock:
+            self._still_in()
             self._pause_from = stamp
             self._paused.clear()
         self.go()
@@ -159,6 +164,7 @@ class LockstepParticipant:
         did not answer it, within ``timeout`` seconds (wall)."""
         deadline = time.monotonic() + timeout
         with self._lock:
+            self._still_in()
             held = seconds(self._withheld) if self._holds and self._withheld is not None else None
             already = held is not None and held >= stamp
             if not already:
@@ -178,6 +184,11 @@ class LockstepParticipant:
         self._wait_for_others(self._paused_stamp, deadline)
         return self._paused_stamp
 
+    def _still_in(self) -> None:
+        """(With the lock held.) A node that left cannot hold the simulation any more."""
+        if self._left:
+            raise RuntimeError(f"{self.name} has left the lockstep: it cannot hold the simulation any more")
+
     @property
     def held_at(self) -> float | None:
         """The stamp of the state the simulation is held at by this node (s), None when not held
@@ -196,8 +207,28 @@ class LockstepParticipant:
             self.release()
 
     def leave(self) -> None:
-        """Tell the simulator not to wait for this node any more."""
+        """Tell the simulator not to wait for this node any more, and stop answering and
+        following the others' answers (each of which costs a client about as much as a
+        participant's own work: docs/lockstep.md, "Speed"). Once only; call it between two
+        turns of the node's executor (it destroys a subscription)."""
+        with self._lock:
+            if self._left:
+                return
+            self._left = True
+            self._holds = 0
+            self._withheld = None
+            self._others.clear()
+            self._others_changed.notify_all()
         self._publisher.publish(LockstepReady(participant=self.name, leaving=True))
+        if self._answers is not None:
+            self._node.destroy_subscription(self._answers)
+            self._answers = None
+
+    @property
+    def left(self) -> bool:
+        """Whether this node has left the lockstep (:meth:`leave`)."""
+        with self._lock:
+            return self._left
 
     def _publish(self, stamp: Time) -> None:
         self._publisher.publish(LockstepReady(participant=self.name, stamp=stamp))

@@ -204,11 +204,17 @@ class RobotClient:
                 self._action_clients[key] = ActionClient(self.node, action_type, name)
             return self._action_clients[key]
 
+    def leave_lockstep(self) -> None:
+        """The simulation goes on without this client (which then no longer slows it, and can
+        no longer hold it); between two turns of the executor."""
+        if self.lockstep is not None:
+            with self._turn:
+                self.lockstep.leave()
+
     def close(self) -> None:
         """Stop spinning, then destroy the node (destroying it under a spinning executor
         makes the executor raise)."""
-        if self.lockstep is not None:
-            self.lockstep.leave()  # the simulation goes on without this client
+        self.leave_lockstep()
         self._closing.set()
         self._thread.join(timeout=5.0)
         self._executor.shutdown(timeout_sec=1.0)

@@ -26,6 +26,8 @@ TARGETS: dict[str, tuple[str, str]] = {
     "gait-search": ("humanoid_experiments.bench.gait_search", "gait evaluations per core-hour on Ray, speed-up "
                                                               "1 -> 2 workers, projected time of the report's "
                                                               "search on 50 cores"),
+    "messages": ("humanoid_experiments.bench.messages", "CPU per ROS message for its sender and each receiver, "
+                                                        "one at a time at a state's pace vs back to back"),
     "service-answers": ("humanoid_experiments.bench.service_answers", "service answers lost while a graph starts on "
                                                                       "a busy machine: the project's DDS profile vs "
                                                                       "Fast DDS's default wait"),

@@ -80,7 +80,7 @@ def graph_walk(robot: str, distance: float, physics: str | None, lockstep: bool,
         cpu0 = {name: process_cpu_seconds(p.pid) for name, p in graph.processes.items()}
         own0, robot0 = time.process_time(), client.now()
         gate0 = gate.latest
-        report = walk(client, robot, distance)
+        report = walk(client, robot, distance, stay_in_lockstep=False)
         simulated = client.now() - robot0
         cpu = {name: round((process_cpu_seconds(p.pid) - cpu0[name]) / simulated, 4)
                for name, p in graph.processes.items()}
