@@ -31,7 +31,8 @@ from humanoid_control.command_line import UsageError, non_negative_number, posit
 
 #: Wall seconds to wait for the gait controller's action server.
 CONNECT_TIMEOUT = 30.0
-#: Wall seconds to wait for the simulator's ground truth once the graph is discovered.
+#: Wall seconds to wait for a publisher of the simulator's ground truth once the graph is
+#: discovered (a real robot has none).
 GROUND_TRUTH_WAIT = 3.0
 #: Wall seconds between two progress lines.
 PROGRESS_PERIOD = 1.0
@@ -117,13 +118,9 @@ def play(client, gait: str, frequency: float, duration: float) -> GaitReport:
     from action_msgs.msg import GoalStatus
 
     from humanoid_control.ros.action_result import ResultWaiter
-    from humanoid_control.ros.robot_client import RobotClientError
 
     client.wait_for_gait_controller(CONNECT_TIMEOUT)  # the graph is discovered: its ground truth too, if any
-    try:
-        start = client.wait_for_base_pose(timeout=GROUND_TRUTH_WAIT)
-    except RobotClientError:  # a real robot has no ground truth
-        start = None
+    start = client.ground_truth_if_any(GROUND_TRUTH_WAIT, CONNECT_TIMEOUT)  # None on a real robot
     progress = Progress(duration)
     handle = client.send_gait(gait, frequency, duration, feedback=progress, timeout=CONNECT_TIMEOUT)
     waiter = ResultWaiter(handle)

@@ -312,6 +312,16 @@ class RobotClient:
         """The latest ground_truth/base_pose (the simulator's), waiting for the first one."""
         return poll_until(lambda: self._base_pose, "ground_truth/base_pose (is the simulator running?)", timeout)
 
+    def ground_truth_if_any(self, discovery: float, timeout: float) -> PoseStamped | None:
+        """The latest ground_truth/base_pose when something publishes it (a simulator), None
+        when nothing does within ``discovery`` seconds (a real robot); a publisher found is
+        waited for up to ``timeout`` seconds (a busy machine delivers its first pose late)."""
+        try:
+            poll_until(lambda: self.node.count_publishers("ground_truth/base_pose"), "", discovery)
+        except RobotClientError:
+            return None
+        return self.wait_for_base_pose(timeout)
+
     @property
     def diagnostics(self) -> DiagnosticArray | None:
         return self._diagnostics
