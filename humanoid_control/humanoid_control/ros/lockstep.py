@@ -224,12 +224,6 @@ class LockstepParticipant:
             self._node.destroy_subscription(self._answers)
             self._answers = None
 
-    @property
-    def left(self) -> bool:
-        """Whether this node has left the lockstep (:meth:`leave`)."""
-        with self._lock:
-            return self._left
-
     def _publish(self, stamp: Time) -> None:
         self._publisher.publish(LockstepReady(participant=self.name, stamp=stamp))
 
