@@ -14,8 +14,8 @@ from geometry_msgs.msg import PoseStamped
 from humanoid_control.ros.robot_client import RobotClient
 
 #: s to find a publisher of the ground truth; the pose itself comes later than that here.
-DISCOVERY = 2.0
-LATE = 3.0
+DISCOVERY = 1.0
+LATE = 1.5
 
 
 def test_a_ground_truth_published_late_is_waited_for_and_none_means_no_simulator():
