@@ -193,8 +193,8 @@ def walk(client, robot: str, distance: float, lateral: float = 0.0, turn: float 
                                     60.0, "walk goal response")
     if not handle.accepted:
         raise RuntimeError("the walk goal was rejected")
-    if client.lockstep and not stay_in_lockstep:
-        client.leave_lockstep()
+    if not stay_in_lockstep:
+        client.leave_lockstep()  # a no-op without lockstep
     done = handle.get_result_async()
     while not done.done():
         fell = fell or bool(client.fallen)

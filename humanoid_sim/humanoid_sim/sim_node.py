@@ -182,7 +182,7 @@ class SimulationPublishing:
         self._pose_msg.header.frame_id = self._twist_msg.header.frame_id = "world"
         self._fallen_msg = Bool()
         host.loop.add_cycle_hook(self._on_cycle)
-        self._latest: JointState | None = None
+        self._latest_stamp: float | None = None  # of the latest state (s), for a resend
         self._truth: GroundTruth | None = None
         resend_state = host.loop.resend_state
 
@@ -207,7 +207,7 @@ class SimulationPublishing:
         topics, a topic no subscription is matched to is not filled nor published
         (:mod:`humanoid_control.ros.matched_publisher`); the ground truth is measured (and a
         fall logged) whoever listens, and kept for a resend."""
-        self._latest = state
+        self._latest_stamp = state.stamp
         if self._clock.due(state.stamp):
             self._publish_clock(state.stamp)
         if self._ground_truth.due(state.stamp):
@@ -217,8 +217,8 @@ class SimulationPublishing:
     def _resend(self) -> None:
         """The latest clock and ground truth again, as first sent: in lockstep the driver has
         already stepped past the state the simulation waits at."""
-        if self._latest is not None:
-            self._publish_clock(self._latest.stamp)
+        if self._latest_stamp is not None:
+            self._publish_clock(self._latest_stamp)
         if self._truth is not None:
             self._publish_truth(self._truth)
 

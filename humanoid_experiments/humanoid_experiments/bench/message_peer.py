@@ -22,6 +22,8 @@ import time
 #: Joints of the JointState messages sent (the HOAP-2 has 25).
 JOINTS = 25
 PHASES = ("isolated", "burst")
+#: The message types sent, by the name the command line gives them.
+TYPES = ("bool", "joint_state")
 
 
 def message_type(name: str):
@@ -123,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("role", choices=("receiver", "sender"))
     parser.add_argument("--topic", default="/bench/messages")
-    parser.add_argument("--type", choices=("bool", "joint_state"), default="bool")
+    parser.add_argument("--type", choices=TYPES, default="bool")
     parser.add_argument("--receivers", type=int, default=1)
     parser.add_argument("--count", type=int, default=1000)
     parser.add_argument("--period", type=float, default=0.01)

@@ -26,8 +26,11 @@ from contextlib import ExitStack
 from dataclasses import asdict, dataclass
 
 from humanoid_control.processes.process_lifetime import tethered_child
+from humanoid_experiments.bench import message_peer
+from humanoid_experiments.bench.message_peer import PHASES, TYPES
 
-PEER = "humanoid_experiments.bench.message_peer"
+PEER = message_peer.__name__
+
 #: s the receivers may take to have every message of a phase.
 PATIENCE = 120.0
 
@@ -57,7 +60,7 @@ class MessageCost:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--type", choices=("bool", "joint_state", "both"), default="both",
+    parser.add_argument("--type", choices=(*TYPES, "both"), default="both",
                         help="std_msgs/Bool, a 25-joint sensor_msgs/JointState, or both in turn (both)")
     parser.add_argument("--receivers", type=int, default=4,
                         help="receiver processes (4; a lockstep state's joint_states has 7)")
@@ -139,7 +142,7 @@ def measure(type_name: str, receivers: int, count: int, period: float) -> Messag
             raise RuntimeError(f"the sender: {first}")
         pause_cost = float(first.split()[1])
         phases: dict[str, PhaseCost] = {}
-        for number, phase in enumerate(("isolated", "burst"), start=1):
+        for number, phase in enumerate(PHASES, start=1):
             if _line(sender, "the sender") != f"start {phase}":
                 raise RuntimeError(f"the sender did not start the {phase} phase")
             before = [_taken(peer)[1] for peer in peers]
@@ -175,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
         print("humanoid bench messages: --receivers and --count must be at least 1, --period positive",
               file=sys.stderr)
         return 2
-    for type_name in ("bool", "joint_state") if args.type == "both" else (args.type,):
+    for type_name in TYPES if args.type == "both" else (args.type,):
         try:
             result = measure(type_name, args.receivers, args.count, args.period)
         except RuntimeError as error:
