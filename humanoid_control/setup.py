@@ -30,5 +30,13 @@ setup(
         "self_collision_checker = humanoid_control.nodes.self_collision_checker:main",
         "walk_controller = humanoid_control.nodes.walk_controller:main",
         "gait_controller = humanoid_control.nodes.gait_controller:main",
+        "control_container = humanoid_control.nodes.container:main",
+    ], "humanoid.nodes": [  # the nodes a container can host (humanoid_control.nodes.container)
+        "trajectory_generator = humanoid_control.nodes.trajectory_generator:TrajectoryGenerator",
+        "balance_monitor = humanoid_control.nodes.balance_monitor:BalanceMonitor",
+        "energy_monitor = humanoid_control.nodes.energy_monitor:EnergyMonitor",
+        "self_collision_checker = humanoid_control.nodes.self_collision_checker:SelfCollisionChecker",
+        "walk_controller = humanoid_control.nodes.walk_controller:WalkControllerNode",
+        "gait_controller = humanoid_control.nodes.gait_controller:GaitControllerNode",
     ]},
 )

@@ -19,4 +19,6 @@ setup(
     description=__doc__,
     license="Apache-2.0",
     tests_require=["pytest"],
+    # the recorder can be hosted in a graph's container (humanoid_control.nodes.container)
+    entry_points={"humanoid.nodes": ["humanoid_recorder = humanoid_tools.recording.recorder:RecorderNode"]},
 )

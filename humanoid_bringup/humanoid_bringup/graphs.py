@@ -16,6 +16,7 @@ from pathlib import Path
 from humanoid_control.biped_walking.parameters import walking_robot
 from humanoid_control.nodes.specs import (
     balance_monitor_node_spec,
+    container_node_spec,
     energy_monitor_node_spec,
     gait_controller_node_spec,
     self_collision_checker_node_spec,
@@ -40,7 +41,8 @@ def sim_nodes(robot: str, gui: bool = False, real_time_factor: float | None = No
               self_collision_checker: bool = True, self_collision_veto: bool = True,
               walk_controller: bool = True, gait_controller: bool = True, lockstep: bool = False,
               participants: tuple[str, ...] = (), physics_profile: str | None = None,
-              energy_monitor: bool = True, params_file: Path | str | None = None) -> list[NodeSpec]:
+              energy_monitor: bool = True, params_file: Path | str | None = None,
+              shared_process: bool = True) -> list[NodeSpec]:
     """The simulation graph: the PyBullet robot node (plus the nodes that build on it).
     Options left at None keep the robot's parameter file values (``physics_profile``: the
     simulation's named physics profile, :mod:`humanoid_sim.physics_profiles`; ``params_file``:
@@ -50,6 +52,8 @@ def sim_nodes(robot: str, gui: bool = False, real_time_factor: float | None = No
     ``self_collision_checker``, ``walk_controller`` and ``gait_controller`` False leave those
     nodes out;
     ``self_collision_veto`` False turns the robot interface's self-collision veto off.
+    ``shared_process`` hosts the control nodes in one container process (the default); False
+    gives each a process of its own.
     ``lockstep`` makes the simulator wait at every state for the graph's nodes and for
     ``participants`` (other nodes, such as an experiment's client: see
     humanoid_control.loop.lockstep); its real-time factor then defaults to 0 (as fast as
@@ -69,9 +73,10 @@ def sim_nodes(robot: str, gui: bool = False, real_time_factor: float | None = No
         overrides["physics_profile"] = physics_profile
     if params_file is not None and str(params_file):
         overrides["params_file"] = str(Path(params_file).resolve())
-    controls = control_nodes(robot, use_sim_time=use_sim_time, balance_monitor=balance_monitor,
-                             self_collision_checker=self_collision_checker, walk_controller=walk_controller,
-                             gait_controller=gait_controller, lockstep=lockstep, energy_monitor=energy_monitor)
+    controls = hosted(control_nodes(robot, use_sim_time=use_sim_time, balance_monitor=balance_monitor,
+                                    self_collision_checker=self_collision_checker, walk_controller=walk_controller,
+                                    gait_controller=gait_controller, lockstep=lockstep,
+                                    energy_monitor=energy_monitor), shared_process)
     if lockstep:
         overrides.setdefault("real_time_factor", 0.0)
         overrides["lockstep"] = True
@@ -84,7 +89,8 @@ def real_nodes(robot: str, port: str | None = None, baud: int | None = None,
                duration: float | None = None, publish_robot_description: bool = True,
                balance_monitor: bool = True, self_collision_checker: bool = True,
                self_collision_veto: bool = True, walk_controller: bool = True,
-               gait_controller: bool = True, energy_monitor: bool = True) -> list[NodeSpec]:
+               gait_controller: bool = True, energy_monitor: bool = True,
+               shared_process: bool = True) -> list[NodeSpec]:
     """The real-robot graph: the Dynamixel hardware node (plus the nodes that build on it),
     options as for :func:`sim_nodes`."""
     overrides: dict[str, object] = {}
@@ -97,9 +103,15 @@ def real_nodes(robot: str, port: str | None = None, baud: int | None = None,
     if not self_collision_veto:
         overrides["self_collision_veto"] = False
     return [hw_node_spec(robot, overrides),
-            *control_nodes(robot, use_sim_time=False, balance_monitor=balance_monitor,
-                           self_collision_checker=self_collision_checker, walk_controller=walk_controller,
-                           gait_controller=gait_controller, energy_monitor=energy_monitor)]
+            *hosted(control_nodes(robot, use_sim_time=False, balance_monitor=balance_monitor,
+                                  self_collision_checker=self_collision_checker, walk_controller=walk_controller,
+                                  gait_controller=gait_controller, energy_monitor=energy_monitor), shared_process)]
+
+
+def hosted(nodes: list[NodeSpec], shared_process: bool) -> list[NodeSpec]:
+    """The control nodes as processes: one container hosting them all (``shared_process``:
+    humanoid_control.nodes.container, docs/graph_cost.md), else a process each."""
+    return [container_node_spec(nodes)] if shared_process and nodes else nodes
 
 
 def control_nodes(robot: str, use_sim_time: bool, balance_monitor: bool = True,

@@ -48,5 +48,6 @@ def run(args: argparse.Namespace) -> int:
                            publish_rate=args.publish_rate, duration=args.duration,
                            balance_monitor=args.balance_monitor, energy_monitor=args.energy_monitor,
                            self_collision_checker=args.self_collision_checker,
-                           self_collision_veto=args.self_collision_veto, gait_controller=args.gait_controller)
+                           self_collision_veto=args.self_collision_veto, gait_controller=args.gait_controller,
+                           shared_process=args.shared_process)
         return serve(Graph(with_recorder(nodes, args.record), echo=True))

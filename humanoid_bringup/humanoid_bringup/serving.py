@@ -46,14 +46,16 @@ def _finish_dead_recording(spec: NodeSpec, _code: int) -> None:
     ``humanoid record --reindex`` does); the robot goes on, unrecorded."""
     from humanoid_bringup.graphs import RECORDER_NODE
 
-    if spec.name != RECORDER_NODE:
+    output = spec.parameters.get("output") if spec.name == RECORDER_NODE else \
+        spec.parameters.get(f"{RECORDER_NODE}.output")  # a container hosting the recorder
+    if output is None:
         return
     try:
         from humanoid_tools.recording.reindex import ReindexError, reindex
     except ModuleNotFoundError:  # no recorder could have run without it
         return
 
-    bag = Path(str(spec.parameters["output"]))
+    bag = Path(str(output))
     try:
         reindex(bag)
     except (ReindexError, OSError) as error:
@@ -65,10 +67,12 @@ def _finish_dead_recording(spec: NodeSpec, _code: int) -> None:
 
 
 def with_recorder(nodes: list[NodeSpec], bag: Path | None, lockstep: bool = False) -> list[NodeSpec]:
-    """The graph plus, with ``--record DIR``, the recorder (started first, so that it is
-    listening when the robot's first messages go out; ``lockstep``: a participant, so that the
-    simulation waits for it, which the graph must name: :data:`RECORDER_NODE`). The recorder
-    is a workstation tool (package humanoid_tools): said plainly when it is not installed."""
+    """The graph plus, with ``--record DIR``, the recorder: hosted in the graph's container when
+    there is one (built before its other nodes; it takes the robot's state from the container's
+    feed and the container's nodes' topics without leaving the process), else in a process of
+    its own started first (so that it is listening when the robot's first messages go out;
+    ``lockstep``: a participant the graph must name, :data:`RECORDER_NODE`). The recorder is a
+    workstation tool (package humanoid_tools): said plainly when it is not installed."""
     if bag is None:
         return nodes
     try:
@@ -77,12 +81,19 @@ def with_recorder(nodes: list[NodeSpec], bag: Path | None, lockstep: bool = Fals
         raise UsageError(f"--record needs the humanoid_tools package ({error.name} is not installed here); "
                          "record from a workstation with humanoid record instead") from None
     from humanoid_bringup.graphs import recorder_node
+    from humanoid_control.nodes.specs import CONTAINER_MODULE, host_in
 
     try:
         prepare_output(bag.expanduser(), overwrite=False)
     except RecordingError as error:
         raise UsageError(str(error)) from None
-    return [recorder_node(bag.expanduser(), lockstep), *nodes]
+    recorder = recorder_node(bag.expanduser(), lockstep)
+    hosting = [k for k, spec in enumerate(nodes) if spec.module == CONTAINER_MODULE]
+    if hosting:
+        nodes = list(nodes)
+        nodes[hosting[0]] = host_in(nodes[hosting[0]], recorder, first=True)
+        return nodes
+    return [recorder, *nodes]
 
 
 def add_graph_switches(parser: argparse.ArgumentParser) -> None:
@@ -97,6 +108,9 @@ def add_graph_switches(parser: argparse.ArgumentParser) -> None:
                         help="do not start the self-collision checker (self_collision_state, markers, services)")
     parser.add_argument("--no-gait-controller", dest="gait_controller", action="store_false",
                         help="do not start the gait controller (play_gait; robots with gaits)")
+    parser.add_argument("--process-per-node", dest="shared_process", action="store_false",
+                        help="run each control node in a process of its own instead of one container for all "
+                             "(isolation for debugging; costs a process and its memory per node: docs/graph_cost.md)")
     parser.add_argument("--no-self-collision-veto", dest="self_collision_veto", action="store_false",
                         help="let commands that bring two links within the safety distance through "
                              "(the robot interface's self_collision_veto parameter)")

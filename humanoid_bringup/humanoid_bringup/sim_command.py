@@ -48,5 +48,7 @@ def run(args: argparse.Namespace) -> int:
                       self_collision_checker=args.self_collision_checker,
                       self_collision_veto=args.self_collision_veto, gait_controller=args.gait_controller,
                       physics_profile=physics, params_file=params, lockstep=args.lockstep,
-                      participants=(*args.lockstep_participant, *((RECORDER_NODE,) if recording else ())))
+                      shared_process=args.shared_process,
+                      participants=(*args.lockstep_participant,
+                                    *((RECORDER_NODE,) if recording and not args.shared_process else ())))
     return serve(Graph(with_recorder(nodes, args.record, lockstep=args.lockstep), echo=True))

@@ -148,7 +148,7 @@ class CountingPortHandler(PortHandler):
     packet in two reads, its header first), a write one ``write`` (pyserial's then waits
     in ``select`` for the device to be writable again). Bytes read beyond what the SDK
     asked for wait in a buffer for its next read; ``clearPort`` empties it with the
-    device's input queue. Nineteen transactions a cycle on a Bioloid: this halves the
+    device's input queue (flushed only when it holds bytes). Nineteen transactions a cycle on a Bioloid: this halves the
     system calls per cycle. Failures are pyserial's: ``SerialException`` for an I/O error
     and for a read woken with no data.
 
@@ -197,6 +197,19 @@ class CountingPortHandler(PortHandler):
         return data
 
     def clearPort(self) -> None:  # noqa: N802 - SDK method name
+        """Drop what the line holds before a request (the SDK calls it before every packet).
+        The device's input queue is flushed only when it holds bytes: ``tcflush`` on a
+        pseudo-terminal whose other end is busy cost 100-200 us of this thread's CPU per call
+        in a control cycle (docs/graph_cost.md), and flushing an empty queue does nothing
+        (bytes that come after the check would have come after a flush too)."""
+        self._received.clear()
+        ser = self.ser
+        if ser.is_open and select.select([ser.fd], [], [], 0.0)[0]:
+            super().clearPort()
+
+    def flush_input(self) -> None:
+        """Flush the device's input queue whatever it seems to hold (before a retry: a late
+        answer may still be on its way through the terminal's buffers)."""
         self._received.clear()
         super().clearPort()
 
@@ -435,7 +448,7 @@ class DynamixelBus:
         if not waited:
             time.sleep(self._settle_ms / 1000.0)
         with contextlib.suppress(SerialGlitchError):
-            self._call(lambda port: port.clearPort())
+            self._call(lambda port: port.flush_input())
 
     # -- packets: the SDK's lists, checked -----------------------------------------------
     def _instruction(self, servo_id: int, instruction: int, params: list[int]) -> list[int]:

@@ -53,6 +53,7 @@ from humanoid_control.ros.robot_interface import RobotInterface
 from humanoid_control.ros.ros_time import to_time
 from humanoid_description.model import RobotModel
 from humanoid_description.runtime_files import SIM_NODE_PARAMETERS
+from humanoid_interfaces.msg import RobotState
 from humanoid_interfaces.srv import ApplyPush, ResetSimulation, StepSimulation
 from humanoid_sim import params_file as params_files
 from humanoid_sim import physics_profiles
@@ -182,6 +183,7 @@ class SimulationPublishing:
         self._pose_msg.header.frame_id = self._twist_msg.header.frame_id = "world"
         self._fallen_msg = Bool()
         host.loop.add_cycle_hook(self._on_cycle)
+        host.publisher.contributors.append(self._contribute)
         self._latest_stamp: float | None = None  # of the latest state (s), for a resend
         self._truth: GroundTruth | None = None
         resend_state = host.loop.resend_state
@@ -239,23 +241,37 @@ class SimulationPublishing:
                            tuple(float(v) for v in linear), tuple(float(v) for v in angular), fall.fallen)
 
     def _publish_truth(self, truth: GroundTruth) -> None:
-        stamp = to_time(truth.stamp)
-        if self._pose_pub.subscribed:
-            pose = self._pose_msg
-            pose.header.stamp = stamp
-            (pose.pose.position.x, pose.pose.position.y, pose.pose.position.z) = truth.pose[:3]
-            (pose.pose.orientation.x, pose.pose.orientation.y, pose.pose.orientation.z,
-             pose.pose.orientation.w) = truth.pose[3:]
-            self._pose_pub.publish(pose)
-        if self._twist_pub.subscribed:
-            twist = self._twist_msg
-            twist.header.stamp = stamp
-            (twist.twist.linear.x, twist.twist.linear.y, twist.twist.linear.z) = truth.linear
-            (twist.twist.angular.x, twist.twist.angular.y, twist.twist.angular.z) = truth.angular
-            self._twist_pub.publish(twist)
-        if self._fallen_pub.subscribed:
-            self._fallen_msg.data = truth.fallen
+        """The ground truth on its topics, to those subscribed."""
+        pose, twist, fallen = self._pose_pub.subscribed, self._twist_pub.subscribed, self._fallen_pub.subscribed
+        if pose or twist or fallen:
+            self._fill_truth(truth)
+        if pose:
+            self._pose_pub.publish(self._pose_msg)
+        if twist:
+            self._twist_pub.publish(self._twist_msg)
+        if fallen:
             self._fallen_pub.publish(self._fallen_msg)
+
+    def _fill_truth(self, truth: GroundTruth) -> None:
+        """The ground truth's messages (one of each, refilled: only the control thread uses them)."""
+        stamp = to_time(truth.stamp)
+        pose, twist = self._pose_msg, self._twist_msg
+        pose.header.stamp = twist.header.stamp = stamp
+        (pose.pose.position.x, pose.pose.position.y, pose.pose.position.z) = truth.pose[:3]
+        (pose.pose.orientation.x, pose.pose.orientation.y, pose.pose.orientation.z,
+         pose.pose.orientation.w) = truth.pose[3:]
+        (twist.twist.linear.x, twist.twist.linear.y, twist.twist.linear.z) = truth.linear
+        (twist.twist.angular.x, twist.twist.angular.y, twist.twist.angular.z) = truth.angular
+        self._fallen_msg.data = truth.fallen
+
+    def _contribute(self, stamp: float, msg: RobotState) -> None:
+        """The ground truth measured at this state (at ``ground_truth_rate``) goes out with it."""
+        truth = self._truth
+        if truth is not None and truth.stamp == stamp:
+            self._fill_truth(truth)
+            msg.base_pose, msg.base_twist, msg.fallen = [self._pose_msg], [self._twist_msg], [self._fallen_msg]
+        else:
+            msg.base_pose, msg.base_twist, msg.fallen = [], [], []
 
     # -- operations (called by the front's services) ------------------------------------
     def reset(self, positions: np.ndarray) -> None:

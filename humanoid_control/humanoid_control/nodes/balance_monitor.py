@@ -76,7 +76,7 @@ from humanoid_control.loop.decimation import Decimator
 from humanoid_control.loop.driver import Level
 from humanoid_control.ros.fall_watch import FALL_STATE_QOS
 from humanoid_control.ros.joint_readings import JointReadings, MalformedJointStateError
-from humanoid_control.ros.lockstep import participant_of
+from humanoid_control.ros.node_host import NodeHost
 from humanoid_control.ros.node_main import run_node
 from humanoid_control.ros.parameters import declare_control_node
 from humanoid_control.ros.ros_time import seconds
@@ -90,7 +90,7 @@ LATENCY_WINDOW = 2000
 class BalanceMonitor:
     """Subscriptions, publications and diagnostics around one estimator."""
 
-    def __init__(self, node: Node) -> None:
+    def __init__(self, node: Node, host: NodeHost) -> None:
         self.node = node
         self.robot, self.params = declare_control_node(node, BalanceParameters, NODE_NAME)
         self._log = node.get_logger()
@@ -120,20 +120,20 @@ class BalanceMonitor:
         self._marker_pub = node.create_publisher(MarkerArray, "balance_markers", 10)
         self._fall_pub = node.create_publisher(FallState, "fall_state", FALL_STATE_QOS)
         self._diagnostics_pub = node.create_publisher(DiagnosticArray, "diagnostics", 10)
-        self.lockstep = participant_of(node)
-        node.create_subscription(JointState, "joint_states", self._on_joint_state, depth)
+        self.lockstep = host.lockstep(node)
+        host.subscribe_state(node, JointState, "joint_states", self._on_joint_state, depth)
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                              reliability=ReliabilityPolicy.RELIABLE)
         node.create_subscription(String, "robot_description", self._on_description, latched)
         # sensors queue as deep as joint_states: every reading of a backlog gets its partner
-        node.create_subscription(PoseStamped, "ground_truth/base_pose", self._on_base_pose, depth)
-        node.create_subscription(Imu, "imu/data", self._on_imu, depth)
+        host.subscribe_state(node, PoseStamped, "ground_truth/base_pose", self._on_base_pose, depth)
+        host.subscribe_state(node, Imu, "imu/data", self._on_imu, depth)
         for side in self.model.config.feet:
-            node.create_subscription(WrenchStamped, f"{side}_foot/wrench",
-                                     lambda msg, side=side: self._on_wrench(side, msg), depth)
-            node.create_subscription(Bool, f"{side}_foot/contact",
-                                     lambda msg, side=side: self._on_contact(side, msg), depth)
-        node.create_subscription(Bool, "fallen", self._on_fallen, 10)
+            host.subscribe_state(node, WrenchStamped, f"{side}_foot/wrench",
+                                 lambda msg, side=side: self._on_wrench(side, msg), depth)
+            host.subscribe_state(node, Bool, f"{side}_foot/contact",
+                                 lambda msg, side=side: self._on_contact(side, msg), depth)
+        host.subscribe_state(node, Bool, "fallen", self._on_fallen, 10)
         node.create_timer(1.0 / self.params.diagnostics_rate, self._publish_diagnostics)
         self._wait: SensorWait[JointState] = SensorWait(
             self._sensor_feeds, self._answer, self.params.sensor_timeout, self.params.sensor_patience, depth,

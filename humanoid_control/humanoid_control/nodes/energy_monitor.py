@@ -36,7 +36,7 @@ from sensor_msgs.msg import JointState
 
 from humanoid_control.energy.model import CurrentModel, EnergyIntegral
 from humanoid_control.energy.parameters import NODE_NAME, EnergyParameters
-from humanoid_control.ros.lockstep import participant_of
+from humanoid_control.ros.node_host import NodeHost
 from humanoid_control.ros.node_main import run_node
 from humanoid_control.ros.parameters import declare_control_node
 from humanoid_control.ros.ros_time import seconds
@@ -50,7 +50,7 @@ QUEUE_DEPTH = 100
 class EnergyMonitor:
     """One current model and one energy integral, fed by joint_states."""
 
-    def __init__(self, node: Node) -> None:
+    def __init__(self, node: Node, host: NodeHost) -> None:
         self.node = node
         self.robot, self.params = declare_control_node(node, EnergyParameters, NODE_NAME)
         self._log = node.get_logger()
@@ -64,8 +64,8 @@ class EnergyMonitor:
         self._latest: EnergyState | None = None
         self._publisher = node.create_publisher(EnergyState, "energy_state", QUEUE_DEPTH)
         self._diagnostics_pub = node.create_publisher(DiagnosticArray, "diagnostics", 10)
-        self.lockstep = participant_of(node)
-        node.create_subscription(JointState, "joint_states", self._on_joint_state, QUEUE_DEPTH)
+        self.lockstep = host.lockstep(node)
+        host.subscribe_state(node, JointState, "joint_states", self._on_joint_state, QUEUE_DEPTH)
         if self.params.use_reported_voltage:
             node.create_subscription(DiagnosticArray, "diagnostics", self._on_diagnostics, 50)
         node.create_timer(1.0 / self.params.diagnostics_rate, self._publish_diagnostics)

@@ -54,7 +54,7 @@ from humanoid_control.quadruped_gaits.parameters import NODE_NAME, GaitControlle
 from humanoid_control.quadruped_gaits.patterns import GaitError
 from humanoid_control.quadruped_gaits.player import GaitPlayer, GaitRun, RunSetpoint, Stage
 from humanoid_control.ros.fall_watch import FallWatch, describe_fall
-from humanoid_control.ros.lockstep import participant_of
+from humanoid_control.ros.node_host import NodeHost
 from humanoid_control.ros.node_main import run_node
 from humanoid_control.ros.offload import Offload
 from humanoid_control.ros.parameters import declare_control_node
@@ -97,7 +97,7 @@ class Playing:
 class GaitControllerNode:
     """The play_gait action and the control cycle that sends a run's set-points."""
 
-    def __init__(self, node: Node) -> None:
+    def __init__(self, node: Node, host: NodeHost) -> None:
         self.node = node
         robot, self.params = declare_control_node(node, GaitControllerParameters, NODE_NAME)
         if not gaited_robot(robot):
@@ -115,7 +115,7 @@ class GaitControllerNode:
         self._robot_time = -math.inf  # its stamp
         self._playing: Playing | None = None
         self._last_message = ""
-        self.lockstep = participant_of(node)
+        self.lockstep = host.lockstep(node)
 
         # one thread takes the readings and runs the cycle (rclpy's EventsExecutor); a goal's
         # body, which follows the gait to its end, runs off it
@@ -126,7 +126,7 @@ class GaitControllerNode:
             VELOCITY_MARGIN * self._joints.velocity, self.params.command_lead, self.params.send_period,
             smooth_velocities=False, warn=self._log.warning))
         self._diagnostics = node.create_publisher(DiagnosticArray, "diagnostics", 10)
-        node.create_subscription(JointState, "joint_states", self._on_joint_states, QoSProfile(depth=1))
+        host.subscribe_state(node, JointState, "joint_states", self._on_joint_states, QoSProfile(depth=1))
         self._action = ActionServer(node, PlayGait, "play_gait", execute_callback=self.bodies(self._execute),
                                     goal_callback=self._on_goal,
                                     cancel_callback=lambda _goal: CancelResponse.ACCEPT, callback_group=actions)

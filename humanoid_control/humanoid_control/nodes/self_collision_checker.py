@@ -57,7 +57,7 @@ from humanoid_control.guards.trajectory_collision import check_trajectory
 from humanoid_control.loop.validation import CommandRejectedError, CommandValidator, PointData
 from humanoid_control.nodes.specs import SELF_COLLISION_CHECKER as NODE_NAME
 from humanoid_control.parameter_fields import documented
-from humanoid_control.ros.lockstep import participant_of
+from humanoid_control.ros.node_host import NodeHost
 from humanoid_control.ros.node_main import run_node
 from humanoid_control.ros.offload import Offload
 from humanoid_control.ros.parameters import declare_control_node
@@ -114,7 +114,7 @@ class SelfCollisionChecker:
     diagnostics run in callback groups of their own, so that a long trajectory check
     never holds up the state, a configuration check or diagnostics."""
 
-    def __init__(self, node: Node) -> None:
+    def __init__(self, node: Node, host: NodeHost) -> None:
         self.node = node
         robot, params = declare_control_node(node, SelfCollisionCheckerParameters, NODE_NAME)
         self.params = params
@@ -145,8 +145,8 @@ class SelfCollisionChecker:
         self._state_pub = node.create_publisher(SelfCollisionState, "self_collision_state", 10)
         self._marker_pub = node.create_publisher(MarkerArray, "self_collision_markers", 10)
         self._diagnostics_pub = node.create_publisher(DiagnosticArray, "diagnostics", 10)
-        self.lockstep = participant_of(node)
-        node.create_subscription(JointState, "joint_states", self._on_joint_states, 10)
+        self.lockstep = host.lockstep(node)
+        host.subscribe_state(node, JointState, "joint_states", self._on_joint_states, 10)
         node.create_service(CheckSelfCollision, "check_self_collision",
                             Offload(node, "configuration checks")(self._check_configuration), callback_group=services)
         node.create_service(CheckTrajectorySelfCollision, "check_trajectory_self_collision",

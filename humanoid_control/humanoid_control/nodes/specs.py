@@ -9,7 +9,7 @@ Each node reads its section of the robot's ``control.yaml``
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from humanoid_control.balance.parameters import NODE_NAME as BALANCE_MONITOR
 from humanoid_control.biped_walking.parameters import NODE_NAME as WALK_CONTROLLER
@@ -17,12 +17,32 @@ from humanoid_control.energy.parameters import NODE_NAME as ENERGY_MONITOR
 from humanoid_control.processes.node_graph import NodeSpec
 from humanoid_control.quadruped_gaits.parameters import NODE_NAME as GAIT_CONTROLLER
 
-__all__ = ["BALANCE_MONITOR", "ENERGY_MONITOR", "GAIT_CONTROLLER", "SELF_COLLISION_CHECKER", "TRAJECTORY_GENERATOR",
-           "WALK_CONTROLLER", "balance_monitor_node_spec", "energy_monitor_node_spec", "gait_controller_node_spec",
-           "self_collision_checker_node_spec", "trajectory_generator_node_spec", "walk_controller_node_spec"]
+__all__ = [
+    "BALANCE_MONITOR",
+    "CONTAINER_MODULE",
+    "CONTROL_CONTAINER",
+    "ENERGY_MONITOR",
+    "GAIT_CONTROLLER",
+    "SELF_COLLISION_CHECKER",
+    "TRAJECTORY_GENERATOR",
+    "WALK_CONTROLLER",
+    "balance_monitor_node_spec",
+    "container_node_spec",
+    "energy_monitor_node_spec",
+    "gait_controller_node_spec",
+    "host_in",
+    "hosted_names",
+    "self_collision_checker_node_spec",
+    "trajectory_generator_node_spec",
+    "walk_controller_node_spec",
+]
 
 SELF_COLLISION_CHECKER = "self_collision_checker"
 TRAJECTORY_GENERATOR = "trajectory_generator"
+#: The container hosting a graph's control nodes (:mod:`humanoid_control.nodes.container`).
+CONTROL_CONTAINER = "control_container"
+CONTAINER_MODULE = "humanoid_control.nodes.container"
+
 
 
 def _control_node(name: str, robot: str, parameters: Mapping[str, object] | None) -> NodeSpec:
@@ -30,6 +50,32 @@ def _control_node(name: str, robot: str, parameters: Mapping[str, object] | None
     (:func:`~humanoid_control.ros.parameters.declare_control_node`): the file is one source,
     never passed again as parameter overrides, which would hide what a caller changes."""
     return NodeSpec(name, f"humanoid_control.nodes.{name}", {"robot": robot, **(parameters or {})})
+
+
+def container_node_spec(nodes: Sequence[NodeSpec], name: str = CONTROL_CONTAINER) -> NodeSpec:
+    """One process hosting ``nodes`` (control nodes of this module, each with its parameters):
+    the container's parameters name them and carry each one's as ``<node>.<parameter>``."""
+    parameters: dict[str, object] = {"nodes": ",".join(spec.name for spec in nodes)}
+    for spec in nodes:
+        if spec.parameter_files:
+            raise ValueError(f"a container gives its nodes parameters, not parameter files: {spec.name}")
+        parameters.update({f"{spec.name}.{key}": value for key, value in spec.parameters.items()})
+    return NodeSpec(name, CONTAINER_MODULE, parameters)
+
+
+def hosted_names(container: NodeSpec) -> list[str]:
+    """The nodes a container spec hosts."""
+    return [name for name in str(container.parameters.get("nodes", "")).split(",") if name]
+
+
+def host_in(container: NodeSpec, spec: NodeSpec, first: bool = False) -> NodeSpec:
+    """``container`` hosting ``spec`` too (``first``: built before the others)."""
+    names = hosted_names(container)
+    names = [spec.name, *names] if first else [*names, spec.name]
+    return NodeSpec(container.name, container.module,
+                    {**container.parameters, "nodes": ",".join(names),
+                     **{f"{spec.name}.{key}": value for key, value in spec.parameters.items()}},
+                    container.parameter_files, container.on_exit)
 
 
 def balance_monitor_node_spec(robot: str, parameters: Mapping[str, object] | None = None) -> NodeSpec:

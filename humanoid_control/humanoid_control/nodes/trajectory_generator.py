@@ -34,7 +34,7 @@ from sensor_msgs.msg import JointState
 from humanoid_control.motion import MotionError, Playback, load_motion, plan_playback
 from humanoid_control.ros.action_result import ResultWaiter, wait_until_answering
 from humanoid_control.ros.fall_watch import FallWatch, describe_fall
-from humanoid_control.ros.lockstep import participant_of
+from humanoid_control.ros.node_host import NodeHost
 from humanoid_control.ros.node_main import run_node
 from humanoid_control.ros.offload import Offload
 from humanoid_control.ros.parameters import declare, declare_robot
@@ -49,7 +49,7 @@ CONNECT_TIMEOUT = 30.0
 class TrajectoryGenerator:
     """The play_motion action server and its follow_joint_trajectory client."""
 
-    def __init__(self, node: Node) -> None:
+    def __init__(self, node: Node, host: NodeHost) -> None:
         self.node = node
         self.robot = declare_robot(node)
         self.sample_period = declare(node, "sample_period", 0.02)
@@ -59,10 +59,10 @@ class TrajectoryGenerator:
         self._joint_state: JointState | None = None
         self._joint_event = threading.Event()
         group = ReentrantCallbackGroup()
-        node.create_subscription(JointState, "joint_states", self._on_joint_state, 10, callback_group=group)
+        host.subscribe_state(node, JointState, "joint_states", self._on_joint_state, 10, callback_group=group)
         self._robot = ActionClient(node, FollowJointTrajectory, "follow_joint_trajectory", callback_group=group)
         self._robot_answers = False  # its server answered this node once (before the first goal)
-        self.lockstep = participant_of(node)
+        self.lockstep = host.lockstep(node)
         self._held: set[int] = set()  # goals (id of the request) holding the lockstep simulation
         self.falls = FallWatch(node, callback_group=group)
         #: Each goal's body follows its motion on the robot: off the spinning thread.

@@ -66,7 +66,7 @@ from humanoid_control.biped_walking.pattern import Mode
 from humanoid_control.biped_walking.stabilizer import Sensors
 from humanoid_control.biped_walking.streaming import WalkCycle, walk_sensors
 from humanoid_control.ros.fall_watch import FallWatch, describe_fall
-from humanoid_control.ros.lockstep import participant_of
+from humanoid_control.ros.node_host import NodeHost
 from humanoid_control.ros.node_main import run_node
 from humanoid_control.ros.offload import Offload
 from humanoid_control.ros.parameters import declare_control_node
@@ -95,7 +95,7 @@ class FellError(Exception):
 class WalkControllerNode:
     """The ROS side of a :class:`WalkController`."""
 
-    def __init__(self, node: Node) -> None:
+    def __init__(self, node: Node, host: NodeHost) -> None:
         self.node = node
         robot, self.params = declare_control_node(node, WalkParameters, NODE_NAME)
         if not walking_robot(robot):
@@ -117,7 +117,7 @@ class WalkControllerNode:
         self._waiting: JointState | None = None  # lockstep: a state waiting for its IMU reading
         self._goals: dict[int, WalkGoal | WalkRefusedError | FellError] = {}  # by id() of the request, until executed
         self._fell: str | None = None  # why the goal in hand ended: the robot fell
-        self.lockstep = participant_of(node)
+        self.lockstep = host.lockstep(node)
 
         # One thread takes the readings, the commands and the cycle, in the order they come
         # (rclpy's EventsExecutor); what blocks runs off it: a goal's check waits for the first
@@ -127,17 +127,17 @@ class WalkControllerNode:
         self.cycle = WalkCycle(self.controller, warn=self._log.warning)
         self._stream = SetpointStream(node, self._joints.names, self.cycle.batcher)
         self._diagnostics = node.create_publisher(DiagnosticArray, "diagnostics", 10)
-        node.create_subscription(JointState, "joint_states", self._on_joint_states, QoSProfile(depth=1))
+        host.subscribe_state(node, JointState, "joint_states", self._on_joint_states, QoSProfile(depth=1))
         # the sensors only when a correction uses them (each subscription costs CPU at 100 Hz); in
         # lockstep a state is handled with the IMU reading of its instant, which may come after
         # it on its own topic (_on_joint_states)
         self._uses_imu = self.params.stabilize and self.params.tilt_feedback_gain > 0.0
         if self._uses_imu:
-            node.create_subscription(Imu, "imu/data", self._on_imu, QoSProfile(depth=1))
+            host.subscribe_state(node, Imu, "imu/data", self._on_imu, QoSProfile(depth=1))
         if self.params.stabilize and self.params.zmp_feedback_gain > 0.0:
             for side in ("right", "left"):
-                node.create_subscription(WrenchStamped, f"{side}_foot/wrench",
-                                         lambda msg, side=side: self._on_wrench(side, msg), QoSProfile(depth=1))
+                host.subscribe_state(node, WrenchStamped, f"{side}_foot/wrench",
+                                     lambda msg, side=side: self._on_wrench(side, msg), QoSProfile(depth=1))
         node.create_subscription(Twist, "cmd_vel", self._on_cmd_vel, 10)
         self.falls = FallWatch(node, self._on_fall)
         self._action = ActionServer(node, Walk, "walk", execute_callback=self.bodies(self._execute),

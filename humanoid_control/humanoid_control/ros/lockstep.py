@@ -35,7 +35,8 @@ from humanoid_control.loop.lockstep import STAMP_TOLERANCE
 from humanoid_control.ros.ros_time import seconds
 from humanoid_interfaces.msg import LockstepReady
 
-__all__ = ["LOCKSTEP_QOS", "LOCKSTEP_TOPIC", "LockstepParticipant", "participant_of"]
+__all__ = ["LOCKSTEP_QOS", "LOCKSTEP_TOPIC", "LockstepMember", "LockstepParticipant", "SharedParticipant",
+           "lockstep_requested", "participant_of"]
 
 LOCKSTEP_TOPIC = "lockstep/ready"
 #: Every answer must arrive: reliable, and deep enough for a burst of participants.
@@ -228,14 +229,113 @@ class LockstepParticipant:
         self._publisher.publish(LockstepReady(participant=self.name, stamp=stamp))
 
 
-def participant_of(node: Node) -> LockstepParticipant | None:
-    """The node's participant when its ``lockstep`` parameter (declared here, default false)
-    is true; None otherwise."""
+def _nanoseconds(stamp: Time) -> int:
+    return stamp.sec * 1_000_000_000 + stamp.nanosec
+
+
+class SharedParticipant:
+    """One participant answering for several nodes of one process (a container): the state
+    stamped t is answered once every member has answered t, and a member's hold holds the
+    simulation for all (the members' work for a state is done when the last of them is)."""
+
+    def __init__(self, node: Node, name: str | None = None) -> None:
+        self._participant = LockstepParticipant(node, name)
+        self._lock = threading.Lock()
+        self._members: list[LockstepMember] = []
+        self._answered = -1  # ns of the latest stamp answered
+
+    @property
+    def name(self) -> str:
+        return self._participant.name
+
+    def member(self, name: str) -> LockstepMember:
+        """A new member (a hosted node, ``name``), answering through this participant."""
+        member = LockstepMember(self, name)
+        with self._lock:
+            self._members.append(member)
+        return member
+
+    def _member_answered(self) -> None:
+        with self._lock:
+            latest = [member.latest for member in self._members]
+            if not latest or any(stamp is None for stamp in latest):
+                return
+            stamp = min(latest, key=_nanoseconds)
+            if _nanoseconds(stamp) <= self._answered:
+                return
+            self._answered = _nanoseconds(stamp)
+            self._participant.answered(stamp)
+
+    def _member_left(self, member: LockstepMember) -> None:
+        with self._lock:
+            if member in self._members:
+                self._members.remove(member)
+            last = not self._members
+        if last:
+            self._participant.leave()
+        else:
+            self._member_answered()
+
+    def take_hold(self) -> None:
+        self._participant.take_hold()
+
+    def release(self) -> None:
+        self._participant.release()
+
+    def leave(self) -> None:
+        """Every member leaves at once (the container stops)."""
+        with self._lock:
+            self._members.clear()
+        self._participant.leave()
+
+
+class LockstepMember:
+    """A node's part of a :class:`SharedParticipant`: what the node calls, as it would call its
+    own :class:`LockstepParticipant` (answered, holds, leave)."""
+
+    def __init__(self, shared: SharedParticipant, name: str) -> None:
+        self._shared = shared
+        self.name = name
+        #: The latest stamp this member answered (None before its first answer).
+        self.latest: Time | None = None
+
+    def answered(self, stamp: Time) -> None:
+        self.latest = stamp
+        self._shared._member_answered()
+
+    def take_hold(self) -> None:
+        self._shared.take_hold()
+
+    def release(self) -> None:
+        self._shared.release()
+
+    @contextlib.contextmanager
+    def hold(self) -> Iterator[None]:
+        self.take_hold()
+        try:
+            yield
+        finally:
+            self.release()
+
+    def leave(self) -> None:
+        self._shared._member_left(self)
+
+
+def lockstep_requested(node: Node) -> bool:
+    """The node's ``lockstep`` parameter (declared here, default false): whether it answers a
+    lockstep simulation after each joint_states it handles."""
     from rcl_interfaces.msg import ParameterDescriptor
 
+    if node.has_parameter("lockstep"):  # declared by the node with its other parameters (the recorder)
+        return bool(node.get_parameter("lockstep").value)
     description = ("answer the simulator after each joint_states message (lockstep/ready): a lockstep "
                    "simulation then waits for this node at every state")
-    if node.declare_parameter("lockstep", False, ParameterDescriptor(description=description)).value:
+    return bool(node.declare_parameter("lockstep", False, ParameterDescriptor(description=description)).value)
+
+
+def participant_of(node: Node) -> LockstepParticipant | None:
+    """The node's own participant when its ``lockstep`` parameter is true; None otherwise."""
+    if lockstep_requested(node):
         node.get_logger().info("lockstep participant: answers each joint_states on lockstep/ready")
         return LockstepParticipant(node)
     return None

@@ -116,6 +116,9 @@ class LoopHost:
             self.loop.add_cycle_hook(self._check_duration)
         if extension is not None:
             load(extension)(node, self, extension_config)
+        # after the extension's hooks: what it measures at a cycle (a simulator's ground truth)
+        # goes out in that cycle's robot_state
+        self.loop.add_cycle_hook(self.publisher.on_cycle)
 
     @classmethod
     def from_spec(cls, node, driver: RobotDriver, model, connection: Connection, spec: LoopSpec) -> LoopHost:

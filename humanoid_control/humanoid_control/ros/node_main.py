@@ -33,6 +33,7 @@ from rclpy.task import Future
 
 from humanoid_control.processes.process_lifetime import hang_up_like_terminate
 from humanoid_control.processes.stop_request import stop_on_signals
+from humanoid_control.ros.node_host import NodeHost, OwnProcess
 from humanoid_control.ros.offload import stop_offloads
 from humanoid_control.ros.restart_report import report_restart
 from humanoid_description.robots import UnknownRobotError
@@ -54,8 +55,9 @@ def spin_while(executor: Executor, going: Callable[[], bool], ended: Future | No
         executor.spin_until_future_complete(ended, timeout_sec=turn)
 
 
-def run_node(name: str, build: Callable[[Node], object], args: list[str] | None = None) -> int:
-    """Create node ``name``, let ``build`` give it its behaviour, spin it; the exit code."""
+def run_node(name: str, build: Callable[[Node, NodeHost], object], args: list[str] | None = None) -> int:
+    """Create node ``name`` alone in this process, let ``build`` give it its behaviour, spin it;
+    the exit code."""
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     with stop_on_signals(signal.SIGINT, signal.SIGTERM) as stop:
         hang_up_like_terminate()
@@ -63,7 +65,7 @@ def run_node(name: str, build: Callable[[Node], object], args: list[str] | None 
         executor: Executor | None = None
         try:
             node = Node(name)
-            build(node)
+            build(node, OwnProcess())
             report_restart(node)
             executor = EventsExecutor()
             executor.add_node(node)

@@ -30,8 +30,10 @@ from std_msgs.msg import Bool
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from humanoid_control.ros import robot_state
 from humanoid_control.ros.action_result import ResultWaiter, wait_until_answering
 from humanoid_control.ros.lockstep import LockstepParticipant
+from humanoid_control.ros.robot_state import RobotState
 from humanoid_control.ros.ros_time import seconds, to_duration, to_time
 from humanoid_interfaces.action import FollowJointTrajectory, PlayGait, PlayMotion
 from humanoid_interfaces.msg import JointTolerance
@@ -138,11 +140,15 @@ class GoalOutcome:
 class RobotClient:
     """Topics, action and services of one robot (and of the simulator, when there is one)."""
 
-    def __init__(self, name: str = "humanoid_client", namespace: str = "", lockstep: bool = False) -> None:
+    def __init__(self, name: str = "humanoid_client", namespace: str = "", lockstep: bool = False,
+                 standard_topics: bool = False) -> None:
         """``lockstep``: this client is a participant of a lockstep simulation: it answers each
         joint_states as it takes it, and holds the simulation at its first state until
         ``lockstep.go()`` or ``lockstep.paused_at(t)`` (the simulation then runs to t and
-        waits there while the client acts)."""
+        waits there while the client acts). The robot's state comes from ``robot_state`` (one
+        message per state: joint_states, the simulator's ground truth and fall flag); with
+        ``standard_topics`` from ``joint_states``, ``clock``, ``fallen`` and
+        ``ground_truth/base_pose`` instead, as a controller that knows only those would."""
         self._own_context = not rclpy.ok()
         if self._own_context:
             rclpy.init()
@@ -158,11 +164,17 @@ class RobotClient:
         self._service_clients: dict[str, object] = {}
         # a deep queue: a recording client must not lose readings while a simulation runs
         # faster than real time and this process is slow to take them (10 s at 100 Hz)
-        self.node.create_subscription(JointState, "joint_states", self._on_joint_state, JOINT_STATES_DEPTH)
-        self.node.create_subscription(Clock, "clock", self._on_clock,
-                                      QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT))
-        self.node.create_subscription(Bool, "fallen", self._on_fallen, 10)
-        self.node.create_subscription(PoseStamped, "ground_truth/base_pose", self._on_pose, 10)
+        if standard_topics:
+            self.node.create_subscription(JointState, robot_state.JOINT_STATES, self._on_joint_state,
+                                          JOINT_STATES_DEPTH)
+            self.node.create_subscription(Clock, "clock", self._on_clock,
+                                          QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT))
+            self.node.create_subscription(Bool, robot_state.FALLEN, self._on_fallen, 10)
+            self.node.create_subscription(PoseStamped, robot_state.BASE_POSE, self._on_pose, 10)
+        else:
+            self._parts = {robot_state.JOINT_STATES: self._on_joint_state, robot_state.FALLEN: self._on_fallen,
+                           robot_state.BASE_POSE: self._on_pose}
+            self.node.create_subscription(RobotState, robot_state.TOPIC, self._on_robot_state, JOINT_STATES_DEPTH)
         self.node.create_subscription(DiagnosticArray, "diagnostics", self._on_diagnostics, 10)
         self.lockstep = LockstepParticipant(self.node, start_held=True) if lockstep else None
         self.commands = self.node.create_publisher(JointState, "joint_commands", 10)
@@ -238,6 +250,12 @@ class RobotClient:
         if self.lockstep is not None:
             self.lockstep.answered(msg.header.stamp)
 
+    def _on_robot_state(self, msg: RobotState) -> None:
+        for topic, part in robot_state.parts(msg):
+            handle = self._parts.get(topic)
+            if handle is not None:
+                handle(part)
+
     def _on_clock(self, msg: Clock) -> None:
         self._clock = seconds(msg.clock)
 
@@ -294,7 +312,7 @@ class RobotClient:
         return dict(zip(msg.name, msg.position, strict=True))
 
     def now(self) -> float:
-        """Robot time: the simulator's clock, or the latest joint_states stamp."""
+        """Robot time: the simulator's clock (``standard_topics``), or the latest joint state's stamp."""
         if self._clock is not None:
             return self._clock
         msg = self._joint_state or self.wait_for_joint_states()

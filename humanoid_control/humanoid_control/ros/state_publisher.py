@@ -1,5 +1,5 @@
-"""What a driver node publishes from its control loop: ``joint_states``, the sensors and the
-loop's diagnostics.
+"""What a driver node publishes from its control loop: ``robot_state``, ``joint_states``, the
+sensors and the loop's diagnostics.
 
 It runs beside the control loop (in the loop's process: :mod:`humanoid_control.ros.loop_process`),
 so that the robot's state goes out on time whatever the front is doing with commands.
@@ -7,21 +7,24 @@ so that the robot's state goes out on time whatever the front is doing with comm
 ``joint_states`` carries staleness: a joint whose reading is stale (not read this cycle: a
 silent servo) is listed with NaN position, velocity and effort, and the message is stamped
 with the time of the read; when no joint at all was read (the bus is gone) nothing is
-published.
+published. ``robot_state`` carries the same joint state with the sensors' readings of its
+instant (and what :attr:`StatePublisher.contributors` add: a simulator's ground truth) in
+one message (:mod:`humanoid_control.ros.robot_state`).
 
 A topic the control thread publishes is not filled nor published while no subscription is
 matched to it (:mod:`humanoid_control.ros.matched_publisher`): its messages would reach
 nobody, and each publish costs tens of microseconds of the control thread. The sensors are
-read only while one of their topics has a subscriber; after a time without, the first
-reading only primes the next one (a simulated IMU differentiates its velocity between
-consecutive readings, which must be one publishing period apart), so the first sensor
-messages come one period after the subscription was matched.
+read only while ``robot_state`` or one of their topics has a subscriber; after a time
+without, the first reading only primes the next one (a simulated IMU differentiates its
+velocity between consecutive readings, which must be one publishing period apart), so the
+first sensor messages come one period after the subscription was matched.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -35,15 +38,18 @@ from humanoid_control.loop.control_loop import ControlLoop
 from humanoid_control.loop.decimation import Decimator
 from humanoid_control.loop.driver import JointState, Level, SensorReadings, StatusEntry
 from humanoid_control.loop.lockstep import RESEND_PERIOD
+from humanoid_control.ros import robot_state
 from humanoid_control.ros.matched_publisher import STREAM_HISTORY, MatchedPublisher
+from humanoid_control.ros.robot_state import RobotState
 from humanoid_control.ros.ros_time import DriverClock, to_time
 
 __all__ = ["StatePublisher", "diagnostic_array"]
 
 
 class StatePublisher:
-    """joint_states and sensors at ``publish_rate`` (a cycle hook of ``loop``), and the
-    loop's, guard's and driver's health on ``diagnostics`` at ``diagnostics_rate``."""
+    """``robot_state``, joint_states and sensors at ``publish_rate`` (:meth:`on_cycle`, a cycle
+    hook of ``loop`` the host adds), and the loop's, guard's and driver's health on
+    ``diagnostics`` at ``diagnostics_rate``."""
 
     def __init__(self, node: Node, loop: ControlLoop, clock: DriverClock, name: str, hardware_id: str) -> None:
         """``name`` is the driver node's (the status entries are named after it)."""
@@ -53,17 +59,26 @@ class StatePublisher:
         self._publishing = Decimator(params.publish_rate, "publish_rate")
         self._withheld = 0  # cycles due to publish in which no joint was read
         self._stale_readings = 0  # joint readings published as NaN
-        self._joint_state_pub = MatchedPublisher(node, JointStateMsg, "joint_states", STREAM_HISTORY)
-        self._joint_state_msg = JointStateMsg(name=list(loop.names))
+        # the one-message state first: a node that takes it never sees joint_states' publisher
+        # alone (the recorder decides by the publishers it sees: humanoid_tools.recording)
+        self._state_pub = MatchedPublisher(node, RobotState, robot_state.TOPIC, STREAM_HISTORY)
+        self._joint_state_pub = MatchedPublisher(node, JointStateMsg, robot_state.JOINT_STATES, STREAM_HISTORY)
+        #: One message of each kind, refilled (only the control thread publishes them); the
+        #: one-message state holds the very objects the standard topics publish.
+        self._state_msg = RobotState(joint_states=JointStateMsg(name=list(loop.names)))
+        self._joint_state_msg = self._state_msg.joint_states
         self._diagnostics_pub = node.create_publisher(DiagnosticArray, "diagnostics", 10)
         self._imu_pub: MatchedPublisher | None = None
+        self._imu_msg = Imu()
         self._foot_pubs: dict[str, tuple] = {}
         self._sensors_current = False  # the sensors were read at the previous publishing time
         self._last_sensors: SensorReadings | None = None
         self._published: tuple[float, float] | None = None  # stamp and wall time of the latest joint_states
         self._previous_stamp = math.nan  # of the previous cycle's state
+        #: What else goes into a state's message (the simulator's ground truth): called with
+        #: the state's stamp and the message, before it is published.
+        self.contributors: list[Callable[[float, RobotState], None]] = []
         node.create_timer(1.0 / params.diagnostics_rate, self._publish_diagnostics)
-        loop.add_cycle_hook(self.on_cycle)
         loop.resend_state = self.resend
 
     def on_started(self, _state: JointState) -> None:
@@ -71,13 +86,14 @@ class StatePublisher:
         sensors = self.driver.read_sensors()
         if sensors is not None:
             if sensors.imu is not None:
-                self._imu_pub = MatchedPublisher(self.node, Imu, "imu/data", STREAM_HISTORY)
-                self._imu_msg = Imu()
+                self._imu_pub = MatchedPublisher(self.node, Imu, robot_state.IMU, STREAM_HISTORY)
             for foot in sensors.feet:
                 self._foot_pubs[foot.side] = (
-                    MatchedPublisher(self.node, WrenchStamped, f"{foot.side}_foot/wrench", STREAM_HISTORY),
-                    MatchedPublisher(self.node, Bool, f"{foot.side}_foot/contact", STREAM_HISTORY),
+                    MatchedPublisher(self.node, WrenchStamped, robot_state.foot_wrench_topic(foot.side),
+                                     STREAM_HISTORY),
+                    MatchedPublisher(self.node, Bool, robot_state.foot_contact_topic(foot.side), STREAM_HISTORY),
                     WrenchStamped(), Bool())
+            self._state_msg.foot_sides = [foot.side for foot in sensors.feet]
         self._sensors_current = sensors is not None
 
     # -- the control thread ---------------------------------------------------------------
@@ -98,7 +114,9 @@ class StatePublisher:
                 self._published = (state.stamp, now)
 
     def _publish_state(self, state: JointState) -> None:
-        """joint_states with staleness: NaN for joints not read, nothing when none was read."""
+        """robot_state and joint_states with staleness: NaN for joints not read, nothing when
+        none was read; each to whoever subscribes, and in lockstep robot_state always (the loop
+        waits for answers to it)."""
         valid = state.valid
         if not valid.all():
             if not valid.any():
@@ -106,11 +124,11 @@ class StatePublisher:
                 self._sensors_current = False
                 return
             self._stale_readings += int(np.count_nonzero(~valid))
-        # in lockstep every state goes out (and is sent again while it waits), whether or not a
-        # participant's subscription is matched yet: the loop waits for its answers
-        if self._joint_state_pub.subscribed or self.loop.gate is not None:
-            msg = self._joint_state_msg  # one message, refilled (only the control thread publishes it)
-            msg.header.stamp = to_time(self.clock.to_ros(state.stamp))
+        whole = self._state_pub.subscribed or self.loop.gate is not None
+        if whole or self._joint_state_pub.subscribed:
+            stamp = to_time(self.clock.to_ros(state.stamp))
+            msg = self._joint_state_msg
+            msg.header.stamp = stamp
             if valid.all():
                 msg.position, msg.velocity, msg.effort = (state.position.tolist(), state.velocity.tolist(),
                                                           state.effort.tolist())
@@ -118,61 +136,89 @@ class StatePublisher:
                 msg.position, msg.velocity, msg.effort = (
                     np.where(valid, values, math.nan).tolist()
                     for values in (state.position, state.velocity, state.effort))
-            self._read_sensors()  # first: a lockstep participant answering joint_states finds its sensors
-            self._joint_state_pub.publish(msg)
+            self._read_sensors(whole)  # first: a participant answering joint_states finds its sensors
+            if whole:
+                self._state_msg.header.stamp = stamp
+                for contribute in self.contributors:
+                    contribute(state.stamp, self._state_msg)
+                self._state_pub.publish(self._state_msg)
+            if self._joint_state_pub.subscribed:
+                self._joint_state_pub.publish(msg)
             if self.loop.gate is not None:
                 self.loop.gate.published(state.stamp)
         else:
-            self._read_sensors()
+            self._read_sensors(False)
 
     def resend(self) -> None:
-        """Publish the latest joint_states (and the sensors' latest readings) again, unchanged:
-        a lockstep simulation waiting at that state for a participant that missed it."""
-        if self._joint_state_pub.subscribed or self.loop.gate is not None:
-            if self._last_sensors is not None:
-                self._publish_sensors(self._last_sensors)
+        """Publish the latest state (and the sensors' latest readings) again, unchanged: a
+        lockstep simulation waiting at that state for a participant that missed it."""
+        if self._last_sensors is not None:
+            self._publish_sensors(self._last_sensors, False)
+        if self._state_pub.subscribed or self.loop.gate is not None:
+            self._state_pub.publish(self._state_msg)
+        if self._joint_state_pub.subscribed:
             self._joint_state_pub.publish(self._joint_state_msg)
 
-    def _read_sensors(self) -> None:
-        """Read and publish the sensors while anyone listens; the first reading after a time
-        without primes the next one (see the module docstring)."""
-        imu_wanted = self._imu_pub is not None and self._imu_pub.subscribed
-        # in lockstep the sensors are read at every state, so that a participant's first
-        # reading is published with its state as every later one is (the same in every run)
-        if self.loop.gate is None and not imu_wanted and not any(
-                wrench.subscribed or contact.subscribed for wrench, contact, _, _ in self._foot_pubs.values()):
+    def _read_sensors(self, whole: bool) -> None:
+        """Read the sensors while anyone takes them (the one-message state or a sensor topic),
+        publish them; the first reading after a time without primes the next one (see the
+        module docstring)."""
+        topics = (self._imu_pub is not None and self._imu_pub.subscribed) or any(
+            wrench.subscribed or contact.subscribed for wrench, contact, _, _ in self._foot_pubs.values())
+        if not whole and not topics:
             self._sensors_current = False
+            self._set_sensor_parts(None)
             return
         sensors = self.driver.read_sensors()
         if sensors is not None and self._sensors_current:
-            self._publish_sensors(sensors)
+            self._publish_sensors(sensors, whole)
             self._last_sensors = sensors
+        else:
+            self._set_sensor_parts(None)
         self._sensors_current = sensors is not None
 
-    def _publish_sensors(self, sensors: SensorReadings) -> None:
-        """IMU and feet, to the topics someone subscribes to; the messages are refilled each
+    def _set_sensor_parts(self, sensors: SensorReadings | None) -> None:
+        """The one-message state's IMU and feet: those of ``sensors`` (filled already), or none."""
+        msg = self._state_msg
+        msg.imu = [self._imu_msg] if sensors is not None and sensors.imu is not None else []
+        feet = [self._foot_pubs[foot.side] for foot in sensors.feet if foot.side in self._foot_pubs] \
+            if sensors is not None else []
+        msg.foot_sides = [foot.side for foot in sensors.feet if foot.side in self._foot_pubs] \
+            if sensors is not None else []
+        msg.foot_wrenches = [wrench for _, _, wrench, _ in feet]
+        msg.foot_contacts = [contact for _, _, _, contact in feet]
+
+    def _publish_sensors(self, sensors: SensorReadings, whole: bool) -> None:
+        """IMU and feet: filled when the one-message state (``whole``) or their topic takes
+        them, published to the topics someone subscribes to; the messages are refilled each
         time (only the control thread publishes them)."""
         stamp = to_time(self.clock.to_ros(sensors.stamp))
-        if sensors.imu is not None and self._imu_pub is not None and self._imu_pub.subscribed:
+        imu_pub = self._imu_pub
+        if sensors.imu is not None and imu_pub is not None and (whole or imu_pub.subscribed):
             imu = self._imu_msg
             imu.header.stamp, imu.header.frame_id = stamp, sensors.imu.frame
             (imu.orientation.x, imu.orientation.y, imu.orientation.z, imu.orientation.w) = sensors.imu.orientation
             (imu.angular_velocity.x, imu.angular_velocity.y, imu.angular_velocity.z) = sensors.imu.angular_velocity
             (imu.linear_acceleration.x, imu.linear_acceleration.y,
              imu.linear_acceleration.z) = sensors.imu.linear_acceleration
-            self._imu_pub.publish(imu)
+            if imu_pub.subscribed:
+                imu_pub.publish(imu)
         for foot in sensors.feet:
             if foot.side not in self._foot_pubs:
                 continue
             wrench_pub, contact_pub, wrench, contact = self._foot_pubs[foot.side]
-            if wrench_pub.subscribed:
+            if whole or wrench_pub.subscribed:
                 wrench.header.stamp, wrench.header.frame_id = stamp, foot.frame
                 (wrench.wrench.force.x, wrench.wrench.force.y, wrench.wrench.force.z) = foot.force
                 (wrench.wrench.torque.x, wrench.wrench.torque.y, wrench.wrench.torque.z) = foot.torque
-                wrench_pub.publish(wrench)
-            if contact_pub.subscribed:
+                if wrench_pub.subscribed:
+                    wrench_pub.publish(wrench)
+            if whole or contact_pub.subscribed:
                 contact.data = foot.contact
-                contact_pub.publish(contact)
+                if contact_pub.subscribed:
+                    contact_pub.publish(contact)
+        if whole:
+            self._set_sensor_parts(sensors)
 
     # -- diagnostics (the node's executor) ----------------------------------------------------
     def _publish_diagnostics(self) -> None:

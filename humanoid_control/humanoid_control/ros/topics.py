@@ -1,6 +1,6 @@
 """The stack's topics, named once: the robot interface (with the controllers' actions), the
 balance monitor's (fall estimate included), the energy monitor's and the self-collision
-checker's outputs, and the simulator's clock, ground truth and fall flag. The README's
+checker's outputs, and the simulator's ground truth and fall flag. The README's
 tables name the same topics (a test checks it).
 
 Their union is what a recording takes by default (``humanoid record``, ``--record`` and
@@ -17,7 +17,9 @@ ROBOT_INTERFACE = (
 BALANCE = ("/balance_state", "/balance_markers", "/fall_state")
 ENERGY = ("/energy_state",)
 SELF_COLLISION = ("/self_collision_state", "/self_collision_markers")
-SIMULATION = ("/clock", "/ground_truth/base_pose", "/ground_truth/base_twist", "/fallen")
+#: The simulator's (``/clock`` is not among them: a bag's messages carry the robot's time in
+#: their stamps, and ``ros2 bag play --clock`` makes its own; record it with ``--topics``).
+SIMULATION = ("/ground_truth/base_pose", "/ground_truth/base_twist", "/fallen")
 
 DEFAULT_TOPICS: tuple[str, ...] = (*ROBOT_INTERFACE, *BALANCE, *ENERGY, *SELF_COLLISION, *SIMULATION)
 

@@ -14,6 +14,9 @@ TARGETS: dict[str, tuple[str, str]] = {
     "lockstep": ("humanoid_experiments.bench.lockstep", "the 1 m walk through the full graph in lockstep: its "
                                                         "real-time factor vs raw PyBullet, and its distance vs "
                                                         "the same walk in real time"),
+    "graph": ("humanoid_experiments.bench.graph", "a robot's default graph standing: CPU and memory of each process "
+                                                  "and in all, one container for the control nodes vs a process "
+                                                  "per node"),
     "balance": ("humanoid_experiments.bench.balance", "balance monitor node fed joint_states at 1 kHz: answers, "
                                                       "latency; estimator updates per second"),
     "self-collision": ("humanoid_experiments.bench.self_collision", "the per-cycle self-collision check vs bare "

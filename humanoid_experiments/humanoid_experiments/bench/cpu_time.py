@@ -5,23 +5,25 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["process_cpu_seconds"]
+__all__ = ["own_cpu_seconds", "process_cpu_seconds", "process_tree"]
+
+
+def own_cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time of one process (all its threads); None once it has ended."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def process_cpu_seconds(pid: int) -> float:
     """User + system CPU time of a process (all its threads) and of the processes it started
     (a driver node's control loop runs in a child process), from /proc."""
-    total = 0
-    for member in _process_tree(pid):
-        try:
-            fields = Path(f"/proc/{member}/stat").read_text().rsplit(")", 1)[1].split()
-        except (FileNotFoundError, ProcessLookupError):
-            continue  # ended meanwhile
-        total += int(fields[11]) + int(fields[12])
-    return total / os.sysconf("SC_CLK_TCK")
+    return sum(seconds for member in process_tree(pid) if (seconds := own_cpu_seconds(member)) is not None)
 
 
-def _process_tree(pid: int) -> list[int]:
+def process_tree(pid: int) -> list[int]:
     """``pid`` and its descendants."""
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():

@@ -46,6 +46,8 @@ ROBOT = "hoap2"
 CLIENT = "humanoid_bench_lockstep"
 #: Seconds of raw stepping per run.
 RAW_SECONDS = 10.0
+#: What the walk controller logs when its pattern falls behind the robot's clock.
+BEHIND = "behind the robot's clock"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -63,32 +65,35 @@ def graph_walk(robot: str, distance: float, physics: str | None, lockstep: bool,
                folder: Path) -> dict[str, Any]:
     """The walk through the full graph (recorder included), with the CPU time of each node and,
     in lockstep, the simulation's waits."""
-    from humanoid_bringup.graphs import RECORDER_NODE, sim_nodes
+    from humanoid_bringup.graphs import sim_nodes
     from humanoid_bringup.serving import with_recorder
     from humanoid_control.processes.node_graph import Graph
     from humanoid_control.ros.robot_client import RobotClient
-    from humanoid_experiments.bench.cpu_time import process_cpu_seconds
+    from humanoid_experiments.bench.cpu_time import own_cpu_seconds, process_tree
+    from humanoid_experiments.bench.graph import named_processes
     from humanoid_experiments.walk import walk
 
     nodes = sim_nodes(robot, real_time_factor=None if lockstep else real_time_factor, physics_profile=physics,
-                      lockstep=lockstep, participants=(CLIENT, RECORDER_NODE) if lockstep else ())
+                      lockstep=lockstep, participants=(CLIENT,) if lockstep else ())
     folder.mkdir(parents=True)
     nodes = with_recorder(nodes, folder / "bag", lockstep=lockstep)
     with Graph(nodes, log_dir=folder / "logs") as graph, RobotClient(CLIENT, lockstep=lockstep) as client:
         gate = GateWatch(client.node)
         client.wait_for_joint_states(120.0)
-        cpu0 = {name: process_cpu_seconds(p.pid) for name, p in graph.processes.items()}
+        members = named_processes([pid for p in graph.processes.values() for pid in process_tree(p.pid)])
+        cpu0 = {pid: own_cpu_seconds(pid) for pid in members}
         own0, robot0 = time.process_time(), client.now()
         gate0 = gate.latest
         report = walk(client, robot, distance, stay_in_lockstep=False)
         simulated = client.now() - robot0
-        cpu = {name: round((process_cpu_seconds(p.pid) - cpu0[name]) / simulated, 4)
-               for name, p in graph.processes.items()}
+        cpu = {name: round(((own_cpu_seconds(pid) or cpu0[pid]) - cpu0[pid]) / simulated, 4)
+               for pid, name in members.items() if cpu0[pid] is not None}
         cpu[CLIENT] = round((time.process_time() - own0) / simulated, 4)
         waits = gate_during(gate0, gate.latest) if lockstep else None
+    behind = any(BEHIND in graph.log_text(spec.name) for spec in nodes)
     return {"distance_m": report.distance_m, "lateral_drift_m": report.lateral_drift_m, "fell": report.fell,
             "result": report.result, "walk_s": report.duration_s, "rtf": report.real_time_factor,
-            "cpu_per_sim_s": cpu, "gate": waits}
+            "cpu_per_sim_s": cpu, "gate": waits, "walk_controller_behind": behind}
 
 
 class GateWatch:
@@ -125,7 +130,7 @@ def answer_times(value: str) -> dict[str, float]:
     return {name: float(ms) for name, ms in pairs}
 
 
-def raw_run(robot: str, physics: str | None) -> float:
+def raw_run(robot: str, physics: str | None):
     """Raw PyBullet stepping of the robot, at the profile's settings with ``physics``."""
     from humanoid_experiments.bench.sim import raw_real_time_factor
 
@@ -135,7 +140,7 @@ def raw_run(robot: str, physics: str | None) -> float:
         from humanoid_sim.headless import simulation_settings
 
         settings = simulation_settings(load_model(robot), physics).sim
-    return raw_real_time_factor(robot, RAW_SECONDS, settings).real_time_factor
+    return raw_real_time_factor(robot, RAW_SECONDS, settings)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -155,13 +160,17 @@ def run(args: argparse.Namespace) -> int:
         say(f"{args.distance:g} m walk, full graph, real-time factor {args.real_time_factor:g} ...")
         realtime = graph_walk(args.robot, args.distance, physics, False, args.real_time_factor,
                               Path(folder) / "realtime")
-    raw = max(raw_runs)
+    raw = max(r.real_time_factor for r in raw_runs)
+    raw_cpu = min(r.cpu_per_sim_second for r in raw_runs)
+    graph_cpu = sum(lockstep["cpu_per_sim_s"].values())
     cores = len(os.sched_getaffinity(0))
     result = {"robot": args.robot, "physics": physics or "reference", "distance_asked_m": args.distance,
               "rtf_lockstep": round(lockstep["rtf"], 3), "rtf_raw": round(raw, 3),
               "ratio": round(lockstep["rtf"] / raw, 3), "distance_m": round(lockstep["distance_m"], 4),
               "drift_m": round(abs(lockstep["distance_m"] - realtime["distance_m"]), 4),
-              "fell": lockstep["fell"], "rtf_raw_runs": [round(r, 3) for r in raw_runs],
+              "graph_cpu_per_sim_s": round(graph_cpu, 4), "raw_cpu_per_sim_s": round(raw_cpu, 4),
+              "cost_vs_physics": round(graph_cpu / raw_cpu, 3), "rtf_realtime": round(realtime["rtf"], 3),
+              "fell": lockstep["fell"], "rtf_raw_runs": [round(r.real_time_factor, 3) for r in raw_runs],
               "realtime": {"real_time_factor_asked": args.real_time_factor, **rounded(realtime)},
               "lockstep": rounded(lockstep), "cores": cores,
               "rtf_cpu_bound": round(cpu_bound(lockstep["cpu_per_sim_s"], cores), 3),
@@ -199,7 +208,11 @@ def text(r: dict[str, Any]) -> str:
         f"robot time)",
         f"  raw PyBullet stepping   real-time factor {r['rtf_raw']:6.2f}  (runs: "
         f"{', '.join(f'{v:.2f}' for v in r['rtf_raw_runs'])})",
-        f"  lockstep / raw          {r['ratio']:6.3f}",
+        f"  lockstep / raw          {r['ratio']:6.3f}   (goal >= 0.5)",
+        f"  graph CPU / physics     {r['cost_vs_physics']:6.2f}   ({r['graph_cpu_per_sim_s']:.3f} CPU s per "
+        f"simulated s in all, raw PyBullet {r['raw_cpu_per_sim_s']:.3f}; goal <= 2)",
+        f"  real time               real-time factor {rt['rtf']:6.2f} at {rt['real_time_factor_asked']:g} asked "
+        f"(goal >= 0.98), walk controller behind its clock: {'YES' if rt['walk_controller_behind'] else 'no'}",
         f"  distance                {r['distance_m']:.4f} m in lockstep, {rt['distance_m']:.4f} m at real-time "
         f"factor {rt['real_time_factor_asked']:g} (achieved {rt['rtf']:.2f}): drift {r['drift_m'] * 1000:.1f} mm",
         f"  fell                    {'YES' if r['fell'] else 'no'} in lockstep, "

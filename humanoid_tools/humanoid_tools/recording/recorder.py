@@ -17,6 +17,13 @@
   lost and sent again arrives after its successors yet is delivered before them;
   readers and ``ros2 bag play`` order a bag by log time, and the bag must keep the order
   the messages were published in.
+- **The robot's state in one message**: a driver of this stack publishes each state as
+  ``robot_state`` (:mod:`humanoid_control.ros.robot_state`), which carries ``joint_states``,
+  the IMU, the feet, the ground truth and ``fallen``. When a ``robot_state`` publisher is
+  there, those topics are recorded from it: one subscription instead of one per topic (and
+  the driver then publishes the standard topics only to others who subscribe to them). The
+  bag holds them as the standard topics, with the same messages and stamps; each part's log
+  time is its ``robot_state`` message's. ``robot_state`` itself is not written.
 - **Counts**: messages received and written per topic are printed at the end and stored
   in the bag's ``custom_data`` (``received_messages``, ``written_messages``: JSON).
 - **Failures**: a write that fails (disk full) stops writing (the messages still
@@ -34,7 +41,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from functools import partial
 from pathlib import Path
@@ -43,6 +50,8 @@ from typing import TextIO
 from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, QosReliability, QosTime
 from rosbags.rosbag2 import WriterError
 
+from humanoid_control.ros import robot_state
+from humanoid_control.ros.robot_state import RobotState
 from humanoid_control.ros.topics import DEFAULT_TOPICS, absolute
 from humanoid_tools.recording.bag_writer import SEAL_PERIOD, BagWriter
 from humanoid_tools.recording.message_types import MessageType, UnknownMessageTypeError, message_type
@@ -52,6 +61,8 @@ from humanoid_tools.recording.message_types import MessageType, UnknownMessageTy
 
 #: Bag files a directory may hold for ``--overwrite`` to remove it (nothing else is removed).
 BAG_FILE_SUFFIXES = (".mcap", ".db3", ".yaml", ".tmp")
+#: Looks for new publishers between two looks at the recorded topics' publishers (their QoS).
+LATE_PUBLISHER_LOOKS = 10
 DRAIN_QUIET = 0.1  # s without a new message ends the final drain ...
 DRAIN_LIMIT = 2.0  # ... which takes at most this long (a publisher may never pause)
 
@@ -175,12 +186,19 @@ def header_stamp(data: bytes):
 
 # -- the recorder -------------------------------------------------------------------------------
 _STOP = object()
+#: The queue's tag of a robot_state message (split into its topics by the writer thread).
+_STATE = object()
 
 
 class Recorder:
     """Records ``params.topics`` of the graph ``node`` sees into a new bag at ``params.output``."""
 
-    def __init__(self, node, params: RecorderParameters, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> None:
+    def __init__(self, node, params: RecorderParameters, out: TextIO = sys.stdout, err: TextIO = sys.stderr,
+                 participant=None, take_state: Callable[[Callable[[RobotState], None]], None] | None = None) -> None:
+        """``participant``: the lockstep participant to answer with (default: one of its own
+        when ``params.lockstep``); ``take_state``: registers a callback for each whole
+        ``robot_state`` message in this process (a container's feed), instead of a
+        subscription made once a publisher of it is seen."""
         self.node = node
         self.params = params
         self.out, self.err = out, err
@@ -197,36 +215,74 @@ class Recorder:
         self._lock = threading.Lock()
         self._last_message = time.monotonic()
         self._last_stamp: Counter[str] = Counter()  # topic -> log time (ns) of its latest message
+        #: the carried topics seen at the previous look with a publisher but no robot_state
+        #: publisher yet (a topic is subscribed directly only when that holds twice in a row)
+        self._direct_candidates: set[str] = set()
+        #: the carried topics written from robot_state so far (writer thread, under the lock)
+        self._state_topics: set[str] = set()
+        self._state_offered: list[Qos] = []
+        self._state_subscription = None
+        self._looks = 0
         try:
             self._writer = BagWriter(path, params.seal_period)
         except (OSError, WriterError) as error:
             raise RecordingError(f"cannot create the bag {path}: {getattr(error, 'strerror', None) or error}") from None
         self._thread = threading.Thread(target=self._write_loop, name="bag-writer", daemon=True)
         self._thread.start()
-        self._lockstep = None
-        if params.lockstep:
+        self._lockstep = participant
+        if participant is None and params.lockstep:
             from humanoid_control.ros.lockstep import LockstepParticipant
 
             self._lockstep = LockstepParticipant(node)
+        if take_state is not None and any(robot_state.carries(t) for t in self.wanted):
+            from rclpy.qos import QoSProfile, ReliabilityPolicy
+
+            from humanoid_control.ros.matched_publisher import STREAM_HISTORY
+
+            # what the driver offers on robot_state and its topics (humanoid_control.ros.state_publisher)
+            self._state_offered = [bag_qos(QoSProfile(depth=STREAM_HISTORY, reliability=ReliabilityPolicy.RELIABLE))]
+            take_state(self._on_state)
+            self._state_subscription = take_state
         self._timer = node.create_timer(params.discovery_period, self.discover)
         self.discover()
 
     # -- discovery (executor thread) ------------------------------------------------------------
     def discover(self) -> None:
+        self._looks += 1
+        # a recorded topic's publishers are looked at again once a second (for one whose QoS the
+        # subscription does not match): asking the graph for every topic at every look cost the
+        # recorder as much as recording
+        check_publishers = self._looks % LATE_PUBLISHER_LOOKS == 0
         types = dict(self.node.get_topic_names_and_types())
+        state_topic = absolute(robot_state.TOPIC)
+        carried = [t for t in self.wanted if robot_state.carries(t) and t not in self._subscriptions]
+        if (self._state_subscription is None and carried and state_topic in types
+                and self.node.get_publishers_info_by_topic(state_topic)):
+            self._subscribe_state(state_topic, types[state_topic])
+        candidates = set()
         for topic in self.wanted:
             if topic in self._skipped or topic not in types:
+                continue
+            if topic in self._subscriptions and not check_publishers:
                 continue
             publishers = self.node.get_publishers_info_by_topic(topic)
             if not publishers:
                 continue
             if topic in self._subscriptions:
                 self._check_late_publishers(topic, publishers)
+            elif robot_state.carries(topic):
+                if self._state_subscription is None:  # a robot without robot_state: the topic itself
+                    candidates.add(topic)
+                    if topic in self._direct_candidates:
+                        self._subscribe(topic, types[topic], publishers)
             else:
                 self._subscribe(topic, types[topic], publishers)
+        self._direct_candidates = candidates
         if not self._reported_unknown and time.monotonic() - self._started >= self.params.unknown_topic_grace:
             self._reported_unknown = True
-            missing = [t for t in self.wanted if t not in self._subscriptions and t not in self._skipped]
+            from_state = self._state_subscription is not None
+            missing = [t for t in self.wanted if t not in self._subscriptions and t not in self._skipped
+                       and not (from_state and robot_state.carries(t))]
             if missing:
                 self._warn(f"no publisher for {', '.join(missing)} yet (unknown topic, or its node is not "
                            f"running); recording the others, and these when they appear")
@@ -253,6 +309,15 @@ class Recorder:
         self._subscriptions[topic] = (subscription, qos)
         self.summary.types[topic] = name
 
+    def _subscribe_state(self, topic: str, type_names: Sequence[str]) -> None:
+        """Record the carried topics from ``robot_state`` (one raw subscription); each carried
+        topic becomes a topic of the bag when a message first carries it (the writer thread)."""
+        publishers = self.node.get_publishers_info_by_topic(topic)
+        qos = subscription_qos([p.qos_profile for p in publishers], self.params.queue_depth)
+        self._state_offered = [bag_qos(p.qos_profile) for p in publishers]
+        self._state_subscription = self.node.create_subscription(
+            message_type(type_names[0]).python_class, topic, self._on_state, qos, raw=True)
+
     def _check_late_publishers(self, topic: str, publishers: Sequence) -> None:
         _subscription, qos = self._subscriptions[topic]
         for publisher in publishers:
@@ -273,6 +338,39 @@ class Recorder:
         if self._lockstep is not None and topic == "/joint_states":
             self._lockstep.answered(header_stamp(data))
 
+    def _on_state(self, message: bytes | RobotState) -> None:
+        """A robot_state message (serialized, or from a container's feed): split in the writer
+        thread (nothing deserialized or serialized here)."""
+        stamp = max(time.time_ns(), self._last_stamp[_STATE])
+        self._last_stamp[_STATE] = stamp
+        with self._lock:
+            self._last_message = time.monotonic()
+        self._queue.put((_STATE, stamp, message))
+        if self._lockstep is not None:
+            self._lockstep.answered(header_stamp(message) if isinstance(message, bytes) else message.header.stamp)
+
+    def _split_state(self, stamp: int, message: bytes | RobotState, connections: dict) -> None:
+        """Write the parts of one robot_state message as their topics (writer thread)."""
+        from rclpy.serialization import deserialize_message, serialize_message
+
+        wanted = set(self.wanted)
+        if isinstance(message, bytes):
+            message = deserialize_message(message, RobotState)
+        for relative, part in robot_state.parts(message):
+            topic = absolute(relative)
+            if topic not in wanted:
+                continue
+            if topic not in connections:
+                kind = message_type(robot_state.type_name(part))
+                connections[topic] = self._writer.add_topic(topic, kind.name, kind.definition, kind.type_hash,
+                                                            self._state_offered)
+                with self._lock:
+                    self.summary.types[topic] = kind.name
+                    self._state_topics.add(topic)
+            with self._lock:
+                self.summary.received[topic] += 1
+            self._writer.write(connections[topic], stamp, serialize_message(part))
+
     # -- writing (writer thread) -----------------------------------------------------------------
     def _write_loop(self) -> None:
         connections = {}
@@ -288,6 +386,8 @@ class Recorder:
                     if item is not None and item[0] == "topic":
                         _tag, topic, name, definition, type_hash, offered = item
                         connections[topic] = self._writer.add_topic(topic, name, definition, type_hash, offered)
+                    elif item is not None and item[0] is _STATE:
+                        self._split_state(item[1], item[2], connections)
                     elif item is not None:
                         topic, stamp, data = item
                         self._writer.write(connections[topic], stamp, data)
@@ -317,7 +417,8 @@ class Recorder:
         self._thread.join()
         summary = self.summary
         summary.written = self._writer.counts() if summary.error is None else self._writer.sealed_counts()
-        summary.never_published = [t for t in self.wanted if t not in self._subscriptions and t not in self._skipped]
+        summary.never_published = [t for t in self.wanted if t not in self._subscriptions and t not in self._skipped
+                                   and t not in self._state_topics]
         if summary.error is None:
             try:
                 self._writer.close(summary.custom_data())
@@ -336,6 +437,30 @@ class Recorder:
 
     def _warn(self, text: str) -> None:
         print(f"humanoid record: warning: {text}", file=self.err, flush=True)
+
+
+class RecorderNode:
+    """The recorder hosted in a graph's container (:mod:`humanoid_control.nodes.container`):
+    its parameters are the node's, the robot's state comes from the container's
+    ``robot_state`` feed, and the other topics by subscriptions as usual (those the
+    container's nodes publish without leaving the process). When the container stops, the
+    subscriptions are drained and the bag closed; a container restarted after a crash runs
+    without it (its graph's launcher made the bag readable: humanoid_bringup.serving)."""
+
+    RESTARTED = False
+
+    def __init__(self, node, host) -> None:
+        from humanoid_interfaces.msg import RobotState as StateMessage
+
+        params = parameters_from_node(node)
+        self.recorder = Recorder(node, params, participant=host.lockstep(node),
+                                 take_state=lambda callback: host.subscribe_state(
+                                     node, StateMessage, robot_state.TOPIC, callback, params.queue_depth))
+        node.get_logger().info(f"recording {len(self.recorder.wanted)} topics into {self.recorder.summary.path}")
+
+    def stop(self, spin_once) -> None:
+        self.recorder.drain(spin_once)
+        self.recorder.finish()
 
 
 # -- running it ----------------------------------------------------------------------------------

@@ -1,0 +1,94 @@
+"""Where a node of the stack runs: a process of its own, or a container shared with others.
+
+The stack's nodes (trajectory generator, balance monitor, energy monitor, self-collision
+checker, walk and gait controllers) are written once against a host: they ask it for the
+robot's per-state topics (``joint_states``, the IMU, the feet, the ground truth) and for
+their lockstep participant, and create everything else on their node as usual.
+
+- :class:`OwnProcess`: a node alone in its process (``ros2 run``, a launch file's node):
+  one subscription per topic, its own participant.
+- :class:`Shared`: the nodes of a container (:mod:`humanoid_control.nodes.container`): the
+  per-state topics come out of one ``robot_state`` subscription
+  (:mod:`humanoid_control.ros.state_feed`), and one participant answers a lockstep
+  simulation for all of them once each has handled the state
+  (:class:`~humanoid_control.ros.lockstep.SharedParticipant`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from rclpy.callback_groups import CallbackGroup
+from rclpy.node import Node
+from rclpy.qos import QoSProfile
+
+from humanoid_control.ros import robot_state
+from humanoid_control.ros.lockstep import (
+    LockstepMember,
+    LockstepParticipant,
+    SharedParticipant,
+    lockstep_requested,
+    participant_of,
+)
+from humanoid_control.ros.state_feed import StateFeed
+
+__all__ = ["NodeHost", "OwnProcess", "Shared"]
+
+
+class NodeHost(Protocol):
+    """What a node asks of the process it runs in."""
+
+    def subscribe_state(self, node: Node, msg_type: type, topic: str, callback: Callable[[Any], None],
+                        qos: QoSProfile | int, callback_group: CallbackGroup | None = None) -> None:
+        """Take ``topic``, one of the robot's per-state topics (:mod:`humanoid_control.ros.robot_state`)."""
+
+    def lockstep(self, node: Node) -> LockstepParticipant | LockstepMember | None:
+        """The node's lockstep participant when its ``lockstep`` parameter is true, else None."""
+
+
+class OwnProcess:
+    """A node alone in its process: a subscription per topic, a participant of its own."""
+
+    def subscribe_state(self, node: Node, msg_type: type, topic: str, callback: Callable[[Any], None],
+                        qos: QoSProfile | int, callback_group: CallbackGroup | None = None) -> None:
+        node.create_subscription(msg_type, topic, callback, qos, callback_group=callback_group)
+
+    def lockstep(self, node: Node) -> LockstepParticipant | None:
+        return participant_of(node)
+
+
+class Shared:
+    """The nodes of one container: one ``robot_state`` subscription and one lockstep answer,
+    both on the container's own node."""
+
+    def __init__(self, node: Node) -> None:
+        self.node = node
+        self.feed = StateFeed(node)
+        self.participant: SharedParticipant | None = None
+
+    def subscribe_state(self, node: Node, msg_type: type, topic: str, callback: Callable[[Any], None],
+                        qos: QoSProfile | int, callback_group: CallbackGroup | None = None) -> None:
+        if topic == robot_state.TOPIC or (robot_state.carries(topic) and not topic.startswith("/")):
+            self.feed.subscribe(topic, callback, node.get_name())
+        else:
+            node.create_subscription(msg_type, topic, callback, qos, callback_group=callback_group)
+
+    def adopt_clock(self, node: Node) -> None:
+        """A node on simulated time (``use_sim_time``) takes its time from the states' stamps
+        (:meth:`StateFeed.drive_clock`) instead of ``/clock``. rclpy gives a node's time
+        source no public way to drop its ``/clock`` subscription: its own time source is
+        detached from the node (which removes that subscription only)."""
+        if not node.get_parameter("use_sim_time").value:
+            return
+        node._time_source.detach_node()  # private: see the docstring
+        self.feed.drive_clock(node.get_clock())
+
+    def lockstep(self, node: Node) -> LockstepMember | None:
+        if not lockstep_requested(node):
+            return None
+        if self.participant is None:
+            self.participant = SharedParticipant(self.node)
+            self.node.get_logger().info("lockstep participant: answers each state on lockstep/ready once every "
+                                        "hosted node has handled it")
+        return self.participant.member(node.get_name())

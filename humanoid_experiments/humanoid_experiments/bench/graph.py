@@ -1,0 +1,214 @@
+"""``humanoid bench graph``: what a robot's default graph costs while it stands, process by
+process: CPU (share of one core) and memory (resident and proportional set size).
+
+It runs the command a user runs (``humanoid sim --robot R``, or ``humanoid real --robot R
+--emulate``), waits until the robot interface is up and every node has settled, then reads
+``/proc`` of every process the command started (the command itself included, the bus
+emulator left out: it stands for the servos) over ``--seconds`` of wall time. The baseline,
+from the same run: the same command with ``--process-per-node`` (each control node in a
+process of its own, as the stack ran them before the container).
+
+Memory: ``rss`` counts every page a process maps, so a shared library mapped by five
+processes is counted five times in a sum of RSS; ``pss`` divides each shared page among the
+processes that map it, so the sum of PSS is the memory the graph takes from the machine.
+Both are printed; the totals to judge a small computer by are the PSS ones.
+
+Nothing subscribes to the graph from here (a subscriber would make the driver publish for
+it): readiness is read from the command's log.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from humanoid_control.command_line import UsageError, positive_number, robot_name
+from humanoid_experiments.bench.cpu_time import own_cpu_seconds, process_tree
+
+#: s after the robot interface is up before the window opens: the control nodes finish
+#: starting (their first states, the self-collision model, the walk controller's pattern).
+SETTLE = 5.0
+#: s the command may take to bring the robot up.
+START_TIMEOUT = 120.0
+#: What the command logs once the robot's interface is up (humanoid_control.ros.robot_interface).
+READY_LINE = "robot interface up"
+
+
+@dataclass(frozen=True)
+class ProcessCost:
+    """One process of the graph over the window."""
+
+    name: str
+    pid: int
+    cpu: float  # share of one core
+    rss_mb: float
+    pss_mb: float
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--robot", required=True, type=robot_name, help="the robot")
+    parser.add_argument("--real", action="store_true",
+                        help="the hardware graph (humanoid real) instead of the simulation's; needs --emulate")
+    parser.add_argument("--emulate", action="store_true", help="with --real: on the bus emulator")
+    parser.add_argument("--seconds", type=positive_number, default=20.0, help="wall seconds measured (20)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def graph_command(args: argparse.Namespace, per_node: bool) -> list[str]:
+    """The ``humanoid`` command a user runs for this graph."""
+    command = [sys.executable, "-m", "humanoid_bringup.cli"]
+    command += ["real", "--robot", args.robot, "--emulate"] if args.real else ["sim", "--robot", args.robot]
+    return [*command, *(["--process-per-node"] if per_node else [])]
+
+
+def measure(command: list[str], seconds: float, say) -> list[ProcessCost]:
+    """Run ``command`` (a graph), wait for its robot to be up and settled, measure each of its
+    processes over ``seconds``, stop it."""
+    process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+    up = threading.Event()
+    log: list[str] = []
+
+    def read() -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            log.append(line)
+            if READY_LINE in line:
+                up.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        if not up.wait(START_TIMEOUT):
+            raise RuntimeError(f"the graph did not come up within {START_TIMEOUT:g} s: {''.join(log[-5:])}")
+        time.sleep(SETTLE)  # not a guess at readiness: a settling time kept out of the window on purpose
+        members = graph_processes(process.pid)
+        before = {pid: own_cpu_seconds(pid) for pid in members}
+        start = time.monotonic()
+        time.sleep(seconds)  # the measuring window itself
+        elapsed = time.monotonic() - start
+        costs = []
+        for pid, name in members.items():
+            after = own_cpu_seconds(pid)
+            if after is None or before[pid] is None:
+                continue
+            rss, pss = memory_mb(pid)
+            costs.append(ProcessCost(name, pid, round((after - before[pid]) / elapsed, 4), rss, pss))
+        if process.poll() is not None:
+            raise RuntimeError(f"the graph ended during the measurement: {''.join(log[-5:])}")
+        return costs
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
+            try:
+                process.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+        say(f"  stopped ({len(log)} log lines)")
+
+
+def graph_processes(root: int) -> dict[int, str]:
+    """The command's processes (``root`` and its descendants), named: the command itself, each
+    node by its ROS name (``__node:=``), a driver's loop process as ``<node>_loop``; the bus
+    emulator and multiprocessing's resource tracker left out."""
+    named = named_processes(process_tree(root))
+    if root in named:
+        named[root] = "humanoid (the command)"
+    return named
+
+
+def named_processes(pids: list[int]) -> dict[int, str]:
+    """``pids`` named as :func:`graph_processes` names them."""
+    named: dict[int, str] = {}
+    children: dict[int, int] = {}
+    for pid in pids:
+        arguments = command_line(pid)
+        if not arguments or any("humanoid_hw.emulator" in a or "resource_tracker" in a for a in arguments):
+            continue
+        node = next((a.split(":=", 1)[1] for a in arguments if a.startswith("__node:=")), None)
+        if node is not None:
+            named[pid] = node
+        elif any("multiprocessing" in a for a in arguments):
+            children[pid] = parent_of(pid)
+        else:
+            named[pid] = " ".join(arguments)[:40]
+    for pid, parent in children.items():
+        named[pid] = f"{named.get(parent, parent)}_loop"
+    return named
+
+
+def command_line(pid: int) -> list[str]:
+    try:
+        return [a for a in Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0") if a]
+    except OSError:
+        return []
+
+
+def parent_of(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def memory_mb(pid: int) -> tuple[float, float]:
+    """Resident and proportional set size of one process, MB."""
+    rss = pss = 0.0
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key == "Rss":
+                rss = int(value.split()[0]) / 1024.0
+            elif key == "Pss":
+                pss = int(value.split()[0]) / 1024.0
+    except OSError:
+        pass
+    return round(rss, 1), round(pss, 1)
+
+
+def totals(costs: list[ProcessCost]) -> dict[str, float]:
+    return {"processes": len(costs), "cpu": round(sum(c.cpu for c in costs), 3),
+            "rss_mb": round(sum(c.rss_mb for c in costs), 1), "pss_mb": round(sum(c.pss_mb for c in costs), 1)}
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.real and not args.emulate:
+        raise UsageError("--real measures the hardware graph on the bus emulator: give --emulate too")
+    if args.emulate and not args.real:
+        raise UsageError("--emulate goes with --real")
+    say = (lambda text: print(text, file=sys.stderr, flush=True)) if not args.json else (lambda _text: None)
+    result: dict[str, Any] = {"robot": args.robot, "graph": "real (emulated bus)" if args.real else "simulation",
+                              "seconds": args.seconds}
+    for label, per_node in (("container", False), ("process_per_node", True)):
+        say(f"{args.robot}: {' '.join(graph_command(args, per_node)[3:])} ...")
+        costs = measure(graph_command(args, per_node), args.seconds, say)
+        result[label] = {"processes": [asdict(c) for c in costs], "total": totals(costs)}
+    shared, apart = result["container"]["total"], result["process_per_node"]["total"]
+    result["ratio"] = {key: round(shared[key] / apart[key], 3) if apart[key] else None
+                       for key in ("cpu", "rss_mb", "pss_mb")}
+    result["load"] = [round(v, 2) for v in os.getloadavg()]
+    print(json.dumps(result) if args.json else text(result))
+    return 0
+
+
+def text(r: dict[str, Any]) -> str:
+    lines = [f"{r['robot']}, {r['graph']} graph standing, {r['seconds']:g} s measured "
+             f"(load {', '.join(f'{v:.2f}' for v in r['load'])})"]
+    for label in ("container", "process_per_node"):
+        lines.append(f"  {label.replace('_', ' ')}:")
+        lines.append(f"    {'process':32} {'CPU (cores)':>11} {'RSS MB':>8} {'PSS MB':>8}")
+        for c in sorted(r[label]["processes"], key=lambda c: -c["cpu"]):
+            lines.append(f"    {c['name'][:32]:32} {c['cpu']:11.3f} {c['rss_mb']:8.1f} {c['pss_mb']:8.1f}")
+        t = r[label]["total"]
+        lines.append(f"    {'all ' + str(t['processes']) + ' processes':32} {t['cpu']:11.3f} {t['rss_mb']:8.1f} "
+                     f"{t['pss_mb']:8.1f}")
+    ratio = r["ratio"]
+    lines.append(f"  container / process per node: CPU {ratio['cpu']}, RSS {ratio['rss_mb']}, PSS {ratio['pss_mb']}")
+    return "\n".join(lines)
