@@ -6,17 +6,20 @@ from __future__ import annotations
 from humanoid_bringup.cli import build_parser
 from humanoid_bringup.graphs import real_nodes, sim_nodes
 from humanoid_bringup.launch_parameters import GRAPH_SWITCHES
-from humanoid_control.nodes.specs import ENERGY_MONITOR
+from humanoid_control.nodes.specs import CONTAINER_MODULE, ENERGY_MONITOR, hosted_names
 
 
 def names(nodes) -> set[str]:
-    return {spec.name for spec in nodes}
+    """The graph's nodes, those its container hosts included."""
+    return {name for spec in nodes
+            for name in (hosted_names(spec) if spec.module == CONTAINER_MODULE else [spec.name])}
 
 
 def test_the_energy_monitor_is_in_both_graphs_unless_left_out():
     assert ENERGY_MONITOR in names(sim_nodes("hoap2")) and ENERGY_MONITOR in names(real_nodes("bioloid"))
     assert ENERGY_MONITOR not in names(sim_nodes("hoap2", energy_monitor=False))
     assert ENERGY_MONITOR not in names(real_nodes("bioloid", energy_monitor=False))
+    assert ENERGY_MONITOR in names(sim_nodes("hoap2", shared_process=False))
     assert "energy_monitor" in GRAPH_SWITCHES
 
 

@@ -45,6 +45,7 @@ from humanoid_bringup.launch_parameters import (
     tethered,
     tool_nodes,
 )
+from humanoid_control.nodes.specs import CONTAINER_MODULE, hosted_names
 from humanoid_control.processes.node_graph import RESTART_POLICY, OnExit
 from humanoid_control.processes.process_lifetime import is_running
 from humanoid_control.ros.robot_client import poll_until
@@ -171,7 +172,11 @@ def test_every_node_of_the_graph_is_launchable_as_the_command_runs_it(graph, rob
         assert node["name"] == spec.name
         *files, parameters = node["parameters"]
         assert files == [str(path) for path in spec.parameter_files] and all(Path(f).is_file() for f in files)
-        assert parameters == dict(spec.parameters) and parameters["robot"] == robot
+        assert parameters == dict(spec.parameters)
+        if spec.module == CONTAINER_MODULE:  # each node it hosts is given its robot
+            assert hosted_names(spec) and all(parameters[f"{name}.robot"] == robot for name in hosted_names(spec))
+        else:
+            assert parameters["robot"] == robot
         tether = tethered(node=True)
         assert node["prefix"] == tether["prefix"] and node["additional_env"] == tether["additional_env"]
         assert node["prefix"].endswith("humanoid_control.processes.run_tethered --exec-node")  # quiet while loading

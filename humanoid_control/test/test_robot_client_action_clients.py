@@ -23,7 +23,7 @@ CLIENTS = 100
 
 
 def test_action_clients_made_while_spinning_leave_the_client_taking_messages():
-    client = RobotClient("action_client_race_test", namespace="action_client_race_test")
+    client = RobotClient("action_client_race_test", namespace="action_client_race_test", standard_topics=True)
     publisher_node = Node("action_client_race_publisher", namespace="action_client_race_test")
     publisher = publisher_node.create_publisher(JointState, "joint_states", 10)
     stop = threading.Event()

@@ -20,7 +20,7 @@ LATE = 1.5
 
 def test_a_ground_truth_published_late_is_waited_for_and_none_means_no_simulator():
     namespace = "ground_truth_if_any_test"
-    with RobotClient("ground_truth_client", namespace=namespace) as client:
+    with RobotClient("ground_truth_client", namespace=namespace, standard_topics=True) as client:
         started = time.monotonic()
         assert client.ground_truth_if_any(DISCOVERY, 30.0) is None
         assert time.monotonic() - started < DISCOVERY + 5.0
