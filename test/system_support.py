@@ -4,7 +4,6 @@ hardware graph on the emulated bus, joint_states publish times."""
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import threading
 from collections.abc import Iterator, Sequence
@@ -15,6 +14,7 @@ import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from sensor_msgs.msg import JointState
 
+from humanoid_control.nodes.specs import with_node_parameters
 from humanoid_control.processes.node_graph import Graph, NodeSpec
 from humanoid_control.ros.robot_client import RobotClient, poll_until
 from humanoid_hw.hw_node_spec import NODE_NAME as HW_NODE
@@ -28,15 +28,11 @@ PATIENCE = 300.0
 BUS_LATENCY_TIMER_MS = 50
 
 
-def with_parameters(nodes: Sequence[NodeSpec], name: str, parameters: dict[str, object]) -> list[NodeSpec]:
-    """The nodes, node ``name``'s ROS parameters updated with ``parameters``."""
-    return [dataclasses.replace(spec, parameters=spec.parameters | parameters) if spec.name == name else spec
-            for spec in nodes]
 
 
 def on_emulated_bus(nodes: Sequence[NodeSpec]) -> list[NodeSpec]:
     """A real-robot graph whose hardware node has the bus timeout the emulator needs."""
-    return with_parameters(nodes, HW_NODE, {"latency_timer_ms": BUS_LATENCY_TIMER_MS})
+    return with_node_parameters(nodes, HW_NODE, {"latency_timer_ms": BUS_LATENCY_TIMER_MS})
 
 
 @contextlib.contextmanager

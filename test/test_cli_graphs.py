@@ -7,6 +7,7 @@ the graph."""
 
 import contextlib
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -162,12 +163,21 @@ def test_the_emulator_and_the_nodes_die_with_humanoid_real_emulate():
 
 # -- a dying observer is restarted, the driver holds; a dying driver ends the graph --------------
 def node_process(nodes: list[int], name: str) -> int:
-    """The process among ``nodes`` that runs node ``name`` (its --ros-args remapping)."""
+    """The process among ``nodes`` that runs node ``name``: its own (its --ros-args remapping), or
+    the container that hosts it (its ``nodes`` parameter)."""
     for pid in nodes:
         with contextlib.suppress(FileNotFoundError, ProcessLookupError):
-            if f"__node:={name}" in Path(f"/proc/{pid}/cmdline").read_text().split("\0"):
+            arguments = Path(f"/proc/{pid}/cmdline").read_text().split("\0")
+            hosted = [a.split(":=", 1)[1].split(",") for a in arguments if a.startswith("nodes:=")]
+            if f"__node:={name}" in arguments or any(name in names for names in hosted):
                 return pid
     raise LookupError(f"no process of node {name} among {nodes}")
+
+
+def process_name(pid: int) -> str:
+    """The node name a process was started as (a container's, for the nodes it hosts)."""
+    arguments = Path(f"/proc/{pid}/cmdline").read_text().split("\0")
+    return next(a.split(":=", 1)[1] for a in arguments if a.startswith("__node:="))
 
 
 def output(launcher: subprocess.Popen) -> str:
@@ -185,10 +195,12 @@ def kill_the_monitor_and_see_it_back(launcher: subprocess.Popen, nodes: list[int
         s for s in msg.status if s.name == "balance_monitor: process"), 100)
     poll_until(lambda: received, "balance_state from the first monitor", PATIENCE)
     monitor = node_process(nodes, "balance_monitor")
+    name = process_name(monitor)  # the container that hosts it
     os.kill(monitor, signal.SIGKILL)
-    poll_until(lambda: "balance_monitor restarted" in output(launcher), "the monitor restarted", PATIENCE)
+    poll_until(lambda: f"{name} restarted" in output(launcher), "the monitor restarted", PATIENCE)
     text = output(launcher)
-    assert f"balance_monitor (process {monitor}) was killed by SIGKILL; restarting it in" in text, text[-3000:]
+    assert re.search(rf"{name} \(process {monitor}, hosting [a-z_, ]*balance_monitor[a-z_, ]*\) was killed by "
+                     r"SIGKILL; restarting it in", text), text[-3000:]
     before = len(received)
     poll_until(lambda: len(received) > before, "balance_state from the restarted monitor", PATIENCE)
     assert launcher.poll() is None and monitor not in children(launcher.pid)
@@ -232,34 +244,38 @@ def test_a_dying_observer_leaves_the_simulation_running_and_comes_back():
 
 
 def test_a_dying_recorder_leaves_a_readable_bag_and_the_robot_running(tmp_path):
-    """``--record``: the recorder killed outright is not restarted (a new process cannot finish
-    its bag); the launcher makes what it wrote readable at once, and the graph goes on."""
+    """``--record``: the recorder is hosted in the graph's container; killed outright with it,
+    the recorder is not started again (a new process cannot finish its bag): the launcher makes
+    what it wrote readable at once, restarts the container without it, and the graph goes on."""
     from humanoid_tools.recording.reading import Bag
     from humanoid_tools.recording.reindex import reindex
 
     bag = tmp_path / "run"
     command = ["humanoid", "sim", "--robot", "bioloid", "--record", str(bag)]
-    with launched(command, len(sim_nodes("bioloid")) + 1) as (launcher, nodes), \
+    with launched(command, len(sim_nodes("bioloid"))) as (launcher, nodes), \
             RobotClient("recorder_death_client") as client:
         def joint_states_on_disk() -> int:
-            """joint_states in what the recorder has written so far: a copy of the bag, made whole.
-            (The recorder takes each topic as discovery matches it, and the simulation's
-            publisher may match it seconds after the test sees the subscription.)"""
+            """joint_states in what the recorder has written so far: a copy of the bag, made whole."""
             copy = Path(tempfile.mkdtemp(prefix="copy", dir=tmp_path))
             for file in bag.glob("*.mcap"):
                 shutil.copyfile(file, copy / file.name)
             return reindex(copy).messages.get("/joint_states", 0) if any(copy.glob("*.mcap")) else 0
 
-        client.wait_for_subscriber("joint_states", RECORDER_NODE, PATIENCE)
         poll_until(joint_states_on_disk, "joint_states in the bag's written chunks", PATIENCE, interval=0.5)
         recorder = node_process(nodes, RECORDER_NODE)
+        name = process_name(recorder)
         os.kill(recorder, signal.SIGKILL)
         poll_until(lambda: "the graph goes on without recording" in output(launcher), "the bag made readable",
                    PATIENCE)
-        assert f"humanoid_recorder (process {recorder}) was killed by SIGKILL; not restarted" in output(launcher)
+        poll_until(lambda: f"{name} restarted" in output(launcher), "the container restarted", PATIENCE)
+        text = output(launcher)
+        assert re.search(rf"{name} \(process {recorder}, hosting {RECORDER_NODE}[a-z_, ]*\) was killed by SIGKILL; "
+                         r"restarting it", text), text[-3000:]
         with Bag(bag) as recorded:
             assert recorded.counts.get("/joint_states", 0) > 0, recorded.counts
+        assert node_process(children(launcher.pid), RECORDER_NODE) != recorder
+        poll_until(lambda: f"{RECORDER_NODE} is not started again in a restarted container" in output(launcher),
+                   "the restarted container without the recorder", PATIENCE)
         client.wait_for_joint_states(PATIENCE)  # the robot still served
         assert launcher.poll() is None and recorder not in children(launcher.pid)
         stop_launcher(launcher, children(launcher.pid), signal.SIGINT)
-        assert "node humanoid_recorder exited with status -9" in output(launcher)  # said again at the end

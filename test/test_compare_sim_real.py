@@ -25,6 +25,7 @@ from system_support import on_emulated_bus
 
 from humanoid_bringup.graphs import RECORDER_NODE, real_nodes, sim_nodes
 from humanoid_bringup.serving import with_recorder
+from humanoid_control.nodes.specs import CONTROL_CONTAINER
 from humanoid_control.processes.node_graph import Graph, NodeSpec
 from humanoid_control.ros.robot_client import RobotClient
 from humanoid_hw.emulator.process import emulator_process
@@ -45,8 +46,10 @@ NODES = {"self_collision_checker": False, "walk_controller": False}
 STALE_COUNT = 4
 #: Robot seconds recorded after the motion's result.
 SETTLE = 3.0
-#: What the recorder must hear before the motion starts.
-RECORDED_FIRST = ("/joint_states", "/follow_joint_trajectory/_action/status", "/play_motion/_action/status")
+#: What the recorder must hear before the motion starts (topic, subscribing node): the recorder is
+#: hosted in the graph's container, whose feed takes the robot's state for it.
+RECORDED_FIRST = (("/robot_state", CONTROL_CONTAINER), ("/follow_joint_trajectory/_action/status", RECORDER_NODE),
+                  ("/play_motion/_action/status", RECORDER_NODE))
 
 
 def record_motion(nodes: list[NodeSpec], bag: Path, log_dir: Path) -> None:
@@ -55,8 +58,8 @@ def record_motion(nodes: list[NodeSpec], bag: Path, log_dir: Path) -> None:
     try:
         with RobotClient("compare_test") as client:
             client.wait_for_joint_states(PATIENCE)
-            for topic in RECORDED_FIRST:
-                client.wait_for_subscriber(topic, RECORDER_NODE, PATIENCE)
+            for topic, node in RECORDED_FIRST:
+                client.wait_for_subscriber(topic, node, PATIENCE)
             result = client.play_motion(name=MOTION, timeout=120.0).result
             assert result.error_code == PlayMotion.Result.SUCCESSFUL, result.error_string
             # the robot at rest in the motion's last pose, past the other recording's end of the
@@ -68,7 +71,7 @@ def record_motion(nodes: list[NodeSpec], bag: Path, log_dir: Path) -> None:
         raise
     finally:
         codes = graph.stop()
-    assert codes.get(RECORDER_NODE) == 0, graph.log_text(RECORDER_NODE)[-3000:]
+    assert codes.get(CONTROL_CONTAINER) == 0, graph.log_text(RECORDER_NODE)[-3000:]
 
 
 @pytest.fixture(scope="module")

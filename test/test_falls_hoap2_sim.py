@@ -18,13 +18,12 @@ import time
 import pytest
 from scipy.spatial.transform import Rotation
 from std_msgs.msg import Bool
-from system_support import with_parameters
 from trajectory_msgs.msg import JointTrajectory
 
 from conftest import MODULE_CLIENT
 from humanoid_bringup.graphs import sim_nodes
 from humanoid_control.loop.setpoint_window import TRAJECTORY_DELAY
-from humanoid_control.nodes.specs import WALK_CONTROLLER
+from humanoid_control.nodes.specs import WALK_CONTROLLER, with_node_parameters
 from humanoid_control.ros.robot_client import poll_until
 from humanoid_control.ros.ros_time import seconds
 from humanoid_interfaces.action import Walk
@@ -49,7 +48,7 @@ ESTIMATE_TRANSPORT = 0.1
 #: run, and in some the robot fell on a hand first (the simulator's fall, at 6.0 s) and tipped
 #: over only 2.2 s later, past FALL_LATENCY.
 LOCKSTEP = True
-GRAPH = with_parameters(sim_nodes("hoap2", self_collision_checker=False, lockstep=True,
+GRAPH = with_node_parameters(sim_nodes("hoap2", self_collision_checker=False, lockstep=True,
                                   participants=(MODULE_CLIENT,)), WALK_CONTROLLER, {"zmp_offset_x": 0.12})
 #: Robot time (s) the walk's goal is sent at, the simulation held there until it is accepted
 #: (the energy test before it holds the simulation at 1 s).

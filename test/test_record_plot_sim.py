@@ -30,7 +30,7 @@ pytestmark = pytest.mark.system
 ALWAYS = {"/joint_states": "sensor_msgs/msg/JointState", "/robot_description": "std_msgs/msg/String",
           "/diagnostics": "diagnostic_msgs/msg/DiagnosticArray", "/imu/data": "sensor_msgs/msg/Imu",
           "/left_foot/wrench": "geometry_msgs/msg/WrenchStamped", "/right_foot/contact": "std_msgs/msg/Bool",
-          "/clock": "rosgraph_msgs/msg/Clock", "/ground_truth/base_pose": "geometry_msgs/msg/PoseStamped",
+          "/ground_truth/base_pose": "geometry_msgs/msg/PoseStamped",
           "/fallen": "std_msgs/msg/Bool", "/joint_commands": "sensor_msgs/msg/JointState",
           "/follow_joint_trajectory/_action/feedback":
               "humanoid_interfaces/action/FollowJointTrajectory_FeedbackMessage",
@@ -46,9 +46,9 @@ def recorded_bag(tmp_path_factory):
         try:
             with RobotClient("record_sim_client") as client:
                 client.wait_for_joint_states(60.0)
-                # the recorder takes joint_states before the wave starts (it subscribes to each
-                # topic as its publishers appear)
-                client.wait_for_subscriber("joint_states", RECORDER_NODE, 120.0)
+                # the recorder takes the robot's state before the wave starts (it subscribes to
+                # each topic as its publishers appear; the state topics through robot_state)
+                client.wait_for_subscriber("robot_state", RECORDER_NODE, 120.0)
                 assert client.play_motion(name="wave").result.error_code == 0
                 for i in range(20):  # streaming set-points, as a joystick would send them
                     client.commands.publish(JointState(name=["r_elbow"], position=[-0.3 * math.sin(i / 6)]))

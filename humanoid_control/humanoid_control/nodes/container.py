@@ -117,7 +117,8 @@ def main(args: Sequence[str] | None = None) -> int:
                 except (ValueError, UnknownRobotError) as error:
                     raise ValueError(f"{name}: {error}") from None
             log.info(f"hosting {', '.join(node.get_name() for node, _ in hosted)}")
-            report_restart(container)
+            for node in (container, *(node for node, _ in hosted)):  # each on diagnostics, as if alone
+                report_restart(node)
             executor = EventsExecutor()
             for node in (container, *(node for node, _ in hosted)):
                 executor.add_node(node)

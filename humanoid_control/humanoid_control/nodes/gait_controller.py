@@ -229,7 +229,11 @@ class GaitControllerNode:
 
     def _watch(self) -> None:
         """Wall-clock watchdog: a robot that stopped publishing joint_states ends the gait
-        under way (nothing else would: cycles follow the readings)."""
+        under way (nothing else would: cycles follow the readings). Not in lockstep: the
+        simulation's clock stands still while it waits, for this node too (it waited for a
+        whole graph slower than real time, and ended gaits that were playing)."""
+        if self.lockstep is not None:
+            return
         silent = time.monotonic() - self._state_arrival
         with self._lock:
             playing = self._playing
@@ -321,7 +325,7 @@ class GaitControllerNode:
         # the set-points sent ahead run on: the result once the robot's clock has reached the stance
         in_stance = playing.in_stance if math.isfinite(playing.in_stance) else -math.inf  # never there: no wait
         while (rclpy.ok() and not playing.abandoned and self._robot_time < in_stance
-               and time.monotonic() - self._state_arrival <= STATE_TIMEOUT):
+               and (self.lockstep is not None or time.monotonic() - self._state_arrival <= STATE_TIMEOUT)):
             time.sleep(period)
         with self._lock:
             self._playing = None

@@ -9,6 +9,7 @@ Each node reads its section of the robot's ``control.yaml``
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 
 from humanoid_control.balance.parameters import NODE_NAME as BALANCE_MONITOR
@@ -35,6 +36,7 @@ __all__ = [
     "self_collision_checker_node_spec",
     "trajectory_generator_node_spec",
     "walk_controller_node_spec",
+    "with_node_parameters",
 ]
 
 SELF_COLLISION_CHECKER = "self_collision_checker"
@@ -65,7 +67,23 @@ def container_node_spec(nodes: Sequence[NodeSpec], name: str = CONTROL_CONTAINER
 
 def hosted_names(container: NodeSpec) -> list[str]:
     """The nodes a container spec hosts."""
-    return [name for name in str(container.parameters.get("nodes", "")).split(",") if name]
+    return list(container.hosted)
+
+
+def with_node_parameters(nodes: Sequence[NodeSpec], name: str, parameters: Mapping[str, object]) -> list[NodeSpec]:
+    """A graph whose node ``name`` (a process of its own, or hosted by a container) has
+    ``parameters`` on top of its own; KeyError when the graph has no such node."""
+    updated, found = [], False
+    for spec in nodes:
+        if spec.name == name:
+            spec, found = dataclasses.replace(spec, parameters={**spec.parameters, **parameters}), True
+        elif spec.module == CONTAINER_MODULE and name in hosted_names(spec):
+            spec, found = dataclasses.replace(spec, parameters={
+                **spec.parameters, **{f"{name}.{key}": value for key, value in parameters.items()}}), True
+        updated.append(spec)
+    if not found:
+        raise KeyError(f"no node {name} in the graph")
+    return updated
 
 
 def host_in(container: NodeSpec, spec: NodeSpec, first: bool = False) -> NodeSpec:

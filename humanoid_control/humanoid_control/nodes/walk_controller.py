@@ -341,7 +341,7 @@ class WalkControllerNode:
         # the set-points sent ahead run on: the result when the robot has reached the last
         # one (or stopped answering, or fell)
         while (rclpy.ok() and self._robot_time < self.cycle.sent_until and self._fell is None
-               and time.monotonic() - self._state_arrival <= STATE_TIMEOUT):
+               and (self.lockstep is not None or time.monotonic() - self._state_arrival <= STATE_TIMEOUT)):
             time.sleep(period)
         result = self._result(goal)
         with self._lock:

@@ -96,6 +96,15 @@ class NodeSpec:
     parameter_files: tuple[Path, ...] = ()
     on_exit: OnExit = OnExit.RESTART
 
+    @property
+    def hosted(self) -> tuple[str, ...]:
+        """The nodes this process hosts besides its own (a container's ``nodes`` parameter)."""
+        return tuple(name for name in str(self.parameters.get("nodes", "")).split(",") if name)
+
+    def runs(self, name: str) -> bool:
+        """Whether this process runs node ``name``: it is that node, or hosts it."""
+        return name == self.name or name in self.hosted
+
     def arguments(self) -> list[str]:
         """The node's ROS arguments: its name, parameter files and parameters."""
         args = ["--ros-args", "-r", f"__node:={self.name}"]
@@ -119,6 +128,11 @@ def describe_exit(code: int) -> str:
             return f"was killed by {signal.Signals(-code).name}"
         return f"was killed by signal {-code}"
     return f"exited with status {code}"
+
+
+def _process(pid: int, spec: NodeSpec) -> str:
+    """``process N``, and the nodes it hosts."""
+    return f"process {pid}" + (f", hosting {', '.join(spec.hosted)}" if spec.hosted else "")
 
 
 def _report_on_stderr(line: str) -> None:
@@ -202,13 +216,13 @@ class Graph:
                     due[spec.name] = now + policy.delay(restart)
                     reasons[spec.name] = (f"restart {restart} of {policy.max_restarts}: process {process.pid} "
                                           f"{describe_exit(code)}")
-                    report(f"{spec.name} (process {process.pid}) {describe_exit(code)}; restarting it in "
+                    report(f"{spec.name} ({_process(process.pid, spec)}) {describe_exit(code)}; restarting it in "
                            f"{policy.delay(restart):g} s (restart {restart} of {policy.max_restarts})")
                 else:
                     self.given_up[spec.name] = code
                     why = "not restarted" if spec.on_exit is OnExit.REPORT else \
                         f"not restarted again after {policy.max_restarts} restarts"
-                    report(f"{spec.name} (process {process.pid}) {describe_exit(code)}; {why}")
+                    report(f"{spec.name} ({_process(process.pid, spec)}) {describe_exit(code)}; {why}")
                 if on_death is not None:
                     on_death(spec, code)
             for name in [name for name, when in due.items() if when <= now]:
@@ -254,8 +268,10 @@ class Graph:
         return self.exited()
 
     def log_text(self, name: str) -> str:
-        """What a node printed (when logging to files)."""
+        """What the process of node ``name`` printed (when logging to files): the node's own,
+        or the container's that hosts it."""
         if self.log_dir is None:
             return ""
-        path = self.log_dir / f"{name}.log"
+        process = next((spec.name for spec in self.nodes if spec.runs(name)), name)
+        path = self.log_dir / f"{process}.log"
         return path.read_text() if path.exists() else ""

@@ -13,7 +13,7 @@ follow_joint_trajectory    humanoid_interfaces/action/FollowJointTrajectory acti
 robot_description          std_msgs/String (transient local)            published
 ========================== ============================================ ===========
 
-What the loop publishes every cycle (``joint_states``, the sensors, ``diagnostics``) goes
+What the loop publishes every cycle (``robot_state``, ``joint_states``, the sensors, ``diagnostics``) goes
 out from the loop's own process (:mod:`humanoid_control.ros.state_publisher`), so that no
 command, however large, delays it: this front converts messages (rclpy holds the
 interpreter lock while it does), validates them against the joint table and the robot's

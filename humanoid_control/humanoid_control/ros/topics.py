@@ -28,3 +28,7 @@ def absolute(topic: str) -> str:
     """``joint_states`` and ``/joint_states`` are the same topic (the recorder runs in the root
     namespace)."""
     return topic if topic.startswith("/") else f"/{topic}"
+
+#: Published, and recorded as the topics it carries (``joint_states``, the sensors, the ground
+#: truth, ``fallen``: :mod:`humanoid_control.ros.robot_state`), not as itself.
+RECORDED_AS_ITS_PARTS = ("/robot_state",)
