@@ -40,10 +40,22 @@ def test_tilt_threshold_and_hysteresis():
     assert not up.fallen and up.posture is Posture.UPRIGHT
 
 
-def test_without_an_imu_the_com_far_outside_the_support_is_a_fall():
-    detector = FallDetector(45.0, 10.0, 0.05)
-    assert not detector.from_support(-0.04).fallen  # a little outside: a step, not a fall
-    fallen = detector.from_support(-0.06)
+def test_without_an_imu_the_com_held_far_outside_the_reach_is_a_fall():
+    detector = FallDetector(45.0, 10.0, 0.05, hold=0.1)
+    assert not detector.from_support(-0.04, 0.0).fallen  # a little outside: a step, not a fall
+    assert not detector.from_support(-0.06, 1.0).fallen  # far outside, not yet for the hold
+    assert not detector.from_support(-0.06, 1.05).fallen
+    fallen = detector.from_support(-0.06, 1.1)
     assert fallen.fallen and fallen.posture is Posture.UNKNOWN and math.isnan(fallen.tilt)
-    assert detector.from_support(math.nan).fallen  # no support known: the state is kept
-    assert not detector.from_support(0.01).fallen
+    assert detector.from_support(math.nan, 1.2).fallen  # no support known: the state is kept
+    assert detector.from_support(-0.01, 1.3).fallen  # still outside: still down
+    assert not detector.from_support(0.01, 1.4).fallen
+
+
+def test_a_short_excursion_beyond_the_margin_is_not_a_fall():
+    detector = FallDetector(45.0, 10.0, 0.05, hold=0.1)
+    assert not detector.from_support(-0.06, 0.0).fallen
+    assert not detector.from_support(-0.03, 0.05).fallen  # back within the margin: the hold restarts
+    assert not detector.from_support(-0.06, 0.1).fallen
+    assert not detector.from_support(-0.06, 0.15).fallen
+    assert detector.from_support(-0.06, 0.2).fallen

@@ -33,7 +33,10 @@ soles). The polygon is the hull of the corners of those soles that lie within
 **Results**: the CoM (Pinocchio, the model's masses and the known joint positions) in
 the ground frame; the support polygon (convex hull of the contacting soles' corners);
 the signed margin of the CoM projection and of the measured ZMP (positive inside);
-``stable`` when the CoM margin is at least ``min_margin``; the cart-table ZMP from
+``stable`` when the CoM margin is at least ``min_margin``; the *reach margin*, the CoM
+projection's margin in the hull of every foot within ``fall_step_height`` of the ground
+(a swing foot counts: what the robot can put its weight on within a step; the fall
+estimate's support, :mod:`humanoid_control.balance.fall`); the cart-table ZMP from
 the filtered CoM acceleration (:mod:`~humanoid_control.balance.com_filter`; invalid
 until the filter settles after a start or a change of frame) and the measured ZMP
 (:mod:`~humanoid_control.balance.foot_pressure`; invalid without loaded feet).
@@ -151,6 +154,8 @@ class BalanceEstimate:
     base: pin.SE3  # placement of the root link in ``frame``
     base_source: BaseSource
     contact_source: ContactSource
+    #: of the CoM projection in the hull of every foot within fall_step_height of the ground, m
+    reach_margin: float = math.nan
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +168,7 @@ class _FlatSupport:
     frame: str
     contacts: dict[str, bool]
     polygon: ConvexPolygon
+    reach: ConvexPolygon  # the hull of both soles when the swing sole is within fall_step_height
 
 
 class BalanceEstimator:
@@ -193,6 +199,8 @@ class BalanceEstimator:
         self._polygon_key: tuple[tuple[str, ...], list[pin.SE3]] | None = None
         self._two_feet = set(self.sides) == {"right", "left"}
         self._polygon = _EMPTY
+        self._reach_key: list[pin.SE3] | None = None
+        self._reach = _EMPTY
         self._flat: _FlatSupport | None = None
 
     @property
@@ -224,13 +232,15 @@ class BalanceEstimator:
         zmp_model = (cart_table_zmp((x, y, z), acceleration, params.gravity)
                      if self._filter.settled(stamp) else None)
         margin = polygon.margin(x, y)
+        reach_margin = self._reach_polygon(soles).margin(x, y)
         zmp_measured = (self._measured_zmp(stamp, inputs, soles)  # type: ignore[arg-type]
                         if sensors and params.use_foot_sensors else None)
         zmp_margin = polygon.margin(*zmp_measured) if zmp_measured is not None else math.nan
         return BalanceEstimate(
             stamp=stamp, frame=frame, com=(x, y, z), com_velocity=velocity, zmp_model=zmp_model,
             zmp_measured=zmp_measured, polygon=polygon, contacts=contacts, margin=margin, zmp_margin=zmp_margin,
-            stable=margin >= params.min_margin, base=base, base_source=source, contact_source=contact_source)
+            stable=margin >= params.min_margin, base=base, base_source=source, contact_source=contact_source,
+            reach_margin=reach_margin)
 
     def _com(self, positions: np.ndarray, base_xyzquat: np.ndarray) -> np.ndarray:
         """Whole-body CoM with the base at ``base_xyzquat``; the joint placements stay in the
@@ -260,7 +270,7 @@ class BalanceEstimator:
         # positional: with keywords for its 14 fields this call takes 4-5 times as long
         return BalanceEstimate(stamp, support.frame, (x, y, z), velocity, zmp_model, None, support.polygon,
                                support.contacts, margin, math.nan, margin >= params.min_margin, ground.inverse(),
-                               BaseSource.FLAT_FEET, ContactSource.MODEL)
+                               BaseSource.FLAT_FEET, ContactSource.MODEL, support.reach.margin(x, y))
 
     def _flat_support(self, relative: pin.SE3) -> _FlatSupport:
         """The support, its frame and polygon when the left sole is at ``relative`` in the
@@ -272,7 +282,7 @@ class BalanceEstimator:
         frame = self._sole_name[support]
         polygon = self._support_polygon(in_ground, contacts)
         self._enter_frame(frame, BaseSource.FLAT_FEET)
-        return _FlatSupport(relative, support == "right", frame, contacts, polygon)
+        return _FlatSupport(relative, support == "right", frame, contacts, polygon, self._reach_polygon(in_ground))
 
     def _enter_frame(self, frame: str, source: BaseSource) -> None:
         """Restart the filters when the points' frame changes (the points jump)."""
@@ -400,6 +410,23 @@ class BalanceEstimator:
         self._polygon = ConvexPolygon(convex_hull(np.hstack(on_ground).T))
         self._polygon_key = (touching, [pin.SE3(p) for p in placements])
         return self._polygon
+
+    def _reach_polygon(self, soles: dict[str, pin.SE3]) -> ConvexPolygon:
+        """Convex hull of the corners (balls: lowest points) of every sole that lie within
+        fall_step_height of the lowest one: where the robot can put its weight within a step,
+        a gait's swing feet included. Rebuilt only when a sole
+        moved by more than the relative polygon_precision."""
+        placements = [soles[side] for side in self.sides]
+        key = self._reach_key
+        precision = self.params.polygon_precision
+        if key is not None and all(now.isApprox(then, precision) for now, then in zip(placements, key, strict=True)):
+            return self._reach
+        corners = np.vstack([self._feet[side].contact_points(p.rotation, p.translation)
+                             for side, p in zip(self.sides, placements, strict=True)])
+        near = corners[corners[:, 2] <= corners[:, 2].min() + self.params.fall_step_height]
+        self._reach = ConvexPolygon(convex_hull(near[:, :2]))
+        self._reach_key = [pin.SE3(p) for p in placements]
+        return self._reach
 
     def _measured_zmp(self, stamp: float, inputs: BalanceInputs,
                       soles: dict[str, pin.SE3]) -> tuple[float, float] | None:

@@ -76,15 +76,23 @@ class BalanceParameters:
     fall_tilt_hysteresis: float = documented(
         10.0, "deg, a fallen robot is up again when its trunk tilt is back below fall_tilt minus this")
     fall_margin: float = documented(
-        0.05, "m, without an IMU: the model's CoM this far outside the support polygon is a fall (flat feet assumed)")
+        0.05, "m, without an IMU: the model's CoM this far outside the reach polygon (the hull of every foot within "
+              "fall_step_height of the lowest, flat feet assumed) is a fall")
+    fall_step_height: float = documented(
+        0.04, "m, without an IMU: a foot this close to the lowest one counts in the reach polygon (a gait's swing "
+              "foot is a foot the robot puts down within the step)")
+    fall_hold: float = documented(
+        0.1, "s (robot time), without an IMU: the CoM must stay beyond fall_margin this long before it is a fall "
+             "(one odd reading is not)")
     fall_state_rate: float = documented(
         10.0, "Hz (robot time), fall_state while it does not change (a change is published at once)")
 
     def __post_init__(self) -> None:
         positive = ("com_filter_cutoff", "sensor_timeout", "sensor_patience", "gravity", "marker_rate",
-                    "diagnostics_rate", "queue_depth", "level_angle", "fall_tilt", "fall_margin", "fall_state_rate")
+                    "diagnostics_rate", "queue_depth", "level_angle", "fall_tilt", "fall_margin", "fall_state_rate",
+                    "fall_step_height")
         non_negative = ("min_margin", "warning_hysteresis", "foot_load_threshold", "contact_height",
-                        "polygon_precision", "zmp_measured_cutoff", "fall_tilt_hysteresis")
+                        "polygon_precision", "zmp_measured_cutoff", "fall_tilt_hysteresis", "fall_hold")
         for name in positive:
             if not getattr(self, name) > 0:
                 raise ValueError(f"parameter {name} must be > 0, got {getattr(self, name)}")

@@ -31,7 +31,7 @@ logged and not answered.
 
 ``fall_state`` is the robot's own fall estimate (:mod:`humanoid_control.balance.fall`):
 from the IMU's trunk tilt where the robot has one, else from the model's CoM far outside
-its support (flat feet assumed); never from the simulator's ground truth (``fallen``, kept
+the reach of its feet (flat feet assumed) for ``fall_hold``; never from the simulator's ground truth (``fallen``, kept
 for tests). Stamped with the joint_states stamp it was made with, published at once when it
 changes and at ``fall_state_rate`` otherwise, transient local: a controller that starts
 later gets the latest. The controllers stop on it (walk, gait, play_motion).
@@ -110,7 +110,7 @@ class BalanceMonitor:
         self._truth_stamp: float | None = None
         self._messages = StateMessages()
         p = self.params
-        self.fall = FallDetector(p.fall_tilt, p.fall_tilt_hysteresis, p.fall_margin)
+        self.fall = FallDetector(p.fall_tilt, p.fall_tilt_hysteresis, p.fall_margin, p.fall_hold)
         self._fall_due = Decimator(p.fall_state_rate, "fall_state_rate")
         self._fall_estimate: FallEstimate | None = None
         self._fall_stamp: float | None = None  # robot time the estimate said fallen
@@ -289,7 +289,7 @@ class BalanceMonitor:
         one, else from the model's support; published when it changes or is due."""
         imu = (self.inputs.imu_orientation.nearest(stamp, self.params.sensor_timeout)
                if self.params.use_imu and self.inputs.imu_orientation else None)
-        fall = self.fall.from_imu(imu) if imu is not None else self.fall.from_support(estimate.margin)
+        fall = self.fall.from_imu(imu) if imu is not None else self.fall.from_support(estimate.reach_margin, stamp)
         previous = self._fall_estimate
         changed = previous is None or (fall.fallen, fall.posture) != (previous.fallen, previous.posture)
         self._fall_estimate = fall
