@@ -1,6 +1,8 @@
 """An IK gait walks the quadruped forward in the simulation (the node's physics, headless),
 and the distance comes from the stride: the same gait stepping in place stays put."""
 
+import math
+
 import pytest
 
 from humanoid_control.quadruped_gaits.cpg import CPGParameters
@@ -48,6 +50,12 @@ def test_a_cpg_gait_walks_forward_without_falling(simulation):
     print(outcome)
     assert not outcome.fell, f"fell at {outcome.fall_time} s"
     assert outcome.distance > 0.1 and outcome.distance > 3.0 * abs(outcome.lateral)
+    # eq 17's samples: the start and one a second, the last where the run ended
+    assert len(outcome.samples) == 4
+    start, end = outcome.samples[0], outcome.samples[-1]
+    assert math.hypot(end[0] - start[0], end[1] - start[1]) == pytest.approx(math.hypot(outcome.distance,
+                                                                                        outcome.lateral))
+    assert outcome.path_fitness(0.0, 1.0) == pytest.approx(outcome.path_length)
 
 
 def test_as_played_the_servos_get_the_velocities_the_gait_controller_sends(simulation):

@@ -128,6 +128,14 @@ class IKGait:
             table[i] = angles.hip, angles.knee
         return table
 
+    @property
+    def frequency(self) -> float:
+        return self.params.frequency
+
+    def fresh(self) -> IKGait:
+        """The same gait (an IK gait has no state)."""
+        return self
+
     def foot_point(self, leg: str, hip: float, knee: float) -> tuple[float, float]:
         return foot_point(self.legs[leg].geometry, hip, knee)
 
