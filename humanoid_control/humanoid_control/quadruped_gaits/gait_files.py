@@ -1,8 +1,9 @@
 """Which gait to play, from a name or a file: one resolver for the gait controller's
 ``play_gait`` action, ``humanoid play-gait`` and ``humanoid gaits``.
 
-- A gait of the robot's ``robot.yaml`` (``gaits.phases``: walk, trot, pace, bound, gallop):
-  an IK gait with the robot's foot-path parameters.
+- A gait of the robot's ``robot.yaml`` (``gaits.phases``: walk, trot, transverse_gallop,
+  rotary_gallop, canter, amble, pace, bound, pronk): an IK gait with the robot's foot-path
+  parameters.
 - A CPG gait file (``.yaml``)::
 
       # the coupled oscillators of humanoid_control.quadruped_gaits.cpg
