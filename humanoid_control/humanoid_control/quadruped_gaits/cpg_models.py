@@ -424,6 +424,8 @@ class NetworkGait:
             raise GaitError(f"a CPG runs forward: asked for t = {t} after {self._last}")
         x = self.network.advance(t - self._last) if t > self._last else self.network.x
         self._last = t
+        if not np.all(np.isfinite(x)):
+            raise GaitError(f"experiment {self.experiment.name}'s network diverged at t = {t:g} s")
         q = self.standing.copy()
         q[self.columns] = self.sign * (self.offset + x)
         return np.clip(q, self.model.joints.lower, self.model.joints.upper)
