@@ -4,8 +4,13 @@ A robot's joint limits are its servos' range (an AX-12: raw 0-1023 over 300 deg)
 only where the collision geometry shows that the joint cannot go: at an angle where the links
 the joint moves collide with the links it is mounted on (through its own chain: its ancestors
 and descendants) whatever the chain's other joints do. "Whatever" is checked on the zero pose
-and ``samples`` seeded random configurations of those joints within their range: an angle is
-forbidden when every one of them collides. Collisions with other limbs do not count (the other
+``samples`` seeded random configurations of those joints over their range, and a 5 deg grid of
+them too when they are two or fewer (a leg's hip roll: its hip pitch and knee; the neck pitch:
+the neck yaw and head pitch): an angle is forbidden when every one of them collides. A sampled
+proof can miss a narrow way out, and so narrow a joint too much (the neck pitch's upper end: 141
+deg here and on a 1 deg grid of the neck yaw and head pitch, where one other set of 300 random
+samples found a way out up to 144 deg); a larger chain, the spine's, is not narrowed at all: a
+free configuration turns up at every angle. Collisions with other limbs do not count (the other
 limb can move away); adjacent links are not checked (they touch by construction).
 
 ``humanoid describe``'s model and the xacro's limits (dimensions.yaml) use the outcome; the
@@ -73,15 +78,22 @@ def free_at(collision: CollisionModel, joint: str, angle: float, others: np.ndar
 
 
 def configurations(model: RobotModel, joint: str, lower: np.ndarray, upper: np.ndarray, samples: int,
-                   seed: int) -> np.ndarray:
-    """The zero pose and ``samples`` random values of the joint's chain (the rest at 0)."""
+                   seed: int, grid_step: float = math.radians(5.0)) -> np.ndarray:
+    """The zero pose, ``samples`` seeded random values of the chain's other joints over their
+    range and, when they are two or fewer, a grid of ``grid_step`` too (the rest at 0)."""
     names = model.joints.names
+    columns = [names.index(name) for name in chain(model, joint)]
     rng = np.random.default_rng(seed)
-    rows = np.zeros((samples + 1, len(names)))
-    for name in chain(model, joint):
-        k = names.index(name)
-        rows[1:, k] = rng.uniform(lower[k], upper[k], samples)
-    return rows
+    random = np.zeros((samples, len(names)))
+    for k in columns:
+        random[:, k] = rng.uniform(lower[k], upper[k], samples)
+    blocks = [np.zeros((1, len(names))), random]
+    if 0 < len(columns) <= 2:
+        axes = [np.arange(lower[k], upper[k] + 1e-9, grid_step) for k in columns]
+        grid = np.zeros((int(np.prod([len(a) for a in axes])), len(names)))
+        grid[:, columns] = np.array(np.meshgrid(*axes, indexing="ij")).reshape(len(columns), -1).T
+        blocks.append(grid)
+    return np.vstack(blocks)
 
 
 def narrowing(model: RobotModel, collision: CollisionModel, joint: str, lower: np.ndarray, upper: np.ndarray,
