@@ -92,6 +92,7 @@ class EquilibriumReference:
     servos: dict[str, str]  # the reference's servo names -> our joints
     note: str = ""  # what else the reference lost
     max_travel_deg: float | None = None  # a candidate servo is stepped this far from the start at most
+    step_deg: float | None = None  # a candidate servo's step (None: the protocol's coarse then fine steps)
 
     def difference_deg(self, experiment: ReferenceExperiment) -> float | None:
         """|real - simulated| of one experiment, in degrees (None without a simulated value)."""
@@ -157,7 +158,7 @@ def _reference(node: YamlNode, model: RobotModel) -> EquilibriumReference:
     """The ``reference`` section: register values, so the robot's servos must share one register."""
     entries = node.mapping("reference")
     require_keys(entries, node, "reference", {"accepted_deg", "neutral_raw", "servos", "experiments"},
-                 {"note", "max_travel_deg"})
+                 {"note", "max_travel_deg", "step_deg"})
     joint_map = model.config.joint_map
     scales = {servo.scale for servo in joint_map.values()} if joint_map is not None else set()
     if joint_map is None or len(scales) != 1:
@@ -178,12 +179,18 @@ def _reference(node: YamlNode, model: RobotModel) -> EquilibriumReference:
     if not experiments:
         raise entries["experiments"].error("reference: experiments: at least one")
     note = entries["note"].text("reference: note") if "note" in entries else ""
-    travel = None
-    if "max_travel_deg" in entries:
-        travel = entries["max_travel_deg"].number("reference: max_travel_deg")
-        if travel <= 0.0:
-            raise entries["max_travel_deg"].error(f"reference: max_travel_deg must be > 0, got {travel:g}")
-    return EquilibriumReference(experiments, accepted, scale, neutral, servos, note, travel)
+    travel, step = (_positive(entries, key) for key in ("max_travel_deg", "step_deg"))
+    return EquilibriumReference(experiments, accepted, scale, neutral, servos, note, travel, step)
+
+
+def _positive(entries: dict[str, YamlNode], key: str) -> float | None:
+    """An optional number > 0 of the reference section."""
+    if key not in entries:
+        return None
+    value = entries[key].number(f"reference: {key}")
+    if value <= 0.0:
+        raise entries[key].error(f"reference: {key} must be > 0, got {value:g}")
+    return value
 
 
 def _register(node: YamlNode, what: str, scale: PositionScale) -> int:

@@ -5,8 +5,9 @@ Table 4, one servo stepped until the robot falls, that servo's raw value there (
 
 Which servo was stepped is lost. Each experiment's **candidates** are the servos the reference
 hints at (postures.yaml ``candidates``, with the ``hint`` they rest on), else every servo; each
-is stepped both ways (raw up and raw down) from the starting posture, in the protocol's steps,
-until the body tips ``tip_angle`` further than at the start, or the simulator sees a fall. The
+is stepped both ways (raw up and raw down) from the starting posture, in steps of
+``reference.step_deg`` (else the protocol's) at most ``reference.max_travel_deg``, until the body
+tips ``tip_angle`` further than at the start, or the simulator sees a fall. The
 candidate whose equilibrium lies closest to the real robot's is reported as the one stepped:
 **inferred**, not known (with 32 candidates per experiment a close one is likely by chance;
 docs/postures.md says what that means).
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from humanoid_description.model import RobotModel
@@ -151,6 +152,9 @@ def run_candidate(robot: str, experiment_number: int, servo: str, way: str, prof
     protocol = load_protocol(model)
     reference = protocol.reference
     assert reference is not None
+    if reference.step_deg is not None:  # one step size, no refinement: what a candidate costs
+        step = math.radians(reference.step_deg)
+        protocol = replace(protocol, parameters=replace(protocol.parameters, step=step, coarse_step=step))
     experiment = next(e for e in reference.experiments if e.number == experiment_number)
     candidate = Candidate(servo, way)
     test = candidate_test(model, experiment, reference, candidate)
