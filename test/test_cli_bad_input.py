@@ -161,7 +161,7 @@ CASES: list[tuple[str, list[str], str]] = [
      "unknown servo 'FL9'"),
     ("optimize-gait: resume an experiment with another", ["optimize-gait", "--resume", "--experiment", "6",
                                                           "--output", "{dir}/experiment_search"],
-     "not resumed with {'experiment': '6'}"),
+     "not resumed with {{'experiment': '6'}}"),
     ("optimize-gait: describe without an experiment", ["optimize-gait", "--describe"],
      "--describe describes an --experiment"),
     ("optimize-gait: experiment and structure", ["optimize-gait", "--experiment", "1", "--structure", "paired"],
