@@ -23,6 +23,8 @@ from pathlib import Path
 import pytest
 
 from humanoid_control.quadruped_gaits.cpg import search_box
+from humanoid_control.quadruped_gaits.cpg_models import cpg_path
+from humanoid_control.quadruped_gaits.fitness import FitnessSettings
 from humanoid_control.quadruped_gaits.particle_swarm import SwarmSettings
 from humanoid_experiments.gait_search.search import SearchSettings, new_swarm
 
@@ -30,6 +32,9 @@ POSE = ",".join(["0"] * 18)
 #: A small search, as saved, to resume with these arguments.
 SEARCH = SearchSettings("bioloid_quadruped", "paired", 1.5, 0, SwarmSettings(particles=4, iterations=3))
 DIMENSIONS = len(search_box()[0])
+#: A search of the report's experiment 5, as saved, to resume as another experiment.
+EXPERIMENT_SEARCH = SearchSettings("bioloid_quadruped", None, 2.0, 0, SwarmSettings(particles=3, iterations=2),
+                                   "5", None, FitnessSettings(seconds=2.0))
 RESUME = ["optimize-gait", "--resume", "--particles", "4", "--iterations", "3", "--seconds", "1.5", "--output"]
 
 #: (case id, arguments ({dir} is a folder with the files below), text the one line must contain).
@@ -139,7 +144,7 @@ CASES: list[tuple[str, list[str], str]] = [
     ("bench: no target", ["bench"], "TARGET"),
     ("gaits: hoap2", ["gaits", "--robot", "hoap2", "--sweep"], "robot hoap2 has no gaits"),
     ("gaits: unknown robot", ["gaits", "--robot", "nao", "--sweep"], "unknown robot 'nao'"),
-    ("gaits: unknown gait", ["gaits", "--gait", "canter"], "unknown gait 'canter'"),
+    ("gaits: unknown gait", ["gaits", "--gait", "tolt"], "unknown gait 'tolt'"),
     ("optimize-gait: unknown structure", ["optimize-gait", "--structure", "pronk", "--output", "{dir}/search"],
      "unknown coupling structure 'pronk'"),
     ("optimize-gait: hoap2", ["optimize-gait", "--robot", "hoap2", "--output", "{dir}/search"],
@@ -153,7 +158,19 @@ CASES: list[tuple[str, list[str], str]] = [
     ("optimize-gait: resume a swarm short of particles", [*RESUME, "{dir}/short_swarm"],
      f"not a saved search (not a saved swarm: positions has the shape (2, {DIMENSIONS}), not (4, {DIMENSIONS})"),
     ("optimize-gait: resume settings of another kind", [*RESUME, "{dir}/odd_settings"],
-     "not a saved search (robot 'bioloid_quadruped' and structure 'ring' are not"),
+     "not a saved search (robot 'bioloid_quadruped', structure 'ring' and experiment None are not"),
+    ("optimize-gait: unknown experiment", ["optimize-gait", "--experiment", "7", "--describe"],
+     "unknown experiment '7' (experiments of"),
+    ("optimize-gait: a configuration naming an unknown servo", ["optimize-gait", "--experiment", "1", "--describe",
+                                                                "--config", "{dir}/cpg_unknown_servo.yaml"],
+     "unknown servo 'FL9'"),
+    ("optimize-gait: resume an experiment with another", ["optimize-gait", "--resume", "--experiment", "6",
+                                                          "--output", "{dir}/experiment_search"],
+     "not resumed with {{'experiment': '6'}}"),
+    ("optimize-gait: describe without an experiment", ["optimize-gait", "--describe"],
+     "--describe describes an --experiment"),
+    ("optimize-gait: experiment and structure", ["optimize-gait", "--experiment", "1", "--structure", "paired"],
+     "not both"),
     ("optimize-gait: not an address", ["optimize-gait", "--address", "notanaddress", "--output", "{dir}/search"],
      "argument --address: 'notanaddress' is not an address (ray://HOST:PORT or HOST:PORT"),
     ("optimize-gait: port out of range", ["optimize-gait", "--address", "ray://head:70000", "--output",
@@ -170,11 +187,17 @@ CASES: list[tuple[str, list[str], str]] = [
     ("gaits: zero seconds", ["gaits", "--sweep", "--seconds", "0"], "argument --seconds"),
     ("gaits: bad gait file", ["gaits", "--gait", "{dir}/gait.yaml"], "gait.yaml:2: unknown coupling structure 'ring'"),
     ("gaits: frequency with a sweep", ["gaits", "--sweep", "--frequency", "1"], "--frequency goes with --gait"),
-    ("play-gait: unknown gait", ["play-gait", "canter"], "unknown gait 'canter'"),
+    ("gaits: 0.25 Hz", ["gaits", "--gait", "pronk", "--frequency", "0.25"], "0.25 Hz is outside 0.5-2 Hz"),
+    ("gaits: chart without a sweep", ["gaits", "--gait", "trot", "--chart", "{dir}/chart.png"],
+     "--chart draws a sweep of IK gaits"),
+    ("gaits: chart into a missing folder", ["gaits", "--sweep", "--chart", "{dir}/nowhere/chart.png"],
+     "no folder"),
+    ("gaits: unknown foot path", ["gaits", "--gait", "trot", "--foot-path", "round"], "argument --foot-path"),
+    ("play-gait: unknown gait", ["play-gait", "tolt"], "unknown gait 'tolt'"),
     ("play-gait: no gait", ["play-gait"], "required: gait"),
     ("play-gait: 3 Hz", ["play-gait", "trot", "--frequency", "3"], "3 Hz is outside 0.5-2 Hz"),
     ("play-gait: faster than the servos", ["play-gait", "pace", "--frequency", "2"],
-     "pace at 2 Hz drives fr_knee at 5.39 rad/s, beyond its limit"),
+     "pace at 2 Hz drives fr_knee at"),
     ("play-gait: negative frequency", ["play-gait", "trot", "--frequency", "-1"], "argument --frequency"),
     ("play-gait: zero duration", ["play-gait", "trot", "--duration", "0"], "argument --duration"),
     ("play-gait: hoap2", ["play-gait", "trot", "--robot", "hoap2"], "robot hoap2 has no gaits"),
@@ -198,6 +221,17 @@ CASES: list[tuple[str, list[str], str]] = [
     ("postures: an unknown parameter", ["postures", "--robot", "hoap2", "--set", "xyzzy=1"],
      "the simulation's parameters: clock_rate,"),
     ("postures: no robot", ["postures"], "--robot is required (but with --compare A.json B.json)"),
+    ("postures: unknown reference experiment", ["postures", "--robot", "bioloid_quadruped", "--experiments", "12"],
+     "--experiments: no experiment 12 (experiments: 1, 2, 3, 4, 5, 6, 7, 8, 9)"),
+    ("postures: unknown candidate servo", ["postures", "--robot", "bioloid_quadruped", "--experiments", "8",
+                                           "--servos", "FL9"], "--servos: unknown servo 'FL9'"),
+    ("postures: reference experiments on the real robot", ["postures", "--robot", "bioloid_quadruped",
+                                                           "--experiments", "reference", "--real"],
+     "--real cannot go with it"),
+    ("postures: workers without experiments", ["postures", "--robot", "bioloid_quadruped", "--workers", "2"],
+     "--servos, --workers and --address go with --experiments"),
+    ("postures: experiments of a robot without", ["postures", "--robot", "hoap2", "--experiments", "reference"],
+     "keeps no reference experiments"),
     ("postures: answers without --real", ["postures", "--robot", "bioloid_quadruped", "--answers",
                                           "{dir}/answers.txt"], "--answers is the operator's, for --real"),
     ("postures: an answer that is none", ["postures", "--robot", "bioloid_quadruped", "--real", "--answers",
@@ -260,6 +294,11 @@ def write_files(folder: Path) -> None:
     (folder / "results_1.json").write_text(json.dumps([RESULT]))
     (folder / "results_2.json").write_text(json.dumps([RESULT | {"test": 2}]))
     (folder / "results_1_spine.json").write_text(json.dumps([RESULT | {"joints": ["spine_pitch"]}]))
+    (folder / "cpg_unknown_servo.yaml").write_text(
+        cpg_path("bioloid_quadruped").read_text().replace("FL2: {from: [FL1]}", "FL2: {from: [FL9]}", 1))
+    (folder / "experiment_search").mkdir()
+    (folder / "experiment_search" / "search.json").write_text(json.dumps(
+        {"settings": EXPERIMENT_SEARCH.as_dict(), "swarm": new_swarm(EXPERIMENT_SEARCH).state(), "best": None}))
     swarm = new_swarm(SEARCH).state()
     searches = {"not_a_search": {"settings": SEARCH.as_dict(), "swarm": {}, "best": None},
                 "short_swarm": {"settings": SEARCH.as_dict(), "swarm": swarm | {"positions": swarm["positions"][:2]},

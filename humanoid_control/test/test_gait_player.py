@@ -19,7 +19,7 @@ import pytest
 from humanoid_control.quadruped_gaits.cpg import CPGGait, CPGParameters
 from humanoid_control.quadruped_gaits.gait_files import load_gait
 from humanoid_control.quadruped_gaits.parameters import GaitControllerParameters, gaited_robot
-from humanoid_control.quadruped_gaits.patterns import GaitError
+from humanoid_control.quadruped_gaits.patterns import GaitError, IKGait, default_parameters
 from humanoid_control.quadruped_gaits.player import GaitPlayer, GaitRun, RunTiming, Stage
 from humanoid_description.model import load_model
 
@@ -120,15 +120,24 @@ def test_a_stop_returns_to_the_stance_from_where_the_gait_is(model):
 
 
 def test_a_gait_too_fast_for_the_servos_is_refused(model):
-    """At 2 Hz an IK gait's knee moves 5.39 rad/s between two set-points: beyond the AX-12's
-    5.34 rad/s, which the robot interface would refuse; at 1.5 Hz, 4.04 rad/s."""
+    """On our flat foot path, at 2 Hz an IK gait's knee moves 5.39 rad/s between two set-points:
+    beyond the AX-12's 5.34 rad/s, which the robot interface would refuse; at 1.5 Hz, 4.04 rad/s.
+    On the rules of thumb' path (the default) the knee swings from straight to 90 deg in a
+    quarter cycle: 4.47 rad/s at 1 Hz, beyond the limit at 1.5 Hz."""
     limits = 0.95 * model.joints.velocity
     fast = GaitPlayer(CPGGait(model, CPGParameters(frequency=6.0, hip_amplitude=0.5)), PERIOD, "cpg fast")
     with pytest.raises(GaitError, match=r"cpg fast at 6 Hz drives \w+ at [\d.]+ rad/s, beyond its limit"):
         fast.check_speeds(limits, model.joints.names)
+    def flat(frequency: float) -> GaitPlayer:
+        params = default_parameters(model, frequency=frequency, foot_path="flat")
+        return GaitPlayer(IKGait(model, "transverse_gallop", params), PERIOD, "gallop")
+
     with pytest.raises(GaitError, match=r"gallop at 2 Hz drives fr_knee at 5.39 rad/s, beyond its limit of 5.07"):
-        load_gait(model, "gallop", PERIOD, 2.0).check_speeds(limits, model.joints.names)
-    load_gait(model, "gallop", PERIOD, 1.5).check_speeds(limits, model.joints.names)
+        flat(2.0).check_speeds(limits, model.joints.names)
+    flat(1.5).check_speeds(limits, model.joints.names)
+    load_gait(model, "transverse_gallop", PERIOD, 1.0).check_speeds(limits, model.joints.names)
+    with pytest.raises(GaitError, match=r"transverse_gallop at 1.5 Hz drives \w+_knee at [\d.]+ rad/s"):
+        load_gait(model, "transverse_gallop", PERIOD, 1.5).check_speeds(limits, model.joints.names)
 
 
 def test_a_cpg_gait_file_is_read_and_played(model, tmp_path):
@@ -180,9 +189,10 @@ def test_a_gait_searchs_best_is_played_from_its_file_or_directory(model, tmp_pat
 
 
 def test_an_unknown_gait_names_the_robots_gaits(model, tmp_path):
-    with pytest.raises(GaitError, match=r"unknown gait 'canter': not a gait of bioloid_quadruped \(walk, trot, "
-                                        r"pace, bound, gallop\) nor an existing gait file"):
-        load_gait(model, "canter", PERIOD)
+    with pytest.raises(GaitError, match=r"unknown gait 'tolt': not a gait of bioloid_quadruped \(walk, trot, "
+                                        r"transverse_gallop, rotary_gallop, canter, amble, pace, bound, pronk\) nor "
+                                        r"an existing gait file"):
+        load_gait(model, "tolt", PERIOD)
     with pytest.raises(GaitError, match="not a gait file"):
         load_gait(model, str(write(tmp_path, "gait.txt", "cpg: {}\n")), PERIOD)
 

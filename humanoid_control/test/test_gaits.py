@@ -8,7 +8,13 @@ import pytest
 
 from humanoid_control.quadruped_gaits.foot_path import EllipticPath
 from humanoid_control.quadruped_gaits.leg_ik import solve
-from humanoid_control.quadruped_gaits.patterns import GaitError, IKGait, default_parameters, robot_legs
+from humanoid_control.quadruped_gaits.patterns import (
+    GaitError,
+    IKGait,
+    default_parameters,
+    gait_phases,
+    robot_legs,
+)
 from humanoid_description.model import load_model
 
 ROBOT = "bioloid_quadruped"
@@ -56,31 +62,59 @@ def test_elliptic_path_swings_forward_up_and_pushes_back_on_the_ground():
     assert full.point(1.5 * math.pi) == pytest.approx((0.0, -0.135))  # the reference's full ellipse
 
 
-@pytest.mark.parametrize(("gait", "together", "opposed"), [
-    ("trot", [("front_left", "back_right"), ("front_right", "back_left")], [("front_left", "front_right")]),
-    ("pace", [("front_left", "back_left"), ("front_right", "back_right")], [("front_left", "front_right")]),
-    ("bound", [("front_left", "front_right"), ("back_left", "back_right")], [("front_left", "back_left")]),
-])
-def test_gait_patterns_move_the_named_legs_together(model, gait, together, opposed):
-    g = IKGait(model, gait, default_parameters(model, frequency=1.0))
-    legs = g.legs
-    for t in np.linspace(0.0, 1.0, 23):
+#: The nine gaits of the report's Fig 29: each leg's lag behind the front left's (fraction of a
+#: cycle; front left, front right, back left, back right). Walk, trot, pace, bound and pronk: the
+#: standard values the reference notes; the gallops, canter and amble: the footfall orders
+#: docs/quadruped.md gives (RH LH LF RF, RH LH RF LF, RH then LH with RF then LF, hind a tenth
+#: before fore on each side).
+LAGS = {"walk": (0.0, 0.5, 0.75, 0.25), "trot": (0.0, 0.5, 0.5, 0.0), "transverse_gallop": (0.0, 0.1, 0.6, 0.5),
+        "rotary_gallop": (0.0, 0.9, 0.5, 0.4), "canter": (0.0, 0.7, 0.7, 0.4), "amble": (0.0, 0.5, 0.9, 0.4),
+        "pace": (0.0, 0.5, 0.0, 0.5), "bound": (0.0, 0.0, 0.5, 0.5), "pronk": (0.0, 0.0, 0.0, 0.0)}
+LEGS = ("front_left", "front_right", "back_left", "back_right")
+
+
+def test_the_robot_has_the_nine_gaits_of_the_reports_figure_29(model):
+    assert set(gait_phases(model)) == set(LAGS)
+
+
+@pytest.mark.parametrize("gait", list(LAGS))
+@pytest.mark.parametrize("frequency", [0.5, 1.5])
+def test_each_leg_does_what_the_front_left_did_its_lag_earlier(model, gait, frequency):
+    g = IKGait(model, gait, default_parameters(model, frequency=frequency))
+    index = model.joints.index
+    joints = {name: (index(leg.joints.hip), index(leg.joints.knee)) for name, leg in g.legs.items()}
+    period = 1.0 / frequency
+    for t in np.linspace(0.0, 2.0 * period, 37):
         q = g.positions(t)
-        angle = {name: q[model.joints.index(leg.joints.hip)] for name, leg in legs.items()}
-        for a, b in together:
-            assert angle[a] == pytest.approx(angle[b])
-        later = g.positions(t + 0.5)
-        for a, b in opposed:  # b does half a cycle later what a does now
-            assert later[model.joints.index(legs[b].joints.hip)] == pytest.approx(angle[a])
+        for leg, lag in zip(LEGS, LAGS[gait], strict=True):
+            earlier = g.positions(t - lag * period)
+            assert q[list(joints[leg])] == pytest.approx(earlier[list(joints["front_left"])], abs=1e-12), (leg, t)
     assert g.unreached == 0
     times, positions = g.samples(cycles=2)
-    assert len(times) == 2 * 28 + 1 and times[-1] == pytest.approx(2.0)
+    assert len(times) == 2 * 28 + 1 and times[-1] == pytest.approx(2.0 * period)
     assert np.all(positions >= model.joints.lower) and np.all(positions <= model.joints.upper)
 
 
+def test_the_rules_of_thumb_ellipse_reaches_from_a_90_deg_knee_to_a_straight_leg(model):
+    """The default foot path: its nearest point where the knee is bent to its 90 deg limit (the
+    corrected radius), its farthest where the leg is straight, a = 0.95 b, the whole ellipse."""
+    g = IKGait(model, "trot", default_parameters(model))
+    leg = g.legs["front_left"]
+    knee = g._tables["front_left"][:, 1]
+    assert math.degrees(knee.min()) == pytest.approx(-90.0, abs=1e-6)
+    assert math.degrees(knee.max()) == pytest.approx(0.0, abs=1e-4)  # acos near 1: a few ulps -> 1e-6 deg
+    path = g.path(leg)
+    assert path.half_stride == pytest.approx(0.95 * path.lift) and path.stance_depth == 1.0
+    reach = leg.geometry.thigh + leg.geometry.shank
+    assert -path.centre_z + path.lift == pytest.approx(reach)
+    assert -path.centre_z - path.lift == pytest.approx(math.hypot(leg.geometry.thigh, leg.geometry.shank))
+    flat = IKGait(model, "trot", default_parameters(model, foot_path="flat"))
+    assert flat.path(leg).stance_depth == 0.0 and flat.path(leg).half_stride == 0.02
+
+
 def test_bad_gait_requests_are_refused_with_the_reason(model):
-    with pytest.raises(GaitError, match=r"unknown gait 'canter'.*trot"):
-        IKGait(model, "canter", default_parameters(model))
+    with pytest.raises(GaitError, match=r"unknown gait 'tolt'.*trot"):
+        IKGait(model, "tolt", default_parameters(model))
     with pytest.raises(GaitError, match=r"3 Hz is outside 0\.5-2 Hz"):
         default_parameters(model, frequency=3.0)
     with pytest.raises(GaitError, match="hoap2 has no legs section"):

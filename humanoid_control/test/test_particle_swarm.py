@@ -108,3 +108,36 @@ def test_a_state_that_is_not_a_saved_swarm_is_refused_with_a_reason(change, reas
     change(state)
     with pytest.raises(SwarmError, match=f"not a saved swarm: .*{reason}"):
         ParticleSwarm.from_state(state)
+
+
+def two_clusters(neighbourhood: str) -> tuple[ParticleSwarm, np.ndarray, np.ndarray]:
+    """A swarm of 10 in [0, 1]^2: 5 particles around (0.1, 0.1) whose best is 1, 5 around
+    (0.9, 0.9) whose best is 10 (the swarm's); told once with no inertia and no pull to their
+    own bests, so that each moves only towards its neighbourhood's best."""
+    settings = SwarmSettings(particles=10, iterations=2, inertia_start=0.0, inertia_end=0.0, cognitive=0.0,
+                             social=2.0, max_velocity=1.0, neighbourhood=neighbourhood, neighbours=5)
+    swarm = ParticleSwarm(np.zeros(2), np.ones(2), settings, seed=2)
+    offsets = np.array([[0.0, 0.0], [0.03, 0.0], [0.0, 0.03], [-0.03, 0.0], [0.0, -0.03]])
+    low, high = np.array([0.1, 0.1]), np.array([0.9, 0.9])
+    swarm.positions = np.vstack([low + offsets, high + offsets])
+    fitness = np.array([0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 10.0, 0.0, 0.0])
+    swarm.tell(fitness)
+    return swarm, low + offsets[1], high + offsets[2]
+
+
+def test_a_geometric_neighbourhood_follows_its_own_clusters_best():
+    swarm, low_best, high_best = two_clusters("geometric")
+    swarm.positions = swarm.best_positions.copy()  # where they were told (tell moved them)
+    leaders = swarm.neighbourhood_bests()
+    np.testing.assert_array_equal(leaders[:5], np.tile(low_best, (5, 1)))
+    np.testing.assert_array_equal(leaders[5:], np.tile(high_best, (5, 1)))
+    swarm, _, _ = two_clusters("geometric")
+    assert np.all(np.linalg.norm(swarm.positions[:5] - low_best, axis=1) < 0.1), "the low cluster left its best"
+    assert np.all(np.linalg.norm(swarm.positions[5:] - high_best, axis=1) < 0.1)
+
+
+def test_a_global_neighbourhood_pulls_every_particle_to_the_swarms_best():
+    swarm, _, high_best = two_clusters("global")
+    assert np.mean(np.linalg.norm(swarm.positions[:5] - high_best, axis=1)) < 0.9, "the low cluster stayed put"
+    swarm.positions = swarm.best_positions.copy()
+    np.testing.assert_array_equal(swarm.neighbourhood_bests(), np.tile(high_best, (10, 1)))

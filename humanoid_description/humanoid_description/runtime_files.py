@@ -65,9 +65,12 @@ JOINT_MAP = RuntimeFile("humanoid_description", "robots/{robot}/joint_map.yaml",
 
 #: The postures protocol of a robot (humanoid_experiments.postures).
 POSTURES_PROTOCOL = RuntimeFile("humanoid_description", "robots/{robot}/postures.yaml", "postures protocol", False)
+#: The quadruped report's CPG study: oscillator network, models, experiments, swarm, fitness
+#: (humanoid_control.quadruped_gaits.cpg_models).
+CPG_CONFIGURATION = RuntimeFile("humanoid_description", "robots/{robot}/cpg.yaml", "CPG gaits, gait search", False)
 #: The robot's motion library (a folder of keyframe files, not one YAML file).
 MOTION_LIBRARY = RuntimeFile("humanoid_description", "robots/{robot}/motions", "trajectory generator", False)
 
 RUNTIME_FILES: tuple[RuntimeFile, ...] = (
     SIM_NODE_PARAMETERS, HW_NODE_PARAMETERS, HW_BUS_CONFIGURATION, MOTION_PLAYBACK, CONTROL_NODE_PARAMETERS,
-    ROBOT_CONFIGURATION, JOINT_MAP, POSTURES_PROTOCOL)
+    ROBOT_CONFIGURATION, JOINT_MAP, POSTURES_PROTOCOL, CPG_CONFIGURATION)

@@ -152,3 +152,27 @@ def test_bench_gait_search_prints_its_figures_and_identical_outcomes():
     assert figures["evaluations_per_core_hour"] == pytest.approx(
         3600.0 / (figures["ray_1_worker_s"] / 2 * 32.0 / 0.5))
     assert figures["projected_full_search_h_50_cores"] > 0.0
+
+
+def test_an_experiment_of_the_report_searches_its_free_parameters_scored_by_eq_17(tmp_path):
+    """Experiment 5 (16 free parameters in [0, 1], the geometric swarm of cpg.yaml), 3 particles
+    x 2 iterations of 2 s in this process: the command's JSON names the parameters, the best's
+    fitness is eq 17 on its saved samples, and the convergence plot is written."""
+    from humanoid_control.quadruped_gaits.fitness import path_fitness
+
+    output = tmp_path / "experiment5"
+    done = subprocess.run(["humanoid", "optimize-gait", "--experiment", "5", "--particles", "3", "--iterations", "2",
+                           "--seconds", "2", "--workers", "0", "--output", str(output), "--json"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "pace:" in done.stdout and "on 50 cores" in done.stdout  # the full budget's projection
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["free_parameters"]["count"] == 16 == len(result["free_parameters"]["names"])
+    assert result["settings"]["swarm"]["neighbourhood"] == "geometric"
+    best = result["best"]
+    assert all(0.0 <= u <= 1.0 for u in best["point"])
+    samples = best["outcome"]["samples"]
+    assert len(samples) == 3  # 0, 1 and 2 s
+    assert best["fitness"] == pytest.approx(path_fitness(samples))
+    assert (output / "convergence.png").read_bytes().startswith(b"\x89PNG")
+    assert len(SearchDirectory(output).history()) == 2

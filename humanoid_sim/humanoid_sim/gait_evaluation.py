@@ -3,9 +3,11 @@
 
 One evaluation stands the robot in the gait's first set-point, lets it settle, runs the
 gait for a given simulated time and reports how far the base went along its initial
-heading, sideways, how much the heading turned, and whether (and when) it fell
+heading, sideways, how much the heading turned, its ground position every second (the
+report's eq 17 samples), and whether (and when, and how) it fell
 (:meth:`PyBulletDriver.fall_state`: the trunk tilted past ``fall_tilt`` or anything but
-a foot touching the ground).
+a foot touching the ground). A run ends at the first fall, or (``stop_at_fall`` false, as
+the report's runs went on) plays to its end.
 
 The set-points are a :class:`~humanoid_control.quadruped_gaits.player.GaitPlayer`'s, one per
 control cycle: the generator the gait controller node plays on the robot, so what is
@@ -24,6 +26,8 @@ import numpy as np
 
 from humanoid_control.loop.driver import JointCommand
 from humanoid_control.quadruped_gaits.cpg import STRUCTURES, parameters_from_vector
+from humanoid_control.quadruped_gaits.cpg_models import Experiment, NetworkGait
+from humanoid_control.quadruped_gaits.fitness import FitnessSettings, path_fitness
 from humanoid_control.quadruped_gaits.gait_files import cpg_player
 from humanoid_control.quadruped_gaits.player import GaitPlayer
 from humanoid_description.model import RobotModel, load_model
@@ -34,6 +38,11 @@ from humanoid_sim.physics_profiles import REFERENCE
 SETTLE_SECONDS = 0.5
 #: Control cycles between two fall checks (a contact query each).
 FALL_CHECK_CYCLES = 5
+
+
+#: How a robot fell, from its body's tilt at the first fall (the report's Fig 30 has "falls on
+#: head or side").
+FALL_KINDS = ("head", "side", "back")
 
 
 @dataclass(frozen=True)
@@ -49,9 +58,16 @@ class GaitOutcome:
     path_length: float  # the base's horizontal path, sampled every second (the reference's fitness term)
     fell: bool
     fall_time: float | None
+    samples: tuple[tuple[float, float], ...] = ()  # the base's ground position (m) every sample period
+    fall_kind: str | None = None  # at the first fall: head, side or back (FALL_KINDS)
+    lying: bool = False  # fallen at the end of the run (it may have got up again)
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+    def path_fitness(self, alpha: float = 1.0, beta: float = 1.0) -> float:
+        """The report's eq 17 on this run's samples."""
+        return path_fitness(self.samples, alpha, beta)
 
     @property
     def fitness(self) -> float:
@@ -86,12 +102,15 @@ class HeadlessSimulation:
     def __exit__(self, *_exc: object) -> None:
         self.close()
 
-    def run(self, player: GaitPlayer, seconds: float, as_played: bool = False) -> GaitOutcome:
+    def run(self, player: GaitPlayer, seconds: float, as_played: bool = False, stop_at_fall: bool = True,
+            sample_period: float = 1.0) -> GaitOutcome:
         """Stand in the gait's set-point 0, settle, then follow its set-point ``k`` at control
-        cycle ``k`` for ``seconds``. The player's period must be the control period. Each
-        set-point is written as a position alone (the servo approaches it at full speed), or,
-        ``as_played``, with the velocity the gait controller sends with it (the central
-        difference of its neighbours), which an AX-12 takes as its moving speed."""
+        cycle ``k`` for ``seconds`` (until the first fall with ``stop_at_fall``). The player's
+        period must be the control period. Each set-point is written as a position alone (the
+        servo approaches it at full speed), or, ``as_played``, with the velocity the gait
+        controller sends with it (the central difference of its neighbours), which an AX-12
+        takes as its moving speed. The base's ground position is sampled every
+        ``sample_period`` (and at a fall that ends the run)."""
         driver, period = self.driver, self.control_period
         if not math.isclose(player.period, period, rel_tol=0.0, abs_tol=1e-12):
             raise ValueError(f"the gait's set-point period {player.period:g} s is not the simulation's control period "
@@ -108,25 +127,43 @@ class HeadlessSimulation:
         left = np.array([-forward[1], forward[0]])
         samples = [origin.translation[:2].copy()]
         cycles = round(seconds / period)
-        per_second = max(1, round(1.0 / period))
-        fall_time = None
+        per_sample = max(1, round(sample_period / period))
+        fall_time, fall_kind, fallen = None, None, False
+        cycle = 0
         for cycle in range(1, cycles + 1):
             driver.write(_command(player, cycle, as_played))
             driver.sync(period)
-            if cycle % per_second == 0:
+            if cycle % per_sample == 0:
                 samples.append(driver.base_placement().translation[:2].copy())
-            if cycle % FALL_CHECK_CYCLES == 0 and driver.fall_state().fallen:
-                fall_time = cycle * period
-                break
+            if cycle % FALL_CHECK_CYCLES == 0:
+                fallen = driver.fall_state().fallen
+                if fallen and fall_time is None:
+                    fall_time, fall_kind = cycle * period, _fall_kind(driver.base_placement().rotation, heading)
+                    if stop_at_fall:
+                        break
         end = driver.base_placement()
-        samples.append(end.translation[:2].copy())
+        if cycle % per_sample != 0:  # ended between two samples (a fall)
+            samples.append(end.translation[:2].copy())
         moved = end.translation[:2] - origin.translation[:2]
         turn = math.degrees(math.remainder(_yaw(end.rotation) - heading, 2.0 * math.pi))
         path = float(sum(np.linalg.norm(b - a) for a, b in itertools.pairwise(samples)))
         return GaitOutcome(gait=player.name, frequency=player.frequency, seconds=seconds,
                            distance=float(moved @ forward),
                            lateral=float(moved @ left), heading_deg=turn, path_length=path,
-                           fell=fall_time is not None, fall_time=fall_time)
+                           fell=fall_time is not None, fall_time=fall_time,
+                           samples=tuple((float(x), float(y)) for x, y in samples), fall_kind=fall_kind,
+                           lying=driver.fall_state().fallen)
+
+
+def _fall_kind(rotation: np.ndarray, heading: float) -> str:
+    """Where the body went over, from its up axis in the initial heading's frame: onto its head
+    (pitched forward), its back (pitched backward) or a side (rolled)."""
+    up = np.asarray(rotation)[:, 2]
+    forward = up[0] * math.cos(heading) + up[1] * math.sin(heading)
+    sideways = -up[0] * math.sin(heading) + up[1] * math.cos(heading)
+    if abs(sideways) > abs(forward):
+        return "side"
+    return "head" if forward > 0.0 else "back"
 
 
 def _command(player: GaitPlayer, k: int, as_played: bool) -> JointCommand:
@@ -165,5 +202,37 @@ def evaluate_cpg(robot: str, structure: str, seconds: float, vector: list[float]
     evaluator = CPGEvaluator(robot, structure, seconds)
     try:
         return evaluator.evaluate(vector)
+    finally:
+        evaluator.close()
+
+
+class NetworkEvaluator:
+    """Runs one experiment's oscillator networks, given as points of [0, 1]^D, in one headless
+    simulation reused from run to run (each run reset in full), scored by eq 17."""
+
+    def __init__(self, robot: str, experiment: Experiment, fitness: FitnessSettings) -> None:
+        self.experiment, self.fitness = experiment, fitness
+        self.simulation = HeadlessSimulation(robot)
+
+    def player(self, point: list[float]) -> GaitPlayer:
+        model = self.simulation.model
+        gait = NetworkGait(model, self.experiment, self.experiment.decode(point))
+        return GaitPlayer(gait, self.simulation.control_period, f"experiment {self.experiment.name}")
+
+    def evaluate(self, point: list[float]) -> GaitOutcome:
+        f = self.fitness
+        return self.simulation.run(self.player(point), f.seconds, stop_at_fall=f.stop_at_fall,
+                                   sample_period=f.sample_period)
+
+    def close(self) -> None:
+        self.simulation.close()
+
+
+def evaluate_network(robot: str, experiment: Experiment, fitness: FitnessSettings, point: list[float]) -> GaitOutcome:
+    """One network gait in a simulation of its own: a Ray task (the experiment travels with it,
+    so a cluster's machines need no copy of a configuration file)."""
+    evaluator = NetworkEvaluator(robot, experiment, fitness)
+    try:
+        return evaluator.evaluate(point)
     finally:
         evaluator.close()

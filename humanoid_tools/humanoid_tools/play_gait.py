@@ -56,8 +56,9 @@ class GaitReport:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("gait", help="a gait of the robot's robot.yaml (walk, trot, pace, bound, gallop), or a gait "
-                                     "file: a CPG gait (.yaml) or a gait search's search.json or directory")
+    parser.add_argument("gait", help="a gait of the robot's robot.yaml (walk, trot, transverse_gallop, rotary_gallop, "
+                                     "canter, amble, pace, bound, pronk), or a gait file: a CPG gait (.yaml) or a gait "
+                                     "search's search.json or directory")
     parser.add_argument("--robot", type=robot_name, default="bioloid_quadruped",
                         help="the running robot (bioloid_quadruped)")
     parser.add_argument("--frequency", type=non_negative_number, default=0.0,

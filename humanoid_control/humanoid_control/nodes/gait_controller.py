@@ -1,9 +1,9 @@
 """The gait controller node: plays a quadruped's gaits through the robot interface.
 
 - ``play_gait`` (humanoid_interfaces/action/PlayGait): a gait of the robot's ``robot.yaml``
-  (walk, trot, pace, bound, gallop: IK gaits) or a gait file (a CPG gait, or a gait
-  search's best: :mod:`humanoid_control.quadruped_gaits.gait_files`), at a frequency (0: the
-  gait's own), for a duration. The robot goes from where it stands to the gait's first
+  (walk, trot, transverse_gallop, rotary_gallop, canter, amble, pace, bound, pronk: IK gaits) or a
+  gait file (a CPG gait, or a gait search's best: :mod:`humanoid_control.quadruped_gaits.gait_files`),
+  at a frequency (0: the gait's own), for a duration. The robot goes from where it stands to the gait's first
   set-point (the lead-in), plays the gait, and returns to its stance (the ``stance`` pose,
   home by default); a cancel returns to the stance from wherever the gait is. Feedback:
   seconds of gait played, its phase, the stage; result: an error code and message, what was

@@ -102,26 +102,53 @@ def parameters_from_vector(vector: np.ndarray, structure: str) -> CPGParameters:
     return CPGParameters(structure=structure, **values)
 
 
-class OscillatorNetwork:
-    """N coupled oscillators with coupling matrices ``a`` (on x) and ``b`` (on v)."""
+#: How a link's input is scaled by its sender's state (eq 12 against eq 14, whose divisor the
+#: report lost): ``energy`` divides by sqrt(E_j) (the reading the reference favours), ``state``
+#: by sqrt(x_j^2 + v_j^2) (the other candidate), ``none`` is eq 12 (no normalisation).
+NORMALISATIONS = ("energy", "state", "none")
+#: Below this radius a ``state``-normalised sender sends nothing (its divisor would be 0).
+STATE_FLOOR = 1e-9
 
-    def __init__(self, tau: float, alpha: float, energy: np.ndarray, a: np.ndarray, b: np.ndarray,
-                 x: np.ndarray, v: np.ndarray, substep: float = 0.001) -> None:
-        self.tau, self.alpha, self.substep = tau, alpha, substep
+
+class OscillatorNetwork:
+    """N coupled oscillators with coupling matrices ``a`` (on x) and ``b`` (on v): eq 12-13 of
+    the report, or eq 14 with ``normalisation``, so that a link's input does not grow with its
+    sender's amplitude. ``tau`` is one value or one per oscillator."""
+
+    def __init__(self, tau: float | np.ndarray, alpha: float, energy: np.ndarray, a: np.ndarray, b: np.ndarray,
+                 x: np.ndarray, v: np.ndarray, substep: float = 0.001, normalisation: str = "none") -> None:
+        if normalisation not in NORMALISATIONS:
+            raise GaitError(f"unknown normalisation {normalisation!r} ({', '.join(NORMALISATIONS)})")
+        self.alpha, self.substep, self.normalisation = alpha, substep, normalisation
         self.energy = np.asarray(energy, dtype=float)
+        self.tau = np.broadcast_to(np.asarray(tau, dtype=float), self.energy.shape).copy()
         self.a, self.b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
         self.x, self.v = np.array(x, dtype=float), np.array(v, dtype=float)
         self.time = 0.0
 
+    def coupling_input(self, x: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """sum_j (a_ij x_j + b_ij v_j), each sender's state divided as ``normalisation`` says."""
+        if self.normalisation == "energy":
+            scale = 1.0 / np.sqrt(self.energy)
+        elif self.normalisation == "state":
+            radius = np.sqrt(x * x + v * v)
+            scale = np.where(radius > STATE_FLOOR, 1.0 / np.maximum(radius, STATE_FLOOR), 0.0)
+        else:
+            return self.a @ x + self.b @ v
+        return self.a @ (x * scale) + self.b @ (v * scale)
+
     def advance(self, seconds: float) -> np.ndarray:
-        """Integrate ``seconds`` further; returns x."""
+        """Integrate ``seconds`` further; returns x. Semi-implicit Euler, the damping term taken at
+        the new v: an oscillator driven far outside a small limit cycle (x^2 >> E, a strong link
+        into a small sqrt(E)) is damped at a rate of alpha x^2 / (E tau), beyond what an explicit
+        step of 1 ms keeps stable (it diverged in searches); implicitly it stays bounded."""
         steps = max(1, round(seconds / self.substep))
         dt = seconds / steps
         for _ in range(steps):
             x, v = self.x, self.v
-            dv = (-self.alpha * ((x * x + v * v - self.energy) / self.energy) * v - x
-                  + self.a @ x + self.b @ v) / self.tau
-            self.v = v + dt * dv
+            damping = self.alpha * (x * x + v * v - self.energy) / self.energy
+            drive = -x + self.coupling_input(x, v)
+            self.v = (v + dt * drive / self.tau) / (1.0 + dt * damping / self.tau)
             self.x = x + dt * self.v / self.tau
         self.time += seconds
         return self.x
@@ -154,6 +181,14 @@ class CPGGait:
         self.network = OscillatorNetwork(params.tau, params.alpha, energy, a, np.zeros_like(a),
                                          amplitude * np.sin(phases), amplitude * np.cos(phases), substep)
         self._last = 0.0
+
+    @property
+    def frequency(self) -> float:
+        return self.params.frequency
+
+    def fresh(self) -> CPGGait:
+        """The same gait at its start."""
+        return CPGGait(self.model, self.params, self.network.substep)
 
     def positions(self, t: float) -> np.ndarray:
         if t < self._last - 1e-12:

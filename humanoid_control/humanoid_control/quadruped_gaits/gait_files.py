@@ -1,8 +1,9 @@
 """Which gait to play, from a name or a file: one resolver for the gait controller's
 ``play_gait`` action, ``humanoid play-gait`` and ``humanoid gaits``.
 
-- A gait of the robot's ``robot.yaml`` (``gaits.phases``: walk, trot, pace, bound, gallop):
-  an IK gait with the robot's foot-path parameters.
+- A gait of the robot's ``robot.yaml`` (``gaits.phases``: walk, trot, transverse_gallop,
+  rotary_gallop, canter, amble, pace, bound, pronk): an IK gait with the robot's foot-path
+  parameters.
 - A CPG gait file (``.yaml``)::
 
       # the coupled oscillators of humanoid_control.quadruped_gaits.cpg
@@ -21,7 +22,9 @@
 
   Every problem is reported with the file and line of the value.
 - A gait search (``humanoid optimize-gait``): its ``search.json``, or the search directory
-  holding it; the search's best gait is played.
+  holding it; the search's best gait is played (a CPG gait of one of our structures, or the
+  oscillator network of one of the report's experiments, read again from the search's CPG
+  configuration: it must still give the experiment the free parameters the search saved).
 
 A frequency other than 0 replaces the gait's own.
 """
@@ -36,6 +39,7 @@ from pathlib import Path
 from humanoid_control.motion.model import MotionError
 from humanoid_control.motion.yaml_nodes import YamlNode, compose_file, require_keys
 from humanoid_control.quadruped_gaits.cpg import CPGGait, CPGParameters
+from humanoid_control.quadruped_gaits.cpg_models import NetworkGait, load_cpg
 from humanoid_control.quadruped_gaits.patterns import GaitError, IKGait, default_parameters, gait_phases, robot_legs
 from humanoid_control.quadruped_gaits.player import GaitPlayer
 from humanoid_description.model import RobotModel
@@ -61,6 +65,10 @@ def load_gait(model: RobotModel, gait: str, period: float, frequency: float = 0.
     if not path.exists():
         names = ", ".join(phases) or "none"
         raise GaitError(f"unknown gait {gait!r}: not a gait of {model.name} ({names}) nor an existing gait file")
+    if (network := _network_search(path, model)) is not None:
+        if frequency > 0.0:
+            raise GaitError(f"{path}: an experiment's network runs at its own frequencies: no --frequency")
+        return GaitPlayer(network, period, f"experiment {network.experiment.name} (best of {path})")
     params, name = read_gait_file(path, model)
     if frequency > 0.0:
         params = _checked(params, "frequency", frequency)
@@ -120,7 +128,8 @@ def _checked(params: CPGParameters, key: str, value: object, node: YamlNode | No
         raise node.error(str(error)) from None
 
 
-def _search_best(path: Path, model: RobotModel) -> CPGParameters:
+def _search_data(path: Path, model: RobotModel) -> dict:
+    """A search's saved state, checked to be one for ``model`` with a best gait."""
     try:
         data = json.loads(path.read_text())
     except OSError as error:
@@ -132,9 +141,36 @@ def _search_best(path: Path, model: RobotModel) -> CPGParameters:
     robot = data["settings"].get("robot")
     if robot != model.name:
         raise GaitError(f"{path}: a search for {robot!r}, not {model.name!r}")
-    best = data["best"]
-    if best is None:
+    if data["best"] is None:
         raise GaitError(f"{path}: the search has no best gait yet (no iteration ended)")
+    return data
+
+
+def _network_search(path: Path, model: RobotModel) -> NetworkGait | None:
+    """The best network of a search of one of the report's experiments (None: not such a search)."""
+    search = path / SEARCH_FILE if path.is_dir() else path
+    if search.suffix != ".json":
+        return None
+    data = _search_data(search, model)
+    experiment = data["settings"].get("experiment")
+    if experiment is None:
+        return None
+    config = data["settings"].get("config")
+    configuration = load_cpg(model, None if config is None else Path(config))
+    if not str(experiment).isdigit() or int(experiment) not in configuration.experiments:
+        raise GaitError(f"{search}: experiment {experiment!r} is not in {configuration.source}")
+    chosen = configuration.experiments[int(experiment)]
+    parameters = data["best"].get("parameters") if isinstance(data["best"], dict) else None
+    values = {k: v for k, v in parameters.items() if k != "experiment"} if isinstance(parameters, dict) else None
+    if values is None or sorted(values) != sorted(chosen.names) or not all(
+            isinstance(v, int | float) for v in values.values()):
+        raise GaitError(f"{search}: the best gait's parameters are not experiment {experiment}'s free parameters in "
+                        f"{configuration.source} ({len(chosen.names)}: {', '.join(chosen.names[:4])} ...)")
+    return NetworkGait(model, chosen, values)
+
+
+def _search_best(path: Path, model: RobotModel) -> CPGParameters:
+    best = _search_data(path, model)["best"]
     parameters = best.get("parameters") if isinstance(best, dict) else None
     if not isinstance(parameters, dict) or set(parameters) - _CPG_FIELDS:
         raise GaitError(f"{path}: the best gait's parameters are not a CPG gait's ({', '.join(sorted(_CPG_FIELDS))})")

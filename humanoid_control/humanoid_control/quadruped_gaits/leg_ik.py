@@ -64,7 +64,7 @@ def solve(geometry: LegGeometry, knee_points: str, x: float, z: float, max_knee_
     l1, l2 = geometry.thigh, geometry.shank
     shortest = math.sqrt(l1 * l1 + l2 * l2 + 2.0 * l1 * l2 * math.cos(max_knee_bend))
     distance = math.hypot(x, z)
-    reached = shortest <= distance <= l1 + l2
+    reached = shortest - 1e-9 <= distance <= l1 + l2 + 1e-9  # the ends of the reach included
     distance = min(max(distance, shortest), l1 + l2)
     bend = math.acos(max(-1.0, min(1.0, (distance * distance - l1 * l1 - l2 * l2) / (2.0 * l1 * l2))))
     # angle between the hip->foot line and the thigh, and the line's angle from straight down (+ forward)

@@ -1,14 +1,19 @@
 """Particle swarm optimisation (maximising), asked and told one iteration at a time.
 
-The quadruped report optimised its CPG gaits with a particle swarm (50 particles, 240
-iterations); it keeps no more of the method than that and a decreasing inertia. This is
-the standard global-best swarm (Shi and Eberhart's inertia weight, decreased linearly from
-``inertia_start`` to ``inertia_end`` over the iterations), in a box:
+The quadruped report's swarm (eq 15-16, 50 particles, 240 iterations):
 
-    v <- w v + c1 r1 (personal best - x) + c2 r2 (global best - x),   x <- x + v
+    v <- w v + phi_p r_p (personal best - x) + phi_n r_n (neighbourhood best - x),   x <- x + v
 
-with r1, r2 uniform in [0, 1) per particle and dimension, the velocity clamped to a
-fraction of the box and the position to the box (a particle that hits a wall stops there).
+with r_p, r_n uniform in [0, 1) per particle and dimension, the inertia w decreased over the
+run (Shi and Eberhart: linearly from ``inertia_start`` to ``inertia_end``), and a
+**geometrical neighbourhood**: each particle's neighbourhood best is the best personal best
+among its ``neighbours`` nearest particles in parameter space (itself included), recomputed
+every iteration, so that a swarm spread over several hills climbs each instead of rushing to
+the one best found first. ``neighbourhood: global`` is the usual global-best swarm (every
+particle's neighbourhood is the whole swarm). The report keeps neither phi_p, phi_n, the
+inertia's values nor the neighbourhood's size: they are settings (the robot's cpg.yaml).
+The velocity is clamped to a fraction of the box and the position to the box (a particle
+that hits a wall stops there).
 
 Written here rather than taken from a library: the search needs an ask/tell loop whose
 whole state (swarm, bests, random generator) is plain data that can be saved after every
@@ -29,6 +34,10 @@ class SwarmError(ValueError):
     """A swarm asked for something it cannot do (bad bounds, wrong number of fitnesses ...)."""
 
 
+#: Whose best a particle follows: its nearest particles', or the whole swarm's.
+NEIGHBOURHOODS = ("geometric", "global")
+
+
 @dataclass(frozen=True)
 class SwarmSettings:
     """The swarm's constants (the usual values: w from 0.9 to 0.4, c1 = c2 = 2)."""
@@ -37,15 +46,21 @@ class SwarmSettings:
     iterations: int = 240
     inertia_start: float = 0.9
     inertia_end: float = 0.4
-    cognitive: float = 2.0  # c1, pull towards the particle's own best
-    social: float = 2.0  # c2, pull towards the swarm's best
+    cognitive: float = 2.0  # phi_p, pull towards the particle's own best
+    social: float = 2.0  # phi_n, pull towards its neighbourhood's best
     max_velocity: float = 0.2  # fraction of each dimension's range per iteration
+    neighbourhood: str = "global"
+    neighbours: int = 5  # geometric: the neighbourhood's size, the particle itself included
 
     def __post_init__(self) -> None:
         if self.particles < 1 or self.iterations < 1:
             raise SwarmError(f"particles and iterations must be >= 1 (got {self.particles}, {self.iterations})")
         if not 0.0 < self.max_velocity <= 1.0:
             raise SwarmError(f"max_velocity is a fraction of the range in (0, 1], got {self.max_velocity}")
+        if self.neighbourhood not in NEIGHBOURHOODS:
+            raise SwarmError(f"unknown neighbourhood {self.neighbourhood!r} ({', '.join(NEIGHBOURHOODS)})")
+        if self.neighbours < 1:
+            raise SwarmError(f"a neighbourhood holds at least the particle itself, got {self.neighbours}")
 
     def inertia(self, iteration: int) -> float:
         """w at ``iteration`` (0-based): linear from start to end over the run."""
@@ -94,18 +109,37 @@ class ParticleSwarm:
         improved = fitness > self.best_fitness
         self.best_positions[improved] = self.positions[improved]
         self.best_fitness[improved] = fitness[improved]
-        leader, _ = self.global_best
+        leaders = self.neighbourhood_bests()
         s = self.settings
         r1, r2 = self.rng.random(self.positions.shape), self.rng.random(self.positions.shape)
         velocities = (s.inertia(self.iteration) * self.velocities
                       + s.cognitive * r1 * (self.best_positions - self.positions)
-                      + s.social * r2 * (leader - self.positions))
+                      + s.social * r2 * (leaders - self.positions))
         limit = (self.upper - self.lower) * s.max_velocity
         self.velocities = np.clip(velocities, -limit, limit)
         moved = self.positions + self.velocities
         self.positions = np.clip(moved, self.lower, self.upper)
         self.velocities[moved != self.positions] = 0.0  # stopped by a wall
         self.iteration += 1
+
+    def neighbourhoods(self) -> np.ndarray:
+        """Per particle, the indices of its neighbourhood (nearest first, itself included):
+        its ``neighbours`` nearest particles by their current positions (each dimension scaled
+        to its range), or every particle."""
+        n = self.settings.particles
+        if self.settings.neighbourhood == "global":
+            return np.tile(np.arange(n), (n, 1))
+        size = min(self.settings.neighbours, n)
+        scaled = (self.positions - self.lower) / (self.upper - self.lower)
+        distances = np.linalg.norm(scaled[:, None, :] - scaled[None, :, :], axis=2)
+        distances[np.arange(n), np.arange(n)] = -1.0  # a particle is its own nearest
+        return np.argsort(distances, axis=1, kind="stable")[:, :size]
+
+    def neighbourhood_bests(self) -> np.ndarray:
+        """Per particle, the best personal best of its neighbourhood (one row per particle)."""
+        members = self.neighbourhoods()
+        chosen = members[np.arange(len(members)), np.argmax(self.best_fitness[members], axis=1)]
+        return self.best_positions[chosen]
 
     # -- saving and resuming -------------------------------------------------------------
     def state(self) -> dict:

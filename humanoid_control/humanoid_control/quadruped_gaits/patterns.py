@@ -2,11 +2,19 @@
 solved by planar leg IK (:mod:`.leg_ik`), the four legs phased by the gait's pattern.
 
 A gait pattern gives each leg the fraction of a cycle by which its path lags the front
-left leg's (robot.yaml ``gaits.phases``): trot moves the diagonals together, pace the
-sides, bound the front and back pairs, walk one leg after another a quarter cycle apart.
-As in the reference (an EPFL report on the Bioloid quadruped, 2007), each cycle is
-sampled at ``points_per_cycle`` points (28) that the servos are sent in turn; between
-two samples the set-point moves linearly.
+left leg's (robot.yaml ``gaits.phases``: the nine gaits of the report's Fig 29): trot moves
+the diagonals together, pace the sides, bound the front and back pairs, pronk all four,
+walk one leg after another a quarter cycle apart ... As in the reference (an EPFL report on
+the Bioloid quadruped, 2007), each cycle is sampled at ``points_per_cycle`` points (28) that
+the servos are sent in turn; between two samples the set-point moves linearly.
+
+The foot path (``foot_path``) is by default the report's **rules of thumb**: the largest
+ellipse the leg can reach, its nearest point where a knee bent to its limit (90 deg) puts the
+foot, its farthest where the leg is straight (the corrected radius, our reading of the
+garbled rule): centre ``k = -(r_max + r_min) / 2`` below the hip, vertical radius
+``b = (r_max - r_min) / 2 = |k| - sqrt(L1^2 + L2^2)`` at 90 deg, horizontal ``a = 0.95 b``,
+the whole ellipse walked (the body rides up and down). ``flat``: our own path, its stride,
+lift, height and stance depth given (a flat stance by default).
 """
 
 from __future__ import annotations
@@ -22,6 +30,8 @@ from humanoid_description.model import RobotModel
 
 #: Frequencies the reference's gaits ran at (Hz).
 FREQUENCY_RANGE = (0.5, 2.0)
+#: The foot paths: the report's rules of thumb, or ours (stride, lift, stance depth given).
+FOOT_PATHS = ("rules_of_thumb", "flat")
 
 
 class GaitError(ValueError):
@@ -33,6 +43,8 @@ class GaitParameters:
     """Shape of the foot paths (robot.yaml ``gaits``; every field can be overridden)."""
 
     frequency: float = 1.0  # Hz, cycles per second
+    foot_path: str = "rules_of_thumb"  # or "flat": the fields below, from half_stride to height
+    a_ratio: float = 0.95  # rules of thumb: a = a_ratio b
     half_stride: float = 0.02  # m, a of the ellipse
     lift: float = 0.015  # m, b of the ellipse
     stance_depth: float = 1.0  # fraction of b the stance goes below k (1: the full ellipse)
@@ -45,6 +57,10 @@ class GaitParameters:
         low, high = FREQUENCY_RANGE
         if not low <= self.frequency <= high:
             raise GaitError(f"gait frequency {self.frequency:g} Hz is outside {low:g}-{high:g} Hz")
+        if self.foot_path not in FOOT_PATHS:
+            raise GaitError(f"unknown foot path {self.foot_path!r} ({', '.join(FOOT_PATHS)})")
+        if not 0.0 < self.a_ratio <= 2.0:
+            raise GaitError(f"a_ratio must be in (0, 2], got {self.a_ratio}")
         if self.points_per_cycle < 4:
             raise GaitError(f"points_per_cycle must be at least 4, got {self.points_per_cycle}")
         for name in ("half_stride", "lift", "stance_depth"):
@@ -91,8 +107,8 @@ def gait_phases(model: RobotModel) -> dict[str, dict[str, float]]:
 
 
 def default_parameters(model: RobotModel, **overrides: float) -> GaitParameters:
-    """The robot's gait parameters (robot.yaml ``gaits``, phases aside) with ``overrides``."""
-    section = {k: v for k, v in (model.config.sections.get("gaits") or {}).items() if k != "phases"}
+    """The robot's gait parameters (robot.yaml ``gaits``, phases and chart aside) with ``overrides``."""
+    section = {k: v for k, v in (model.config.sections.get("gaits") or {}).items() if k not in ("phases", "chart")}
     try:
         return replace(GaitParameters(**section), **overrides)
     except TypeError as error:
@@ -116,10 +132,22 @@ class IKGait:
         #: per leg: (hip, knee) angles at each sample phase of the cycle (n + 1, 2)
         self._tables = {name: self._table(leg) for name, leg in self.legs.items()}
 
+    def path(self, leg: Leg) -> EllipticPath:
+        """The leg's foot path: the rules of thumb from its lengths, or the given ellipse."""
+        p = self.params
+        if p.foot_path == "rules_of_thumb":
+            g = leg.geometry
+            bend = math.radians(p.max_knee_bend_deg)
+            nearest = math.sqrt(g.thigh ** 2 + g.shank ** 2 + 2.0 * g.thigh * g.shank * math.cos(bend))
+            farthest = g.thigh + g.shank
+            radius = (farthest - nearest) / 2.0
+            return EllipticPath(p.centre_x, -(farthest + nearest) / 2.0, p.a_ratio * radius, radius, 1.0)
+        height = leg.home_height if p.height is None else p.height
+        return EllipticPath(p.centre_x, -height, p.half_stride, p.lift, p.stance_depth)
+
     def _table(self, leg: Leg) -> np.ndarray:
         p = self.params
-        height = leg.home_height if p.height is None else p.height
-        path = EllipticPath(p.centre_x, -height, p.half_stride, p.lift, p.stance_depth)
+        path = self.path(leg)
         table = np.empty((len(self.cycle_phases), 2))
         for i, u in enumerate(self.cycle_phases):
             x, z = path.point(2.0 * math.pi * u)
@@ -127,6 +155,14 @@ class IKGait:
             self.unreached += 0 if angles.reached else 1
             table[i] = angles.hip, angles.knee
         return table
+
+    @property
+    def frequency(self) -> float:
+        return self.params.frequency
+
+    def fresh(self) -> IKGait:
+        """The same gait (an IK gait has no state)."""
+        return self
 
     def foot_point(self, leg: str, hip: float, knee: float) -> tuple[float, float]:
         return foot_point(self.legs[leg].geometry, hip, knee)

@@ -23,9 +23,11 @@ import numpy as np
 
 from humanoid_control.loop.interpolation import cubic
 from humanoid_control.quadruped_gaits.cpg import CPGGait
+from humanoid_control.quadruped_gaits.cpg_models import NetworkGait
 from humanoid_control.quadruped_gaits.patterns import GaitError, IKGait
 
-Gait = IKGait | CPGGait
+#: An IK gait (a function of time) or an oscillator network (integrated forward).
+Gait = IKGait | CPGGait | NetworkGait
 #: Set-points a player keeps at hand behind the latest (a central difference asks one back).
 RECENT = 3
 
@@ -43,14 +45,14 @@ class GaitPlayer:
 
     @property
     def frequency(self) -> float:
-        return self.gait.params.frequency
+        return self.gait.frequency
 
     def setpoint(self, k: int) -> np.ndarray:
         """Every joint's position (rad, canonical order) at ``k`` periods into the gait."""
         if k in self._recent:
             return self._recent[k]
         latest = max(self._recent, default=None)
-        if isinstance(self.gait, CPGGait) and latest is not None and k > latest + 1:
+        if not isinstance(self.gait, IKGait) and latest is not None and k > latest + 1:
             for j in range(latest + 1, k):  # the oscillators integrate through every step
                 self.gait.positions(j * self.period)
         positions = self.gait.positions(k * self.period)
@@ -66,7 +68,7 @@ class GaitPlayer:
     def peak_speeds(self, cycles: float = 2.0) -> np.ndarray:
         """Each joint's fastest speed (rad/s) between two set-points over ``cycles`` cycles, on a
         copy of the gait (this player's stays at its start)."""
-        player = GaitPlayer(_fresh(self.gait), self.period, self.name)
+        player = GaitPlayer(self.gait.fresh(), self.period, self.name)
         steps = max(2, math.ceil(cycles / (self.frequency * self.period)))
         positions = np.array([player.setpoint(k) for k in range(steps + 1)])
         return np.max(np.abs(np.diff(positions, axis=0)), axis=0) / self.period
@@ -78,13 +80,6 @@ class GaitPlayer:
             if speed > limit:
                 raise GaitError(f"{self.name} at {self.frequency:g} Hz drives {name} at {speed:.2f} rad/s, beyond "
                                 f"its limit of {limit:.2f} rad/s")
-
-
-def _fresh(gait: Gait) -> Gait:
-    """The same gait at its start."""
-    if isinstance(gait, CPGGait):
-        return CPGGait(gait.model, gait.params, gait.network.substep)
-    return gait  # an IK gait has no state
 
 
 class Stage(enum.Enum):

@@ -2,6 +2,15 @@
 evaluation a headless simulation, run as tasks on Ray (a local instance by default, an
 existing cluster by its address) or in this process.
 
+Two kinds of search:
+
+- one of the report's **experiments** (``cpg.yaml``, :mod:`humanoid_control.quadruped_gaits.cpg_models`):
+  its free parameters encoded in [0, 1] (the swarm's box) and mapped to their ranges, each
+  gait scored by eq 17 (:mod:`humanoid_control.quadruped_gaits.fitness`);
+- one of our own coupling **structures** (:mod:`humanoid_control.quadruped_gaits.cpg`, the
+  7 parameters of ``SEARCH_BOUNDS``), scored by our fitness (distance plus path, times the
+  share of the time the robot stood).
+
 Every iteration's outcome is saved in the search directory as it ends:
 
 - ``search.json``: the settings, the whole swarm (positions, velocities, bests, random
@@ -21,13 +30,15 @@ import os
 import socket
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from humanoid_control.quadruped_gaits.cpg import STRUCTURES, parameters_from_vector, search_box
+from humanoid_control.quadruped_gaits.cpg_models import Experiment, load_cpg
+from humanoid_control.quadruped_gaits.fitness import FitnessSettings
 from humanoid_control.quadruped_gaits.particle_swarm import ParticleSwarm, SwarmSettings
 from humanoid_experiments import local_ray
 
@@ -46,30 +57,76 @@ class SearchError(RuntimeError):
 
 @dataclass(frozen=True)
 class SearchSettings:
-    """What defines a search (and must match to resume one)."""
+    """What defines a search (and must match to resume one): a structure of ours, or an
+    experiment of the report (``structure`` None) with its configuration file and eq 17."""
 
     robot: str
-    structure: str
+    structure: str | None
     seconds: float  # simulated seconds per evaluation
     seed: int
     swarm: SwarmSettings
+    experiment: str | None = None  # the report's experiment (cpg.yaml)
+    config: str | None = None  # its CPG configuration file (None: the robot's)
+    fitness: FitnessSettings | None = None  # eq 17 (experiments); None: our fitness (structures)
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+    @property
+    def name(self) -> str:
+        return f"experiment {self.experiment}" if self.experiment is not None else f"{self.structure} CPG gaits"
 
     @classmethod
     def from_dict(cls, data: dict) -> SearchSettings:
         """The settings :meth:`as_dict` saved; ValueError (or KeyError, TypeError) if ``data``
         is not such settings."""
-        settings = cls(**{**data, "swarm": SwarmSettings(**data["swarm"])})
-        if not isinstance(settings.robot, str) or settings.structure not in STRUCTURES:
-            raise ValueError(f"robot {settings.robot!r} and structure {settings.structure!r} are not a robot's "
-                             f"name and one of {', '.join(STRUCTURES)}")
+        fitness = None if data.get("fitness") is None else FitnessSettings(**data["fitness"])
+        settings = cls(**{**data, "swarm": SwarmSettings(**data["swarm"]), "fitness": fitness})
+        if not isinstance(settings.robot, str) or (settings.structure not in STRUCTURES) == (
+                settings.experiment is None) or (settings.experiment is not None and fitness is None):
+            raise ValueError(f"robot {settings.robot!r}, structure {settings.structure!r} and experiment "
+                             f"{settings.experiment!r} are not a robot's name and either one of "
+                             f"{', '.join(STRUCTURES)} or an experiment with its fitness")
         if not (isinstance(settings.seconds, int | float) and math.isfinite(settings.seconds)
                 and settings.seconds > 0 and isinstance(settings.seed, int) and settings.seed >= 0):
             raise ValueError(f"seconds {settings.seconds!r} and seed {settings.seed!r} are not a duration > 0 and "
                              f"an integer >= 0")
         return settings
+
+
+class SearchSpace:
+    """What a search's points are: the box the swarm moves in, the gait parameters at a point,
+    and a gait's fitness."""
+
+    def __init__(self, settings: SearchSettings) -> None:
+        self.settings = settings
+        self.experiment: Experiment | None = None
+        if settings.experiment is not None:
+            from humanoid_description.model import load_model
+
+            configuration = load_cpg(load_model(settings.robot), None if settings.config is None else Path(
+                settings.config))
+            if settings.experiment not in {str(k) for k in configuration.experiments}:
+                raise SearchError(f"{configuration.source} has no experiment {settings.experiment}")
+            self.experiment = configuration.experiments[int(settings.experiment)]
+
+    def box(self) -> tuple[np.ndarray, np.ndarray]:
+        if self.experiment is None:
+            return search_box()
+        dimensions = len(self.experiment.parameters)
+        return np.zeros(dimensions), np.ones(dimensions)
+
+    def parameters(self, point: np.ndarray) -> dict:
+        if self.experiment is None:
+            assert self.settings.structure is not None
+            return asdict(parameters_from_vector(point, self.settings.structure))
+        return {"experiment": self.experiment.name, **self.experiment.decode(point)}
+
+    def fitness(self, outcome: GaitOutcome) -> float:
+        fitness = self.settings.fitness
+        if fitness is None:
+            return outcome.fitness
+        return outcome.path_fitness(fitness.alpha, fitness.beta)
 
 
 class Evaluation(Protocol):
@@ -88,9 +145,17 @@ class InProcessEvaluation:
     workers = 1
 
     def __init__(self, settings: SearchSettings) -> None:
-        from humanoid_sim.gait_evaluation import CPGEvaluator
+        from humanoid_sim.gait_evaluation import CPGEvaluator, NetworkEvaluator
 
-        self.evaluator = CPGEvaluator(settings.robot, settings.structure, settings.seconds)
+        space = SearchSpace(settings)
+        if space.experiment is None:
+            assert settings.structure is not None
+            self.evaluator: CPGEvaluator | NetworkEvaluator = CPGEvaluator(settings.robot, settings.structure,
+                                                                           settings.seconds)
+        else:
+            assert settings.fitness is not None
+            fitness = replace(settings.fitness, seconds=settings.seconds)
+            self.evaluator = NetworkEvaluator(settings.robot, space.experiment, fitness)
 
     def evaluate(self, points: np.ndarray) -> list[GaitOutcome]:
         return [self.evaluator.evaluate(point.tolist()) for point in points]
@@ -122,17 +187,23 @@ class RayEvaluation:
     def __init__(self, settings: SearchSettings, workers: int | None = None, address: str | None = None) -> None:
         import ray
 
-        from humanoid_sim.gait_evaluation import evaluate_cpg
+        from humanoid_sim.gait_evaluation import evaluate_cpg, evaluate_network
 
         self.settings = settings
+        space = SearchSpace(settings)
         self._ray = local_ray.RayConnection(workers, address)
         self.workers = self._ray.workers
-        self._task = ray.remote(num_cpus=1)(evaluate_cpg)
+        if space.experiment is None:
+            self._task = ray.remote(num_cpus=1)(evaluate_cpg)
+            self._arguments: tuple = (settings.robot, settings.structure, settings.seconds)
+        else:
+            assert settings.fitness is not None
+            self._task = ray.remote(num_cpus=1)(evaluate_network)
+            self._arguments = (settings.robot, space.experiment, replace(settings.fitness, seconds=settings.seconds))
 
     def evaluate(self, points: np.ndarray) -> list[GaitOutcome]:
         import ray
 
-        s = self.settings
         # a local instance runs as many at once as it has CPUs: queue them all; on a cluster,
         # keep ``workers`` in flight
         window = len(points) if self._ray.local else self.workers
@@ -140,7 +211,7 @@ class RayEvaluation:
         while queue or running:
             while queue and len(running) < window:
                 index, point = queue.pop(0)
-                running[self._task.remote(s.robot, s.structure, s.seconds, point.tolist())] = index
+                running[self._task.remote(*self._arguments, point.tolist())] = index
             done, _ = ray.wait(list(running), num_returns=1)
             for reference in done:
                 outcomes[running.pop(reference)] = ray.get(reference)
@@ -214,7 +285,7 @@ def _saved_search(data: dict) -> tuple[SearchSettings, ParticleSwarm, Best | Non
     ValueError when it does not fit)."""
     settings = SearchSettings.from_dict(data["settings"])
     swarm = ParticleSwarm.from_state(data["swarm"])
-    lower, _upper = search_box()
+    lower, _upper = SearchSpace(settings).box()
     if swarm.lower.shape != lower.shape or swarm.settings != settings.swarm:
         raise ValueError(f"its swarm has {swarm.lower.size} dimensions and the settings {swarm.settings}, "
                          f"not the search's {lower.size} and {settings.swarm}")
@@ -225,23 +296,24 @@ def _saved_search(data: dict) -> tuple[SearchSettings, ParticleSwarm, Best | Non
 
 
 def new_swarm(settings: SearchSettings) -> ParticleSwarm:
-    return ParticleSwarm(*search_box(), settings.swarm, settings.seed)
+    return ParticleSwarm(*SearchSpace(settings).box(), settings.swarm, settings.seed)
 
 
 def run_search(settings: SearchSettings, swarm: ParticleSwarm, best: Best | None, evaluation: Evaluation,
                directory: SearchDirectory, report: Callable[[dict, Best], None] = lambda entry, best: None) -> Best:
     """Iterate the swarm to its end, saving after every iteration; returns the best gait."""
+    space = SearchSpace(settings)
     while not swarm.finished:
         started = time.monotonic()
         points = swarm.ask()
         outcomes = evaluation.evaluate(points)
-        fitness = np.array([outcome.fitness for outcome in outcomes])
+        fitness = np.array([space.fitness(outcome) for outcome in outcomes])
         swarm.tell(fitness)
         leader = int(np.argmax(fitness))
         if best is None or fitness[leader] > best.fitness:
             point = points[leader].tolist()
-            best = Best(point, asdict(parameters_from_vector(points[leader], settings.structure)),
-                        outcomes[leader].as_dict(), float(fitness[leader]))
+            best = Best(point, space.parameters(points[leader]), _outcome_record(outcomes[leader]),
+                        float(fitness[leader]))
         entry = {"iteration": swarm.iteration, "fitness": fitness.tolist(),
                  "fell": [outcome.fell for outcome in outcomes], "best_fitness": best.fitness,
                  "wall_seconds": time.monotonic() - started}
@@ -250,3 +322,10 @@ def run_search(settings: SearchSettings, swarm: ParticleSwarm, best: Best | None
         report(entry, best)
     assert best is not None
     return best
+
+
+def _outcome_record(outcome: GaitOutcome) -> dict:
+    """An outcome as saved with the best gait (its samples too: eq 17 can be checked from them)."""
+    record = outcome.as_dict()
+    record["samples"] = [list(sample) for sample in outcome.samples]
+    return record

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from humanoid_control.command_line import UsageError, file_or_stdout, non_negative_number
+from humanoid_control.command_line import UsageError, file_or_stdout, host_and_port, integer_in, non_negative_number
 
 if TYPE_CHECKING:
     from humanoid_control.ros.robot_client import RobotClient
@@ -81,9 +81,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "hoap2, bioloid_quadruped); required but with --compare")
     parser.add_argument("--tests", default=None, metavar="LIST",
                         help="tests to run, e.g. 1,3,5 or 1-4 (default: all, in order)")
-    parser.add_argument("--json", default=None, metavar="OUT", type=file_or_stdout,
+    parser.add_argument("--json", default=None, metavar="OUT", type=file_or_stdout, nargs="?", const="-",
                         help="also write the results to OUT as JSON (a list, one object per test, written after "
-                             "each test; - for stdout); with --compare, the comparison")
+                             "each test; - or nothing for stdout); with --compare, the comparison; with "
+                             "--experiments, {\"experiments\": [...]}")
+    parser.add_argument("--experiments", default=None, metavar="WHICH",
+                        help="the reference's own static experiments instead of our tests: 'reference' (all of "
+                             "them) or numbers like 5,7; each candidate servo (the hinted ones, else every servo) "
+                             "stepped both ways from the experiment's starting posture, in simulation "
+                             "(docs/postures.md)")
+    parser.add_argument("--servos", default=None, metavar="LIST",
+                        help="with --experiments: only these candidate servos (the reference's names, e.g. "
+                             "PELVIS,N1; PELVIS- for one way), for a quick look")
+    parser.add_argument("--workers", type=integer_in(0), default=None,
+                        help="with --experiments: candidate runs at once on a local Ray instance (default: every "
+                             "CPU); 0: one after the other in this process")
+    parser.add_argument("--address", type=host_and_port(("ray",)), default=None, metavar="RAY_ADDRESS",
+                        help="with --experiments: an existing Ray cluster for the candidate runs")
     parser.add_argument("--real", action="store_true",
                         help="drive the real robot already running (no simulator services): the operator says "
                              "ready before each test; with foot sensors or an IMU each test stops at the first "
@@ -143,6 +157,15 @@ def operator_for(args: argparse.Namespace, stdin: TextIO, out: TextIO) -> Operat
 
 def check_options(args: argparse.Namespace) -> None:
     """Options that exclude each other, before anything starts."""
+    if args.experiments is None and (args.servos or args.workers is not None or args.address):
+        raise UsageError("--servos, --workers and --address go with --experiments")
+    if args.experiments is not None:
+        given = [name for name, value in (("--tests", args.tests), ("--real", args.real), ("--answers", args.answers),
+                                          ("--compare", args.compare), ("--set", args.set),
+                                          ("--real-time-factor", args.real_time_factor)) if value]
+        if given:
+            raise UsageError(f"--experiments runs the reference's experiments in simulation: {', '.join(given)} "
+                             "cannot go with it")
     if args.compare is not None:
         given = [name for name, value in (("--robot", args.robot), ("--tests", args.tests), ("--real", args.real),
                                           ("--answers", args.answers), ("--protocol", args.protocol),
@@ -204,6 +227,8 @@ def run(args: argparse.Namespace, stdin: TextIO = sys.stdin, out: TextIO = sys.s
         tests = protocol.select(None if args.tests is None else parse_tests(args.tests))
     except (FileNotFoundError, ValueError) as error:
         raise UsageError(str(error)) from None
+    if args.experiments is not None:
+        return run_reference(args, model, protocol, params, out)
     operator = operator_for(args, stdin, out) if args.real else None
 
     results = []
@@ -272,3 +297,43 @@ def run(args: argparse.Namespace, stdin: TextIO = sys.stdin, out: TextIO = sys.s
     if operator is not None and isinstance(operator.source, ScriptedAnswers) and (left := operator.source.left()):
         print(f"note: {left} answer(s) of {args.answers} were not asked for", file=out)
     return 0 if len(results) == len(tests) else 1
+
+
+def run_reference(args: argparse.Namespace, model: RobotModel, protocol, params, out: TextIO) -> int:
+    """``--experiments``: the reference's own experiments, each candidate servo in simulation."""
+    from humanoid_experiments.postures import reference as experiments
+    from humanoid_sim import physics_profiles
+
+    if protocol.reference is None:
+        raise UsageError(f"{protocol.source} keeps no reference experiments (reference: experiments)")
+    try:
+        numbers = experiments.parse_experiments(args.experiments, protocol.reference)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    only = None
+    if args.servos:
+        only = [name.strip() for name in args.servos.split(",")]
+        unknown = [name for name in only if name.rstrip("+-") not in protocol.reference.servos]
+        if unknown:
+            raise UsageError(f"--servos: unknown servo {', '.join(map(repr, unknown))} (servos: "
+                             f"{', '.join(protocol.reference.servos)})")
+    profile = args.physics or physics_profiles.REFERENCE
+    params_text = None if params is None else str(params)
+
+    def progress(text: str) -> None:
+        print(text, file=out, flush=True)
+
+    def mapper(tasks):
+        if args.workers == 0:
+            return experiments.in_process(tasks, model.name, profile, params_text, progress)
+        return experiments.on_ray(tasks, model.name, profile, params_text, args.workers, args.address, progress)
+
+    outcomes = experiments.run_experiments(model, protocol, numbers, only, mapper, progress)
+    if args.json == "-":
+        print(experiments.write_json(None, outcomes))
+        return 0
+    print(experiments.table(outcomes, protocol.reference))
+    if args.json:
+        experiments.write_json(Path(args.json), outcomes)
+        print(f"{len(outcomes)} experiments written to {args.json}", file=out)
+    return 0

@@ -53,8 +53,10 @@ class PostureTest:
     joints: tuple[str, ...]
     direction: int  # +1 or -1, in the URDF's joint axes
     start: str  # a named pose of the robot
-    falls: str  # where the robot must tip (one of FALL_DIRECTIONS)
+    falls: str  # where the robot must tip (one of FALL_DIRECTIONS; "unknown" for a reference candidate)
     real_limit: float | None  # rad, the real robot's limit when known
+    start_positions: tuple[float, ...] | None = None  # rad, every joint: a start that is no named pose
+    max_travel: float | None = None  # rad, the farthest the joints go from the start (None: to their limit)
 
     def __str__(self) -> str:
         return f"test {self.number} ({self.name})"
@@ -75,6 +77,8 @@ class ReferenceExperiment:
     start: dict[str, float]  # rad, the starting posture in our joints (through the joint map)
     beyond_limits: tuple[str, ...]  # our joints the starting posture puts beyond the model's limits, described
     start_pose: str | None  # our named pose with the same register values (where our tests can start)
+    candidates: tuple[str, ...] = ()  # the servos the reference hints were stepped (empty: no hint)
+    hint: str = ""  # what the hint rests on
 
 
 @dataclass(frozen=True)
@@ -87,6 +91,8 @@ class EquilibriumReference:
     neutral_raw: int  # the register value of a servo not listed in a starting posture
     servos: dict[str, str]  # the reference's servo names -> our joints
     note: str = ""  # what else the reference lost
+    max_travel_deg: float | None = None  # a candidate servo is stepped this far from the start at most
+    step_deg: float | None = None  # a candidate servo's step (None: the protocol's coarse then fine steps)
 
     def difference_deg(self, experiment: ReferenceExperiment) -> float | None:
         """|real - simulated| of one experiment, in degrees (None without a simulated value)."""
@@ -151,7 +157,8 @@ def load_protocol(model: RobotModel, path: Path | None = None) -> Protocol:
 def _reference(node: YamlNode, model: RobotModel) -> EquilibriumReference:
     """The ``reference`` section: register values, so the robot's servos must share one register."""
     entries = node.mapping("reference")
-    require_keys(entries, node, "reference", {"accepted_deg", "neutral_raw", "servos", "experiments"}, {"note"})
+    require_keys(entries, node, "reference", {"accepted_deg", "neutral_raw", "servos", "experiments"},
+                 {"note", "max_travel_deg", "step_deg"})
     joint_map = model.config.joint_map
     scales = {servo.scale for servo in joint_map.values()} if joint_map is not None else set()
     if joint_map is None or len(scales) != 1:
@@ -172,7 +179,18 @@ def _reference(node: YamlNode, model: RobotModel) -> EquilibriumReference:
     if not experiments:
         raise entries["experiments"].error("reference: experiments: at least one")
     note = entries["note"].text("reference: note") if "note" in entries else ""
-    return EquilibriumReference(experiments, accepted, scale, neutral, servos, note)
+    travel, step = (_positive(entries, key) for key in ("max_travel_deg", "step_deg"))
+    return EquilibriumReference(experiments, accepted, scale, neutral, servos, note, travel, step)
+
+
+def _positive(entries: dict[str, YamlNode], key: str) -> float | None:
+    """An optional number > 0 of the reference section."""
+    if key not in entries:
+        return None
+    value = entries[key].number(f"reference: {key}")
+    if value <= 0.0:
+        raise entries[key].error(f"reference: {key} must be > 0, got {value:g}")
+    return value
 
 
 def _register(node: YamlNode, what: str, scale: PositionScale) -> int:
@@ -190,7 +208,8 @@ def _experiment(key: str, node: YamlNode, model: RobotModel, servos: dict[str, s
         raise node.error(f"reference: experiments: {key!r} is not an experiment number") from None
     what = f"reference: experiment {number}"
     entries = node.mapping(what)
-    require_keys(entries, node, what, {"start_raw", "stepped", "real"}, {"simulated", "simulated_missing"})
+    require_keys(entries, node, what, {"start_raw", "stepped", "real"},
+                 {"simulated", "simulated_missing", "candidates", "hint"})
     start_raw = {}
     for name, value in entries["start_raw"].mapping(f"{what}: start_raw").items():
         if name not in servos:
@@ -213,8 +232,17 @@ def _experiment(key: str, node: YamlNode, model: RobotModel, servos: dict[str, s
     beyond = tuple(_beyond(model, joint, angle) for joint, angle in start.items() if _beyond(model, joint, angle))
     pose = next((name for name, pose in model.config.poses.items()
                  if all(_raw_or_none(joint_map[j], pose[j]) == raws[j] for j in joint_map)), None)
+    candidates: list[str] = []
+    for item in entries["candidates"].sequence(f"{what}: candidates") if "candidates" in entries else []:
+        name = item.text(f"{what}: candidates")
+        if name not in servos or name in candidates:
+            raise item.error(f"{what}: candidates: {name!r} is not a servo ({', '.join(servos)}) or is named twice")
+        candidates.append(name)
+    hint = entries["hint"].text(f"{what}: hint") if "hint" in entries else ""
+    if bool(candidates) != bool(hint):
+        raise node.error(f"{what}: candidates and the hint they rest on go together")
     return ReferenceExperiment(number, start_raw, None if stepped == "unknown" else stepped, real, simulated, missing,
-                               start, beyond, pose)
+                               start, beyond, pose, tuple(candidates), hint)
 
 
 def _beyond(model: RobotModel, joint: str, angle: float) -> str:

@@ -255,7 +255,8 @@ class PosturesRunner:
 
     # -- one test -----------------------------------------------------------------------
     def run(self, test: PostureTest) -> PostureResult:
-        start = self.model.joints.to_array(self.model.config.pose(test.start))
+        start = (np.array(test.start_positions) if test.start_positions is not None
+                 else self.model.joints.to_array(self.model.config.pose(test.start)))
         columns = [self.names.index(j) for j in test.joints]
         range_end = self._range_end(test, start, columns)
         if self.real:
@@ -333,7 +334,8 @@ class PosturesRunner:
     def _range_end(self, test: PostureTest, start: np.ndarray, columns: list[int]) -> float:
         """How far (signed) the test's joints can move from the start pose before a limit."""
         bounds = self.model.joints.upper if test.direction > 0 else self.model.joints.lower
-        return test.direction * float(np.min(np.abs(bounds[columns] - start[columns])))
+        reach = float(np.min(np.abs(bounds[columns] - start[columns])))
+        return test.direction * (reach if test.max_travel is None else min(reach, test.max_travel))
 
     def _step(self, target: np.ndarray) -> FootEvent | None:
         """Move smoothly to ``target`` over step_time, hold settle_time; the first foot event, if any."""

@@ -76,6 +76,8 @@ class FootWatch:
         self.readings_at: dict[str, float] = {}  # robot time of each sensor's latest reading (a foot, "imu")
         self._imu: tuple[float, float, float, float] | None = None  # w, x, y, z
         self.fallen_seen = False  # the simulator publishes `fallen` (a real robot does not)
+        self._fallen = False  # the simulator's latest `fallen`
+        self._fallen_at_arm = False  # fallen when armed (a start lying on a limb): not a fall until it rose
 
     def arm(self, since: float) -> None:
         """Watch from robot time ``since`` on; forget any earlier event."""
@@ -87,6 +89,7 @@ class FootWatch:
             # robot's own weight (play, deflection) is not in the joint readings
             self._tilt_origin = self.support_tilts()
             self._low_since = {side: None for side in self.model.config.feet}
+            self._fallen_at_arm = self._fallen
 
     @property
     def event(self) -> FootEvent | None:
@@ -130,10 +133,14 @@ class FootWatch:
             return all(at >= stamp for at in self.readings_at.values())
 
     def on_fallen(self, fallen: bool) -> None:
-        """The simulator's fall watch."""
+        """The simulator's fall watch: a fall once armed, unless the robot already counted as
+        fallen when armed (a starting posture with a limb on the ground) and has not risen since."""
         self.fallen_seen = True
-        if fallen:
-            with self._lock:
+        with self._lock:
+            self._fallen = fallen
+            if not fallen:
+                self._fallen_at_arm = False
+            elif not self._fallen_at_arm:
                 self._record(FootEvent("fall", self.now(), "the robot fell (simulator's fallen)"))
 
     def check_tip(self, tip_angle: float) -> None:
