@@ -197,7 +197,7 @@ CASES: list[tuple[str, list[str], str]] = [
     ("play-gait: no gait", ["play-gait"], "required: gait"),
     ("play-gait: 3 Hz", ["play-gait", "trot", "--frequency", "3"], "3 Hz is outside 0.5-2 Hz"),
     ("play-gait: faster than the servos", ["play-gait", "pace", "--frequency", "2"],
-     "pace at 2 Hz drives fr_knee at"),
+     "pace at 2 Hz drives fr_hip_pitch at"),
     ("play-gait: negative frequency", ["play-gait", "trot", "--frequency", "-1"], "argument --frequency"),
     ("play-gait: zero duration", ["play-gait", "trot", "--duration", "0"], "argument --duration"),
     ("play-gait: hoap2", ["play-gait", "trot", "--robot", "hoap2"], "robot hoap2 has no gaits"),

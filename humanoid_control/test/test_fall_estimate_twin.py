@@ -65,7 +65,8 @@ def test_no_quadruped_gait_is_a_fall(gait):
         for k in range(int(GAIT_SECONDS / PERIOD)):
             twin.feed(k * PERIOD, player.setpoint(k))
         assert twin.fallen_at is None, f"{gait} at {frequency} Hz: fallen at t = {twin.fallen_at:.2f} s"
-        assert twin.worst > -0.5 * BalanceParameters.for_robot(QUADRUPED).fall_margin, (gait, frequency, twin.worst)
+        # not even the hold starts: the CoM never leaves the reach polygon by the fall margin
+        assert twin.worst > -BalanceParameters.for_robot(QUADRUPED).fall_margin, (gait, frequency, twin.worst)
 
 
 @pytest.mark.parametrize("robot", ["bioloid", QUADRUPED, "hoap2"])
