@@ -1,10 +1,14 @@
 """Lockstep: the simulation waits for its controllers, so the same launch and the same
-commands give bit-identical joint_states, even beside two CPU hogs; a participant that
-stops answering pauses the simulation and is reported by name.
+commands give bit-identical states, even beside two CPU hogs; a participant that stops
+answering pauses the simulation and is reported by name.
 
-A short HOAP-2 walk (the walk controller, the trajectory generator and the test's client in
-lockstep) is run twice, the second time with two processes taking both cores; every
-joint_states message up to a fixed simulated time is compared, bit for bit.
+A short HOAP-2 walk on the default graph (every control node in its container, the
+observers included) is run twice as ``humanoid walk`` runs it: the test's client holds the
+simulation until the walk goal is accepted, then leaves the lockstep and only watches. The
+second run has two processes taking both cores. Every robot_state up to a fixed simulated
+time (joint states, IMU, feet, the simulator's ground truth; a state sent again while the
+simulation waited must be the state first sent) and every command the walk controller sent
+are compared, bit for bit.
 """
 
 from __future__ import annotations
@@ -14,11 +18,14 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from trajectory_msgs.msg import JointTrajectory
 
 from humanoid_bringup.graphs import sim_nodes
 from humanoid_control.processes.node_graph import Graph
+from humanoid_control.ros import robot_state
 from humanoid_control.ros.robot_client import RobotClient, poll_until
 from humanoid_experiments.walk import walk
+from humanoid_interfaces.msg import RobotState
 
 pytestmark = pytest.mark.system
 
@@ -30,36 +37,67 @@ PATIENCE = 300.0
 
 
 def graph():
-    return sim_nodes(ROBOT, balance_monitor=False, self_collision_checker=False, lockstep=True,
-                     participants=(CLIENT,))
+    return sim_nodes(ROBOT, lockstep=True, participants=(CLIENT,))
 
 
-def walked_states(log_dir) -> list[tuple]:
-    """Every joint_states message of a short walk, up to END s of simulated time."""
+def seconds(stamp) -> float:
+    return stamp.sec + stamp.nanosec * 1e-9
+
+
+def state_fields(m: RobotState) -> tuple:
+    """Everything a state carries, as plain values (messages compare by identity of arrays)."""
+    js = m.joint_states
+    imu = [(i.orientation.x, i.orientation.y, i.orientation.z, i.orientation.w, i.angular_velocity.x,
+            i.angular_velocity.y, i.angular_velocity.z, i.linear_acceleration.x, i.linear_acceleration.y,
+            i.linear_acceleration.z) for i in m.imu]
+    feet = [(w.wrench.force.x, w.wrench.force.y, w.wrench.force.z, w.wrench.torque.x, w.wrench.torque.y,
+             w.wrench.torque.z) for w in m.foot_wrenches]
+    pose = [(p.pose.position.x, p.pose.position.y, p.pose.position.z, p.pose.orientation.x, p.pose.orientation.y,
+             p.pose.orientation.z, p.pose.orientation.w) for p in m.base_pose]
+    twist = [(t.twist.linear.x, t.twist.linear.y, t.twist.linear.z, t.twist.angular.x, t.twist.angular.y,
+              t.twist.angular.z) for t in m.base_twist]
+    return (tuple(js.name), tuple(js.position), tuple(js.velocity), tuple(js.effort), tuple(imu), tuple(feet),
+            tuple(c.data for c in m.foot_contacts), tuple(pose), tuple(twist), tuple(f.data for f in m.fallen))
+
+
+def command_fields(m: JointTrajectory) -> tuple:
+    return (seconds(m.header.stamp), tuple(m.joint_names),
+            tuple((tuple(p.positions), tuple(p.velocities), p.time_from_start.sec, p.time_from_start.nanosec)
+                  for p in m.points))
+
+
+def walked(log_dir) -> tuple[list[tuple], list[tuple]]:
+    """Every state of a short walk up to END s of simulated time, and the walk's commands."""
+    states, commands = [], []
     with Graph(graph(), log_dir=log_dir), RobotClient(CLIENT, lockstep=True) as client:
-        client.start_recording()
-        report = walk(client, ROBOT, DISTANCE, timeout=PATIENCE)
+        client.node.create_subscription(RobotState, robot_state.TOPIC, states.append, 100_000)
+        client.node.create_subscription(JointTrajectory, "joint_trajectory", commands.append, 10_000)
+        report = walk(client, ROBOT, DISTANCE, timeout=PATIENCE, stay_in_lockstep=False)  # as `humanoid walk`
         assert report.error_code == 0 and not report.fell, report.text()
-        with client.lockstep.paused_at(END, PATIENCE):
-            recorded = client.stop_recording()
-    states = {}  # by stamp: a state the simulation sent again while it waited is the same state
-    for m in recorded:
-        states.setdefault((m.header.stamp.sec, m.header.stamp.nanosec),
-                          (m.header.stamp.sec, m.header.stamp.nanosec, tuple(m.position), tuple(m.velocity),
-                           tuple(m.effort)))
-    return [s for stamp, s in sorted(states.items()) if START <= stamp[0] + stamp[1] * 1e-9 <= END]
+        poll_until(lambda: bool(states) and seconds(states[-1].header.stamp) > END,
+                   f"a state past t = {END} s", PATIENCE)
+        received, sent = list(states), list(commands)
+    first_sent: dict[float, tuple] = {}
+    for m in received:  # by stamp: the first sending of each state, and each sending again the same
+        fields = state_fields(m)
+        assert first_sent.setdefault(seconds(m.header.stamp), fields) == fields, \
+            f"the state of t = {seconds(m.header.stamp):.3f} s was sent again changed"
+    compared = [(stamp, fields) for stamp, fields in sorted(first_sent.items()) if START <= stamp <= END]
+    return compared, [command_fields(m) for m in sent if seconds(m.header.stamp) <= END]
 
 
-def test_the_same_walk_gives_bit_identical_joint_states_beside_cpu_hogs(tmp_path, cpu_hogs):
-    first = walked_states(tmp_path / "first")
+def test_the_same_walk_gives_bit_identical_states_and_commands_beside_cpu_hogs(tmp_path, cpu_hogs):
+    first, first_commands = walked(tmp_path / "first")
     with cpu_hogs(2):
-        second = walked_states(tmp_path / "second")
+        second, second_commands = walked(tmp_path / "second")
     assert len(first) == len(second) >= 330  # every state of 3.4 s at 100 Hz, in both runs
-    assert [(s[0], s[1]) for s in first] == [(s[0], s[1]) for s in second]
-    differing = [a[:2] for a, b in zip(first, second, strict=True) if a != b]
-    assert not differing, (f"{len(differing)} of {len(first)} states differ, the first at "
-                           f"t = {differing[0][0] + differing[0][1] * 1e-9:.3f} s")
-    moved = np.ptp(np.array([s[2] for s in first]), axis=0)
+    assert [s[0] for s in first] == [s[0] for s in second]
+    differing = [a[0] for a, b in zip(first, second, strict=True) if a != b]
+    assert not differing, f"{len(differing)} of {len(first)} states differ, the first at t = {differing[0]:.3f} s"
+    assert sum(1 for _, fields in first if fields[7]) >= 150  # the ground truth (50 Hz) was compared too
+    assert first_commands, "the walk controller sent no command"
+    assert first_commands == second_commands
+    moved = np.ptp(np.array([fields[1] for _, fields in first]), axis=0)
     assert np.max(moved) > 0.1, "the robot did not walk"
 
 
