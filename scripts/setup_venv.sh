@@ -13,6 +13,8 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 
 echo "[setup] installing pinned dependencies (requirements.txt)"
-"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r requirements.txt
+# --no-compile: Python compiles a module the first time it is imported; compiling every file
+# of every wheel up front (Ray alone has thousands) took about half of the set-up's CPU.
+"$VENV/bin/python" -m pip install --quiet --no-compile --disable-pip-version-check -r requirements.txt
 
 "$VENV/bin/python" scripts/fix_ros_wheel_cmake.py "$VENV"
