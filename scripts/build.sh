@@ -9,6 +9,9 @@ export VIRTUAL_ENV="$VENV"
 export CMAKE_PREFIX_PATH="$VENV${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
 export AMENT_PREFIX_PATH="$VENV${AMENT_PREFIX_PATH:+:$AMENT_PREFIX_PATH}"
 export PYTHONNOUSERSITE=1
+# One compile job per core whatever the load: colcon's default adds make's -l (load limit),
+# which on a busy 2-core machine ran the message package's ~260 compilations one at a time.
+export MAKEFLAGS="${MAKEFLAGS:--j$(nproc)}"
 
 colcon --log-base log build \
   --symlink-install \
