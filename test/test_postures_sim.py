@@ -28,11 +28,15 @@ pytestmark = pytest.mark.system
 
 #: Wall seconds a command may take (a loaded 2-core machine runs the simulation slowly).
 PATIENCE = 600.0
-#: Coarse steps: the subset runs in well under a minute of robot time.
-COARSE = {"step": 2.0, "coarse_step": 2.0, "start_settle_time": 0.5}
+#: Coarse steps: a first pass in 6 deg steps, then again from its last step that stood in 2 deg
+#: steps (the runner's own two-pass search, as the full protocol's 2 / 0.5 deg): the subset runs
+#: in well under a minute of robot time, and the limit found is a 2 deg step's all the same.
+#: Each step keeps the protocol's step_time and settle_time (the quasi-static moves of
+#: postures.yaml).
+COARSE = {"step": 2.0, "coarse_step": 6.0, "start_settle_time": 0.5}
 #: Band (deg) around the real robot's limit that a coarse run must land in: the protocol's
-#: target (within 5 deg of the real robot on average) plus one coarse step, by which a
-#: coarse search can overshoot the limit a fine one finds.
+#: target (within 5 deg of the real robot on average) plus one 2 deg step (the fine pass's),
+#: by which a coarse search can overshoot the limit a fine one finds.
 BAND_DEG = 7.0
 
 
@@ -50,7 +54,9 @@ def test_a_coarse_subset_finds_the_real_robots_limits_and_tips_the_right_way(tmp
                              "--protocol", coarse_protocol(tmp_path), "--json", str(out)],
                             capture_output=True, text=True, timeout=PATIENCE)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "[1/3] test 1 (leg3 Back)" in result.stderr and "step 1: +2.00 deg" in result.stderr  # progress
+    assert "[1/3] test 1 (leg3 Back)" in result.stderr and "step 1: +6.00 deg" in result.stderr  # progress
+    # each limit from the fine pass: again from the last coarse step that stood, in 2 deg steps
+    assert result.stderr.count("in steps of 2 deg") == 3, result.stderr
     assert "average |error| over the 3 tests with a real value" in result.stdout
     found = {entry["test"]: entry for entry in json.loads(out.read_text())}
     assert sorted(found) == [1, 9, 13]
