@@ -161,6 +161,7 @@ class RobotClient:
         self._fallen: bool | None = None
         self._base_pose: PoseStamped | None = None
         self._diagnostics: DiagnosticArray | None = None
+        self._carried: frozenset[str] = frozenset()
         self._service_clients: dict[str, object] = {}
         # a deep queue: a recording client must not lose readings while a simulation runs
         # faster than real time and this process is slow to take them (10 s at 100 Hz)
@@ -251,6 +252,7 @@ class RobotClient:
             self.lockstep.answered(msg.header.stamp)
 
     def _on_robot_state(self, msg: RobotState) -> None:
+        self._carried = frozenset(topic for topic, _ in robot_state.parts(msg))
         for topic, part in robot_state.parts(msg):
             handle = self._parts.get(topic)
             if handle is not None:
@@ -317,6 +319,12 @@ class RobotClient:
             return self._clock
         msg = self._joint_state or self.wait_for_joint_states()
         return seconds(msg.header.stamp)
+
+    @property
+    def carried(self) -> frozenset[str]:
+        """The standard topics (relative names) the latest ``robot_state`` carried: what the
+        robot measures (a part it lacks is absent). Empty with ``standard_topics``."""
+        return self._carried
 
     @property
     def fallen(self) -> bool | None:
