@@ -1,6 +1,7 @@
 """``humanoid compare``: the same ``play_motion`` recorded on the simulated Bioloid and on the
 Bioloid's emulated bus (the graphs ``humanoid sim --record`` and ``humanoid real --emulate
---record`` start), compared by the command run as a process; its figures are checked against
+--record`` start), compared by the command (its entry point, run in the test's process: the
+property is its output, not its process); its figures are checked against
 values computed here from the two bags alone (rosbags and numpy, by the documented rule).
 Then the refusals: bags of different robots, without a common joint, and not a bag.
 """
@@ -11,13 +12,13 @@ import dataclasses
 import json
 import math
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from cli_entry import entry_point
 from matplotlib.image import imread
 from rosbags.rosbag2 import Reader
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
@@ -86,8 +87,7 @@ def bags(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 def humanoid_compare(*args: str | Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "humanoid_bringup.cli", "compare", *map(str, args)],
-                          capture_output=True, text=True, timeout=300)
+    return entry_point("compare", *args)
 
 
 # -- the independent computation: the bags read with rosbags, the rule applied with numpy -----

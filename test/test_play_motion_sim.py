@@ -11,6 +11,9 @@ says by how much.
 Each motion is started with the simulator paused, so that the trajectory's start on
 the robot clock is known exactly (feedback's ``elapsed`` while the clock stands still)
 and the measured ``joint_states`` can be compared with the plan sample by sample.
+
+One graph serves the module (``module_graph``): each test starts from the robot reset to
+its home pose and settled there (:func:`robot`), as a freshly started graph has it.
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ from humanoid_interfaces.action import PlayMotion
 pytestmark = pytest.mark.system
 
 ROBOT = "hoap2"
+#: The module's graph (conftest.py ``module_graph``): the robot and its motion player, as fast as they go.
+GRAPH = sim_nodes(ROBOT, real_time_factor=0.0, **ROBOT_AND_PLAYER_ONLY)
 #: Generous limit (wall seconds) for anything awaited; every wait ends as soon as its condition holds.
 PATIENCE = 300.0  # a motion of ~15 robot seconds on a 2-core machine under load
 #: The trajectory generator's sampling period (its `sample_period` parameter, default 0.02 s).
@@ -190,13 +195,30 @@ def largest_change_deg(before: dict[str, float], after: dict[str, float]) -> flo
     return math.degrees(max(abs(after[j] - before[j]) for j in before))
 
 
+#: Robot seconds the reset robot is given to land and settle (it is put down from a few mm up).
+SETTLE = 1.0
+
+
+@pytest.fixture
+def robot(module_graph: RobotClient) -> RobotClient:
+    """The module's robot reset to its home pose, settled, and its readings from after the
+    reset reached this client (states from before it may still be queued)."""
+    client = module_graph
+    client.reset()
+    reset_at = client.simulator_time()  # the simulator's clock goes on through a reset
+    client.wait_for_state(lambda m: seconds(m.header.stamp) >= reset_at, "joint_states from after the reset",
+                          robot_seconds=JOINT_STATES_DEPTH / 100.0 + 0.5)
+    client.wait_until(client.now() + SETTLE, timeout=PATIENCE)
+    return client
+
+
 # -- tests ------------------------------------------------------------------------------------
 @pytest.mark.parametrize("source", ["csv file", "library keyframes"])
-def test_a_motion_is_played_as_planned(robot_graph, tmp_path, source):
+def test_a_motion_is_played_as_planned(robot, tmp_path, source):
     """The robot follows the planned trajectory of a csv motion file (the squat, sampled by
     the csv writer) and of a library keyframe motion (wave); feedback reaches progress 1
     and the last keyframe."""
-    _graph, client = robot_graph(sim_nodes(ROBOT, real_time_factor=0.0, **ROBOT_AND_PLAYER_ONLY))
+    client = robot
     if source == "csv file":
         path = tmp_path / "squat.csv"
         motion = squat_csv(path)
@@ -231,8 +253,8 @@ def test_a_motion_is_played_as_planned(robot_graph, tmp_path, source):
     assert progress == sorted(progress)
 
 
-def test_cancel_stops_the_motion_and_the_robot_holds(robot_graph):
-    _graph, client = robot_graph(sim_nodes(ROBOT, real_time_factor=0.0, **ROBOT_AND_PLAYER_ONLY))
+def test_cancel_stops_the_motion_and_the_robot_holds(robot):
+    client = robot
     feedback = FeedbackLog()
     handle = send(client, PlayMotion.Goal(motion_name="squat", speed_factor=0.25), feedback)
     assert feedback.wait_for(lambda m: m.progress >= 0.1) is not None
@@ -257,8 +279,8 @@ def test_cancel_stops_the_motion_and_the_robot_holds(robot_graph):
     ("latin1.yaml", "robot: hoap2\n# caf\xe9\n".encode("latin-1"), 2,
      "not UTF-8 text (byte 6 of the line is 0xe9): a binary file?"),
 ], ids=["csv", "keyframes", "binary", "not-utf8"])
-def test_a_malformed_motion_file_is_refused_and_the_robot_stays(robot_graph, tmp_path, name, content, line, problem):
-    _graph, client = robot_graph(sim_nodes(ROBOT, real_time_factor=0.0, **ROBOT_AND_PLAYER_ONLY))
+def test_a_malformed_motion_file_is_refused_and_the_robot_stays(robot, tmp_path, name, content, line, problem):
+    client = robot
     path = tmp_path / name
     if isinstance(content, bytes):
         path.write_bytes(content)
@@ -274,11 +296,11 @@ def test_a_malformed_motion_file_is_refused_and_the_robot_stays(robot_graph, tmp
     assert largest_change_deg(before, after) < HOLD_TOLERANCE_DEG
 
 
-def test_a_speed_beyond_the_limits_is_slowed_and_reported(robot_graph):
+def test_a_speed_beyond_the_limits_is_slowed_and_reported(robot):
     """Wave at 10x would need the elbow 4.6 times faster than its servo: the generator slows
     the motion to the limits, the robot plays it, and time_scale says how much slower than
     asked (0.46 instead of 0.1: 4.6x the asked duration)."""
-    _graph, client = robot_graph(sim_nodes(ROBOT, real_time_factor=0.0, **ROBOT_AND_PLAYER_ONLY))
+    client = robot
     wave = load_motion(ROBOT, "wave")
     away_from_the_start(client, wave)
     planned = plan_playback(wave, speed=10.0, current=client.current_positions(), period=SAMPLE_PERIOD)

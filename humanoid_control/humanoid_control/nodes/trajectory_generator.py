@@ -122,7 +122,12 @@ class TrajectoryGenerator:
             goal_handle.abort()
             return PlayMotion.Result(error_code=PlayMotion.Result.EXECUTION_FAILED, error_string=str(error))
         scaling = playback.scaling
-        (log.warning if scaling.slowed else log.info)(scaling.describe())
+        # one call site per severity: rclpy refuses a call site whose severity changes between calls
+        # (a slowed goal after a nominal one would fail with "Logger severity cannot be changed")
+        if scaling.slowed:
+            log.warning(scaling.describe())
+        else:
+            log.info(scaling.describe())
         log.info(f"playing {playback.motion.name!r}: {playback.duration:.2f} s "
                  f"({playback.transition_duration:.2f} s of transition from the current pose)")
         return self._play(goal_handle, playback)

@@ -12,6 +12,7 @@ each topic could not be read, so that nothing drawn from the bag passes for all 
 from __future__ import annotations
 
 import contextlib
+import functools
 import heapq
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -63,8 +64,13 @@ class Bag:
         self.unreadable_chunks: dict[tuple[str, int], str] = {}
         #: topic -> messages in readable chunks whose bytes are not a message of the topic's type
         self.undecodable: Counter[str] = Counter()
-        #: topic -> messages that can be read (every chunk is read once, here)
-        self.counts: dict[str, int] = self._census()
+
+    @functools.cached_property
+    def counts(self) -> dict[str, int]:
+        """topic -> messages that can be read: every chunk is read once, when first asked (not on
+        opening: what needs a few messages only, such as ``humanoid compare``'s check that both
+        bags are of one robot, does not read the whole bag for it)."""
+        return self._census()
 
     def _mcap_files(self) -> list[Path] | None:
         """The bag's MCAP files, in order; None for another storage (read by rosbags alone)."""

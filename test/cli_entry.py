@@ -1,0 +1,38 @@
+"""``humanoid ARGS`` run through the command's entry point in the test's own process (no
+interpreter start, no imports paid again per run), for tests whose property is the
+command's output, not its process: its exit status and what it wrote to the standard
+output and error, captured at the file descriptors (what a library prints from C too)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+
+def entry_point(*args: str | Path) -> subprocess.CompletedProcess:
+    """``humanoid ARGS`` in this process, as a ``CompletedProcess`` (the status ``main`` returned)."""
+    from humanoid_bringup.cli import main
+
+    words = [str(a) for a in args]
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err, open(os.devnull) as nothing:
+        saved = [os.dup(fd) for fd in (0, 1, 2)]
+        sys.stdout.flush()
+        sys.stderr.flush()
+        try:
+            for source, fd in ((nothing, 0), (out, 1), (err, 2)):
+                os.dup2(source.fileno(), fd)
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                code = main(words)
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            for fd, copy in zip((0, 1, 2), saved, strict=True):
+                os.dup2(copy, fd)
+                os.close(copy)
+        out.seek(0)
+        err.seek(0)
+        return subprocess.CompletedProcess(["humanoid", *words], code, out.read(), err.read())
