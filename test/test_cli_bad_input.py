@@ -12,15 +12,13 @@ the same way (``test_the_installed_command_answers_as_the_entry_point``).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import subprocess
-import sys
-import tempfile
 from pathlib import Path
 
 import pytest
+from cli_entry import entry_point
 
 from humanoid_control.quadruped_gaits.cpg import search_box
 from humanoid_control.quadruped_gaits.cpg_models import cpg_path
@@ -322,36 +320,10 @@ def folder(tmp_path_factory) -> Path:
     return folder
 
 
-def entry_point(args: list[str]) -> subprocess.CompletedProcess:
-    """``humanoid ARGS`` through the command's entry point in this process: its exit status
-    and what it wrote to the standard output and error, captured at the file descriptors."""
-    from humanoid_bringup.cli import main
-
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err, \
-            open(os.devnull) as nothing:
-        saved = [os.dup(fd) for fd in (0, 1, 2)]
-        sys.stdout.flush()
-        sys.stderr.flush()
-        try:
-            for source, fd in ((nothing, 0), (out, 1), (err, 2)):
-                os.dup2(source.fileno(), fd)
-            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-                code = main(args)
-        finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            for fd, copy in zip((0, 1, 2), saved, strict=True):
-                os.dup2(copy, fd)
-                os.close(copy)
-        out.seek(0)
-        err.seek(0)
-        return subprocess.CompletedProcess(["humanoid", *args], code, out.read(), err.read())
-
-
 @pytest.fixture(scope="module")
 def outcomes(folder) -> dict[str, subprocess.CompletedProcess]:
     """Every case run once."""
-    return {case: entry_point([a.format(dir=folder) for a in args]) for case, args, _ in CASES}
+    return {case: entry_point(*(a.format(dir=folder) for a in args)) for case, args, _ in CASES}
 
 
 @pytest.mark.parametrize("case", ["no command", "describe: unknown robot", "balance-poses: binary file",
