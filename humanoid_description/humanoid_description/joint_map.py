@@ -11,8 +11,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
+from humanoid_description.data_file import load_package_yaml
 from humanoid_description.units import AX12, XSERIES, PositionScale
 
 #: Position register of each supported servo model.
@@ -86,7 +85,7 @@ class JointMap(Mapping[str, ServoJoint]):
 
     @classmethod
     def from_file(cls, path: Path) -> JointMap:
-        data = yaml.safe_load(Path(path).read_text())
+        data = load_package_yaml(Path(path).read_text())
         entries = []
         for joint, item in data["joints"].items():
             model = str(item["model"])

@@ -18,8 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
+from humanoid_description.data_file import load_package_yaml
 from humanoid_description.package_share import package_share_directory
 
 PACKAGE = "humanoid_description"
@@ -73,7 +72,7 @@ def robot_files(name: str) -> RobotFiles:
     if name not in ROBOTS:
         raise UnknownRobotError(name)
     config = robot_directory(name) / "robot.yaml"
-    data = yaml.safe_load(config.read_text())
+    data = load_package_yaml(config.read_text())
     return RobotFiles(name=name, config=config, xacro=config.parent / data["description"],
                       srdf=config.parent / data["srdf"])
 
