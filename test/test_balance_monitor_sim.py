@@ -231,17 +231,29 @@ def test_bending_forward_warns_before_the_fall(sim):
     bend = np.zeros((1, len(names)))
     bend[0, names.index("body_joint1")] = math.radians(90.0)
     duration = 9.0  # 10 deg/s: a second per 10 degrees, slow against the robot's dynamics
-    outcome = client.follow(make_trajectory(names, [duration], bend, np.zeros_like(bend)), timeout=PATIENCE,
-                            goal_time_tolerance=duration)
-    start = outcome.start_time if outcome.start_time is not None else client.now() - duration
+    sent = client.now()
+    feedback: list = []
+    handle = client.send_goal(make_trajectory(names, [duration], bend, np.zeros_like(bend)),
+                              goal_time_tolerance=duration, feedback=feedback, timeout=PATIENCE)
+    result = handle.get_result_async()
+    # the verdict is known at the fall: the rest of the bend (the robot on the floor) is cancelled
+    poll_until(lambda: poses.first_fall(sent, math.inf) is not None or result.done(), "the fall or the bend's end",
+               PATIENCE)
+    if not result.done():
+        client.cancel(handle)
+    outcome = client.result(handle, PATIENCE, feedback)
+    start = outcome.start_time if outcome.start_time is not None else sent
     fell = poses.first_fall(start, start + duration + 2.0)
     assert fell is not None, "the robot did not fall: nothing to warn about"
+    balance.wait_for_stamp(fell)
     warned = next((seconds(m.header.stamp) for m in balance.between(start, fell) if not m.stable), None)
     assert warned is not None, "stable never turned false before the fall"
     lead = fell - warned
     print(f"body front: warning at {warned - start:.2f} s into the bend, fall reported {lead:.2f} s later")
     assert lead > 0.0
+    pattern = re.compile(r"the balance warning came (\d+\.\d+) s before it")
+    poll_until(lambda: pattern.search(graph.log_text("balance_monitor")), "the monitor's log of the fall", PATIENCE)
     log = graph.log_text("balance_monitor")
-    said = re.search(r"the balance warning came (\d+\.\d+) s before it", log)
+    said = pattern.search(log)
     assert said is not None, log[-2000:]
     assert float(said.group(1)) == pytest.approx(lead, abs=0.021)  # a ground-truth period

@@ -11,7 +11,8 @@ elapsed robot time (recorded here from ``joint_trajectory``, as any subscriber s
 not of the machine or the back end; the robot stands in its stance afterwards, unfallen.
 
 The two graphs share the test's ROS domain, so they run one after the other; each is started
-once and everything the checks need is collected while it runs. A few seconds of gait each.
+once and everything the checks need is collected while it runs (on the simulation also
+``humanoid play-gait``, the command, run twice against it). A few seconds of gait each.
 """
 
 from __future__ import annotations
@@ -129,6 +130,8 @@ class Report:
     canceled: Played | None = None
     refused: dict[str, Played] = field(default_factory=dict)
     busy: Played | None = None
+    command: subprocess.CompletedProcess | None = None  # humanoid play-gait to its end
+    interrupted: tuple[int, str, str] | None = None  # humanoid play-gait stopped by Ctrl-C: code, stdout, stderr
 
 
 
@@ -162,7 +165,31 @@ def run_simulation(log_dir: Path, search: Path) -> Report:
         client.cancel(first)
         client.wait_result(first, PATIENCE)
         report.canceled = play(client, log, "pace", 1.0, 20.0, cancel_after=0.5)
+        report.command, report.interrupted = play_gait_command()
         return report
+
+
+def play_gait_command() -> tuple[subprocess.CompletedProcess, tuple[int, str, str]]:
+    """``humanoid play-gait`` on the running simulation, as a user runs it: once to its end, and
+    once stopped with Ctrl-C as soon as the gait plays."""
+    import signal
+
+    done = subprocess.run(["humanoid", "play-gait", GAIT, "--frequency", str(FREQUENCY), "--duration", "1.5",
+                           "--json"], capture_output=True, text=True, timeout=PATIENCE)
+    process = subprocess.Popen(["humanoid", "play-gait", "pace", "--frequency", "1", "--duration", "30"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stderr is not None
+        for line in process.stderr:  # progress, until the gait plays
+            if line.startswith("playing:"):
+                break
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=PATIENCE)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    return done, (process.returncode, stdout, stderr)
 
 
 def hardware_nodes(port: str) -> list[NodeSpec]:
@@ -273,15 +300,13 @@ def test_bad_goals_are_refused_with_the_reason_and_one_gait_plays_at_a_time(repo
     assert "a gait is playing (pace)" in busy.result.error_string
 
 
-def test_humanoid_play_gait_prints_progress_and_the_result_and_ctrl_c_cancels(robot_graph):
-    """The command on a running simulation: progress on stderr, the result as JSON; Ctrl-C
-    cancels the goal (the robot returns to its stance) and the command says so."""
+def test_humanoid_play_gait_prints_progress_and_the_result_and_ctrl_c_cancels(reports):
+    """The command on a running simulation (the module's, after the goals above): progress on
+    stderr, the result as JSON; Ctrl-C cancels the goal (the robot returns to its stance) and
+    the command says so."""
     import json
-    import signal
 
-    robot_graph(sim_nodes(ROBOT, **SIM_GRAPH))
-    done = subprocess.run(["humanoid", "play-gait", GAIT, "--frequency", str(FREQUENCY), "--duration", "1.5",
-                           "--json"], capture_output=True, text=True, timeout=PATIENCE)
+    done = reports["sim"].command
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert (report["gait"], report["status"], report["elapsed_s"]) == (GAIT, "succeeded", 1.5)
@@ -289,18 +314,7 @@ def test_humanoid_play_gait_prints_progress_and_the_result_and_ctrl_c_cancels(ro
     stages = [line.split(":")[0] for line in done.stderr.splitlines()]
     assert {"starting", "playing", "stopping"} <= set(stages), done.stderr
 
-    process = subprocess.Popen(["humanoid", "play-gait", "pace", "--frequency", "1", "--duration", "30"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert process.stderr is not None
-        for line in process.stderr:  # progress, until the gait plays
-            if line.startswith("playing:"):
-                break
-        process.send_signal(signal.SIGINT)
-        stdout, stderr = process.communicate(timeout=PATIENCE)
-    finally:
-        if process.poll() is None:
-            process.kill()
-    assert process.returncode == 1, stderr
+    returncode, stdout, stderr = reports["sim"].interrupted
+    assert returncode == 1, stderr
     assert "canceling: back to the stance" in stderr
     assert "pace at 1 Hz:" in stdout and "canceled" in stdout

@@ -104,6 +104,11 @@ def test_demo_of_partial_poses_drives_only_their_joints():
     motion = pose_demo_motion("bioloid", "elbows", [pose], move_time=1.0, hold_time=0.5)
     assert motion.joint_names == ("r_elbow", "l_elbow")
     np.testing.assert_allclose(motion.times, [0.0, 1.0, 2.5])
+    # without the way back (balance-poses --simulate judges only the pose): the motion ends
+    # with the pose's hold
+    cut = pose_demo_motion("bioloid", "elbows", [pose], move_time=1.0, hold_time=0.5, back_home=False)
+    assert cut.labels == ("home", "elbows") and cut.duration == pytest.approx(1.5)
+    np.testing.assert_allclose(cut.positions[-1], [0.3, -0.3])
     with pytest.raises(MotionError, match="other joints"):
         pose_demo_motion("bioloid", "mixed", [pose, JointPose("knee", {"r_knee": 0.1}, line=4)])
 

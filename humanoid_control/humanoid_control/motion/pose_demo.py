@@ -24,11 +24,13 @@ from humanoid_description.model import RobotModel, load_model
 
 def pose_demo_motion(robot: str, name: str, poses: Sequence[JointPose], source: str = "<memory>",
                      move_time: float | None = None, hold_time: float | None = None,
-                     law: Law | None = None) -> Motion:
+                     law: Law | None = None, back_home: bool = True) -> Motion:
     """Home, then for each pose: move there, hold, back home (the thesis' demo program).
 
     The motion drives the joints the poses give (the same for every pose), in the
     robot's canonical order; timing and law default to ``config/motion.yaml``.
+    ``back_home=False``: the motion ends at the end of the last pose's hold (without the
+    way back), for a caller that only judges the pose (``humanoid balance-poses --simulate``).
     """
     settings = load_settings()
     move = settings.pose_move_time if move_time is None else move_time
@@ -51,12 +53,14 @@ def pose_demo_motion(robot: str, name: str, poses: Sequence[JointPose], source: 
         labels.append(label)
         supports.append(support)
 
-    for pose in poses:
+    for number, pose in enumerate(poses, 1):
         target = [pose.positions[j] for j in joints]
         steps = _one_foot_steps(model, joints, pose, settings.pose_lift, source) if pose.support != "both" else []
         for positions, label in steps:
             add(positions, label, "both" if label.startswith("weight") else pose.support)
         add(target, pose.label, pose.support, hold)
+        if not back_home and number == len(poses):
+            break
         for positions, label in reversed(steps):
             add(positions, label, "both" if label.startswith("weight") else pose.support)
         add([home[j] for j in joints], "home", "both")
@@ -64,7 +68,8 @@ def pose_demo_motion(robot: str, name: str, poses: Sequence[JointPose], source: 
                   law=settings.pose_law if law is None else law, holds=np.array(holds), labels=tuple(labels),
                   supports=tuple(supports), source=source,
                   description=f"home -> (weight shift, foot raised) -> pose -> hold {hold:g} s -> (foot "
-                              f"raised, weight shift) -> home, for: {', '.join(p.label for p in poses)}")
+                              f"raised, weight shift) -> home, for: {', '.join(p.label for p in poses)}"
+                              + ("" if back_home else " (the last pose's way back left out)"))
 
 
 def _one_foot_steps(model: RobotModel, joints: tuple[str, ...], pose: JointPose, lift: float,
