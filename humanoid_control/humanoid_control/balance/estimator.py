@@ -393,12 +393,8 @@ class BalanceEstimator:
         placements = [soles[side] for side in touching]
         key = self._polygon_key
         precision = self.params.polygon_precision
-        if key is not None and key[0] == touching:
-            for now, then in zip(placements, key[1], strict=True):
-                if not now.isApprox(then, precision):
-                    break
-            else:
-                return self._polygon
+        if key is not None and key[0] == touching and _same_placements(placements, key[1], precision):
+            return self._polygon
         height = self.params.contact_height
         on_ground = []
         for side, placement in zip(touching, placements, strict=True):
@@ -419,7 +415,7 @@ class BalanceEstimator:
         placements = [soles[side] for side in self.sides]
         key = self._reach_key
         precision = self.params.polygon_precision
-        if key is not None and all(now.isApprox(then, precision) for now, then in zip(placements, key, strict=True)):
+        if key is not None and _same_placements(placements, key, precision):
             return self._reach
         corners = np.vstack([self._feet[side].contact_points(p.rotation, p.translation)
                              for side, p in zip(self.sides, placements, strict=True)])
@@ -455,3 +451,8 @@ def _levelled_frame(sole: pin.SE3, ground: float) -> pin.SE3:
     c, s = math.cos(heading), math.sin(heading)
     rotation = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
     return pin.SE3(rotation, np.array([float(sole.translation[0]), float(sole.translation[1]), ground]))
+
+
+def _same_placements(now: list[pin.SE3], then: list[pin.SE3], precision: float) -> bool:
+    """Whether each sole is where it was, within the relative ``precision`` (a polygon's cache key)."""
+    return all(a.isApprox(b, precision) for a, b in zip(now, then, strict=True))

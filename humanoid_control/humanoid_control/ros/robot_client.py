@@ -252,8 +252,9 @@ class RobotClient:
             self.lockstep.answered(msg.header.stamp)
 
     def _on_robot_state(self, msg: RobotState) -> None:
-        self._carried = frozenset(topic for topic, _ in robot_state.parts(msg))
-        for topic, part in robot_state.parts(msg):
+        parts = list(robot_state.parts(msg))
+        self._carried = frozenset(topic for topic, _ in parts)
+        for topic, part in parts:
             handle = self._parts.get(topic)
             if handle is not None:
                 handle(part)

@@ -107,8 +107,8 @@ class Bag:
     def damage(self) -> list[str]:
         """What could not be read, one line per damaged chunk and per topic short of messages
         (empty for an intact bag)."""
+        read_counts = self.read_counts()  # first: the census (on first use) finds the damaged chunks
         lines = list(self.unreadable_chunks.values())
-        read_counts = self.read_counts()
         for topic in sorted(self.indexed):
             read = read_counts.get(topic, 0)
             if read < self.indexed[topic]:
