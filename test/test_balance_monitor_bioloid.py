@@ -80,8 +80,7 @@ def test_standing_margin_equals_balance_poses(robot_graph, tmp_path):
     """The zero pose (the thesis' assembly check pose: both soles level with each other).
     balance-poses analyses the joints the robot really holds (its servos sag a little under
     load), written as thesis angles J1..J18 like any pose file."""
-    _graph, client = robot_graph(sim_nodes(ROBOT, real_time_factor=0.0, self_collision_checker=False,
-                                               walk_controller=False))
+    _graph, client = robot_graph(sim_nodes(ROBOT, real_time_factor=0.0))
     model = load_model(ROBOT)
     states = Recorder(client, BalanceState, "balance_state")
     # the monitor has discovered the ground truth (on a busy machine discovery matches its
@@ -115,7 +114,7 @@ def test_standing_margin_equals_balance_poses(robot_graph, tmp_path):
 
 def test_hardware_node_answers_every_joint_state_with_flat_feet(robot_graph):
     with emulator_process(ROBOT, 1, 1_000_000, timing=False) as port:
-        _graph, client = robot_graph(real_nodes(ROBOT, port=port, self_collision_checker=False, walk_controller=False))
+        _graph, client = robot_graph(real_nodes(ROBOT, port=port))
         states = Recorder(client, BalanceState, "balance_state")
         client.start_recording()
         poll_until(lambda: len(states.snapshot()) > 200, "200 balance_state", PATIENCE)

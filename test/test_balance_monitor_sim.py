@@ -124,7 +124,7 @@ def sim(tmp_path_factory, request):
     client and logs of its outputs. Keeping up at real time is measured by the benchmark
     (humanoid bench balance)."""
     log_dir = tmp_path_factory.mktemp("balance_sim")
-    graph = Graph(sim_nodes(ROBOT, lockstep=True, self_collision_checker=False, walk_controller=False),
+    graph = Graph(sim_nodes(ROBOT, lockstep=True),
                   log_dir=log_dir).start()
     client = RobotClient("balance_test")
     try:

@@ -28,8 +28,7 @@ def test_energy_uses_the_servos_voltage_and_the_fall_estimate_runs_on_the_hardwa
 
     assert EnergyParameters.for_robot("bioloid").supply_voltage != EMULATED_VOLTAGE
     with emulator_process("bioloid", 1, 1_000_000, timing=False) as port:
-        _, client = robot_graph(real_nodes("bioloid", port=port, self_collision_checker=False,
-                                           walk_controller=False))
+        _, client = robot_graph(real_nodes("bioloid", port=port))
         lock, energy, falls = threading.Lock(), [], []
 
         def keep(into):

@@ -39,8 +39,9 @@ TRANSPORT = 0.05
 #: In lockstep with the test's client: the simulation cannot run on while the message travels
 #: faster than the controller answers, however loaded the machine is.
 LOCKSTEP = True
-GRAPH = sim_nodes("bioloid_quadruped", balance_monitor=False, self_collision_checker=False, energy_monitor=False,
-                  lockstep=True, participants=(MODULE_CLIENT,))
+# default nodes off because the test publishes the fall estimate in the balance monitor's place
+# (same topic, QoS and message): a monitor beside it would publish its own estimate on it
+GRAPH = sim_nodes("bioloid_quadruped", balance_monitor=False, lockstep=True, participants=(MODULE_CLIENT,))
 
 
 @pytest.fixture(scope="module")

@@ -102,7 +102,7 @@ def test_the_same_walk_gives_bit_identical_states_and_commands_beside_cpu_hogs(t
 
 
 def test_a_silent_participant_pauses_the_simulation_and_is_named(tmp_path):
-    nodes = sim_nodes(ROBOT, balance_monitor=False, self_collision_checker=False, walk_controller=False,
+    nodes = sim_nodes(ROBOT,
                       lockstep=True, participants=(CLIENT, "a_controller_that_never_answers"))
     for spec in nodes:
         if spec.name == "humanoid_sim":
@@ -123,7 +123,7 @@ def test_a_silent_participant_pauses_the_simulation_and_is_named(tmp_path):
 def test_a_client_that_leaves_while_it_holds_the_simulation_lets_it_run_on(tmp_path):
     """A client that only watches once it has acted (``humanoid walk``, ``humanoid bench
     lockstep``) leaves: the simulation, held by it, runs on without its answers."""
-    nodes = sim_nodes(ROBOT, balance_monitor=False, self_collision_checker=False, walk_controller=False,
+    nodes = sim_nodes(ROBOT,
                       lockstep=True, participants=(CLIENT,))
     with Graph(nodes, log_dir=tmp_path), RobotClient(CLIENT, lockstep=True) as client:
         held = client.lockstep.run_to(0.3, PATIENCE)
@@ -140,7 +140,7 @@ def test_what_the_simulation_sends_again_while_it_waits_is_what_it_first_sent(tm
     from geometry_msgs.msg import PoseStamped, TwistStamped
 
     poses, twists = [], []
-    nodes = sim_nodes(ROBOT, balance_monitor=False, self_collision_checker=False, walk_controller=False,
+    nodes = sim_nodes(ROBOT,
                       lockstep=True, participants=(CLIENT,))
     with Graph(nodes, log_dir=tmp_path), RobotClient(CLIENT, lockstep=True) as client:
         client.node.create_subscription(PoseStamped, "ground_truth/base_pose", poses.append, 1000)

@@ -72,8 +72,7 @@ def test_the_readme_shows_the_example_whole():
 
 
 def test_the_readme_example_holds_the_simulation_while_it_holds_its_answer():
-    sim = ["humanoid", "sim", "--robot", "bioloid", "--lockstep", "--lockstep-participant", "my_controller",
-           "--no-balance-monitor", "--no-self-collision-checker"]
+    sim = ["humanoid", "sim", "--robot", "bioloid", "--lockstep", "--lockstep-participant", "my_controller"]
     with started(sim), RobotClient("lockstep_example_observer") as client:
         stamps = Stamps(client)
         client.wait_for_joint_states(PATIENCE)

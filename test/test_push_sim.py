@@ -18,8 +18,7 @@ from humanoid_control.ros.robot_client import poll_until
 
 pytestmark = pytest.mark.system
 
-GRAPH = sim_nodes("hoap2", real_time_factor=0.0, balance_monitor=False, self_collision_checker=False,
-                  walk_controller=False, gait_controller=False)
+GRAPH = sim_nodes("hoap2", real_time_factor=0.0)
 #: N and s: 2 N s to the left, the robot (6.9 kg) given 0.3 m/s: it rocks and stands (humanoid push:
 #: it stands 3.5 N s, falls at 4.3)
 SMALL = ((0.0, 20.0, 0.0), 0.1)

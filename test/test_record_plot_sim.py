@@ -42,7 +42,7 @@ ALWAYS = {"/joint_states": "sensor_msgs/msg/JointState", "/robot_description": "
 def recorded_bag(tmp_path_factory):
     folder = tmp_path_factory.mktemp("sim_recording")
     bag = folder / "wave"
-    nodes = [recorder_node(bag), *sim_nodes("bioloid", self_collision_checker=False, walk_controller=False)]
+    nodes = [recorder_node(bag), *sim_nodes("bioloid")]
     with Graph(nodes, log_dir=folder / "logs") as graph:
         try:
             with RobotClient("record_sim_client") as client:

@@ -83,10 +83,10 @@ class Robot:
 def start(robot: str, backend: str, stack, log_dir):
     if backend == "sim":
         # in real time, as a user runs it: a simulation at full speed outruns any subscriber
-        nodes = sim_nodes(robot, real_time_factor=1.0, balance_monitor=False, walk_controller=False)
+        nodes = sim_nodes(robot, real_time_factor=1.0)
     else:
         port = stack.enter_context(emulator_process(robot))
-        nodes = on_emulated_bus(real_nodes(robot, port=port, balance_monitor=False, walk_controller=False))
+        nodes = on_emulated_bus(real_nodes(robot, port=port))
     return stack.enter_context(Graph(nodes, log_dir=log_dir))
 
 
@@ -145,6 +145,10 @@ def test_the_checker_follows_joint_states_and_reports_the_robot_clear(robot):
     client.wait_until(start + 2.0, PATIENCE)
     joint_states = client.stop_recording()
     stamps = {seconds(m.header.stamp) for m in joint_states}
+    # the checker shares its process with the other control nodes and may answer a reading
+    # later than the test's client took it: wait for its state of the last reading
+    poll_until(lambda: seconds(robot.states[-1].header.stamp) >= max(stamps),
+               "the checker's state of the last reading", PATIENCE)
     checked = {seconds(s.header.stamp) for s in list(robot.states)}
     assert len(joint_states) >= 10  # the emulated bus on a busy machine runs well below 100 Hz
     # one state per joint_states message, with its stamp: most readings have their state (on a

@@ -39,7 +39,7 @@ SPEED = 0.1
 #: lockstep with its client: as fast as the machine allows, however loaded, each walk's goal
 #: at a known state.
 LOCKSTEP = True
-GRAPH = sim_nodes("hoap2", balance_monitor=False, self_collision_checker=False, lockstep=True,
+GRAPH = sim_nodes("hoap2", lockstep=True,
                   participants=(MODULE_CLIENT,))
 
 

@@ -41,7 +41,7 @@ DRIFT_PER_METRE = 0.05
 #: One Bioloid graph for the module's walks (each starts where the previous one stood), in
 #: lockstep with its client.
 LOCKSTEP = True
-GRAPH = sim_nodes("bioloid", balance_monitor=False, self_collision_checker=False, lockstep=True,
+GRAPH = sim_nodes("bioloid", lockstep=True,
                   participants=(MODULE_CLIENT,))
 
 
