@@ -8,7 +8,7 @@ import time
 import pytest
 from builtin_interfaces.msg import Time
 
-from humanoid_control.ros.lockstep import LOCKSTEP_QOS, LOCKSTEP_TOPIC, LockstepParticipant
+from humanoid_control.ros.lockstep import LOCKSTEP_QOS, LOCKSTEP_TOPIC, LockstepParticipant, SharedParticipant
 from humanoid_control.ros.robot_client import poll_until
 from humanoid_interfaces.msg import LockstepReady
 
@@ -113,6 +113,35 @@ def test_a_client_that_left_says_so_answers_no_more_and_stops_following_the_othe
     client.leave()  # once only
     assert not waits_for(lambda: count(seen, client.name) > 1, 1.0), \
         f"the client sent after leaving: {[m for m in seen if m.participant == client.name]}"
+
+
+def test_a_container_answers_once_per_state_and_again_when_the_state_is_sent_again(spinning_nodes):
+    """The container's nodes answer through one participant: once each state is answered by
+    all of them, and again when the simulator sends that state again (it does while it waits:
+    an answer sent before its subscription was matched is lost, and the simulation would stay
+    paused for good)."""
+    container_node, watcher = spinning_nodes("lockstep_container_under_test", "lockstep_watcher")
+    shared = SharedParticipant(container_node, "control_container")
+    monitor, checker = shared.member("balance_monitor"), shared.member("self_collision_checker")
+    seen = answers_seen(watcher)
+    poll_until(lambda: shared._participant._publisher.get_subscription_count() >= 1,
+               "the watcher to subscribe to the answers", PATIENCE)
+
+    def answers() -> list[float]:
+        return [msg.stamp.sec + msg.stamp.nanosec * 1e-9 for msg in seen if msg.participant == "control_container"]
+
+    monitor.answered(stamp(0.01))
+    checker.answered(stamp(0.01))
+    poll_until(lambda: answers() == [0.01], "the container's answer of t = 0.01 s", PATIENCE)
+    monitor.answered(stamp(0.01))  # the state sent again: every node handles it again
+    checker.answered(stamp(0.01))
+    poll_until(lambda: len(answers()) >= 2, "the container's answer of t = 0.01 s sent again", PATIENCE)
+    assert set(answers()) == {0.01}
+    again = len(answers())
+    monitor.answered(stamp(0.02))  # one node ahead: the state is not answered yet, nor the old one again
+    checker.answered(stamp(0.02))
+    poll_until(lambda: answers()[-1] == 0.02, "the container's answer of t = 0.02 s", PATIENCE)
+    assert len(answers()) == again + 1, answers()
 
 
 def waits_for(condition, seconds: float) -> bool:

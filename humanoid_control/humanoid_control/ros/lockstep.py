@@ -255,13 +255,17 @@ class SharedParticipant:
             self._members.append(member)
         return member
 
-    def _member_answered(self) -> None:
+    def _member_answered(self, again: Time | None = None) -> None:
+        """Answer the latest state every member has answered, once; and once more each time
+        a member answers that state ``again``: the simulator sent it again because it had not
+        got the answer (a subscription not yet matched when it went out loses it)."""
         with self._lock:
             latest = [member.latest for member in self._members]
             if not latest or any(stamp is None for stamp in latest):
                 return
             stamp = min(latest, key=_nanoseconds)
-            if _nanoseconds(stamp) <= self._answered:
+            resent = again is not None and _nanoseconds(again) == _nanoseconds(stamp) == self._answered
+            if _nanoseconds(stamp) <= self._answered and not resent:
                 return
             self._answered = _nanoseconds(stamp)
             self._participant.answered(stamp)
@@ -300,8 +304,9 @@ class LockstepMember:
         self.latest: Time | None = None
 
     def answered(self, stamp: Time) -> None:
+        again = self.latest is not None and _nanoseconds(self.latest) == _nanoseconds(stamp)
         self.latest = stamp
-        self._shared._member_answered()
+        self._shared._member_answered(stamp if again else None)
 
     def take_hold(self) -> None:
         self._shared.take_hold()
