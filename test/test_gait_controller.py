@@ -111,13 +111,20 @@ class Played:
 
 def play(client: RobotClient, log: TrajectoryLog, gait: str, frequency: float = 0.0, duration: float = DURATION,
          cancel_after: float | None = None) -> Played:
-    """One goal to its end (canceled once ``cancel_after`` s of gait have played)."""
+    """One goal to its end, or canceled ``cancel_after`` s of robot time after it was accepted:
+    a second client holds the simulation from the goal's sending to the cancel's acceptance,
+    so that the cancel comes at that robot time however slow the machine (a client that only
+    watches the feedback cancels later in robot time the busier the machine is)."""
     log.take()
     feedback: list[PlayGait.Feedback] = []
-    handle = client.send_gait(gait, frequency, duration, feedback=feedback.append, timeout=PATIENCE)
-    if cancel_after is not None:
-        poll_until(lambda: any(f.elapsed >= cancel_after for f in feedback), f"{cancel_after} s of gait", PATIENCE)
-        client.cancel(handle)
+    if cancel_after is None:
+        handle = client.send_gait(gait, frequency, duration, feedback=feedback.append, timeout=PATIENCE)
+    else:
+        with RobotClient("gait_test_canceller", lockstep=True) as canceller:
+            held = canceller.lockstep.run_to(canceller.now() + PERIOD, PATIENCE)  # joins the lockstep
+            handle = client.send_gait(gait, frequency, duration, feedback=feedback.append, timeout=PATIENCE)
+            canceller.lockstep.run_to(held + cancel_after, PATIENCE)
+            client.cancel(handle)
     response = client.wait_result(handle, PATIENCE, "play_gait result")
     played = Played(response.status, response.result, feedback, final=client.current_positions(PATIENCE),
                     fallen=client.fallen)

@@ -12,6 +12,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from humanoid_bringup.cli import main
@@ -129,3 +130,42 @@ def test_values_under_which_the_robot_cannot_do_the_postures_moves_cost_the_pena
     problem = Problem("hoap2", "reference", None, ())
     assert postures_cost(problem, (PostureTarget(7, 0.1545),), {"goal_position_tolerance": 1e-7}) \
         == UNFIT_POSTURES_COST
+
+
+def test_a_command_the_robot_rejected_is_replayed_as_rejected_and_identify_fits_the_bag(tmp_path, capsys):
+    """A bag holding a trajectory the robot refused (out of its limits: it said so and did not
+    move) replays as the robot treated it, and ``identify`` fits the bag (it once ended in a
+    traceback from the replay)."""
+    from humanoid_experiments.identify.motion import Motion, plan_commands, read_bag, record, replay
+    from humanoid_sim.in_process import SimulatedRobot
+
+    bag = tmp_path / "bag"
+    commands = plan_commands([(0.1, {"rarm_joint1": 1.0}, 0.3), (0.2, {"larm_joint1": 10.0}, 0.3)])
+    with SimulatedRobot("hoap2", "fast") as robot:
+        record(robot, commands, 0.6, bag)
+    motion = read_bag(bag, robot.model.joints.names)
+    assert [command.joints for command in motion.commands] == [("rarm_joint1",), ("larm_joint1",)]
+    replayed = []
+    for commands in (motion.commands, motion.commands[:1]):  # a fresh robot each, as the fit replays
+        with SimulatedRobot("hoap2", "fast") as robot:
+            replayed.append(replay(robot, Motion(motion.start, commands, motion.times, motion.positions)))
+    np.testing.assert_array_equal(*replayed)
+    larm = robot.model.joints.names.index("larm_joint1")
+    assert np.abs(motion.positions[:, larm] - motion.start[larm]).max() < 0.01  # the robot did not move it
+    assert main(["identify", "--robot", "hoap2", "--bag", str(bag), "--fit", "servo.max_velocity",
+                 "--output", str(tmp_path / "fit.yaml"), "--workers", "0", "--physics", "fast",
+                 "--population", "2", "--generations", "1", "--polish", "0"]) == 0, capsys.readouterr().err
+    assert (tmp_path / "fit.yaml").exists()
+
+
+def test_a_bag_of_another_robot_is_refused_with_the_reason(tmp_path, capsys):
+    from humanoid_experiments.identify.motion import plan_commands, record
+    from humanoid_sim.in_process import SimulatedRobot
+
+    with SimulatedRobot("bioloid") as robot:
+        record(robot, plan_commands([(0.05, {"r_shoulder_pitch": 0.5}, 0.1)]), 0.2, tmp_path / "bioloid_bag")
+    assert main(["identify", "--robot", "hoap2", "--bag", str(tmp_path / "bioloid_bag"), "--fit",
+                 "servo.max_velocity", "--output", str(tmp_path / "fit.yaml"), "--workers", "0"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert "name none of this robot's joints" in err and "recorded on another robot?" in err, err

@@ -92,6 +92,10 @@ class SimulatedRobot:
         """Call ``listener`` with every reading (with the sensors' when ``sensors``)."""
         self._listeners.append((listener, sensors))
 
+    def unlisten(self, listener: Listener) -> None:
+        """Stop calling ``listener`` (a robot that replays several motions)."""
+        self._listeners = [(kept, sensors) for kept, sensors in self._listeners if kept is not listener]
+
     # -- running ----------------------------------------------------------------------
     def cycle(self) -> JointState:
         """One control cycle, then what the node does at this time (readings, fall watch)."""

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from humanoid_control.loop.control_loop import TrajectoryRequest
-from humanoid_control.loop.validation import PointData
+from humanoid_control.loop.validation import CommandRejectedError, PointData
 
 JOINT_STATES = "/joint_states"
 JOINT_TRAJECTORY = "/joint_trajectory"
@@ -91,6 +91,10 @@ def read_bag(path: Path, joint_names: Sequence[str]) -> Motion:
         for name, value in zip(msg.name, msg.position, strict=False):
             if name in index:
                 positions[row, index[name]] = value
+    if np.isnan(positions[0]).all():
+        named = ", ".join(states[0][1].name[:3]) or "no joint"
+        raise MotionError(f"bag {path}: its {JOINT_STATES} name none of this robot's joints ({named}, ...): "
+                          "recorded on another robot?")
     if np.isnan(positions[0]).any():
         missing = [joint_names[i] for i in np.flatnonzero(np.isnan(positions[0]))]
         raise MotionError(f"bag {path}: the first {JOINT_STATES} lacks {', '.join(missing)}")
@@ -126,23 +130,37 @@ def replay(robot: Any, motion: Motion) -> np.ndarray:
     origin = robot.now()
     times: list[float] = []
     readings: list[np.ndarray] = []
-    robot.listen(lambda reading: (times.append(reading.state.stamp - origin), readings.append(reading.state.position)))
-    for command in motion.commands:
-        robot.run_until(origin + command.time)
-        send(robot, command)
-    robot.run_until(origin + motion.duration + robot.period)
+
+    def on_reading(reading: Any) -> None:
+        times.append(reading.state.stamp - origin)
+        readings.append(reading.state.position)
+
+    robot.listen(on_reading)
+    try:
+        for command in motion.commands:
+            robot.run_until(origin + command.time)
+            send(robot, command)
+        robot.run_until(origin + motion.duration + robot.period)
+    finally:
+        robot.unlisten(on_reading)
     simulated = np.array(readings)
     return np.column_stack([np.interp(motion.times, times, simulated[:, j]) for j in range(simulated.shape[1])])
 
 
-def send(robot: Any, command: Command) -> None:
-    """One command into the simulated robot's control loop, as the robot interface hands it on."""
-    if command.stream:
-        _, positions, velocities = command.points[0]
-        robot.loop.stream(command.joints, positions, velocities)
-        return
-    points = [PointData(t, list(p), list(v)) for t, p, v in command.points]
-    robot.loop.accept_trajectory(TrajectoryRequest(command.joints, points))
+def send(robot: Any, command: Command) -> bool:
+    """One command into the simulated robot's control loop, as the robot interface hands it on;
+    False when the loop rejects it (out of the limits, say): the robot rejected it too, said
+    so and did not move, so the replay goes on without it."""
+    try:
+        if command.stream:
+            _, positions, velocities = command.points[0]
+            robot.loop.stream(command.joints, positions, velocities)
+        else:
+            points = [PointData(t, list(p), list(v)) for t, p, v in command.points]
+            robot.loop.accept_trajectory(TrajectoryRequest(command.joints, points))
+    except CommandRejectedError:
+        return False
+    return True
 
 
 def rms(simulated: np.ndarray, motion: Motion, joints: Sequence[int]) -> float:
@@ -175,6 +193,15 @@ def record(robot: Any, commands: Sequence[Command], duration: float, path: Path)
 
     origin = robot.now()
     robot.listen(on_reading)
+    try:
+        _record_commands(robot, commands, duration, writer, topics, messages, origin)
+    finally:
+        robot.unlisten(on_reading)
+        writer.close()
+
+
+def _record_commands(robot: Any, commands: Sequence[Command], duration: float, writer: Any,
+                     topics: Mapping[str, Any], messages: _Messages, origin: float) -> None:
     for command in sorted(commands, key=lambda c: c.time):
         robot.run_until(origin + command.time)
         now = robot.now()
@@ -183,10 +210,9 @@ def record(robot: Any, commands: Sequence[Command], duration: float, path: Path)
             topic, data = JOINT_COMMANDS, messages.joint_state(0.0, command.joints, positions, velocities)
         else:
             topic, data = JOINT_TRAJECTORY, messages.trajectory(now, command)
+        writer.write(topics[topic], round(now * 1e9), data)  # recorded, whether the robot takes it or not
         send(robot, command)
-        writer.write(topics[topic], round(now * 1e9), data)
     robot.run_until(origin + duration)
-    writer.close()
 
 
 class _Messages:
