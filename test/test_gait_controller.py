@@ -55,6 +55,8 @@ GAIT, FREQUENCY, DURATION = "pace", 0.5, 2.0
 #: The simulation in lockstep with the graph's controllers: the gait controller answers each
 #: state, so a loaded machine slows the simulation instead of leaving the controller behind.
 SIM_GRAPH = {"lockstep": True}  # the default graph: the balance monitor's fall estimate and the veto on
+#: s of robot time the simulation runs at a time while a goal to cancel plays (:func:`play`).
+CANCEL_STEP = 0.05
 
 
 class TrajectoryLog:
@@ -111,10 +113,11 @@ class Played:
 
 def play(client: RobotClient, log: TrajectoryLog, gait: str, frequency: float = 0.0, duration: float = DURATION,
          cancel_after: float | None = None) -> Played:
-    """One goal to its end, or canceled ``cancel_after`` s of robot time after it was accepted:
-    a second client holds the simulation from the goal's sending to the cancel's acceptance,
-    so that the cancel comes at that robot time however slow the machine (a client that only
-    watches the feedback cancels later in robot time the busier the machine is)."""
+    """One goal to its end, or canceled once its feedback says ``cancel_after`` s of gait have
+    played: a second client lets the simulation run in steps of ``CANCEL_STEP`` s (robot time)
+    from the goal's sending to the cancel's acceptance, so that the cancel comes within a
+    step of that time however slow the machine (a client that only watches the feedback
+    cancels later in robot time the busier the machine is)."""
     log.take()
     feedback: list[PlayGait.Feedback] = []
     if cancel_after is None:
@@ -123,7 +126,8 @@ def play(client: RobotClient, log: TrajectoryLog, gait: str, frequency: float = 
         with RobotClient("gait_test_canceller", lockstep=True) as canceller:
             held = canceller.lockstep.run_to(canceller.now() + PERIOD, PATIENCE)  # joins the lockstep
             handle = client.send_gait(gait, frequency, duration, feedback=feedback.append, timeout=PATIENCE)
-            canceller.lockstep.run_to(held + cancel_after, PATIENCE)
+            while not any(f.elapsed >= cancel_after for f in feedback):
+                held = canceller.lockstep.run_to(held + CANCEL_STEP, PATIENCE)
             client.cancel(handle)
     response = client.wait_result(handle, PATIENCE, "play_gait result")
     played = Played(response.status, response.result, feedback, final=client.current_positions(PATIENCE),
