@@ -3,7 +3,9 @@ Bioloid's emulated bus (the graphs ``humanoid sim --record`` and ``humanoid real
 --record`` start), compared by the command (its entry point, run in the test's process: the
 property is its output, not its process); its figures are checked against
 values computed here from the two bags alone (rosbags and numpy, by the documented rule).
-Then the refusals: bags of different robots, without a common joint, and not a bag.
+Then known answers, on copies of a bag changed in one known way: one joint 0.01 rad off, the
+whole recording later, its start cut (``--offset``); and the refusals: bags of different
+robots, without a common joint, and not a bag.
 """
 
 from __future__ import annotations
@@ -262,9 +264,77 @@ def test_stale_readings_stay_gaps(bags: tuple[Path, Path], tmp_path: Path) -> No
     assert elbow["max_difference_rad"] == pytest.approx(want["max"], abs=1e-6)
 
 
+# -- known answers: copies of a bag changed in one known way ------------------------------------
+#: What a known answer is met to (rad): float rounding of the resampling, nothing more.
+EXACT = 1e-9
+
+
+def shifted(message: Any, seconds: int) -> Any:
+    """``message`` with every time stamp in it (headers, goal infos, nested) ``seconds`` later."""
+    if getattr(message, "__msgtype__", None) == "builtin_interfaces/msg/Time":
+        return dataclasses.replace(message, sec=message.sec + seconds)
+    if isinstance(message, list):
+        return [shifted(item, seconds) for item in message]
+    if dataclasses.is_dataclass(message):
+        return dataclasses.replace(message, **{f.name: shifted(getattr(message, f.name), seconds)
+                                               for f in dataclasses.fields(message)})
+    return message
+
+
+def differences(report: dict[str, Any]) -> dict[str, tuple[float, float, float]]:
+    return {name: (j["rms_difference_rad"], j["max_difference_rad"], j["end_difference_rad"])
+            for name, j in report["joints"].items()}
+
+
+def test_one_joint_moved_by_a_known_angle_gives_exactly_that_difference(bags: tuple[Path, Path],
+                                                                         tmp_path: Path) -> None:
+    sim, _real = bags
+
+    def elbow_up(topic: str, message: Any) -> Any:
+        if topic == "/joint_states":
+            return dataclasses.replace(message, position=np.array(
+                [v + 0.01 if n == "r_elbow" else v for n, v in zip(message.name, message.position, strict=True)]))
+        return message
+
+    moved = derived_bag(sim, tmp_path / "elbow_up", elbow_up)
+    result = humanoid_compare(sim, moved, "--json", "--out", tmp_path / "figures")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    for name, (rms, largest, end) in differences(report).items():
+        want = 0.01 if name == "r_elbow" else 0.0
+        assert (rms, largest, end) == pytest.approx((want, want, want), abs=EXACT), name
+    assert report["total"]["max_difference_joint"] == "r_elbow"
+
+
+def test_a_recording_shifted_in_time_aligns_on_its_start_to_no_difference(bags: tuple[Path, Path],
+                                                                           tmp_path: Path) -> None:
+    """The same recording, every stamp 7 s later (the robot started later): aligned on the
+    experiment's start (the first goal's trajectory start), nothing differs; aligned by hand
+    (``--offset``) on a copy that lost its first 0.1 s, nothing differs either, and a wrong
+    offset shows the motion's 0.1 s apart."""
+    sim, _real = bags
+    later = derived_bag(sim, tmp_path / "later", lambda _topic, message: shifted(message, 7), later=7)
+    report = json.loads(humanoid_compare(sim, later, "--json", "--out", tmp_path / "f1").stdout)
+    assert report["b"]["start"]["source"] == report["a"]["start"]["source"]
+    assert report["total"]["max_difference_rad"] == pytest.approx(0.0, abs=EXACT)
+
+    first = read(sim).stamps[0]
+    cut = round(first + 0.1, 6)
+    trimmed = derived_bag(sim, tmp_path / "trimmed", lambda topic, message: None if topic == "/joint_states" and (
+        message.header.stamp.sec + 1e-9 * message.header.stamp.nanosec) < cut - 1e-7 else message)
+    lost = read(trimmed).stamps[0] - first
+    assert lost == pytest.approx(0.1, abs=0.011)
+    by_hand = json.loads(humanoid_compare(trimmed, sim, "--offset", f"{lost:.6f}", "--json",
+                                          "--out", tmp_path / "f2").stdout)
+    assert by_hand["total"]["max_difference_rad"] == pytest.approx(0.0, abs=EXACT)
+    wrong = json.loads(humanoid_compare(trimmed, sim, "--offset", "0", "--json", "--out", tmp_path / "f3").stdout)
+    assert wrong["total"]["max_difference_rad"] > 0.01  # the wave, 0.1 s apart
+
+
 # -- the refusals: one line on stderr, exit status 2 -----------------------------------------
-def derived_bag(source: Path, target: Path, change: Callable[[str, Any], Any]) -> Path:
-    """A copy of ``source`` with each message passed through ``change(topic, message)``."""
+def derived_bag(source: Path, target: Path, change: Callable[[str, Any], Any], later: int = 0) -> Path:
+    """A copy of ``source`` with each message passed through ``change(topic, message)`` (None
+    leaves it out), logged ``later`` seconds later."""
     store = get_typestore(Stores.EMPTY)
     with Reader(source) as reader:
         for connection in reader.connections:
@@ -273,7 +343,9 @@ def derived_bag(source: Path, target: Path, change: Callable[[str, Any], Any]) -
         added = {c.id: writer.add_topic(c.topic, c.msgtype, c.msgdef.data, c.digest) for c in reader.connections}
         for connection, log, raw in reader.messages():
             message = change(connection.topic, store.deserialize_cdr(raw, connection.msgtype))
-            writer.write(added[connection.id], log, store.serialize_cdr(message, connection.msgtype))
+            if message is not None:  # None: left out
+                writer.write(added[connection.id], log + later * 1_000_000_000,
+                             store.serialize_cdr(message, connection.msgtype))
         writer.close()
     return target
 
