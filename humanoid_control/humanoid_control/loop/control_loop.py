@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from humanoid_control.loop.command_guard import CheckInterruptedError, CommandGuard, Veto
-from humanoid_control.loop.driver import DriverError, JointState, RobotDriver
+from humanoid_control.loop.driver import DriverError, JointCommand, JointState, RobotDriver
 from humanoid_control.loop.interface_parameters import InterfaceParameters
 from humanoid_control.loop.lockstep import LockstepGate
 from humanoid_control.loop.trajectory_executor import (
@@ -161,6 +161,9 @@ class ControlLoop:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._state: JointState | None = None
+        #: The set-points the latest cycle wrote to the driver (after the guard), for the hooks:
+        #: what the robot executed, whatever the command's source (published as joint_setpoints).
+        self.written: JointCommand | None = None
         self._cycles = self._rejected = self._errors = 0
         self._error = ""
         self._rate_window: tuple[float, float, int] | None = None  # wall, driver time, cycles
@@ -227,6 +230,7 @@ class ControlLoop:
             self.trajectory_executor.substitute(command, decision.setpoint.position, decision.code, decision.message)
             decision = decision.setpoint
         self.driver.write(decision)
+        self.written = decision
         for hook in self._hooks:
             hook(state)
         self._cycles += 1

@@ -20,13 +20,16 @@ from typing import Any
 
 from humanoid_interfaces.msg import RobotState
 
-__all__ = ["BASE_POSE", "BASE_TWIST", "FALLEN", "IMU", "JOINT_STATES", "TOPIC", "RobotState", "carries",
+__all__ = ["BASE_POSE", "BASE_TWIST", "FALLEN", "IMU", "JOINT_SETPOINTS", "JOINT_STATES", "TOPIC", "RobotState",
+           "carries",
            "foot_contact_topic", "foot_wrench_topic", "parts",
            "type_name"]
 
 #: The topic of the one-message state (relative: it follows the robot's namespace).
 TOPIC = "robot_state"
 JOINT_STATES = "joint_states"
+#: What the robot interface wrote to its driver at each state (sensor_msgs/JointState).
+JOINT_SETPOINTS = "joint_setpoints"
 IMU = "imu/data"
 BASE_POSE = "ground_truth/base_pose"
 BASE_TWIST = "ground_truth/base_twist"
@@ -46,7 +49,7 @@ def foot_contact_topic(side: str) -> str:
 def carries(topic: str) -> bool:
     """Whether a ``robot_state`` message may carry ``topic`` (relative or absolute name)."""
     name = topic.lstrip("/")
-    if name in (JOINT_STATES, IMU, BASE_POSE, BASE_TWIST, FALLEN):
+    if name in (JOINT_STATES, JOINT_SETPOINTS, IMU, BASE_POSE, BASE_TWIST, FALLEN):
         return True
     side, _, rest = name.partition("_foot/")
     return bool(side) and "/" not in side and rest in ("wrench", "contact")
@@ -60,10 +63,11 @@ def type_name(part: Any) -> str:
 
 def parts(msg: RobotState) -> Iterator[tuple[str, Any]]:
     """The standard messages ``msg`` carries, as (relative topic, message), in the order the
-    driver publishes them: ground truth and fall flag, IMU, feet, and ``joint_states`` last,
-    so that a node answering a joint state has the sensor readings of its instant."""
+    driver publishes them: ground truth and fall flag, IMU, set-points, feet, and
+    ``joint_states`` last, so that a node answering a joint state has the other parts of its
+    instant."""
     for topic, items in ((BASE_POSE, msg.base_pose), (BASE_TWIST, msg.base_twist), (FALLEN, msg.fallen),
-                         (IMU, msg.imu)):
+                         (IMU, msg.imu), (JOINT_SETPOINTS, msg.setpoints)):
         for item in items:
             yield topic, item
     for side, wrench, contact in zip(msg.foot_sides, msg.foot_wrenches, msg.foot_contacts, strict=False):

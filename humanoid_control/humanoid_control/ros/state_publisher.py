@@ -8,8 +8,9 @@ so that the robot's state goes out on time whatever the front is doing with comm
 silent servo) is listed with NaN position, velocity and effort, and the message is stamped
 with the time of the read; when no joint at all was read (the bus is gone) nothing is
 published. ``robot_state`` carries the same joint state with the sensors' readings of its
-instant (and what :attr:`StatePublisher.contributors` add: a simulator's ground truth) in
-one message (:mod:`humanoid_control.ros.robot_state`).
+instant, the set-points the loop wrote to the driver in that cycle (``joint_setpoints``: what
+the robot executed, whatever the command's source) and what :attr:`StatePublisher.contributors`
+add (a simulator's ground truth), in one message (:mod:`humanoid_control.ros.robot_state`).
 
 A topic the control thread publishes is not filled nor published while no subscription is
 matched to it (:mod:`humanoid_control.ros.matched_publisher`): its messages would reach
@@ -27,6 +28,7 @@ import time
 from collections.abc import Callable
 
 import numpy as np
+from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import WrenchStamped
 from rclpy.node import Node
@@ -67,6 +69,9 @@ class StatePublisher:
         #: one-message state holds the very objects the standard topics publish.
         self._state_msg = RobotState(joint_states=JointStateMsg(name=list(loop.names)))
         self._joint_state_msg = self._state_msg.joint_states
+        self._setpoint_pub = MatchedPublisher(node, JointStateMsg, robot_state.JOINT_SETPOINTS, STREAM_HISTORY)
+        self._setpoint_msg = JointStateMsg(name=list(loop.names))
+        self._unknown = [math.nan] * len(loop.names)
         self._diagnostics_pub = node.create_publisher(DiagnosticArray, "diagnostics", 10)
         self._imu_pub: MatchedPublisher | None = None
         self._imu_msg = Imu()
@@ -125,7 +130,7 @@ class StatePublisher:
                 return
             self._stale_readings += int(np.count_nonzero(~valid))
         whole = self._state_pub.subscribed or self.loop.gate is not None
-        if whole or self._joint_state_pub.subscribed:
+        if whole or self._joint_state_pub.subscribed or self._setpoint_pub.subscribed:
             stamp = to_time(self.clock.to_ros(state.stamp))
             msg = self._joint_state_msg
             msg.header.stamp = stamp
@@ -137,6 +142,7 @@ class StatePublisher:
                     np.where(valid, values, math.nan).tolist()
                     for values in (state.position, state.velocity, state.effort))
             self._read_sensors(whole)  # first: a participant answering joint_states finds its sensors
+            self._fill_setpoints(stamp, whole)
             if whole:
                 self._state_msg.header.stamp = stamp
                 for contribute in self.contributors:
@@ -148,6 +154,25 @@ class StatePublisher:
                 self.loop.gate.published(state.stamp)
         else:
             self._read_sensors(False)
+
+    def _fill_setpoints(self, stamp: Time, whole: bool) -> None:
+        """``joint_setpoints``: what the loop wrote to the driver in this cycle (in the
+        one-message state, and to the topic's subscribers)."""
+        written = self.loop.written
+        if written is None or not (whole or self._setpoint_pub.subscribed):
+            return
+        msg = self._setpoint_msg
+        msg.header.stamp = stamp
+        msg.position = written.position.tolist()
+        # NaN, never an empty array, for what is not commanded: a message with an empty float64
+        # array comes out of rclpy.serialization (the recorder's split of robot_state) with
+        # trailing bytes that rosbags refuses to read
+        msg.velocity = self._unknown if written.velocity is None else written.velocity.tolist()
+        msg.effort = self._unknown
+        if whole:
+            self._state_msg.setpoints = [msg]
+        if self._setpoint_pub.subscribed:
+            self._setpoint_pub.publish(msg)
 
     def resend(self) -> None:
         """Publish the latest state (and the sensors' latest readings) again, unchanged: a

@@ -8,7 +8,7 @@ Their union is what a recording takes by default (``humanoid record``, ``--recor
 simulator's topics on the real robot) are simply absent from a bag."""
 
 ROBOT_INTERFACE = (
-    "/joint_states", "/joint_commands", "/joint_trajectory", "/robot_description", "/diagnostics",
+    "/joint_states", "/joint_setpoints", "/joint_commands", "/joint_trajectory", "/robot_description", "/diagnostics",
     "/imu/data", "/left_foot/wrench", "/right_foot/wrench", "/left_foot/contact", "/right_foot/contact",
     "/follow_joint_trajectory/_action/feedback", "/follow_joint_trajectory/_action/status",
     "/play_motion/_action/feedback", "/play_motion/_action/status", "/cmd_vel",

@@ -1,10 +1,15 @@
-"""A recorded motion: the commands a robot was given and the joint positions it measured, read
-from a bag (``humanoid record``, ``humanoid real --record``), replayed in the in-process
-simulation, and, for simulated stand-ins of a robot, recorded into a bag as ``humanoid record``
-writes it.
+"""A recorded motion: what the robot executed and the joint positions it measured, read from a
+bag (``humanoid record``, ``--record``), replayed in the in-process simulation, and, for
+simulated stand-ins of a robot, recorded into a bag as ``humanoid record`` writes it.
 
-Commands are what the robot interface takes: trajectories on ``joint_trajectory`` (started at
-their header stamp, else when they arrived) and streaming set-points on ``joint_commands``.
+What the robot executed is, first, ``joint_setpoints``: the set-points its robot interface
+wrote to the driver at each state, whatever sent the command (a topic, an action, a motion,
+a walk, a gait). The replay writes the same set-points at the same robot times (linearly
+between two recorded states, where the control loop runs faster than the states are
+published), so the timing and interpolation are the robot's own, not derived again. A bag
+without them (recorded before the robot published them) is replayed from the commands the
+robot interface took: trajectories on ``joint_trajectory`` (started at their header stamp,
+else when they arrived) and streaming set-points on ``joint_commands``.
 Times are the robot's clock (the ``joint_states`` stamps); a message without a stamp is placed
 on it through the log times of ``joint_states``, as :mod:`humanoid_tools.plots.series` does.
 """
@@ -22,6 +27,7 @@ from humanoid_control.loop.control_loop import TrajectoryRequest
 from humanoid_control.loop.validation import CommandRejectedError, PointData
 
 JOINT_STATES = "/joint_states"
+JOINT_SETPOINTS = "/joint_setpoints"
 JOINT_TRAJECTORY = "/joint_trajectory"
 JOINT_COMMANDS = "/joint_commands"
 JOINT_STATE_TYPE = "sensor_msgs/msg/JointState"
@@ -45,20 +51,50 @@ class Command:
 
 
 @dataclass(frozen=True)
+class Setpoints:
+    """What the robot interface wrote to the driver at each state (every joint, canonical order)."""
+
+    times: np.ndarray  # s from the motion's start
+    positions: np.ndarray  # (len(times), joints) rad
+    velocities: np.ndarray  # (len(times), joints) rad/s; NaN where the driver's own profile ran
+
+    def at(self, time: float) -> tuple[np.ndarray, np.ndarray]:
+        """Position and velocity set-points at ``time``: linear between two recorded ones,
+        the first before them and the last after."""
+        if time <= self.times[0] or len(self.times) == 1:
+            return self.positions[0], self.velocities[0]
+        if time >= self.times[-1]:
+            return self.positions[-1], self.velocities[-1]
+        right = int(np.searchsorted(self.times, time))
+        share = (time - self.times[right - 1]) / (self.times[right] - self.times[right - 1])
+        return tuple((1.0 - share) * values[right - 1] + share * values[right]
+                     for values in (self.positions, self.velocities))
+
+    def moved(self) -> np.ndarray:
+        """Whether each joint's set-point changed during the motion."""
+        return np.ptp(self.positions, axis=0) > 1e-9
+
+
+@dataclass(frozen=True)
 class Motion:
-    """Commands and the positions measured meanwhile (every joint of the robot, canonical order)."""
+    """What the robot executed and the positions measured meanwhile (every joint of the robot,
+    canonical order): its set-points where the bag has them, else the commands it took."""
 
     start: np.ndarray  # the measured positions at time 0
     commands: tuple[Command, ...]
     times: np.ndarray  # s from the start, of each measurement
     positions: np.ndarray  # (len(times), joints) rad; NaN = not measured
+    setpoints: Setpoints | None = None
+    origin: float = 0.0  # the robot time (s) of time 0: the first measurement's stamp
 
     @property
     def duration(self) -> float:
         return float(self.times[-1]) if len(self.times) else 0.0
 
     def commanded_joints(self, names: Sequence[str]) -> list[int]:
-        """Indices (in ``names``) of the joints some command moves: those the fit compares."""
+        """Indices (in ``names``) of the joints the robot was made to move: those the fit compares."""
+        if self.setpoints is not None:
+            return [int(i) for i in np.flatnonzero(self.setpoints.moved())]
         named = {joint for command in self.commands for joint in command.joints}
         return [i for i, name in enumerate(names) if name in named]
 
@@ -79,6 +115,7 @@ def read_bag(path: Path, joint_names: Sequence[str]) -> Motion:
         raise MotionError(f"cannot read bag {path}: {error}") from None
     with bag:
         states = bag.all(JOINT_STATES)
+        setpoints = bag.all(JOINT_SETPOINTS)
         kinds = {JOINT_TRAJECTORY: bag.all(JOINT_TRAJECTORY), JOINT_COMMANDS: bag.all(JOINT_COMMANDS)}
     if len(states) < 2:
         raise MotionError(f"bag {path} has {len(states)} {JOINT_STATES} message(s): nothing to compare with")
@@ -105,6 +142,12 @@ def read_bag(path: Path, joint_names: Sequence[str]) -> Motion:
         nearest = int(np.argmin(np.abs(log_ns - log)))  # the robot's clock at the log time
         return float(stamps[nearest] + (log - log_ns[nearest]) * 1e-9 - origin)
 
+    if setpoints:
+        executed = _setpoints(setpoints, index, origin)
+        if not executed.moved().any():
+            raise MotionError(f"bag {path}: the robot's {JOINT_SETPOINTS} never change: nothing was executed to "
+                              "replay")
+        return Motion(positions[0].copy(), (), stamps - origin, positions, executed, origin)
     found: list[Command] = []
     for log, msg in kinds[JOINT_TRAJECTORY]:
         unknown = [name for name in msg.joint_names if name not in index]
@@ -120,7 +163,26 @@ def read_bag(path: Path, joint_names: Sequence[str]) -> Motion:
     if not found:
         raise MotionError(f"bag {path} holds no command ({JOINT_TRAJECTORY} or {JOINT_COMMANDS}) to replay")
     found.sort(key=lambda command: command.time)
-    return Motion(positions[0].copy(), tuple(found), stamps - origin, positions)
+    return Motion(positions[0].copy(), tuple(found), stamps - origin, positions, origin=origin)
+
+
+def _setpoints(messages: Sequence[tuple[int, Any]], index: Mapping[str, int], origin: float) -> Setpoints:
+    """The recorded ``joint_setpoints`` on the motion's time base (a joint a message lacks keeps
+    its previous set-point)."""
+    times = np.array([_seconds(msg.header.stamp) - origin for _, msg in messages])
+    positions = np.full((len(messages), len(index)), np.nan)
+    velocities = np.full((len(messages), len(index)), np.nan)
+    for row, (_log, msg) in enumerate(messages):
+        for k, name in enumerate(msg.name):
+            if name in index:
+                positions[row, index[name]] = msg.position[k]
+                if len(msg.velocity) == len(msg.name):
+                    velocities[row, index[name]] = msg.velocity[k]
+    for values in (positions, velocities):  # a joint not listed holds its previous set-point
+        for row in range(1, len(values)):
+            missing = np.isnan(values[row])
+            values[row, missing] = values[row - 1, missing]
+    return Setpoints(times, positions, velocities)
 
 
 def replay(robot: Any, motion: Motion) -> np.ndarray:
@@ -137,14 +199,30 @@ def replay(robot: Any, motion: Motion) -> np.ndarray:
 
     robot.listen(on_reading)
     try:
-        for command in motion.commands:
-            robot.run_until(origin + command.time)
-            send(robot, command)
-        robot.run_until(origin + motion.duration + robot.period)
+        if motion.setpoints is not None:
+            _write_setpoints(robot, motion.setpoints, origin, motion.duration + robot.period)
+        else:
+            for command in motion.commands:
+                robot.run_until(origin + command.time)
+                send(robot, command)
+            robot.run_until(origin + motion.duration + robot.period)
     finally:
         robot.unlisten(on_reading)
     simulated = np.array(readings)
     return np.column_stack([np.interp(motion.times, times, simulated[:, j]) for j in range(simulated.shape[1])])
+
+
+def _write_setpoints(robot: Any, setpoints: Setpoints, origin: float, duration: float) -> None:
+    """Each control cycle writes the set-points recorded for its state: they are given as the
+    streaming set-point just before the cycle that reads that state (the robot interface
+    wrote the set-point of a state in the cycle that read it)."""
+    names = list(robot.model.joints.names)
+    while robot.now() < origin + duration - 1e-9:
+        positions, velocities = setpoints.at(robot.now() + robot.period - origin)
+        known = np.isfinite(positions)
+        velocity = np.where(np.isfinite(velocities), velocities, 0.0)
+        robot.loop.stream([n for n, k in zip(names, known, strict=True) if k], positions[known], velocity[known])
+        robot.cycle()
 
 
 def send(robot: Any, command: Command) -> bool:

@@ -1,0 +1,131 @@
+"""``humanoid identify`` replays the bags users record: the default simulation graph of a
+Bioloid whose servo values are hidden in a parameter file (standing in for a real robot),
+recorded by ``--record``'s recorder, driven the ways a user drives it: a trajectory on
+``joint_trajectory``, a set-point on ``joint_commands``, a ``follow_joint_trajectory`` goal, a
+``play_motion``, a ``walk``. The bag holds what the robot executed (``joint_setpoints``)
+whatever the path; replayed in-process with the hidden values, it reproduces the recording on
+each path's stretch to the proof's level (at most 1 mrad RMS), and with the robot's own values
+it does not (the recording says something about the values). At real time, as users record.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sensor_msgs.msg import JointState
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from humanoid_bringup.graphs import RECORDER_NODE, sim_nodes
+from humanoid_bringup.serving import with_recorder
+from humanoid_control.nodes.specs import CONTROL_CONTAINER
+from humanoid_control.processes.node_graph import Graph
+from humanoid_control.ros.robot_client import RobotClient
+from humanoid_control.ros.ros_time import to_duration
+from humanoid_experiments.identify.motion import Motion, read_bag, replay, rms
+from humanoid_experiments.walk import walk
+from humanoid_interfaces.action import PlayMotion
+from humanoid_sim import params_file
+from humanoid_sim.in_process import SimulatedRobot
+
+pytestmark = pytest.mark.system
+
+ROBOT = "bioloid"
+#: The hidden values (the robot's own: 5.34 rad/s, 200 rad/s^2).
+TRUTH = {"servo.max_velocity": 3.5, "servo.max_acceleration": 90.0}
+PATIENCE = 120.0
+#: The fit error at the hidden values allowed on each path (rad RMS): the proof's level.
+AT_TRUTH = 1e-3
+#: What the robot's own values must be off by at least, on the whole bag, for the check to mean
+#: anything (times the error at the truth).
+SEPARATION = 5.0
+#: What the recorder must hear before the robot is driven (topic, subscribing node).
+RECORDED_FIRST = (("/robot_state", CONTROL_CONTAINER), ("/follow_joint_trajectory/_action/status", RECORDER_NODE),
+                  ("/play_motion/_action/status", RECORDER_NODE), ("/walk/_action/status", RECORDER_NODE))
+
+
+def arm_trajectory(joint: str, position: float, seconds: float) -> JointTrajectory:
+    return JointTrajectory(joint_names=[joint], points=[
+        JointTrajectoryPoint(positions=[position], velocities=[0.0], time_from_start=to_duration(seconds))])
+
+
+def drive(client: RobotClient) -> dict[str, tuple[float, float]]:
+    """Each path in turn; the robot-time stretch of each."""
+    stretches = {}
+    home = client.current_positions()
+    start = client.now()
+    client.trajectories.publish(arm_trajectory("r_shoulder_pitch", home["r_shoulder_pitch"] + 0.8, 0.4))
+    client.wait_until(start + 1.0, timeout=PATIENCE)
+    assert abs(client.current_positions()["r_shoulder_pitch"] - home["r_shoulder_pitch"] - 0.8) < 0.05
+    stretches["joint_trajectory"] = (start, client.now())
+    start = client.now()  # a step: the servo runs at its own speed, which the recording then tells
+    client.commands.publish(JointState(name=["r_elbow"], position=[home["r_elbow"] + 1.0]))
+    client.wait_until(start + 1.0, timeout=PATIENCE)
+    assert abs(client.current_positions()["r_elbow"] - home["r_elbow"] - 1.0) < 0.05
+    stretches["joint_commands"] = (start, client.now())
+    start = client.now()
+    outcome = client.follow(arm_trajectory("l_shoulder_pitch", home["l_shoulder_pitch"] - 0.8, 0.4),
+                            timeout=PATIENCE)
+    assert outcome.error_code == 0, outcome
+    client.wait_until(client.now() + 0.5, timeout=PATIENCE)
+    stretches["follow_joint_trajectory"] = (start, client.now())
+    start = client.now()
+    result = client.play_motion(name="wave", timeout=PATIENCE).result
+    assert result.error_code == PlayMotion.Result.SUCCESSFUL, result.error_string
+    client.wait_until(client.now() + 0.5, timeout=PATIENCE)
+    stretches["play_motion"] = (start, client.now())
+    start = client.now()
+    report = walk(client, ROBOT, 0.04, timeout=PATIENCE)
+    assert report.error_code == 0 and not report.fell, report.text()
+    client.wait_until(client.now() + 0.5, timeout=PATIENCE)
+    stretches["walk"] = (start, client.now())
+    return stretches
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[str, tuple[float, float]]]:
+    folder = tmp_path_factory.mktemp("identify_user_bags")
+    truth, bag = folder / "truth.yaml", folder / "bag"
+    params_file.write(truth, TRUTH, "the stand-in robot's hidden values")
+    graph = Graph(with_recorder(sim_nodes(ROBOT, params_file=truth), bag), log_dir=folder).start()
+    try:
+        with RobotClient("identify_bag_test") as client:
+            client.wait_for_joint_states(PATIENCE)
+            for topic, node in RECORDED_FIRST:
+                client.wait_for_subscriber(topic, node, PATIENCE)
+            stretches = drive(client)
+    except BaseException:
+        for spec in graph.nodes:
+            print(f"----- log of {spec.name} -----\n{graph.log_text(spec.name)[-3000:]}")
+        raise
+    finally:
+        codes = graph.stop()
+    assert codes.get(CONTROL_CONTAINER) == 0, graph.log_text(CONTROL_CONTAINER)[-3000:]
+    return truth, bag, stretches
+
+
+def stretch_rms(simulated: np.ndarray, motion: Motion, joints: list[int], stretch: tuple[float, float]) -> float:
+    inside = (motion.times + motion.origin >= stretch[0]) & (motion.times + motion.origin <= stretch[1])
+    difference = simulated[inside][:, joints] - motion.positions[inside][:, joints]
+    return math.sqrt(float(np.nanmean(difference**2)))
+
+
+def test_the_bag_holds_what_the_robot_executed_on_every_path_and_replays_it_at_the_truth(recorded) -> None:
+    truth, bag, stretches = recorded
+    with SimulatedRobot(ROBOT, params_file=truth) as robot:
+        names = list(robot.model.joints.names)
+        motion = read_bag(bag, names)
+        assert motion.setpoints is not None, "no joint_setpoints in the bag"
+        at_truth = replay(robot, motion)
+    with SimulatedRobot(ROBOT) as robot:
+        at_own = replay(robot, motion)
+    joints = motion.commanded_joints(names)
+    moved = {names[j] for j in joints}
+    assert {"r_shoulder_pitch", "r_elbow", "l_shoulder_pitch", "r_knee", "l_knee"} <= moved  # the paths' joints
+    errors = {path: stretch_rms(at_truth, motion, joints, stretch) for path, stretch in stretches.items()}
+    assert all(error <= AT_TRUTH for error in errors.values()), {p: f"{e * 1000:.3f} mrad" for p, e in errors.items()}
+    truth_error, own_error = (rms(simulated, motion, joints) for simulated in (at_truth, at_own))
+    assert own_error >= SEPARATION * truth_error, \
+        f"at the truth {truth_error * 1000:.3f} mrad, with the robot's own values {own_error * 1000:.3f} mrad"
