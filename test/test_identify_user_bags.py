@@ -22,7 +22,7 @@ from humanoid_bringup.graphs import RECORDER_NODE, sim_nodes
 from humanoid_bringup.serving import with_recorder
 from humanoid_control.nodes.specs import CONTROL_CONTAINER
 from humanoid_control.processes.node_graph import Graph
-from humanoid_control.ros.robot_client import RobotClient
+from humanoid_control.ros.robot_client import RobotClient, poll_until
 from humanoid_control.ros.ros_time import to_duration
 from humanoid_experiments.identify.motion import Motion, read_bag, replay, rms
 from humanoid_experiments.walk import walk
@@ -95,6 +95,11 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict
             client.wait_for_joint_states(PATIENCE)
             for topic, node in RECORDED_FIRST:
                 client.wait_for_subscriber(topic, node, PATIENCE)
+            # a message on a topic goes to the subscriptions matched when it is published: the
+            # robot's, before the first command (README, "The robot interface")
+            poll_until(lambda: client.trajectories.get_subscription_count() >= 2
+                       and client.commands.get_subscription_count() >= 2, "the robot's command subscriptions",
+                       PATIENCE)
             stretches = drive(client)
     except BaseException:
         for spec in graph.nodes:
@@ -129,3 +134,28 @@ def test_the_bag_holds_what_the_robot_executed_on_every_path_and_replays_it_at_t
     truth_error, own_error = (rms(simulated, motion, joints) for simulated in (at_truth, at_own))
     assert own_error >= SEPARATION * truth_error, \
         f"at the truth {truth_error * 1000:.3f} mrad, with the robot's own values {own_error * 1000:.3f} mrad"
+
+
+def test_plot_and_compare_take_the_set_points_as_what_was_commanded(recorded) -> None:
+    """The commanded line of ``humanoid plot`` and the tracking of ``humanoid compare`` are the
+    robot's set-points, on every path (the step on joint_commands, the walk's knees): read here
+    from the bag with rosbags alone."""
+    from rosbags.rosbag2 import Reader
+    from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+
+    from humanoid_tools.plots.series import load
+
+    _truth, bag, _stretches = recorded
+    store, expected = get_typestore(Stores.EMPTY), {"r_elbow": [], "r_knee": []}
+    with Reader(bag) as reader:
+        for connection in reader.connections:
+            store.register(get_types_from_msg(connection.msgdef.data, connection.msgtype))
+        wanted = [c for c in reader.connections if c.topic == "/joint_setpoints"]
+        for connection, _log, raw in reader.messages(connections=wanted):
+            msg = store.deserialize_cdr(raw, connection.msgtype)
+            for name in expected:
+                expected[name].append(msg.position[list(msg.name).index(name)])
+    experiment = load(bag)
+    commanded = {joint.name: joint.commanded.v for joint in experiment.joints}
+    for name, values in expected.items():
+        np.testing.assert_array_equal(commanded[name], np.array(values), err_msg=name)

@@ -22,6 +22,7 @@ from humanoid_tools.recording.reading import Bag, custom_data
 
 JOINT_STATES = "/joint_states"
 JOINT_COMMANDS = "/joint_commands"
+JOINT_SETPOINTS = "/joint_setpoints"
 JOINT_TRAJECTORY = "/joint_trajectory"
 FEEDBACK = "/follow_joint_trajectory/_action/feedback"
 BALANCE = "/balance_state"
@@ -79,7 +80,9 @@ class JointTracking:
 
     name: str
     measured: Signal
-    commanded: Signal  # action feedback's desired positions and streaming commands, merged
+    #: What the robot executed: its joint_setpoints where the bag has them, else the action
+    #: feedback's desired positions and the streaming commands, merged
+    commanded: Signal
     waypoints: Signal  # joint_trajectory points (time = message time + time_from_start)
     stale_samples: int
 
@@ -308,19 +311,23 @@ def _commands(bag: Bag, states, origin: float, when) -> _Commands:
             measured[name].append((t, float(value)))
     commanded: dict[str, list[tuple[float, float]]] = {n: [] for n in names}
     waypoints: dict[str, list[tuple[float, float]]] = {n: [] for n in names}
-    topics = [t for t in (FEEDBACK, JOINT_COMMANDS, JOINT_TRAJECTORY) if t in bag.types]
+    executed = JOINT_SETPOINTS in bag.types and bag.indexed.get(JOINT_SETPOINTS, 0) > 0
+    topics = [t for t in (FEEDBACK, JOINT_COMMANDS, JOINT_TRAJECTORY, JOINT_SETPOINTS) if t in bag.types]
     first: dict[str, float] = {}
     starts: dict[bytes, float] = {}
     for topic, log, msg in bag.messages(topics):
-        if topic != FEEDBACK and topic not in first:
+        if topic not in (FEEDBACK, JOINT_SETPOINTS) and topic not in first:
             first[topic] = when(log, msg.header)
         if topic == FEEDBACK:
             feedback = msg.feedback
             t = when(log, feedback.header)
             starts.setdefault(bytes(msg.goal_id.uuid), t - stamp_seconds(feedback.desired.time_from_start))
-            for name, value in zip(feedback.joint_names, feedback.desired.positions, strict=False):
-                commanded.setdefault(name, []).append((t, float(value)))
-        elif topic == JOINT_COMMANDS:
+            if not executed:
+                for name, value in zip(feedback.joint_names, feedback.desired.positions, strict=False):
+                    commanded.setdefault(name, []).append((t, float(value)))
+        elif topic in (JOINT_COMMANDS, JOINT_SETPOINTS):
+            if (topic == JOINT_SETPOINTS) != executed:
+                continue
             t = when(log, msg.header)
             for name, value in zip(msg.name, msg.position, strict=False):
                 commanded.setdefault(name, []).append((t, float(value)))
