@@ -30,8 +30,12 @@ TRUTH = {"servo.max_velocity": 3.6, "servo.max_acceleration": 150.0}
 FIT = "servo.max_velocity=2:6,servo.max_acceleration=50:500"
 #: Relative tolerance of each fitted value against the truth.
 TOLERANCES = {"servo.max_velocity": 0.03, "servo.max_acceleration": 0.15}
-#: How many times better than the robot's own values the fit must predict the held-out motion.
-HELD_OUT_GAIN = 4.0
+#: How many times better than the robot's own values the fit must predict the held-out motion
+#: (measured: 64 with the test's short settings, 146 with the defaults; docs/identification.md).
+HELD_OUT_GAIN = 30.0
+#: How many times smaller than the robot's own values' the fit error must be on the fitted
+#: motion (measured: 165 with the test's short settings, 225 with the defaults).
+FIT_GAIN = 50.0
 
 _SQUAT = {"rleg_joint3": -0.4, "lleg_joint3": -0.4, "rleg_joint4": 0.8, "lleg_joint4": 0.8,
           "rleg_joint5": -0.4, "lleg_joint5": -0.4}
