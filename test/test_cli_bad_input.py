@@ -207,6 +207,8 @@ CASES: list[tuple[str, list[str], str]] = [
     ("view: keyframe file not yaml", ["view", "--keyframes-dir", "{dir}", "--keyframes", "poses.csv"],
      "not a keyframe file name"),
     ("view: keyframe folder missing", ["view", "--keyframes-dir", "{dir}/nowhere"], "argument --keyframes-dir"),
+    ("view: metadata not YAML", ["view", "--bag", "{dir}/broken_bag"], "cannot read {dir}/broken_bag: "),
+    ("plot: metadata not YAML", ["plot", "{dir}/broken_bag"], "cannot read {dir}/broken_bag: "),
     ("view: host not of this computer", ["view", "--host", "203.0.113.7"], "cannot listen on '203.0.113.7'"),
     ("view: unknown host", ["view", "--host", "no-such-host.invalid"], "unknown host 'no-such-host.invalid'"),
     ("generate-srdf: zero samples", ["generate-srdf", "--robot", "hoap2", "--samples", "0"], "argument --samples"),
@@ -294,6 +296,8 @@ def write_files(folder: Path) -> None:
     (folder / "results_1_spine.json").write_text(json.dumps([RESULT | {"joints": ["spine_pitch"]}]))
     (folder / "cpg_unknown_servo.yaml").write_text(
         cpg_path("bioloid_quadruped").read_text().replace("FL2: {from: [FL1]}", "FL2: {from: [FL9]}", 1))
+    (folder / "broken_bag").mkdir()
+    (folder / "broken_bag" / "metadata.yaml").write_text("rosbag2_bagfile_information: {version: [\n")
     (folder / "experiment_search").mkdir()
     (folder / "experiment_search" / "search.json").write_text(json.dumps(
         {"settings": EXPERIMENT_SEARCH.as_dict(), "swarm": new_swarm(EXPERIMENT_SEARCH).state(), "best": None}))

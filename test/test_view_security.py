@@ -189,6 +189,13 @@ def http_status(url: str) -> int:
         return error.code
 
 
+def test_the_command_prints_one_address_the_one_that_works(view):
+    """Not viser's banner too, whose address (without the token) the page refuses."""
+    printed = [word for line in [*view.process.lines, *view.errors] for word in line.split() if "://" in word]
+    assert printed == [view.url], printed
+    assert http_status(view.url) == 200
+
+
 def test_only_this_runs_page_connects_and_a_page_elsewhere_moves_nothing(view, module_graph, commands):
     url, origin = view.url, page_origin(view.url)
     for foreign, address in (("http://evil.example.com", url),  # a site the user visits

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
 
-from humanoid_control.command_line import UsageError
+from humanoid_tools.recording.bag_argument import read_bag
 
 #: Exit status when the bag is damaged: the figures are written from what could be read.
 DAMAGED = 1
@@ -18,33 +16,11 @@ EPILOG = (f"exit status: 0 when every message was read; {DAMAGED} when the bag i
           "status says they do not show all of the recording; 2 for bad arguments or a folder that is not a "
           "readable bag")
 
-T = TypeVar("T")
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = EPILOG
     parser.add_argument("bag", type=Path, help="bag directory (rosbag2, as written by humanoid record)")
     parser.add_argument("--out", type=Path, default=None,
                         help="folder for the PNG files (default: BAG/plots)")
-
-
-def check_bag(bag: Path) -> None:
-    """A UsageError saying why ``bag`` is not a bag (and how to repair an interrupted recording)."""
-    if not (bag / "metadata.yaml").is_file():
-        hint = (f"; if its recording was interrupted, repair it with humanoid record --reindex {bag}"
-                if bag.is_dir() and any(bag.glob("*.mcap")) else "")
-        raise UsageError(f"{bag} is not a bag (no metadata.yaml){hint}")
-
-
-def read_bag(bag: Path, read: Callable[[Path], T]) -> T:
-    """``read(bag)`` of a checked bag, a UsageError when rosbags cannot read it."""
-    from rosbags.rosbag2 import ReaderError
-
-    check_bag(bag)
-    try:
-        return read(bag)
-    except ReaderError as error:
-        raise UsageError(f"cannot read {bag}: {error}") from None
 
 
 def run(args: argparse.Namespace) -> int:

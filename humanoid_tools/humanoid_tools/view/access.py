@@ -26,6 +26,7 @@ import contextlib
 import dataclasses
 import fcntl
 import http
+import io
 import ipaddress
 import secrets
 import socket
@@ -207,12 +208,14 @@ def start_server(host: str, port: int, access: PageAccess, label: str):
 
     websocket_server.serve = serve
     try:
-        with contextlib.redirect_stdout(sys.stderr):  # viser's banner: the URL must be the first line of stdout
+        # viser's banner names the address without the token, which the page refuses: the
+        # command prints the one address that works, and nothing else
+        with contextlib.redirect_stdout(io.StringIO()):
             server = viser.ViserServer(host=host, port=port, label=label, verbose=False)
     finally:
         websocket_server.serve = original
     if not started:
-        server.stop()
+        stop_server(server)
         raise RuntimeError(f"viser {viser.__version__} started its server without the page's access check; "
                            "humanoid view supports viser 1.1.1")
     # viser's share button opens a tunnel through its public relay: whoever came through it
@@ -221,3 +224,9 @@ def start_server(host: str, port: int, access: PageAccess, label: str):
     access.port = server.get_port()
     bound = [tuple(s.getsockname()[:2]) for s in started[-1].server.sockets]
     return server, bound
+
+
+def stop_server(server) -> None:
+    """Stop the page's server without viser's own message on stdout."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        server.stop()

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from humanoid_control.command_line import UsageError, existing_folder
 from humanoid_control.processes.stop_request import StopRequest, stop_on_signals
+from humanoid_tools.recording.bag_argument import check_bag, read_bag
 
 RENDER_PERIOD = 1.0 / 30.0  # s: the page is updated at most 30 times a second
 
@@ -39,8 +40,8 @@ def run(args: argparse.Namespace) -> int:
     from humanoid_tools.view.access import listen_problem
     from humanoid_tools.view.page_input import KeyframeFolder
 
-    if args.bag is not None and not (args.bag / "metadata.yaml").is_file():
-        raise UsageError(f"{args.bag} is not a bag (no metadata.yaml)")
+    if args.bag is not None:
+        check_bag(args.bag)
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port must be 0..65535, got {args.port}")
     problem = listen_problem(args.host)
@@ -79,11 +80,12 @@ def _server(args: argparse.Namespace, exposes: str):
 
 
 def _replay(args: argparse.Namespace, stop: StopRequest) -> int:
+    from humanoid_tools.view.access import stop_server
     from humanoid_tools.view.replay import BagReplay, ReplayPanel
     from humanoid_tools.view.scene import RobotScene
 
     try:
-        replay = BagReplay(args.bag)
+        replay = read_bag(args.bag, BagReplay)
     except ValueError as error:
         raise UsageError(str(error)) from None
     server = _server(args, "see the recording")
@@ -104,7 +106,7 @@ def _replay(args: argparse.Namespace, stop: StopRequest) -> int:
                 scene.show(replay.frame(t))
                 shown = t
     finally:
-        server.stop()
+        stop_server(server)
     return 0
 
 
@@ -114,6 +116,7 @@ def _live(args: argparse.Namespace, stop: StopRequest) -> int:
     from rclpy.node import Node
     from rclpy.signals import SignalHandlerOptions
 
+    from humanoid_tools.view.access import stop_server
     from humanoid_tools.view.live import LiveSource, PosingPanel
     from humanoid_tools.view.page_input import KeyframeFolder
     from humanoid_tools.view.scene import RobotScene
@@ -155,7 +158,7 @@ def _live(args: argparse.Namespace, stop: StopRequest) -> int:
         node.destroy_node()
     finally:
         rclpy.try_shutdown(context=context)
-        server.stop()
+        stop_server(server)
     return 0
 
 
