@@ -1,6 +1,6 @@
 """The walk controller node: cmd_vel and the walk action to joint set-points.
 
-Topics and actions (names of DESIGN.md):
+Topics and actions (named in humanoid_control.ros.topics and the README):
 
 - ``cmd_vel`` (geometry_msgs/Twist, subscribed): walk at this velocity (linear.x forward,
   linear.y left, angular.z counter-clockwise; m/s, rad/s), within the robot's step

@@ -4,14 +4,14 @@ first goal, for the server to answer this client at all.
 An action client gets its result through a service call. On a busy machine the answer
 can be lost: rmw_fastrtps drops a service response whose reader it has not matched yet
 ("failed to send response (timeout): client will not receive response"), and the client
-then waits forever for a goal the server finished long ago (seen once in the suite beside
-two CPU hogs: a play_motion that never returned). The goal's status topic still says the
+then waits forever for a goal the server finished long ago (under heavy load: a play_motion
+that never returns). The goal's status topic still says the
 goal ended, so a waiter that sees a terminal status without a result asks again; the
 server keeps results for a while after the goal ends (the action's result timeout).
 
 A lost *goal* response cannot be asked again (sending the goal twice could start it
 twice). It happens right after start-up, when the server has not yet matched this
-client's response readers (seen in a clean-clone run: "no goal response within 30 s").
+client's response readers (the client then waits in vain for its goal's acceptance).
 :func:`wait_until_answering` therefore asks the server to cancel a goal that does not
 exist, an idempotent question, until one answer comes back: the server then knows this
 client's endpoints (the goal service's reader is created before the cancel service's).
