@@ -5,7 +5,7 @@ recorded by ``--record``'s recorder, driven the ways a user drives it: a traject
 ``play_motion``, a ``walk``. The bag holds what the robot executed (``joint_setpoints``)
 whatever the path; replayed in-process with the hidden values, it reproduces the recording on
 each path's stretch to the proof's level (at most 1 mrad RMS), and with the robot's own values
-it does not (the recording says something about the values). At real time, as users record.
+it does not (the recording says something about the values). At real time and in lockstep.
 """
 
 from __future__ import annotations
@@ -84,12 +84,16 @@ def drive(client: RobotClient) -> dict[str, tuple[float, float]]:
     return stretches
 
 
-@pytest.fixture(scope="module")
-def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[str, tuple[float, float]]]:
+@pytest.fixture(scope="module", params=["real time", "lockstep"])
+def recorded(request: pytest.FixtureRequest,
+             tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[str, tuple[float, float]]]:
+    """The bag, as ``humanoid sim --params truth.yaml --record bag [--lockstep]`` records it."""
+    lockstep = request.param == "lockstep"
     folder = tmp_path_factory.mktemp("identify_user_bags")
     truth, bag = folder / "truth.yaml", folder / "bag"
     params_file.write(truth, TRUTH, "the stand-in robot's hidden values")
-    graph = Graph(with_recorder(sim_nodes(ROBOT, params_file=truth), bag), log_dir=folder).start()
+    nodes = with_recorder(sim_nodes(ROBOT, params_file=truth, lockstep=lockstep), bag, lockstep=lockstep)
+    graph = Graph(nodes, log_dir=folder).start()
     try:
         with RobotClient("identify_bag_test") as client:
             client.wait_for_joint_states(PATIENCE)
