@@ -216,10 +216,10 @@ def spinning_nodes():
         yield make
     finally:
         executor.shutdown()
+        spinner.join(timeout=10.0)  # before the nodes go: a turn of the executor still uses them
         for node in made:
             node.destroy_node()
         rclpy.try_shutdown()
-        spinner.join(timeout=10.0)
 
 
 @pytest.fixture

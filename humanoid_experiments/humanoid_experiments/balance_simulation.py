@@ -48,6 +48,7 @@ from humanoid_control.motion import Motion, plan_playback
 from humanoid_control.motion.model import JointPose
 from humanoid_control.motion.pose_demo import pose_demo_motion
 from humanoid_control.processes.node_graph import Graph
+from humanoid_control.ros import topics
 from humanoid_control.ros.robot_client import RobotClient, playback_trajectory
 from humanoid_control.ros.ros_time import seconds
 from humanoid_description.bioloid_thesis.pose_analysis import ThesisFrame
@@ -106,7 +107,7 @@ class FallLog:
     def __init__(self, client: RobotClient) -> None:
         self._client = client
         self.times: list[float] = []
-        client.node.create_subscription(Bool, "fallen", self._on_fallen, 50)
+        client.node.create_subscription(Bool, topics.FALLEN, self._on_fallen, 50)
 
     def _on_fallen(self, msg: Bool) -> None:
         if msg.data:

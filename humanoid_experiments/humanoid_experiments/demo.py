@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from humanoid_control.command_line import new_folder, non_negative_number, positive_number
+from humanoid_control.ros import topics
 
 # rclpy, Pinocchio and the robot client are imported where they are used: the
 # `humanoid` command builds its parser from this module and must start fast.
@@ -146,7 +147,7 @@ def run_demo(client, robot: str = "hoap2") -> DemoSummary:
 
     model = load_model(robot)
     balance: list = []
-    client.node.create_subscription(BalanceState, "balance_state", balance.append, 100)
+    client.node.create_subscription(BalanceState, topics.BALANCE_STATE, balance.append, 100)
     state = client.wait_for_joint_states(60.0)
     names = list(state.name)
     times, positions = demo_trajectory(names)

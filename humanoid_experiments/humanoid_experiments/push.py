@@ -33,6 +33,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from humanoid_control.ros import topics
+
 # rclpy and the clients are imported where they are used: the `humanoid` command builds its
 # parser from this module and must start fast.
 
@@ -192,8 +194,8 @@ class FallWitness:
         self._since = math.inf
         self._falls_since = math.inf
         self.fell_at: float | None = None
-        client.node.create_subscription(BalanceState, "balance_state", self._on_balance, 100)
-        client.node.create_subscription(Bool, "fallen", self._on_fallen, 10)
+        client.node.create_subscription(BalanceState, topics.BALANCE_STATE, self._on_balance, 100)
+        client.node.create_subscription(Bool, topics.FALLEN, self._on_fallen, 10)
 
     def arm(self, since: float) -> None:
         """Collect the balance monitor's verdicts stamped ``since`` or later (robot time; the
@@ -263,7 +265,7 @@ class PushExperiment:
         self._reset()
         client = self.client
         if self._walk is None:
-            self._walk = client.action_client(Walk, "walk")
+            self._walk = client.action_client(Walk, topics.WALK)
             if not self._walk.wait_for_server(timeout_sec=60.0):
                 raise RuntimeError("no walk action server within 60 s: is the walk controller running?")
         with client.lockstep.paused_at(client.now() + SETTLE, WAIT) as start:

@@ -31,6 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
+from humanoid_control.ros import topics
+
 # rclpy, Pinocchio and the clients are imported where they are used: the `humanoid`
 # command builds its parser from this module and must start fast.
 
@@ -101,7 +103,7 @@ class WalkWitness:
         self.inside = 0
         self.samples = 0
         self.balance_states = 0
-        client.node.create_subscription(BalanceState, "balance_state", self._on_balance, 50)
+        client.node.create_subscription(BalanceState, topics.BALANCE_STATE, self._on_balance, 50)
 
     def _on_balance(self, msg) -> None:
         with self._lock:
@@ -177,7 +179,7 @@ def walk(client, robot: str, distance: float, lateral: float = 0.0, turn: float 
     from humanoid_interfaces.action import Walk
 
     witness = WalkWitness(client, robot)
-    action = client.action_client(Walk, "walk")
+    action = client.action_client(Walk, topics.WALK)
     client.wait_for_joint_states(60.0)
     if not action.wait_for_server(timeout_sec=60.0):
         raise RuntimeError("no walk action server within 60 s: is the walk controller running?")

@@ -44,7 +44,7 @@ from humanoid_control.loop.driver import JointState
 from humanoid_control.loop.lockstep import LockstepGate
 from humanoid_control.loop.remote import RemoteError
 from humanoid_control.loop.validation import CommandRejectedError
-from humanoid_control.ros import driver_node
+from humanoid_control.ros import driver_node, topics
 from humanoid_control.ros.loop_process import DriverSpec, LoopHost
 from humanoid_control.ros.matched_publisher import STREAM_HISTORY, MatchedPublisher
 from humanoid_control.ros.offload import Offload
@@ -74,6 +74,16 @@ from humanoid_sim.transmission import TransmissionParameters
 
 #: s: how long a service waits for the simulator to carry out its operation.
 OPERATION_TIMEOUT = 60.0
+
+
+class Operation:
+    """The simulator's operations on the loop's side of the pipe, registered and called by these names."""
+
+    RESET = "reset"
+    PAUSE = "pause"
+    RESUME = "resume"
+    STEP = "step"
+    PUSH = "push"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -168,11 +178,11 @@ class SimulationPublishing:
         assert isinstance(driver, PyBulletDriver)
         self.node, self.host, self.driver = node, host, driver
         # like every simulator's /clock (and rclpy's own time source): best effort, latest only
-        self._clock_pub = MatchedPublisher(node, Clock, "clock",
+        self._clock_pub = MatchedPublisher(node, Clock, topics.CLOCK,
                                            QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT))
-        self._pose_pub = MatchedPublisher(node, PoseStamped, "ground_truth/base_pose", STREAM_HISTORY)
-        self._twist_pub = MatchedPublisher(node, TwistStamped, "ground_truth/base_twist", STREAM_HISTORY)
-        self._fallen_pub = MatchedPublisher(node, Bool, "fallen", STREAM_HISTORY)
+        self._pose_pub = MatchedPublisher(node, PoseStamped, topics.BASE_POSE, STREAM_HISTORY)
+        self._twist_pub = MatchedPublisher(node, TwistStamped, topics.BASE_TWIST, STREAM_HISTORY)
+        self._fallen_pub = MatchedPublisher(node, Bool, topics.FALLEN, STREAM_HISTORY)
         self._ground_truth = Decimator(rates.ground_truth_rate, "ground_truth_rate")
         self._clock = Decimator(rates.clock_rate, "clock_rate")
         self._fallen = False
@@ -197,11 +207,11 @@ class SimulationPublishing:
             host.loop.gate = LockstepGate(lockstep.participants, lockstep.lockstep_timeout,
                                           report=node.get_logger().warning)
         server = host.server
-        server.register("reset", self.reset)
-        server.register("pause", self.pause)
-        server.register("resume", self.resume)
-        server.register("step", self.step)
-        server.register("push", self.driver.apply_push)
+        server.register(Operation.RESET, self.reset)
+        server.register(Operation.PAUSE, self.pause)
+        server.register(Operation.RESUME, self.resume)
+        server.register(Operation.STEP, self.step)
+        server.register(Operation.PUSH, self.driver.apply_push)
 
     # -- per control cycle ------------------------------------------------------------
     def _on_cycle(self, state: JointState) -> None:
@@ -301,11 +311,11 @@ class SimulationServices:
         # each waits for the loop: one at a time, off the node's spinning thread
         serial = Offload(node, "simulation services")
         group = ReentrantCallbackGroup()
-        node.create_service(ResetSimulation, "reset", serial(self._reset), callback_group=group)
-        node.create_service(Trigger, "pause", serial(self._pause), callback_group=group)
-        node.create_service(Trigger, "resume", serial(self._resume), callback_group=group)
-        node.create_service(StepSimulation, "step", serial(self._step), callback_group=group)
-        node.create_service(ApplyPush, "apply_push", serial(self._push), callback_group=group)
+        node.create_service(ResetSimulation, topics.RESET, serial(self._reset), callback_group=group)
+        node.create_service(Trigger, topics.PAUSE, serial(self._pause), callback_group=group)
+        node.create_service(Trigger, topics.RESUME, serial(self._resume), callback_group=group)
+        node.create_service(StepSimulation, topics.STEP, serial(self._step), callback_group=group)
+        node.create_service(ApplyPush, topics.APPLY_PUSH, serial(self._push), callback_group=group)
 
     def _reset(self, request: ResetSimulation.Request, response: ResetSimulation.Response):
         home = self.model.home_positions()
@@ -316,7 +326,7 @@ class SimulationServices:
                 setpoint = self.interface.validator.setpoint(msg.name, msg.position, clamp=False)
                 positions = home.copy()
                 positions[setpoint.joint_indices] = setpoint.positions
-            self.interface.loop.call("reset", positions, timeout=OPERATION_TIMEOUT)
+            self.interface.loop.call(Operation.RESET, positions, timeout=OPERATION_TIMEOUT)
         except (CommandRejectedError, RemoteError) as error:
             response.success, response.message = False, f"reset refused: {error}"
             self.node.get_logger().error(response.message)
@@ -328,10 +338,10 @@ class SimulationServices:
         return response
 
     def _pause(self, _request, response: Trigger.Response):
-        return self._trigger("pause", "paused", response)
+        return self._trigger(Operation.PAUSE, "paused", response)
 
     def _resume(self, _request, response: Trigger.Response):
-        return self._trigger("resume", "resumed", response)
+        return self._trigger(Operation.RESUME, "resumed", response)
 
     def _trigger(self, operation: str, done: str, response: Trigger.Response):
         try:
@@ -344,7 +354,7 @@ class SimulationServices:
 
     def _step(self, request: StepSimulation.Request, response: StepSimulation.Response):
         try:
-            now = self.interface.loop.call("step", int(request.cycles), timeout=OPERATION_TIMEOUT)
+            now = self.interface.loop.call(Operation.STEP, int(request.cycles), timeout=OPERATION_TIMEOUT)
         except RemoteError as error:
             response.success, response.message = False, str(error)
             response.sim_time = to_time(self.interface.now())
@@ -356,7 +366,7 @@ class SimulationServices:
     def _push(self, request: ApplyPush.Request, response: ApplyPush.Response):
         force = (request.force.x, request.force.y, request.force.z)
         try:
-            response.message = self.interface.loop.call("push", request.link, force, request.duration,
+            response.message = self.interface.loop.call(Operation.PUSH, request.link, force, request.duration,
                                                         timeout=OPERATION_TIMEOUT)
         except RemoteError as error:
             response.success, response.message = False, f"push refused: {error}"

@@ -74,6 +74,7 @@ from humanoid_control.balance.readings import RecentReadings
 from humanoid_control.balance.sensor_wait import SensorWait
 from humanoid_control.loop.decimation import Decimator
 from humanoid_control.loop.driver import Level
+from humanoid_control.ros import topics
 from humanoid_control.ros.fall_watch import FALL_STATE_QOS
 from humanoid_control.ros.joint_readings import JointReadings, MalformedJointStateError
 from humanoid_control.ros.node_host import NodeHost
@@ -116,24 +117,24 @@ class BalanceMonitor:
         self._fall_stamp: float | None = None  # robot time the estimate said fallen
 
         depth = self.params.queue_depth
-        self._state_pub = node.create_publisher(BalanceState, "balance_state", depth)
-        self._marker_pub = node.create_publisher(MarkerArray, "balance_markers", 10)
-        self._fall_pub = node.create_publisher(FallState, "fall_state", FALL_STATE_QOS)
-        self._diagnostics_pub = node.create_publisher(DiagnosticArray, "diagnostics", 10)
+        self._state_pub = node.create_publisher(BalanceState, topics.BALANCE_STATE, depth)
+        self._marker_pub = node.create_publisher(MarkerArray, topics.BALANCE_MARKERS, 10)
+        self._fall_pub = node.create_publisher(FallState, topics.FALL_STATE, FALL_STATE_QOS)
+        self._diagnostics_pub = node.create_publisher(DiagnosticArray, topics.DIAGNOSTICS, 10)
         self.lockstep = host.lockstep(node)
-        host.subscribe_state(node, JointState, "joint_states", self._on_joint_state, depth)
+        host.subscribe_state(node, JointState, topics.JOINT_STATES, self._on_joint_state, depth)
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                              reliability=ReliabilityPolicy.RELIABLE)
-        node.create_subscription(String, "robot_description", self._on_description, latched)
+        node.create_subscription(String, topics.ROBOT_DESCRIPTION, self._on_description, latched)
         # sensors queue as deep as joint_states: every reading of a backlog gets its partner
-        host.subscribe_state(node, PoseStamped, "ground_truth/base_pose", self._on_base_pose, depth)
-        host.subscribe_state(node, Imu, "imu/data", self._on_imu, depth)
+        host.subscribe_state(node, PoseStamped, topics.BASE_POSE, self._on_base_pose, depth)
+        host.subscribe_state(node, Imu, topics.IMU, self._on_imu, depth)
         for side in self.model.config.feet:
-            host.subscribe_state(node, WrenchStamped, f"{side}_foot/wrench",
+            host.subscribe_state(node, WrenchStamped, topics.foot_wrench(side),
                                  lambda msg, side=side: self._on_wrench(side, msg), depth)
-            host.subscribe_state(node, Bool, f"{side}_foot/contact",
+            host.subscribe_state(node, Bool, topics.foot_contact(side),
                                  lambda msg, side=side: self._on_contact(side, msg), depth)
-        host.subscribe_state(node, Bool, "fallen", self._on_fallen, 10)
+        host.subscribe_state(node, Bool, topics.FALLEN, self._on_fallen, 10)
         node.create_timer(1.0 / self.params.diagnostics_rate, self._publish_diagnostics)
         self._wait: SensorWait[JointState] = SensorWait(
             self._sensor_feeds, self._answer, self.params.sensor_timeout, self.params.sensor_patience, depth,
@@ -159,7 +160,7 @@ class BalanceMonitor:
 
     # -- inputs ---------------------------------------------------------------------
     def _on_description(self, msg: String) -> None:
-        self._seen["robot_description"] = time.monotonic()
+        self._seen[topics.ROBOT_DESCRIPTION] = time.monotonic()
         if msg.data == self.model.urdf:
             return
         try:
@@ -171,7 +172,7 @@ class BalanceMonitor:
         self._log.info("using the robot_description the robot publishes (it differs from the installed xacro)")
 
     def _on_base_pose(self, msg: PoseStamped) -> None:
-        self._seen["ground_truth/base_pose"] = time.monotonic()
+        self._seen[topics.BASE_POSE] = time.monotonic()
         p, o = msg.pose.position, msg.pose.orientation
         placement = pin.XYZQUATToSE3(np.array([p.x, p.y, p.z, o.x, o.y, o.z, o.w]))
         self._truth_stamp = seconds(msg.header.stamp)
@@ -179,7 +180,7 @@ class BalanceMonitor:
         self._wait.drain()
 
     def _on_imu(self, msg: Imu) -> None:
-        self._seen["imu/data"] = time.monotonic()
+        self._seen[topics.IMU] = time.monotonic()
         o = msg.orientation
         norm = math.sqrt(o.x * o.x + o.y * o.y + o.z * o.z + o.w * o.w)
         if not norm > 0.5 or not math.isfinite(norm):  # no orientation estimate (all zeros) or garbage
@@ -189,7 +190,7 @@ class BalanceMonitor:
         self._wait.drain()
 
     def _on_wrench(self, side: str, msg: WrenchStamped) -> None:
-        self._seen[f"{side}_foot/wrench"] = time.monotonic()
+        self._seen[topics.foot_wrench(side)] = time.monotonic()
         sole = self.model.config.feet[side].sole
         if msg.header.frame_id not in (sole, ""):
             self._log.error(f"{side}_foot/wrench ignored: expressed in {msg.header.frame_id!r}, "
@@ -205,7 +206,7 @@ class BalanceMonitor:
             self._wait.drain()
 
     def _on_contact(self, side: str, msg: Bool) -> None:
-        self._seen[f"{side}_foot/contact"] = time.monotonic()
+        self._seen[topics.foot_contact(side)] = time.monotonic()
         # Bool has no stamp: the robot publishes it right after the same foot's wrench
         stamp = self._wrench_stamps.get(side, self._latest.stamp if self._latest is not None else 0.0)
         self.inputs.contacts.setdefault(side, RecentReadings()).add(stamp, bool(msg.data))
@@ -228,7 +229,7 @@ class BalanceMonitor:
 
     # -- the update -----------------------------------------------------------------
     def _on_joint_state(self, msg: JointState) -> None:
-        self._seen["joint_states"] = time.monotonic()
+        self._seen[topics.JOINT_STATES] = time.monotonic()
         self._wait.offer(seconds(msg.header.stamp), msg)
 
     def _sensor_feeds(self) -> list[RecentReadings]:

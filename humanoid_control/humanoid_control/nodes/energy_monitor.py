@@ -36,6 +36,7 @@ from sensor_msgs.msg import JointState
 
 from humanoid_control.energy.model import CurrentModel, EnergyIntegral
 from humanoid_control.energy.parameters import NODE_NAME, EnergyParameters
+from humanoid_control.ros import topics
 from humanoid_control.ros.node_host import NodeHost
 from humanoid_control.ros.node_main import run_node
 from humanoid_control.ros.parameters import declare_control_node
@@ -62,12 +63,12 @@ class EnergyMonitor:
         self._malformed = 0
         self._last_issue = ""
         self._latest: EnergyState | None = None
-        self._publisher = node.create_publisher(EnergyState, "energy_state", QUEUE_DEPTH)
-        self._diagnostics_pub = node.create_publisher(DiagnosticArray, "diagnostics", 10)
+        self._publisher = node.create_publisher(EnergyState, topics.ENERGY_STATE, QUEUE_DEPTH)
+        self._diagnostics_pub = node.create_publisher(DiagnosticArray, topics.DIAGNOSTICS, 10)
         self.lockstep = host.lockstep(node)
-        host.subscribe_state(node, JointState, "joint_states", self._on_joint_state, QUEUE_DEPTH)
+        host.subscribe_state(node, JointState, topics.JOINT_STATES, self._on_joint_state, QUEUE_DEPTH)
         if self.params.use_reported_voltage:
-            node.create_subscription(DiagnosticArray, "diagnostics", self._on_diagnostics, 50)
+            node.create_subscription(DiagnosticArray, topics.DIAGNOSTICS, self._on_diagnostics, 50)
         node.create_timer(1.0 / self.params.diagnostics_rate, self._publish_diagnostics)
         m = self.model
         self._log.info(f"energy monitor for {self.robot}: I = {m.torque_to_current:g} A/Nm * sum|T| + "

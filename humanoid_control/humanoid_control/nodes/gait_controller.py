@@ -53,6 +53,7 @@ from humanoid_control.quadruped_gaits.gait_files import load_gait
 from humanoid_control.quadruped_gaits.parameters import NODE_NAME, GaitControllerParameters, gaited_robot
 from humanoid_control.quadruped_gaits.patterns import GaitError
 from humanoid_control.quadruped_gaits.player import GaitPlayer, GaitRun, RunSetpoint, Stage
+from humanoid_control.ros import topics
 from humanoid_control.ros.fall_watch import FallWatch, describe_fall
 from humanoid_control.ros.node_host import NodeHost
 from humanoid_control.ros.node_main import run_node
@@ -125,9 +126,9 @@ class GaitControllerNode:
         self._stream = SetpointStream(node, self._joints.names, SetpointBatcher(
             VELOCITY_MARGIN * self._joints.velocity, self.params.command_lead, self.params.send_period,
             smooth_velocities=False, warn=self._log.warning))
-        self._diagnostics = node.create_publisher(DiagnosticArray, "diagnostics", 10)
-        host.subscribe_state(node, JointState, "joint_states", self._on_joint_states, QoSProfile(depth=1))
-        self._action = ActionServer(node, PlayGait, "play_gait", execute_callback=self.bodies(self._execute),
+        self._diagnostics = node.create_publisher(DiagnosticArray, topics.DIAGNOSTICS, 10)
+        host.subscribe_state(node, JointState, topics.JOINT_STATES, self._on_joint_states, QoSProfile(depth=1))
+        self._action = ActionServer(node, PlayGait, topics.PLAY_GAIT, execute_callback=self.bodies(self._execute),
                                     goal_callback=self._on_goal,
                                     cancel_callback=lambda _goal: CancelResponse.ACCEPT, callback_group=actions)
         node.create_timer(0.5, self._watch)

@@ -57,6 +57,7 @@ from humanoid_control.guards.trajectory_collision import check_trajectory
 from humanoid_control.loop.validation import CommandRejectedError, CommandValidator, PointData
 from humanoid_control.nodes.specs import SELF_COLLISION_CHECKER as NODE_NAME
 from humanoid_control.parameter_fields import documented
+from humanoid_control.ros import topics
 from humanoid_control.ros.node_host import NodeHost
 from humanoid_control.ros.node_main import run_node
 from humanoid_control.ros.offload import Offload
@@ -142,14 +143,14 @@ class SelfCollisionChecker:
         # EventsExecutor); each service checks in a thread of its own, so that a long path
         # check holds up neither the stream nor the other service
         services = ReentrantCallbackGroup()
-        self._state_pub = node.create_publisher(SelfCollisionState, "self_collision_state", 10)
-        self._marker_pub = node.create_publisher(MarkerArray, "self_collision_markers", 10)
-        self._diagnostics_pub = node.create_publisher(DiagnosticArray, "diagnostics", 10)
+        self._state_pub = node.create_publisher(SelfCollisionState, topics.SELF_COLLISION_STATE, 10)
+        self._marker_pub = node.create_publisher(MarkerArray, topics.SELF_COLLISION_MARKERS, 10)
+        self._diagnostics_pub = node.create_publisher(DiagnosticArray, topics.DIAGNOSTICS, 10)
         self.lockstep = host.lockstep(node)
-        host.subscribe_state(node, JointState, "joint_states", self._on_joint_states, 10)
-        node.create_service(CheckSelfCollision, "check_self_collision",
+        host.subscribe_state(node, JointState, topics.JOINT_STATES, self._on_joint_states, 10)
+        node.create_service(CheckSelfCollision, topics.CHECK_SELF_COLLISION,
                             Offload(node, "configuration checks")(self._check_configuration), callback_group=services)
-        node.create_service(CheckTrajectorySelfCollision, "check_trajectory_self_collision",
+        node.create_service(CheckTrajectorySelfCollision, topics.CHECK_TRAJECTORY_SELF_COLLISION,
                             Offload(node, "path checks")(self._check_trajectory), callback_group=services)
         node.create_timer(1.0 / params.diagnostics_rate, self._publish_diagnostics)
         if params.marker_rate > 0.0:

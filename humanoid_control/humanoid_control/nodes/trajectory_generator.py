@@ -32,6 +32,7 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
 from humanoid_control.motion import MotionError, Playback, load_motion, plan_playback
+from humanoid_control.ros import topics
 from humanoid_control.ros.action_result import ResultWaiter, wait_until_answering
 from humanoid_control.ros.fall_watch import FallWatch, describe_fall
 from humanoid_control.ros.node_host import NodeHost
@@ -59,15 +60,15 @@ class TrajectoryGenerator:
         self._joint_state: JointState | None = None
         self._joint_event = threading.Event()
         group = ReentrantCallbackGroup()
-        host.subscribe_state(node, JointState, "joint_states", self._on_joint_state, 10, callback_group=group)
-        self._robot = ActionClient(node, FollowJointTrajectory, "follow_joint_trajectory", callback_group=group)
+        host.subscribe_state(node, JointState, topics.JOINT_STATES, self._on_joint_state, 10, callback_group=group)
+        self._robot = ActionClient(node, FollowJointTrajectory, topics.FOLLOW_JOINT_TRAJECTORY, callback_group=group)
         self._robot_answers = False  # its server answered this node once (before the first goal)
         self.lockstep = host.lockstep(node)
         self._held: set[int] = set()  # goals (id of the request) holding the lockstep simulation
         self.falls = FallWatch(node, callback_group=group)
         #: Each goal's body follows its motion on the robot: off the spinning thread.
         self.bodies = Offload(node, "motions", workers=4)
-        self._server = ActionServer(node, PlayMotion, "play_motion", execute_callback=self.bodies(self._execute),
+        self._server = ActionServer(node, PlayMotion, topics.PLAY_MOTION, execute_callback=self.bodies(self._execute),
                                     goal_callback=self._on_goal,
                                     cancel_callback=lambda _goal: CancelResponse.ACCEPT, callback_group=group)
         node.get_logger().info(f"play_motion ready for {self.robot}")

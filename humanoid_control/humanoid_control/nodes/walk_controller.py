@@ -65,6 +65,7 @@ from humanoid_control.biped_walking.parameters import NODE_NAME, WalkParameters,
 from humanoid_control.biped_walking.pattern import Mode
 from humanoid_control.biped_walking.stabilizer import Sensors
 from humanoid_control.biped_walking.streaming import WalkCycle, walk_sensors
+from humanoid_control.ros import topics
 from humanoid_control.ros.fall_watch import FallWatch, describe_fall
 from humanoid_control.ros.node_host import NodeHost
 from humanoid_control.ros.node_main import run_node
@@ -126,21 +127,21 @@ class WalkControllerNode:
         actions = ReentrantCallbackGroup()
         self.cycle = WalkCycle(self.controller, warn=self._log.warning)
         self._stream = SetpointStream(node, self._joints.names, self.cycle.batcher)
-        self._diagnostics = node.create_publisher(DiagnosticArray, "diagnostics", 10)
-        host.subscribe_state(node, JointState, "joint_states", self._on_joint_states, QoSProfile(depth=1))
+        self._diagnostics = node.create_publisher(DiagnosticArray, topics.DIAGNOSTICS, 10)
+        host.subscribe_state(node, JointState, topics.JOINT_STATES, self._on_joint_states, QoSProfile(depth=1))
         # the sensors only when a correction uses them (each subscription costs CPU at 100 Hz); in
         # lockstep a state is handled with the IMU reading of its instant, which may come after
         # it on its own topic (_on_joint_states)
         self._uses_imu = self.params.stabilize and self.params.tilt_feedback_gain > 0.0
         if self._uses_imu:
-            host.subscribe_state(node, Imu, "imu/data", self._on_imu, QoSProfile(depth=1))
+            host.subscribe_state(node, Imu, topics.IMU, self._on_imu, QoSProfile(depth=1))
         if self.params.stabilize and self.params.zmp_feedback_gain > 0.0:
             for side in ("right", "left"):
-                host.subscribe_state(node, WrenchStamped, f"{side}_foot/wrench",
+                host.subscribe_state(node, WrenchStamped, topics.foot_wrench(side),
                                      lambda msg, side=side: self._on_wrench(side, msg), QoSProfile(depth=1))
-        node.create_subscription(Twist, "cmd_vel", self._on_cmd_vel, 10)
+        node.create_subscription(Twist, topics.CMD_VEL, self._on_cmd_vel, 10)
         self.falls = FallWatch(node, self._on_fall)
-        self._action = ActionServer(node, Walk, "walk", execute_callback=self.bodies(self._execute),
+        self._action = ActionServer(node, Walk, topics.WALK, execute_callback=self.bodies(self._execute),
                                     goal_callback=self.goal_checks(self._on_goal),
                                     cancel_callback=lambda _goal: CancelResponse.ACCEPT, callback_group=actions)
         node.create_timer(0.5, self._watch)

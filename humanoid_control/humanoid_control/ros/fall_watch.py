@@ -18,6 +18,7 @@ from rclpy.callback_groups import CallbackGroup
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
+from humanoid_control.ros import topics
 from humanoid_control.ros.ros_time import seconds
 from humanoid_interfaces.msg import FallState
 
@@ -47,7 +48,7 @@ class FallWatch:
         self.count = 0
         self._warned = False
         self._log = node.get_logger()
-        node.create_subscription(FallState, "fall_state", self._on_state, FALL_STATE_QOS,
+        node.create_subscription(FallState, topics.FALL_STATE, self._on_state, FALL_STATE_QOS,
                                  callback_group=callback_group)
 
     def _on_state(self, msg: FallState) -> None:

@@ -32,13 +32,14 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 from humanoid_control.loop.lockstep import STAMP_TOLERANCE
+from humanoid_control.ros import topics
 from humanoid_control.ros.ros_time import seconds
 from humanoid_interfaces.msg import LockstepReady
 
 __all__ = ["LOCKSTEP_QOS", "LOCKSTEP_TOPIC", "LockstepMember", "LockstepParticipant", "SharedParticipant",
            "lockstep_requested", "participant_of"]
 
-LOCKSTEP_TOPIC = "lockstep/ready"
+LOCKSTEP_TOPIC = topics.LOCKSTEP_READY
 #: Every answer must arrive: reliable, and deep enough for a burst of participants.
 LOCKSTEP_QOS = QoSProfile(depth=100, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.RELIABLE,
                           durability=DurabilityPolicy.VOLATILE)

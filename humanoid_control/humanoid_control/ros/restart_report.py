@@ -14,6 +14,7 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.node import Node
 
 from humanoid_control.processes.process_lifetime import RESTART_VARIABLE
+from humanoid_control.ros import topics
 
 #: s (wall): how long the restart is reported, once a second.
 REPORT_SECONDS = 30.0
@@ -25,7 +26,7 @@ def report_restart(node: Node) -> None:
     if not reason:
         return
     node.get_logger().warning(f"restarted: {reason}")
-    publisher = node.create_publisher(DiagnosticArray, "diagnostics", 10)
+    publisher = node.create_publisher(DiagnosticArray, topics.DIAGNOSTICS, 10)
     until = time.monotonic() + REPORT_SECONDS
     status = DiagnosticStatus(level=DiagnosticStatus.WARN, name=f"{node.get_name()}: process",
                               message=f"restarted: {reason}", hardware_id=node.get_name(),

@@ -30,7 +30,7 @@ from std_msgs.msg import Bool
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from humanoid_control.ros import robot_state
+from humanoid_control.ros import robot_state, topics
 from humanoid_control.ros.action_result import ResultWaiter, wait_until_answering
 from humanoid_control.ros.lockstep import LockstepParticipant
 from humanoid_control.ros.robot_state import RobotState
@@ -168,7 +168,7 @@ class RobotClient:
         if standard_topics:
             self.node.create_subscription(JointState, robot_state.JOINT_STATES, self._on_joint_state,
                                           JOINT_STATES_DEPTH)
-            self.node.create_subscription(Clock, "clock", self._on_clock,
+            self.node.create_subscription(Clock, topics.CLOCK, self._on_clock,
                                           QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT))
             self.node.create_subscription(Bool, robot_state.FALLEN, self._on_fallen, 10)
             self.node.create_subscription(PoseStamped, robot_state.BASE_POSE, self._on_pose, 10)
@@ -176,18 +176,18 @@ class RobotClient:
             self._parts = {robot_state.JOINT_STATES: self._on_joint_state, robot_state.FALLEN: self._on_fallen,
                            robot_state.BASE_POSE: self._on_pose}
             self.node.create_subscription(RobotState, robot_state.TOPIC, self._on_robot_state, JOINT_STATES_DEPTH)
-        self.node.create_subscription(DiagnosticArray, "diagnostics", self._on_diagnostics, 10)
+        self.node.create_subscription(DiagnosticArray, topics.DIAGNOSTICS, self._on_diagnostics, 10)
         self.lockstep = LockstepParticipant(self.node, start_held=True) if lockstep else None
-        self.commands = self.node.create_publisher(JointState, "joint_commands", 10)
-        self.trajectories = self.node.create_publisher(JointTrajectory, "joint_trajectory", 10)
+        self.commands = self.node.create_publisher(JointState, topics.JOINT_COMMANDS, 10)
+        self.trajectories = self.node.create_publisher(JointTrajectory, topics.JOINT_TRAJECTORY, 10)
         self._turn = threading.Lock()  # held through each turn of the executor
         self._action_clients: dict[tuple[type, str], ActionClient] = {}
         self._answered: set[int] = set()  # action clients whose server has answered them
-        self.action = self.action_client(FollowJointTrajectory, "follow_joint_trajectory")
+        self.action = self.action_client(FollowJointTrajectory, topics.FOLLOW_JOINT_TRAJECTORY)
         #: The trajectory generator's play_motion action.
-        self.motions = self.action_client(PlayMotion, "play_motion")
+        self.motions = self.action_client(PlayMotion, topics.PLAY_MOTION)
         #: The gait controller's play_gait action (robots with gaits).
-        self.gaits = self.action_client(PlayGait, "play_gait")
+        self.gaits = self.action_client(PlayGait, topics.PLAY_GAIT)
         self._executor = EventsExecutor(context=self.node.context)  # the graph's nodes' executor (node_main)
         self._executor.add_node(self.node)
         self._closing = threading.Event()
@@ -523,19 +523,19 @@ class RobotClient:
         if positions:
             request.joint_state.name = list(positions)
             request.joint_state.position = [float(v) for v in positions.values()]
-        response = self._call(ResetSimulation, "reset", request, timeout)
+        response = self._call(ResetSimulation, topics.RESET, request, timeout)
         if not response.success:
             raise RobotClientError(response.message)
         return response.message
 
     def pause(self, timeout: float = 10.0) -> None:
-        self._call(Trigger, "pause", Trigger.Request(), timeout)
+        self._call(Trigger, topics.PAUSE, Trigger.Request(), timeout)
 
     def resume(self, timeout: float = 10.0) -> None:
-        self._call(Trigger, "resume", Trigger.Request(), timeout)
+        self._call(Trigger, topics.RESUME, Trigger.Request(), timeout)
 
     def step(self, cycles: int, timeout: float = 60.0) -> float:
-        response = self._call(StepSimulation, "step", StepSimulation.Request(cycles=cycles), timeout)
+        response = self._call(StepSimulation, topics.STEP, StepSimulation.Request(cycles=cycles), timeout)
         if not response.success:
             raise RobotClientError(response.message)
         return seconds(response.sim_time)
@@ -546,7 +546,7 @@ class RobotClient:
         The response: ``success`` and the simulator's ``message`` (why it refused)."""
         x, y, z = (float(f) for f in force)
         request = ApplyPush.Request(link=link, force=Vector3(x=x, y=y, z=z), duration=float(duration))
-        return self._call(ApplyPush, "apply_push", request, timeout)
+        return self._call(ApplyPush, topics.APPLY_PUSH, request, timeout)
 
     def simulator_time(self) -> float:
         """The simulator's clock as it answers now, read by a zero-cycle step while paused
@@ -562,7 +562,7 @@ class RobotClient:
         """Ask the self-collision checker about a configuration (joints not given: as they are)."""
         request = CheckSelfCollision.Request(joint_state=JointState(name=list(positions),
                                                                     position=[float(v) for v in positions.values()]))
-        return self._call(CheckSelfCollision, "check_self_collision", request, timeout)
+        return self._call(CheckSelfCollision, topics.CHECK_SELF_COLLISION, request, timeout)
 
     def check_trajectory_self_collision(self, trajectory: JointTrajectory, start: Mapping[str, float] | None = None,
                                         timeout: float = 60.0):
@@ -571,7 +571,7 @@ class RobotClient:
         request = CheckTrajectorySelfCollision.Request(trajectory=trajectory)
         if start is not None:
             request.start = JointState(name=list(start), position=[float(v) for v in start.values()])
-        return self._call(CheckTrajectorySelfCollision, "check_trajectory_self_collision", request, timeout)
+        return self._call(CheckTrajectorySelfCollision, topics.CHECK_TRAJECTORY_SELF_COLLISION, request, timeout)
 
     def _call(self, kind, name: str, request, timeout: float):
         """Call a service through a client kept for the node's life: a client made for one call

@@ -43,6 +43,7 @@ from humanoid_control.loop.interface_parameters import InterfaceParameters
 from humanoid_control.loop.remote import LoopClient, RemoteError, RunHandle
 from humanoid_control.loop.trajectory_executor import RunState
 from humanoid_control.loop.validation import CommandRejectedError, CommandValidator, ErrorCode, PointData
+from humanoid_control.ros import topics
 from humanoid_control.ros.lockstep import LOCKSTEP_QOS, LOCKSTEP_TOPIC
 from humanoid_control.ros.offload import Offload
 from humanoid_control.ros.ros_time import DriverClock, seconds, to_duration, to_time
@@ -83,7 +84,7 @@ class RobotInterface:
         self.bodies = Offload(node, "goals", workers=4)
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                              reliability=ReliabilityPolicy.RELIABLE)
-        self._description_pub = (node.create_publisher(String, "robot_description", latched)
+        self._description_pub = (node.create_publisher(String, topics.ROBOT_DESCRIPTION, latched)
                                  if params.publish_robot_description else None)
         # Each command replaces the one before: commands are taken one at a time, in the order
         # received, by the node's one spinning thread (in parallel threads an older trajectory,
@@ -92,8 +93,8 @@ class RobotInterface:
         # the latest is kept. A lockstep participant's answer goes the same way, so it reaches
         # the loop after the commands the participant sent before it
         # (humanoid_control.loop.lockstep).
-        node.create_subscription(JointStateMsg, "joint_commands", self._on_joint_commands, 10)
-        node.create_subscription(JointTrajectory, "joint_trajectory", self._on_joint_trajectory,
+        node.create_subscription(JointStateMsg, topics.JOINT_COMMANDS, self._on_joint_commands, 10)
+        node.create_subscription(JointTrajectory, topics.JOINT_TRAJECTORY, self._on_joint_trajectory,
                                  QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE))
         node.create_subscription(LockstepReady, LOCKSTEP_TOPIC, self._on_ready, LOCKSTEP_QOS)
         self._action = ActionServer(

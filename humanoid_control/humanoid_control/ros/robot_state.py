@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from humanoid_control.ros import topics
 from humanoid_interfaces.msg import RobotState
 
 __all__ = ["BASE_POSE", "BASE_TWIST", "FALLEN", "IMU", "JOINT_SETPOINTS", "JOINT_STATES", "TOPIC", "RobotState",
@@ -26,24 +27,16 @@ __all__ = ["BASE_POSE", "BASE_TWIST", "FALLEN", "IMU", "JOINT_SETPOINTS", "JOINT
            "type_name"]
 
 #: The topic of the one-message state (relative: it follows the robot's namespace).
-TOPIC = "robot_state"
-JOINT_STATES = "joint_states"
+TOPIC = topics.ROBOT_STATE
+JOINT_STATES = topics.JOINT_STATES
 #: What the robot interface wrote to its driver at each state (sensor_msgs/JointState).
-JOINT_SETPOINTS = "joint_setpoints"
-IMU = "imu/data"
-BASE_POSE = "ground_truth/base_pose"
-BASE_TWIST = "ground_truth/base_twist"
-FALLEN = "fallen"
-_FOOT_WRENCH = "_foot/wrench"
-_FOOT_CONTACT = "_foot/contact"
-
-
-def foot_wrench_topic(side: str) -> str:
-    return f"{side}{_FOOT_WRENCH}"
-
-
-def foot_contact_topic(side: str) -> str:
-    return f"{side}{_FOOT_CONTACT}"
+JOINT_SETPOINTS = topics.JOINT_SETPOINTS
+IMU = topics.IMU
+BASE_POSE = topics.BASE_POSE
+BASE_TWIST = topics.BASE_TWIST
+FALLEN = topics.FALLEN
+foot_wrench_topic = topics.foot_wrench
+foot_contact_topic = topics.foot_contact
 
 
 def carries(topic: str) -> bool:

@@ -12,6 +12,7 @@ from rclpy.node import Node
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from humanoid_control.loop.setpoint_window import Batch, Setpoint, SetpointBatcher
+from humanoid_control.ros import topics
 from humanoid_control.ros.ros_time import to_duration, to_time
 
 
@@ -20,7 +21,7 @@ class SetpointStream:
 
     def __init__(self, node: Node, joint_names: tuple[str, ...], batcher: SetpointBatcher) -> None:
         self.batcher = batcher
-        self._publisher = node.create_publisher(JointTrajectory, "joint_trajectory", 10)
+        self._publisher = node.create_publisher(JointTrajectory, topics.JOINT_TRAJECTORY, 10)
         self._names = list(joint_names)
 
     @property

@@ -40,7 +40,7 @@ from humanoid_control.loop.control_loop import ControlLoop
 from humanoid_control.loop.decimation import Decimator
 from humanoid_control.loop.driver import JointState, Level, SensorReadings, StatusEntry
 from humanoid_control.loop.lockstep import RESEND_PERIOD
-from humanoid_control.ros import robot_state
+from humanoid_control.ros import robot_state, topics
 from humanoid_control.ros.matched_publisher import STREAM_HISTORY, MatchedPublisher
 from humanoid_control.ros.robot_state import RobotState
 from humanoid_control.ros.ros_time import DriverClock, to_time
@@ -72,7 +72,7 @@ class StatePublisher:
         self._setpoint_pub = MatchedPublisher(node, JointStateMsg, robot_state.JOINT_SETPOINTS, STREAM_HISTORY)
         self._setpoint_msg = JointStateMsg(name=list(loop.names))
         self._unknown = [math.nan] * len(loop.names)
-        self._diagnostics_pub = node.create_publisher(DiagnosticArray, "diagnostics", 10)
+        self._diagnostics_pub = node.create_publisher(DiagnosticArray, topics.DIAGNOSTICS, 10)
         self._imu_pub: MatchedPublisher | None = None
         self._imu_msg = Imu()
         self._foot_pubs: dict[str, tuple] = {}

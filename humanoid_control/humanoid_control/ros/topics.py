@@ -1,27 +1,70 @@
-"""The stack's topics, named once: the robot interface (with the controllers' actions), the
-balance monitor's (fall estimate included), the energy monitor's and the self-collision
-checker's outputs, and the simulator's ground truth and fall flag. The README's
-tables name the same topics (a test checks it).
+"""The stack's topics, actions and services, named once: the robot interface (with the controllers'
+actions), the balance monitor's (fall estimate included), the energy monitor's and the
+self-collision checker's outputs, and the simulator's ground truth and fall flag. The
+README's tables name the same topics (a test checks it).
 
-Their union is what a recording takes by default (``humanoid record``, ``--record`` and
+Names are relative, as the nodes use them (a robot's namespace applies to them). Their
+absolute union is what a recording takes by default (``humanoid record``, ``--record`` and
 ``record.launch.py`` alike). Topics nobody publishes (a node that is not running, the
 simulator's topics on the real robot) are simply absent from a bag."""
 
-ROBOT_INTERFACE = (
-    "/joint_states", "/joint_setpoints", "/joint_commands", "/joint_trajectory", "/robot_description", "/diagnostics",
-    "/imu/data", "/left_foot/wrench", "/right_foot/wrench", "/left_foot/contact", "/right_foot/contact",
-    "/follow_joint_trajectory/_action/feedback", "/follow_joint_trajectory/_action/status",
-    "/play_motion/_action/feedback", "/play_motion/_action/status", "/cmd_vel",
-    "/walk/_action/feedback", "/walk/_action/status", "/play_gait/_action/feedback", "/play_gait/_action/status",
-)
-BALANCE = ("/balance_state", "/balance_markers", "/fall_state")
-ENERGY = ("/energy_state",)
-SELF_COLLISION = ("/self_collision_state", "/self_collision_markers")
-#: The simulator's (``/clock`` is not among them: a bag's messages carry the robot's time in
-#: their stamps, and ``ros2 bag play --clock`` makes its own; record it with ``--topics``).
-SIMULATION = ("/ground_truth/base_pose", "/ground_truth/base_twist", "/fallen")
+# -- the robot interface (driver nodes) -------------------------------------------------------
+JOINT_STATES = "joint_states"
+#: What the robot interface wrote to its driver at each state.
+JOINT_SETPOINTS = "joint_setpoints"
+JOINT_COMMANDS = "joint_commands"
+JOINT_TRAJECTORY = "joint_trajectory"
+ROBOT_DESCRIPTION = "robot_description"
+DIAGNOSTICS = "diagnostics"
+IMU = "imu/data"
+#: The one-message state (humanoid_control.ros.robot_state).
+ROBOT_STATE = "robot_state"
+FOLLOW_JOINT_TRAJECTORY = "follow_joint_trajectory"
+PLAY_MOTION = "play_motion"
+CMD_VEL = "cmd_vel"
+WALK = "walk"
+PLAY_GAIT = "play_gait"
+#: A lockstep simulation's participants answer here (humanoid_control.ros.lockstep).
+LOCKSTEP_READY = "lockstep/ready"
+# -- the observers --------------------------------------------------------------------------
+BALANCE_STATE = "balance_state"
+BALANCE_MARKERS = "balance_markers"
+FALL_STATE = "fall_state"
+ENERGY_STATE = "energy_state"
+SELF_COLLISION_STATE = "self_collision_state"
+SELF_COLLISION_MARKERS = "self_collision_markers"
+# -- the simulator ----------------------------------------------------------------------------
+CLOCK = "clock"
+BASE_POSE = "ground_truth/base_pose"
+BASE_TWIST = "ground_truth/base_twist"
+FALLEN = "fallen"
 
-DEFAULT_TOPICS: tuple[str, ...] = (*ROBOT_INTERFACE, *BALANCE, *ENERGY, *SELF_COLLISION, *SIMULATION)
+# -- services ------------------------------------------------------------------------------------
+#: The simulator's.
+RESET = "reset"
+PAUSE = "pause"
+RESUME = "resume"
+STEP = "step"
+APPLY_PUSH = "apply_push"
+#: The self-collision checker's.
+CHECK_SELF_COLLISION = "check_self_collision"
+CHECK_TRAJECTORY_SELF_COLLISION = "check_trajectory_self_collision"
+
+#: The robots' feet sides whose sensors the recording takes by default.
+FOOT_SIDES = ("left", "right")
+
+
+def foot_wrench(side: str) -> str:
+    return f"{side}_foot/wrench"
+
+
+def foot_contact(side: str) -> str:
+    return f"{side}_foot/contact"
+
+
+def action_topics(action: str) -> tuple[str, str]:
+    """The topics an action's progress can be recorded from: its feedback and its status."""
+    return f"{action}/_action/feedback", f"{action}/_action/status"
 
 
 def absolute(topic: str) -> str:
@@ -29,6 +72,25 @@ def absolute(topic: str) -> str:
     namespace)."""
     return topic if topic.startswith("/") else f"/{topic}"
 
+
+def _absolute(*topics: str) -> tuple[str, ...]:
+    return tuple(absolute(topic) for topic in topics)
+
+
+ROBOT_INTERFACE = _absolute(
+    JOINT_STATES, JOINT_SETPOINTS, JOINT_COMMANDS, JOINT_TRAJECTORY, ROBOT_DESCRIPTION, DIAGNOSTICS, IMU,
+    *(foot_wrench(side) for side in FOOT_SIDES), *(foot_contact(side) for side in FOOT_SIDES),
+    *action_topics(FOLLOW_JOINT_TRAJECTORY), *action_topics(PLAY_MOTION), CMD_VEL, *action_topics(WALK),
+    *action_topics(PLAY_GAIT))
+BALANCE = _absolute(BALANCE_STATE, BALANCE_MARKERS, FALL_STATE)
+ENERGY = _absolute(ENERGY_STATE)
+SELF_COLLISION = _absolute(SELF_COLLISION_STATE, SELF_COLLISION_MARKERS)
+#: The simulator's (``/clock`` is not among them: a bag's messages carry the robot's time in
+#: their stamps, and ``ros2 bag play --clock`` makes its own; record it with ``--topics``).
+SIMULATION = _absolute(BASE_POSE, BASE_TWIST, FALLEN)
+
+DEFAULT_TOPICS: tuple[str, ...] = (*ROBOT_INTERFACE, *BALANCE, *ENERGY, *SELF_COLLISION, *SIMULATION)
+
 #: Published, and recorded as the topics it carries (``joint_states``, the sensors, the ground
 #: truth, ``fallen``: :mod:`humanoid_control.ros.robot_state`), not as itself.
-RECORDED_AS_ITS_PARTS = ("/robot_state",)
+RECORDED_AS_ITS_PARTS = _absolute(ROBOT_STATE)

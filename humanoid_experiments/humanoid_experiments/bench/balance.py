@@ -38,6 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
+from humanoid_control.ros import topics
 from humanoid_description.robots import ROBOTS
 from humanoid_experiments.bench.cpu_time import process_cpu_seconds
 
@@ -129,8 +130,8 @@ def node_answers(robot: str, configurations: np.ndarray, rate: float, seconds: f
     try:
         with Graph([balance_monitor_node_spec(robot)], log_dir=log_dir) as graph:
             node = rclpy.create_node("humanoid_bench_balance")
-            publisher = node.create_publisher(JointState, "joint_states", qos)
-            node.create_subscription(BalanceState, "balance_state", on_state, qos)
+            publisher = node.create_publisher(JointState, topics.JOINT_STATES, qos)
+            node.create_subscription(BalanceState, topics.BALANCE_STATE, on_state, qos)
             executor = SingleThreadedExecutor()
             executor.add_node(node)
             spinner = threading.Thread(target=executor.spin, daemon=True)

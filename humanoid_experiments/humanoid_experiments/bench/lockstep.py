@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from humanoid_control.command_line import positive_number
+from humanoid_control.ros import topics
 
 # rclpy, PyBullet and the graph are imported where they are used: the `humanoid` command
 # builds its parser from this module and must start fast.
@@ -104,7 +105,7 @@ class GateWatch:
         from diagnostic_msgs.msg import DiagnosticArray
 
         self.latest: dict[str, str] | None = None
-        node.create_subscription(DiagnosticArray, "diagnostics", self._on_diagnostics, 50)
+        node.create_subscription(DiagnosticArray, topics.DIAGNOSTICS, self._on_diagnostics, 50)
 
     def _on_diagnostics(self, msg) -> None:
         for status in msg.status:

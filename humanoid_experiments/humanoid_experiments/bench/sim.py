@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING
 
 from humanoid_bringup.graphs import sim_nodes
 from humanoid_control.processes.node_graph import Graph
+from humanoid_control.ros import topics
 from humanoid_description.robots import ROBOTS
 from humanoid_experiments.bench.cpu_time import process_cpu_seconds
 
@@ -160,7 +161,7 @@ def node_real_time_factor(robot: str, sim_seconds: float, log_dir: Path, every_t
         with Graph(nodes, log_dir=log_dir) as graph:
             pid = graph.processes[nodes[0].name].pid
             node = rclpy.create_node("humanoid_bench")
-            node.create_subscription(JointState, "joint_states",
+            node.create_subscription(JointState, topics.JOINT_STATES,
                                      lambda msg: samples.append((time.perf_counter(), seconds(msg.header.stamp))), 10)
             if every_topic:
                 subscribe_all(node, robot)

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pinocchio as pin
 
+from humanoid_control.ros import topics
 from humanoid_description.model import RobotModel
 
 if TYPE_CHECKING:
@@ -203,10 +204,10 @@ def watch_topics(client: RobotClient, model: RobotModel, contact_threshold: floa
         watch.on_imu((q.w, q.x, q.y, q.z), seconds(msg.header.stamp))
 
     for side in model.config.feet:
-        client.node.create_subscription(WrenchStamped, f"{side}_foot/wrench",
+        client.node.create_subscription(WrenchStamped, topics.foot_wrench(side),
                                         lambda msg, side=side: on_wrench(side, msg), 50)
-    client.node.create_subscription(Imu, "imu/data", on_imu, 10)
-    client.node.create_subscription(Bool, "fallen", lambda msg: watch.on_fallen(msg.data), 10)
+    client.node.create_subscription(Imu, topics.IMU, on_imu, 10)
+    client.node.create_subscription(Bool, topics.FALLEN, lambda msg: watch.on_fallen(msg.data), 10)
     return watch
 
 

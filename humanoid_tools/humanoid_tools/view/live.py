@@ -19,6 +19,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile
 from sensor_msgs.msg import JointState
 
 from humanoid_control.loop.validation import CommandRejectedError, ErrorCode
+from humanoid_control.ros import topics
 from humanoid_control.ros.ros_time import seconds as stamp_seconds
 from humanoid_tools.view.frames import (
     Frame,
@@ -46,11 +47,11 @@ class LiveSource:
         self._version = 0
         self._on_description = on_description
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        node.create_subscription(String, "robot_description", self._description, latched)
+        node.create_subscription(String, topics.ROBOT_DESCRIPTION, self._description, latched)
         for topic, kind in (("joint_states", JointState), ("ground_truth/base_pose", PoseStamped),
                             ("balance_state", BalanceState), ("self_collision_state", SelfCollisionState)):
             node.create_subscription(kind, topic, lambda msg, t=topic: self._store(t, msg), 10)
-        self.commands = node.create_publisher(JointState, "joint_commands", 10)
+        self.commands = node.create_publisher(JointState, topics.JOINT_COMMANDS, 10)
 
     def _description(self, msg) -> None:
         self._on_description(msg.data)
