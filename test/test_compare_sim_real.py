@@ -14,12 +14,12 @@ import dataclasses
 import json
 import math
 import subprocess
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from bag_copies import derived_bag, later_copy
 from cli_entry import entry_point
 from matplotlib.image import imread
 from rosbags.rosbag2 import Reader
@@ -33,7 +33,6 @@ from humanoid_control.processes.node_graph import Graph, NodeSpec
 from humanoid_control.ros.robot_client import RobotClient
 from humanoid_hw.emulator.process import emulator_process
 from humanoid_interfaces.action import PlayMotion
-from humanoid_tools.recording.bag_writer import BagWriter
 
 pytestmark = pytest.mark.system
 
@@ -269,18 +268,6 @@ def test_stale_readings_stay_gaps(bags: tuple[Path, Path], tmp_path: Path) -> No
 EXACT = 1e-9
 
 
-def shifted(message: Any, seconds: int) -> Any:
-    """``message`` with every time stamp in it (headers, goal infos, nested) ``seconds`` later."""
-    if getattr(message, "__msgtype__", None) == "builtin_interfaces/msg/Time":
-        return dataclasses.replace(message, sec=message.sec + seconds)
-    if isinstance(message, list):
-        return [shifted(item, seconds) for item in message]
-    if dataclasses.is_dataclass(message):
-        return dataclasses.replace(message, **{f.name: shifted(getattr(message, f.name), seconds)
-                                               for f in dataclasses.fields(message)})
-    return message
-
-
 def differences(report: dict[str, Any]) -> dict[str, tuple[float, float, float]]:
     return {name: (j["rms_difference_rad"], j["max_difference_rad"], j["end_difference_rad"])
             for name, j in report["joints"].items()}
@@ -313,7 +300,7 @@ def test_a_recording_shifted_in_time_aligns_on_its_start_to_no_difference(bags: 
     (``--offset``) on a copy that lost its first 0.1 s, nothing differs either, and a wrong
     offset shows the motion's 0.1 s apart."""
     sim, _real = bags
-    later = derived_bag(sim, tmp_path / "later", lambda _topic, message: shifted(message, 7), later=7)
+    later = later_copy(sim, tmp_path / "later", 7)
     report = json.loads(humanoid_compare(sim, later, "--json", "--out", tmp_path / "f1").stdout)
     assert report["b"]["start"]["source"] == report["a"]["start"]["source"]
     assert report["total"]["max_difference_rad"] == pytest.approx(0.0, abs=EXACT)
@@ -332,24 +319,6 @@ def test_a_recording_shifted_in_time_aligns_on_its_start_to_no_difference(bags: 
 
 
 # -- the refusals: one line on stderr, exit status 2 -----------------------------------------
-def derived_bag(source: Path, target: Path, change: Callable[[str, Any], Any], later: int = 0) -> Path:
-    """A copy of ``source`` with each message passed through ``change(topic, message)`` (None
-    leaves it out), logged ``later`` seconds later."""
-    store = get_typestore(Stores.EMPTY)
-    with Reader(source) as reader:
-        for connection in reader.connections:
-            store.register(get_types_from_msg(connection.msgdef.data, connection.msgtype))
-        writer = BagWriter(target)
-        added = {c.id: writer.add_topic(c.topic, c.msgtype, c.msgdef.data, c.digest) for c in reader.connections}
-        for connection, log, raw in reader.messages():
-            message = change(connection.topic, store.deserialize_cdr(raw, connection.msgtype))
-            if message is not None:  # None: left out
-                writer.write(added[connection.id], log + later * 1_000_000_000,
-                             store.serialize_cdr(message, connection.msgtype))
-        writer.close()
-    return target
-
-
 def refusal(*args: str | Path) -> str:
     result = humanoid_compare(*args)
     assert result.returncode == 2, result

@@ -163,3 +163,21 @@ def test_plot_and_compare_take_the_set_points_as_what_was_commanded(recorded) ->
     commanded = {joint.name: joint.commanded.v for joint in experiment.joints}
     for name, values in expected.items():
         np.testing.assert_array_equal(commanded[name], np.array(values), err_msg=name)
+
+
+def test_compare_aligns_a_later_copy_on_the_first_trajectory_message_to_no_difference(recorded, tmp_path) -> None:
+    """compare's start rule with a known answer: this bag's experiment starts with its first
+    joint_trajectory message (before any goal); the same recording 7 s later, aligned on
+    that, differs by nothing."""
+    import json
+
+    from bag_copies import later_copy
+    from cli_entry import entry_point
+
+    _truth, bag, _stretches = recorded
+    later = later_copy(bag, tmp_path / "later", 7)
+    result = entry_point("compare", bag, later, "--json", "--out", tmp_path / "figures")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["a"]["start"]["source"] == report["b"]["start"]["source"] == "first joint_trajectory message"
+    assert report["total"]["max_difference_rad"] == pytest.approx(0.0, abs=1e-9)
