@@ -11,6 +11,7 @@ it does not (the recording says something about the values). At real time and in
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +23,7 @@ from humanoid_bringup.graphs import RECORDER_NODE, sim_nodes
 from humanoid_bringup.serving import with_recorder
 from humanoid_control.nodes.specs import CONTROL_CONTAINER
 from humanoid_control.processes.node_graph import Graph
+from humanoid_control.ros import topics
 from humanoid_control.ros.robot_client import RobotClient, poll_until
 from humanoid_control.ros.ros_time import to_duration
 from humanoid_experiments.identify.motion import Motion, read_bag, replay, rms
@@ -84,9 +86,17 @@ def drive(client: RobotClient) -> dict[str, tuple[float, float]]:
     return stretches
 
 
+@dataclass
+class Recording:
+    truth: Path  # the hidden values' parameter file
+    bag: Path
+    stretches: dict[str, tuple[float, float]]  # path -> its robot-time stretch
+    setpoints: list[JointState]  # joint_setpoints, as a subscriber of the topic took them
+    joints: list[str]  # the robot's joints, in joint_states' order
+
+
 @pytest.fixture(scope="module", params=["real time", "lockstep"])
-def recorded(request: pytest.FixtureRequest,
-             tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[str, tuple[float, float]]]:
+def recorded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Recording:
     """The bag, as ``humanoid sim --params truth.yaml --record bag [--lockstep]`` records it."""
     lockstep = request.param == "lockstep"
     folder = tmp_path_factory.mktemp("identify_user_bags")
@@ -104,7 +114,11 @@ def recorded(request: pytest.FixtureRequest,
             poll_until(lambda: client.trajectories.get_subscription_count() >= 2
                        and client.commands.get_subscription_count() >= 2, "the robot's command subscriptions",
                        PATIENCE)
+            setpoints: list[JointState] = []  # the standard topic, as any subscriber takes it
+            client.node.create_subscription(JointState, topics.JOINT_SETPOINTS, setpoints.append, 1000)
+            poll_until(lambda: len(setpoints) > 0, "joint_setpoints", PATIENCE)
             stretches = drive(client)
+            names = list(client.current_positions())
     except BaseException:
         for spec in graph.nodes:
             print(f"----- log of {spec.name} -----\n{graph.log_text(spec.name)[-3000:]}")
@@ -112,7 +126,7 @@ def recorded(request: pytest.FixtureRequest,
     finally:
         codes = graph.stop()
     assert codes.get(CONTROL_CONTAINER) == 0, graph.log_text(CONTROL_CONTAINER)[-3000:]
-    return truth, bag, stretches
+    return Recording(truth, bag, stretches, setpoints, names)
 
 
 def stretch_rms(simulated: np.ndarray, motion: Motion, joints: list[int], stretch: tuple[float, float]) -> float:
@@ -122,7 +136,7 @@ def stretch_rms(simulated: np.ndarray, motion: Motion, joints: list[int], stretc
 
 
 def test_the_bag_holds_what_the_robot_executed_on_every_path_and_replays_it_at_the_truth(recorded) -> None:
-    truth, bag, stretches = recorded
+    truth, bag, stretches = recorded.truth, recorded.bag, recorded.stretches
     with SimulatedRobot(ROBOT, params_file=truth) as robot:
         names = list(robot.model.joints.names)
         motion = read_bag(bag, names)
@@ -149,7 +163,7 @@ def test_plot_and_compare_take_the_set_points_as_what_was_commanded(recorded) ->
 
     from humanoid_tools.plots.series import load
 
-    _truth, bag, _stretches = recorded
+    bag = recorded.bag
     store, expected = get_typestore(Stores.EMPTY), {"r_elbow": [], "r_knee": []}
     with Reader(bag) as reader:
         for connection in reader.connections:
@@ -174,10 +188,24 @@ def test_compare_aligns_a_later_copy_on_the_first_trajectory_message_to_no_diffe
     from bag_copies import later_copy
     from cli_entry import entry_point
 
-    _truth, bag, _stretches = recorded
+    bag = recorded.bag
     later = later_copy(bag, tmp_path / "later", 7)
     result = entry_point("compare", bag, later, "--json", "--out", tmp_path / "figures")
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["a"]["start"]["source"] == report["b"]["start"]["source"] == "first joint_trajectory message"
     assert report["total"]["max_difference_rad"] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_the_set_points_are_a_standard_topic_for_any_subscriber(recorded) -> None:
+    """``joint_setpoints`` as a controller or ``ros2 topic echo`` takes it: every joint, stamped,
+    following the commands (the step on joint_commands reaches its target)."""
+    messages = recorded.setpoints
+    assert len(messages) >= 100
+    assert all(list(msg.name) == recorded.joints and len(msg.position) == len(msg.name) for msg in messages)
+    stamps = [msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec for msg in messages]
+    assert np.all(np.diff(stamps) >= 0.0)  # in the robot's time order
+    elbow = recorded.joints.index("r_elbow")
+    start, end = recorded.stretches["joint_commands"]
+    during = [msg.position[elbow] for msg, t in zip(messages, stamps, strict=True) if start <= t <= end]
+    assert during and during[-1] - during[0] == pytest.approx(1.0, abs=0.02)
