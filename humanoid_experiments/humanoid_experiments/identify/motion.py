@@ -25,11 +25,13 @@ import numpy as np
 
 from humanoid_control.loop.control_loop import TrajectoryRequest
 from humanoid_control.loop.validation import CommandRejectedError, PointData
+from humanoid_control.ros import topics
+from humanoid_control.ros.topics import absolute
 
-JOINT_STATES = "/joint_states"
-JOINT_SETPOINTS = "/joint_setpoints"
-JOINT_TRAJECTORY = "/joint_trajectory"
-JOINT_COMMANDS = "/joint_commands"
+JOINT_STATES = absolute(topics.JOINT_STATES)
+JOINT_SETPOINTS = absolute(topics.JOINT_SETPOINTS)
+JOINT_TRAJECTORY = absolute(topics.JOINT_TRAJECTORY)
+JOINT_COMMANDS = absolute(topics.JOINT_COMMANDS)
 JOINT_STATE_TYPE = "sensor_msgs/msg/JointState"
 TRAJECTORY_TYPE = "trajectory_msgs/msg/JointTrajectory"
 

@@ -17,24 +17,27 @@ from pathlib import Path
 
 import numpy as np
 
+from humanoid_control.ros import topics
 from humanoid_control.ros.ros_time import seconds as stamp_seconds
+from humanoid_control.ros.topics import absolute
 from humanoid_tools.recording.reading import Bag, custom_data
 
-JOINT_STATES = "/joint_states"
-JOINT_COMMANDS = "/joint_commands"
-JOINT_SETPOINTS = "/joint_setpoints"
-JOINT_TRAJECTORY = "/joint_trajectory"
-FEEDBACK = "/follow_joint_trajectory/_action/feedback"
-BALANCE = "/balance_state"
-SELF_COLLISION = "/self_collision_state"
-DIAGNOSTICS = "/diagnostics"
-FALLEN = "/fallen"
-FALL_STATE = "/fall_state"
-ENERGY = "/energy_state"
-BASE_POSE = "/ground_truth/base_pose"
-ROBOT_DESCRIPTION = "/robot_description"
+#: The bag's topics (absolute: the recorder records from the root namespace).
+JOINT_STATES = absolute(topics.JOINT_STATES)
+JOINT_COMMANDS = absolute(topics.JOINT_COMMANDS)
+JOINT_SETPOINTS = absolute(topics.JOINT_SETPOINTS)
+JOINT_TRAJECTORY = absolute(topics.JOINT_TRAJECTORY)
+FEEDBACK = absolute(topics.action_topics(topics.FOLLOW_JOINT_TRAJECTORY)[0])
+BALANCE = absolute(topics.BALANCE_STATE)
+SELF_COLLISION = absolute(topics.SELF_COLLISION_STATE)
+DIAGNOSTICS = absolute(topics.DIAGNOSTICS)
+FALLEN = absolute(topics.FALLEN)
+FALL_STATE = absolute(topics.FALL_STATE)
+ENERGY = absolute(topics.ENERGY_STATE)
+BASE_POSE = absolute(topics.BASE_POSE)
+ROBOT_DESCRIPTION = absolute(topics.ROBOT_DESCRIPTION)
 #: The actions whose goals are recorded through their status topic (``/<action>/_action/status``).
-ACTIONS = ("follow_joint_trajectory", "play_motion")
+ACTIONS = (topics.FOLLOW_JOINT_TRAJECTORY, topics.PLAY_MOTION)
 #: Two times of one event within this of each other are on one clock (a joint_states stamp and
 #: its reception by the recorder, an action's acceptance stamp and its status' arrival).
 SAME_CLOCK = 1.0  # s

@@ -48,8 +48,8 @@ class LiveSource:
         self._on_description = on_description
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
         node.create_subscription(String, topics.ROBOT_DESCRIPTION, self._description, latched)
-        for topic, kind in (("joint_states", JointState), ("ground_truth/base_pose", PoseStamped),
-                            ("balance_state", BalanceState), ("self_collision_state", SelfCollisionState)):
+        for topic, kind in ((topics.JOINT_STATES, JointState), (topics.BASE_POSE, PoseStamped),
+                            (topics.BALANCE_STATE, BalanceState), (topics.SELF_COLLISION_STATE, SelfCollisionState)):
             node.create_subscription(kind, topic, lambda msg, t=topic: self._store(t, msg), 10)
         self.commands = node.create_publisher(JointState, topics.JOINT_COMMANDS, 10)
 
@@ -68,18 +68,18 @@ class LiveSource:
     def frame(self) -> Frame | None:
         with self._lock:
             latest = dict(self._latest)
-        states = latest.get("joint_states")
+        states = latest.get(topics.JOINT_STATES)
         if states is None:
             return None
-        pose, balance, collision = (latest.get(t) for t in ("ground_truth/base_pose", "balance_state",
-                                                             "self_collision_state"))
+        pose, balance, collision = (latest.get(t) for t in (topics.BASE_POSE, topics.BALANCE_STATE,
+                                                             topics.SELF_COLLISION_STATE))
         return Frame(stamp_seconds(states.header.stamp), joint_positions(states),
                      base_pose(pose) if pose is not None else None,
                      balance_sample(balance) if balance is not None else None,
                      collision_sample(collision) if collision is not None else None)
 
     def measured(self) -> dict[str, float]:
-        states = self._latest.get("joint_states")
+        states = self._latest.get(topics.JOINT_STATES)
         return joint_positions(states) if states is not None else {}
 
     def command(self, joint: str, position: float) -> None:
