@@ -43,6 +43,9 @@ def _robots() -> tuple[str, ...]:
 
 #: The known robots: every folder of ``robots/`` that holds a ``robot.yaml``.
 ROBOTS: tuple[str, ...] = _robots()
+#: The robot a node takes when its ``robot`` parameter is not given (ROS users start nodes
+#: by hand, without it; the commands ask for ``--robot``).
+DEFAULT_ROBOT = "hoap2"
 
 
 class UnknownRobotError(ValueError):

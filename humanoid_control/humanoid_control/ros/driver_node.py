@@ -38,7 +38,7 @@ from humanoid_control.ros.offload import stop_offloads
 from humanoid_control.ros.parameters import dataclass_parameter_names, declare, declare_dataclass, declare_robot
 from humanoid_control.ros.robot_interface import RobotInterface
 from humanoid_description.model import RobotModel
-from humanoid_description.robots import UnknownRobotError
+from humanoid_description.robots import DEFAULT_ROBOT, UnknownRobotError
 from humanoid_description.runtime_files import RuntimeFile
 
 #: s: longest the spinning thread waits for work before it checks again whether to stop.
@@ -70,7 +70,7 @@ class DriverNode:
     """A node serving the shared robot interface for one driver."""
 
     def __init__(self, node_name: str, parameter_file: RuntimeFile, declare_driver: DriverDeclaration,
-                 extension: Extension | None = None, default_robot: str = "hoap2") -> None:
+                 extension: Extension | None = None, default_robot: str = DEFAULT_ROBOT) -> None:
         self.node = Node(node_name)
         robot = declare_robot(self.node, default_robot)
         self.defaults = node_parameters(parameter_file.path(robot), node_name)

@@ -14,12 +14,12 @@ from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
 
 from humanoid_control.parameter_files import control_node_defaults
-from humanoid_description.robots import ROBOTS, UnknownRobotError
+from humanoid_description.robots import DEFAULT_ROBOT, ROBOTS, UnknownRobotError
 
 T = TypeVar("T")
 
 
-def declare_robot(node: Node, default: str = "hoap2") -> str:
+def declare_robot(node: Node, default: str = DEFAULT_ROBOT) -> str:
     """The node's ``robot`` parameter: one of the known robots, else UnknownRobotError."""
     robot = declare(node, "robot", default)
     if robot not in ROBOTS:
