@@ -237,13 +237,18 @@ def walk_report(robot: str, requested: tuple[float, float, float], start: tuple[
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from humanoid_control.command_line import finite_number, new_folder, non_negative_number
+    from humanoid_control.command_line import finite_number, new_folder, non_negative_number, positive_number
     from humanoid_description.robots import ROBOTS
     from humanoid_sim import params_file, physics_profiles
 
     parser.add_argument("--robot", required=True, choices=ROBOTS, help="the robot to walk")
-    parser.add_argument("--distance", required=True, type=finite_number,
+    parser.add_argument("--distance", type=finite_number, default=None,
                         help="metres forward (negative: backward), along the heading at the start")
+    parser.add_argument("--teleop", type=positive_number, default=None, metavar="SECONDS",
+                        help="instead of a goal, drive the walk on cmd_vel for SECONDS of robot time with a seeded "
+                        "schedule of varied commands (forward, backward, sideways, turning, stops), as a user "
+                        "teleoperates it; print the minutes walked, the falls and the distance covered")
+    parser.add_argument("--seed", type=int, default=0, help="the --teleop schedule's seed")
     parser.add_argument("--lateral", type=finite_number, default=0.0, help="metres to the left (negative: right)")
     parser.add_argument("--turn", type=finite_number, default=0.0,
                         help="degrees to turn, counter-clockwise, within +-180")
@@ -281,9 +286,17 @@ def run(args: argparse.Namespace) -> int:
     from humanoid_control.processes.node_graph import Graph
     from humanoid_control.ros.robot_client import RobotClient
 
+    if (args.distance is None) == (args.teleop is None):
+        raise UsageError("give --distance METRES (a walk goal) or --teleop SECONDS (cmd_vel), one of them")
     if abs(args.turn) > 180.0:
         raise UsageError(f"--turn must be within +-180 degrees, got {args.turn:g}")
-    check_goal(args.robot, args.distance, args.lateral)
+    if args.teleop is not None:
+        from humanoid_control.biped_walking.parameters import walking_robot
+
+        if not walking_robot(args.robot):
+            raise UsageError(f"--teleop walks a biped: {args.robot} has no walk controller")
+    else:
+        check_goal(args.robot, args.distance, args.lateral)
     from humanoid_sim import params_file, physics_profiles
 
     physics_profiles.chosen(args.robot, args.physics)
@@ -295,6 +308,12 @@ def run(args: argparse.Namespace) -> int:
     nodes = sim_nodes(args.robot, gui=args.gui, real_time_factor=rtf, lockstep=args.lockstep,
                       participants=(CLIENT,), physics_profile=args.physics, params_file=params)
     with Graph(nodes, log_dir=log_dir), RobotClient(CLIENT, lockstep=args.lockstep) as client:
+        if args.teleop is not None:
+            from humanoid_experiments.teleop import teleop
+
+            driven = teleop(client, args.robot, args.teleop, args.seed)
+            print(json.dumps(driven.as_dict(), indent=2) if args.json else driven.text())
+            return 0 if not driven.falls_at else 1
         report = walk(client, args.robot, args.distance, args.lateral, math.radians(args.turn),
                       stay_in_lockstep=False)
     print(json.dumps(report.as_dict(), indent=2) if args.json else report.text())

@@ -1,0 +1,24 @@
+"""``humanoid walk --teleop SECONDS``: the Bioloid walked on cmd_vel with a seeded schedule of
+varied commands, in lockstep, as the command runs it (its own graph, the default one): it
+walks the whole span without a fall, covers ground, and says so. A short span here; the
+minutes-long runs and their figures are the command's (docs/walking.md)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+pytestmark = pytest.mark.system
+
+
+def test_a_short_teleoperated_walk_covers_ground_without_a_fall():
+    done = subprocess.run(["humanoid", "walk", "--robot", "bioloid", "--teleop", "10", "--seed", "1", "--json"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    report = json.loads(done.stdout[done.stdout.index("{"):])
+    assert report["falls"] == 0 and report["falls_at"] == []
+    assert report["segments"] >= 2
+    assert report["distance_m"] > 0.1  # it walked, not stood
+    assert report["minutes_before_a_fall"] == pytest.approx(10.0 / 60.0)
