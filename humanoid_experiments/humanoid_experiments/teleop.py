@@ -9,7 +9,7 @@ them. The client publishes the segment's command every ``PUBLISH_PERIOD`` of rob
 publications, so that the same seed gives the same walk. A fall (the simulator's ground
 truth) is counted with its time, the robot is reset to its home pose where it lies, and the
 walk goes on from the next segment. The distance is the path of the base's ground-truth
-position, sampled every ``DISTANCE_SAMPLE`` of robot time.
+position, sampled once per gait cycle (two steps).
 """
 
 from __future__ import annotations
@@ -26,9 +26,6 @@ __all__ = ["Segment", "TeleopReport", "schedule", "teleop"]
 
 #: s of robot time between two cmd_vel messages (the walk controller stops after 0.5 s without).
 PUBLISH_PERIOD = 0.1
-#: s of robot time between two samples of the base's path: longer than a step, so that the
-#: sway of each step does not count as distance.
-DISTANCE_SAMPLE = 1.0
 #: s, the shortest and longest segment.
 SEGMENT = (2.0, 6.0)
 #: Share of the walk's velocity limits a segment asks for, at least and at most.
@@ -100,7 +97,11 @@ def teleop(client, robot: str, seconds: float, seed: int = 0, timeout: float = 3
     simulation between two publications) and measure it."""
     from humanoid_control.biped_walking.parameters import WalkParameters
 
-    segments = schedule(seconds, seed, WalkParameters.for_robot(robot).max_velocity)
+    params = WalkParameters.for_robot(robot)
+    segments = schedule(seconds, seed, params.max_velocity)
+    # the base's path is sampled once per gait cycle (two steps), at the same phase of the
+    # sway while the robot walks steadily: the sway does not count as distance
+    cycle = 2.0 * params.step_period
     report = TeleopReport(robot, seconds, seed, segments=len(segments))
     publisher = client.node.create_publisher(Twist, topics.CMD_VEL, 10)
     client.wait_for_joint_states(60.0)
@@ -130,7 +131,7 @@ def teleop(client, robot: str, seconds: float, seed: int = 0, timeout: float = 3
             client.lockstep.run_to(start + t + PUBLISH_PERIOD, timeout)
         else:
             client.wait_until(start + t + PUBLISH_PERIOD, timeout)
-        if position is None or client.now() - start >= sampled + DISTANCE_SAMPLE:
+        if position is None or client.now() - start >= sampled + cycle - 1e-9:
             now, sampled = _ground(client), client.now() - start
             if position is not None:
                 report.distance_m += math.dist(position, now)
