@@ -55,6 +55,8 @@ GAIT, FREQUENCY, DURATION = "pace", 0.5, 2.0
 #: The simulation in lockstep with the graph's controllers: the gait controller answers each
 #: state, so a loaded machine slows the simulation instead of leaving the controller behind.
 SIM_GRAPH = {"lockstep": True}  # the default graph: the balance monitor's fall estimate and the veto on
+#: s of robot time after a goal's result before the robot's final pose is measured.
+SETTLE = 0.5
 #: s of robot time the simulation runs at a time while a goal to cancel plays (:func:`play`).
 CANCEL_STEP = 0.05
 
@@ -130,6 +132,7 @@ def play(client: RobotClient, log: TrajectoryLog, gait: str, frequency: float = 
                 held = canceller.lockstep.run_to(held + CANCEL_STEP, PATIENCE)
             client.cancel(handle)
     response = client.wait_result(handle, PATIENCE, "play_gait result")
+    client.wait_until(client.now() + SETTLE, timeout=PATIENCE)  # the servos settle where the set-points ended
     played = Played(response.status, response.result, feedback, final=client.current_positions(PATIENCE),
                     fallen=client.fallen)
     if response.result.started.sec or response.result.started.nanosec:
