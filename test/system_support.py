@@ -1,5 +1,5 @@
 """Helpers the system tests share: a graph with its client, a node's parameters changed, the
-hardware graph on the emulated bus, joint_states publish times."""
+hardware graph on the emulated bus, a graph recording as --record does, joint_states publish times."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from sensor_msgs.msg import JointState
 
-from humanoid_control.nodes.specs import with_node_parameters
+from humanoid_bringup.serving import with_recorder
+from humanoid_control.nodes.specs import CONTROL_CONTAINER, with_node_parameters
 from humanoid_control.processes.node_graph import Graph, NodeSpec
 from humanoid_control.ros.robot_client import RobotClient, poll_until
 from humanoid_hw.hw_node_spec import NODE_NAME as HW_NODE
@@ -52,6 +53,29 @@ def running(nodes: Sequence[NodeSpec], log_dir: Path, client_name: str = "test_c
     finally:
         client.close()
         graph.stop()
+
+
+@contextlib.contextmanager
+def recording_graph(nodes: Sequence[NodeSpec], bag: Path, log_dir: Path, client_name: str,
+              heard: Sequence[tuple[str, str]], lockstep: bool = False) -> Iterator[RobotClient]:
+    """The nodes with the recorder (as ``--record`` adds it) and a client, once the robot
+    publishes and each (topic, node) of ``heard`` is subscribed; on exit the graph stops, and
+    the container (the recorder's host) must have ended cleanly: the bag is closed. The node
+    logs are printed if something failed."""
+    graph = Graph(with_recorder(list(nodes), bag, lockstep=lockstep), log_dir=log_dir).start()
+    try:
+        with RobotClient(client_name) as client:
+            client.wait_for_joint_states(PATIENCE)
+            for topic, node in heard:
+                client.wait_for_subscriber(topic, node, PATIENCE)
+            yield client
+    except BaseException:
+        for spec in graph.nodes:
+            print(f"----- log of {spec.name} -----\n{graph.log_text(spec.name)[-3000:]}")
+        raise
+    finally:
+        codes = graph.stop()
+    assert codes.get(CONTROL_CONTAINER) == 0, graph.log_text(CONTROL_CONTAINER)[-3000:]
 
 
 class SourceStamps:

@@ -24,13 +24,11 @@ from cli_entry import entry_point
 from matplotlib.image import imread
 from rosbags.rosbag2 import Reader
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
-from system_support import on_emulated_bus
+from system_support import on_emulated_bus, recording_graph
 
 from humanoid_bringup.graphs import RECORDER_NODE, real_nodes, sim_nodes
-from humanoid_bringup.serving import with_recorder
 from humanoid_control.nodes.specs import CONTROL_CONTAINER
-from humanoid_control.processes.node_graph import Graph, NodeSpec
-from humanoid_control.ros.robot_client import RobotClient
+from humanoid_control.processes.node_graph import NodeSpec
 from humanoid_hw.emulator.process import emulator_process
 from humanoid_interfaces.action import PlayMotion
 
@@ -56,24 +54,12 @@ RECORDED_FIRST = (("/robot_state", CONTROL_CONTAINER), ("/follow_joint_trajector
 
 def record_motion(nodes: list[NodeSpec], bag: Path, log_dir: Path) -> None:
     """Run the graph with the recorder (as --record adds it), play the motion once, stop."""
-    graph = Graph(with_recorder(nodes, bag), log_dir=log_dir).start()
-    try:
-        with RobotClient("compare_test") as client:
-            client.wait_for_joint_states(PATIENCE)
-            for topic, node in RECORDED_FIRST:
-                client.wait_for_subscriber(topic, node, PATIENCE)
-            result = client.play_motion(name=MOTION, timeout=120.0).result
-            assert result.error_code == PlayMotion.Result.SUCCESSFUL, result.error_string
-            # the robot at rest in the motion's last pose, past the other recording's end of the
-            # motion (their difference ends within the result's goal time tolerance, 1 s)
-            client.wait_until(client.now() + SETTLE)
-    except BaseException:
-        for spec in graph.nodes:
-            print(f"----- log of {spec.name} -----\n{graph.log_text(spec.name)[-3000:]}")
-        raise
-    finally:
-        codes = graph.stop()
-    assert codes.get(CONTROL_CONTAINER) == 0, graph.log_text(RECORDER_NODE)[-3000:]
+    with recording_graph(nodes, bag, log_dir, "compare_test", RECORDED_FIRST) as client:
+        result = client.play_motion(name=MOTION, timeout=120.0).result
+        assert result.error_code == PlayMotion.Result.SUCCESSFUL, result.error_string
+        # the robot at rest in the motion's last pose, past the other recording's end of the
+        # motion (their difference ends within the result's goal time tolerance, 1 s)
+        client.wait_until(client.now() + SETTLE)
 
 
 @pytest.fixture(scope="module")

@@ -18,12 +18,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 from sensor_msgs.msg import JointState
+from system_support import recording_graph
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from humanoid_bringup.graphs import RECORDER_NODE, sim_nodes
-from humanoid_bringup.serving import with_recorder
 from humanoid_control.nodes.specs import CONTROL_CONTAINER
-from humanoid_control.processes.node_graph import Graph
 from humanoid_control.ros import topics
 from humanoid_control.ros.robot_client import RobotClient, poll_until
 from humanoid_control.ros.ros_time import to_duration
@@ -96,37 +95,24 @@ class Recording:
     joints: list[str]  # the robot's joints, in joint_states' order
 
 
-@pytest.fixture(scope="module", params=["lockstep"])
-def recorded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Recording:
-    """The bag, as ``humanoid sim --params truth.yaml --record bag [--lockstep]`` records it."""
-    lockstep = request.param == "lockstep"
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Recording:
+    """The bag, as ``humanoid sim --params truth.yaml --record bag --lockstep`` records it."""
     folder = tmp_path_factory.mktemp("identify_user_bags")
     truth, bag = folder / "truth.yaml", folder / "bag"
     params_file.write(truth, TRUTH, "the stand-in robot's hidden values")
-    nodes = with_recorder(sim_nodes(ROBOT, params_file=truth, lockstep=lockstep), bag, lockstep=lockstep)
-    graph = Graph(nodes, log_dir=folder).start()
-    try:
-        with RobotClient("identify_bag_test") as client:
-            client.wait_for_joint_states(PATIENCE)
-            for topic, node in RECORDED_FIRST:
-                client.wait_for_subscriber(topic, node, PATIENCE)
-            # a message on a topic goes to the subscriptions matched when it is published: the
-            # robot's, before the first command (README, "The robot interface")
-            poll_until(lambda: client.trajectories.get_subscription_count() >= 2
-                       and client.commands.get_subscription_count() >= 2, "the robot's command subscriptions",
-                       PATIENCE)
-            setpoints: list[JointState] = []  # the standard topic, as any subscriber takes it
-            client.node.create_subscription(JointState, topics.JOINT_SETPOINTS, setpoints.append, 1000)
-            poll_until(lambda: len(setpoints) > 0, "joint_setpoints", PATIENCE)
-            stretches = drive(client)
-            names = list(client.current_positions())
-    except BaseException:
-        for spec in graph.nodes:
-            print(f"----- log of {spec.name} -----\n{graph.log_text(spec.name)[-3000:]}")
-        raise
-    finally:
-        codes = graph.stop()
-    assert codes.get(CONTROL_CONTAINER) == 0, graph.log_text(CONTROL_CONTAINER)[-3000:]
+    nodes = sim_nodes(ROBOT, params_file=truth, lockstep=True)
+    with recording_graph(nodes, bag, folder, "identify_bag_test", RECORDED_FIRST, lockstep=True) as client:
+        # a message on a topic goes to the subscriptions matched when it is published: the
+        # robot's, before the first command (README, "The robot interface")
+        poll_until(lambda: client.trajectories.get_subscription_count() >= 2
+                   and client.commands.get_subscription_count() >= 2, "the robot's command subscriptions",
+                   PATIENCE)
+        setpoints: list[JointState] = []  # the standard topic, as any subscriber takes it
+        client.node.create_subscription(JointState, topics.JOINT_SETPOINTS, setpoints.append, 1000)
+        poll_until(lambda: len(setpoints) > 0, "joint_setpoints", PATIENCE)
+        stretches = drive(client)
+        names = list(client.current_positions())
     return Recording(truth, bag, stretches, setpoints, names)
 
 

@@ -96,6 +96,7 @@ def teleop(client, robot: str, seconds: float, seed: int = 0, timeout: float = 3
     """Walk ``robot`` on cmd_vel for ``seconds`` of robot time (a lockstep client holds the
     simulation between two publications) and measure it."""
     from humanoid_control.biped_walking.parameters import WalkParameters
+    from humanoid_control.ros.robot_client import poll_until
 
     params = WalkParameters.for_robot(robot)
     segments = schedule(seconds, seed, params.max_velocity)
@@ -106,8 +107,6 @@ def teleop(client, robot: str, seconds: float, seed: int = 0, timeout: float = 3
     publisher = client.node.create_publisher(Twist, topics.CMD_VEL, 10)
     client.wait_for_joint_states(60.0)
     client.wait_for_base_pose()
-    from humanoid_control.ros.robot_client import poll_until
-
     poll_until(lambda: publisher.get_subscription_count() > 0, "the walk controller's cmd_vel subscription", 60.0)
     start = client.lockstep.run_to(client.now(), timeout) if client.lockstep else client.now()
     position: tuple[float, float] | None = _ground(client)
