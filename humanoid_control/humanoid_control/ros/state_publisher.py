@@ -70,8 +70,11 @@ class StatePublisher:
         self._state_msg = RobotState(joint_states=JointStateMsg(name=list(loop.names)))
         self._joint_state_msg = self._state_msg.joint_states
         self._setpoint_pub = MatchedPublisher(node, JointStateMsg, robot_state.JOINT_SETPOINTS, STREAM_HISTORY)
-        self._setpoint_msg = JointStateMsg(name=list(loop.names))
+        # NaN, never an empty array, for what is not commanded: a message with an empty float64
+        # array comes out of rclpy.serialization (the recorder's split of robot_state) with
+        # trailing bytes that rosbags refuses to read
         self._unknown = [math.nan] * len(loop.names)
+        self._setpoint_msg = JointStateMsg(name=list(loop.names), effort=self._unknown)
         self._diagnostics_pub = node.create_publisher(DiagnosticArray, topics.DIAGNOSTICS, 10)
         self._imu_pub: MatchedPublisher | None = None
         self._imu_msg = Imu()
@@ -164,11 +167,7 @@ class StatePublisher:
         msg = self._setpoint_msg
         msg.header.stamp = stamp
         msg.position = written.position.tolist()
-        # NaN, never an empty array, for what is not commanded: a message with an empty float64
-        # array comes out of rclpy.serialization (the recorder's split of robot_state) with
-        # trailing bytes that rosbags refuses to read
         msg.velocity = self._unknown if written.velocity is None else written.velocity.tolist()
-        msg.effort = self._unknown
         if whole:
             self._state_msg.setpoints = [msg]
         if self._setpoint_pub.subscribed:
