@@ -118,7 +118,8 @@ def read_bag(path: Path, joint_names: Sequence[str]) -> Motion:
     with bag:
         states = bag.all(JOINT_STATES)
         setpoints = bag.all(JOINT_SETPOINTS)
-        kinds = {JOINT_TRAJECTORY: bag.all(JOINT_TRAJECTORY), JOINT_COMMANDS: bag.all(JOINT_COMMANDS)}
+        # the commands only where the robot's own set-points are missing (each topic is a pass over the bag)
+        kinds = {topic: [] if setpoints else bag.all(topic) for topic in (JOINT_TRAJECTORY, JOINT_COMMANDS)}
     if len(states) < 2:
         raise MotionError(f"bag {path} has {len(states)} {JOINT_STATES} message(s): nothing to compare with")
     index = {name: i for i, name in enumerate(joint_names)}
