@@ -1,7 +1,5 @@
 """Install the humanoid_control package."""
 
-from pathlib import Path
-
 from setuptools import find_packages, setup
 
 PACKAGE = "humanoid_control"
@@ -14,13 +12,12 @@ setup(
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),
-        (f"share/{PACKAGE}/config", [str(p) for p in sorted(Path("config").glob("*.yaml"))]),
     ],
     install_requires=["setuptools"],
     zip_safe=False,
     maintainer="Humanoid stack maintainers",
     maintainer_email="maintainers@humanoid-stack.org",
-    description="Shared robot interface (control loop, ROS front), trajectory generator, motion files.",
+    description="The ROS layer: the robot interface front, the controller and observer nodes, the client.",
     license="Apache-2.0",
     tests_require=["pytest"],
     entry_points={"console_scripts": [

@@ -22,7 +22,7 @@ export ROS_AUTOMATIC_DISCOVERY_RANGE="${ROS_AUTOMATIC_DISCOVERY_RANGE:-LOCALHOST
 # DDS sockets on the loopback interface and shared memory only (the discovery range alone
 # limits peers, not the interfaces sockets are bound to); README.md: "DDS on a network".
 export FASTDDS_DEFAULT_PROFILES_FILE="${FASTDDS_DEFAULT_PROFILES_FILE:-$_humanoid_root/humanoid_bringup/config/dds/fastdds_loopback.xml}"
-# One BLAS thread per process, as every node runs (humanoid_control.processes.run_tethered):
+# One BLAS thread per process, as every node runs (humanoid_core.processes.run_tethered):
 # the tests, benchmarks and in-process experiments too (docs/ros_and_dds.md, "One BLAS thread").
 export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}"
 unset _humanoid_root

@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 from cli_entry import entry_point
 
-from humanoid_control.quadruped_gaits.cpg import search_box
-from humanoid_control.quadruped_gaits.cpg_models import cpg_path
-from humanoid_control.quadruped_gaits.fitness import FitnessSettings
-from humanoid_control.quadruped_gaits.particle_swarm import SwarmSettings
+from humanoid_core.quadruped_gaits.cpg import search_box
+from humanoid_core.quadruped_gaits.cpg_models import cpg_path
+from humanoid_core.quadruped_gaits.fitness import FitnessSettings
+from humanoid_core.quadruped_gaits.particle_swarm import SwarmSettings
 from humanoid_experiments.gait_search.search import SearchSettings, new_swarm
 
 POSE = ",".join(["0"] * 18)

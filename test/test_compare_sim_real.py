@@ -28,7 +28,7 @@ from system_support import on_emulated_bus, recording_graph
 
 from humanoid_bringup.graphs import RECORDER_NODE, real_nodes, sim_nodes
 from humanoid_control.nodes.specs import CONTROL_CONTAINER
-from humanoid_control.processes.node_graph import NodeSpec
+from humanoid_core.processes.node_graph import NodeSpec
 from humanoid_hw.emulator.process import emulator_process
 from humanoid_interfaces.action import PlayMotion
 

@@ -11,9 +11,9 @@ import threading
 import pytest
 
 from humanoid_bringup.graphs import real_nodes
-from humanoid_control.energy.parameters import EnergyParameters
 from humanoid_control.ros.fall_watch import FALL_STATE_QOS
 from humanoid_control.ros.robot_client import poll_until
+from humanoid_core.energy.parameters import EnergyParameters
 from humanoid_interfaces.msg import EnergyState, FallState
 
 pytestmark = pytest.mark.system

@@ -11,7 +11,7 @@ elapsed robot time (recorded here from ``joint_trajectory``, as any subscriber s
 not of the machine or the back end; the robot stands in its stance afterwards, unfallen.
 Both graphs are the default ones: the balance monitor's fall estimate (no IMU on the bus)
 must not stop a gait as a fall (it once said FELL 2.3 s into a trot on the emulated bus;
-every gait goes through the estimate in humanoid_control/test/test_fall_estimate_twin.py).
+every gait goes through the estimate in humanoid_core/test/test_fall_estimate_twin.py).
 
 The two graphs share the test's ROS domain, so they run one after the other; each is started
 once and everything the checks need is collected while it runs (on the simulation also
@@ -33,11 +33,11 @@ from system_support import on_emulated_bus, running
 from trajectory_msgs.msg import JointTrajectory
 
 from humanoid_bringup.graphs import real_nodes, sim_nodes
-from humanoid_control.processes.node_graph import NodeSpec
-from humanoid_control.quadruped_gaits.gait_files import load_gait
-from humanoid_control.quadruped_gaits.parameters import GaitControllerParameters
 from humanoid_control.ros.robot_client import RobotClient, poll_until
 from humanoid_control.ros.ros_time import seconds
+from humanoid_core.processes.node_graph import NodeSpec
+from humanoid_core.quadruped_gaits.gait_files import load_gait
+from humanoid_core.quadruped_gaits.parameters import GaitControllerParameters
 from humanoid_description.model import load_model
 from humanoid_hw.emulator.process import emulator_process
 from humanoid_interfaces.action import PlayGait

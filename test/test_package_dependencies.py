@@ -101,6 +101,16 @@ def test_package_tests_import_only_declared_dependencies(package):
     assert not problems, "\n".join(problems)
 
 
+
+def test_the_core_package_declares_no_ros():
+    """humanoid_core is the stack without ROS: no rclpy, no message or interface package among
+    its dependencies, so the import check above keeps ROS out of its modules and tests."""
+    declared_all = declared("humanoid_core", ("exec_depend", "depend", "build_depend", "test_depend"))
+    ros = sorted(d for d in declared_all if d in {"rclpy", "humanoid_interfaces", "builtin_interfaces"}
+                 or d.endswith(("_msgs", "_srvs", "_interfaces")))
+    assert ros == [], f"humanoid_core declares ROS packages: {ros}"
+    assert "humanoid_core" in PACKAGES
+
 def test_the_check_lets_an_optional_import_through_and_no_other(tmp_path):
     module = tmp_path / "module.py"
     module.write_text("try:\n    import humanoid_tools\nexcept ModuleNotFoundError:\n    pass\n"

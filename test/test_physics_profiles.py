@@ -13,7 +13,7 @@ import rclpy
 from rclpy.parameter import Parameter
 
 from humanoid_bringup.cli import main
-from humanoid_control.parameter_files import node_parameters
+from humanoid_core.parameter_files import node_parameters
 from humanoid_description.model import load_model
 from humanoid_description.runtime_files import SIM_NODE_PARAMETERS
 from humanoid_experiments.walk_in_process import walk_in_process

@@ -22,9 +22,9 @@ import pytest
 import yaml
 
 from humanoid_bringup.graphs import real_nodes
-from humanoid_control.processes.node_graph import Graph
 from humanoid_control.ros.robot_client import RobotClient
 from humanoid_control.ros.ros_time import seconds
+from humanoid_core.processes.node_graph import Graph
 from humanoid_description.config import load_config
 from humanoid_experiments.postures.protocol import protocol_path
 from humanoid_hw.emulator.process import emulator_process

@@ -31,8 +31,8 @@ import pytest
 from matplotlib.image import imread
 
 from humanoid_bringup.graphs import sim_nodes
-from humanoid_control.processes.node_graph import Graph
 from humanoid_control.ros.robot_client import RobotClient, poll_until
+from humanoid_core.processes.node_graph import Graph
 
 pytestmark = pytest.mark.system
 

@@ -38,8 +38,8 @@ from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
 from humanoid_bringup.graphs import sim_nodes
-from humanoid_control.motion.keyframes import read_keyframes
 from humanoid_control.ros.robot_client import RobotClientError, poll_until
+from humanoid_core.motion.keyframes import read_keyframes
 
 pytestmark = pytest.mark.system
 

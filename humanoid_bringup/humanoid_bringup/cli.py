@@ -6,7 +6,7 @@ humanoid_experiments, the bus emulator in humanoid_hw) and is a module with
 ``add_arguments(parser)`` and ``run(args) -> int``. A subcommand whose package is not
 installed (a robot's computer has no humanoid_tools or humanoid_experiments) stays
 listed and says what it needs when run. Bad input is one line on stderr and exit status 2
-(:class:`~humanoid_control.command_line.UsageError`).
+(:class:`~humanoid_core.command_line.UsageError`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NoReturn
 
-from humanoid_control.command_line import UsageError
+from humanoid_core.command_line import UsageError
 
 
 class _Parser(argparse.ArgumentParser):

@@ -1,7 +1,7 @@
 """The node graphs of the stack: the one description the ``humanoid`` command and the
 launch files both start.
 
-:class:`~humanoid_control.processes.node_graph.Graph` runs them without ``ros2 launch``
+:class:`~humanoid_core.processes.node_graph.Graph` runs them without ``ros2 launch``
 (``humanoid sim``/``humanoid real``); ``launch/sim.launch.py`` and
 ``launch/real.launch.py`` turn the same node specs into ``launch_ros`` nodes
 (:func:`humanoid_bringup.launch_parameters.launch_node`) and add what only a full ROS
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from humanoid_control.biped_walking.parameters import walking_robot
 from humanoid_control.nodes.specs import (
     balance_monitor_node_spec,
     container_node_spec,
@@ -23,8 +22,9 @@ from humanoid_control.nodes.specs import (
     trajectory_generator_node_spec,
     walk_controller_node_spec,
 )
-from humanoid_control.processes.node_graph import NodeSpec, OnExit
-from humanoid_control.quadruped_gaits.parameters import gaited_robot
+from humanoid_core.biped_walking.parameters import walking_robot
+from humanoid_core.processes.node_graph import NodeSpec, OnExit
+from humanoid_core.quadruped_gaits.parameters import gaited_robot
 from humanoid_hw.hw_node_spec import hw_node_spec
 
 #: Options of :func:`sim_nodes` and :func:`real_nodes` for the robot and the trajectory
@@ -56,7 +56,7 @@ def sim_nodes(robot: str, gui: bool = False, real_time_factor: float | None = No
     gives each a process of its own.
     ``lockstep`` makes the simulator wait at every state for the graph's nodes and for
     ``participants`` (other nodes, such as an experiment's client: see
-    humanoid_control.loop.lockstep); its real-time factor then defaults to 0 (as fast as
+    humanoid_core.loop.lockstep); its real-time factor then defaults to 0 (as fast as
     they all go)."""
     from humanoid_sim.sim_node_spec import sim_node_spec  # here: the real graph runs without humanoid_sim
 

@@ -5,7 +5,7 @@ arguments, the full install's tools (robot_state_publisher, RViz) that are there
 
 Every process a launch file starts dies with the launch process, even killed outright,
 as the nodes of ``humanoid sim`` do: each runs behind the tether prefix
-(``humanoid_control.processes.run_tethered --exec``, the parent-death signal). A node whose exit
+(``humanoid_core.processes.run_tethered --exec``, the parent-death signal). A node whose exit
 ends the graph (the driver: nothing else holds the robot) shuts the launch down when it
 exits; the others are respawned as ``humanoid sim`` restarts them (:data:`RESTART_POLICY`'s
 first delay and count; ``launch`` has no back-off).
@@ -28,8 +28,8 @@ import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from humanoid_control.processes.node_graph import RESTART_POLICY, NodeSpec, OnExit, describe_exit
-from humanoid_control.processes.process_lifetime import tethered_program
+from humanoid_core.processes.node_graph import RESTART_POLICY, NodeSpec, OnExit, describe_exit
+from humanoid_core.processes.process_lifetime import tethered_program
 from humanoid_description.package_share import package_share_directory
 from humanoid_description.robots import urdf_xml
 

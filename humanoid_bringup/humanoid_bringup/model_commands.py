@@ -10,7 +10,7 @@ import argparse
 import json
 import os
 
-from humanoid_control.command_line import UsageError, integer_in, new_file, robot_name
+from humanoid_core.command_line import UsageError, integer_in, new_file, robot_name
 
 
 def add_describe_arguments(parser: argparse.ArgumentParser) -> None:

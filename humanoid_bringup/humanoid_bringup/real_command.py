@@ -7,7 +7,7 @@ import argparse
 import contextlib
 import sys
 
-from humanoid_control.command_line import UsageError, integer_in, positive_number, robot_name, serial_device
+from humanoid_core.command_line import UsageError, integer_in, positive_number, robot_name, serial_device
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -29,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from humanoid_bringup.graphs import real_nodes
     from humanoid_bringup.serving import serve, with_recorder
-    from humanoid_control.processes.node_graph import Graph
+    from humanoid_core.processes.node_graph import Graph
     from humanoid_description.config import load_config
 
     if args.emulate == (args.port is not None):

@@ -7,8 +7,8 @@ import signal
 import sys
 from pathlib import Path
 
-from humanoid_control.command_line import UsageError, new_folder
-from humanoid_control.processes.node_graph import Graph, NodeSpec
+from humanoid_core.command_line import UsageError, new_folder
+from humanoid_core.processes.node_graph import Graph, NodeSpec
 
 
 def serve(graph: Graph) -> int:

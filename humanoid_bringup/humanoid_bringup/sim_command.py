@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from humanoid_control.command_line import UsageError, non_negative_number, positive_number, robot_name
+from humanoid_core.command_line import UsageError, non_negative_number, positive_number, robot_name
 from humanoid_sim import params_file, physics_profiles
 
 
@@ -35,7 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from humanoid_bringup.graphs import RECORDER_NODE, sim_nodes
     from humanoid_bringup.serving import serve, with_recorder
-    from humanoid_control.processes.node_graph import Graph
+    from humanoid_core.processes.node_graph import Graph
 
     if args.lockstep_participant and not args.lockstep:
         raise UsageError("--lockstep-participant needs --lockstep")

@@ -46,10 +46,10 @@ from humanoid_bringup.launch_parameters import (
     tool_nodes,
 )
 from humanoid_control.nodes.specs import CONTAINER_MODULE, hosted_names
-from humanoid_control.processes.node_graph import RESTART_POLICY, OnExit
-from humanoid_control.processes.process_lifetime import is_running
 from humanoid_control.ros.robot_client import poll_until
 from humanoid_control.ros.topics import DEFAULT_TOPICS
+from humanoid_core.processes.node_graph import RESTART_POLICY, OnExit
+from humanoid_core.processes.process_lifetime import is_running
 from humanoid_description.package_share import package_share_directory
 from humanoid_description.robots import ROBOTS, robot_files
 from humanoid_description.runtime_files import HW_NODE_PARAMETERS, SIM_NODE_PARAMETERS
@@ -179,7 +179,7 @@ def test_every_node_of_the_graph_is_launchable_as_the_command_runs_it(graph, rob
             assert parameters["robot"] == robot
         tether = tethered(node=True)
         assert node["prefix"] == tether["prefix"] and node["additional_env"] == tether["additional_env"]
-        assert node["prefix"].endswith("humanoid_control.processes.run_tethered --exec-node")  # quiet while loading
+        assert node["prefix"].endswith("humanoid_core.processes.run_tethered --exec-node")  # quiet while loading
         if spec.on_exit is OnExit.END_GRAPH:  # the driver: its exit shuts the launch down (launch_actions)
             assert spec == graph(robot, publish_robot_description=False)[0] and "respawn" not in node
         else:  # observers and controllers come back as under humanoid sim (launch has no back-off)
@@ -369,14 +369,14 @@ def test_the_real_graph_needs_no_simulation():
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.split() == ["ok", str(len(real_nodes("bioloid")))]
     # the packages it needs do not depend on the simulation; humanoid_bringup only where asked
-    for package in ("humanoid_interfaces", "humanoid_description", "humanoid_control", "humanoid_hw"):
+    for package in ("humanoid_interfaces", "humanoid_description", "humanoid_core", "humanoid_control", "humanoid_hw"):
         xml = ET.parse(package_share_directory(package) / "package.xml").getroot()
         assert "humanoid_sim" not in {e.text for e in xml.iter() if e.tag.endswith("depend")}, package
     bringup = ET.parse(package_share_directory("humanoid_bringup") / "package.xml").getroot()
     (simulation,) = [e for e in bringup.iter("exec_depend") if e.text == "humanoid_sim"]
     assert simulation.get("condition") == "$HUMANOID_ROBOT_ONLY != true"
     needed = {e.text for e in bringup.iter("exec_depend") if e.get("condition") is None}
-    assert {"humanoid_interfaces", "humanoid_description", "humanoid_control", "humanoid_hw", "launch",
+    assert {"humanoid_interfaces", "humanoid_description", "humanoid_core", "humanoid_control", "humanoid_hw", "launch",
             "launch_ros"} <= needed and "python3-pybullet" not in needed
 
 

@@ -6,9 +6,9 @@ import math
 import numpy as np
 import pytest
 
-from humanoid_control.balance.alarm import AlarmChange, MarginAlarm
-from humanoid_control.balance.com_filter import CoMFilter
 from humanoid_control.ros.joint_readings import JointReadings, MalformedJointStateError
+from humanoid_core.balance.alarm import AlarmChange, MarginAlarm
+from humanoid_core.balance.com_filter import CoMFilter
 from humanoid_description.model import load_model
 
 

@@ -1,7 +1,7 @@
 """Node processes die with their launcher, and take SIGHUP as SIGTERM.
 
 A stand-in node (a module that records the signal that stopped it) is started by a
-real :class:`~humanoid_control.processes.node_graph.Graph` in a launcher process, exactly as the
+real :class:`~humanoid_core.processes.node_graph.Graph` in a launcher process, exactly as the
 ``humanoid`` command starts nodes; the launcher is then killed outright.
 """
 
@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from humanoid_control.processes.process_lifetime import LAUNCHER_PID_VARIABLE, is_running
 from humanoid_control.ros.robot_client import poll_until
+from humanoid_core.processes.process_lifetime import LAUNCHER_PID_VARIABLE, is_running
 
 PATIENCE = 30.0
 
@@ -41,7 +41,7 @@ while True:
 LAUNCHER = """
 import sys, time
 from pathlib import Path
-from humanoid_control.processes.node_graph import Graph, NodeSpec
+from humanoid_core.processes.node_graph import Graph, NodeSpec
 graph = Graph([NodeSpec("stand_in", "stand_in_node")], log_dir=Path({logs!r})).start()
 print(graph.processes["stand_in"].pid, flush=True)
 time.sleep(600)
@@ -98,7 +98,7 @@ def test_a_node_whose_launcher_is_already_gone_does_not_start(tmp_path, stand_in
     """The launcher died between starting the node and the node asking for the parent-death
     signal: the node process is now someone else's child, and must not run."""
     _marker, ready, env = stand_in
-    result = subprocess.run([sys.executable, "-m", "humanoid_control.processes.run_tethered", "stand_in_node"],
+    result = subprocess.run([sys.executable, "-m", "humanoid_core.processes.run_tethered", "stand_in_node"],
                             env=env | {LAUNCHER_PID_VARIABLE: "1"}, capture_output=True, text=True,
                             timeout=PATIENCE)
     assert result.returncode == 1
@@ -108,7 +108,7 @@ def test_a_node_whose_launcher_is_already_gone_does_not_start(tmp_path, stand_in
 
 def test_the_module_gets_its_arguments(tmp_path, stand_in):
     marker, ready, env = stand_in
-    process = subprocess.Popen([sys.executable, "-m", "humanoid_control.processes.run_tethered", "stand_in_node",
+    process = subprocess.Popen([sys.executable, "-m", "humanoid_core.processes.run_tethered", "stand_in_node",
                                 "--ros-args", "-p", "x:=1"], env=env | {LAUNCHER_PID_VARIABLE: str(os.getpid())})
     try:
         poll_until(ready.exists, "the stand-in node running", PATIENCE)
@@ -134,7 +134,7 @@ def test_a_node_process_runs_blas_on_one_thread(tmp_path):
         result = subprocess.run(command, env=env | extra, capture_output=True, text=True, timeout=PATIENCE, check=True)
         return int(result.stdout)
 
-    tethered = [sys.executable, "-m", "humanoid_control.processes.run_tethered", "count_threads"]
+    tethered = [sys.executable, "-m", "humanoid_core.processes.run_tethered", "count_threads"]
     plain = [sys.executable, str(tmp_path / "count_threads.py")]
     assert threads(tethered) == 1
     if os.cpu_count() > 1:  # the baseline: left alone, OpenBLAS does start its workers here
@@ -159,7 +159,7 @@ while True:
 
 
 def test_stopping_a_graph_ends_what_a_node_left_behind(tmp_path, monkeypatch):
-    from humanoid_control.processes.node_graph import Graph, NodeSpec
+    from humanoid_core.processes.node_graph import Graph, NodeSpec
 
     child_pid = tmp_path / "child_pid"
     (tmp_path / "leaving_node.py").write_text(LEAVING_NODE.format(child_pid=str(child_pid)))
@@ -183,7 +183,7 @@ def test_exit_within_ends_a_process_without_running_any_of_its_python():
     """The kernel's default action for SIGALRM: a process stuck in native code holding the
     interpreter (where no Python signal handler can run) still ends at the deadline."""
     code = ("import signal, time\n"
-            "from humanoid_control.processes.process_lifetime import exit_within\n"
+            "from humanoid_core.processes.process_lifetime import exit_within\n"
             "signal.signal(signal.SIGALRM, lambda *_: print('handled'))\n"  # replaced: no handler runs
             "exit_within(1)\n"
             "time.sleep(60)\n")

@@ -463,7 +463,7 @@ class CollisionTracker:
         on, ending at the first sample with a pair within the threshold itself. Every sample
         before the one returned (all, when None) and not listed then clears the path on
         both sides up to half-way to its neighbours: the listed ones are left to sample
-        more densely (:func:`humanoid_control.guards.trajectory_collision.check_path`).
+        more densely (:func:`humanoid_core.guards.trajectory_collision.check_path`).
         """
         threshold = self.safety_distance if threshold is None else threshold
         path = np.asarray(configurations, dtype=float)

@@ -90,7 +90,7 @@ class RobotConfig:
     #: Distance (m) two links must keep for a configuration to count as free of self-collision.
     safety_distance: float
     #: The robot's own motion file formats by file suffix (``.csv`` -> ``hoap2_csv``), read by
-    #: :mod:`humanoid_control.motion.library`; keyframe YAML files are every robot's.
+    #: :mod:`humanoid_core.motion.library`; keyframe YAML files are every robot's.
     motion_formats: dict[str, str]
     sections: dict[str, Any] = field(repr=False)  # robot-specific sections, as read
 

@@ -52,7 +52,7 @@ HW_NODE_PARAMETERS = RuntimeFile("humanoid_description", "robots/{robot}/hw.yaml
 #: Dynamixel bus parameters (DynamixelConfig); also ROS parameters of the hardware node.
 HW_BUS_CONFIGURATION = RuntimeFile("humanoid_description", "robots/{robot}/bus.yaml", "humanoid_hw driver", False)
 #: Motion playback (sampling, time scaling, transitions).
-MOTION_PLAYBACK = RuntimeFile("humanoid_control", "config/motion.yaml", "trajectory generator, motion tools",
+MOTION_PLAYBACK = RuntimeFile("humanoid_core", "config/motion.yaml", "trajectory generator, motion tools",
                               False)
 #: ROS parameters of the control-layer nodes, one section per node name (``balance_monitor:``,
 #: ``self_collision_checker:``).
@@ -66,7 +66,7 @@ JOINT_MAP = RuntimeFile("humanoid_description", "robots/{robot}/joint_map.yaml",
 #: The postures protocol of a robot (humanoid_experiments.postures).
 POSTURES_PROTOCOL = RuntimeFile("humanoid_description", "robots/{robot}/postures.yaml", "postures protocol", False)
 #: The quadruped report's CPG study: oscillator network, models, experiments, swarm, fitness
-#: (humanoid_control.quadruped_gaits.cpg_models).
+#: (humanoid_core.quadruped_gaits.cpg_models).
 CPG_CONFIGURATION = RuntimeFile("humanoid_description", "robots/{robot}/cpg.yaml", "CPG gaits, gait search", False)
 #: The robot's motion library (a folder of keyframe files, not one YAML file).
 MOTION_LIBRARY = RuntimeFile("humanoid_description", "robots/{robot}/motions", "trajectory generator", False)

@@ -42,7 +42,7 @@ class BatchError(Exception):
 
 def _thesis_robot(text: str) -> str:
     """A robot whose own pose files are the thesis' (robot.yaml motion_formats: bioloid_thesis_poses)."""
-    from humanoid_control.command_line import robot_name
+    from humanoid_core.command_line import robot_name
     from humanoid_description.config import load_config
 
     robot = robot_name(text)
@@ -52,7 +52,7 @@ def _thesis_robot(text: str) -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from humanoid_control.command_line import file_or_stdout, positive_number
+    from humanoid_core.command_line import file_or_stdout, positive_number
 
     parser.add_argument("--robot", required=True, type=_thesis_robot, help="bioloid")
     parser.add_argument("--poses", required=True, type=Path,
@@ -70,7 +70,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Judge every pose of the file; a malformed file is a usage error (one line, exit 2)."""
-    from humanoid_control.command_line import UsageError
+    from humanoid_core.command_line import UsageError
 
     try:
         return _run(args)

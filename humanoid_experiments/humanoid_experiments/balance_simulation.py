@@ -3,13 +3,13 @@
 ``humanoid balance-poses --simulate`` asks, for each thesis pose (J1..J18 degrees),
 what the real robot showed in Tyropoulos (2008): standing on the right foot in that
 pose, does the robot stay up? Each pose is played the way the library's P motions
-play it (:func:`~humanoid_control.motion.pose_demo.pose_demo_motion`): from the
+play it (:func:`~humanoid_core.motion.pose_demo.pose_demo_motion`): from the
 home pose, shift the weight over the right foot, raise the left foot, move to the
 pose and hold it. The motion ends with the hold: the way back the library's motions
 take (three more moves, 40 % of the motion) cannot change the verdict, which is made
 from the arrival to the end of the hold, and the next pose starts from a reset
 anyway. The motion is planned with
-:func:`~humanoid_control.motion.plan_playback` (the trajectory generator's own
+:func:`~humanoid_core.motion.plan_playback` (the trajectory generator's own
 planning) and sent to ``follow_joint_trajectory``, so the robot is driven only
 through the shared interface; the simulator is reset to the home pose, standing,
 before every pose so that one pose's fall does not spoil the next.
@@ -43,14 +43,14 @@ from pathlib import Path
 import numpy as np
 from std_msgs.msg import Bool
 
-from humanoid_control.loop.lockstep import STAMP_TOLERANCE
-from humanoid_control.motion import Motion, plan_playback
-from humanoid_control.motion.model import JointPose
-from humanoid_control.motion.pose_demo import pose_demo_motion
-from humanoid_control.processes.node_graph import Graph
 from humanoid_control.ros import topics
 from humanoid_control.ros.robot_client import RobotClient, playback_trajectory
 from humanoid_control.ros.ros_time import seconds
+from humanoid_core.loop.lockstep import STAMP_TOLERANCE
+from humanoid_core.motion import Motion, plan_playback
+from humanoid_core.motion.model import JointPose
+from humanoid_core.motion.pose_demo import pose_demo_motion
+from humanoid_core.processes.node_graph import Graph
 from humanoid_description.bioloid_thesis.pose_analysis import ThesisFrame
 from humanoid_description.model import load_model
 from humanoid_sim.sim_node_spec import sim_node_spec

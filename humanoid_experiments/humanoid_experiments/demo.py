@@ -23,8 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from humanoid_control.command_line import new_folder, non_negative_number, positive_number
 from humanoid_control.ros import topics
+from humanoid_core.command_line import new_folder, non_negative_number, positive_number
 
 # rclpy, Pinocchio and the robot client are imported where they are used: the
 # `humanoid` command builds its parser from this module and must start fast.
@@ -139,9 +139,9 @@ def run_demo(client, robot: str = "hoap2") -> DemoSummary:
     """Play the demo through ``client`` (a :class:`~humanoid_control.ros.robot_client.RobotClient`)."""
     import pinocchio as pin
 
-    from humanoid_control.loop.interpolation import Law, Spline
     from humanoid_control.ros.robot_client import make_trajectory, poll_until
     from humanoid_control.ros.ros_time import seconds
+    from humanoid_core.loop.interpolation import Law, Spline
     from humanoid_description.model import load_model
     from humanoid_interfaces.msg import BalanceState
 
@@ -211,8 +211,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from humanoid_bringup.graphs import sim_nodes
-    from humanoid_control.processes.node_graph import Graph
     from humanoid_control.ros.robot_client import RobotClient
+    from humanoid_core.processes.node_graph import Graph
 
     if args.walk is not None:
         from humanoid_experiments.walk import check_goal

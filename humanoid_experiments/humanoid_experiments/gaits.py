@@ -10,10 +10,10 @@ among the runs that did not fall) and whether it is the trot, as the report foun
 FILE`` draws the outcomes (gaits x frequencies) as a PNG and writes them as JSON beside it.
 ``--gait NAME --frequency F`` runs one; ``--gait FILE`` a gait file (a CPG gait, or a gait
 search's best: what ``play_gait`` takes). ``--cpg`` runs CPG gaits of our structures
-(:mod:`humanoid_control.quadruped_gaits.cpg`) instead. Each run is a fresh start in the
+(:mod:`humanoid_core.quadruped_gaits.cpg`) instead. Each run is a fresh start in the
 simulation node's physics (no ROS, as fast as the machine goes), so runs are independent and
 reproducible. The set-points are those the gait controller node sends for the same gait and
-frequency (:class:`~humanoid_control.quadruped_gaits.player.GaitPlayer`).
+frequency (:class:`~humanoid_core.quadruped_gaits.player.GaitPlayer`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from humanoid_control.command_line import UsageError, positive_number
+from humanoid_core.command_line import UsageError, positive_number
 
 if TYPE_CHECKING:
     from humanoid_sim.gait_evaluation import GaitOutcome
@@ -83,8 +83,8 @@ def classify(outcome: GaitOutcome, spot_distance: float) -> str:
 
 def _fitness_settings(robot: str):
     """Eq 17's settings: the robot's cpg.yaml ``fitness``, or the report's defaults."""
-    from humanoid_control.quadruped_gaits.cpg_models import cpg_path
-    from humanoid_control.quadruped_gaits.fitness import FitnessSettings
+    from humanoid_core.quadruped_gaits.cpg_models import cpg_path
+    from humanoid_core.quadruped_gaits.fitness import FitnessSettings
 
     if not cpg_path(robot).exists():
         return FitnessSettings()
@@ -94,10 +94,10 @@ def _fitness_settings(robot: str):
 
 
 def _players(args: argparse.Namespace, model, period: float) -> list:
-    from humanoid_control.quadruped_gaits.cpg import STRUCTURES, CPGParameters
-    from humanoid_control.quadruped_gaits.gait_files import cpg_player, load_gait
-    from humanoid_control.quadruped_gaits.patterns import GaitError, IKGait, default_parameters, gait_phases
-    from humanoid_control.quadruped_gaits.player import GaitPlayer
+    from humanoid_core.quadruped_gaits.cpg import STRUCTURES, CPGParameters
+    from humanoid_core.quadruped_gaits.gait_files import cpg_player, load_gait
+    from humanoid_core.quadruped_gaits.patterns import GaitError, IKGait, default_parameters, gait_phases
+    from humanoid_core.quadruped_gaits.player import GaitPlayer
 
     phases = gait_phases(model)
     if not phases:
@@ -123,7 +123,7 @@ def _players(args: argparse.Namespace, model, period: float) -> list:
 
 
 def run(args: argparse.Namespace) -> int:
-    from humanoid_control.quadruped_gaits.patterns import GaitError, IKGait
+    from humanoid_core.quadruped_gaits.patterns import GaitError, IKGait
     from humanoid_description.model import load_model
     from humanoid_description.robots import UnknownRobotError
     from humanoid_sim import params_file

@@ -341,7 +341,7 @@ def measure(client, robot: str, iterations: int, duration: float, watch: float, 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from humanoid_control.command_line import integer_in, new_folder, positive_number
+    from humanoid_core.command_line import integer_in, new_folder, positive_number
     from humanoid_description.robots import ROBOTS
     from humanoid_sim import physics_profiles
 
@@ -368,10 +368,10 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from humanoid_bringup.graphs import sim_nodes
-    from humanoid_control.biped_walking.parameters import walking_robot
-    from humanoid_control.command_line import UsageError
-    from humanoid_control.processes.node_graph import Graph
     from humanoid_control.ros.robot_client import RobotClient
+    from humanoid_core.biped_walking.parameters import walking_robot
+    from humanoid_core.command_line import UsageError
+    from humanoid_core.processes.node_graph import Graph
     from humanoid_sim import physics_profiles
     from humanoid_sim.sim_parameters import PushParameters
 

@@ -237,7 +237,7 @@ def walk_report(robot: str, requested: tuple[float, float, float], start: tuple[
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from humanoid_control.command_line import finite_number, new_folder, non_negative_number, positive_number
+    from humanoid_core.command_line import finite_number, new_folder, non_negative_number, positive_number
     from humanoid_description.robots import ROBOTS
     from humanoid_sim import params_file, physics_profiles
 
@@ -267,31 +267,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def check_goal(robot: str, distance: float, lateral: float = 0.0) -> None:
     """Refuse (UsageError) a walk the robot's walk controller would refuse, before anything starts."""
-    from humanoid_control.biped_walking.controller import WalkRefusedError, checked_walk_goal
-    from humanoid_control.biped_walking.parameters import WalkParameters, walking_robot
+    from humanoid_core.biped_walking.controller import WalkRefusedError, checked_walk_goal
+    from humanoid_core.biped_walking.parameters import WalkParameters, walking_robot
 
     if not walking_robot(robot):
         return  # the walk controller says so itself when it starts
     try:
         checked_walk_goal(distance, lateral, 0.0, WalkParameters.for_robot(robot))
     except WalkRefusedError as error:
-        from humanoid_control.command_line import UsageError
+        from humanoid_core.command_line import UsageError
 
         raise UsageError(str(error)) from None
 
 
 def run(args: argparse.Namespace) -> int:
     from humanoid_bringup.graphs import sim_nodes
-    from humanoid_control.command_line import UsageError
-    from humanoid_control.processes.node_graph import Graph
     from humanoid_control.ros.robot_client import RobotClient
+    from humanoid_core.command_line import UsageError
+    from humanoid_core.processes.node_graph import Graph
 
     if (args.distance is None) == (args.teleop is None):
         raise UsageError("give --distance METRES (a walk goal) or --teleop SECONDS (cmd_vel), one of them")
     if abs(args.turn) > 180.0:
         raise UsageError(f"--turn must be within +-180 degrees, got {args.turn:g}")
     if args.teleop is not None:
-        from humanoid_control.biped_walking.parameters import walking_robot
+        from humanoid_core.biped_walking.parameters import walking_robot
 
         if not walking_robot(args.robot):
             raise UsageError(f"--teleop walks a biped: {args.robot} has no walk controller")

@@ -7,7 +7,7 @@ runs on the robot's clock, as fast as the CPU allows, and gives the same result 
 - the robot is :class:`~humanoid_sim.in_process.SimulatedRobot` (the simulation node's
   driver and control loop, with a physics profile);
 - each reading (``joint_states`` at the node's publish rate, with the IMU) goes through
-  :class:`~humanoid_control.biped_walking.streaming.WalkCycle`, the walk controller node's
+  :class:`~humanoid_core.biped_walking.streaming.WalkCycle`, the walk controller node's
   own cycle, and each trajectory it gives goes to the control loop as
   ``joint_trajectory`` would deliver it (validated, checked by the self-collision veto);
 - the walk is measured as ``humanoid walk`` measures it (:func:`walk_report`: the centre
@@ -27,11 +27,11 @@ from typing import Any
 
 import numpy as np
 
-from humanoid_control.balance.foot_pressure import FootWrench
-from humanoid_control.biped_walking.controller import GoalState, WalkController
-from humanoid_control.biped_walking.parameters import WalkParameters
-from humanoid_control.biped_walking.streaming import WalkCycle, walk_sensors
-from humanoid_control.loop.validation import CommandRejectedError
+from humanoid_core.balance.foot_pressure import FootWrench
+from humanoid_core.biped_walking.controller import GoalState, WalkController
+from humanoid_core.biped_walking.parameters import WalkParameters
+from humanoid_core.biped_walking.streaming import WalkCycle, walk_sensors
+from humanoid_core.loop.validation import CommandRejectedError
 from humanoid_experiments.walk import WalkReport, feet_centre, walk_report
 from humanoid_sim.in_process import Reading, SimulatedRobot
 from humanoid_sim.physics_profiles import REFERENCE

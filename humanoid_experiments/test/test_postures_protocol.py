@@ -6,7 +6,7 @@ import math
 import pytest
 
 from humanoid_bringup.cli import main
-from humanoid_control.motion.model import MotionError
+from humanoid_core.motion.model import MotionError
 from humanoid_description.model import load_model
 from humanoid_experiments.postures.command import UsageError, parse_overrides, parse_tests
 from humanoid_experiments.postures.protocol import PostureTest, load_protocol, protocol_path

@@ -14,7 +14,7 @@ import time
 import numpy as np
 import pytest
 
-from humanoid_control.loop.driver import DriverError, JointCommand, Level
+from humanoid_core.loop.driver import DriverError, JointCommand, Level
 from humanoid_description.joint_map import JointMap
 from humanoid_description.model import load_model
 from humanoid_hw.bus import DynamixelBus

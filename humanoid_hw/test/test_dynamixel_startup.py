@@ -13,7 +13,7 @@ import time
 import pytest
 import serial
 
-from humanoid_control.loop.driver import DriverError, Level
+from humanoid_core.loop.driver import DriverError, Level
 from humanoid_description.model import load_model
 from humanoid_hw.bus import DynamixelBus, PortLostError
 from humanoid_hw.driver import DynamixelDriver

@@ -9,7 +9,7 @@ report's eq 17 samples), and whether (and when, and how) it fell
 a foot touching the ground). A run ends at the first fall, or (``stop_at_fall`` false, as
 the report's runs went on) plays to its end.
 
-The set-points are a :class:`~humanoid_control.quadruped_gaits.player.GaitPlayer`'s, one per
+The set-points are a :class:`~humanoid_core.quadruped_gaits.player.GaitPlayer`'s, one per
 control cycle: the generator the gait controller node plays on the robot, so what is
 measured here is what ``play_gait`` sends (the node adds the lead-in from where the robot
 stands and the return to the stance, which a reset and the end of the run replace here).
@@ -24,12 +24,12 @@ from pathlib import Path
 
 import numpy as np
 
-from humanoid_control.loop.driver import JointCommand
-from humanoid_control.quadruped_gaits.cpg import STRUCTURES, parameters_from_vector
-from humanoid_control.quadruped_gaits.cpg_models import Experiment, NetworkGait
-from humanoid_control.quadruped_gaits.fitness import FitnessSettings, path_fitness
-from humanoid_control.quadruped_gaits.gait_files import cpg_player
-from humanoid_control.quadruped_gaits.player import GaitPlayer
+from humanoid_core.loop.driver import JointCommand
+from humanoid_core.quadruped_gaits.cpg import STRUCTURES, parameters_from_vector
+from humanoid_core.quadruped_gaits.cpg_models import Experiment, NetworkGait
+from humanoid_core.quadruped_gaits.fitness import FitnessSettings, path_fitness
+from humanoid_core.quadruped_gaits.gait_files import cpg_player
+from humanoid_core.quadruped_gaits.player import GaitPlayer
 from humanoid_description.model import RobotModel, load_model
 from humanoid_sim.headless import make_driver, simulation_settings
 from humanoid_sim.physics_profiles import REFERENCE
@@ -176,7 +176,7 @@ def _command(player: GaitPlayer, k: int, as_played: bool) -> JointCommand:
 
 
 class CPGEvaluator:
-    """Runs CPG gaits given as points of the search box (:data:`~humanoid_control.quadruped_gaits.cpg.SEARCH_BOUNDS`)
+    """Runs CPG gaits given as points of the search box (:data:`~humanoid_core.quadruped_gaits.cpg.SEARCH_BOUNDS`)
     in one headless simulation, reused from run to run (a run is reset in full, so its
     outcome does not depend on the runs before it: a search gives the same result however
     its evaluations are spread over processes)."""

@@ -11,7 +11,7 @@ What the node would do between the cycles is done at the node's rates:
   topics would hand it to a controller;
 - every ``ground_truth_rate`` period the fall watch (:meth:`PyBulletDriver.fall_state`).
 
-Commands go through the same :class:`~humanoid_control.loop.control_loop.ControlLoop` as the
+Commands go through the same :class:`~humanoid_core.loop.control_loop.ControlLoop` as the
 node's (validation, the self-collision veto, the trajectory executor), with the node's
 parameters from the robot's simulation parameter file and a physics profile.
 """
@@ -25,13 +25,13 @@ from typing import Any
 
 import numpy as np
 
-from humanoid_control.guards.self_collision_guard import PARAMETER_PREFIX as GUARD_PREFIX
-from humanoid_control.guards.self_collision_guard import SelfCollisionGuard, SelfCollisionGuardParameters
-from humanoid_control.loop.control_loop import ControlLoop, TrajectoryRequest
-from humanoid_control.loop.decimation import Decimator
-from humanoid_control.loop.driver import JointState, SensorReadings
-from humanoid_control.loop.trajectory_executor import TrajectoryRun
-from humanoid_control.loop.validation import PointData
+from humanoid_core.guards.self_collision_guard import PARAMETER_PREFIX as GUARD_PREFIX
+from humanoid_core.guards.self_collision_guard import SelfCollisionGuard, SelfCollisionGuardParameters
+from humanoid_core.loop.control_loop import ControlLoop, TrajectoryRequest
+from humanoid_core.loop.decimation import Decimator
+from humanoid_core.loop.driver import JointState, SensorReadings
+from humanoid_core.loop.trajectory_executor import TrajectoryRun
+from humanoid_core.loop.validation import PointData
 from humanoid_description.model import RobotModel, load_model
 from humanoid_sim.headless import make_driver, simulation_settings, typed
 from humanoid_sim.physics_profiles import REFERENCE

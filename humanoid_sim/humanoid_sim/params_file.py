@@ -39,8 +39,8 @@ from typing import Any
 
 import yaml
 
-from humanoid_control.parameter_fields import documented
-from humanoid_control.parameter_files import flatten
+from humanoid_core.parameter_fields import documented
+from humanoid_core.parameter_files import flatten
 from humanoid_sim.servo_profiles import ServoParameters
 from humanoid_sim.sim_parameters import SimParameters
 from humanoid_sim.transmission import TransmissionParameters
@@ -236,7 +236,7 @@ def chosen(robot: str, path: Path | None) -> Path | None:
     None; a UsageError naming what is wrong otherwise."""
     if path is None:
         return None
-    from humanoid_control.command_line import UsageError
+    from humanoid_core.command_line import UsageError
     from humanoid_description.robots import urdf_xml
 
     try:

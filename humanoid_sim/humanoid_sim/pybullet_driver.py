@@ -28,7 +28,7 @@ import numpy as np
 import pinocchio as pin
 import pybullet
 
-from humanoid_control.loop.driver import (
+from humanoid_core.loop.driver import (
     DriverError,
     FootReading,
     ImuReading,

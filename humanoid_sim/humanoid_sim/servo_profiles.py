@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from humanoid_control.parameter_fields import documented
+from humanoid_core.parameter_fields import documented
 from humanoid_description.model import RobotModel
 
 

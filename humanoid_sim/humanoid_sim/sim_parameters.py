@@ -8,8 +8,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from humanoid_control.parameter_fields import documented
 from humanoid_control.ros import driver_node
+from humanoid_core.parameter_fields import documented
 from humanoid_sim.servo_profiles import ServoParameters
 from humanoid_sim.transmission import TransmissionParameters
 
@@ -89,7 +89,7 @@ class SimulationPublishingParameters:
 
 @dataclass(frozen=True)
 class LockstepParameters:
-    """Lockstep (humanoid_control.loop.lockstep): the simulation waits for its participants."""
+    """Lockstep (humanoid_core.loop.lockstep): the simulation waits for its participants."""
 
     lockstep: bool = documented(False, "run each control cycle only when every lockstep participant has answered "
                                        "the state published last (lockstep/ready)")

@@ -12,7 +12,7 @@ import pytest
 import rclpy
 from rclpy.parameter import Parameter
 
-from humanoid_control.parameter_files import node_parameters
+from humanoid_core.parameter_files import node_parameters
 from humanoid_description.model import load_model
 from humanoid_description.runtime_files import SIM_NODE_PARAMETERS
 from humanoid_sim import params_file

@@ -15,7 +15,7 @@ import numpy as np
 import pybullet
 import pytest
 
-from humanoid_control.parameter_files import node_parameters
+from humanoid_core.parameter_files import node_parameters
 from humanoid_description.model import load_model
 from humanoid_description.robots import ROBOTS
 from humanoid_description.runtime_files import SIM_NODE_PARAMETERS

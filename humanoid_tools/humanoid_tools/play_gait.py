@@ -24,7 +24,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from humanoid_control.command_line import UsageError, non_negative_number, positive_number, robot_name
+from humanoid_core.command_line import UsageError, non_negative_number, positive_number, robot_name
 
 # rclpy and the clients are imported where they are used: the `humanoid` command builds its
 # parser from this module and must start fast.
@@ -96,10 +96,10 @@ def run(args: argparse.Namespace) -> int:
 def checked_gait(robot: str, gait: str, frequency: float, duration: float) -> str:
     """The gait as the node must read it (a file: its absolute path), checked as the node
     checks it; UsageError otherwise."""
-    from humanoid_control.loop.setpoint_window import VELOCITY_MARGIN
-    from humanoid_control.quadruped_gaits.gait_files import load_gait
-    from humanoid_control.quadruped_gaits.parameters import GaitControllerParameters, gaited_robot
-    from humanoid_control.quadruped_gaits.patterns import GaitError
+    from humanoid_core.loop.setpoint_window import VELOCITY_MARGIN
+    from humanoid_core.quadruped_gaits.gait_files import load_gait
+    from humanoid_core.quadruped_gaits.parameters import GaitControllerParameters, gaited_robot
+    from humanoid_core.quadruped_gaits.patterns import GaitError
     from humanoid_description.model import load_model
 
     if not gaited_robot(robot):

@@ -40,12 +40,12 @@ from typing import TYPE_CHECKING, TextIO
 
 import numpy as np
 
-from humanoid_control.command_line import positive_number
+from humanoid_core.command_line import positive_number
 from humanoid_description.robots import ROBOTS
 
 if TYPE_CHECKING:
-    from humanoid_control.motion import JointBounds
     from humanoid_control.ros.robot_client import RobotClient
+    from humanoid_core.motion import JointBounds
 
 # rclpy and the motion package are imported where they are used: the `humanoid`
 # command builds its parser from this module and must start fast.
@@ -158,8 +158,8 @@ class PosingSession:
         self.go({j: self.home[j] for j in joints})
 
     def save(self, args: list[str]) -> None:
-        from humanoid_control.motion import MotionError
-        from humanoid_control.motion.pose_saving import append_hoap2_csv_line, append_keyframe, append_thesis_pose
+        from humanoid_core.motion import MotionError
+        from humanoid_core.motion.pose_saving import append_hoap2_csv_line, append_keyframe, append_thesis_pose
 
         path, label = Path(args[0]), " ".join(args[1:])
         suffix = path.suffix.lower()
@@ -186,8 +186,8 @@ class PosingSession:
     def go(self, targets: Mapping[str, float]) -> None:
         """Move the joints to ``targets`` (rad), clamped into their limits, smoothly, and
         report where each joint was and is."""
-        from humanoid_control.motion import Motion, plan_playback
         from humanoid_control.ros.robot_client import playback_trajectory
+        from humanoid_core.motion import Motion, plan_playback
 
         goal = {}
         for joint, value in targets.items():
@@ -266,8 +266,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from humanoid_control.motion import JointBounds
     from humanoid_control.ros.robot_client import RobotClient, RobotClientError
+    from humanoid_core.motion import JointBounds
     from humanoid_description.config import load_config
 
     interactive = sys.stdin.isatty()
@@ -290,8 +290,8 @@ def run(args: argparse.Namespace) -> int:
 
 def serve(session: PosingSession, commands: TextIO, interactive: bool) -> int:
     """Read and carry out commands until quit or the end of the input; 1 if any failed."""
-    from humanoid_control.motion import MotionError
     from humanoid_control.ros.robot_client import RobotClientError
+    from humanoid_core.motion import MotionError
 
     failed = False
     while True:

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 from humanoid_bringup.graphs import ROBOT_AND_PLAYER_ONLY, sim_nodes
-from humanoid_control.motion import load_motion, plan_playback
-from humanoid_control.motion.bioloid_poses import read_thesis_poses
-from humanoid_control.motion.hoap2_csv import read_hoap2_csv
-from humanoid_control.motion.keyframes import read_keyframes
 from humanoid_control.ros.ros_time import seconds
+from humanoid_core.motion import load_motion, plan_playback
+from humanoid_core.motion.bioloid_poses import read_thesis_poses
+from humanoid_core.motion.hoap2_csv import read_hoap2_csv
+from humanoid_core.motion.keyframes import read_keyframes
 
 pytestmark = pytest.mark.system
 

@@ -1,6 +1,6 @@
 """The balance monitor node: CoM, ZMP, support polygon and margin, live, on sim and robot.
 
-A thin ROS adapter around :class:`~humanoid_control.balance.estimator.BalanceEstimator`
+A thin ROS adapter around :class:`~humanoid_core.balance.estimator.BalanceEstimator`
 (the computations, ROS-free). It knows nothing of the simulator or the bus: it reads the
 robot interface's topics and uses whatever the robot has.
 
@@ -23,19 +23,19 @@ diagnostics                diagnostic_msgs/DiagnosticArray               publish
 One ``balance_state`` per ``joint_states`` message, stamped with its stamp, in the
 order they arrive; a joint state whose sensor readings of the same instant are late
 (a busy machine) waits for them, up to ``sensor_patience``
-(:mod:`humanoid_control.balance.sensor_wait`). Joints
+(:mod:`humanoid_core.balance.sensor_wait`). Joints
 that a message does not give (stale NaN, missing) keep their last known value
 (:mod:`humanoid_control.ros.joint_readings`); what was missing is counted and reported in
 diagnostics, and the CoM is never NaN. A message that cannot be read is counted,
 logged and not answered.
 
-``fall_state`` is the robot's own fall estimate (:mod:`humanoid_control.balance.fall`):
+``fall_state`` is the robot's own fall estimate (:mod:`humanoid_core.balance.fall`):
 from the IMU's trunk tilt where the robot has one, else from the model's CoM far outside
 the reach of its feet (flat feet assumed) for ``fall_hold``; never from the simulator's ground truth (``fallen``, kept
 for tests). Stamped with the joint_states stamp it was made with, published at once when it
 changes and at ``fall_state_rate`` otherwise, transient local: a controller that starts
 later gets the latest. The controllers stop on it (walk, gait, play_motion).
-Parameters: :class:`~humanoid_control.balance.parameters.BalanceParameters`,
+Parameters: :class:`~humanoid_core.balance.parameters.BalanceParameters`,
 per-robot values in ``humanoid_description/robots/<robot>/control.yaml`` (``balance_monitor:``).
 """
 
@@ -57,8 +57,16 @@ from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Bool, String
 from visualization_msgs.msg import MarkerArray
 
-from humanoid_control.balance.alarm import AlarmChange, MarginAlarm
-from humanoid_control.balance.estimator import (
+from humanoid_control.ros import topics
+from humanoid_control.ros.balance_markers import balance_markers
+from humanoid_control.ros.fall_watch import FALL_STATE_QOS
+from humanoid_control.ros.joint_readings import JointReadings, MalformedJointStateError
+from humanoid_control.ros.node_host import NodeHost
+from humanoid_control.ros.node_main import run_node
+from humanoid_control.ros.parameters import declare_control_node
+from humanoid_control.ros.ros_time import seconds
+from humanoid_core.balance.alarm import AlarmChange, MarginAlarm
+from humanoid_core.balance.estimator import (
     BalanceEstimate,
     BalanceEstimator,
     BalanceInputs,
@@ -66,21 +74,13 @@ from humanoid_control.balance.estimator import (
     BaseSource,
     ContactSource,
 )
-from humanoid_control.balance.fall import FallDetector, FallEstimate
-from humanoid_control.balance.foot_pressure import FootWrench
-from humanoid_control.balance.markers import balance_markers
-from humanoid_control.balance.parameters import NODE_NAME, BalanceParameters
-from humanoid_control.balance.readings import RecentReadings
-from humanoid_control.balance.sensor_wait import SensorWait
-from humanoid_control.loop.decimation import Decimator
-from humanoid_control.loop.driver import Level
-from humanoid_control.ros import topics
-from humanoid_control.ros.fall_watch import FALL_STATE_QOS
-from humanoid_control.ros.joint_readings import JointReadings, MalformedJointStateError
-from humanoid_control.ros.node_host import NodeHost
-from humanoid_control.ros.node_main import run_node
-from humanoid_control.ros.parameters import declare_control_node
-from humanoid_control.ros.ros_time import seconds
+from humanoid_core.balance.fall import FallDetector, FallEstimate
+from humanoid_core.balance.foot_pressure import FootWrench
+from humanoid_core.balance.parameters import NODE_NAME, BalanceParameters
+from humanoid_core.balance.readings import RecentReadings
+from humanoid_core.balance.sensor_wait import SensorWait
+from humanoid_core.loop.decimation import Decimator
+from humanoid_core.loop.driver import Level
 from humanoid_description.model import RobotModel
 from humanoid_interfaces.msg import BalanceState, FallState
 

@@ -1,6 +1,6 @@
 """The energy monitor node: supply current, power and energy of the robot, live, on sim and robot.
 
-A thin ROS adapter around :mod:`humanoid_control.energy.model` (ROS-free): for every
+A thin ROS adapter around :mod:`humanoid_core.energy.model` (ROS-free): for every
 ``joint_states`` message, the current of equation 8 of the ODE humanoid simulator from
 the joints' effort, I = K * sum(|T_i|) + N * I_servo + I_controller, the power at the
 supply voltage and the energy integrated over the stamps.
@@ -19,7 +19,7 @@ The effort is whatever the robot publishes: the simulated servos' torque, or on 
 Dynamixel bus the servos' present load scaled to their stall torque (humanoid_hw). The
 voltage is the mean of the servos' latest voltage readings where the hardware node
 reports them in its diagnostics (``voltage_V``), else the configured ``supply_voltage``.
-Parameters: :class:`~humanoid_control.energy.parameters.EnergyParameters`, per robot in
+Parameters: :class:`~humanoid_core.energy.parameters.EnergyParameters`, per robot in
 ``humanoid_description/robots/<robot>/control.yaml`` (``energy_monitor:``).
 """
 
@@ -34,13 +34,13 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
-from humanoid_control.energy.model import CurrentModel, EnergyIntegral
-from humanoid_control.energy.parameters import NODE_NAME, EnergyParameters
 from humanoid_control.ros import topics
 from humanoid_control.ros.node_host import NodeHost
 from humanoid_control.ros.node_main import run_node
 from humanoid_control.ros.parameters import declare_control_node
 from humanoid_control.ros.ros_time import seconds
+from humanoid_core.energy.model import CurrentModel, EnergyIntegral
+from humanoid_core.energy.parameters import NODE_NAME, EnergyParameters
 from humanoid_description.model import RobotModel
 from humanoid_interfaces.msg import EnergyState
 

@@ -2,7 +2,7 @@
 
 - ``play_gait`` (humanoid_interfaces/action/PlayGait): a gait of the robot's ``robot.yaml``
   (walk, trot, transverse_gallop, rotary_gallop, canter, amble, pace, bound, pronk: IK gaits) or a
-  gait file (a CPG gait, or a gait search's best: :mod:`humanoid_control.quadruped_gaits.gait_files`),
+  gait file (a CPG gait, or a gait search's best: :mod:`humanoid_core.quadruped_gaits.gait_files`),
   at a frequency (0: the gait's own), for a duration. The robot goes from where it stands to the gait's first
   set-point (the lead-in), plays the gait, and returns to its stance (the ``stance`` pose,
   home by default); a cancel returns to the stance from wherever the gait is. Feedback:
@@ -19,12 +19,12 @@
   estimate. On a fall the gait is abandoned at once (nothing more is sent, no return to the
   stance) and the goal ends ``FELL``; a goal while the robot lies is refused likewise.
 
-The set-points are those of :class:`~humanoid_control.quadruped_gaits.player.GaitRun` (the
-same :class:`~humanoid_control.quadruped_gaits.player.GaitPlayer` ``humanoid gaits`` and the
+The set-points are those of :class:`~humanoid_core.quadruped_gaits.player.GaitRun` (the
+same :class:`~humanoid_core.quadruped_gaits.player.GaitPlayer` ``humanoid gaits`` and the
 gait search evaluate), due every ``period`` from the first reading after the goal: a
 function of the gait, the frequency, the duration and the elapsed robot time, never of when
 messages arrive, so the same goal sends the same set-points to the simulation and to the
-hardware. Parameters: :class:`~humanoid_control.quadruped_gaits.parameters.GaitControllerParameters`,
+hardware. Parameters: :class:`~humanoid_core.quadruped_gaits.parameters.GaitControllerParameters`,
 per-robot values in ``humanoid_description/robots/<robot>/control.yaml``
 (``gait_controller:``). No PyBullet, no serial port.
 """
@@ -48,11 +48,6 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from sensor_msgs.msg import JointState
 
-from humanoid_control.loop.setpoint_window import TRAJECTORY_DELAY, VELOCITY_MARGIN, Setpoint, SetpointBatcher
-from humanoid_control.quadruped_gaits.gait_files import load_gait
-from humanoid_control.quadruped_gaits.parameters import NODE_NAME, GaitControllerParameters, gaited_robot
-from humanoid_control.quadruped_gaits.patterns import GaitError
-from humanoid_control.quadruped_gaits.player import GaitPlayer, GaitRun, RunSetpoint, Stage
 from humanoid_control.ros import topics
 from humanoid_control.ros.fall_watch import FallWatch, describe_fall
 from humanoid_control.ros.node_host import NodeHost
@@ -61,6 +56,11 @@ from humanoid_control.ros.offload import Offload
 from humanoid_control.ros.parameters import declare_control_node
 from humanoid_control.ros.ros_time import seconds, to_time
 from humanoid_control.ros.setpoint_stream import SetpointStream
+from humanoid_core.loop.setpoint_window import TRAJECTORY_DELAY, VELOCITY_MARGIN, Setpoint, SetpointBatcher
+from humanoid_core.quadruped_gaits.gait_files import load_gait
+from humanoid_core.quadruped_gaits.parameters import NODE_NAME, GaitControllerParameters, gaited_robot
+from humanoid_core.quadruped_gaits.patterns import GaitError
+from humanoid_core.quadruped_gaits.player import GaitPlayer, GaitRun, RunSetpoint, Stage
 from humanoid_description.model import RobotModel
 from humanoid_interfaces.action import PlayGait
 from humanoid_interfaces.msg import FallState

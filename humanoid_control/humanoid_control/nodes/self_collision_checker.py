@@ -24,14 +24,14 @@ follow the robot; when joint_states stop, diagnostics say so (STALE).
 The trajectory service validates the trajectory as the robot interface does (bounds
 included: ``max_trajectory_points``, ``max_trajectory_duration``), builds the path the
 robot interface's executor would follow
-(:func:`humanoid_control.loop.trajectory_executor.run_spline`, from the given start or the
+(:func:`humanoid_core.loop.trajectory_executor.run_spline`, from the given start or the
 current joint_states, at rest) and checks it every ``trajectory_sample_period``
 seconds, between the samples too (:meth:`CollisionTracker.first_violation_along`), at
 most ``max_trajectory_samples`` samples. It runs beside the stream, the configuration
 check and diagnostics (callback groups and threads of their own): a long check delays
 none of them.
 
-The command guard of the robot interface (:mod:`humanoid_control.guards.self_collision_guard`)
+The command guard of the robot interface (:mod:`humanoid_core.guards.self_collision_guard`)
 vetoes commands with the same model and checks; this node reports and answers questions.
 """
 
@@ -53,16 +53,16 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import ColorRGBA
 from visualization_msgs.msg import Marker, MarkerArray
 
-from humanoid_control.guards.trajectory_collision import check_trajectory
-from humanoid_control.loop.validation import CommandRejectedError, CommandValidator, PointData
 from humanoid_control.nodes.specs import SELF_COLLISION_CHECKER as NODE_NAME
-from humanoid_control.parameter_fields import documented
 from humanoid_control.ros import topics
 from humanoid_control.ros.node_host import NodeHost
 from humanoid_control.ros.node_main import run_node
 from humanoid_control.ros.offload import Offload
 from humanoid_control.ros.parameters import declare_control_node
 from humanoid_control.ros.ros_time import seconds, to_duration, to_time
+from humanoid_core.guards.trajectory_collision import check_trajectory
+from humanoid_core.loop.validation import CommandRejectedError, CommandValidator, PointData
+from humanoid_core.parameter_fields import documented
 from humanoid_description.collision import CollisionModel, CollisionReport, CollisionTracker, PairDistance
 from humanoid_description.model import RobotModel
 from humanoid_interfaces.msg import LinkPair, SelfCollisionState

@@ -12,11 +12,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 
-from humanoid_control.balance.parameters import NODE_NAME as BALANCE_MONITOR
-from humanoid_control.biped_walking.parameters import NODE_NAME as WALK_CONTROLLER
-from humanoid_control.energy.parameters import NODE_NAME as ENERGY_MONITOR
-from humanoid_control.processes.node_graph import NodeSpec
-from humanoid_control.quadruped_gaits.parameters import NODE_NAME as GAIT_CONTROLLER
+from humanoid_core.balance.parameters import NODE_NAME as BALANCE_MONITOR
+from humanoid_core.biped_walking.parameters import NODE_NAME as WALK_CONTROLLER
+from humanoid_core.energy.parameters import NODE_NAME as ENERGY_MONITOR
+from humanoid_core.processes.node_graph import NodeSpec
+from humanoid_core.quadruped_gaits.parameters import NODE_NAME as GAIT_CONTROLLER
 
 __all__ = [
     "BALANCE_MONITOR",

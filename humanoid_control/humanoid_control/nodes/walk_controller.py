@@ -28,8 +28,8 @@ The controller runs once per ``joint_states`` message, on the robot's clock (the
 message's stamp: simulated time in simulation), so it needs no ``/clock``: each reading
 advances the pattern to its stamp plus ``command_lead``; the set-points still ahead of
 the reading are sent every ``send_period``. The computation is
-:class:`~humanoid_control.biped_walking.controller.WalkController`; parameters are declared
-from :class:`~humanoid_control.biped_walking.parameters.WalkParameters`, per-robot values in
+:class:`~humanoid_core.biped_walking.controller.WalkController`; parameters are declared
+from :class:`~humanoid_core.biped_walking.parameters.WalkParameters`, per-robot values in
 ``humanoid_description/robots/<robot>/control.yaml`` (``walk_controller:``). No PyBullet, no
 serial port: the same node drives the simulator and the hardware.
 """
@@ -51,20 +51,6 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from sensor_msgs.msg import Imu, JointState
 
-from humanoid_control.balance.foot_pressure import FootWrench
-from humanoid_control.biped_walking.controller import (
-    LATE_WARNING,
-    GoalState,
-    Phase,
-    WalkController,
-    WalkGoal,
-    WalkRefusedError,
-    checked_walk_goal,
-)
-from humanoid_control.biped_walking.parameters import NODE_NAME, WalkParameters, walking_robot
-from humanoid_control.biped_walking.pattern import Mode
-from humanoid_control.biped_walking.stabilizer import Sensors
-from humanoid_control.biped_walking.streaming import WalkCycle, walk_sensors
 from humanoid_control.ros import topics
 from humanoid_control.ros.fall_watch import FallWatch, describe_fall
 from humanoid_control.ros.node_host import NodeHost
@@ -73,6 +59,20 @@ from humanoid_control.ros.offload import Offload
 from humanoid_control.ros.parameters import declare_control_node
 from humanoid_control.ros.ros_time import seconds
 from humanoid_control.ros.setpoint_stream import SetpointStream
+from humanoid_core.balance.foot_pressure import FootWrench
+from humanoid_core.biped_walking.controller import (
+    LATE_WARNING,
+    GoalState,
+    Phase,
+    WalkController,
+    WalkGoal,
+    WalkRefusedError,
+    checked_walk_goal,
+)
+from humanoid_core.biped_walking.parameters import NODE_NAME, WalkParameters, walking_robot
+from humanoid_core.biped_walking.pattern import Mode
+from humanoid_core.biped_walking.stabilizer import Sensors
+from humanoid_core.biped_walking.streaming import WalkCycle, walk_sensors
 from humanoid_description.model import RobotModel
 from humanoid_interfaces.action import Walk
 from humanoid_interfaces.msg import FallState
@@ -260,7 +260,7 @@ class WalkControllerNode:
             self._report(controller)
 
     def _cycle(self, state: JointState) -> None:
-        """One pass of the walk's cycle (:class:`~humanoid_control.biped_walking.streaming.WalkCycle`)
+        """One pass of the walk's cycle (:class:`~humanoid_core.biped_walking.streaming.WalkCycle`)
         per reading; the trajectory it gives, if any, goes out on joint_trajectory."""
         now = seconds(state.header.stamp)
         if not self.cycle.is_new(now):

@@ -1,4 +1,4 @@
-"""A node's part in a lockstep simulation (:mod:`humanoid_control.loop.lockstep`).
+"""A node's part in a lockstep simulation (:mod:`humanoid_core.loop.lockstep`).
 
 The protocol, for any rclpy node: after handling each ``joint_states`` message (and sending
 what it made the node send), publish ``humanoid_interfaces/msg/LockstepReady`` on
@@ -31,9 +31,9 @@ from builtin_interfaces.msg import Time
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
-from humanoid_control.loop.lockstep import STAMP_TOLERANCE
 from humanoid_control.ros import topics
 from humanoid_control.ros.ros_time import seconds
+from humanoid_core.loop.lockstep import STAMP_TOLERANCE
 from humanoid_interfaces.msg import LockstepReady
 
 __all__ = ["LOCKSTEP_QOS", "LOCKSTEP_TOPIC", "LockstepMember", "LockstepParticipant", "SharedParticipant",

@@ -3,10 +3,10 @@
 A driver node (sim or hardware) is two processes: the front
 (:class:`~humanoid_control.ros.driver_node.DriverNode`: parameters, commands, the action,
 services) and this one, which the front starts: the driver, the
-:class:`~humanoid_control.loop.control_loop.ControlLoop` with its guards, and what is
+:class:`~humanoid_core.loop.control_loop.ControlLoop` with its guards, and what is
 published every cycle (``joint_states``, sensors, diagnostics, a simulator's clock and
 ground truth) from a node of its own, ``<driver node>_loop``. They talk through a pipe
-(:mod:`humanoid_control.loop.remote`). Why: no message the front receives, however large,
+(:mod:`humanoid_core.loop.remote`). Why: no message the front receives, however large,
 can delay the loop (see that module).
 
 The loop's process dies with the front: the kernel sends it SIGTERM when the front dies
@@ -29,12 +29,12 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
-from humanoid_control.guards.composite import CompositeGuard
-from humanoid_control.guards.self_collision_guard import SelfCollisionGuard, SelfCollisionGuardParameters
-from humanoid_control.loop.control_loop import ControlLoop
-from humanoid_control.loop.driver import JointState, RobotDriver
-from humanoid_control.loop.interface_parameters import InterfaceParameters
-from humanoid_control.loop.remote import Finished, LoopClient, LoopServer
+from humanoid_core.guards.composite import CompositeGuard
+from humanoid_core.guards.self_collision_guard import SelfCollisionGuard, SelfCollisionGuardParameters
+from humanoid_core.loop.control_loop import ControlLoop
+from humanoid_core.loop.driver import JointState, RobotDriver
+from humanoid_core.loop.interface_parameters import InterfaceParameters
+from humanoid_core.loop.remote import Finished, LoopClient, LoopServer
 
 __all__ = ["DriverSpec", "LoopHost", "LoopProcess", "LoopSpec", "LoopThread", "build_guard", "load"]
 
@@ -82,7 +82,7 @@ def load(reference: str) -> Callable[..., Any]:
 def build_guard(robot: str, params: SelfCollisionGuardParameters, log) -> CompositeGuard:
     """The guards of every driver node (sim and hw alike): the one place that decides which
     checks stand between accepted commands and the driver. Today the self-collision veto
-    (:mod:`humanoid_control.guards.self_collision_guard`), on unless ``params.veto`` is false."""
+    (:mod:`humanoid_core.guards.self_collision_guard`), on unless ``params.veto`` is false."""
     guard = SelfCollisionGuard(robot, params, warn=log.warning, inform=log.info)
     if params.veto:
         log.info(f"self-collision veto on (safety distance {guard.safety_distance * 1000:g} mm)")
@@ -165,7 +165,7 @@ class LoopThread:
 
 def _loop_process_main(spec: LoopSpec, connection: Connection, front: int) -> None:
     """The loop's process: its node, the host, served until the front asks it to stop or dies."""
-    from humanoid_control.processes.process_lifetime import die_with_parent, exit_within
+    from humanoid_core.processes.process_lifetime import die_with_parent, exit_within
 
     if not die_with_parent(front):
         return
@@ -193,7 +193,7 @@ def _loop_process_main(spec: LoopSpec, connection: Connection, front: int) -> No
         executor.shutdown(timeout_sec=1.0)
         spinner.join(timeout=2.0)
     except Exception as error:
-        from humanoid_control.loop.remote import StartFailed
+        from humanoid_core.loop.remote import StartFailed
 
         if host is None:
             connection.send(StartFailed(f"{type(error).__name__}: {error}"))

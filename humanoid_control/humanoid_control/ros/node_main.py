@@ -12,7 +12,7 @@ the callbacks still running may finish (offloaded ones within ``STOP_TIMEOUT``:
 :func:`~humanoid_control.ros.offload.stop_offloads`), then the node and the context are
 shut down. A signal while the node is still being built stops it once built.
 (Before its handlers are in place, while its modules load, a node started by the
-launchers ignores SIGINT: :mod:`humanoid_control.processes.run_tethered`.)
+launchers ignores SIGINT: :mod:`humanoid_core.processes.run_tethered`.)
 
 Every node is spun by rclpy's EventsExecutor (its blocking callbacks offloaded:
 :mod:`humanoid_control.ros.offload`), through :func:`spin_while`.
@@ -31,11 +31,11 @@ from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 from rclpy.task import Future
 
-from humanoid_control.processes.process_lifetime import hang_up_like_terminate
-from humanoid_control.processes.stop_request import stop_on_signals
 from humanoid_control.ros.node_host import NodeHost, OwnProcess
 from humanoid_control.ros.offload import stop_offloads
 from humanoid_control.ros.restart_report import report_restart
+from humanoid_core.processes.process_lifetime import hang_up_like_terminate
+from humanoid_core.processes.stop_request import stop_on_signals
 from humanoid_description.robots import UnknownRobotError
 
 #: s: longest a stopping node waits for its running callbacks before it is destroyed

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
 
-from humanoid_control.parameter_files import control_node_defaults
+from humanoid_core.parameter_files import control_node_defaults
 from humanoid_description.robots import DEFAULT_ROBOT, ROBOTS, UnknownRobotError
 
 T = TypeVar("T")

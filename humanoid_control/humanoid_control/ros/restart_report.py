@@ -1,5 +1,5 @@
 """A restarted node says so on ``/diagnostics``: its launcher (``humanoid sim``/``real``,
-:meth:`~humanoid_control.processes.node_graph.Graph.serve`) restarts an observer or a
+:meth:`~humanoid_core.processes.node_graph.Graph.serve`) restarts an observer or a
 controller that died, while the driver holds the robot, and hands the new process the
 reason (how the previous one ended) in the environment; the node then reports it as a
 WARN entry for :data:`REPORT_SECONDS`, so that a monitoring tool sees the death, not only
@@ -13,8 +13,8 @@ import time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.node import Node
 
-from humanoid_control.processes.process_lifetime import RESTART_VARIABLE
 from humanoid_control.ros import topics
+from humanoid_core.processes.process_lifetime import RESTART_VARIABLE
 
 #: s (wall): how long the restart is reported, once a second.
 REPORT_SECONDS = 30.0

@@ -2,7 +2,7 @@
 
 It owns every topic, action and service of the robot interface that takes commands, and
 talks to the robot's control loop only through a
-:class:`~humanoid_control.loop.remote.LoopClient`:
+:class:`~humanoid_core.loop.remote.LoopClient`:
 
 ========================== ============================================ ===========
 name                       type                                         direction
@@ -37,16 +37,16 @@ from sensor_msgs.msg import JointState as JointStateMsg
 from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from humanoid_control.loop.control_loop import ToleranceSpec, known_positions, trajectory_tolerances
-from humanoid_control.loop.driver import JointState
-from humanoid_control.loop.interface_parameters import InterfaceParameters
-from humanoid_control.loop.remote import LoopClient, RemoteError, RunHandle
-from humanoid_control.loop.trajectory_executor import RunState
-from humanoid_control.loop.validation import CommandRejectedError, CommandValidator, ErrorCode, PointData
 from humanoid_control.ros import topics
 from humanoid_control.ros.lockstep import LOCKSTEP_QOS, LOCKSTEP_TOPIC
 from humanoid_control.ros.offload import Offload
 from humanoid_control.ros.ros_time import DriverClock, seconds, to_duration, to_time
+from humanoid_core.loop.control_loop import ToleranceSpec, known_positions, trajectory_tolerances
+from humanoid_core.loop.driver import JointState
+from humanoid_core.loop.interface_parameters import InterfaceParameters
+from humanoid_core.loop.remote import LoopClient, RemoteError, RunHandle
+from humanoid_core.loop.trajectory_executor import RunState
+from humanoid_core.loop.validation import CommandRejectedError, CommandValidator, ErrorCode, PointData
 from humanoid_description.model import RobotModel
 from humanoid_interfaces.action import FollowJointTrajectory
 from humanoid_interfaces.msg import JointTolerance, LockstepReady
@@ -92,7 +92,7 @@ class RobotInterface:
         # waiting for its check, and of trajectories sent faster than they are validated only
         # the latest is kept. A lockstep participant's answer goes the same way, so it reaches
         # the loop after the commands the participant sent before it
-        # (humanoid_control.loop.lockstep).
+        # (humanoid_core.loop.lockstep).
         node.create_subscription(JointStateMsg, topics.JOINT_COMMANDS, self._on_joint_commands, 10)
         node.create_subscription(JointTrajectory, topics.JOINT_TRAJECTORY, self._on_joint_trajectory,
                                  QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE))
@@ -106,7 +106,7 @@ class RobotInterface:
     def start(self, timeout: float | None = None) -> JointState | None:
         """Wait until the loop has the robot up (at most ``timeout`` s: None when it is not up
         yet), then publish the robot's description; raises
-        :class:`~humanoid_control.loop.remote.RemoteError` when the robot did not start."""
+        :class:`~humanoid_core.loop.remote.RemoteError` when the robot did not start."""
         state = self.loop.wait_started(timeout)
         if state is None:
             return None

@@ -1,6 +1,6 @@
 """Set-points computed ahead of the robot's clock, sent as short trajectories on
 ``joint_trajectory`` (the walk and gait controller nodes): a
-:class:`~humanoid_control.loop.setpoint_window.SetpointBatcher`'s batches, published.
+:class:`~humanoid_core.loop.setpoint_window.SetpointBatcher`'s batches, published.
 
 Everything a controller sends this way passes the shared front's validation, collision veto
 and balance monitor like any controller's.
@@ -11,9 +11,9 @@ from __future__ import annotations
 from rclpy.node import Node
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from humanoid_control.loop.setpoint_window import Batch, Setpoint, SetpointBatcher
 from humanoid_control.ros import topics
 from humanoid_control.ros.ros_time import to_duration, to_time
+from humanoid_core.loop.setpoint_window import Batch, Setpoint, SetpointBatcher
 
 
 class SetpointStream:

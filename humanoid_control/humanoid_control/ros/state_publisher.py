@@ -36,14 +36,14 @@ from sensor_msgs.msg import Imu
 from sensor_msgs.msg import JointState as JointStateMsg
 from std_msgs.msg import Bool
 
-from humanoid_control.loop.control_loop import ControlLoop
-from humanoid_control.loop.decimation import Decimator
-from humanoid_control.loop.driver import JointState, Level, SensorReadings, StatusEntry
-from humanoid_control.loop.lockstep import RESEND_PERIOD
 from humanoid_control.ros import robot_state, topics
 from humanoid_control.ros.matched_publisher import STREAM_HISTORY, MatchedPublisher
 from humanoid_control.ros.robot_state import RobotState
 from humanoid_control.ros.ros_time import DriverClock, to_time
+from humanoid_core.loop.control_loop import ControlLoop
+from humanoid_core.loop.decimation import Decimator
+from humanoid_core.loop.driver import JointState, Level, SensorReadings, StatusEntry
+from humanoid_core.loop.lockstep import RESEND_PERIOD
 
 __all__ = ["StatePublisher", "diagnostic_array"]
 

@@ -11,7 +11,7 @@ Both parts use one sequence of configurations, measured in the same invocation:
   work), p50 and p99; ``node_cpu_us_per_message`` = the node process's CPU time while it
   is fed / messages answered (steadier than latencies on a busy machine: waiting for a
   core costs no CPU time).
-- estimator alone: :meth:`~humanoid_control.balance.estimator.BalanceEstimator.update`
+- estimator alone: :meth:`~humanoid_core.balance.estimator.BalanceEstimator.update`
   (CoM, soles, support, polygon, margin, filter, cart-table ZMP) in this process, as
   updates per second of this thread's CPU time (waiting for a core does not count), best
   of ``--rounds`` rounds, beside the input rate. The motion moves the upper body with the
@@ -82,8 +82,8 @@ def _moves_a_foot(model, joint: str) -> bool:
 # -- estimator alone ----------------------------------------------------------------------
 def estimator_rate(robot: str, configurations: np.ndarray, rounds: int) -> float:
     """Best-round updates per CPU second of a fresh estimator over ``configurations``."""
-    from humanoid_control.balance.estimator import BalanceEstimator
-    from humanoid_control.balance.parameters import BalanceParameters
+    from humanoid_core.balance.estimator import BalanceEstimator
+    from humanoid_core.balance.parameters import BalanceParameters
     from humanoid_description.model import RobotModel
 
     model = RobotModel(robot)
@@ -110,9 +110,9 @@ def node_answers(robot: str, configurations: np.ndarray, rate: float, seconds: f
     from sensor_msgs.msg import JointState
 
     from humanoid_control.nodes.specs import balance_monitor_node_spec
-    from humanoid_control.processes.node_graph import Graph
     from humanoid_control.ros.ros_time import seconds as to_seconds
     from humanoid_control.ros.ros_time import to_time
+    from humanoid_core.processes.node_graph import Graph
     from humanoid_description.model import load_model
     from humanoid_interfaces.msg import BalanceState
 

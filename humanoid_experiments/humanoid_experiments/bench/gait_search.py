@@ -30,8 +30,8 @@ import time
 
 import numpy as np
 
-from humanoid_control.command_line import integer_in, positive_number
-from humanoid_control.quadruped_gaits.cpg import STRUCTURES
+from humanoid_core.command_line import integer_in, positive_number
+from humanoid_core.quadruped_gaits.cpg import STRUCTURES
 
 #: The report's search: particles, iterations, simulated seconds per evaluation.
 REFERENCE_PARTICLES, REFERENCE_ITERATIONS, REFERENCE_SECONDS = 50, 240, 32.0
@@ -55,8 +55,8 @@ def timed(evaluation, points: np.ndarray) -> tuple[float, list]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from humanoid_control.quadruped_gaits.cpg import search_box
-    from humanoid_control.quadruped_gaits.particle_swarm import SwarmSettings
+    from humanoid_core.quadruped_gaits.cpg import search_box
+    from humanoid_core.quadruped_gaits.particle_swarm import SwarmSettings
     from humanoid_experiments.gait_search.search import InProcessEvaluation, RayEvaluation, SearchSettings
 
     settings = SearchSettings("bioloid_quadruped", args.structure, args.seconds, args.seed,

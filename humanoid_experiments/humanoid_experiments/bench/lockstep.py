@@ -36,8 +36,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from humanoid_control.command_line import positive_number
 from humanoid_control.ros import topics
+from humanoid_core.command_line import positive_number
 
 # rclpy, PyBullet and the graph are imported where they are used: the `humanoid` command
 # builds its parser from this module and must start fast.
@@ -68,8 +68,8 @@ def graph_walk(robot: str, distance: float, physics: str | None, lockstep: bool,
     in lockstep, the simulation's waits."""
     from humanoid_bringup.graphs import sim_nodes
     from humanoid_bringup.serving import with_recorder
-    from humanoid_control.processes.node_graph import Graph
     from humanoid_control.ros.robot_client import RobotClient
+    from humanoid_core.processes.node_graph import Graph
     from humanoid_experiments.bench.cpu_time import own_cpu_seconds, process_tree
     from humanoid_experiments.bench.graph import named_processes
     from humanoid_experiments.walk import walk

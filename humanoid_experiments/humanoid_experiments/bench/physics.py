@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from humanoid_control.command_line import integer_in, positive_number
+from humanoid_core.command_line import integer_in, positive_number
 
 # PyBullet, Pinocchio and the simulation are imported where they are used: the `humanoid`
 # command builds its parser from this module and must start fast.

@@ -47,8 +47,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from humanoid_bringup.graphs import sim_nodes
-from humanoid_control.processes.node_graph import Graph
 from humanoid_control.ros import topics
+from humanoid_core.processes.node_graph import Graph
 from humanoid_description.robots import ROBOTS
 from humanoid_experiments.bench.cpu_time import process_cpu_seconds
 

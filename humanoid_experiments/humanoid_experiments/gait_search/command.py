@@ -23,7 +23,7 @@ import json
 from dataclasses import asdict, replace
 from pathlib import Path
 
-from humanoid_control.command_line import UsageError, host_and_port, integer_in, positive_number
+from humanoid_core.command_line import UsageError, host_and_port, integer_in, positive_number
 
 DEFAULT_OUTPUT = "gait_search"
 #: The defaults of a search of one of our structures (an experiment's come from cpg.yaml).
@@ -85,10 +85,10 @@ def describe(experiment, as_json: bool) -> None:
 def _experiment_settings(args: argparse.Namespace, given: dict):
     """The search settings of one of the report's experiments (cpg.yaml's swarm and fitness, then
     the options given); also the experiment."""
-    from humanoid_control.quadruped_gaits.cpg_models import load_cpg
-    from humanoid_control.quadruped_gaits.fitness import FitnessSettings
-    from humanoid_control.quadruped_gaits.particle_swarm import SwarmError, SwarmSettings
-    from humanoid_control.quadruped_gaits.patterns import GaitError
+    from humanoid_core.quadruped_gaits.cpg_models import load_cpg
+    from humanoid_core.quadruped_gaits.fitness import FitnessSettings
+    from humanoid_core.quadruped_gaits.particle_swarm import SwarmError, SwarmSettings
+    from humanoid_core.quadruped_gaits.patterns import GaitError
     from humanoid_description.model import load_model
     from humanoid_experiments.gait_search.search import SearchSettings
 
@@ -110,7 +110,7 @@ def _experiment_settings(args: argparse.Namespace, given: dict):
 
 
 def _structure_settings(args: argparse.Namespace, given: dict):
-    from humanoid_control.quadruped_gaits.particle_swarm import SwarmSettings
+    from humanoid_core.quadruped_gaits.particle_swarm import SwarmSettings
     from humanoid_experiments.gait_search.search import SearchSettings
 
     chosen = DEFAULTS | given
@@ -133,8 +133,8 @@ def _saved(settings) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    from humanoid_control.quadruped_gaits.cpg import STRUCTURES
-    from humanoid_control.quadruped_gaits.patterns import GaitError, gait_phases
+    from humanoid_core.quadruped_gaits.cpg import STRUCTURES
+    from humanoid_core.quadruped_gaits.patterns import GaitError, gait_phases
     from humanoid_description.model import load_model
     from humanoid_description.robots import UnknownRobotError
     from humanoid_experiments.gait_search.search import (

@@ -4,10 +4,10 @@ existing cluster by its address) or in this process.
 
 Two kinds of search:
 
-- one of the report's **experiments** (``cpg.yaml``, :mod:`humanoid_control.quadruped_gaits.cpg_models`):
+- one of the report's **experiments** (``cpg.yaml``, :mod:`humanoid_core.quadruped_gaits.cpg_models`):
   its free parameters encoded in [0, 1] (the swarm's box) and mapped to their ranges, each
-  gait scored by eq 17 (:mod:`humanoid_control.quadruped_gaits.fitness`);
-- one of our own coupling **structures** (:mod:`humanoid_control.quadruped_gaits.cpg`, the
+  gait scored by eq 17 (:mod:`humanoid_core.quadruped_gaits.fitness`);
+- one of our own coupling **structures** (:mod:`humanoid_core.quadruped_gaits.cpg`, the
   7 parameters of ``SEARCH_BOUNDS``), scored by our fitness (distance plus path, times the
   share of the time the robot stood).
 
@@ -36,10 +36,10 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from humanoid_control.quadruped_gaits.cpg import STRUCTURES, parameters_from_vector, search_box
-from humanoid_control.quadruped_gaits.cpg_models import Experiment, load_cpg
-from humanoid_control.quadruped_gaits.fitness import FitnessSettings
-from humanoid_control.quadruped_gaits.particle_swarm import ParticleSwarm, SwarmSettings
+from humanoid_core.quadruped_gaits.cpg import STRUCTURES, parameters_from_vector, search_box
+from humanoid_core.quadruped_gaits.cpg_models import Experiment, load_cpg
+from humanoid_core.quadruped_gaits.fitness import FitnessSettings
+from humanoid_core.quadruped_gaits.particle_swarm import ParticleSwarm, SwarmSettings
 from humanoid_experiments import local_ray
 
 if TYPE_CHECKING:  # the simulation (PyBullet, which prints on import) is loaded only to evaluate

@@ -25,7 +25,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from humanoid_control.command_line import UsageError, host_and_port, integer_in
+from humanoid_core.command_line import UsageError, host_and_port, integer_in
 
 #: The optimiser's defaults: points per generation per parameter (scipy's popsize), generations,
 #: evaluations of the local polish.

@@ -23,10 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from humanoid_control.loop.control_loop import TrajectoryRequest
-from humanoid_control.loop.validation import CommandRejectedError, PointData
 from humanoid_control.ros import topics
 from humanoid_control.ros.topics import absolute
+from humanoid_core.loop.control_loop import TrajectoryRequest
+from humanoid_core.loop.validation import CommandRejectedError, PointData
 
 JOINT_STATES = absolute(topics.JOINT_STATES)
 JOINT_SETPOINTS = absolute(topics.JOINT_SETPOINTS)

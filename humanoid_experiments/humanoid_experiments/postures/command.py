@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from humanoid_control.command_line import UsageError, file_or_stdout, host_and_port, integer_in, non_negative_number
+from humanoid_core.command_line import UsageError, file_or_stdout, host_and_port, integer_in, non_negative_number
 
 if TYPE_CHECKING:
     from humanoid_control.ros.robot_client import RobotClient
@@ -227,7 +227,7 @@ def run(args: argparse.Namespace, stdin: TextIO = sys.stdin, out: TextIO = sys.s
     out_of_step: AnswerError | None = None
     with contextlib.ExitStack() as stack:
         if not args.real:
-            from humanoid_control.processes.node_graph import Graph
+            from humanoid_core.processes.node_graph import Graph
             from humanoid_sim.sim_node_spec import sim_node_spec
 
             log_dir = Path(tempfile.mkdtemp(prefix="humanoid_postures_"))

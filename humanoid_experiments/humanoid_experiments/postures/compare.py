@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from humanoid_control.command_line import UsageError
+from humanoid_core.command_line import UsageError
 from humanoid_description.data_file import DataFileError, read_text
 
 #: What identifies a test in a results file, and must match between the two files.

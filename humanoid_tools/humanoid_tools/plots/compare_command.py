@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from humanoid_control.command_line import UsageError, finite_number
+from humanoid_core.command_line import UsageError, finite_number
 
 if TYPE_CHECKING:
     from humanoid_tools.plots.comparison import Comparison

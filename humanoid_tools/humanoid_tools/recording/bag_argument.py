@@ -1,5 +1,5 @@
 """A bag named on a command line (``plot``, ``compare``, ``view``): checked and read, or refused
-in one line (a :class:`~humanoid_control.command_line.UsageError`, exit status 2) saying why."""
+in one line (a :class:`~humanoid_core.command_line.UsageError`, exit status 2) saying why."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from humanoid_control.command_line import UsageError
+from humanoid_core.command_line import UsageError
 
 __all__ = ["check_bag", "read_bag"]
 

@@ -7,8 +7,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from humanoid_control.command_line import UsageError, new_folder, non_negative_number
 from humanoid_control.ros.topics import DEFAULT_TOPICS
+from humanoid_core.command_line import UsageError, new_folder, non_negative_number
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -475,7 +475,7 @@ def record(params: RecorderParameters | None = None, ros_args: Sequence[str] | N
     from rclpy.node import Node
     from rclpy.signals import SignalHandlerOptions
 
-    from humanoid_control.processes.stop_request import stop_on_signals
+    from humanoid_core.processes.stop_request import stop_on_signals
 
     with stop_on_signals(signal.SIGINT, signal.SIGTERM) as stop:
         context = rclpy.Context()

@@ -1,0 +1,18 @@
+"""The stack's computations, without ROS (no rclpy, no message package: the dependency test
+enforces it); the ROS layer, :mod:`humanoid_control`, converts messages and hosts the nodes.
+
+Rooms, each a subpackage:
+
+- :mod:`~humanoid_core.loop`: the driver seam and the control loop, command validation;
+- :mod:`~humanoid_core.guards`: the checks between accepted commands and the driver;
+- :mod:`~humanoid_core.motion`: motion files, their formats, interpolation and playback;
+- :mod:`~humanoid_core.balance`: CoM, ZMP, support margin, the fall estimate;
+- :mod:`~humanoid_core.biped_walking` and :mod:`~humanoid_core.quadruped_gaits`: walking
+  patterns and gaits;
+- :mod:`~humanoid_core.energy`: the servos' current and energy model;
+- :mod:`~humanoid_core.processes`: starting node graphs whose processes die with their launcher.
+
+Top-level modules: :mod:`~humanoid_core.parameter_fields` (typed parameter dataclasses),
+:mod:`~humanoid_core.parameter_files` (ROS parameter files read without ROS) and
+:mod:`~humanoid_core.command_line` (value types and errors of command-line options).
+"""

@@ -1,0 +1,450 @@
+"""The control loop of the robot interface, free of ROS: driver, executor, validation, guard.
+
+One loop per robot driver. Its thread runs the cycle
+
+    driver.sync(period)                 # sim: step the physics; hw: wait for the deadline
+    state = driver.read()
+    command = executor.update(state)    # the active trajectory's set-point, or the held one
+    driver.write(guard.filter_setpoint(command, state))   # a Veto: the executor holds it
+    hooks(state)                        # the front publishes, the simulator its clock ...
+
+and meters its own rate. Commands arrive from other threads (the ROS front's callbacks)
+through :meth:`ControlLoop.accept_trajectory` and :meth:`ControlLoop.stream`, which do
+all per-command work (validation, the spline, the guard's check) in the caller's thread:
+the control thread only samples. Nothing here imports ROS, so the loop is tested
+in-process with any driver and a fake clock (``humanoid_core/test/test_control_loop.py``).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from humanoid_core.loop.command_guard import CheckInterruptedError, CommandGuard, Veto
+from humanoid_core.loop.driver import DriverError, JointCommand, JointState, RobotDriver
+from humanoid_core.loop.interface_parameters import InterfaceParameters
+from humanoid_core.loop.lockstep import LockstepGate
+from humanoid_core.loop.trajectory_executor import (
+    PlanOutdatedError,
+    RunState,
+    Tolerances,
+    TrajectoryExecutor,
+    TrajectoryRun,
+)
+from humanoid_core.loop.validation import (
+    CommandRejectedError,
+    CommandValidator,
+    ErrorCode,
+    PointData,
+    ValidatedSetpoint,
+    ValidatedTrajectory,
+)
+from humanoid_description.model import JointTable
+
+CycleHook = Callable[[JointState], None]
+
+#: How often a trajectory is planned again when other commands keep changing the set-points.
+PLAN_ATTEMPTS = 10
+
+
+class GilTurns:
+    """Gives the process's other Python threads a turn while the loop runs flat out.
+
+    A simulation running as fast as it can (``real_time_factor`` 0, or a machine too slow
+    for real time) never blocks between cycles. A thread waiting for the GIL asks its
+    holder to drop it after one switch interval (5 ms), but only if the GIL did not change
+    hands meanwhile: a loop that releases and retakes it in short C calls within every
+    interval starves the others. Measured with a loop and an executor that did so: the
+    action thread of the simulated robot waited up to 4.5 s for a 0.1 s feedback period,
+    so a cancel came seconds of robot time late. A loop whose thread was on the
+    CPU at least ``busy_share`` of the last ``period`` sleeps ``turn`` seconds: long
+    enough for a thread woken by the GIL's release to take it. A loop that blocks anyway
+    (a paced simulation, a serial bus) is left alone.
+
+    The period is the interface's ``gil_turn_period`` (default 50 ms), not the switch
+    interval: a turn costs the loop about 0.2 ms of sleep on these VMs plus caches the
+    physics must refill, 6-7 % of ``bench sim`` at one turn per 5 ms, while the loop
+    (no GIL release in PyBullet nor in rclpy's publish) lets CPython's own switching hand
+    the GIL over within 6-13 ms (measured, waiter on a 20 ms Event.wait, with and without
+    every topic subscribed); the turns bound what a GIL-releasing call in the loop could do
+    (docs/ros_and_dds.md)."""
+
+    def __init__(self, period: float | None = None, turn: float = 1e-4, busy_share: float = 0.5) -> None:
+        self.period = sys.getswitchinterval() if period is None else period
+        self.turn, self.busy_share = turn, busy_share
+        self._wall, self._cpu = time.monotonic(), time.thread_time()
+
+    def give(self) -> bool:
+        """Call from the loop's thread once per cycle; True when it slept to give a turn."""
+        wall = time.monotonic()
+        if wall - self._wall < self.period:
+            return False
+        busy = time.thread_time() - self._cpu >= self.busy_share * (wall - self._wall)
+        if busy:
+            time.sleep(self.turn)
+        self._wall, self._cpu = time.monotonic(), time.thread_time()
+        return busy
+
+
+@dataclass(frozen=True)
+class ToleranceSpec:
+    """One joint's tolerance as a client gives it (control_msgs' JointTolerance):
+    0 = the default, < 0 = not checked, > 0 = the tolerance (rad, rad/s, rad/s²)."""
+
+    name: str
+    position: float = 0.0
+    velocity: float = 0.0
+    acceleration: float = 0.0
+
+
+@dataclass(frozen=True)
+class TrajectoryRequest:
+    """A trajectory as received (topic or action goal), before validation.
+
+    ``start_time`` is on the driver's clock (None: start now); tolerances follow
+    :class:`ToleranceSpec`, ``goal_time_tolerance`` 0 = the default."""
+
+    joint_names: Sequence[str]
+    points: Sequence[PointData]
+    start_time: float | None = None
+    path_tolerance: Sequence[ToleranceSpec] = ()
+    goal_tolerance: Sequence[ToleranceSpec] = ()
+    goal_time_tolerance: float = 0.0
+
+
+@dataclass(frozen=True)
+class LoopStatus:
+    """Health of the loop, for diagnostics."""
+
+    cycles: int
+    commands_rejected: int
+    driver_errors: int
+    error: str  # the last cycle's driver error, "" when the last cycle went through
+    loop_rate_hz: float  # cycles per wall-clock second (NaN until measured)
+    real_time_factor: float  # driver-clock seconds per wall-clock second
+
+
+class ControlLoop:
+    """The real-time part of the robot interface, for one driver."""
+
+    def __init__(self, driver: RobotDriver, joints: JointTable, params: InterfaceParameters | None = None,
+                 guard: CommandGuard | None = None, wall_clock: Callable[[], float] = time.monotonic,
+                 on_exception: Callable[[BaseException], None] | None = None) -> None:
+        """``wall_clock`` meters the loop rate (monotonic seconds); ``on_exception`` is called
+        with any exception other than a :class:`DriverError` that ends the loop thread
+        (default: re-raised)."""
+        self.driver = driver
+        self.joints = joints
+        self.params = params or InterfaceParameters()
+        self.names = joints.names
+        if tuple(driver.joint_names) != tuple(self.names):
+            raise ValueError(f"driver joints {driver.joint_names} differ from the model's {self.names}")
+        self.guard = guard or CommandGuard()
+        self.validator = CommandValidator(joints, start_tolerance=self.params.start_tolerance,
+                                          max_points=self.params.max_trajectory_points,
+                                          max_duration=self.params.max_trajectory_duration)
+        self.trajectory_executor = TrajectoryExecutor(self.names)
+        self.period = 1.0 / self.params.control_rate
+        self._wall_clock = wall_clock
+        self._on_exception = on_exception
+        self._hooks: list[CycleHook] = []
+        #: Set for a lockstep simulation: the loop waits at each published state for its answers.
+        self.gate: LockstepGate | None = None
+        #: Publishes the state the loop waits at again (set by the state's publisher).
+        self.resend_state: Callable[[], None] = lambda: None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._state: JointState | None = None
+        #: The set-points the latest cycle wrote to the driver (after the guard), for the hooks:
+        #: what the robot executed, whatever the command's source (published as joint_setpoints).
+        self.written: JointCommand | None = None
+        self._cycles = self._rejected = self._errors = 0
+        self._error = ""
+        self._rate_window: tuple[float, float, int] | None = None  # wall, driver time, cycles
+        self._rates = (math.nan, math.nan)
+        #: Trajectories that passed validation so far: the newest is the one to start, and
+        #: an older one still being checked gives way (:meth:`accept_trajectory`).
+        self._newest = 0
+        self._numbering = threading.Lock()
+
+    # -- life cycle ---------------------------------------------------------------------
+    def add_cycle_hook(self, hook: CycleHook) -> None:
+        """Call ``hook(state)`` once per cycle after the write, in the control thread (keep it cheap)."""
+        self._hooks.append(hook)
+
+    def start(self) -> JointState:
+        """Bring the driver up and hold its measured positions (the loop thread is not started)."""
+        state = self.driver.start()
+        self._state = state
+        self.trajectory_executor.hold(state.position)
+        return state
+
+    def run_in_thread(self) -> None:
+        """Run cycles in a thread of their own until :meth:`stop`."""
+        self._thread = threading.Thread(target=self._run, name="control-loop", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop the loop, end any run (aborted), release the robot (hold or limp, as configured)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10.0)
+        self.trajectory_executor.stop(state=RunState.ABORTED, code=ErrorCode.DRIVER_FAILURE,
+                                      message="the robot interface is shutting down")
+        self.driver.close()
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()
+
+    def hold(self, positions: np.ndarray) -> None:
+        """Make every joint hold ``positions``, ending any run (a reset: the positions the robot
+        is set to, given before it is, so that no cycle drives it back to the old set-points;
+        reading them back instead could return the reading of a cycle that ran meanwhile)."""
+        self.trajectory_executor.hold(positions)
+
+    @property
+    def state(self) -> JointState | None:
+        """The latest reading (replaced whole each cycle, so reading it needs no lock)."""
+        return self._state
+
+    # -- the cycle ------------------------------------------------------------------------
+    def cycle(self) -> JointState:
+        """One control cycle; raises :class:`DriverError` when the driver fails."""
+        self.driver.sync(self.period)
+        return self._act()
+
+    def _act(self) -> JointState:
+        """The cycle after the driver's sync: read, command, write, hooks."""
+        state = self.driver.read()
+        self._state = state
+        command = self.trajectory_executor.update(state)
+        decision = self.guard.filter_setpoint(command, state)
+        if isinstance(decision, Veto):
+            self.trajectory_executor.substitute(command, decision.setpoint.position, decision.code, decision.message)
+            decision = decision.setpoint
+        self.driver.write(decision)
+        self.written = decision
+        for hook in self._hooks:
+            hook(state)
+        self._cycles += 1
+        self._meter(state.stamp)
+        self._error = ""
+        return state
+
+    def _run(self) -> None:
+        turns = GilTurns(period=self.params.gil_turn_period)
+        stopping = self._stop.is_set
+        while not stopping():
+            turns.give()
+            try:
+                # The step towards the next state drives the command written at the last one,
+                # whatever the answers to it: it runs while the participants work on that state,
+                # and its result is read only once they all answered (:meth:`command_time`).
+                self.driver.sync(self.period)
+                if self.gate is not None:
+                    self.gate.wait(stopping, self.resend_state)
+                self._act()
+            except DriverError as error:
+                self._errors += 1
+                self._error = str(error)
+                self._stop.wait(self.period)
+            except BaseException as error:  # handed to the owner, or re-raised
+                if self._on_exception is None:
+                    raise
+                self._on_exception(error)
+                return
+
+    def _meter(self, stamp: float) -> None:
+        wall = self._wall_clock()
+        if self._rate_window is None:
+            self._rate_window = (wall, stamp, self._cycles)
+            return
+        wall0, stamp0, cycles0 = self._rate_window
+        if wall - wall0 >= 1.0:
+            self._rates = ((self._cycles - cycles0) / (wall - wall0), (stamp - stamp0) / (wall - wall0))
+            self._rate_window = (wall, stamp, self._cycles)
+
+    def status(self) -> LoopStatus:
+        return LoopStatus(self._cycles, self._rejected, self._errors, self._error, *self._rates)
+
+    # -- commands (callback threads) ------------------------------------------------------
+    def count_rejection(self) -> None:
+        """Count a command refused before it reached the loop (e.g. malformed by the front)."""
+        self._rejected += 1
+
+    def accept_trajectory(self, request: TrajectoryRequest,
+                          canceled: Callable[[], bool] = lambda: False) -> TrajectoryRun:
+        """Validate, plan, check with the guard and start a trajectory; raises
+        :class:`CommandRejectedError` (counted) when any step refuses it. Runs in the
+        caller's thread; the running trajectory, if any, is preempted only on success
+        (see :meth:`start_trajectory`)."""
+        try:
+            trajectory = self.validator.trajectory(request.joint_names, request.points, self.current_positions(),
+                                                   start_time=request.start_time, now=self.command_time())
+            tolerances = trajectory_tolerances(self.params, trajectory.joint_names, request.path_tolerance,
+                                               request.goal_tolerance, request.goal_time_tolerance)
+        except CommandRejectedError:
+            self._rejected += 1
+            raise
+        return self.start_trajectory(trajectory, tolerances, self.number_trajectory(), canceled)
+
+    def number_trajectory(self) -> int:
+        """The next trajectory's number, given in the order trajectories arrive: the newest
+        is the one to start (:meth:`start_trajectory`)."""
+        with self._numbering:
+            self._newest += 1
+            return self._newest
+
+    def start_trajectory(self, trajectory: ValidatedTrajectory, tolerances: Tolerances, number: int | None = None,
+                         canceled: Callable[[], bool] = lambda: False) -> TrajectoryRun:
+        """Plan a validated trajectory, check it with the guard and start it; raises
+        :class:`CommandRejectedError` (counted) when the guard or the timing refuses it.
+
+        Each command replaces the one before, so a trajectory still being checked when a
+        newer one (a higher ``number``, from :meth:`number_trajectory`) has arrived gives way
+        (PREEMPTED, never started), and one whose goal was canceled meanwhile (``canceled()``
+        true) ends CANCELED, never started: checks never pile up, and a client's cancel is
+        answered at once by a goal that never moves. Neither counts as a rejection."""
+        number = self.number_trajectory() if number is None else number
+
+        def stop() -> bool:
+            return self._newest != number or canceled()
+
+        try:
+            return self._start(trajectory, tolerances, stop, canceled)
+        except CommandRejectedError as error:
+            if error.code not in (ErrorCode.PREEMPTED, ErrorCode.CANCELED):
+                self._rejected += 1
+            raise
+
+    def _start(self, trajectory: ValidatedTrajectory, tolerances: Tolerances, stop: Callable[[], bool],
+               canceled: Callable[[], bool]) -> TrajectoryRun:
+        # A plan taking over a moving trajectory joins it where it will be at the plan's start,
+        # and a stamped one keeps its timeline, so neither may start before its check ends:
+        # planned that far ahead (twice the last check's robot time), the running trajectory
+        # (or the hold) leads into it meanwhile. An unstamped plan from rest is simply delayed.
+        lead, late = 0.0, False
+        for _ in range(PLAN_ATTEMPTS):
+            planned_at = self.command_time()
+            plan = self.trajectory_executor.plan(trajectory, planned_at + lead)
+            try:
+                self.guard.check_trajectory(plan, stop)
+            except CheckInterruptedError:
+                raise self._given_up(canceled()) from None
+            if stop():
+                raise self._given_up(canceled())
+            now = self.command_time()
+            late = not plan.may_start_later and now > plan.start
+            if late:
+                lead = 2.0 * (now - planned_at)
+                continue
+            try:
+                return self.trajectory_executor.start(plan, tolerances, now)
+            except PlanOutdatedError:
+                continue  # a streaming command or another goal came in between: plan again
+        reason = ("its check kept outlasting the time it was planned ahead" if late
+                  else "the set-points kept changing while it was planned")
+        raise CommandRejectedError(ErrorCode.INVALID_GOAL, f"trajectory not started: {reason} "
+                                                           f"({PLAN_ATTEMPTS} attempts): send it again")
+
+    @staticmethod
+    def _given_up(canceled: bool) -> CommandRejectedError:
+        """Why a trajectory was given up before it started (see :meth:`start_trajectory`)."""
+        if canceled:
+            return CommandRejectedError(ErrorCode.CANCELED, "canceled by the client while its path was being "
+                                                            "checked: the trajectory never started")
+        return CommandRejectedError(ErrorCode.PREEMPTED, "preempted by a newer trajectory while its path was being "
+                                                         "checked: the trajectory never started")
+
+    def command_time(self) -> float:
+        """The time a command is taken at: the driver's clock, or in lockstep the stamp of the
+        state it answers (the latest read; the driver may already have stepped past it)."""
+        state = self._state
+        if self.gate is not None and state is not None:
+            return state.stamp
+        return self.driver.now()
+
+    def current_positions(self) -> np.ndarray:
+        """Measured positions where known, else the set-point (a stale joint's reading is unknown)."""
+        setpoint, _ = self.trajectory_executor.setpoint()
+        return known_positions(self._state, setpoint)
+
+    def stream(self, joint_names: Sequence[str], positions: Sequence[float],
+               velocities: Sequence[float] = ()) -> ValidatedSetpoint:
+        """Apply a streaming set-point (clamped into the limits, see its ``warnings``);
+        raises :class:`CommandRejectedError` (counted) when malformed."""
+        try:
+            setpoint = self.validator.setpoint(joint_names, positions, velocities)
+        except CommandRejectedError:
+            self._rejected += 1
+            raise
+        self.stream_setpoint(setpoint)
+        return setpoint
+
+    def stream_setpoint(self, setpoint: ValidatedSetpoint) -> None:
+        """Apply a validated streaming set-point."""
+        self.trajectory_executor.stream(setpoint)
+
+    def stop_trajectory(self, run: TrajectoryRun | None = None, state: RunState = RunState.CANCELED,
+                        code: ErrorCode = ErrorCode.CANCELED, message: str = "canceled by the client") -> None:
+        """Stop ``run`` (or the active one) where it is."""
+        self.trajectory_executor.stop(run, state=state, code=code, message=message)
+
+    def tolerances(self, joint_names: Sequence[str], path: Sequence[ToleranceSpec],
+                   goal: Sequence[ToleranceSpec], goal_time: float) -> Tolerances:
+        """:func:`trajectory_tolerances` with this loop's default tolerances."""
+        return trajectory_tolerances(self.params, joint_names, path, goal, goal_time)
+
+
+def known_positions(state: JointState | None, setpoint: np.ndarray) -> np.ndarray:
+    """Measured positions where known, else ``setpoint`` (a stale joint's reading is unknown)."""
+    if state is None:
+        return setpoint
+    known = state.valid & np.isfinite(state.position)
+    return np.where(known, state.position, setpoint)
+
+
+def trajectory_tolerances(params: InterfaceParameters, joint_names: Sequence[str], path: Sequence[ToleranceSpec],
+                          goal: Sequence[ToleranceSpec], goal_time: float) -> Tolerances:
+    """Per-joint tolerances of a trajectory from a client's entries: 0 = the default
+    parameter, < 0 = not checked. Acceleration tolerances cannot be checked (no driver
+    measures acceleration) and are refused when > 0 rather than ignored."""
+    names = list(joint_names)
+
+    def table(entries: Sequence[ToleranceSpec], kind: str, attribute: str, default: float) -> np.ndarray:
+        values = np.full(len(names), default if default > 0.0 else math.inf)
+        for entry in entries:
+            if entry.name not in names:
+                raise CommandRejectedError(ErrorCode.INVALID_JOINTS, f"{kind} tolerance given for joint "
+                                                                     f"{entry.name!r}, which is not in the "
+                                                                     "trajectory")
+            if entry.acceleration > 0.0:
+                raise CommandRejectedError(
+                    ErrorCode.INVALID_GOAL,
+                    f"{kind} tolerance of joint {entry.name}: acceleration tolerances are not supported "
+                    "(no driver measures joint acceleration); give 0 or -1")
+            value = getattr(entry, attribute)
+            if not math.isfinite(value):
+                raise CommandRejectedError(ErrorCode.INVALID_GOAL, f"{kind} tolerance of joint {entry.name}: "
+                                                                   f"{attribute} is {value}")
+            if value < 0.0:
+                values[names.index(entry.name)] = math.inf
+            elif value > 0.0:
+                values[names.index(entry.name)] = value
+        return values
+
+    if not math.isfinite(goal_time) or goal_time < 0.0:
+        raise CommandRejectedError(ErrorCode.INVALID_GOAL, f"goal_time_tolerance {goal_time} s is not a finite "
+                                                           "time >= 0")
+    return Tolerances(path=table(path, "path", "position", params.path_position_tolerance),
+                      goal=table(goal, "goal", "position", params.goal_position_tolerance),
+                      goal_time=goal_time if goal_time > 0.0 else params.goal_time_tolerance,
+                      path_velocity=table(path, "path", "velocity", 0.0),
+                      goal_velocity=table(goal, "goal", "velocity", 0.0))

@@ -1,0 +1,133 @@
+"""Which of a controller's computed set-points a trajectory sent now still carries.
+
+The walk and gait controller nodes compute set-points ahead of the robot's clock and send
+those not yet due when the trajectory begins (:class:`SetpointBatcher`).
+The last set-point of a motion (at rest) must always reach the robot, or the motion would
+end at whatever set-point was sent before it; when the node lagged so far that even that
+one is due already, it is given a new time.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+#: Share of a joint's speed limit a controller's set-points may use (the rest is the front's margin).
+VELOCITY_MARGIN = 0.95
+
+
+@dataclass(frozen=True)
+class Setpoint:
+    """Joint positions (rad) and velocities (rad/s) for every joint, canonical order."""
+
+    stamp: float  # robot time the set-point is for
+    positions: np.ndarray
+    velocities: np.ndarray
+
+
+@dataclass(frozen=True)
+class Window:
+    """The set-points to send, and how late (s) the final one came when it was retimed."""
+
+    setpoints: list[Setpoint]
+    final_late_by: float | None = None
+
+
+def still_ahead(setpoints: Sequence[Setpoint], begins: float, final: bool, retime_at: float) -> Window:
+    """The ``setpoints`` due after ``begins`` (the trajectory's start, robot time). With the
+    motion's ``final`` set-point among them but due already, that one alone, at ``retime_at``:
+    a time the trajectory can still reach after the transport's delays (the node's command
+    lead after now), not one period after its start, which a trajectory a few tenths of a
+    second late would have missed (it was then refused as ended before it could start)."""
+    ahead = [s for s in setpoints if s.stamp > begins + 1e-6]
+    if final and not ahead and setpoints:
+        last = setpoints[-1]
+        return Window([Setpoint(max(retime_at, begins + 1e-3), last.positions, last.velocities)],
+                      final_late_by=begins - last.stamp)
+    return Window(ahead)
+
+
+#: s: a trajectory sent begins this far after the reading it answers (its header stamp):
+#: the front runs the previous one until then, so delays below it change nothing.
+TRAJECTORY_DELAY = 0.1
+
+
+@dataclass(frozen=True)
+class Batch:
+    """One trajectory to send: it begins at ``start`` (robot time, its header stamp); point k
+    is for robot time ``setpoints[k].stamp`` with ``velocities[k]``."""
+
+    start: float
+    setpoints: list[Setpoint]
+    velocities: list[np.ndarray]
+
+
+class SetpointBatcher:
+    """The set-points a controller computed and not yet due, and the trajectories that carry
+    them: at every reading it handles, those not yet due when a trajectory sent now would
+    begin (``TRAJECTORY_DELAY`` after the reading) go out as one trajectory every
+    ``send_period`` of robot time. Each trajectory replaces the previous one where the robot
+    is, so the robot moves on through a controller that gets no CPU for a while instead of
+    holding a stale set-point mid-motion. Without ROS: the nodes publish its batches
+    (:mod:`humanoid_control.ros.setpoint_stream`), the in-process runs hand them to the
+    simulation directly, so both send the same set-points."""
+
+    def __init__(self, velocity_limit: np.ndarray, command_lead: float, send_period: float,
+                 smooth_velocities: bool = True, warn: Callable[[str], None] = lambda _text: None) -> None:
+        if command_lead < 2.0 * TRAJECTORY_DELAY + send_period:
+            raise ValueError(f"command_lead must be at least {2.0 * TRAJECTORY_DELAY:g} s plus send_period, got "
+                             f"{command_lead:g} s")
+        self._velocity_limit = velocity_limit
+        self.command_lead, self.send_period = command_lead, send_period
+        #: Replace each moving set-point's velocity by the central difference of its neighbours
+        #: (a controller whose set-points carry exact velocities keeps its own: the difference of
+        #: two robot times of 1.8e9 s, wall-clock time, loses digits)
+        self.smooth_velocities = smooth_velocities
+        self.warn = warn
+        self.ahead: list[Setpoint] = []  # computed, not yet due
+        self.sent_at = -math.inf  # robot time of the last trajectory sent
+        self.sent_until = -math.inf  # robot time of its last point
+
+    def add(self, setpoint: Setpoint, final: bool) -> None:
+        """A newly computed set-point (``final``: the motion's last, at rest, which replaces
+        one computed for the same time)."""
+        if not self.ahead or setpoint.stamp > self.ahead[-1].stamp:
+            self.ahead.append(setpoint)
+        elif final:
+            self.ahead[-1] = setpoint
+
+    def flush(self, now: float, final: bool = False) -> Batch | None:
+        """At a reading stamped ``now``: keep the set-points still ahead and return the
+        trajectory to send when one is due (always with the motion's ``final`` set-point,
+        after which nothing is kept)."""
+        window = still_ahead(self.ahead, now + TRAJECTORY_DELAY, final, now + self.command_lead)
+        if window.final_late_by is not None:
+            self.warn(f"the final set-point came {window.final_late_by:.3f} s late (this node lagged behind the "
+                      f"robot's clock): sent for {self.command_lead:g} s from now")
+        self.ahead = window.setpoints
+        batch = None
+        if self.ahead and (final or now - self.sent_at >= self.send_period - 1e-9):
+            batch = self._batch(now)
+        if final:
+            self.ahead = []
+        return batch
+
+    def _batch(self, now: float) -> Batch:
+        """The set-points still ahead, as one trajectory starting ``TRAJECTORY_DELAY`` after
+        ``now``: the front follows the previous one until that time and joins this one
+        from where its set-point is then, so the motion keeps its timing whatever the
+        transport's delay below that (a later arrival joins it where its timeline is then:
+        :func:`~humanoid_core.loop.trajectory_executor.joined_at`)."""
+        ahead = self.ahead
+        velocities = [s.velocities for s in ahead]
+        for k in range(1, len(ahead) - 1 if self.smooth_velocities else 1):  # where both neighbours are known
+            before, after = ahead[k - 1], ahead[k + 1]
+            if np.any(ahead[k].velocities):  # zero: a set-point at rest stays so
+                velocities[k] = np.clip((after.positions - before.positions) / (after.stamp - before.stamp),
+                                        -self._velocity_limit, self._velocity_limit)
+        self.sent_at = now
+        self.sent_until = ahead[-1].stamp
+        return Batch(now + TRAJECTORY_DELAY, list(ahead), velocities)

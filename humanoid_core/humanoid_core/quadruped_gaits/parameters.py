@@ -1,0 +1,71 @@
+"""Parameters of the gait controller node: one frozen dataclass, per-robot values in YAML.
+
+The node declares one ROS parameter per field (same name); the per-robot values are the
+``gait_controller:`` section of ``humanoid_description/robots/<robot>/control.yaml``, and
+values given on the command line or by a launch file win over both. Only robots with gaits
+in their ``robot.yaml`` (``gaits.phases``) get the node.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+from humanoid_core.parameter_fields import documented
+from humanoid_core.parameter_files import control_node_defaults
+from humanoid_core.quadruped_gaits.player import RunTiming
+from humanoid_description.config import load_config
+
+NODE_NAME = "gait_controller"
+
+
+@dataclass(frozen=True)
+class GaitControllerParameters:
+    """What a user may tune (SI units: s, rad/s, Hz); each field is a ROS parameter."""
+
+    period: float = documented(
+        0.01, "s between two set-points: the robot's control period, and the headless evaluation's (humanoid "
+        "gaits, the gait search), so that a gait played here sends the set-points they measured")
+    command_lead: float = documented(
+        0.4, "s, set-points are computed this far ahead of the robot's clock and sent as a short trajectory "
+        "(joint_trajectory), so that the gait goes on through a late or CPU-starved controller; also the delay "
+        "before a cancel takes effect")
+    send_period: float = documented(
+        0.05, "s of robot time between two trajectories sent (each holds the set-points computed ahead)")
+    start_duration: float = documented(
+        1.0, "s, the lead-in from where the robot stands to the gait's first set-point (longer when a joint has "
+        "far to go: see transition_speed)")
+    stop_duration: float = documented(
+        1.0, "s, the return from the gait's last set-point to the stance, at the end or on a cancel (longer when "
+        "a joint has far to go)")
+    transition_speed: float = documented(
+        1.0, "rad/s, the fastest a joint moves in the lead-in and the return to the stance")
+    stance: str = documented("home", "named pose (robot.yaml) the robot stands in after a gait")
+    feedback_rate: float = documented(5.0, "Hz, play_gait action feedback")
+    diagnostics_rate: float = documented(1.0, "Hz, diagnostics")
+
+    def __post_init__(self) -> None:
+        for name in ("period", "send_period", "start_duration", "stop_duration", "transition_speed",
+                     "feedback_rate", "diagnostics_rate"):
+            if not getattr(self, name) > 0.0:
+                raise ValueError(f"parameter {name} must be > 0, got {getattr(self, name)}")
+        if not self.command_lead >= 0.0:
+            raise ValueError(f"parameter command_lead must be >= 0, got {self.command_lead}")
+
+    @property
+    def timing(self) -> RunTiming:
+        return RunTiming(self.start_duration, self.stop_duration, self.transition_speed)
+
+    @classmethod
+    def for_robot(cls, robot: str, **overrides: Any) -> GaitControllerParameters:
+        """The robot's values from its parameter file (for in-process use: tests, tools)."""
+        names = {f.name for f in fields(cls)}
+        values = {k: v for k, v in control_node_defaults(robot, NODE_NAME).items() if k in names}
+        return cls(**{**values, **overrides})
+
+
+def gaited_robot(robot: str) -> bool:
+    """Whether the robot has gaits (robot.yaml ``gaits.phases``: the quadruped), and so a gait
+    controller."""
+    section = load_config(robot).sections.get("gaits") or {}
+    return bool(section.get("phases"))

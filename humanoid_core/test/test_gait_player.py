@@ -1,0 +1,205 @@
+"""Playing a quadruped gait without ROS: the set-point generator the gait controller node and
+the headless evaluation share, one play of a gait (lead-in, gait, return to the stance, a
+stop), and the gait files ``play_gait`` takes (a CPG gait in YAML, a gait search's best).
+
+What users rely on: a gait's set-points depend only on the gait, the frequency and the
+step, however often and whenever they are asked; a run starts where the robot stands and
+always ends at rest in the stance, within the joints' limits and speeds; a bad gait file is
+refused with its file and line.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from humanoid_core.quadruped_gaits.cpg import CPGGait, CPGParameters
+from humanoid_core.quadruped_gaits.gait_files import load_gait
+from humanoid_core.quadruped_gaits.parameters import GaitControllerParameters, gaited_robot
+from humanoid_core.quadruped_gaits.patterns import GaitError, IKGait, default_parameters
+from humanoid_core.quadruped_gaits.player import GaitPlayer, GaitRun, RunTiming, Stage
+from humanoid_description.model import load_model
+
+ROBOT = "bioloid_quadruped"
+PERIOD = 0.01
+TIMING = RunTiming(start_duration=0.5, stop_duration=0.5, transition_speed=1.0)
+
+
+@pytest.fixture(scope="module")
+def model():
+    return load_model(ROBOT)
+
+
+def write(tmp_path, name: str, text: str):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def play(run: GaitRun, until: int | None = None) -> list:
+    """Every set-point of a run, step by step, to its end (or to ``until``)."""
+    points, step = [], 0
+    while True:
+        point = run.setpoint(step)
+        points.append(point)
+        if point.stage is Stage.DONE or step == until:
+            return points
+        step += 1
+
+
+def test_a_gaits_set_points_are_a_function_of_the_step_alone(model):
+    """Asked at every step, or at every fifth, or twice, a CPG (which integrates) gives the same
+    set-point for the same step as the gait's own positions at that time."""
+    every = load_gait(model, "trot", PERIOD)
+    assert every.name == "trot" and every.frequency == 1.0  # robot.yaml's own
+    for k in (0, 7, 33):
+        np.testing.assert_array_equal(every.setpoint(k), every.gait.positions(k * PERIOD))
+    params = CPGParameters(frequency=1.3, structure="paired")
+    one, other = (GaitPlayer(CPGGait(model, params), PERIOD, "cpg") for _ in range(2))
+    steps = [one.setpoint(k) for k in range(301)]
+    for k in range(0, 301, 5):
+        np.testing.assert_array_equal(other.setpoint(k), steps[k])
+        np.testing.assert_array_equal(other.setpoint(k), steps[k])  # asked again
+    assert one.phase(150) == pytest.approx((1.3 * 1.5) % 1.0)
+
+
+def test_a_requested_frequency_replaces_the_gaits_own_within_the_reference_range(model):
+    assert load_gait(model, "pace", PERIOD, 2.0).frequency == 2.0
+    with pytest.raises(GaitError, match=r"2\.5 Hz is outside 0\.5-2 Hz"):
+        load_gait(model, "pace", PERIOD, 2.5)
+    with pytest.raises(GaitError, match="finite number of Hz"):
+        load_gait(model, "pace", PERIOD, math.nan)
+
+
+def test_a_run_starts_where_the_robot_stands_plays_the_gait_and_ends_in_the_stance(model):
+    player = load_gait(model, "trot", PERIOD)
+    stance = model.home_positions()
+    start = stance + 0.3  # far from the gait's first set-point: the lead-in is lengthened
+    run = GaitRun(player, start, stance, duration=1.0, timing=TIMING)
+    points = play(run)
+    np.testing.assert_allclose(points[0].positions, start)
+    assert run.gait_start * PERIOD >= 1.5 * 0.3 / TIMING.transition_speed  # the cubic's peak within 1 rad/s
+    gait = [p for p in points if p.stage is Stage.PLAYING]
+    assert len(gait) == 101 and gait[0].step == run.gait_start
+    reference = load_gait(model, "trot", PERIOD)
+    for point in gait:
+        k = point.step - run.gait_start
+        np.testing.assert_array_equal(point.positions, reference.setpoint(k))
+        assert point.elapsed == pytest.approx(k * PERIOD)
+    final = points[-1]
+    assert final.stage is Stage.DONE and final.step == run.end
+    np.testing.assert_allclose(final.positions, stance, atol=1e-12)
+    assert not np.any(final.velocities)
+    positions = np.array([p.positions for p in points])
+    assert np.all(positions >= model.joints.lower - 1e-9) and np.all(positions <= model.joints.upper + 1e-9)
+    speeds = np.abs(np.diff(positions, axis=0)) / PERIOD
+    assert speeds.max() < 0.95 * model.joints.velocity.min()
+    assert run.played == pytest.approx(1.0) and not run.stopped_early
+
+
+def test_a_stop_returns_to_the_stance_from_where_the_gait_is(model):
+    """A cancel 0.37 s into the gait: the set-points computed beyond the stop's step are not
+    played; the return leaves from the stop's set-point and ends at rest in the stance."""
+    stance = model.home_positions()
+    run = GaitRun(load_gait(model, "pace", PERIOD), stance, stance, duration=5.0, timing=TIMING)
+    ahead = play(run, until=run.gait_start + 60)  # computed 0.6 s into the gait
+    step = run.gait_start + 37
+    assert run.stop(step, ahead[step].positions)
+    assert not run.stop(step + 5, ahead[step + 5].positions)  # once
+    rest = [run.setpoint(s) for s in range(step + 1, step + 200)]
+    assert rest[0].stage is Stage.STOPPING and rest[-1].stage is Stage.DONE
+    np.testing.assert_allclose(rest[-1].positions, stance, atol=1e-12)
+    moved = np.abs(rest[0].positions - ahead[step].positions).max()
+    assert moved < 0.01  # leaves from the stop's set-point, at rest
+    assert run.stopped_early and run.played == pytest.approx(0.37)
+    with pytest.raises(GaitError, match="goes forward"):
+        run.setpoint(step)
+
+
+def test_a_gait_too_fast_for_the_servos_is_refused(model):
+    """On our flat foot path, at 2 Hz an IK gait's knee moves 5.39 rad/s between two set-points:
+    beyond the AX-12's 5.34 rad/s, which the robot interface would refuse; at 1.5 Hz, 4.04 rad/s.
+    On the rules of thumb' path (the default) the knee swings from straight to 90 deg in a
+    quarter cycle: 4.47 rad/s at 1 Hz, beyond the limit at 1.5 Hz."""
+    limits = 0.95 * model.joints.velocity
+    fast = GaitPlayer(CPGGait(model, CPGParameters(frequency=6.0, hip_amplitude=0.5)), PERIOD, "cpg fast")
+    with pytest.raises(GaitError, match=r"cpg fast at 6 Hz drives \w+ at [\d.]+ rad/s, beyond its limit"):
+        fast.check_speeds(limits, model.joints.names)
+    def flat(frequency: float) -> GaitPlayer:
+        params = default_parameters(model, frequency=frequency, foot_path="flat")
+        return GaitPlayer(IKGait(model, "transverse_gallop", params), PERIOD, "gallop")
+
+    with pytest.raises(GaitError, match=r"gallop at 2 Hz drives fr_knee at 5.39 rad/s, beyond its limit of 5.07"):
+        flat(2.0).check_speeds(limits, model.joints.names)
+    flat(1.5).check_speeds(limits, model.joints.names)
+    load_gait(model, "transverse_gallop", PERIOD, 1.0).check_speeds(limits, model.joints.names)
+    with pytest.raises(GaitError, match=r"transverse_gallop at 1.5 Hz drives \w+_knee at [\d.]+ rad/s"):
+        load_gait(model, "transverse_gallop", PERIOD, 1.5).check_speeds(limits, model.joints.names)
+
+
+def test_a_cpg_gait_file_is_read_and_played(model, tmp_path):
+    path = write(tmp_path, "gait.yaml", "robot: bioloid_quadruped\ncpg:\n  structure: independent\n"
+                 "  frequency: 1.2\n  hip_amplitude: 0.3\n  initial_phases: [0.0, 3.14159, 3.14159, 0.0]\n")
+    player = load_gait(model, str(path), PERIOD)
+    assert player.frequency == 1.2 and player.name == f"cpg independent ({path})"
+    expected = CPGGait(model, CPGParameters(frequency=1.2, hip_amplitude=0.3, structure="independent",
+                                            initial_phases=(0.0, 3.14159, 3.14159, 0.0)))
+    np.testing.assert_array_equal(player.setpoint(10), expected.positions(10 * PERIOD))
+    assert load_gait(model, str(path), PERIOD, 0.8).frequency == 0.8
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("cpg:\n  frequency: 1.0\n  hip_amplitud: 0.2\n", r"gait.yaml:3: cpg: unknown key 'hip_amplitud'"),
+    ("cpg:\n  frequency: 1.0\n  leg_coupling: 0.9\n", r"gait.yaml:3: leg_coupling 0.9 is outside \[-0.7, 0.7\]"),
+    ("cpg:\n  structure: crossed\n", r"gait.yaml:2: unknown coupling structure 'crossed'"),
+    ("cpg:\n  hip_amplitude: wide\n", r"gait.yaml:2: cpg: hip_amplitude must be a finite number"),
+    ("cpg:\n  initial_phases: [0, 1]\n", r"gait.yaml:2: cpg: initial_phases has 2 values, expected 4"),
+    ("robot: bioloid\ncpg: {}\n", r"gait.yaml:1: this gait is for 'bioloid', not 'bioloid_quadruped'"),
+    ("gait: trot\n", r"gait.yaml:1: a gait file: unknown key 'gait'"),
+    ("cpg: [1, 2\n", r"gait.yaml:2: malformed YAML"),
+])
+def test_a_bad_gait_file_is_refused_with_its_file_and_line(model, tmp_path, text, message):
+    path = write(tmp_path, "gait.yaml", text)
+    with pytest.raises(GaitError, match=message):
+        load_gait(model, str(path), PERIOD)
+
+
+def test_a_gait_searchs_best_is_played_from_its_file_or_directory(model, tmp_path):
+    best = {"frequency": 1.7, "alpha": 0.7, "hip_amplitude": 0.06, "knee_amplitude": 0.3, "hip_offset": 0.01,
+            "knee_offset": -0.1, "knee_coupling": -0.2, "leg_coupling": 0.3, "structure": "paired",
+            "initial_phases": [0.0, math.pi, math.pi, 0.0]}
+    search = {"settings": {"robot": ROBOT, "structure": "paired"}, "swarm": {}, "best": {"parameters": best}}
+    write(tmp_path, "search.json", json.dumps(search))
+    for given in (tmp_path, tmp_path / "search.json"):
+        player = load_gait(model, str(given), PERIOD)
+        assert player.gait.params == CPGParameters(**{**best, "initial_phases": tuple(best["initial_phases"])})
+        assert player.name == f"cpg paired (best of {tmp_path / 'search.json'})"
+    write(tmp_path, "search.json", json.dumps({**search, "best": None}))
+    with pytest.raises(GaitError, match="the search has no best gait yet"):
+        load_gait(model, str(tmp_path), PERIOD)
+    write(tmp_path, "search.json", json.dumps({**search, "settings": {"robot": "hoap2"}}))
+    with pytest.raises(GaitError, match="a search for 'hoap2', not 'bioloid_quadruped'"):
+        load_gait(model, str(tmp_path), PERIOD)
+    write(tmp_path, "search.json", "{not json")
+    with pytest.raises(GaitError, match=r"not a gait search's search\.json"):
+        load_gait(model, str(tmp_path), PERIOD)
+
+
+def test_an_unknown_gait_names_the_robots_gaits(model, tmp_path):
+    with pytest.raises(GaitError, match=r"unknown gait 'tolt': not a gait of bioloid_quadruped \(walk, trot, "
+                                        r"transverse_gallop, rotary_gallop, canter, amble, pace, bound, pronk\) nor "
+                                        r"an existing gait file"):
+        load_gait(model, "tolt", PERIOD)
+    with pytest.raises(GaitError, match="not a gait file"):
+        load_gait(model, str(write(tmp_path, "gait.txt", "cpg: {}\n")), PERIOD)
+
+
+def test_only_robots_with_gaits_get_a_gait_controller_and_its_parameters_are_the_files():
+    assert gaited_robot(ROBOT) and not gaited_robot("hoap2") and not gaited_robot("bioloid")
+    params = GaitControllerParameters.for_robot(ROBOT)
+    assert params.period == 0.01 and params.stance == "home"
+    with pytest.raises(ValueError, match="parameter period must be > 0"):
+        GaitControllerParameters(period=0.0)
