@@ -28,13 +28,14 @@ import numpy as np
 import pytest
 from action_msgs.msg import GoalStatus
 
-from humanoid_bringup.graphs import ROBOT_AND_PLAYER_ONLY, sim_nodes
+from humanoid_bringup.graphs import ROBOT_AND_PLAYER_ONLY
 from humanoid_control.ros.robot_client import JOINT_STATES_DEPTH, RobotClient
 from humanoid_control.ros.ros_time import seconds
 from humanoid_core.loop.interpolation import Spline
 from humanoid_core.motion import Motion, Playback, load_motion, plan_playback
-from humanoid_core.motion.hoap2_csv import CsvLayout, write_hoap2_csv
 from humanoid_interfaces.action import PlayMotion
+from humanoid_robot_hoap2.csv_motion import CsvLayout, write_hoap2_csv
+from humanoid_sim.graphs import sim_nodes
 
 pytestmark = pytest.mark.system
 

@@ -17,7 +17,6 @@ from humanoid_core.balance.estimator import (
 )
 from humanoid_core.balance.foot_pressure import FootWrench
 from humanoid_core.balance.parameters import BalanceParameters
-from humanoid_description.bioloid_thesis.pose_analysis import ThesisFrame
 from humanoid_description.model import load_model
 from humanoid_description.support import convex_hull, signed_margin
 
@@ -244,35 +243,6 @@ def test_no_support_means_no_margin_and_not_stable(model):
     result = estimator(model).update(0.0, q, airborne)
     assert math.isnan(result.margin) and not result.stable and len(result.polygon) == 0
     assert all(math.isfinite(v) for v in result.com)
-
-
-def test_bioloid_flat_feet_margin_equals_the_balance_poses_analysis_of_the_same_pose():
-    """balance-poses' static analysis (thesis frame, right foot on the ground, left corners
-    within 2 mm of its plane) and the monitor's flat-feet assumption describe the same
-    support: the margins agree for the home pose (one left corner 2.2 mm below the right
-    sole's plane: left out by both) and for every thesis pose standing on the right foot."""
-    model = load_model("bioloid")
-    frame = ThesisFrame(model)
-    poses = [model.home_positions(), model.pose_positions("zero"),
-             *(frame.joint_positions(angles) for angles in thesis_pose_angles())]
-    compared = 0
-    for q in poses:
-        analysis = frame.analyse(frame.angles_deg(q))
-        result = estimator(model).update(0.0, q)
-        if not result.contacts["right"]:  # the model's left sole is the lower one (P5): not the thesis' support
-            continue
-        assert result.margin * 1000.0 == pytest.approx(analysis.margin_mm, abs=1e-6)
-        compared += 1
-    assert compared >= len(poses) - 1
-
-
-def thesis_pose_angles():
-    import yaml
-
-    from humanoid_description.robots import robot_files
-
-    data = yaml.safe_load(robot_files("bioloid").config_file("balanced_poses.yaml").read_text())
-    return [pose["angles"] for pose in data["poses"].values()]
 
 
 def test_the_quadruped_with_no_inputs_stands_on_its_balls():

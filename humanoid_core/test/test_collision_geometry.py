@@ -18,8 +18,7 @@ import numpy as np
 import pytest
 
 from humanoid_core.loop.interpolation import Law, Spline
-from humanoid_core.motion.hoap2_csv import read_hoap2_csv
-from humanoid_core.motion.library import list_motions, load_motion
+from humanoid_core.motion.library import list_motions, load_motion, read_motion_file
 from humanoid_core.motion.trajectory import plan_playback
 from humanoid_description.collision import CollisionModel, CollisionTracker
 from humanoid_description.model import load_model
@@ -119,7 +118,7 @@ def test_library_motion_is_free_of_self_collision_all_along(robot, name):
 def test_hoap2_csv_motion_is_free_of_self_collision(tmp_path):
     path = tmp_path / "crouch.csv"
     path.write_text(CSV_LINE + "\n")
-    assert_clear("hoap2", played("hoap2", read_hoap2_csv(path)), "csv crouch", path=True)
+    assert_clear("hoap2", played("hoap2", read_motion_file(path, "hoap2")), "csv crouch", path=True)
 
 
 @pytest.mark.parametrize("start", ["zero", "arms_lowered"])

@@ -5,17 +5,14 @@ import functools
 
 import numpy as np
 import pytest
-import yaml
 
 from humanoid_core.motion.library import list_motions, load_motion
 from humanoid_core.motion.limits import JointBounds
-from humanoid_core.motion.model import JointPose, MotionError
-from humanoid_core.motion.pose_demo import pose_demo_motion
+from humanoid_core.motion.model import MotionError
 from humanoid_core.motion.trajectory import plan_playback
-from humanoid_description.bioloid_thesis.pose_analysis import ThesisFrame
 from humanoid_description.collision import CollisionModel
 from humanoid_description.model import load_model
-from humanoid_description.robots import ROBOTS, robot_files
+from humanoid_description.robots import ROBOTS
 from humanoid_description.support import convex_hull, signed_margin
 
 COMMON = {"home", "arms_lowered", "squat", "bow", "wave"}
@@ -77,25 +74,6 @@ def test_library_motion_is_free_of_self_collision_at_every_keyframe(robot, name)
     for i in range(motion.keyframe_count):
         report = collision_model(robot).check(keyframe_positions(motion, i))
         assert not report.in_collision, f"{name}, {motion.label(i)}: {report.colliding}"
-
-
-@pytest.mark.parametrize("name", sorted(BALANCED))
-def test_balanced_pose_motions_are_the_thesis_poses(name):
-    poses = yaml.safe_load(robot_files("bioloid").config_file("balanced_poses.yaml").read_text())["poses"]
-    motion = load_motion("bioloid", name)
-    model = load_model("bioloid")
-    expected = ThesisFrame(model).joint_positions(poses[name]["angles"])
-    np.testing.assert_allclose(motion.positions[3], expected, atol=1e-6)
-    home = model.home_positions()
-    np.testing.assert_allclose(motion.positions[0], home, atol=1e-6)
-    np.testing.assert_allclose(motion.positions[-1], home, atol=1e-6)
-    assert motion.holds[3] == 2.0 and motion.support(3) == "right"
-    assert [motion.label(i) for i in range(motion.keyframe_count)] == [
-        "home", "weight on the right foot", "left foot raised", name, "left foot raised",
-        "weight on the right foot", "home"]
-    # the library file is what the generator writes today
-    regenerated = pose_demo_motion("bioloid", name, [JointPose(name, model.joints.to_dict(expected), 0, "right")])
-    np.testing.assert_allclose(motion.positions, regenerated.positions, atol=1e-4)
 
 
 def test_load_by_path_and_helpful_errors(tmp_path):

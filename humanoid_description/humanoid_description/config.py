@@ -90,8 +90,12 @@ class RobotConfig:
     #: Distance (m) two links must keep for a configuration to count as free of self-collision.
     safety_distance: float
     #: The robot's own motion file formats by file suffix (``.csv`` -> ``hoap2_csv``), read by
-    #: :mod:`humanoid_core.motion.library`; keyframe YAML files are every robot's.
+    #: :mod:`humanoid_core.motion.library` through the format registry
+    #: (:mod:`humanoid_core.motion.formats`); keyframe YAML files are every robot's.
     motion_formats: dict[str, str]
+    #: The robot's own Python package (``humanoid_robot_<robot>``: its formats, its tools), which
+    #: registers the formats ``motion_formats`` names; None: the robot has no code of its own.
+    package: str | None
     sections: dict[str, Any] = field(repr=False)  # robot-specific sections, as read
 
     def pose(self, name: str) -> dict[str, float]:
@@ -145,7 +149,7 @@ def load_config(robot: str) -> RobotConfig:
     if len({foot.is_ball for foot in feet.values()}) > 1:
         raise ValueError(f"{files.config}: feet must be all flat soles or all balls")
     known = {"name", "description", "srdf", "joints", "feet", "imu_frame", "home_pose",
-             "poses", "poses_raw", "actuators", "self_collision", "motion_formats"}
+             "poses", "poses_raw", "actuators", "self_collision", "motion_formats", "package"}
     safety_distance = float(data["self_collision"]["safety_distance"])
     if not 0.0 <= safety_distance < 0.05:
         raise ValueError(f"{files.config}: self_collision.safety_distance {safety_distance} m is not in [0, 0.05)")
@@ -154,6 +158,7 @@ def load_config(robot: str) -> RobotConfig:
         home_pose=data["home_pose"], poses=poses, joint_map=joint_map,
         actuators=_actuator_limits(data["actuators"]), safety_distance=safety_distance,
         motion_formats={str(suffix).lower(): str(kind) for suffix, kind in (data.get("motion_formats") or {}).items()},
+        package=str(data["package"]) if data.get("package") else None,
         sections={k: v for k, v in data.items() if k not in known})
 
 

@@ -51,8 +51,8 @@ from humanoid_core.motion import Motion, plan_playback
 from humanoid_core.motion.model import JointPose
 from humanoid_core.motion.pose_demo import pose_demo_motion
 from humanoid_core.processes.node_graph import Graph
-from humanoid_description.bioloid_thesis.pose_analysis import ThesisFrame
 from humanoid_description.model import load_model
+from humanoid_robot_bioloid.thesis.pose_analysis import ThesisFrame
 from humanoid_sim.sim_node_spec import sim_node_spec
 
 #: Robot-time seconds to wait after a reset: the simulator drops the robot 0.5 mm onto

@@ -28,9 +28,9 @@ import subprocess
 import pytest
 import yaml
 
-from humanoid_description.bioloid_thesis.pose_analysis import ThesisFrame
 from humanoid_description.model import load_model
 from humanoid_description.robots import robot_files
+from humanoid_robot_bioloid.thesis.pose_analysis import ThesisFrame
 
 pytestmark = pytest.mark.system
 

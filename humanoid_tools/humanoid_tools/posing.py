@@ -16,9 +16,10 @@ degrees, joints are the URDF names (case does not matter)::
     save FILE [LABEL]    append the current pose to FILE (created if missing):
                            .yaml/.yml  a keyframe of a keyframe motion file, the pose demo's
                                        move time (config/motion.yaml: 1.5 s) after the last one
-                           .csv        the robot's own format (robot.yaml motion_formats):
-                                       hoap2_csv, a line of the csv motion format lasting that
-                                       long; bioloid_thesis_poses, a pose LABEL,J1..J18 in degrees
+                           .csv        the robot's own format (robot.yaml motion_formats),
+                                       by its pose writer: on the HOAP-2 a line of the csv
+                                       motion format lasting that long, on the Bioloid a
+                                       thesis pose LABEL,J1..J18 in degrees
     quit                 end the session (also: exit, or the end of the input)
 
 Blank lines and lines starting with ``#`` are ignored, so a script of commands can be
@@ -58,7 +59,6 @@ SETTLED_SPEED = math.radians(1.0)
 #: ... or this long (robot seconds) after the trajectory ended (a joint pushing against
 #: something may never come to rest).
 SETTLE_LIMIT = 1.0
-YAML_SUFFIXES = (".yaml", ".yml")
 
 
 class CommandError(ValueError):
@@ -159,25 +159,17 @@ class PosingSession:
 
     def save(self, args: list[str]) -> None:
         from humanoid_core.motion import MotionError
-        from humanoid_core.motion.pose_saving import append_hoap2_csv_line, append_keyframe, append_thesis_pose
+        from humanoid_core.motion.formats import UnknownMotionFormatError, pose_file_format
 
         path, label = Path(args[0]), " ".join(args[1:])
-        suffix = path.suffix.lower()
         try:
-            if suffix in YAML_SUFFIXES:
-                motion = append_keyframe(path, self.robot, self.measured(), label)
-                self.say(f"saved keyframe {motion.keyframe_count - 1} (t = {motion.times[-1]:g} s) to {path}")
-            elif self.motion_formats.get(suffix) == "hoap2_csv":
-                count = append_hoap2_csv_line(path, self.robot, self.measured())
-                note = f" (the csv format has no labels: {label!r} not saved)" if label else ""
-                self.say(f"saved line {count} to {path}{note}")
-            elif self.motion_formats.get(suffix) == "bioloid_thesis_poses":
-                count = append_thesis_pose(path, self.robot, self.measured(), label)
-                self.say(f"saved pose {count} to {path}")
-            else:
+            chosen = pose_file_format(self.robot, path.suffix)
+            if chosen is None:
                 own = "".join(f" or a {s} file" for s in self.motion_formats)
                 raise CommandError(f"cannot save to {path.name!r}: give a .yaml/.yml keyframe file{own}")
-        except MotionError as error:
+            saved = chosen.append_pose(path, self.robot, self.measured(), label)
+            self.say(f"saved {saved.what} to {path}{saved.note}")
+        except (MotionError, UnknownMotionFormatError) as error:
             raise CommandError(f"not saved: {error}") from None
         except OSError as error:  # the file is left as it was (written all or nothing)
             raise CommandError(f"not saved: cannot write {path}: {error.strerror or error}") from None
@@ -253,8 +245,8 @@ COMMANDS: dict[str, Command] = {
     "set": Command("set JOINT ANGLE", "move JOINT to ANGLE degrees (clamped to its limits)",
                    PosingSession.set, 2, 2),
     "reset": Command("reset [JOINT]", "JOINT, or every joint, back to the home pose", PosingSession.reset, 0, 1),
-    "save": Command("save FILE [LABEL]", "append the current pose to FILE: .yaml/.yml keyframe file, or .csv "
-                    "(hoap2: csv motion line; bioloid: thesis pose J1..J18 deg)", PosingSession.save, 1),
+    "save": Command("save FILE [LABEL]", "append the current pose to FILE: .yaml/.yml keyframe file, or a file "
+                    "of the robot's own format (robot.yaml motion_formats)", PosingSession.save, 1),
 }
 
 

@@ -28,7 +28,7 @@ their wrenches (loaded above ``foot_load_threshold``), else the model (a sole wh
 lowest corner is within ``contact_height`` of the ground; with flat feet, the support
 soles). The polygon is the hull of the corners of those soles that lie within
 ``contact_height`` of the ground, as in the thesis' analysis
-(:mod:`humanoid_description.bioloid_thesis.pose_analysis`): a sole on its edge supports along that edge.
+(:mod:`humanoid_robot_bioloid.thesis.pose_analysis`): a sole on its edge supports along that edge.
 
 **Results**: the CoM (Pinocchio, the model's masses and the known joint positions) in
 the ground frame; the support polygon (convex hull of the contacting soles' corners);

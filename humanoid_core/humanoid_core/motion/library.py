@@ -3,42 +3,29 @@
 The library of robot ``r`` is the keyframe files of its folder's ``motions/``
 (``humanoid_description/robots/<r>/motions/*.yaml``); a motion is known by its file name
 without extension. :func:`load_motion` takes such a name or a path to a file in any
-supported format:
+supported format (:mod:`humanoid_core.motion.formats`, the registry of readers):
 
 =========================  =======================================================
-``*.yaml``/``*.yml``        ``format: keyframes`` (default) or ``format: bioloid_pages``
-a robot's own suffix        the format its ``robot.yaml`` declares (``motion_formats``):
-                            ``hoap2_csv`` (the HOAP-2's csv motion file) or
-                            ``bioloid_thesis_poses`` (raw poses by motor ID when the first
-                            line is ``pose,<id>,...``, thesis poses (J1..J18 deg) otherwise;
-                            played as the thesis demo)
+``*.yaml``/``*.yml``        the format its ``format:`` key names: ``keyframes`` (default)
+                            or ``bioloid_pages``
+a robot's own suffix        the format its ``robot.yaml`` declares (``motion_formats``),
+                            registered by the robot's package (``robot.yaml`` ``package``):
+                            the HOAP-2's csv motion files, the Bioloid's thesis and raw
+                            pose files (played as the thesis demo)
 =========================  =======================================================
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
-from humanoid_core.motion.bioloid_pages import FORMAT as PAGES_FORMAT
-from humanoid_core.motion.bioloid_pages import pages_to_motion, read_pages
-from humanoid_core.motion.bioloid_poses import (
-    is_raw_pose_file,
-    raw_to_joint_poses,
-    read_raw_poses,
-    read_thesis_poses,
-)
-from humanoid_core.motion.hoap2_csv import read_hoap2_csv
+from humanoid_core.motion.formats import YAML_SUFFIXES, UnknownMotionFormatError, suffix_format, yaml_formats
 from humanoid_core.motion.keyframes import FORMAT as KEYFRAMES_FORMAT
-from humanoid_core.motion.keyframes import read_keyframes
 from humanoid_core.motion.model import Motion, MotionError
-from humanoid_core.motion.pose_demo import pose_demo_motion
 from humanoid_core.motion.yaml_nodes import compose_file
 from humanoid_description.config import load_config
 from humanoid_description.robots import ROBOTS
 from humanoid_description.runtime_files import MOTION_LIBRARY
-
-YAML_SUFFIXES = (".yaml", ".yml")
 
 
 def library_directories(robot: str) -> list[Path]:
@@ -88,31 +75,21 @@ def read_motion_file(path: Path, robot: str) -> Motion:
     suffix = path.suffix.lower()
     if suffix in YAML_SUFFIXES:
         return _read_yaml_motion(path, robot)
+    try:
+        own = suffix_format(robot, suffix)
+    except UnknownMotionFormatError as error:  # the robot's package is not installed
+        raise MotionError(path, str(error)) from None
+    if own is not None:
+        return own.read(path, robot)
     formats = load_config(robot).motion_formats
-    if suffix in formats:
-        return ROBOT_FORMATS[formats[suffix]](path, robot)
     known = ", ".join([".yaml/.yml keyframes or pages", *(f"{s} ({k})" for s, k in formats.items())])
     raise MotionError(path, f"unknown motion file type {suffix!r} for robot {robot} (known: {known})")
-
-
-def _read_thesis_pose_file(path: Path, robot: str) -> Motion:
-    poses = (raw_to_joint_poses(read_raw_poses(path, robot), robot) if is_raw_pose_file(path)
-             else read_thesis_poses(path, robot))
-    return pose_demo_motion(robot, path.stem, poses, source=str(path))
-
-
-#: Readers of the robots' own formats, by the name a robot declares (robot.yaml ``motion_formats``).
-ROBOT_FORMATS: dict[str, Callable[[Path, str], Motion]] = {
-    "hoap2_csv": read_hoap2_csv,
-    "bioloid_thesis_poses": _read_thesis_pose_file,
-}
 
 
 def _read_yaml_motion(path: Path, robot: str) -> Motion:
     top = compose_file(path).mapping("motion file")
     kind = top["format"].text("format") if "format" in top else KEYFRAMES_FORMAT
-    if kind == KEYFRAMES_FORMAT:
-        return read_keyframes(path, robot)
-    if kind == PAGES_FORMAT:
-        return pages_to_motion(read_pages(path, robot))
-    raise top["format"].error(f"unknown format {kind!r} (known: {KEYFRAMES_FORMAT}, {PAGES_FORMAT})")
+    formats = yaml_formats()
+    if kind in formats:
+        return formats[kind].read(path, robot)
+    raise top["format"].error(f"unknown format {kind!r} (known: {', '.join(formats)})")

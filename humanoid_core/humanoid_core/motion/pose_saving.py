@@ -3,12 +3,10 @@
 Each file is read first with its format's reader, so that a malformed file is refused
 (a :class:`~humanoid_core.motion.model.MotionError`), never extended, and written
 with its format's writer, all or nothing (a file that cannot be written is left as it
-was; OSError says why):
-
-- keyframe YAML: one more keyframe, the pose demo's move time (``config/motion.yaml``)
-  after the last one;
-- HOAP-2 csv motion: one more line, lasting that long;
-- Bioloid thesis poses: one more ``LABEL,J1..J18`` line (degrees).
+was; OSError says why). Here: a keyframe YAML file gets one more keyframe, the pose demo's
+move time (``config/motion.yaml``) after the last one. A robot's own formats bring their
+pose writers with them (:class:`humanoid_core.motion.formats.MotionFormat`), saving a pose
+:func:`keyframe_step` after the previous one where the format has times.
 """
 
 from __future__ import annotations
@@ -19,16 +17,10 @@ from pathlib import Path
 
 import numpy as np
 
-from humanoid_core.loop.interpolation import Law
 from humanoid_core.motion.data import load_settings
-from humanoid_core.motion.hoap2_csv import CsvLayout, hoap2_csv_text, read_hoap2_csv
 from humanoid_core.motion.keyframes import read_keyframes, write_keyframes
 from humanoid_core.motion.limits import JointBounds
-from humanoid_core.motion.model import Motion, MotionError
-from humanoid_description.bioloid_thesis.pose_analysis import ThesisFrame
-from humanoid_description.bioloid_thesis.pose_file import ThesisPose, read_pose_csv, write_pose_csv
-from humanoid_description.data_file import DataFileError, write_text_atomically
-from humanoid_description.model import load_model
+from humanoid_core.motion.model import Motion
 
 #: Decimals (deg) of the values a new keyframe is saved with; the keyframe file is written
 #: with KEEP_DECIMALS, which keeps every earlier value of the file as it was read.
@@ -68,35 +60,3 @@ def append_keyframe(path: Path, robot: str, positions: Mapping[str, float], labe
     write_keyframes(motion, path, units="deg", decimals=KEEP_DECIMALS,
                     header=f"Keyframes of the {robot} saved by `humanoid pose`.")
     return motion
-
-
-def append_hoap2_csv_line(path: Path, robot: str, positions: Mapping[str, float]) -> int:
-    """Append the pose as one line of the HOAP-2 csv motion format (the line lasts the keyframe
-    step). Returns the line count."""
-    count = read_hoap2_csv(path, robot).keyframe_count if path.exists() else 0
-    columns = CsvLayout.for_robot(robot).columns
-    line = Motion(name=path.stem, robot=robot, joint_names=columns, times=[0.0],
-                  positions=[[positions[c] for c in columns]], law=Law.LINEAR, holds=[keyframe_step()])
-    text = path.read_text() if path.exists() else ""
-    write_text_atomically(path, text + ("" if not text or text.endswith("\n") else "\n") + hoap2_csv_text(line))
-    return count + 1
-
-
-def append_thesis_pose(path: Path, robot: str, positions: Mapping[str, float], label: str = "") -> int:
-    """Append the pose to a thesis pose file (LABEL,J1..J18 deg). Returns the pose count."""
-    model = load_model(robot)
-    try:
-        frame = ThesisFrame(model)
-    except ValueError as error:
-        raise MotionError(path, str(error)) from None
-    try:
-        poses = read_pose_csv(path) if path.exists() else []
-    except DataFileError as error:
-        raise MotionError.from_data_file(error) from None
-    angles = frame.angles_deg(model.joints.to_array(dict(positions)))
-    poses.append(ThesisPose(line=0, label=label or f"pose {len(poses) + 1}", angles_deg=angles))
-    try:
-        write_pose_csv(poses, path)
-    except ValueError as error:
-        raise MotionError(path, str(error)) from None
-    return len(poses)

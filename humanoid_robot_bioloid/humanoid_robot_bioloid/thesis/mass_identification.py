@@ -28,10 +28,10 @@ import numpy as np
 import yaml
 from scipy.optimize import least_squares
 
-from humanoid_description.bioloid_thesis import equations as thesis
-from humanoid_description.bioloid_thesis.pose_analysis import ThesisFrame
 from humanoid_description.model import RobotModel
 from humanoid_description.robots import robot_files
+from humanoid_robot_bioloid.thesis import equations as thesis
+from humanoid_robot_bioloid.thesis.pose_analysis import ThesisFrame
 
 LAMBDAS = (0.1, 1.0, 10.0, 100.0, 1000.0)
 BOUNDS = (0.4, 2.5)

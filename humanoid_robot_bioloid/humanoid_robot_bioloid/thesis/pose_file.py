@@ -18,8 +18,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from humanoid_description.bioloid_thesis.equations import JOINTS
 from humanoid_description.data_file import DataFileError, text_lines, write_text_atomically
+from humanoid_robot_bioloid.thesis.equations import JOINTS
 
 JOINT_COUNT = len(JOINTS)
 #: No servo angle is larger (the AX-12 turns 300 deg: +-150 deg); a larger value is a

@@ -10,12 +10,13 @@ here and nowhere else hard-coded.
 
 The writer emits ``multiplier,0,<joints>``: field 1 and the trailing fields some
 files carry (hands, head, flags: ``60,R,R,R``) are not written, since their meaning
-is unknown.
+is unknown. :func:`append_hoap2_csv_line` appends a pose (``humanoid pose``'s save).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,8 +25,9 @@ import numpy as np
 from humanoid_core.loop.interpolation import Law
 from humanoid_core.motion.limits import JointBounds
 from humanoid_core.motion.model import Motion, MotionError
+from humanoid_core.motion.pose_saving import keyframe_step
 from humanoid_description.config import load_config
-from humanoid_description.data_file import DataFileError, text_lines
+from humanoid_description.data_file import DataFileError, text_lines, write_text_atomically
 from humanoid_description.units import hoap2_pulses_to_radians, radians_to_hoap2_pulses
 
 ROBOT = "hoap2"
@@ -173,3 +175,15 @@ def _line_samples(motion: Motion, period: float, multiplier: int | None) -> tupl
         raise MotionError(motion.source, f"time {ticks[off_grid[0]] * period:g} s is not a multiple of the "
                                          f"{period * 1000:g} ms period: write it with a sampling multiplier")
     return times, positions, final_hold
+
+
+def append_hoap2_csv_line(path: Path, robot: str, positions: Mapping[str, float]) -> int:
+    """Append the pose as one line of the HOAP-2 csv motion format (the line lasts the keyframe
+    step). Returns the line count."""
+    count = read_hoap2_csv(path, robot).keyframe_count if path.exists() else 0
+    columns = CsvLayout.for_robot(robot).columns
+    line = Motion(name=path.stem, robot=robot, joint_names=columns, times=[0.0],
+                  positions=[[positions[c] for c in columns]], law=Law.LINEAR, holds=[keyframe_step()])
+    text = path.read_text() if path.exists() else ""
+    write_text_atomically(path, text + ("" if not text or text.endswith("\n") else "\n") + hoap2_csv_text(line))
+    return count + 1

@@ -16,10 +16,10 @@ import pytest
 from humanoid_core.loop.interpolation import Law
 from humanoid_core.motion import MotionError, load_motion
 from humanoid_core.motion.bioloid_pages import motion_to_pages, pages_text, read_pages
-from humanoid_core.motion.bioloid_poses import read_raw_poses, read_thesis_poses
-from humanoid_core.motion.hoap2_csv import read_hoap2_csv
 from humanoid_core.motion.keyframes import keyframes_text, read_keyframes
 from humanoid_core.motion.library import read_motion_file
+from humanoid_robot_bioloid.poses import read_raw_poses, read_thesis_poses
+from humanoid_robot_hoap2.csv_motion import read_hoap2_csv
 
 HOME_RAW = "206,818,252,772,512,512,512,512,512,512,463,560,440,585,554,470,509,510"
 

@@ -4,9 +4,9 @@ Two formats:
 
 - **thesis poses** (``read_thesis_poses``): 18 angles J1..J18 in degrees, numbered and
   signed as in Tyropoulos (2008), optionally after a label; read by
-  :func:`humanoid_description.bioloid_thesis.pose_file.read_pose_csv` (written by its
+  :func:`humanoid_robot_bioloid.thesis.pose_file.read_pose_csv` (written by its
   ``write_pose_csv``) and converted by
-  :class:`~humanoid_description.bioloid_thesis.pose_analysis.ThesisFrame` (nothing of the
+  :class:`~humanoid_robot_bioloid.thesis.pose_analysis.ThesisFrame` (nothing of the
   thesis convention is repeated here);
 - **raw poses by motor ID** (``read_raw_poses``): a header ``pose,<id>,<id>,...`` naming
   the Dynamixel IDs of the columns, then ``<label>,<raw>,<raw>,...`` per pose, raw AX-12
@@ -17,22 +17,25 @@ Two formats:
       pose,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18
       home,206,818,252,772,512,512,512,512,512,512,463,560,440,585,554,470,509,510
 
-Played as a motion, a pose file becomes the thesis' demo program
-(:func:`humanoid_core.motion.pose_demo.pose_demo_motion`).
+Played as a motion (:func:`read_pose_file_motion`, the robot's ``bioloid_thesis_poses``
+format), a pose file becomes the thesis' demo program
+(:func:`humanoid_core.motion.pose_demo.pose_demo_motion`); :func:`append_thesis_pose`
+appends a pose in the thesis convention (``humanoid pose``'s save).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from humanoid_core.motion.limits import JointBounds
-from humanoid_core.motion.model import JointPose, MotionError
-from humanoid_description.bioloid_thesis.pose_analysis import ThesisFrame
-from humanoid_description.bioloid_thesis.pose_file import read_pose_csv
+from humanoid_core.motion.model import JointPose, Motion, MotionError
+from humanoid_core.motion.pose_demo import pose_demo_motion
 from humanoid_description.data_file import DataFileError, text_lines
 from humanoid_description.model import load_model
+from humanoid_robot_bioloid.thesis.pose_analysis import ThesisFrame
+from humanoid_robot_bioloid.thesis.pose_file import ThesisPose, read_pose_csv, write_pose_csv
 
 ROBOT = "bioloid"
 RAW_HEADER = "pose"
@@ -168,3 +171,33 @@ def is_raw_pose_file(path: Path) -> bool:
     except DataFileError:
         return False
     return False
+
+
+# -- the robot's pose file format --------------------------------------------------------
+def read_pose_file_motion(path: Path, robot: str = ROBOT) -> Motion:
+    """A pose file played as the thesis' demo: raw poses by motor ID when the first line is
+    ``pose,<id>,...``, thesis poses (J1..J18 deg) otherwise."""
+    path = Path(path)
+    poses = (raw_to_joint_poses(read_raw_poses(path, robot), robot) if is_raw_pose_file(path)
+             else read_thesis_poses(path, robot))
+    return pose_demo_motion(robot, path.stem, poses, source=str(path))
+
+
+def append_thesis_pose(path: Path, robot: str, positions: Mapping[str, float], label: str = "") -> int:
+    """Append the pose to a thesis pose file (LABEL,J1..J18 deg). Returns the pose count."""
+    model = load_model(robot)
+    try:
+        frame = ThesisFrame(model)
+    except ValueError as error:
+        raise MotionError(path, str(error)) from None
+    try:
+        poses = read_pose_csv(path) if path.exists() else []
+    except DataFileError as error:
+        raise MotionError.from_data_file(error) from None
+    angles = frame.angles_deg(model.joints.to_array(dict(positions)))
+    poses.append(ThesisPose(line=0, label=label or f"pose {len(poses) + 1}", angles_deg=angles))
+    try:
+        write_pose_csv(poses, path)
+    except ValueError as error:
+        raise MotionError(path, str(error)) from None
+    return len(poses)

@@ -20,10 +20,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from humanoid_description.bioloid_thesis import equations as thesis
-from humanoid_description.bioloid_thesis.pose_file import JOINT_COUNT
 from humanoid_description.model import RobotModel
 from humanoid_description.support import convex_hull, signed_margin
+from humanoid_robot_bioloid.thesis import equations as thesis
+from humanoid_robot_bioloid.thesis.pose_file import JOINT_COUNT
 
 CONTACT_TOLERANCE_MM = 2.0
 #: A joint this close to a limit (rad) is within it: the URDF's limits are rounded to 1e-6 rad.

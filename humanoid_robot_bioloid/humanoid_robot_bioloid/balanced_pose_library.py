@@ -1,9 +1,9 @@
 """The Bioloid library motions P1..P13: the thesis' balanced poses played as its demo did.
 
-``python -m humanoid_core.motion.balanced_pose_library`` regenerates
-``config/motions/bioloid/P*.yaml`` from
-``humanoid_description/robots/bioloid/balanced_poses.yaml``; test_motion_library.py
-checks that both agree.
+``python -m humanoid_robot_bioloid.balanced_pose_library`` regenerates the robot's library
+motions ``P*.yaml`` (its folder's ``motions/``, found through
+:data:`humanoid_description.runtime_files.MOTION_LIBRARY`) from its folder's
+``balanced_poses.yaml``; test_balanced_pose_library.py checks that both agree.
 """
 
 from __future__ import annotations
@@ -15,24 +15,27 @@ import yaml
 from humanoid_core.motion.keyframes import write_keyframes
 from humanoid_core.motion.model import JointPose, Motion
 from humanoid_core.motion.pose_demo import pose_demo_motion
-from humanoid_description.bioloid_thesis.pose_analysis import ThesisFrame
 from humanoid_description.model import load_model
 from humanoid_description.robots import robot_files
+from humanoid_description.runtime_files import MOTION_LIBRARY
+from humanoid_robot_bioloid.thesis.pose_analysis import ThesisFrame
 
 ROBOT = "bioloid"
+#: The balanced poses, in the robot's folder (J1..J18 deg per pose).
+BALANCED_POSES = "balanced_poses.yaml"
 
 
-def write_balanced_pose_library(directory: Path) -> list[Path]:
+def write_balanced_pose_library(directory: Path, robot: str = ROBOT) -> list[Path]:
     """(Re)write the library motions P1..P13 from the thesis' balanced poses."""
-    model = load_model(ROBOT)
+    model = load_model(robot)
     frame = ThesisFrame(model)
-    source = robot_files(ROBOT).config_file("balanced_poses.yaml")
+    source = robot_files(robot).config_file(BALANCED_POSES)
     poses = yaml.safe_load(source.read_text())["poses"]
     written = []
     for name, spec in poses.items():
         positions = frame.joint_positions(spec["angles"])
         pose = JointPose(name, model.joints.to_dict(positions), line=0, support="right")
-        motion = pose_demo_motion(ROBOT, name, [pose], source=str(source))
+        motion = pose_demo_motion(robot, name, [pose], source=str(source))
         angles = ", ".join(f"{a:g}" for a in spec["angles"])
         motion = Motion(**{**motion.__dict__, "description":
                            f"Balanced pose {name} of Tyropoulos (2008), set by hand on the real robot: from home, "
@@ -41,16 +44,18 @@ def write_balanced_pose_library(directory: Path) -> list[Path]:
                            f"J1..J18 = {angles} deg."})
         path = Path(directory) / f"{name}.yaml"
         write_keyframes(motion, path, units="deg", decimals=4, header=(
-            f"Generated from humanoid_description/robots/bioloid/balanced_poses.yaml ({name}) by\n"
-            "python -m humanoid_core.motion.balanced_pose_library; test_motion_library.py checks both agree."))
+            f"Generated from humanoid_description/robots/{robot}/{BALANCED_POSES} ({name}) by\n"
+            "python -m humanoid_robot_bioloid.balanced_pose_library; test_balanced_pose_library.py checks "
+            "both agree."))
         written.append(path)
     return written
 
 
 def main() -> int:
-    directory = Path(__file__).resolve().parents[3] / "humanoid_description" / "robots" / ROBOT / "motions"  # source
-    for path in write_balanced_pose_library(directory):
-        print(f"written {path}")
+    # the robot's motions folder as the library reads it; under a symlink install its files
+    # link to the sources, which the writer follows (data_file.write_text_atomically)
+    for path in write_balanced_pose_library(MOTION_LIBRARY.path(ROBOT)):
+        print(f"written {path.resolve()}")
     return 0
 
 

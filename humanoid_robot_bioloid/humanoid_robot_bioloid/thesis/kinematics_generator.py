@@ -13,7 +13,7 @@ gives the same kinematics; this one keeps joint frames inside the robot).
 Sign convention: every URDF axis is +x, +y or +z of REP-103, so a URDF joint
 position q relates to the thesis servo angle theta by q = direction * theta with
 direction = +-1, recorded per joint. Run ``python -m
-humanoid_description.bioloid_thesis.kinematics_generator OUT.yaml`` to regenerate the file; a test
+humanoid_robot_bioloid.thesis.kinematics_generator OUT.yaml`` to regenerate the file; a test
 checks that the committed file is what this module produces.
 """
 
@@ -26,8 +26,8 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from humanoid_description.bioloid_thesis import equations as thesis
 from humanoid_description.units import AX12
+from humanoid_robot_bioloid.thesis import equations as thesis
 
 #: Box of each URDF link's body, centred on the link's CoM: size (x, y, z) in mm in the
 #: link frame at the zero pose (T-pose, arms sideways), sized from the AX-12 (32 x 50 x
@@ -159,7 +159,7 @@ def document() -> dict:
             "box_origin": box_centre,
         }
     return {
-        "generated_by": "python -m humanoid_description.bioloid_thesis.kinematics_generator",
+        "generated_by": "python -m humanoid_robot_bioloid.thesis.kinematics_generator",
         "source": "Tyropoulos 2008 forward-kinematics equations J1..J18 (three misprint fixes)",
         "effort_limit": EFFORT_LIMIT_NM,
         "velocity_limit": VELOCITY_LIMIT_RAD_S,
@@ -186,7 +186,7 @@ def render() -> str:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        print("usage: python -m humanoid_description.bioloid_thesis.kinematics_generator OUT.yaml", file=sys.stderr)
+        print("usage: python -m humanoid_robot_bioloid.thesis.kinematics_generator OUT.yaml", file=sys.stderr)
         return 2
     Path(args[0]).write_text(render())
     return 0

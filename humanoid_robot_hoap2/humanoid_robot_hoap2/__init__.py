@@ -1,0 +1,7 @@
+"""The Fujitsu HOAP-2's own code, without ROS: its motion file format.
+
+- :mod:`.csv_motion`: the maker's csv motion files (reader, writer, a pose appended as a line);
+- :mod:`.motion_format`: that format registered by name (``hoap2_csv``) for the motion
+  library (entry point ``humanoid.motion_formats`` in ``setup.py``); the robot's folder
+  (``humanoid_description/robots/hoap2/robot.yaml``) declares it for its ``.csv`` files.
+"""
