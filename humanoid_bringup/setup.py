@@ -34,5 +34,7 @@ setup(
     description="Bring-up of the humanoid stack: launch files, parameters and the humanoid CLI.",
     license="Apache-2.0",
     tests_require=["pytest"],
-    entry_points={"console_scripts": ["humanoid = humanoid_bringup.cli:main"]},
+    entry_points={"console_scripts": ["humanoid = humanoid_bringup.cli:main"],
+                  # its own verbs, found as every package's are (humanoid_bringup.cli)
+                  "humanoid.verbs": ["humanoid_bringup = humanoid_bringup.verbs:VERBS"]},
 )

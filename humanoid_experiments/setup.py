@@ -19,4 +19,6 @@ setup(
     description=__doc__,
     license="Apache-2.0",
     tests_require=["pytest"],
+    # its `humanoid` verbs (humanoid_bringup.cli finds the verbs packages register)
+    entry_points={"humanoid.verbs": ["humanoid_experiments = humanoid_experiments.verbs:VERBS"]},
 )

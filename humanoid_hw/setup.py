@@ -22,5 +22,7 @@ setup(
     entry_points={"console_scripts": [
         "hw_node = humanoid_hw.hw_node:main",
         "emulate = humanoid_hw.emulator.cli:main",
+    ], "humanoid.verbs": [  # `humanoid emulate` (humanoid_bringup.cli finds the verbs packages register)
+        "humanoid_hw = humanoid_hw.verbs:VERBS",
     ]},
 )

@@ -11,6 +11,7 @@ setup(
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),
+        (f"share/{PACKAGE}/launch", ["launch/sim.launch.py"]),
     ],
     install_requires=["setuptools"],
     zip_safe=True,
@@ -19,5 +20,7 @@ setup(
     description="PyBullet simulation of the humanoids behind the shared robot interface.",
     license="Apache-2.0",
     tests_require=["pytest"],
-    entry_points={"console_scripts": ["sim_node = humanoid_sim.sim_node:main"]},
+    entry_points={"console_scripts": ["sim_node = humanoid_sim.sim_node:main"],
+                  # the `humanoid sim` verb (humanoid_bringup.cli finds the verbs packages register)
+                  "humanoid.verbs": ["humanoid_sim = humanoid_sim.verbs:VERBS"]},
 )

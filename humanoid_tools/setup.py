@@ -20,5 +20,8 @@ setup(
     license="Apache-2.0",
     tests_require=["pytest"],
     # the recorder can be hosted in a graph's container (humanoid_control.nodes.container)
-    entry_points={"humanoid.nodes": ["humanoid_recorder = humanoid_tools.recording.recorder:RecorderNode"]},
+    # (also found by its name for `humanoid sim/real --record`: humanoid_bringup.graphs.recorder_entry)
+    entry_points={"humanoid.nodes": ["humanoid_recorder = humanoid_tools.recording.recorder:RecorderNode"],
+                  # its `humanoid` verbs (humanoid_bringup.cli finds the verbs packages register)
+                  "humanoid.verbs": ["humanoid_tools = humanoid_tools.verbs:VERBS"]},
 )

@@ -27,7 +27,6 @@ import pytest
 from geometry_msgs.msg import PoseStamped
 from std_msgs.msg import Bool
 
-from humanoid_bringup.graphs import sim_nodes
 from humanoid_control.ros.robot_client import RobotClient, make_trajectory, poll_until
 from humanoid_control.ros.ros_time import seconds
 from humanoid_core.balance.parameters import BalanceParameters
@@ -35,6 +34,7 @@ from humanoid_core.processes.node_graph import Graph
 from humanoid_description.model import load_model
 from humanoid_experiments.demo import demo_trajectory
 from humanoid_interfaces.msg import BalanceState
+from humanoid_sim.graphs import sim_nodes
 
 pytestmark = pytest.mark.system
 

@@ -23,7 +23,7 @@ from cli_entry import entry_point
 from humanoid_core.quadruped_gaits.cpg import search_box
 from humanoid_core.quadruped_gaits.cpg_models import cpg_path
 from humanoid_core.quadruped_gaits.fitness import FitnessSettings
-from humanoid_core.quadruped_gaits.particle_swarm import SwarmSettings
+from humanoid_experiments.gait_search.particle_swarm import SwarmSettings
 from humanoid_experiments.gait_search.search import SearchSettings, new_swarm
 
 POSE = ",".join(["0"] * 18)

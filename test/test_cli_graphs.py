@@ -18,11 +18,12 @@ from pathlib import Path
 import pytest
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 
-from humanoid_bringup.graphs import RECORDER_NODE, real_nodes, sim_nodes
+from humanoid_bringup.graphs import RECORDER_NODE, real_nodes
 from humanoid_control.ros.robot_client import RobotClient, poll_until
 from humanoid_core.processes.process_lifetime import is_running
 from humanoid_hw.emulator.cli import robot_servos
 from humanoid_interfaces.msg import BalanceState
+from humanoid_sim.graphs import sim_nodes
 
 #: Generous limit (wall seconds) for anything awaited; every wait ends when its condition holds.
 PATIENCE = 60.0

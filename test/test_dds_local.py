@@ -32,8 +32,8 @@ from pathlib import Path
 
 import pytest
 
-from humanoid_bringup.graphs import sim_nodes
 from humanoid_control.ros.robot_client import poll_until
+from humanoid_sim.graphs import sim_nodes
 
 pytestmark = pytest.mark.system
 

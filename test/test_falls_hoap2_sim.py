@@ -21,13 +21,13 @@ from std_msgs.msg import Bool
 from trajectory_msgs.msg import JointTrajectory
 
 from conftest import MODULE_CLIENT
-from humanoid_bringup.graphs import sim_nodes
 from humanoid_control.nodes.specs import WALK_CONTROLLER, with_node_parameters
 from humanoid_control.ros.robot_client import poll_until
 from humanoid_control.ros.ros_time import seconds
 from humanoid_core.loop.setpoint_window import TRAJECTORY_DELAY
 from humanoid_interfaces.action import Walk
 from humanoid_interfaces.msg import EnergyState, FallState
+from humanoid_sim.graphs import sim_nodes
 
 pytestmark = pytest.mark.system
 

@@ -32,7 +32,7 @@ from action_msgs.msg import GoalStatus
 from system_support import on_emulated_bus, running
 from trajectory_msgs.msg import JointTrajectory
 
-from humanoid_bringup.graphs import real_nodes, sim_nodes
+from humanoid_bringup.graphs import real_nodes
 from humanoid_control.ros.robot_client import RobotClient, poll_until
 from humanoid_control.ros.ros_time import seconds
 from humanoid_core.processes.node_graph import NodeSpec
@@ -41,6 +41,7 @@ from humanoid_core.quadruped_gaits.parameters import GaitControllerParameters
 from humanoid_description.model import load_model
 from humanoid_hw.emulator.process import emulator_process
 from humanoid_interfaces.action import PlayGait
+from humanoid_sim.graphs import sim_nodes
 
 pytestmark = pytest.mark.system
 

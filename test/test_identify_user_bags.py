@@ -21,7 +21,7 @@ from sensor_msgs.msg import JointState
 from system_support import recording_graph
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from humanoid_bringup.graphs import RECORDER_NODE, sim_nodes
+from humanoid_bringup.graphs import RECORDER_NODE
 from humanoid_control.nodes.specs import CONTROL_CONTAINER
 from humanoid_control.ros import topics
 from humanoid_control.ros.robot_client import RobotClient, poll_until
@@ -30,6 +30,7 @@ from humanoid_experiments.identify.motion import Motion, read_bag, replay, rms
 from humanoid_experiments.walk import walk
 from humanoid_interfaces.action import PlayMotion
 from humanoid_sim import params_file
+from humanoid_sim.graphs import sim_nodes
 from humanoid_sim.in_process import SimulatedRobot
 
 pytestmark = pytest.mark.system

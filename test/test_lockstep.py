@@ -20,12 +20,12 @@ import numpy as np
 import pytest
 from trajectory_msgs.msg import JointTrajectory
 
-from humanoid_bringup.graphs import sim_nodes
 from humanoid_control.ros import robot_state
 from humanoid_control.ros.robot_client import RobotClient, poll_until
 from humanoid_core.processes.node_graph import Graph
 from humanoid_experiments.walk import walk
 from humanoid_interfaces.msg import RobotState
+from humanoid_sim.graphs import sim_nodes
 
 pytestmark = pytest.mark.system
 

@@ -21,11 +21,12 @@ import pytest
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from system_support import SourceStamps
 
-from humanoid_bringup.graphs import real_nodes, sim_nodes
+from humanoid_bringup.graphs import real_nodes
 from humanoid_control.ros.robot_client import make_trajectory, poll_until
 from humanoid_core.loop.interface_parameters import InterfaceParameters
 from humanoid_hw.emulator.process import emulator_process
 from humanoid_interfaces.action import FollowJointTrajectory
+from humanoid_sim.graphs import sim_nodes
 
 pytestmark = pytest.mark.system
 

@@ -13,8 +13,8 @@ import threading
 import pytest
 from geometry_msgs.msg import PoseStamped
 
-from humanoid_bringup.graphs import sim_nodes
 from humanoid_control.ros.robot_client import poll_until
+from humanoid_sim.graphs import sim_nodes
 
 pytestmark = pytest.mark.system
 

@@ -19,10 +19,11 @@ from rosbags.rosbag2 import Reader
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from sensor_msgs.msg import JointState
 
-from humanoid_bringup.graphs import RECORDER_NODE, recorder_node, sim_nodes
+from humanoid_bringup.graphs import RECORDER_NODE, recorder_node
 from humanoid_control.ros.robot_client import RobotClient
 from humanoid_control.ros.topics import DEFAULT_TOPICS
 from humanoid_core.processes.node_graph import Graph
+from humanoid_sim.graphs import sim_nodes
 
 pytestmark = pytest.mark.system
 

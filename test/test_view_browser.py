@@ -30,9 +30,9 @@ import numpy as np
 import pytest
 from matplotlib.image import imread
 
-from humanoid_bringup.graphs import sim_nodes
 from humanoid_control.ros.robot_client import RobotClient, poll_until
 from humanoid_core.processes.node_graph import Graph
+from humanoid_sim.graphs import sim_nodes
 
 pytestmark = pytest.mark.system
 

@@ -37,9 +37,9 @@ from test_view_browser import TIMEOUT, View
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
-from humanoid_bringup.graphs import sim_nodes
 from humanoid_control.ros.robot_client import RobotClientError, poll_until
 from humanoid_core.motion.keyframes import read_keyframes
+from humanoid_sim.graphs import sim_nodes
 
 pytestmark = pytest.mark.system
 

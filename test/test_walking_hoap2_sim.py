@@ -21,8 +21,8 @@ import math
 import pytest
 
 from conftest import MODULE_CLIENT
-from humanoid_bringup.graphs import sim_nodes
 from humanoid_experiments.walk import walk
+from humanoid_sim.graphs import sim_nodes
 
 pytestmark = pytest.mark.system
 

@@ -24,13 +24,13 @@ from geometry_msgs.msg import Twist
 from trajectory_msgs.msg import JointTrajectory
 
 from conftest import MODULE_CLIENT
-from humanoid_bringup.graphs import sim_nodes
 from humanoid_control.ros.action_result import wait_until_answering
 from humanoid_control.ros.robot_client import poll_until
 from humanoid_control.ros.ros_time import seconds
 from humanoid_core.biped_walking.parameters import WalkParameters
 from humanoid_experiments.walk import walk
 from humanoid_interfaces.action import Walk
+from humanoid_sim.graphs import sim_nodes
 
 pytestmark = pytest.mark.system
 

@@ -1,24 +1,26 @@
 """The ``humanoid`` command: one entry point for the stack outside ``ros2 launch``.
 
-Each subcommand lives in the package that does the work (the model commands and the
-graphs here, the tools in humanoid_tools, the experiments and benchmarks in
-humanoid_experiments, the bus emulator in humanoid_hw) and is a module with
-``add_arguments(parser)`` and ``run(args) -> int``. A subcommand whose package is not
-installed (a robot's computer has no humanoid_tools or humanoid_experiments) stays
-listed and says what it needs when run. Bad input is one line on stderr and exit status 2
-(:class:`~humanoid_core.command_line.UsageError`).
+Its verbs are those the installed packages register (entry point group ``humanoid.verbs``,
+:data:`~humanoid_core.command_line.VERB_ENTRY_POINTS`), as ros2cli finds the commands and
+verbs packages register: each package names a light module of its own listing its verbs
+(:class:`~humanoid_core.command_line.Verb`: a module with ``add_arguments(parser)`` and
+``run(args) -> int``). This package registers the bring-up's (``describe``, ``real``); the
+simulation, the bus emulator, the tools and the experiments register theirs, so a verb
+whose package is not installed (a robot's computer has neither the simulation, nor the
+workstation tools, nor the experiments) is simply not listed. Bad input is one line on stderr and exit
+status 2 (:class:`~humanoid_core.command_line.UsageError`).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import sys
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
 from typing import NoReturn
 
-from humanoid_core.command_line import UsageError
+from humanoid_core.command_line import VERB_ENTRY_POINTS, UsageError, Verb
 
 
 class _Parser(argparse.ArgumentParser):
@@ -28,84 +30,44 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see {self.prog} --help)")
 
 
-@dataclass(frozen=True)
-class Subcommand:
-    """One ``humanoid`` subcommand: the module (and its functions) that implement it."""
-
-    name: str
-    module: str
-    help: str
-    add: str = "add_arguments"
-    run: str = "run"
-
-    @property
-    def package(self) -> str:
-        return self.module.split(".")[0]
-
-
-COMMANDS: tuple[Subcommand, ...] = (
-    Subcommand("describe", "humanoid_bringup.model_commands",
-               "print a robot's joints and limits, total mass, and CoM and soles in the home pose",
-               "add_describe_arguments", "run_describe"),
-    Subcommand("sim", "humanoid_bringup.sim_command", "bring up the simulated robot (the same graph as "
-                                                      "sim.launch.py) until interrupted or --duration ends"),
-    Subcommand("real", "humanoid_bringup.real_command", "bring up the real robot on its Dynamixel bus (the same "
-                                                        "graph as real.launch.py), or on the bus emulator"),
-    Subcommand("emulate", "humanoid_hw.emulator.cli", "emulate a robot's chain of Dynamixel servos on a "
-                                                      "pseudo-terminal; prints its path first, serves until "
-                                                      "interrupted"),
-    Subcommand("record", "humanoid_tools.recording.command", "record topics of the running robot into a rosbag2 "
-                                                             "bag (MCAP) until Ctrl-C or --duration; prints "
-                                                             "messages received vs written per topic"),
-    Subcommand("plot", "humanoid_tools.plots.command", "PNG figures of a recorded bag: commanded vs measured joints, "
-                                                       "CoM/ZMP over the support polygon, rates, a summary page"),
-    Subcommand("compare", "humanoid_tools.plots.compare_command",
-               "compare two recordings of the same experiment (sim vs robot, or two simulations): measured "
-               "joints aligned on the experiment's start, their difference, tracking, CoM/ZMP, rates; PNG and --json"),
-    Subcommand("view", "humanoid_tools.view.command", "the robot in a browser page (viser), live with joint sliders "
-                                                      "and keyframe saving, or replaying a bag; prints its address "
-                                                      "(with this run's token) first"),
-    Subcommand("pose", "humanoid_tools.posing", "pose a running robot (sim or real) joint by joint from commands "
-                                                "on stdin, and save the poses"),
-    Subcommand("demo", "humanoid_experiments.demo", "headless HOAP-2 simulation: stand, lower the arms, slow squat "
-                                                    "and back up through follow_joint_trajectory; print tracking "
-                                                    "errors, fall, CoM height and real-time factor"),
-    Subcommand("walk", "humanoid_experiments.walk", "walk the simulated robot through the walk action and measure "
-                                                    "it: distance, mean speed, lateral drift, heading error, share "
-                                                    "of time the measured ZMP stayed in the support polygon, fall"),
-    Subcommand("push", "humanoid_experiments.push", "push the simulated robot at the trunk (apply_push): the "
-                                                    "largest impulse it survives standing and walking, per "
-                                                    "direction, by bisection; the balance monitor's warning "
-                                                    "before each fall"),
-    Subcommand("postures", "humanoid_experiments.postures.command",
-               "the postures protocol: quasi-static balance limits, one joint (pair) at a time until the robot "
-               "loses its balance; in simulation or with --real on the robot"),
-    Subcommand("balance-poses", "humanoid_experiments.balance_poses",
-               "whole-body and link CoMs and static margin of Bioloid poses, in the thesis frame"),
-    Subcommand("gaits", "humanoid_experiments.gaits", "IK gaits of the quadruped in a headless simulation: "
-                                                      "distance, heading and fall per gait and frequency"),
-    Subcommand("play-gait", "humanoid_tools.play_gait", "play a gait on the running quadruped (sim or real) through "
-                                                        "the play_gait action; print what was played and, in "
-                                                        "simulation, how far the robot went"),
-    Subcommand("optimize-gait", "humanoid_experiments.gait_search.command",
-               "particle-swarm search of CPG gait parameters, each evaluation a headless simulation on Ray "
-               "(local, or a cluster with --address)"),
-    Subcommand("bench", "humanoid_experiments.bench.command",
-               "benchmarks: each prints its figure next to its baseline from the same run"),
-    Subcommand("identify", "humanoid_experiments.identify.command",
-               "fit simulation parameters (servo, transmission, contact, link masses and CoMs) to a recorded bag or "
-               "postures results; evaluations on Ray; writes a parameter file and reports fit and held-out errors"),
-    Subcommand("identify-masses", "humanoid_bringup.model_commands",
-               "fit a robot's structure masses to the thesis' balanced poses (the Bioloid)",
-               "add_identify_masses_arguments", "run_identify_masses"),
-    Subcommand("generate-srdf", "humanoid_bringup.model_commands",
-               "sample random configurations and write the robot's SRDF (disabled collision pairs)",
-               "add_generate_srdf_arguments", "run_generate_srdf"),
-)
+def verbs(entry_points: Iterable | None = None) -> tuple[Verb, ...]:
+    """The verbs the installed packages register (``entry_points``: those of the group
+    ``humanoid.verbs``, all installed ones by default), in help order: by section (bring-up
+    first), then package, then as each package lists them. A verb name registered twice is
+    refused (:class:`UsageError`, naming both); a registration that cannot be loaded is said
+    on stderr and left out."""
+    if entry_points is None:
+        return _installed_verbs()
+    found: dict[str, tuple[Verb, str]] = {}
+    for entry in sorted(entry_points, key=lambda entry: entry.name):
+        try:
+            listed = tuple(entry.load())
+        except Exception as error:  # a broken package must not take every other verb with it
+            print(f"humanoid: warning: the verbs {entry.name} registers ({entry.value}) cannot be loaded, "
+                  f"left out: {error}", file=sys.stderr)
+            continue
+        for verb in listed:
+            if not isinstance(verb, Verb):
+                print(f"humanoid: warning: {entry.value} lists {verb!r}, not a Verb: left out", file=sys.stderr)
+                continue
+            if verb.name in found:
+                other, where = found[verb.name]
+                raise UsageError(f"the verb {verb.name!r} is registered twice: by {where} ({other.module}) and by "
+                                 f"{entry.value} ({verb.module}); uninstall one of them")
+            found[verb.name] = (verb, entry.value)
+    ordered = sorted(found.values(), key=lambda item: (item[0].section, item[1].split(":")[0]))
+    return tuple(verb for verb, _ in ordered)
 
 
-def _missing(command: Subcommand, error: ModuleNotFoundError) -> Callable[[argparse.Namespace], int]:
-    """What a subcommand does when its package (or a library it needs) is not installed."""
+@functools.cache
+def _installed_verbs() -> tuple[Verb, ...]:
+    import importlib.metadata  # here: ~50 ms, not paid by importing this module
+
+    return verbs(importlib.metadata.entry_points(group=VERB_ENTRY_POINTS))
+
+
+def _missing(command: Verb, error: ModuleNotFoundError) -> Callable[[argparse.Namespace], int]:
+    """What a verb does when a library it needs (or its own package) is not installed."""
     what = (f"the {command.package} package" if error.name and error.name.split(".")[0] == command.package
             else f"{error.name} (used by {command.package})")
 
@@ -121,7 +83,7 @@ def build_parser(chosen: str | None = None) -> argparse.ArgumentParser:
     refused, without importing every package of the stack (a second or more, once per process)."""
     parser = _Parser(prog="humanoid", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
-    for command in COMMANDS:
+    for command in verbs():
         p = sub.add_parser(command.name, help=command.help, description=command.help)
         if chosen is not None and command.name != chosen:
             p.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
@@ -145,9 +107,8 @@ def _chosen(argv: Sequence[str]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(_chosen(argv))
     try:
-        args = parser.parse_args(argv)
+        args = build_parser(_chosen(argv)).parse_args(argv)
         return int(args.func(args) or 0)
     except UsageError as error:
         print(f"humanoid: error: {error}", file=sys.stderr)

@@ -43,22 +43,23 @@ def serve(graph: Graph) -> int:
 
 def _finish_dead_recording(spec: NodeSpec, _code: int) -> None:
     """A recorder that died left its bag without its index: make it readable at once (what
-    ``humanoid record --reindex`` does); the robot goes on, unrecorded."""
-    from humanoid_bringup.graphs import RECORDER_NODE
+    ``humanoid record --reindex`` does, through the registered recorder's ``recover``); the
+    robot goes on, unrecorded."""
+    from humanoid_bringup.graphs import RECORDER_NODE, RecorderMissingError, recorder_entry
 
     output = spec.parameters.get("output") if spec.name == RECORDER_NODE else \
         spec.parameters.get(f"{RECORDER_NODE}.output")  # a container hosting the recorder
     if output is None:
         return
     try:
-        from humanoid_tools.recording.reindex import ReindexError, reindex
-    except ModuleNotFoundError:  # no recorder could have run without it
+        recorder = recorder_entry().load()
+    except (RecorderMissingError, ModuleNotFoundError):  # no recorder could have run without it
         return
 
     bag = Path(str(output))
     try:
-        reindex(bag)
-    except (ReindexError, OSError) as error:
+        recorder.recover(bag)
+    except (ValueError, OSError) as error:
         print(f"humanoid: the bag {bag} of the recorder that died could not be made readable: {error}",
               file=sys.stderr)
         return
@@ -71,21 +72,25 @@ def with_recorder(nodes: list[NodeSpec], bag: Path | None, lockstep: bool = Fals
     there is one (built before its other nodes; it takes the robot's state from the container's
     feed and the container's nodes' topics without leaving the process), else in a process of
     its own started first (so that it is listening when the robot's first messages go out;
-    ``lockstep``: a participant the graph must name, :data:`RECORDER_NODE`). The recorder is a
-    workstation tool (package humanoid_tools): said plainly when it is not installed."""
+    ``lockstep``: a participant the graph must name, :data:`~humanoid_bringup.graphs.RECORDER_NODE`). The recorder is
+    the one an installed package registers (:func:`~humanoid_bringup.graphs.recorder_entry`:
+    the workstation tools do): said plainly when there is none."""
     if bag is None:
         return nodes
-    try:
-        from humanoid_tools.recording.recorder import RecordingError, prepare_output
-    except ModuleNotFoundError as error:
-        raise UsageError(f"--record needs the humanoid_tools package ({error.name} is not installed here); "
-                         "record from a workstation with humanoid record instead") from None
-    from humanoid_bringup.graphs import recorder_node
+    from humanoid_bringup.graphs import RecorderMissingError, recorder_entry, recorder_node
     from humanoid_control.nodes.specs import CONTAINER_MODULE, host_in
 
     try:
-        prepare_output(bag.expanduser(), overwrite=False)
-    except RecordingError as error:
+        recorder_class = recorder_entry().load()
+    except RecorderMissingError as error:
+        raise UsageError(f"--record needs a recorder, and {error}; record from a workstation with "
+                         "humanoid record instead") from None
+    except ModuleNotFoundError as error:
+        raise UsageError(f"--record needs the recorder, which needs {error.name}, not installed here; "
+                         "record from a workstation with humanoid record instead") from None
+    try:
+        recorder_class.prepare(bag.expanduser())
+    except ValueError as error:
         raise UsageError(str(error)) from None
     recorder = recorder_node(bag.expanduser(), lockstep)
     hosting = [k for k, spec in enumerate(nodes) if spec.module == CONTAINER_MODULE]

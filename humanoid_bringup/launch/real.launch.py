@@ -4,7 +4,7 @@ robot_state_publisher where it is installed (TF for RViz, and then the one publi
 robot_description) and, on request, RViz. Every process dies with the launch; the
 hardware node's exit ends it (nothing else holds the robot), the other nodes are
 respawned. Needs humanoid_interfaces, _description, _control, _hw and this package's
-launch and graph modules, not the simulation (humanoid_sim).
+launch and graph modules, not the simulation.
 
     ros2 launch humanoid_bringup real.launch.py robot:=bioloid port:=/dev/ttyUSB0
 

@@ -6,6 +6,10 @@ Each value function is an ``argparse`` ``type=``: it takes the option's text and
 the value, or raises ``argparse.ArgumentTypeError`` saying what is expected. A command that
 finds bad input later (a file's content, options that exclude each other) raises
 :class:`UsageError`, which the ``humanoid`` command prints as one line with exit status 2.
+
+The command's verbs are registered by the packages that implement them: each names a light
+module of its own under the entry point group :data:`VERB_ENTRY_POINTS`, whose attribute is
+a tuple of :class:`Verb` (nothing heavy imported: ``humanoid --help`` loads every one).
 """
 
 from __future__ import annotations
@@ -17,11 +21,43 @@ import re
 import stat
 import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass
+from enum import IntEnum
 from pathlib import Path
+
+#: The entry point group under which a package registers its ``humanoid`` verbs
+#: (``<package> = <package>.verbs:VERBS``: a tuple of :class:`Verb`).
+VERB_ENTRY_POINTS = "humanoid.verbs"
 
 
 class UsageError(Exception):
     """Invalid input from the user: printed as one line on stderr, exit status 2."""
+
+
+class Section(IntEnum):
+    """Where a verb is listed in ``humanoid --help`` (in this order)."""
+
+    BRING_UP = 0  #: bring a robot (or its bus) up, or describe it: what a robot's computer runs
+    TOOLS = 1  #: around a running robot or a recording: record, plot, view, pose ...
+    EXPERIMENTS = 2  #: experiments and benchmarks
+    MODEL = 3  #: authoring a robot's model files
+
+
+@dataclass(frozen=True)
+class Verb:
+    """One ``humanoid`` verb: the module (and its functions) that implement it, named, not
+    imported (only the verb run, or asked for help, is imported)."""
+
+    name: str
+    module: str
+    help: str
+    section: Section
+    add: str = "add_arguments"  #: ``add(parser)`` adds the verb's options
+    run: str = "run"  #: ``run(args) -> int`` does the work
+
+    @property
+    def package(self) -> str:
+        return self.module.split(".")[0]
 
 
 def positive_number(text: str) -> float:

@@ -210,9 +210,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from humanoid_bringup.graphs import sim_nodes
     from humanoid_control.ros.robot_client import RobotClient
     from humanoid_core.processes.node_graph import Graph
+    from humanoid_sim.graphs import sim_nodes
 
     if args.walk is not None:
         from humanoid_experiments.walk import check_goal

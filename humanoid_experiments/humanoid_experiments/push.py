@@ -367,12 +367,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import sys
 
-    from humanoid_bringup.graphs import sim_nodes
     from humanoid_control.ros.robot_client import RobotClient
     from humanoid_core.biped_walking.parameters import walking_robot
     from humanoid_core.command_line import UsageError
     from humanoid_core.processes.node_graph import Graph
     from humanoid_sim import physics_profiles
+    from humanoid_sim.graphs import sim_nodes
     from humanoid_sim.sim_parameters import PushParameters
 
     limits = PushParameters()

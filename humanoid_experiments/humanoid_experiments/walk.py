@@ -281,10 +281,10 @@ def check_goal(robot: str, distance: float, lateral: float = 0.0) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from humanoid_bringup.graphs import sim_nodes
     from humanoid_control.ros.robot_client import RobotClient
     from humanoid_core.command_line import UsageError
     from humanoid_core.processes.node_graph import Graph
+    from humanoid_sim.graphs import sim_nodes
 
     if (args.distance is None) == (args.teleop is None):
         raise UsageError("give --distance METRES (a walk goal) or --teleop SECONDS (cmd_vel), one of them")

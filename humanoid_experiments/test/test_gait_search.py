@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from humanoid_core.quadruped_gaits.particle_swarm import SwarmSettings
+from humanoid_experiments.gait_search.particle_swarm import SwarmSettings
 from humanoid_experiments.gait_search.search import (
     InProcessEvaluation,
     SearchDirectory,

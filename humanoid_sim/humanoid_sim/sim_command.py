@@ -1,4 +1,6 @@
-"""``humanoid sim``: the simulated robot's graph (as sim.launch.py) until interrupted or --duration."""
+"""``humanoid sim``: the simulated robot's graph (:func:`humanoid_sim.graphs.sim_nodes`, as
+sim.launch.py) until interrupted or --duration, served as ``humanoid real`` serves the real
+robot's (:mod:`humanoid_bringup.serving`)."""
 
 from __future__ import annotations
 
@@ -33,9 +35,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from humanoid_bringup.graphs import RECORDER_NODE, sim_nodes
+    from humanoid_bringup.graphs import RECORDER_NODE
     from humanoid_bringup.serving import serve, with_recorder
     from humanoid_core.processes.node_graph import Graph
+    from humanoid_sim.graphs import sim_nodes
 
     if args.lockstep_participant and not args.lockstep:
         raise UsageError("--lockstep-participant needs --lockstep")

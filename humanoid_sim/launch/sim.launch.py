@@ -1,10 +1,10 @@
 """Simulated robot: the graph ``humanoid sim`` starts (the PyBullet node behind the
-shared robot interface and the nodes that build on it, from ``humanoid_bringup.graphs``),
+shared robot interface and the nodes that build on it, from ``humanoid_sim.graphs``),
 robot_state_publisher where it is installed (TF for RViz, and then the one publisher of
 robot_description) and, on request, RViz. Every process dies with the launch; the
 simulation node's exit ends it, the other nodes are respawned.
 
-    ros2 launch humanoid_bringup sim.launch.py robot:=bioloid gui:=true rviz:=true
+    ros2 launch humanoid_sim sim.launch.py robot:=bioloid gui:=true rviz:=true
 
 The same graph runs without ros2 launch: ``humanoid sim --robot bioloid``.
 """
@@ -13,7 +13,6 @@ from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, LogInfo, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 
-from humanoid_bringup.graphs import sim_nodes
 from humanoid_bringup.launch_parameters import (
     GRAPH_SWITCHES,
     full_install_tools,
@@ -23,6 +22,7 @@ from humanoid_bringup.launch_parameters import (
     tool_nodes,
 )
 from humanoid_description.runtime_files import SIM_NODE_PARAMETERS
+from humanoid_sim.graphs import sim_nodes
 
 ROBOTS = list(SIM_NODE_PARAMETERS.robots())  # robots with a simulation parameter file
 

@@ -1,30 +1,17 @@
-"""The robot model's commands: ``humanoid describe``, ``generate-srdf`` and ``identify-masses``.
+"""Authoring a robot's model files: ``humanoid generate-srdf`` and ``identify-masses``.
 
 Thin command-line wrappers around the model library (:mod:`humanoid_description`), which
-knows nothing of the ``humanoid`` command.
+knows nothing of the ``humanoid`` command (and sits below humanoid_core, where the verbs'
+option types are: so its verbs are registered here). ``humanoid describe``, which only
+reads the model, is the bring-up's (humanoid_bringup.describe_command).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 
 from humanoid_core.command_line import UsageError, integer_in, new_file, robot_name
-
-
-def add_describe_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--robot", required=True, type=robot_name, help="the robot to describe")
-    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
-
-
-def run_describe(args: argparse.Namespace) -> int:
-    from humanoid_description.describe import describe, format_text
-    from humanoid_description.model import load_model
-
-    info = describe(load_model(args.robot))
-    print(json.dumps(info, indent=2) if args.json else format_text(info))
-    return 0
 
 
 def add_generate_srdf_arguments(parser: argparse.ArgumentParser) -> None:
@@ -66,7 +53,7 @@ def add_identify_masses_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_identify_masses(args: argparse.Namespace) -> int:
-    from humanoid_description.bioloid_thesis.mass_identification import main as identify
+    from humanoid_robot_bioloid.thesis.mass_identification import main as identify
 
     return identify(["--robot", args.robot] + (["--write"] if args.write else []))
 

@@ -56,7 +56,7 @@ def timed(evaluation, points: np.ndarray) -> tuple[float, list]:
 
 def run(args: argparse.Namespace) -> int:
     from humanoid_core.quadruped_gaits.cpg import search_box
-    from humanoid_core.quadruped_gaits.particle_swarm import SwarmSettings
+    from humanoid_experiments.gait_search.particle_swarm import SwarmSettings
     from humanoid_experiments.gait_search.search import InProcessEvaluation, RayEvaluation, SearchSettings
 
     settings = SearchSettings("bioloid_quadruped", args.structure, args.seconds, args.seed,

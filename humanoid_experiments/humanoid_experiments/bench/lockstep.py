@@ -66,13 +66,13 @@ def graph_walk(robot: str, distance: float, physics: str | None, lockstep: bool,
                folder: Path) -> dict[str, Any]:
     """The walk through the full graph (recorder included), with the CPU time of each node and,
     in lockstep, the simulation's waits."""
-    from humanoid_bringup.graphs import sim_nodes
     from humanoid_bringup.serving import with_recorder
     from humanoid_control.ros.robot_client import RobotClient
     from humanoid_core.processes.node_graph import Graph
     from humanoid_experiments.bench.cpu_time import own_cpu_seconds, process_tree
     from humanoid_experiments.bench.graph import named_processes
     from humanoid_experiments.walk import walk
+    from humanoid_sim.graphs import sim_nodes
 
     nodes = sim_nodes(robot, real_time_factor=None if lockstep else real_time_factor, physics_profile=physics,
                       lockstep=lockstep, participants=(CLIENT,) if lockstep else ())

@@ -46,11 +46,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from humanoid_bringup.graphs import sim_nodes
 from humanoid_control.ros import topics
 from humanoid_core.processes.node_graph import Graph
 from humanoid_description.robots import ROBOTS
 from humanoid_experiments.bench.cpu_time import process_cpu_seconds
+from humanoid_sim.graphs import sim_nodes
 
 if TYPE_CHECKING:
     from humanoid_sim.sim_parameters import SimParameters

@@ -87,9 +87,9 @@ def _experiment_settings(args: argparse.Namespace, given: dict):
     the options given); also the experiment."""
     from humanoid_core.quadruped_gaits.cpg_models import load_cpg
     from humanoid_core.quadruped_gaits.fitness import FitnessSettings
-    from humanoid_core.quadruped_gaits.particle_swarm import SwarmError, SwarmSettings
     from humanoid_core.quadruped_gaits.patterns import GaitError
     from humanoid_description.model import load_model
+    from humanoid_experiments.gait_search.particle_swarm import SwarmError, SwarmSettings
     from humanoid_experiments.gait_search.search import SearchSettings
 
     try:
@@ -110,7 +110,7 @@ def _experiment_settings(args: argparse.Namespace, given: dict):
 
 
 def _structure_settings(args: argparse.Namespace, given: dict):
-    from humanoid_core.quadruped_gaits.particle_swarm import SwarmSettings
+    from humanoid_experiments.gait_search.particle_swarm import SwarmSettings
     from humanoid_experiments.gait_search.search import SearchSettings
 
     chosen = DEFAULTS | given

@@ -39,8 +39,8 @@ import numpy as np
 from humanoid_core.quadruped_gaits.cpg import STRUCTURES, parameters_from_vector, search_box
 from humanoid_core.quadruped_gaits.cpg_models import Experiment, load_cpg
 from humanoid_core.quadruped_gaits.fitness import FitnessSettings
-from humanoid_core.quadruped_gaits.particle_swarm import ParticleSwarm, SwarmSettings
 from humanoid_experiments import local_ray
+from humanoid_experiments.gait_search.particle_swarm import ParticleSwarm, SwarmSettings
 
 if TYPE_CHECKING:  # the simulation (PyBullet, which prints on import) is loaded only to evaluate
     from humanoid_sim.gait_evaluation import GaitOutcome

@@ -449,6 +449,27 @@ class RecorderNode:
 
     RESTARTED = False
 
+    @staticmethod
+    def prepare(output: Path) -> None:
+        """Before a graph records into ``output`` (``humanoid sim/real --record``, which find this
+        class by its entry point, humanoid_bringup.graphs.recorder_entry): it must be a new bag
+        directory; ValueError saying why not."""
+        try:
+            prepare_output(output, overwrite=False)
+        except RecordingError as error:
+            raise ValueError(str(error)) from None
+
+    @staticmethod
+    def recover(output: Path) -> None:
+        """After the recorder died: make its bag in ``output`` readable (``humanoid record
+        --reindex``); ValueError or OSError when it cannot be."""
+        from humanoid_tools.recording.reindex import ReindexError, reindex
+
+        try:
+            reindex(output)
+        except ReindexError as error:
+            raise ValueError(str(error)) from None
+
     def __init__(self, node, host) -> None:
         from humanoid_interfaces.msg import RobotState as StateMessage
 

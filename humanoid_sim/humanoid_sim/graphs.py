@@ -1,0 +1,61 @@
+"""The simulation's node graph: the PyBullet robot node and the control nodes the real robot
+has too (:func:`humanoid_bringup.graphs.control_nodes`, hosted as there), the one description
+``humanoid sim`` and ``launch/sim.launch.py`` both start. It lives with the simulation, as
+the Gazebo and Webots ROS packages ship their own launch files: the bring-up knows nothing
+of it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from humanoid_bringup.graphs import control_nodes, hosted
+from humanoid_core.processes.node_graph import NodeSpec
+from humanoid_sim.sim_node_spec import sim_node_spec
+
+
+def sim_nodes(robot: str, gui: bool = False, real_time_factor: float | None = None,
+              control_rate: float | None = None, publish_rate: float | None = None,
+              physics_rate: float | None = None, duration: float | None = None, use_sim_time: bool = True,
+              publish_robot_description: bool = True, balance_monitor: bool = True,
+              self_collision_checker: bool = True, self_collision_veto: bool = True,
+              walk_controller: bool = True, gait_controller: bool = True, lockstep: bool = False,
+              participants: tuple[str, ...] = (), physics_profile: str | None = None,
+              energy_monitor: bool = True, params_file: Path | str | None = None,
+              shared_process: bool = True) -> list[NodeSpec]:
+    """The simulation graph: the PyBullet robot node (plus the nodes that build on it).
+    Options left at None keep the robot's parameter file values (``physics_profile``: the
+    simulation's named physics profile, :mod:`humanoid_sim.physics_profiles`; ``params_file``:
+    a simulation parameter file, :mod:`humanoid_sim.params_file`); ``use_sim_time`` runs the
+    other nodes on the simulated clock; ``publish_robot_description`` False leaves the
+    topic to robot_state_publisher (under ros2 launch); ``balance_monitor``, ``energy_monitor``,
+    ``self_collision_checker``, ``walk_controller`` and ``gait_controller`` False leave those
+    nodes out;
+    ``self_collision_veto`` False turns the robot interface's self-collision veto off.
+    ``shared_process`` hosts the control nodes in one container process (the default); False
+    gives each a process of its own.
+    ``lockstep`` makes the simulator wait at every state for the graph's nodes and for
+    ``participants`` (other nodes, such as an experiment's client: see
+    humanoid_core.loop.lockstep); its real-time factor then defaults to 0 (as fast as
+    they all go)."""
+    overrides: dict[str, object] = {"gui": gui}
+    for name, value in (("real_time_factor", real_time_factor), ("control_rate", control_rate),
+                        ("publish_rate", publish_rate), ("physics_rate", physics_rate), ("duration", duration)):
+        if value is not None:
+            overrides[name] = float(value)
+    if not publish_robot_description:
+        overrides["publish_robot_description"] = False
+    if not self_collision_veto:
+        overrides["self_collision_veto"] = False
+    if physics_profile is not None:
+        overrides["physics_profile"] = physics_profile
+    if params_file is not None and str(params_file):
+        overrides["params_file"] = str(Path(params_file).resolve())
+    controls = hosted(control_nodes(robot, use_sim_time=use_sim_time, balance_monitor=balance_monitor,
+                                    self_collision_checker=self_collision_checker, walk_controller=walk_controller,
+                                    gait_controller=gait_controller, lockstep=lockstep,
+                                    energy_monitor=energy_monitor), shared_process)
+    if lockstep:
+        overrides.setdefault("real_time_factor", 0.0)
+        overrides["lockstep"] = True
+        overrides["lockstep_participants"] = ",".join([*(spec.name for spec in controls), *participants])
+    return [sim_node_spec(robot, overrides), *controls]
