@@ -27,6 +27,7 @@ setup(
         "self_collision_checker = humanoid_control.nodes.self_collision_checker:main",
         "walk_controller = humanoid_control.nodes.walk_controller:main",
         "gait_controller = humanoid_control.nodes.gait_controller:main",
+        "fall_manager = humanoid_control.nodes.fall_manager:main",
         "control_container = humanoid_control.nodes.container:main",
     ], "humanoid.nodes": [  # the nodes a container can host (humanoid_control.nodes.container)
         "trajectory_generator = humanoid_control.nodes.trajectory_generator:TrajectoryGenerator",
@@ -35,5 +36,6 @@ setup(
         "self_collision_checker = humanoid_control.nodes.self_collision_checker:SelfCollisionChecker",
         "walk_controller = humanoid_control.nodes.walk_controller:WalkControllerNode",
         "gait_controller = humanoid_control.nodes.gait_controller:GaitControllerNode",
+        "fall_manager = humanoid_control.nodes.fall_manager:FallManagerNode",
     ]},
 )

@@ -16,8 +16,11 @@
   NaN stops the gait (to the stance) and says which.
 - ``diagnostics`` (published): stage, gait, elapsed time, last message.
 - ``fall_state`` (humanoid_interfaces/FallState, subscribed): the balance monitor's fall
-  estimate. On a fall the gait is abandoned at once (nothing more is sent, no return to the
-  stance) and the goal ends ``FELL``; a goal while the robot lies is refused likewise.
+  estimate, and ``fall_manager_state`` (humanoid_interfaces/FallManagerState, subscribed):
+  the fall manager's. On a fall, or one the manager sees coming, the gait is abandoned at
+  once (nothing more is sent, no return to the stance) and the goal ends ``FELL``; a goal
+  while the robot lies is refused likewise, and ``GETTING_UP`` while the manager gets the
+  robot up.
 
 The set-points are those of :class:`~humanoid_core.quadruped_gaits.player.GaitRun` (the
 same :class:`~humanoid_core.quadruped_gaits.player.GaitPlayer` ``humanoid gaits`` and the
@@ -49,7 +52,7 @@ from rclpy.qos import QoSProfile
 from sensor_msgs.msg import JointState
 
 from humanoid_control.ros import topics
-from humanoid_control.ros.fall_watch import FallWatch, describe_fall
+from humanoid_control.ros.fall_watch import FallWatch
 from humanoid_control.ros.node_host import NodeHost
 from humanoid_control.ros.node_main import run_node
 from humanoid_control.ros.offload import Offload
@@ -63,7 +66,6 @@ from humanoid_core.quadruped_gaits.patterns import GaitError
 from humanoid_core.quadruped_gaits.player import GaitPlayer, GaitRun, RunSetpoint, Stage
 from humanoid_description.model import RobotModel
 from humanoid_interfaces.action import PlayGait
-from humanoid_interfaces.msg import FallState
 
 #: Wall seconds without joint_states after which the robot counts as gone: the gait under
 #: way is abandoned (the robot interface holds the last set-point it was sent).
@@ -247,15 +249,16 @@ class GaitControllerNode:
             playing.finished.set()
         self._log.error(playing.message)
 
-    def _on_fall(self, msg: FallState) -> None:
-        """The robot fell: the gait in hand ends at once, nothing more is sent."""
+    def _on_fall(self, reason: str) -> None:
+        """The robot fell, or the fall manager sees it falling: the gait in hand ends at once,
+        nothing more is sent."""
         with self._lock:
             playing = self._playing
             if playing is None or playing.finished.is_set():
                 return
             playing.abandoned = True
             playing.code = PlayGait.Result.FELL
-            playing.message = f"{describe_fall(msg)}: gait stopped, nothing more sent"
+            playing.message = f"{reason}: gait stopped, nothing more sent"
             playing.finished.set()
             self._stream.ahead = []
         self._log.error(playing.message)
@@ -308,6 +311,9 @@ class GaitControllerNode:
         if self._positions is None:
             return self._refuse(goal_handle, PlayGait.Result.CANNOT_START,
                                 f"no joint_states from the robot within {CONNECT_TIMEOUT:g} s")
+        getting_up = self.falls.getting_up_text()
+        if getting_up is not None:
+            return self._refuse(goal_handle, PlayGait.Result.GETTING_UP, f"{getting_up}: no gait now")
         fallen = self.falls.fallen_text()
         if fallen is not None:
             return self._refuse(goal_handle, PlayGait.Result.FELL, f"{fallen}: no gait on a fallen robot")

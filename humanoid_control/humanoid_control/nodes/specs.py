@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 
+from humanoid_core.balance.fall_manager import NODE_NAME as FALL_MANAGER
 from humanoid_core.balance.parameters import NODE_NAME as BALANCE_MONITOR
 from humanoid_core.biped_walking.parameters import NODE_NAME as WALK_CONTROLLER
 from humanoid_core.energy.parameters import NODE_NAME as ENERGY_MONITOR
@@ -23,6 +24,7 @@ __all__ = [
     "CONTAINER_MODULE",
     "CONTROL_CONTAINER",
     "ENERGY_MONITOR",
+    "FALL_MANAGER",
     "GAIT_CONTROLLER",
     "SELF_COLLISION_CHECKER",
     "TRAJECTORY_GENERATOR",
@@ -30,6 +32,7 @@ __all__ = [
     "balance_monitor_node_spec",
     "container_node_spec",
     "energy_monitor_node_spec",
+    "fall_manager_node_spec",
     "gait_controller_node_spec",
     "host_in",
     "hosted_names",
@@ -104,6 +107,11 @@ def balance_monitor_node_spec(robot: str, parameters: Mapping[str, object] | Non
 def energy_monitor_node_spec(robot: str, parameters: Mapping[str, object] | None = None) -> NodeSpec:
     """The energy monitor (current, power, energy) of ``robot``."""
     return _control_node(ENERGY_MONITOR, robot, parameters)
+
+
+def fall_manager_node_spec(robot: str, parameters: Mapping[str, object] | None = None) -> NodeSpec:
+    """The fall manager (``fall_manager_state``, protective action, get-up) of ``robot``."""
+    return _control_node(FALL_MANAGER, robot, parameters)
 
 
 def self_collision_checker_node_spec(robot: str, parameters: Mapping[str, object] | None = None) -> NodeSpec:

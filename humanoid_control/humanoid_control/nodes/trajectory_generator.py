@@ -13,8 +13,11 @@ The node drives the robot only through the shared interface, so the same call pl
 the motion in simulation and on the hardware.
 
 A fall during a motion (``fall_state``, the balance monitor's estimate, going from upright
-to fallen) cancels the trajectory on the robot (it holds where it is) and ends the goal
-``FELL``. A motion started on a robot that already lies is played: getting up is a motion.
+to fallen, or the fall manager seeing one coming) cancels the trajectory on the robot (it
+holds where it is) and ends the goal ``FELL``. A motion started on a robot that already lies
+is played: getting up is a motion. While the fall manager sees a fall coming a goal is
+refused ``FELL``; while it gets the robot up, a goal other than its own get-up motion is
+refused ``GETTING_UP`` (:mod:`humanoid_control.ros.fall_watch`).
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from sensor_msgs.msg import JointState
 
 from humanoid_control.ros import topics
 from humanoid_control.ros.action_result import ResultWaiter, wait_until_answering
-from humanoid_control.ros.fall_watch import FallWatch, describe_fall
+from humanoid_control.ros.fall_watch import FallWatch
 from humanoid_control.ros.node_host import NodeHost
 from humanoid_control.ros.node_main import run_node
 from humanoid_control.ros.offload import Offload
@@ -112,6 +115,14 @@ class TrajectoryGenerator:
     def _execute_goal(self, goal_handle) -> PlayMotion.Result:
         request = goal_handle.request
         log = self.node.get_logger()
+        getting_up = self.falls.getting_up_text(bytes(goal_handle.goal_id.uuid))
+        falling = self.falls.falling_text()
+        if getting_up is not None or falling is not None:
+            code = PlayMotion.Result.GETTING_UP if getting_up is not None else PlayMotion.Result.FELL
+            text = f"{getting_up or falling}: no motion now"
+            log.error(f"play_motion refused: {text}")
+            goal_handle.abort()
+            return PlayMotion.Result(error_code=code, error_string=text)
         try:
             playback = self._plan(request)
         except MotionError as error:
@@ -179,9 +190,8 @@ class TrajectoryGenerator:
                 robot_goal.cancel_goal_async()
                 finished.wait(CONNECT_TIMEOUT)
                 break
-            fall = self.falls.fall
-            if fall is not None and self.falls.count > falls_before:  # it fell during the motion
-                fell = fall
+            if self.falls.count > falls_before:  # it fell during the motion
+                fell = self.falls.reason or "the robot fell"
                 robot_goal.cancel_goal_async()
                 finished.wait(CONNECT_TIMEOUT)
                 break
@@ -194,7 +204,7 @@ class TrajectoryGenerator:
         if fell is not None:
             goal_handle.abort()
             result.error_code = PlayMotion.Result.FELL
-            result.error_string = f"{describe_fall(fell)}: motion stopped (the robot holds where it is)"
+            result.error_string = f"{fell}: motion stopped (the robot holds where it is)"
             self.node.get_logger().error(f"play_motion {playback.motion.name!r}: {result.error_string}")
         elif goal_handle.is_cancel_requested:
             goal_handle.canceled()

@@ -20,9 +20,11 @@ Topics and actions (named in humanoid_control.ros.topics and the README):
   readings. A joint read as NaN is unknown: the walk stops (stands) and says why.
 - ``diagnostics`` (published): phase, last message, step count, IK residual, sensors used.
 - ``fall_state`` (humanoid_interfaces/FallState, subscribed): the balance monitor's fall
-  estimate. On a fall the walk is abandoned at once (nothing more is sent), the goal ends
-  ``FELL`` with the estimate in its message; a goal or ``cmd_vel`` while the robot lies is
-  refused likewise.
+  estimate, and ``fall_manager_state`` (humanoid_interfaces/FallManagerState, subscribed):
+  the fall manager's. On a fall, or one the manager sees coming, the walk is abandoned at
+  once (nothing more is sent), the goal ends ``FELL`` with the reason in its message; a goal
+  or ``cmd_vel`` while the robot lies is refused likewise, and ``GETTING_UP`` while the
+  manager gets the robot up.
 
 The controller runs once per ``joint_states`` message, on the robot's clock (the
 message's stamp: simulated time in simulation), so it needs no ``/clock``: each reading
@@ -52,7 +54,7 @@ from rclpy.qos import QoSProfile
 from sensor_msgs.msg import Imu, JointState
 
 from humanoid_control.ros import topics
-from humanoid_control.ros.fall_watch import FallWatch, describe_fall
+from humanoid_control.ros.fall_watch import FallWatch
 from humanoid_control.ros.node_host import NodeHost
 from humanoid_control.ros.node_main import run_node
 from humanoid_control.ros.offload import Offload
@@ -75,7 +77,6 @@ from humanoid_core.biped_walking.stabilizer import Sensors
 from humanoid_core.biped_walking.streaming import WalkCycle, walk_sensors
 from humanoid_description.model import RobotModel
 from humanoid_interfaces.action import Walk
-from humanoid_interfaces.msg import FallState
 
 #: Wall seconds without joint_states after which the robot counts as gone: a walk under
 #: way is abandoned (the robot interface holds the last set-point). Wall time, not robot
@@ -91,6 +92,10 @@ _RESULT_CODES = {GoalState.SUCCEEDED: Walk.Result.SUCCESSFUL, GoalState.STOPPED:
 
 class FellError(Exception):
     """A walk goal on a robot that lies (the fall estimate's description)."""
+
+
+class GettingUpError(Exception):
+    """A walk goal while the fall manager gets the robot up (its description)."""
 
 
 class WalkControllerNode:
@@ -116,7 +121,8 @@ class WalkControllerNode:
         self._message = ""
         self._abandoned = False
         self._waiting: JointState | None = None  # lockstep: a state waiting for its IMU reading
-        self._goals: dict[int, WalkGoal | WalkRefusedError | FellError] = {}  # by id() of the request, until executed
+        # by id() of the request, until executed
+        self._goals: dict[int, WalkGoal | WalkRefusedError | FellError | GettingUpError] = {}
         self._fell: str | None = None  # why the goal in hand ended: the robot fell
         self.lockstep = host.lockstep(node)
 
@@ -205,10 +211,9 @@ class WalkControllerNode:
         feet = {side: wrench for side, (stamp, wrench) in self._feet.items() if abs(now - stamp) <= timeout}
         return walk_sensors(self.params, imu, feet)
 
-    def _on_fall(self, msg: FallState) -> None:
-        """The robot fell: stop commanding at once (no step is finished, no stance restored)
-        and end the goal in hand as fallen."""
-        reason = describe_fall(msg)
+    def _on_fall(self, reason: str) -> None:
+        """The robot fell, or the fall manager sees it falling: stop commanding at once (no step
+        is finished, no stance restored) and end the goal in hand as fallen."""
         with self._lock:
             controller = self.controller
             walking = controller.phase is not Phase.IDLE
@@ -223,7 +228,7 @@ class WalkControllerNode:
     # -- commands -----------------------------------------------------------------------
     def _on_cmd_vel(self, msg: Twist) -> None:
         now = self._now()
-        fallen = self.falls.fallen_text()
+        fallen = self.falls.getting_up_text() or self.falls.fallen_text()
         if fallen is not None and (msg.linear.x or msg.linear.y or msg.angular.z):
             self._log.error(f"cmd_vel ignored: {fallen}", throttle_duration_sec=1.0)
             return
@@ -297,6 +302,10 @@ class WalkControllerNode:
         acceptance walks it (in lockstep, at the same state in every run)."""
         try:  # a bad goal is refused at once, whether the robot is there or not
             checked_walk_goal(request.distance, request.lateral, request.turn, self.params)
+            getting_up = self.falls.getting_up_text()
+            if getting_up is not None:
+                self._goals[id(request)] = GettingUpError(getting_up)
+                return GoalResponse.ACCEPT
             fallen = self.falls.fallen_text()
             if fallen is not None:
                 self._goals[id(request)] = FellError(fallen)
@@ -318,6 +327,10 @@ class WalkControllerNode:
         goal = self._goals.pop(id(request), None)
         if isinstance(goal, WalkRefusedError):
             return self._refused(goal_handle, goal)
+        if isinstance(goal, GettingUpError):
+            goal_handle.abort()
+            self._log.error(f"walk goal refused: {goal}")
+            return Walk.Result(error_code=Walk.Result.GETTING_UP, error_string=f"{goal}: no walk now")
         if isinstance(goal, FellError):
             goal_handle.abort()
             self._log.error(f"walk goal refused: {goal}")

@@ -11,7 +11,13 @@ joint_commands             sensor_msgs/JointState (streaming set-points) subscri
 joint_trajectory           trajectory_msgs/JointTrajectory              subscribed
 follow_joint_trajectory    humanoid_interfaces/action/FollowJointTrajectory action
 robot_description          std_msgs/String (transient local)            published
+fall_manager_state         humanoid_interfaces/FallManagerState         subscribed
 ========================== ============================================ ===========
+
+When the fall manager sees a fall coming (``fall_manager_state`` entering ``FALLING``) the
+running trajectory (a ``follow_joint_trajectory`` goal or a ``joint_trajectory``) stops where
+it is, ``PREEMPTED`` with the manager's cause: the robot holds until the manager's protective
+action or a new command.
 
 What the loop publishes every cycle (``robot_state``, ``joint_states``, the sensors, ``diagnostics``) goes
 out from the loop's own process (:mod:`humanoid_control.ros.state_publisher`), so that no
@@ -38,6 +44,7 @@ from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from humanoid_control.ros import topics
+from humanoid_control.ros.fall_watch import FALL_STATE_QOS, describe_manager
 from humanoid_control.ros.lockstep import LOCKSTEP_QOS, LOCKSTEP_TOPIC
 from humanoid_control.ros.offload import Offload
 from humanoid_control.ros.ros_time import DriverClock, seconds, to_duration, to_time
@@ -49,7 +56,7 @@ from humanoid_core.loop.trajectory_executor import RunState
 from humanoid_core.loop.validation import CommandRejectedError, CommandValidator, ErrorCode, PointData
 from humanoid_description.model import RobotModel
 from humanoid_interfaces.action import FollowJointTrajectory
-from humanoid_interfaces.msg import JointTolerance, LockstepReady
+from humanoid_interfaces.msg import FallManagerState, JointTolerance, LockstepReady
 
 __all__ = ["InterfaceParameters", "RobotInterface"]
 
@@ -97,6 +104,8 @@ class RobotInterface:
         node.create_subscription(JointTrajectory, topics.JOINT_TRAJECTORY, self._on_joint_trajectory,
                                  QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE))
         node.create_subscription(LockstepReady, LOCKSTEP_TOPIC, self._on_ready, LOCKSTEP_QOS)
+        self._falling = False
+        node.create_subscription(FallManagerState, topics.FALL_MANAGER_STATE, self._on_fall_manager, FALL_STATE_QOS)
         self._action = ActionServer(
             node, FollowJointTrajectory, "follow_joint_trajectory",
             execute_callback=self.bodies(self._execute_goal), goal_callback=self._on_goal,
@@ -180,6 +189,14 @@ class RobotInterface:
             self._log.error(f"joint_trajectory rejected ({answer.code.name}): {answer}")
         elif isinstance(answer, RemoteError):
             self._log.error(f"joint_trajectory not started: {answer}")
+
+    def _on_fall_manager(self, msg: FallManagerState) -> None:
+        falling = msg.state == FallManagerState.FALLING
+        if falling and not self._falling:
+            reason = f"{describe_manager(msg)}: trajectory stopped, the robot holds where it is"
+            self.loop.stop(state=RunState.PREEMPTED, code=ErrorCode.PREEMPTED, message=reason)
+            self._log.warning(reason)
+        self._falling = falling
 
     def _on_ready(self, msg: LockstepReady) -> None:
         self.loop.ready(msg.participant, self.clock.from_ros(seconds(msg.stamp)), msg.leaving)

@@ -1,6 +1,6 @@
 """The stack's topics, actions and services, named once: the robot interface (with the controllers'
-actions), the balance monitor's (fall estimate included), the energy monitor's and the
-self-collision checker's outputs, and the simulator's ground truth and fall flag. The
+actions), the balance monitor's (fall estimate included), the energy monitor's, the fall
+manager's and the self-collision checker's outputs, and the simulator's ground truth and fall flag. The
 README's tables name the same topics (a test checks it).
 
 Names are relative, as the nodes use them (a robot's namespace applies to them). Their
@@ -30,6 +30,8 @@ LOCKSTEP_READY = "lockstep/ready"
 BALANCE_STATE = "balance_state"
 BALANCE_MARKERS = "balance_markers"
 FALL_STATE = "fall_state"
+#: The fall manager's state of the robot (humanoid_control.nodes.fall_manager).
+FALL_MANAGER_STATE = "fall_manager_state"
 ENERGY_STATE = "energy_state"
 SELF_COLLISION_STATE = "self_collision_state"
 SELF_COLLISION_MARKERS = "self_collision_markers"
@@ -84,12 +86,13 @@ ROBOT_INTERFACE = _absolute(
     *action_topics(PLAY_GAIT))
 BALANCE = _absolute(BALANCE_STATE, BALANCE_MARKERS, FALL_STATE)
 ENERGY = _absolute(ENERGY_STATE)
+FALL_MANAGER = _absolute(FALL_MANAGER_STATE)
 SELF_COLLISION = _absolute(SELF_COLLISION_STATE, SELF_COLLISION_MARKERS)
 #: The simulator's (``/clock`` is not among them: a bag's messages carry the robot's time in
 #: their stamps, and ``ros2 bag play --clock`` makes its own; record it with ``--topics``).
 SIMULATION = _absolute(BASE_POSE, BASE_TWIST, FALLEN)
 
-DEFAULT_TOPICS: tuple[str, ...] = (*ROBOT_INTERFACE, *BALANCE, *ENERGY, *SELF_COLLISION, *SIMULATION)
+DEFAULT_TOPICS: tuple[str, ...] = (*ROBOT_INTERFACE, *BALANCE, *ENERGY, *FALL_MANAGER, *SELF_COLLISION, *SIMULATION)
 
 #: Published, and recorded as the topics it carries (``joint_states``, the sensors, the ground
 #: truth, ``fallen``: :mod:`humanoid_control.ros.robot_state`), not as itself.
