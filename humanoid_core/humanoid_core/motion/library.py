@@ -19,7 +19,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from humanoid_core.motion.formats import YAML_SUFFIXES, UnknownMotionFormatError, suffix_format, yaml_formats
+from humanoid_core.motion.formats import (
+    YAML_SUFFIXES,
+    UnknownMotionFormatError,
+    suffix_format,
+    yaml_format,
+    yaml_formats,
+)
 from humanoid_core.motion.keyframes import FORMAT as KEYFRAMES_FORMAT
 from humanoid_core.motion.model import Motion, MotionError
 from humanoid_core.motion.yaml_nodes import compose_file
@@ -89,7 +95,7 @@ def read_motion_file(path: Path, robot: str) -> Motion:
 def _read_yaml_motion(path: Path, robot: str) -> Motion:
     top = compose_file(path).mapping("motion file")
     kind = top["format"].text("format") if "format" in top else KEYFRAMES_FORMAT
-    formats = yaml_formats()
-    if kind in formats:
-        return formats[kind].read(path, robot)
-    raise top["format"].error(f"unknown format {kind!r} (known: {', '.join(formats)})")
+    found = yaml_format(kind)
+    if found is not None:
+        return found.read(path, robot)
+    raise top["format"].error(f"unknown format {kind!r} (known: {', '.join(yaml_formats())})")
