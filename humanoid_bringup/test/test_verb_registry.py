@@ -139,3 +139,31 @@ def test_the_bringup_names_no_simulation_tool_or_experiment_package():
     mentions = [f"{path.relative_to(PACKAGE)}: {name}" for path in sources for name in WORKSTATION
                 if name in path.read_text()]
     assert mentions == []
+
+
+def test_record_without_a_recorder_installed_says_so(monkeypatch, tmp_path):
+    """``--record`` on a computer where no package registers the recorder (a robot's, without
+    the workstation tools): one line saying so, before anything starts."""
+    from humanoid_bringup import graphs, serving
+
+    def nothing(**_selection):
+        return importlib.metadata.EntryPoints(())
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", nothing)
+    with pytest.raises(graphs.RecorderMissingError):
+        graphs.recorder_entry()
+    nodes = graphs.real_nodes("bioloid", port="/dev/ttyUSB0")
+    assert serving.with_recorder(nodes, None) == nodes  # not asked: nothing needed
+    with pytest.raises(UsageError, match=r"--record needs a recorder, and no installed package registers the "
+                                         r"recorder \(node humanoid_recorder in the entry point group humanoid.nodes"):
+        serving.with_recorder(nodes, tmp_path / "bag")
+    assert not (tmp_path / "bag").exists()
+
+
+def test_the_recorder_is_looked_up_in_the_container_s_group():
+    """The group :func:`~humanoid_bringup.graphs.recorder_entry` reads is the one the
+    container hosts nodes from."""
+    from humanoid_bringup.graphs import NODE_ENTRY_POINTS
+    from humanoid_control.nodes.container import ENTRY_POINTS
+
+    assert NODE_ENTRY_POINTS == ENTRY_POINTS
