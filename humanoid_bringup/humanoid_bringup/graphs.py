@@ -31,10 +31,10 @@ from humanoid_core.quadruped_gaits.parameters import gaited_robot
 from humanoid_hw.hw_node_spec import hw_node_spec
 
 #: Options of :func:`real_nodes` (and the simulation's ``sim_nodes``) for the robot and the trajectory
-#: generator alone: no balance monitor, energy monitor, self-collision checker, walk or gait controller (a
-#: controller that needs none of them, on a machine with cores to spare for its own work).
+#: generator alone: no balance monitor, energy monitor, self-collision checker, walk or gait controller,
+#: fall manager (a controller that needs none of them, on a machine with cores to spare for its own work).
 ROBOT_AND_PLAYER_ONLY = {"balance_monitor": False, "self_collision_checker": False, "walk_controller": False,
-                         "gait_controller": False, "energy_monitor": False}
+                         "gait_controller": False, "energy_monitor": False, "fall_manager": False}
 
 
 def real_nodes(robot: str, port: str | None = None, baud: int | None = None,
@@ -43,14 +43,17 @@ def real_nodes(robot: str, port: str | None = None, baud: int | None = None,
                balance_monitor: bool = True, self_collision_checker: bool = True,
                self_collision_veto: bool = True, walk_controller: bool = True,
                gait_controller: bool = True, energy_monitor: bool = True,
-               shared_process: bool = True, fall_manager: bool = True) -> list[NodeSpec]:
+               shared_process: bool = True, fall_manager: bool = True,
+               auto_getup: bool | None = None) -> list[NodeSpec]:
     """The real-robot graph: the Dynamixel hardware node (plus the nodes that build on it).
     Options left at None keep the robot's parameter file values; ``publish_robot_description``
     False leaves the topic to robot_state_publisher (under ros2 launch); ``balance_monitor``,
     ``energy_monitor``, ``self_collision_checker``, ``walk_controller`` and ``gait_controller``
     False leave those nodes out; ``self_collision_veto`` False turns the robot interface's
     self-collision veto off. ``shared_process`` hosts the control nodes in one container
-    process (the default); False gives each a process of its own."""
+    process (the default); False gives each a process of its own. ``fall_manager`` False
+    leaves the fall manager out; ``auto_getup`` True lets it get the robot up by itself (off
+    by default on the robot)."""
     overrides: dict[str, object] = {}
     for name, value in (("port", port), ("baud", baud), ("control_rate", control_rate),
                         ("publish_rate", publish_rate), ("duration", duration)):
@@ -64,7 +67,7 @@ def real_nodes(robot: str, port: str | None = None, baud: int | None = None,
             *hosted(control_nodes(robot, use_sim_time=False, balance_monitor=balance_monitor,
                                   self_collision_checker=self_collision_checker, walk_controller=walk_controller,
                                   gait_controller=gait_controller, energy_monitor=energy_monitor,
-                                  fall_manager=fall_manager), shared_process)]
+                                  fall_manager=fall_manager, auto_getup=bool(auto_getup)), shared_process)]
 
 
 def hosted(nodes: list[NodeSpec], shared_process: bool) -> list[NodeSpec]:

@@ -43,6 +43,7 @@ GRAPH_SWITCHES = {
     "self_collision_veto": "refuse commands that bring two links within the safety distance",
     "walk_controller": "start the walk controller (cmd_vel, walk action)",
     "gait_controller": "start the gait controller (play_gait action; robots with gaits)",
+    "fall_manager": "start the fall manager (fall_manager_state, protective action, get-up)",
 }
 
 

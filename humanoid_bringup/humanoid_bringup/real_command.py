@@ -49,5 +49,6 @@ def run(args: argparse.Namespace) -> int:
                            balance_monitor=args.balance_monitor, energy_monitor=args.energy_monitor,
                            self_collision_checker=args.self_collision_checker,
                            self_collision_veto=args.self_collision_veto, gait_controller=args.gait_controller,
-                           shared_process=args.shared_process)
+                           shared_process=args.shared_process, fall_manager=args.fall_manager,
+                           auto_getup=args.auto_getup)
         return serve(Graph(with_recorder(nodes, args.record), echo=True))

@@ -113,6 +113,11 @@ def add_graph_switches(parser: argparse.ArgumentParser) -> None:
                         help="do not start the self-collision checker (self_collision_state, markers, services)")
     parser.add_argument("--no-gait-controller", dest="gait_controller", action="store_false",
                         help="do not start the gait controller (play_gait; robots with gaits)")
+    parser.add_argument("--no-fall-manager", dest="fall_manager", action="store_false",
+                        help="do not start the fall manager (fall_manager_state, protective action, get-up)")
+    parser.add_argument("--auto-getup", action=argparse.BooleanOptionalAction, default=None,
+                        help="the fall manager gets the robot up by itself once it lies still (default: on in "
+                             "simulation, off on the robot)")
     parser.add_argument("--process-per-node", dest="shared_process", action="store_false",
                         help="run each control node in a process of its own instead of one container for all "
                              "(isolation for debugging; costs a process and its memory per node: docs/graph_cost.md)")

@@ -21,7 +21,8 @@ def sim_nodes(robot: str, gui: bool = False, real_time_factor: float | None = No
               walk_controller: bool = True, gait_controller: bool = True, lockstep: bool = False,
               participants: tuple[str, ...] = (), physics_profile: str | None = None,
               energy_monitor: bool = True, params_file: Path | str | None = None,
-              shared_process: bool = True) -> list[NodeSpec]:
+              shared_process: bool = True, fall_manager: bool = True,
+              auto_getup: bool | None = None) -> list[NodeSpec]:
     """The simulation graph: the PyBullet robot node (plus the nodes that build on it).
     Options left at None keep the robot's parameter file values (``physics_profile``: the
     simulation's named physics profile, :mod:`humanoid_sim.physics_profiles`; ``params_file``:
@@ -31,6 +32,8 @@ def sim_nodes(robot: str, gui: bool = False, real_time_factor: float | None = No
     ``self_collision_checker``, ``walk_controller`` and ``gait_controller`` False leave those
     nodes out;
     ``self_collision_veto`` False turns the robot interface's self-collision veto off.
+    ``fall_manager`` False leaves the fall manager out; ``auto_getup`` False keeps it from
+    getting the robot up by itself (on by default in simulation).
     ``shared_process`` hosts the control nodes in one container process (the default); False
     gives each a process of its own.
     ``lockstep`` makes the simulator wait at every state for the graph's nodes and for
@@ -53,7 +56,8 @@ def sim_nodes(robot: str, gui: bool = False, real_time_factor: float | None = No
     controls = hosted(control_nodes(robot, use_sim_time=use_sim_time, balance_monitor=balance_monitor,
                                     self_collision_checker=self_collision_checker, walk_controller=walk_controller,
                                     gait_controller=gait_controller, lockstep=lockstep,
-                                    energy_monitor=energy_monitor), shared_process)
+                                    energy_monitor=energy_monitor, fall_manager=fall_manager,
+                                    auto_getup=True if auto_getup is None else auto_getup), shared_process)
     if lockstep:
         overrides.setdefault("real_time_factor", 0.0)
         overrides["lockstep"] = True
