@@ -41,7 +41,7 @@ import yaml
 
 from humanoid_core.parameter_fields import documented
 from humanoid_core.parameter_files import flatten
-from humanoid_sim.servo_profiles import ServoParameters
+from humanoid_sim.servo_profiles import ServoParameters, value_error
 from humanoid_sim.sim_parameters import SimParameters
 from humanoid_sim.transmission import TransmissionParameters
 
@@ -114,6 +114,9 @@ def check_values(values: Mapping[str, Any], links: Collection[str]) -> dict[str,
         check_name(name, links, defaults)
         default = defaults.get(name, 0.0)
         checked[name] = _typed(name, value, default)
+        problem = value_error(name.removeprefix("servo."), checked[name]) if name.startswith("servo.") else None
+        if problem:  # the servo law's values, refused before anything starts
+            raise ParamsFileError(problem)
     corrections(checked)  # the corrections' own checks
     return checked
 

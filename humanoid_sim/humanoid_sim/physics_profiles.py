@@ -12,7 +12,8 @@ own values) picks one; values given on the command line or by a launch file stil
 over the profile's. A profile may set the world's engine settings
 (:class:`~humanoid_sim.pybullet_driver.SimParameters`, except pacing, GUI and the
 fall and contact thresholds, which are not physics) and the servo motors' gains, whose
-meaning depends on the physics step. Nothing here imports PyBullet or ROS: the
+meaning depends on the physics step, or the servo law (``servo.law``, its bus rate and
+gains). Nothing here imports PyBullet or ROS: the
 ``humanoid`` command checks a profile's name before it starts anything.
 """
 
@@ -36,8 +37,10 @@ REFERENCE = "reference"
 SECTION = "physics_profiles"
 #: Simulation parameters that are not physics, which no profile may change.
 NOT_PHYSICS = frozenset({"real_time_factor", "gui", "fall_tilt", "contact_force_threshold", "drop_height"})
-#: Servo parameters a profile may set: the motors' gains (PyBullet's per-step shares).
-SERVO_GAINS = frozenset({"servo.position_gain", "servo.velocity_gain"})
+#: Servo parameters a profile may set: the motors' gains (PyBullet's per-step shares) and the
+#: servo law with its bus rate and gains (whose stable values depend on the physics step).
+SERVO_GAINS = frozenset({"servo.position_gain", "servo.velocity_gain", "servo.law", "servo.bus_rate",
+                         "servo.k_theta_legs", "servo.k_omega_legs", "servo.k_theta_others", "servo.k_omega_others"})
 
 
 class UnknownProfileError(ValueError):

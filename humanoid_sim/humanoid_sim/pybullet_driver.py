@@ -6,7 +6,10 @@ factor is set, waits so that simulated time runs that many times faster than the
 wall clock (0 = as fast as possible). Time is the simulated time, starting at 0.
 
 Joints follow their commands through a servo profile (:mod:`humanoid_sim.servo_profiles`)
-and PyBullet's torque-limited position motors; URDF joint limits are enforced by
+and PyBullet's torque-limited position motors, or with ``servo.law: pd_torque`` through
+Lima et al.'s servo (the profile sampled at the bus period, the two-segment reference
+generator and a torque-limited PD law applied by PyBullet's torque control at every
+physics step); URDF joint limits are enforced by
 PyBullet's limit constraints. Sensors: an IMU at the model's IMU frame, and the
 ground reaction wrench under each foot from the contact points; their readings (and the
 joints') corrupted as :mod:`humanoid_sim.sensor_noise` says when its noise is enabled.
@@ -42,7 +45,14 @@ from humanoid_core.loop.driver import (
 from humanoid_description.model import RobotModel
 from humanoid_sim.params_file import LinkCorrection, corrected_urdf
 from humanoid_sim.sensor_noise import SensorNoise
-from humanoid_sim.servo_profiles import ServoBank, ServoParameters
+from humanoid_sim.servo_profiles import (
+    BusReference,
+    ServoBank,
+    ServoParameters,
+    group_gains,
+    pd_torque,
+    stable_gains,
+)
 from humanoid_sim.sim_parameters import NoiseParameters, PushParameters, SimParameters
 from humanoid_sim.transmission import TransmissionParameters, Transmissions
 
@@ -76,6 +86,16 @@ def _into_frame(rotation: tuple[float, ...], vector: tuple[float, float, float] 
     return (rotation[0] * x + rotation[3] * y + rotation[6] * z,
             rotation[1] * x + rotation[4] * y + rotation[7] * z,
             rotation[2] * x + rotation[5] * y + rotation[8] * z)
+
+
+def joint_inertias(model: RobotModel) -> np.ndarray:
+    """Each joint's smallest inertia (kg m^2): the robot floating free in its home pose, every
+    other joint free too (1 / the diagonal of the inverse joint-space mass matrix): what a
+    torque on that joint alone accelerates."""
+    q = model.configuration(model.home_positions())
+    mass = pin.crba(model.model, model.model.createData(), q)
+    mass = np.triu(mass) + np.triu(mass, 1).T
+    return 1.0 / np.diag(np.linalg.inv(mass))[model.v_index]
 
 
 @dataclass
@@ -133,6 +153,18 @@ class PyBulletDriver(RobotDriver):
         self._motor_forces = [servo.max_torque] * count
         self._motor_kp = [servo.position_gain] * count
         self._motor_kd = [servo.velocity_gain] * count
+        #: servo.law pd_torque: the reference generator at the bus period, the gains per joint and
+        #: the torques of the latest physics step (the joints' effort)
+        self._pd = servo.law == "pd_torque"
+        self._bus = BusReference(count, self.params.physics_rate, servo.bus_rate)
+        legs = {joint for foot in model.config.feet.values() for joint in model.chain_joints(foot.sole)}
+        #: the gains of the law (servo parameters, per joint group) and those in force: each
+        #: joint's within the stability bound of its lightest inertia at the physics step
+        self.pd_gains = group_gains(servo, self.joint_names, legs)
+        self._k_theta, self._k_omega = (stable_gains(*self.pd_gains, joint_inertias(model), self.params.physics_period)
+                                        if self._pd else self.pd_gains)
+        self.pd_gains_in_force = (self._k_theta, self._k_omega)
+        self._torques = np.zeros(count)
         self._tmpdir = tempfile.TemporaryDirectory(prefix="humanoid_sim_")
         #: wall and CPU (this thread's) seconds spent stepping: servo references and physics
         self.stepping_wall = 0.0
@@ -212,6 +244,8 @@ class PyBulletDriver(RobotDriver):
         for joint_id, value in zip(self._joint_ids, positions, strict=True):
             pybullet.resetJointState(self._body, joint_id, float(value), 0.0, physicsClientId=c)
         self.servos.reset(positions)
+        self._bus.reset(positions)
+        self._torques = np.zeros(len(self.joint_names))
         self.transmissions.reset()
         self.noise.restart()
         self._pushes.clear()
@@ -264,7 +298,9 @@ class PyBulletDriver(RobotDriver):
             c, dt = self._client, self.params.physics_period
             wall, cpu = time.perf_counter(), time.thread_time()
             for _ in range(steps):
-                if not (self._targets_sent and self.servos.settled):
+                if self._pd:
+                    self._pd_step(dt)
+                elif not (self._targets_sent and self.servos.settled):
                     # PyBullet keeps motor targets between steps: send them only when they change
                     targets, speeds = self.servos.step(dt)
                     # each link is held behind its motor's reference by the sag of its gears
@@ -288,6 +324,22 @@ class PyBulletDriver(RobotDriver):
                 self._step_budget = max(0, self._step_budget - 1)
                 self._step_done.notify_all()
         self._pace()
+
+    def _pd_step(self, dt: float) -> None:
+        """servo.law pd_torque: the profile on the bus, the two-segment reference, and each
+        joint's torque for the next physics step (PyBullet's position motors stay off: their
+        velocity motors were given zero force when the robot was loaded)."""
+        c = self._client
+        targets, speeds = self.servos.step(dt)
+        reference, reference_velocity = self._bus.step(targets, speeds)
+        states = pybullet.getJointStates(self._body, self._joint_ids, physicsClientId=c)
+        position = np.fromiter((s[0] for s in states), float, len(states))
+        velocity = np.fromiter((s[1] for s in states), float, len(states))
+        # each link is held behind its motor's reference by the sag of its gears
+        self._torques = pd_torque((reference + self.transmissions.sag, reference_velocity), position, velocity,
+                                  self._k_theta, self._k_omega, self.servos.params.max_torque)
+        pybullet.setJointMotorControlArray(self._body, self._joint_ids, pybullet.TORQUE_CONTROL,
+                                           forces=self._torques.tolist(), physicsClientId=c)
 
     # -- pushes -------------------------------------------------------------------
     def apply_push(self, link: str, force: tuple[float, float, float], duration: float) -> str:
@@ -358,8 +410,10 @@ class PyBulletDriver(RobotDriver):
             position -= self.transmissions.sag
         if self._noisy:
             position, velocity = self.noise.joints(position, velocity)
-        return JointState(stamp=self._time, position=position, velocity=velocity,
-                          effort=np.array(efforts), valid=self._all_valid)
+        # pd_torque: the torque the law applied over the latest step (PyBullet reports none for torque control)
+        effort = self._torques.copy() if self._pd else np.array(efforts)
+        return JointState(stamp=self._time, position=position, velocity=velocity, effort=effort,
+                          valid=self._all_valid)
 
     def read(self) -> JointState:
         with self._lock:

@@ -14,14 +14,29 @@ the servo's torque. Vectorised over the robot's joints.
 - ``speed_limited`` (Dynamixel AX-12): the goal is approached at the commanded
   moving speed (the servo's maximum when none is given), then held by a stiff,
   torque-limited PD law: the AX-12's own position loop.
+
+Two laws turn the profile into joint torques (``law``):
+
+- ``position_motor`` (the default): PyBullet's position motors track the profile at every
+  physics step (a velocity constraint, ``position_gain`` of the error per step).
+- ``pd_torque``: the servo of Lima et al.'s ODE simulator. Every bus period (``bus_rate``)
+  the servo takes the profile's position and velocity as its new set-point, reached one
+  bus period later through the constant-acceleration reference generator
+  (:func:`humanoid_core.loop.interpolation.two_segment`, :class:`BusReference`); at every
+  physics step the joint gets ``T = k_theta (ref - q) + k_omega (ref' - q')`` limited to
+  ``max_torque``, through PyBullet's torque control. Gains per joint group: the legs (the
+  joints that move a foot) and the others.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from humanoid_core.loop.interpolation import two_segment
 from humanoid_core.parameter_fields import documented
 from humanoid_description.model import RobotModel
 
@@ -38,6 +53,16 @@ class ServoParameters:
     max_torque: float = documented(9.0, "N m, the motor's force limit in PyBullet")
     position_gain: float = documented(0.3, "PyBullet positionGain of the motor's PD law")
     velocity_gain: float = documented(1.0, "PyBullet velocityGain of the motor's PD law")
+    law: str = documented("position_motor", "position_motor (PyBullet's position motors track the profile) or "
+                                            "pd_torque (Lima et al.: T = k_theta (ref - q) + k_omega (ref' - q'), "
+                                            "limited to max_torque, ref from the two-segment generator at bus_rate)")
+    bus_rate: float = documented(83.0, "Hz, pd_torque: how often a servo takes a new set-point (the bus period; "
+                                       "the Bioloid's 83 Hz of Lima et al.)")
+    k_theta_legs: float = documented(60.0, "N m/rad, pd_torque: position gain of the leg joints (those moving a "
+                                           "foot)")
+    k_omega_legs: float = documented(0.08, "N m s/rad, pd_torque: velocity gain of the leg joints")
+    k_theta_others: float = documented(60.0, "N m/rad, pd_torque: position gain of the other joints")
+    k_omega_others: float = documented(0.08, "N m s/rad, pd_torque: velocity gain of the other joints")
 
     @classmethod
     def for_model(cls, model: RobotModel) -> ServoParameters:
@@ -54,6 +79,29 @@ class ServoParameters:
                 raise ValueError(f"servo {name} must be > 0")
         if self.kind == "trapezoidal" and self.max_acceleration <= 0.0:
             raise ValueError("a trapezoidal servo needs max_acceleration > 0")
+        for name in ("law", "bus_rate", *PD_GAINS):
+            problem = value_error(name, getattr(self, name))
+            if problem:
+                raise ValueError(problem)
+
+
+#: The laws that turn a servo's profile into joint torques.
+LAWS = ("position_motor", "pd_torque")
+#: The pd_torque law's gains (ServoParameters fields).
+PD_GAINS = ("k_theta_legs", "k_omega_legs", "k_theta_others", "k_omega_others")
+
+
+def value_error(name: str, value: object) -> str | None:
+    """What is wrong with ``value`` for the servo law's parameter ``name`` (a ServoParameters
+    field: law, bus_rate or a gain), in one line; None when it is fine or not one of them.
+    Parameter files check their values with it before anything starts."""
+    if name == "law" and value not in LAWS:
+        return f"unknown servo law {value!r} (known: {', '.join(LAWS)})"
+    if name == "bus_rate" and not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0.0):
+        return f"servo bus_rate must be a finite number of Hz > 0, got {value!r}"
+    if name in PD_GAINS and not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0.0):
+        return f"servo {name} must be a finite number >= 0, got {value!r}"
+    return None
 
 
 class ServoBank:
@@ -146,3 +194,95 @@ class ServoBank:
         step = np.clip(error, -self.speed * dt, self.speed * dt)
         self.position = self.position + step
         self.velocity = step / dt
+
+
+class BusReference:
+    """The reference generator of Lima et al.'s simulated servo, one per robot (vectorised over
+    its joints), called once per physics step.
+
+    Every bus period the set-point the servo holds (the profile's position and velocity, as a
+    bus would carry them) becomes the end of the next interval: from the reference where it is
+    now (position and velocity) to that set-point one bus period later, with the two-segment
+    constant-acceleration law. A set-point thus reaches the joint's reference one bus period
+    after the bus took it, as in the paper, where the controller sends the angle and speed the
+    servo is to have at the end of the period. Bus ticks fall on the physics steps nearest to
+    whole bus periods since the reset."""
+
+    def __init__(self, joint_count: int, physics_rate: float, bus_rate: float) -> None:
+        self.steps_per_tick = physics_rate / bus_rate
+        self.dt = 1.0 / physics_rate
+        self.start = (np.zeros(joint_count), np.zeros(joint_count))
+        self.end = (np.zeros(joint_count), np.zeros(joint_count))
+        self.interval = (0, 0)  # physics steps of the interval's start and end
+        self.step_index = 0
+        self.next_tick = 0
+
+    def reset(self, positions: np.ndarray) -> None:
+        positions = np.array(positions, dtype=float)
+        zero = np.zeros_like(positions)
+        self.start, self.end = (positions, zero), (positions.copy(), zero.copy())
+        self.interval = (0, 0)
+        self.step_index = 0
+        self.next_tick = 0
+
+    def sample(self) -> tuple[np.ndarray, np.ndarray]:
+        """The reference (position, velocity) at the current physics step."""
+        first, last = self.interval
+        if self.step_index >= last:
+            return self.end
+        (p1, w1), (p2, w2) = self.start, self.end
+        position, velocity, _ = two_segment(self.step_index * self.dt, first * self.dt, last * self.dt, p1, w1, p2, w2)
+        return position, velocity
+
+    def step(self, setpoint: np.ndarray, setpoint_velocity: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The reference at this physics step (a bus tick first takes ``setpoint`` as the next
+        interval's end); then the step counts as done."""
+        n = self.step_index
+        if n >= self.next_tick:
+            now = self.sample()
+            ticks = math.floor(n / self.steps_per_tick + 1e-9) + 1
+            following = max(n + 1, round(ticks * self.steps_per_tick))
+            self.start = (np.array(now[0], dtype=float), np.array(now[1], dtype=float))
+            self.end = (np.array(setpoint, dtype=float), np.array(setpoint_velocity, dtype=float))
+            self.interval = (n, following)
+            self.next_tick = following
+        reference = self.sample()
+        self.step_index = n + 1
+        return reference
+
+
+def pd_torque(reference: tuple[np.ndarray, np.ndarray], position: np.ndarray, velocity: np.ndarray,
+              k_theta: np.ndarray, k_omega: np.ndarray, max_torque: float) -> np.ndarray:
+    """Lima et al.'s servo torque: ``k_theta (ref - q) + k_omega (ref' - q')``, limited to the servo's torque."""
+    target, target_velocity = reference
+    torque = k_theta * (target - position) + k_omega * (target_velocity - velocity)
+    return np.clip(torque, -max_torque, max_torque)
+
+
+def group_gains(params: ServoParameters, joint_names: Sequence[str],
+                leg_joints: frozenset[str] | set[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The pd_torque law's (k_theta, k_omega) per joint: the legs' gains for the joints in
+    ``leg_joints`` (those that move a foot), the others' for the rest."""
+    legs = np.array([name in leg_joints for name in joint_names], dtype=bool)
+    return (np.where(legs, params.k_theta_legs, params.k_theta_others),
+            np.where(legs, params.k_omega_legs, params.k_omega_others))
+
+
+#: The share of the explicit integration's stability bound the pd_torque gains may use (below).
+STABILITY_MARGIN = 0.5
+
+
+def stable_gains(k_theta: np.ndarray, k_omega: np.ndarray, inertia: np.ndarray,
+                 dt: float) -> tuple[np.ndarray, np.ndarray]:
+    """The gains each joint can take at the physics step ``dt``. The torque is computed from the
+    state at the start of each step (explicit), which PyBullet's semi-implicit Euler step keeps
+    stable on a joint of inertia ``J`` only while ``a + 2 b < 4``, ``a = k_theta dt^2 / J`` and
+    ``b = k_omega dt / J``. A joint whose gains pass half that bound (the lightest links: hands,
+    elbows, ankle rolls) keeps its ``k_theta`` up to ``a = 1`` and gets the ``k_omega`` that
+    brings it back to ``a + 2 b = 2``: its stiffness is kept as far as it can be, its damping
+    is what the step allows. ``inertia``: each joint's smallest (free-floating) inertia."""
+    limit = 4.0 * STABILITY_MARGIN
+    k_theta = np.minimum(k_theta, 0.5 * limit * inertia / dt**2)
+    a = k_theta * dt**2 / inertia
+    k_omega = np.minimum(k_omega, 0.5 * (limit - a) * inertia / dt)
+    return k_theta, k_omega

@@ -28,6 +28,12 @@ DEFAULT_BOUNDS: dict[str, tuple[float, float]] = {
     "servo.max_velocity": (1.0, 8.0),
     "servo.max_acceleration": (50.0, 1000.0),
     "servo.max_torque": (1.0, 20.0),
+    # the pd_torque law's gains (servo.law pd_torque): N m/rad and N m s/rad, from a servo
+    # reaching its torque limit at several degrees of error to one far stiffer than the defaults
+    "servo.k_theta_legs": (5.0, 2000.0),
+    "servo.k_omega_legs": (0.005, 5.0),
+    "servo.k_theta_others": (5.0, 2000.0),
+    "servo.k_omega_others": (0.005, 5.0),
     "transmission.stiffness": (10.0, 1000.0),
     "transmission.backlash": (0.0, 5.0),
     "transmission.filter_time": (0.005, 0.5),
@@ -92,6 +98,11 @@ def parse_fit(text: str, links: Sequence[str]) -> list[FitParameter]:
             low, high = chosen
         if not (math.isfinite(low) and math.isfinite(high) and low < high):
             raise FitError(f"--fit: {name}: bounds {low:g}:{high:g} are not LOW < HIGH")
+        try:  # bounds the parameter cannot take (a negative gain) are refused before any run
+            check_values({name: low}, links)
+            check_values({name: high}, links)
+        except ParamsFileError as error:
+            raise FitError(f"--fit: {name}={low:g}:{high:g}: {error}") from None
         if any(p.name == name for p in found):
             raise FitError(f"--fit: {name} is named twice")
         found.append(FitParameter(name, low, high))
