@@ -201,6 +201,8 @@ class TrajectoryGenerator:
                 keyframe=playback.keyframe_reached(elapsed)))
         outcome = finished.response
         status = outcome.status if outcome is not None else GoalStatus.STATUS_UNKNOWN
+        if fell is None and status != GoalStatus.STATUS_SUCCEEDED and self.falls.count > falls_before:
+            fell = self.falls.reason or "the robot fell"  # the robot stopped the trajectory for the fall first
         if fell is not None:
             goal_handle.abort()
             result.error_code = PlayMotion.Result.FELL

@@ -1,0 +1,157 @@
+"""The fall manager on the hardware node: the Bioloid on the emulated Dynamixel bus
+(``humanoid real``'s graph, a process per node so that the test can be the robot's IMU).
+
+The emulated bus has no physics and the Bioloid no IMU: the test feeds the manager the
+readings a falling, lying and standing trunk would give on ``imu/data`` (the hardware node
+publishes none), stamped with the robot's clock. What is checked: the balance monitor's
+support estimate makes the manager controllable at the start; a reading older than its
+budget decides nothing; a fall fed while a motion plays stops the motion ``FELL`` with the
+manager's cause; lying still on its back the robot gets up by itself when asked to
+(``--auto-getup``; off by default on the robot) with the back's get-up motion, played on the
+servos, while a walk goal is refused ``GETTING_UP``; upright and still again it is
+controllable."""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+
+import pytest
+from sensor_msgs.msg import Imu
+
+from humanoid_bringup.graphs import real_nodes
+from humanoid_control.nodes.specs import FALL_MANAGER, with_node_parameters
+from humanoid_control.ros.fall_watch import FALL_STATE_QOS
+from humanoid_control.ros.robot_client import poll_until
+from humanoid_control.ros.ros_time import to_time
+from humanoid_interfaces.action import PlayMotion, Walk
+from humanoid_interfaces.msg import FallManagerState
+
+pytestmark = pytest.mark.system
+
+PATIENCE = 120.0
+#: s: the IMU readings' period (the HOAP-2's IMU rate).
+PERIOD = 0.01
+
+
+class Trunk:
+    """Publishes the IMU readings of a trunk pitched ``pitch`` deg (backward: negative) turning
+    at ``rate`` deg/s, every PERIOD, stamped with the node's clock (the robot's: ROS time)."""
+
+    def __init__(self, node) -> None:
+        self.node = node
+        self.pitch, self.rate = 0.0, 0.0
+        self.age = 0.0  # s subtracted from the stamps (stale readings)
+        self._publisher = node.create_publisher(Imu, "imu/data", 10)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(5.0)
+
+    def _run(self) -> None:
+        while not self._stop.wait(PERIOD):
+            self.publish()
+
+    def publish(self) -> None:
+        half = math.radians(self.pitch) / 2.0
+        msg = Imu()
+        msg.header.stamp = to_time(self.node.get_clock().now().nanoseconds * 1e-9 - self.age)
+        msg.header.frame_id = "imu_link"
+        msg.orientation.y, msg.orientation.w = math.sin(half), math.cos(half)
+        msg.angular_velocity.y = math.radians(self.rate)
+        self._publisher.publish(msg)
+
+    def fall_backward(self) -> None:
+        """From upright to lying on the back (-90 deg) as a pendulum tips, in wall time."""
+        theta, dtheta = math.radians(2.0), 0.0
+        while theta < math.radians(90.0):
+            time.sleep(PERIOD)
+            dtheta += 8.0 ** 2 * math.sin(theta) * PERIOD
+            theta = min(theta + dtheta * PERIOD, math.radians(90.0))
+            self.pitch, self.rate = -math.degrees(theta), -math.degrees(dtheta)
+        self.rate = 0.0
+
+
+def write_getup(path) -> None:
+    path.write_text(
+        "format: keyframes\nrobot: bioloid\nname: getup_back_test\nunits: deg\nlaw: cubic\n"
+        "joints: [r_elbow, l_elbow]\n"
+        "keyframes:\n"
+        "  - {time: 0.0, positions: [0.0, 0.0]}\n"
+        "  - {time: 1.0, positions: [-40.0, 40.0]}\n"
+        "  - {time: 2.0, positions: [0.0, 0.0]}\n")
+
+
+def test_the_fall_manager_on_the_emulated_bus(robot_graph, tmp_path):
+    from humanoid_hw.emulator.process import emulator_process
+
+    write_getup(tmp_path / "getup_back.yaml")
+    with emulator_process("bioloid", 1, 1_000_000, timing=False) as port:
+        nodes = with_node_parameters(real_nodes("bioloid", port=port, shared_process=False, auto_getup=True),
+                                     FALL_MANAGER, {"getup_directory": str(tmp_path), "max_attempts": 2})
+        _, client = robot_graph(nodes)
+        lock, states = threading.Lock(), []
+
+        def on_state(msg: FallManagerState) -> None:
+            with lock:
+                states.append(msg)
+
+        def first(state: int, since: int = 0, what: str = "") -> FallManagerState:
+            def found():
+                with lock:
+                    return next((m for m in states[since:] if m.state == state), None)
+            return poll_until(found, what or f"fall_manager_state {state}", PATIENCE)
+
+        client.node.create_subscription(FallManagerState, "fall_manager_state", on_state, FALL_STATE_QOS)
+        # no IMU on the robot: the balance monitor's support estimate says upright
+        start = first(FallManagerState.CONTROLLABLE)
+        assert start.source == "support" and "upright" in start.cause, start.cause
+
+        trunk = Trunk(client.node)
+        # a reading of a lying trunk, half a second old (budget 0.1 s): nothing decided
+        trunk.pitch, trunk.age = -90.0, 0.5
+        for _ in range(20):
+            trunk.publish()
+            time.sleep(PERIOD)
+        time.sleep(0.5)
+        with lock:
+            assert states[-1].state == FallManagerState.CONTROLLABLE and states[-1].source == "support"
+            assert not any(m.state in (FallManagerState.FALLING, FallManagerState.FALLEN) for m in states)
+        trunk.pitch, trunk.age = 0.0, 0.0
+        trunk.start()
+        try:
+            poll_until(lambda: states[-1].source == "imu", "the manager on the IMU readings", PATIENCE)
+            # a motion plays; the trunk falls backward: the motion stops FELL, with the manager's cause
+            handle = client.send_motion(PlayMotion.Goal(motion_name="wave"))
+            client.wait_until(client.now() + 0.5, timeout=PATIENCE)
+            mark = len(states)
+            trunk.fall_backward()
+            falling = first(FallManagerState.FALLING, mark)
+            motion = client.wait_result(handle, PATIENCE, "play_motion result after the fall").result
+            assert motion.error_code == PlayMotion.Result.FELL, motion.error_string
+            assert "the fall manager: falling" in motion.error_string
+            assert "a fall is seen coming" in falling.cause and falling.side == FallManagerState.BACK
+
+            # lying still on its back: the back's get-up motion, and a walk goal is refused
+            getting_up = first(FallManagerState.GETTING_UP, mark)
+            assert getting_up.side == FallManagerState.BACK and getting_up.attempt == 1
+            walk = client.action_client(Walk, "walk")
+            refused = client.wait_result(client.wait_future(walk.send_goal_async(Walk.Goal(distance=0.1)), PATIENCE,
+                                                            "walk goal"), PATIENCE, "walk result").result
+            assert refused.error_code == Walk.Result.GETTING_UP, refused.error_string
+            # the get-up motion played to its end on the servos
+            ended = poll_until(lambda: next((m for m in states[mark:] if "ended (attempt 1" in m.cause), None),
+                               "the get-up motion's end", PATIENCE)
+            assert ended.state == FallManagerState.GETTING_UP
+            # the robot is up: trunk upright and still
+            trunk.pitch, trunk.rate = 0.0, 0.0
+            up = first(FallManagerState.CONTROLLABLE, states.index(ended))
+            assert "up after get-up attempt 1" in up.cause, up.cause
+        finally:
+            trunk.stop()
