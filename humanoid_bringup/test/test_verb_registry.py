@@ -39,6 +39,20 @@ def registrations(tmp_path, monkeypatch):
     return write
 
 
+@pytest.mark.parametrize("group", [VERB_ENTRY_POINTS, "humanoid.nodes", "console_scripts"])
+def test_the_registrations_are_read_as_importlib_metadata_reads_them(group):
+    """The command reads the entry points without importing importlib.metadata (its cost per
+    process): the same entry points, and each loads the same object."""
+    ours = cli.registered(group)
+    assert sorted((e.name, e.value) for e in ours) == \
+        sorted((e.name, e.value) for e in importlib.metadata.entry_points(group=group))
+    assert ours and all(e.group == group for e in ours)
+    if group == VERB_ENTRY_POINTS:
+        (bringup,) = [e for e in ours if e.name == "humanoid_bringup"]
+        (reference,) = importlib.metadata.entry_points(group=group, name="humanoid_bringup")
+        assert bringup.load() is reference.load()
+
+
 def test_the_bringup_registers_its_own_verbs_as_every_package_does():
     (bringup,) = importlib.metadata.entry_points(group=VERB_ENTRY_POINTS, name="humanoid_bringup")
     assert [verb.name for verb in bringup.load()] == ["describe", "real"]
