@@ -40,8 +40,10 @@ TRANSPORT = 0.05
 #: faster than the controller answers, however loaded the machine is.
 LOCKSTEP = True
 # default nodes off because the test publishes the fall estimate in the balance monitor's place
-# (same topic, QoS and message): a monitor beside it would publish its own estimate on it
-GRAPH = sim_nodes("bioloid_quadruped", balance_monitor=False, lockstep=True, participants=(MODULE_CLIENT,))
+# (same topic, QoS and message): a monitor beside it would publish its own estimate on it; the
+# fall manager, which stops the gait on its own readings (test_fall_manager_sim.py), likewise
+GRAPH = sim_nodes("bioloid_quadruped", balance_monitor=False, fall_manager=False, lockstep=True,
+                  participants=(MODULE_CLIENT,))
 
 
 @pytest.fixture(scope="module")
