@@ -11,6 +11,9 @@ TARGETS: dict[str, tuple[str, str]] = {
     "physics": ("humanoid_experiments.bench.physics", "a physics profile's raw stepping speed vs the reference, and "
                                                       "its fidelity: postures limits and the 1 m walk against the "
                                                       "reference's"),
+    "servo-law": ("humanoid_experiments.bench.servo_law", "PyBullet's position motors vs Lima et al.'s PD torque "
+                                                          "servo (servo.law pd_torque): tracking of library motions "
+                                                          "and postures limits, side by side"),
     "lockstep": ("humanoid_experiments.bench.lockstep", "the 1 m walk through the full graph in lockstep: its "
                                                         "real-time factor vs raw PyBullet, and its distance vs "
                                                         "the same walk in real time"),
