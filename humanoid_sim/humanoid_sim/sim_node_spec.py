@@ -1,6 +1,6 @@
 """The simulation node as a process to start (module and node name; the node reads its robot's
 parameter file itself): used by
-``humanoid_bringup.graphs`` and by this package's system tests, which start it alone; and the
+the simulation's graph (:mod:`humanoid_sim.graphs`) and by this package's system tests, which start it alone; and the
 rates of what only the simulator publishes, which in-process runs (no ROS) keep too."""
 
 from __future__ import annotations
