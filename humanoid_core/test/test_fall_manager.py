@@ -101,13 +101,25 @@ def test_a_fall_is_seen_coming_before_the_tilt_reaches_the_fallen_threshold(rate
     assert "auto_getup is off" in lying.cause
 
 
-def test_swaying_and_a_slow_lean_are_not_falls():
+def test_swaying_and_a_slow_bend_are_not_falls():
     m = manager()
     sway = [reading(i * PERIOD, 0.0, 8.0 * math.sin(i * PERIOD * 2 * math.pi), (0.0, 50.0, 0.0))
             for i in range(300)]
-    slow = [reading(3.0 + i * PERIOD, 0.0, 0.1 * i, (0.0, 10.0, 0.0)) for i in range(250)]  # to 25 deg at 10 deg/s
+    # a bend at the waist, to 40 deg at 10 deg/s: no fall until it tips
+    slow = [reading(3.0 + i * PERIOD, 0.0, 0.1 * i, (0.0, 10.0, 0.0)) for i in range(400)]
     decisions = feed(m, sway + slow)
     assert [d.state for d in decisions] == [State.CONTROLLABLE]
+
+
+def test_a_trunk_found_lying_still_without_a_fall_seen_is_fallen_and_not_protected():
+    m = manager()
+    # bent at the waist at 10 deg/s to 60 deg, then held there
+    bend = [reading(i * PERIOD, 0.0, min(0.1 * i, 60.0), (0.0, 10.0 if 0.1 * i < 60.0 else 0.0, 0.0))
+            for i in range(1000)]
+    decisions = feed(m, bend)
+    assert [d.state for d in decisions[1:]] == [State.FALLEN]
+    assert "without a fall seen coming" in decisions[1].cause and not decisions[1].actions
+    assert decisions[1].stamp >= 4.5 + 0.3  # beyond fall_tilt (45 deg at 4.5 s), still for still_time
 
 
 @pytest.mark.parametrize(("direction", "side"), [

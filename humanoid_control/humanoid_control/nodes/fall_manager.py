@@ -146,8 +146,8 @@ class FallManagerNode:
                  f"on, at most {p.max_attempts} attempts, motions {p.getup_prefix}<side> from "
                  f"{p.getup_directory or 'the motion library'} (found: {self._found_motions()})")
         self._log.info(f"fall manager for {self.robot}: a fall is seen coming from tilt {p.warning_tilt:g} deg at "
-                       f"{p.min_tilt_rate:g} deg/s reaching {p.fall_tilt:g} deg within {p.lookahead:g} s, or beyond "
-                       f"{p.falling_tilt:g} deg; protective action: {protect}; auto_getup {getup}; decisions on "
+                       f"{p.min_tilt_rate:g} deg/s reaching {p.fall_tilt:g} deg within {p.lookahead:g} s; protective "
+                       f"action: {protect}; auto_getup {getup}; decisions on "
                        f"readings at most {p.reading_budget * 1000:.0f} ms old")
 
     # -- get-up motions ----------------------------------------------------------------

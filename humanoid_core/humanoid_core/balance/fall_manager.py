@@ -7,14 +7,16 @@ messages and commands. States:
 - ``CONTROLLABLE``: upright; the controllers' goals are taken.
 - ``FALLING``: a fall is seen coming. From the IMU: the trunk's tilt from the vertical beyond
   ``warning_tilt`` and tilting away at ``min_tilt_rate`` or faster, so fast that
-  ``tilt + rate * lookahead`` reaches ``fall_tilt``; or the tilt beyond ``falling_tilt``,
-  whatever its rate. Without an IMU: the balance monitor's support estimate says fallen (the
+  ``tilt + rate * lookahead`` reaches ``fall_tilt``. A slow lean (a bow, the trunk bent at
+  the waist) is no fall until it tips: then its rate grows. (A trunk found lying still beyond
+  ``fall_tilt`` without a fall seen, a slow lean or readings missed, is ``FALLEN`` at once:
+  nothing is protected any more.) Without an IMU: the balance monitor's support estimate says fallen (the
   model's CoM far outside the reach of the feet): nothing earlier can be seen. Actions: the
   running goals stop (:attr:`ActionKind.STOP_GOALS`: the controllers watch the state) and the
   protective action (``protect``: hold where the robot is, or move to ``protect_pose``) is
   sent at once and again ``protect_repeat`` s later (a controller's last command, sent
   before it saw the state, is overridden).
-- ``FALLEN``: lying still (trunk tilt beyond ``falling_tilt``, its rate below ``still_rate``
+- ``FALLEN``: lying still (trunk tilt beyond ``lying_tilt``, its rate below ``still_rate``
   for ``still_time``), on a side: back, belly, left, right (unknown without an IMU or lying
   diagonally). With ``auto_getup`` and a get-up motion for that side, the manager gets up;
   without, it says why and stays here until the robot is up by other means (upright and
@@ -113,8 +115,8 @@ class FallManagerParameters:
 
     fall_tilt: float = documented(
         45.0, "deg, trunk tilt from the vertical beyond which the robot lies (as the balance monitor's fall_tilt)")
-    falling_tilt: float = documented(
-        30.0, "deg, trunk tilt beyond which the robot is falling whatever its rate (and, still, lies)")
+    lying_tilt: float = documented(
+        30.0, "deg, a still trunk tilted beyond this lies (FALLEN); its side is told from then on")
     warning_tilt: float = documented(
         12.0, "deg, below this trunk tilt no fall is seen coming, whatever the rate")
     min_tilt_rate: float = documented(
@@ -162,7 +164,7 @@ class FallManagerParameters:
     diagnostics_rate: float = documented(1.0, "Hz of the diagnostics entry")
 
     def __post_init__(self) -> None:
-        positive = ("fall_tilt", "falling_tilt", "lookahead", "up_tilt", "still_rate", "reading_budget",
+        positive = ("fall_tilt", "lying_tilt", "lookahead", "up_tilt", "still_rate", "reading_budget",
                     "protect_duration", "up_check_time", "getup_timeout", "state_rate", "diagnostics_rate",
                     "falling_timeout", "max_attempts")
         non_negative = ("warning_tilt", "min_tilt_rate", "still_time", "feet_loaded_fraction", "protect_repeat")
@@ -172,11 +174,11 @@ class FallManagerParameters:
         for name in non_negative:
             if not getattr(self, name) >= 0:
                 raise ValueError(f"parameter {name} must be >= 0, got {getattr(self, name)}")
-        if not self.warning_tilt <= self.falling_tilt <= self.fall_tilt:
-            raise ValueError(f"parameters warning_tilt ({self.warning_tilt}) <= falling_tilt ({self.falling_tilt}) "
-                             f"<= fall_tilt ({self.fall_tilt}) must hold")
-        if not self.up_tilt < self.falling_tilt:
-            raise ValueError(f"parameter up_tilt ({self.up_tilt}) must be below falling_tilt ({self.falling_tilt})")
+        if not self.warning_tilt <= self.fall_tilt or not self.lying_tilt <= self.fall_tilt:
+            raise ValueError(f"parameters warning_tilt ({self.warning_tilt}) and lying_tilt ({self.lying_tilt}) must "
+                             f"not exceed fall_tilt ({self.fall_tilt})")
+        if not self.up_tilt < self.lying_tilt:
+            raise ValueError(f"parameter up_tilt ({self.up_tilt}) must be below lying_tilt ({self.lying_tilt})")
         if self.protect == "limp":
             raise ValueError("parameter protect: limp is not available: the robot interface has no torque-off "
                              "command while it runs (only its on_shutdown policy); use hold or posture")
@@ -324,13 +326,15 @@ class FallManager:
     def __post_init__(self) -> None:
         p = self.params
         self._fall = math.radians(p.fall_tilt)
-        self._falling = math.radians(p.falling_tilt)
+        self._lying_tilt = math.radians(p.lying_tilt)
         self._warning = math.radians(p.warning_tilt)
         self._min_rate = math.radians(p.min_tilt_rate)
         self._up = math.radians(p.up_tilt)
         self._still_rate = math.radians(p.still_rate)
         self._still = _Still()
         self._upright = _Still()
+        self._lying_still = _Still()  # beyond lying_tilt and still
+        self._beyond = _Still()  # beyond fall_tilt and still
         self._previous: TrunkReading | None = None
         self._feet: FeetReading | None = None
         self._support: SupportReading | None = None
@@ -432,23 +436,29 @@ class FallManager:
         p, tilt, stamp = self.params, reading.tilt, reading.stamp
         what = f"trunk tilt {math.degrees(tilt):.1f} deg, rate {math.degrees(rate):.0f} deg/s"
         state = self.state
-        up_for = self._upright.update(tilt < self._up and abs(rate) < self._still_rate, stamp)
+        still = abs(rate) < self._still_rate
+        up_for = self._upright.update(tilt < self._up and still, stamp)
+        lying_for = self._lying_still.update(tilt >= self._lying_tilt and still, stamp)
+        beyond_for = self._beyond.update(tilt >= self._fall and still, stamp)
         if state is State.UNKNOWN:
-            if tilt >= self._falling:
+            if tilt >= self._lying_tilt:
                 return self._lying(reading, stamp, f"first reading: lying ({what})", still_for)
             return self._change(State.CONTROLLABLE, Side.NONE, f"first reading: upright ({what})", stamp)
         if state is State.CONTROLLABLE:
             predicted = tilt + max(rate, 0.0) * p.lookahead
-            if tilt >= self._falling:
-                return self._falling_seen(reading, f"{what}: beyond falling_tilt {p.falling_tilt:g} deg", stamp)
+            if beyond_for >= p.still_time:
+                self.counts.falls += 1
+                self.attempt = 0
+                return self._lying(reading, stamp, f"lying still beyond fall_tilt {p.fall_tilt:g} deg without a fall "
+                                                   f"seen coming (a slow lean, or readings missed; {what})", still_for)
             if tilt >= self._warning and rate >= self._min_rate and predicted >= self._fall:
                 return self._falling_seen(
                     reading, f"{what}: {math.degrees(predicted):.0f} deg expected in {p.lookahead:g} s, beyond "
                              f"fall_tilt {p.fall_tilt:g} deg", stamp)
             return None
         if state is State.FALLING:
-            if tilt >= self._falling and still_for >= p.still_time:
-                return self._lying(reading, stamp, f"lying still ({what}, still for {still_for:.2f} s)", still_for)
+            if lying_for >= p.still_time:
+                return self._lying(reading, stamp, f"lying still ({what}, still for {lying_for:.2f} s)", lying_for)
             if up_for >= p.still_time and self._feet_loaded(stamp) is not False:
                 return self._change(State.CONTROLLABLE, Side.NONE,
                                     f"the fall did not happen: upright and still ({what}; {self._feet_text(stamp)})",
@@ -509,6 +519,7 @@ class FallManager:
         self.counts.falls += 1
         self.attempt = 0
         self._given_up = ""
+        self._still.since = None  # lying still is measured from here on
         side = side_of(reading.up, DIRECTION_AXIS) if reading is not None else Side.UNKNOWN
         self._repeat_due = stamp + self.params.protect_repeat
         protect = self.protect
