@@ -38,6 +38,9 @@ def test_both_laws_track_the_motion_side_by_side(capsys):
     (("--robot", "bioloid", "--tests", "x"), "--tests: 'x' is not a test number"),
     (("--robot", "hoap2", "--tests", "1,99"), "no test 99 in"),
     (("--robot", "bioloid_quadruped",), "unknown physics profile 'pd_torque' for bioloid_quadruped"),
+    (("--robot", "bioloid", "--set", "servo.law=stiff"), "unknown servo law 'stiff'"),
+    (("--robot", "bioloid", "--set", "servo.k_omega_legs=-0.1"), "servo k_omega_legs must be a finite number >= 0"),
+    (("--robot", "bioloid", "--set", "real_time_factor=0"), "'real_time_factor'"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, message, capsys):
     assert servo_law.run(parse(*args)) == 2

@@ -44,6 +44,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tests", default=DEFAULT_TESTS, metavar="LIST",
                         help=f"postures tests (robots with a protocol), e.g. 1,3,5 or 1-4; 'none' to skip "
                              f"(default: {DEFAULT_TESTS})")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="change a value of the pd_torque law's profile for this run, e.g. servo.bus_rate=4000 "
+                             "or servo.k_theta_legs=200 (repeatable)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -73,14 +76,15 @@ def standard_motion(simulated: Any, name: str) -> tuple[list[float], list[Any]]:
     return [0.0, *times], [base, *positions]
 
 
-def tracking(robot: str, profile: str, motions: list[str]) -> dict[str, Any]:
-    """Each motion's tracking error (deg) against the set-points written, under ``profile``."""
+def tracking(robot: str, profile: str, motions: list[str], overrides: dict[str, Any]) -> dict[str, Any]:
+    """Each motion's tracking error (deg) against the set-points written, under ``profile``
+    and ``overrides``."""
     import numpy as np
 
     from humanoid_sim.in_process import SimulatedRobot
 
     results: dict[str, Any] = {}
-    with SimulatedRobot(robot, profile) as simulated:
+    with SimulatedRobot(robot, profile, overrides) as simulated:
         driver = simulated.driver
         written: list[tuple[float, np.ndarray]] = []
         write = driver.write
@@ -122,12 +126,12 @@ def tracking(robot: str, profile: str, motions: list[str]) -> dict[str, Any]:
     return results
 
 
-def postures(robot: str, profile: str, tests: list[int]) -> dict[str, Any]:
+def postures(robot: str, profile: str, tests: list[int], overrides: dict[str, Any]) -> dict[str, Any]:
     from humanoid_experiments.postures.in_process import run_postures
 
     cpu = time.process_time()
     found = {}
-    for result in run_postures(robot, tests, profile):
+    for result in run_postures(robot, tests, profile, overrides):
         test = result.test
         limit = None if result.limit is None else math.degrees(result.limit)
         real = None if test.real_limit is None else math.degrees(test.real_limit)
@@ -141,11 +145,14 @@ def postures(robot: str, profile: str, tests: list[int]) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     from humanoid_core.motion.library import list_motions
+    from humanoid_experiments.bench.physics import parse_values
     from humanoid_experiments.postures.command import parse_tests
     from humanoid_sim import physics_profiles
 
     try:
         physics_profiles.check_name(args.robot, LAWS["pd_torque"])
+        changes = {"position_motor": {}, "pd_torque": parse_values(args.set)}
+        _settings(args.robot, LAWS["pd_torque"], changes["pd_torque"])  # a bad value refused here
         motions = [m.strip() for m in args.motions.split(",") if m.strip()]
         unknown = [m for m in motions if m not in list_motions(args.robot)]
         if not motions or unknown:
@@ -162,14 +169,15 @@ def run(args: argparse.Namespace) -> int:
         print(f"humanoid bench servo-law: error: {error}", file=sys.stderr)
         return 2
     say = (lambda text: print(text, file=sys.stderr, flush=True)) if not args.json else (lambda _text: None)
-    result: dict[str, Any] = {"robot": args.robot, "laws": {}, "load_average_start": _load()}
+    result: dict[str, Any] = {"robot": args.robot, "laws": {}, "set": changes["pd_torque"],
+                              "load_average_start": _load()}
     for law, profile in LAWS.items():
         say(f"{args.robot}, {law} (profile {profile}): tracking {', '.join(motions)} ...")
-        entry: dict[str, Any] = {"profile": profile, "settings": _settings(args.robot, profile),
-                                 "tracking": tracking(args.robot, profile, motions)}
+        entry: dict[str, Any] = {"profile": profile, "settings": _settings(args.robot, profile, changes[law]),
+                                 "tracking": tracking(args.robot, profile, motions, changes[law])}
         if tests and has_protocol:
             say(f"{args.robot}, {law}: postures tests {', '.join(map(str, tests))} ...")
-            entry["postures"] = postures(args.robot, profile, tests)
+            entry["postures"] = postures(args.robot, profile, tests, changes[law])
         result["laws"][law] = entry
     result["postures_note"] = (None if has_protocol or not tests
                                else f"{args.robot} has no postures protocol (humanoid_description/robots/"
@@ -185,11 +193,11 @@ def _has_protocol(robot: str) -> bool:
     return robot_files(robot).config_file("postures.yaml").exists()
 
 
-def _settings(robot: str, profile: str) -> dict[str, Any]:
+def _settings(robot: str, profile: str, overrides: dict[str, Any]) -> dict[str, Any]:
     from humanoid_description.model import load_model
     from humanoid_sim.headless import simulation_settings
 
-    settings = simulation_settings(load_model(robot), profile)
+    settings = simulation_settings(load_model(robot), profile, overrides)
     servo = settings.servo
     values = {"physics_rate": settings.sim.physics_rate, "law": servo.law, "max_torque": servo.max_torque}
     if servo.law == "pd_torque":
