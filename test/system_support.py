@@ -106,10 +106,14 @@ class SourceStamps:
             self.stamps.append(info["source_timestamp"])
 
     def largest_gap(self, since_ns: int, until_ns: int) -> float:
-        """Largest gap (s) between messages published in [since, until], the window's edges
-        counted as messages (a stall at either end counts)."""
+        """Largest gap (s) between messages published in [since, until] (:func:`largest_gap`)."""
         with self.lock:
             stamps = np.array(self.stamps, dtype=np.int64)
-        inside = stamps[(stamps >= since_ns) & (stamps <= until_ns)]
-        edges = np.concatenate([[since_ns], inside, [until_ns]])
-        return float(np.max(np.diff(edges))) * 1e-9
+        return largest_gap(stamps, since_ns, until_ns)
+
+
+def largest_gap(stamps: np.ndarray, since_ns: int, until_ns: int) -> float:
+    """Largest gap (s) between the ``stamps`` (ns) in [since, until], the window's edges counted
+    as stamps (a stall at either end counts)."""
+    inside = stamps[(stamps >= since_ns) & (stamps <= until_ns)]
+    return float(np.max(np.diff(np.concatenate([[since_ns], inside, [until_ns]])))) * 1e-9
