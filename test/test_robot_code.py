@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from humanoid_core.motion.formats import ENTRY_POINT_GROUP, motion_format, registered_formats
+from humanoid_core.motion.formats import motion_format, registered_formats
+from humanoid_core.registrations import MOTION_FORMATS
 from humanoid_description.config import load_config
 from humanoid_description.robots import ROBOTS
 
@@ -79,7 +80,7 @@ def test_each_robot_s_declared_formats_resolve_through_the_registry_from_its_pac
     if config.motion_formats:
         assert config.package, f"{robot} declares formats {config.motion_formats} but no package to bring them"
     registered_by = {e.name: e.dist.name.replace("-", "_") for e in importlib.metadata.entry_points(
-        group=ENTRY_POINT_GROUP)}
+        group=MOTION_FORMATS)}
     for suffix, name in config.motion_formats.items():
         chosen = motion_format(name, robot)
         assert chosen.name == name and chosen is registered_formats()[name]

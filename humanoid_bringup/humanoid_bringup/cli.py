@@ -1,15 +1,15 @@
 """The ``humanoid`` command: one entry point for the stack outside ``ros2 launch``.
 
 Its verbs are those the installed packages register (entry point group ``humanoid.verbs``,
-:data:`~humanoid_core.command_line.VERB_ENTRY_POINTS`), as ros2cli finds the commands and
+:data:`~humanoid_core.registrations.VERBS`), as ros2cli finds the commands and
 verbs packages register: each package names a light module of its own listing its verbs
 (:class:`~humanoid_core.command_line.Verb`: a module with ``add_arguments(parser)`` and
 ``run(args) -> int``). This package registers the bring-up's (``describe``, ``real``); the
 simulation, the bus emulator, the tools and the experiments register theirs, so a verb
 whose package is not installed (a robot's computer has neither the simulation, nor the
 workstation tools, nor the experiments) is simply not listed. The registrations are read
-once per process (:func:`registered`, as :mod:`importlib.metadata` reads them, without its
-cost), and only the chosen verb's module is imported. Bad input is one line on stderr and
+once per process (:func:`humanoid_core.registrations.registered`), and only the chosen
+verb's module is imported. Bad input is one line on stderr and
 exit status 2 (:class:`~humanoid_core.command_line.UsageError`).
 """
 
@@ -18,14 +18,12 @@ from __future__ import annotations
 import argparse
 import functools
 import importlib
-import os
-import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import NoReturn
 
-from humanoid_core.command_line import VERB_ENTRY_POINTS, UsageError, Verb
+from humanoid_core.command_line import UsageError, Verb
+from humanoid_core.registrations import VERBS, registered
 
 
 class _Parser(argparse.ArgumentParser):
@@ -66,73 +64,7 @@ def verbs(entry_points: Iterable | None = None) -> tuple[Verb, ...]:
 
 @functools.cache
 def _installed_verbs() -> tuple[Verb, ...]:
-    return verbs(registered(VERB_ENTRY_POINTS))
-
-
-@dataclass(frozen=True)
-class Registration:
-    """An entry point as :mod:`importlib.metadata` gives it (``name``, ``value``, ``load()``)."""
-
-    name: str
-    value: str
-    group: str
-
-    def load(self) -> object:
-        match = _ENTRY_VALUE.match(self.value)
-        if match is None:
-            raise ValueError(f"not an entry point value: {self.value!r}")
-        return functools.reduce(getattr, (match["attr"] or "").split(".") if match["attr"] else (),
-                                importlib.import_module(match["module"]))
-
-
-_ENTRY_VALUE = re.compile(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$")
-
-
-def registered(group: str) -> list[Registration]:
-    """The entry points of ``group`` the installed distributions declare, as
-    ``importlib.metadata.entry_points(group=group)`` finds them (each distribution's
-    ``entry_points.txt`` in the folders of ``sys.path``, the first distribution of a name
-    shadowing the others), read without importing :mod:`importlib.metadata`, which with its
-    reading of every distribution costs some 70 ms of CPU per ``humanoid`` process (the test
-    holds the two to the same answer)."""
-    seen: set[str] = set()
-    found: list[Registration] = []
-    for folder in sys.path:
-        try:
-            names = os.listdir(folder or ".")
-        except OSError:  # a zip file, a folder gone
-            continue
-        for name in names:
-            stem, suffix = os.path.splitext(name)
-            if suffix.lower() not in (".dist-info", ".egg-info"):
-                continue
-            distribution = re.sub(r"[-_.]+", "_", stem.partition("-")[0]).lower()
-            if distribution in seen:
-                continue
-            seen.add(distribution)
-            try:
-                with open(os.path.join(folder or ".", name, "entry_points.txt"), encoding="utf-8") as file:
-                    text = file.read()
-            except OSError:  # no entry points (or an .egg-info file)
-                continue
-            if group in text:
-                found.extend(_section(text, group))
-    return found
-
-
-def _section(text: str, group: str) -> list[Registration]:
-    """The entries of section ``[group]`` of an ``entry_points.txt``."""
-    entries, current = [], None
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line.startswith(("#", ";")):
-            continue
-        if line.startswith("[") and line.endswith("]"):
-            current = line[1:-1].strip()
-        elif current == group and "=" in line:
-            name, value = line.split("=", 1)
-            entries.append(Registration(name.strip(), value.strip(), group))
-    return entries
+    return verbs(registered(VERBS))
 
 
 def _missing(command: Verb, error: ModuleNotFoundError) -> Callable[[argparse.Namespace], int]:

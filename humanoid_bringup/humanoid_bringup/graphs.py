@@ -28,6 +28,7 @@ from humanoid_control.nodes.specs import (
 from humanoid_core.biped_walking.parameters import walking_robot
 from humanoid_core.processes.node_graph import NodeSpec, OnExit
 from humanoid_core.quadruped_gaits.parameters import gaited_robot
+from humanoid_core.registrations import NODES, registered
 from humanoid_hw.hw_node_spec import hw_node_spec
 
 #: Options of :func:`real_nodes` (and the simulation's ``sim_nodes``) for the robot and the trajectory
@@ -108,12 +109,9 @@ def control_nodes(robot: str, use_sim_time: bool, balance_monitor: bool = True,
 
 
 #: The recorder's node name (``--record``), and the name a package registers it by among the
-#: nodes a container can host (entry point group :data:`NODE_ENTRY_POINTS`; the workstation
+#: nodes a container can host (:data:`humanoid_core.registrations.NODES`; the workstation
 #: tools do, and a robot's computer may register one of its own).
 RECORDER_NODE = "humanoid_recorder"
-#: The entry point group of the nodes a container can host (humanoid_control.nodes.container's
-#: ENTRY_POINTS, written here so that finding the recorder imports no ROS).
-NODE_ENTRY_POINTS = "humanoid.nodes"
 
 
 class RecorderMissingError(LookupError):
@@ -125,12 +123,10 @@ def recorder_entry():
     :data:`RECORDER_NODE` (``module:Class``; nothing imported); :class:`RecorderMissingError`
     when there is none. The class also prepares a new bag (``prepare(output)``, ValueError
     saying why not) and makes a dead recorder's bag readable (``recover(output)``)."""
-    import importlib.metadata
-
-    for entry in importlib.metadata.entry_points(group=NODE_ENTRY_POINTS, name=RECORDER_NODE):
+    for entry in registered(NODES, RECORDER_NODE):
         return entry
     raise RecorderMissingError(f"no installed package registers the recorder (node {RECORDER_NODE} in the "
-                               f"entry point group {NODE_ENTRY_POINTS}: the workstation tools do)")
+                               f"entry point group {NODES}: the workstation tools do)")
 
 
 def recorder_node(output: Path, lockstep: bool = False) -> NodeSpec:

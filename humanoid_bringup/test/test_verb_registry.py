@@ -18,14 +18,15 @@ from pathlib import Path
 import pytest
 
 from humanoid_bringup import cli
-from humanoid_core.command_line import VERB_ENTRY_POINTS, Section, UsageError, Verb
+from humanoid_core.command_line import Section, UsageError, Verb
+from humanoid_core.registrations import VERBS
 
 PACKAGE = Path(__file__).resolve().parents[1]
 WORKSTATION = ("humanoid_sim", "humanoid_tools", "humanoid_experiments")
 
 
 def entry(name: str, value: str) -> importlib.metadata.EntryPoint:
-    return importlib.metadata.EntryPoint(name=name, value=value, group=VERB_ENTRY_POINTS)
+    return importlib.metadata.EntryPoint(name=name, value=value, group=VERBS)
 
 
 @pytest.fixture
@@ -39,22 +40,8 @@ def registrations(tmp_path, monkeypatch):
     return write
 
 
-@pytest.mark.parametrize("group", [VERB_ENTRY_POINTS, "humanoid.nodes", "console_scripts"])
-def test_the_registrations_are_read_as_importlib_metadata_reads_them(group):
-    """The command reads the entry points without importing importlib.metadata (its cost per
-    process): the same entry points, and each loads the same object."""
-    ours = cli.registered(group)
-    assert sorted((e.name, e.value) for e in ours) == \
-        sorted((e.name, e.value) for e in importlib.metadata.entry_points(group=group))
-    assert ours and all(e.group == group for e in ours)
-    if group == VERB_ENTRY_POINTS:
-        (bringup,) = [e for e in ours if e.name == "humanoid_bringup"]
-        (reference,) = importlib.metadata.entry_points(group=group, name="humanoid_bringup")
-        assert bringup.load() is reference.load()
-
-
 def test_the_bringup_registers_its_own_verbs_as_every_package_does():
-    (bringup,) = importlib.metadata.entry_points(group=VERB_ENTRY_POINTS, name="humanoid_bringup")
+    (bringup,) = importlib.metadata.entry_points(group=VERBS, name="humanoid_bringup")
     assert [verb.name for verb in bringup.load()] == ["describe", "real"]
     # only the bring-up installed: its verbs alone, nothing of a package that is not there
     assert [verb.name for verb in cli.verbs([bringup])] == ["describe", "real"]
@@ -160,10 +147,7 @@ def test_record_without_a_recorder_installed_says_so(monkeypatch, tmp_path):
     the workstation tools): one line saying so, before anything starts."""
     from humanoid_bringup import graphs, serving
 
-    def nothing(**_selection):
-        return importlib.metadata.EntryPoints(())
-
-    monkeypatch.setattr(importlib.metadata, "entry_points", nothing)
+    monkeypatch.setattr(graphs, "registered", lambda _group, _name=None: [])
     with pytest.raises(graphs.RecorderMissingError):
         graphs.recorder_entry()
     nodes = graphs.real_nodes("bioloid", port="/dev/ttyUSB0")
@@ -172,12 +156,3 @@ def test_record_without_a_recorder_installed_says_so(monkeypatch, tmp_path):
                                          r"recorder \(node humanoid_recorder in the entry point group humanoid.nodes"):
         serving.with_recorder(nodes, tmp_path / "bag")
     assert not (tmp_path / "bag").exists()
-
-
-def test_the_recorder_is_looked_up_in_the_container_s_group():
-    """The group :func:`~humanoid_bringup.graphs.recorder_entry` reads is the one the
-    container hosts nodes from."""
-    from humanoid_bringup.graphs import NODE_ENTRY_POINTS
-    from humanoid_control.nodes.container import ENTRY_POINTS
-
-    assert NODE_ENTRY_POINTS == ENTRY_POINTS

@@ -8,7 +8,8 @@ finds bad input later (a file's content, options that exclude each other) raises
 :class:`UsageError`, which the ``humanoid`` command prints as one line with exit status 2.
 
 The command's verbs are registered by the packages that implement them: each names a light
-module of its own under the entry point group :data:`VERB_ENTRY_POINTS`, whose attribute is
+module of its own under the entry point group ``humanoid.verbs``
+(:data:`humanoid_core.registrations.VERBS`), whose attribute is
 a tuple of :class:`Verb` (nothing heavy imported: ``humanoid --help`` loads every one).
 """
 
@@ -24,10 +25,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
-
-#: The entry point group under which a package registers its ``humanoid`` verbs
-#: (``<package> = <package>.verbs:VERBS``: a tuple of :class:`Verb`).
-VERB_ENTRY_POINTS = "humanoid.verbs"
 
 
 class UsageError(Exception):

@@ -34,7 +34,6 @@ commas, and for each hosted node N its parameters as ``N.<parameter>``
 
 from __future__ import annotations
 
-import importlib.metadata
 import os
 import signal
 import sys
@@ -54,17 +53,14 @@ from humanoid_control.ros.offload import stop_offloads
 from humanoid_control.ros.restart_report import report_restart
 from humanoid_core.processes.process_lifetime import RESTART_VARIABLE, hang_up_like_terminate
 from humanoid_core.processes.stop_request import stop_on_signals
+from humanoid_core.registrations import NODES, Registration, registered
 from humanoid_description.robots import UnknownRobotError
 
 #: The container's node name when none is given.
 NODE_NAME = "control_container"
-#: The entry point group of the nodes a container can host.
-ENTRY_POINTS = "humanoid.nodes"
-
-
-def hostable() -> dict[str, importlib.metadata.EntryPoint]:
+def hostable() -> dict[str, Registration]:
     """The nodes the installed packages let a container host, by name."""
-    return {entry.name: entry for entry in importlib.metadata.entry_points(group=ENTRY_POINTS)}
+    return {entry.name: entry for entry in registered(NODES)}
 
 
 def hosted_names(container: Node, known: Sequence[str]) -> list[str]:
@@ -74,7 +70,7 @@ def hosted_names(container: Node, known: Sequence[str]) -> list[str]:
     unknown = [name for name in names if name not in known]
     if unknown or not names:
         raise ValueError(f"parameter nodes: {', '.join(unknown) or 'none given'}; the nodes a container hosts here "
-                         f"are {', '.join(sorted(known))} (entry point group {ENTRY_POINTS})")
+                         f"are {', '.join(sorted(known))} (entry point group {NODES})")
     return names
 
 

@@ -6,7 +6,7 @@ Dynamixel joint map). Both are YAML documents naming their format in a ``format:
 
 A robot's own formats come with the robot's package (``humanoid_robot_<robot>``, named by
 ``package`` in its ``robot.yaml``), which registers each under the entry-point group
-:data:`ENTRY_POINT_GROUP`, the format's name pointing at its :class:`MotionFormat`::
+:data:`humanoid_core.registrations.MOTION_FORMATS`, the format's name pointing at its :class:`MotionFormat`::
 
     entry_points={"humanoid.motion_formats": ["hoap2_csv = humanoid_robot_hoap2.motion_format:FORMAT"]}
 
@@ -19,7 +19,6 @@ the registry, so a robot brings a format without touching this package.
 from __future__ import annotations
 
 import functools
-import importlib.metadata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,10 +29,9 @@ from humanoid_core.motion.keyframes import FORMAT as KEYFRAMES_FORMAT
 from humanoid_core.motion.keyframes import read_keyframes
 from humanoid_core.motion.model import Motion
 from humanoid_core.motion.pose_saving import append_keyframe
+from humanoid_core.registrations import MOTION_FORMATS, registered
 from humanoid_description.config import load_config
 
-#: The entry-point group a robot's package registers its formats under (name = format name).
-ENTRY_POINT_GROUP = "humanoid.motion_formats"
 #: Suffixes of YAML motion files: their ``format:`` key names the format (default: keyframes).
 YAML_SUFFIXES = (".yaml", ".yml")
 
@@ -92,10 +90,10 @@ def registered_formats() -> dict[str, MotionFormat]:
     """Every format by name: the shared ones, then those robots' packages register (read once
     per process; a package registering a name twice, or a shared one, is refused)."""
     formats = {f.name: f for f in SHARED_FORMATS}
-    for entry in sorted(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+    for entry in sorted(registered(MOTION_FORMATS), key=lambda e: e.name):
         loaded = entry.load()
         if not isinstance(loaded, MotionFormat) or loaded.name != entry.name:
-            raise TypeError(f"entry point {entry.name} = {entry.value} ({ENTRY_POINT_GROUP}) is not the "
+            raise TypeError(f"entry point {entry.name} = {entry.value} ({MOTION_FORMATS}) is not the "
                             f"MotionFormat named {entry.name!r}")
         if entry.name in formats and formats[entry.name] is not loaded:
             raise TypeError(f"motion format {entry.name!r} is registered twice (again by {entry.value})")
@@ -104,7 +102,7 @@ def registered_formats() -> dict[str, MotionFormat]:
 
 
 #: The shared formats by name: found without reading the installed packages' entry points
-#: (some 70 ms per process), which only a robot's own format needs.
+#: and importing the robots' format modules, which only a robot's own format needs.
 _SHARED_BY_NAME = {f.name: f for f in SHARED_FORMATS}
 
 
