@@ -351,7 +351,7 @@ def test_a_loop_running_flat_out_gives_turns_and_a_blocking_one_does_not():
         given += busy.give()
     assert given >= 5
 
-    blocking = GilTurns(period=period, busy_share=0.02)
+    blocking = GilTurns(period=period)  # the loop's share (half the wall time on the CPU)
     for _ in range(10):
         time.sleep(2 * period)
         assert not blocking.give()
