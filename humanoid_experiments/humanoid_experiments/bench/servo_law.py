@@ -7,8 +7,9 @@ the figures do not depend on the load, only the CPU seconds do):
 - **tracking**: the robot's library motions (default ``squat`` and ``wave``) played from the
   home pose as one trajectory each (the keyframes, at rest at each, cubic), the joint readings
   at the publish rate against the set-points the robot interface wrote to the driver
-  (interpolated to the readings' stamps): RMS and largest error over the moved joints, in
-  degrees; and the driver's stepping CPU per simulated second;
+  (interpolated to the readings' stamps): RMS and largest error over the joints the motion
+  moves, in degrees (``still_rms_deg``: the joints it does not move, their sag under load);
+  and the driver's stepping CPU per simulated second;
 - **postures** (robots with a postures protocol, ``--tests``, default 1, 9, 13): each test's
   limit under both laws, and against the real robot's where the protocol knows it, with the
   way the robot tipped.
@@ -51,15 +52,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def standard_motion(simulated: Any, name: str) -> tuple[list[float], list[Any]]:
-    """A library motion as one trajectory of every joint from the robot's current positions:
-    each keyframe (and the end of its hold) a point at rest."""
+    """A library motion as one trajectory of every joint from the home pose's set-points (where
+    the robot stands after a reset; not its readings, which a servo's sag moves off them): each
+    keyframe (and the end of its hold) a point at rest."""
     import numpy as np
 
     from humanoid_core.motion.library import load_motion
 
     motion = load_motion(simulated.model.name, name)
     columns = [simulated.model.joints.index(joint) for joint in motion.joint_names]
-    base = simulated.driver.read().position.copy()
+    base = simulated.model.home_positions()
     times: list[float] = []
     positions: list[np.ndarray] = []
     for i, t in enumerate(motion.times):
@@ -113,6 +115,7 @@ def tracking(robot: str, profile: str, motions: list[str], overrides: dict[str, 
             wanted = np.column_stack([np.interp(stamps[inside], command_t, command_p[:, j])
                                       for j in np.flatnonzero(moved)])
             error = measured[inside][:, moved] - wanted
+            still = measured[inside][:, ~moved] - command_p[0, ~moved]
             per_joint = np.sqrt(np.mean(error**2, axis=0))
             worst = int(np.argmax(per_joint))
             results[name] = {
@@ -121,6 +124,7 @@ def tracking(robot: str, profile: str, motions: list[str], overrides: dict[str, 
                 "worst_joint": [simulated.model.joints.names[j] for j in np.flatnonzero(moved)][worst],
                 "worst_joint_rms_deg": round(math.degrees(float(per_joint[worst])), 4),
                 "joints": int(np.count_nonzero(moved)), "result": run.state.name.lower(),
+                "still_rms_deg": round(math.degrees(float(np.sqrt(np.mean(still**2)))), 4) if still.size else None,
                 "fell": simulated.fell_at is not None,
                 "cpu_per_simulated_s": round((driver.stepping_cpu - cpu0) / (simulated.now() - sim0), 3)}
     return results
