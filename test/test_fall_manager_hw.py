@@ -21,10 +21,8 @@ import pytest
 from sensor_msgs.msg import Imu
 
 from humanoid_bringup.graphs import real_nodes
-from humanoid_control.nodes.specs import FALL_MANAGER, with_node_parameters
-from humanoid_control.ros.fall_watch import FALL_STATE_QOS
-from humanoid_control.ros.robot_client import poll_until
-from humanoid_control.ros.ros_time import to_time
+from humanoid_control.nodes import FALL_MANAGER, with_node_parameters
+from humanoid_control.ros import FALL_STATE_QOS, poll_until, to_time
 from humanoid_interfaces.action import PlayMotion, Walk
 from humanoid_interfaces.msg import FallManagerState
 
@@ -89,7 +87,7 @@ def write_getup(path) -> None:
 
 
 def test_the_fall_manager_on_the_emulated_bus(robot_graph, tmp_path):
-    from humanoid_hw.emulator.process import emulator_process
+    from humanoid_hw.emulator import emulator_process
 
     write_getup(tmp_path / "getup_back.yaml")
     with emulator_process("bioloid", 1, 1_000_000, timing=False) as port:
@@ -153,5 +151,56 @@ def test_the_fall_manager_on_the_emulated_bus(robot_graph, tmp_path):
             trunk.pitch, trunk.rate = 0.0, 0.0
             up = first(FallManagerState.CONTROLLABLE, states.index(ended))
             assert "up after get-up attempt 1" in up.cause, up.cause
+        finally:
+            trunk.stop()
+
+
+def test_the_protective_posture_on_the_emulated_bus(robot_graph):
+    """``protect: posture``: a fall seen coming sends the robot to the named pose within its
+    duration (lengthened to the servos' speed), then holds it; measured on the set-points the
+    hardware node wrote to the servos."""
+    from sensor_msgs.msg import JointState
+
+    from humanoid_control.ros.ros_time import seconds
+    from humanoid_description.model import RobotModel
+    from humanoid_hw.emulator.process import emulator_process
+
+    pose = RobotModel("bioloid").pose_positions("home")
+    with emulator_process("bioloid", 1, 1_000_000, timing=False) as port:
+        nodes = with_node_parameters(real_nodes("bioloid", port=port, shared_process=False), FALL_MANAGER,
+                                     {"protect": "posture", "protect_pose": "home", "protect_duration": 0.5})
+        _, client = robot_graph(nodes)
+        lock, states, setpoints = threading.Lock(), [], []
+
+        def keep(into):
+            def on_message(msg) -> None:
+                with lock:
+                    into.append(msg)
+            return on_message
+
+        client.node.create_subscription(FallManagerState, "fall_manager_state", keep(states), FALL_STATE_QOS)
+        client.node.create_subscription(JointState, "joint_setpoints", keep(setpoints), 1000)
+        poll_until(lambda: states and states[-1].state == FallManagerState.CONTROLLABLE, "controllable", PATIENCE)
+        names = list(client.wait_for_joint_states(PATIENCE).name)
+        index = [RobotModel("bioloid").joints.index(n) for n in names]
+        trunk = Trunk(client.node)
+        trunk.start()
+        try:
+            poll_until(lambda: states[-1].source == "imu", "the manager on the IMU readings", PATIENCE)
+            trunk.fall_backward()
+            falling = poll_until(lambda: next((m for m in states if m.state == FallManagerState.FALLING), None),
+                                 "falling", PATIENCE)
+            seen = seconds(falling.header.stamp)
+
+            def at_the_pose():
+                with lock:
+                    return next((seconds(m.header.stamp) for m in setpoints if seconds(m.header.stamp) > seen
+                                 and max(abs(m.position[k] - pose[i]) for k, i in enumerate(index)) < 1e-3), None)
+
+            reached = poll_until(at_the_pose, "the set-points at the protective pose", PATIENCE)
+            print(f"protective posture (home) reached {reached - seen:.2f} s after the reading that said falling")
+            # 0.5 s (the servos are fast enough for it) from the second sending, 50 ms after the
+            # first; the rest: the graph runs at real time here, on a shared machine
+            assert reached - seen <= 0.05 + 0.5 + 0.3
         finally:
             trunk.stop()
