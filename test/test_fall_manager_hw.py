@@ -21,8 +21,10 @@ import pytest
 from sensor_msgs.msg import Imu
 
 from humanoid_bringup.graphs import real_nodes
-from humanoid_control.nodes import FALL_MANAGER, with_node_parameters
-from humanoid_control.ros import FALL_STATE_QOS, poll_until, to_time
+from humanoid_control.nodes.specs import FALL_MANAGER, with_node_parameters
+from humanoid_control.ros.fall_watch import FALL_STATE_QOS
+from humanoid_control.ros.robot_client import poll_until
+from humanoid_control.ros.ros_time import to_time
 from humanoid_interfaces.action import PlayMotion, Walk
 from humanoid_interfaces.msg import FallManagerState
 
