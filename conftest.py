@@ -78,7 +78,7 @@ for _signal, _handler in ((signal.SIGINT, signal.default_int_handler), (signal.S
 def _left_running() -> dict[int, str]:
     """Processes this session's tests started that still run (zombies are not running), each
     with its command line and the test it was started in."""
-    from humanoid_core.processes.process_lifetime import is_running
+    from humanoid_core.processes import is_running
 
     marker = f"{SESSION_VARIABLE}={os.environ[SESSION_VARIABLE]}".encode()
     found = {}
@@ -136,8 +136,8 @@ def pytest_report_header() -> str:
 @pytest.fixture
 def robot_graph(tmp_path, request):
     """``start(nodes, client_name="test_client") -> (graph, client)``; stopped after the test."""
-    from humanoid_control.ros.robot_client import RobotClient
-    from humanoid_core.processes.node_graph import Graph
+    from humanoid_control.ros import RobotClient
+    from humanoid_core.processes import Graph
 
     started = []
 
@@ -170,8 +170,8 @@ def module_graph(tmp_path_factory, request):
     logs are printed when the module ends. A module whose ``LOCKSTEP`` is true has a lockstep
     graph: the client is then a participant (name it in ``sim_nodes``' participants:
     :data:`MODULE_CLIENT`)."""
-    from humanoid_control.ros.robot_client import RobotClient
-    from humanoid_core.processes.node_graph import Graph
+    from humanoid_control.ros import RobotClient
+    from humanoid_core.processes import Graph
 
     graph = Graph(request.module.GRAPH, log_dir=tmp_path_factory.mktemp(request.module.__name__)).start()
     client = RobotClient(MODULE_CLIENT, lockstep=getattr(request.module, "LOCKSTEP", False))

@@ -12,7 +12,7 @@ from typing import Any
 from rosbags.rosbag2 import Reader
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
-from humanoid_tools.recording.bag_writer import BagWriter
+from humanoid_tools.recording import BagWriter
 
 
 def derived_bag(source: Path, target: Path, change: Callable[[str, Any], Any], later: int = 0) -> Path:

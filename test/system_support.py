@@ -15,9 +15,9 @@ from rclpy.executors import SingleThreadedExecutor
 from sensor_msgs.msg import JointState
 
 from humanoid_bringup.serving import with_recorder
-from humanoid_control.nodes.specs import CONTROL_CONTAINER, with_node_parameters
-from humanoid_control.ros.robot_client import RobotClient, poll_until
-from humanoid_core.processes.node_graph import Graph, NodeSpec
+from humanoid_control.nodes import CONTROL_CONTAINER, with_node_parameters
+from humanoid_control.ros import RobotClient, poll_until
+from humanoid_core.processes import Graph, NodeSpec
 from humanoid_hw.hw_node_spec import NODE_NAME as HW_NODE
 
 #: Wall seconds the helpers wait for a robot node (generous: the machine may be loaded).

@@ -21,10 +21,9 @@ import pytest
 from geometry_msgs.msg import PoseStamped
 from sensor_msgs.msg import JointState
 
-from humanoid_control.nodes.specs import balance_monitor_node_spec
-from humanoid_control.ros.robot_client import RobotClient, poll_until
-from humanoid_control.ros.ros_time import seconds, to_time
-from humanoid_core.processes.node_graph import Graph
+from humanoid_control.nodes import balance_monitor_node_spec
+from humanoid_control.ros import RobotClient, poll_until, seconds, to_time
+from humanoid_core.processes import Graph
 from humanoid_description.model import load_model
 from humanoid_interfaces.msg import BalanceState
 

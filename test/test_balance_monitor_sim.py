@@ -27,10 +27,9 @@ import pytest
 from geometry_msgs.msg import PoseStamped
 from std_msgs.msg import Bool
 
-from humanoid_control.ros.robot_client import RobotClient, make_trajectory, poll_until
-from humanoid_control.ros.ros_time import seconds
-from humanoid_core.balance.parameters import BalanceParameters
-from humanoid_core.processes.node_graph import Graph
+from humanoid_control.ros import RobotClient, make_trajectory, poll_until, seconds
+from humanoid_core.balance import BalanceParameters
+from humanoid_core.processes import Graph
 from humanoid_description.model import load_model
 from humanoid_experiments.demo import demo_trajectory
 from humanoid_interfaces.msg import BalanceState

@@ -23,8 +23,8 @@ from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.qos import qos_profile_sensor_data
 from system_support import SourceStamps
 
-from humanoid_control.ros.robot_client import make_trajectory, poll_until
-from humanoid_core.loop.interface_parameters import InterfaceParameters
+from humanoid_control.ros import make_trajectory, poll_until
+from humanoid_core.loop import InterfaceParameters
 from humanoid_interfaces.action import FollowJointTrajectory
 from humanoid_sim.graphs import sim_nodes
 from humanoid_sim.sim_node_spec import sim_node_spec

@@ -20,11 +20,8 @@ from pathlib import Path
 import pytest
 from cli_entry import entry_point
 
-from humanoid_core.quadruped_gaits.cpg import search_box
-from humanoid_core.quadruped_gaits.cpg_models import cpg_path
-from humanoid_core.quadruped_gaits.fitness import FitnessSettings
-from humanoid_experiments.gait_search.particle_swarm import SwarmSettings
-from humanoid_experiments.gait_search.search import SearchSettings, new_swarm
+from humanoid_core.quadruped_gaits import FitnessSettings, cpg_path, search_box
+from humanoid_experiments.gait_search import SearchSettings, SwarmSettings, new_swarm
 
 POSE = ",".join(["0"] * 18)
 #: A small search, as saved, to resume with these arguments.

@@ -27,9 +27,9 @@ from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from system_support import on_emulated_bus, recording_graph
 
 from humanoid_bringup.graphs import RECORDER_NODE, real_nodes
-from humanoid_control.nodes.specs import CONTROL_CONTAINER
-from humanoid_core.processes.node_graph import NodeSpec
-from humanoid_hw.emulator.process import emulator_process
+from humanoid_control.nodes import CONTROL_CONTAINER
+from humanoid_core.processes import NodeSpec
+from humanoid_hw.emulator import emulator_process
 from humanoid_interfaces.action import PlayMotion
 from humanoid_sim.graphs import sim_nodes
 

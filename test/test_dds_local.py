@@ -32,7 +32,7 @@ from pathlib import Path
 
 import pytest
 
-from humanoid_control.ros.robot_client import poll_until
+from humanoid_control.ros import poll_until
 from humanoid_sim.graphs import sim_nodes
 
 pytestmark = pytest.mark.system
@@ -181,7 +181,7 @@ def test_service_answers_wait_for_a_client_discovered_late():
     responses ("service") with the wait the clients' re-asking intervals are built on."""
     import xml.etree.ElementTree as ElementTree
 
-    from humanoid_control.ros.action_result import ASK_AGAIN_AFTER, SERVER_ANSWER_WAIT
+    from humanoid_control.ros import ASK_AGAIN_AFTER, SERVER_ANSWER_WAIT
 
     ns = {"dds": "http://www.eprosima.com"}
     profile = ROOT / "humanoid_bringup" / "config" / "dds" / "fastdds_loopback.xml"

@@ -11,9 +11,8 @@ import threading
 import pytest
 
 from humanoid_bringup.graphs import real_nodes
-from humanoid_control.ros.fall_watch import FALL_STATE_QOS
-from humanoid_control.ros.robot_client import poll_until
-from humanoid_core.energy.parameters import EnergyParameters
+from humanoid_control.ros import FALL_STATE_QOS, poll_until
+from humanoid_core.energy import EnergyParameters
 from humanoid_interfaces.msg import EnergyState, FallState
 
 pytestmark = pytest.mark.system
@@ -24,7 +23,7 @@ EMULATED_VOLTAGE = 12.0
 
 
 def test_energy_uses_the_servos_voltage_and_the_fall_estimate_runs_on_the_hardware(robot_graph):
-    from humanoid_hw.emulator.process import emulator_process
+    from humanoid_hw.emulator import emulator_process
 
     assert EnergyParameters.for_robot("bioloid").supply_voltage != EMULATED_VOLTAGE
     with emulator_process("bioloid", 1, 1_000_000, timing=False) as port:

@@ -21,10 +21,8 @@ import pytest
 from sensor_msgs.msg import Imu
 
 from humanoid_bringup.graphs import real_nodes
-from humanoid_control.nodes.specs import FALL_MANAGER, with_node_parameters
-from humanoid_control.ros.fall_watch import FALL_STATE_QOS
-from humanoid_control.ros.robot_client import poll_until
-from humanoid_control.ros.ros_time import to_time
+from humanoid_control.nodes import FALL_MANAGER, with_node_parameters
+from humanoid_control.ros import FALL_STATE_QOS, poll_until, to_time
 from humanoid_interfaces.action import PlayMotion, Walk
 from humanoid_interfaces.msg import FallManagerState
 
@@ -163,9 +161,9 @@ def test_the_protective_posture_on_the_emulated_bus(robot_graph):
     hardware node wrote to the servos."""
     from sensor_msgs.msg import JointState
 
-    from humanoid_control.ros.ros_time import seconds
+    from humanoid_control.ros import seconds
     from humanoid_description.model import RobotModel
-    from humanoid_hw.emulator.process import emulator_process
+    from humanoid_hw.emulator import emulator_process
 
     pose = RobotModel("bioloid").pose_positions("home")
     with emulator_process("bioloid", 1, 1_000_000, timing=False) as port:

@@ -20,10 +20,8 @@ from pathlib import Path
 import pytest
 
 from conftest import MODULE_CLIENT
-from humanoid_control.nodes.specs import FALL_MANAGER, with_node_parameters
-from humanoid_control.ros.fall_watch import FALL_STATE_QOS
-from humanoid_control.ros.robot_client import poll_until
-from humanoid_control.ros.ros_time import seconds
+from humanoid_control.nodes import FALL_MANAGER, with_node_parameters
+from humanoid_control.ros import FALL_STATE_QOS, poll_until, seconds
 from humanoid_interfaces.action import PlayMotion, Walk
 from humanoid_interfaces.msg import FallManagerState, RobotState
 from humanoid_sim.graphs import sim_nodes

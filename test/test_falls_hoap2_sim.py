@@ -21,10 +21,9 @@ from std_msgs.msg import Bool
 from trajectory_msgs.msg import JointTrajectory
 
 from conftest import MODULE_CLIENT
-from humanoid_control.nodes.specs import WALK_CONTROLLER, with_node_parameters
-from humanoid_control.ros.robot_client import poll_until
-from humanoid_control.ros.ros_time import seconds
-from humanoid_core.loop.setpoint_window import TRAJECTORY_DELAY
+from humanoid_control.nodes import WALK_CONTROLLER, with_node_parameters
+from humanoid_control.ros import poll_until, seconds
+from humanoid_core.loop import TRAJECTORY_DELAY
 from humanoid_interfaces.action import Walk
 from humanoid_interfaces.msg import EnergyState, FallState
 from humanoid_sim.graphs import sim_nodes
@@ -68,7 +67,7 @@ class Watch:
         self.trajectories: list[JointTrajectory] = []
         self.energy: list[EnergyState] = []
         self.truth_event, self.estimate_event = threading.Event(), threading.Event()
-        from humanoid_control.ros.fall_watch import FALL_STATE_QOS
+        from humanoid_control.ros import FALL_STATE_QOS
 
         node = client.node
         node.create_subscription(Bool, "fallen", self._on_truth, 100)

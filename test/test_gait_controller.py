@@ -33,13 +33,11 @@ from system_support import on_emulated_bus, running
 from trajectory_msgs.msg import JointTrajectory
 
 from humanoid_bringup.graphs import real_nodes
-from humanoid_control.ros.robot_client import RobotClient, poll_until
-from humanoid_control.ros.ros_time import seconds
-from humanoid_core.processes.node_graph import NodeSpec
-from humanoid_core.quadruped_gaits.gait_files import load_gait
-from humanoid_core.quadruped_gaits.parameters import GaitControllerParameters
+from humanoid_control.ros import RobotClient, poll_until, seconds
+from humanoid_core.processes import NodeSpec
+from humanoid_core.quadruped_gaits import GaitControllerParameters, load_gait
 from humanoid_description.model import load_model
-from humanoid_hw.emulator.process import emulator_process
+from humanoid_hw.emulator import emulator_process
 from humanoid_interfaces.action import PlayGait
 from humanoid_sim.graphs import sim_nodes
 

@@ -16,9 +16,8 @@ import pytest
 from trajectory_msgs.msg import JointTrajectory
 
 from conftest import MODULE_CLIENT
-from humanoid_control.ros.fall_watch import FALL_STATE_QOS
-from humanoid_control.ros.ros_time import seconds, to_time
-from humanoid_core.loop.setpoint_window import TRAJECTORY_DELAY
+from humanoid_control.ros import FALL_STATE_QOS, seconds, to_time
+from humanoid_core.loop import TRAJECTORY_DELAY
 from humanoid_interfaces.action import PlayGait
 from humanoid_interfaces.msg import FallState
 from humanoid_sim.graphs import sim_nodes

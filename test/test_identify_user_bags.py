@@ -22,11 +22,9 @@ from system_support import recording_graph
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from humanoid_bringup.graphs import RECORDER_NODE
-from humanoid_control.nodes.specs import CONTROL_CONTAINER
-from humanoid_control.ros import topics
-from humanoid_control.ros.robot_client import RobotClient, poll_until
-from humanoid_control.ros.ros_time import to_duration
-from humanoid_experiments.identify.motion import Motion, read_bag, replay, rms
+from humanoid_control.nodes import CONTROL_CONTAINER
+from humanoid_control.ros import RobotClient, poll_until, to_duration, topics
+from humanoid_experiments.identify import Motion, read_bag, replay, rms
 from humanoid_experiments.walk import walk
 from humanoid_interfaces.action import PlayMotion
 from humanoid_sim import params_file
@@ -149,7 +147,7 @@ def test_plot_and_compare_take_the_set_points_as_what_was_commanded(recorded) ->
     from rosbags.rosbag2 import Reader
     from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
-    from humanoid_tools.plots.series import load
+    from humanoid_tools.plots import load
 
     bag = recorded.bag
     store, expected = get_typestore(Stores.EMPTY), {"r_elbow": [], "r_knee": []}

@@ -20,9 +20,8 @@ import numpy as np
 import pytest
 from trajectory_msgs.msg import JointTrajectory
 
-from humanoid_control.ros import robot_state
-from humanoid_control.ros.robot_client import RobotClient, poll_until
-from humanoid_core.processes.node_graph import Graph
+from humanoid_control.ros import RobotClient, poll_until, robot_state
+from humanoid_core.processes import Graph
 from humanoid_experiments.walk import walk
 from humanoid_interfaces.msg import RobotState
 from humanoid_sim.graphs import sim_nodes

@@ -17,9 +17,8 @@ from pathlib import Path
 import pytest
 from sensor_msgs.msg import JointState
 
-from humanoid_control.ros.robot_client import RobotClient, poll_until
-from humanoid_control.ros.ros_time import seconds
-from humanoid_core.processes.process_lifetime import is_running
+from humanoid_control.ros import RobotClient, poll_until, seconds
+from humanoid_core.processes import is_running
 
 pytestmark = pytest.mark.system
 

@@ -13,11 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from humanoid_core.loop.interpolation import Law
-from humanoid_core.motion import MotionError, load_motion
-from humanoid_core.motion.bioloid_pages import motion_to_pages, pages_text, read_pages
-from humanoid_core.motion.keyframes import keyframes_text, read_keyframes
-from humanoid_core.motion.library import read_motion_file
+from humanoid_core.loop import Law
+from humanoid_core.motion import (
+    MotionError,
+    keyframes_text,
+    load_motion,
+    motion_to_pages,
+    pages_text,
+    read_keyframes,
+    read_motion_file,
+    read_pages,
+)
 from humanoid_robot_bioloid.poses import read_raw_poses, read_thesis_poses
 from humanoid_robot_hoap2.csv_motion import read_hoap2_csv
 

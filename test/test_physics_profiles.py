@@ -40,7 +40,7 @@ def test_an_unknown_profile_is_one_line_and_exit_2_naming_the_known_ones(command
 
 
 def test_bench_physics_set_takes_physics_values_and_names_a_typo(capsys):
-    from humanoid_experiments.bench.physics import parse_values
+    from humanoid_experiments.bench import parse_values
 
     assert parse_values(["physics_rate=500", "servo.position_gain = 0.36", "enable_cone_friction=false"]) == {
         "physics_rate": 500, "servo.position_gain": 0.36, "enable_cone_friction": False}

@@ -29,9 +29,8 @@ import pytest
 from action_msgs.msg import GoalStatus
 
 from humanoid_bringup.graphs import ROBOT_AND_PLAYER_ONLY
-from humanoid_control.ros.robot_client import JOINT_STATES_DEPTH, RobotClient
-from humanoid_control.ros.ros_time import seconds
-from humanoid_core.loop.interpolation import Spline
+from humanoid_control.ros import JOINT_STATES_DEPTH, RobotClient, seconds
+from humanoid_core.loop import Spline
 from humanoid_core.motion import Motion, Playback, load_motion, plan_playback
 from humanoid_interfaces.action import PlayMotion
 from humanoid_robot_hoap2.csv_motion import CsvLayout, write_hoap2_csv

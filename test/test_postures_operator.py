@@ -22,12 +22,11 @@ import pytest
 import yaml
 
 from humanoid_bringup.graphs import real_nodes
-from humanoid_control.ros.robot_client import RobotClient
-from humanoid_control.ros.ros_time import seconds
-from humanoid_core.processes.node_graph import Graph
+from humanoid_control.ros import RobotClient, seconds
+from humanoid_core.processes import Graph
 from humanoid_description.config import load_config
-from humanoid_experiments.postures.protocol import protocol_path
-from humanoid_hw.emulator.process import emulator_process
+from humanoid_experiments.postures import protocol_path
+from humanoid_hw.emulator import emulator_process
 
 pytestmark = pytest.mark.system
 

@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from humanoid_description.config import load_config
-from humanoid_experiments.postures.protocol import protocol_path
+from humanoid_experiments.postures import protocol_path
 from humanoid_sim.sim_node_spec import sim_node_spec
 
 pytestmark = pytest.mark.system

@@ -13,7 +13,7 @@ import threading
 import pytest
 from geometry_msgs.msg import PoseStamped
 
-from humanoid_control.ros.robot_client import poll_until
+from humanoid_control.ros import poll_until
 from humanoid_sim.graphs import sim_nodes
 
 pytestmark = pytest.mark.system

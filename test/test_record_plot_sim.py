@@ -20,9 +20,8 @@ from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from sensor_msgs.msg import JointState
 
 from humanoid_bringup.graphs import RECORDER_NODE, recorder_node
-from humanoid_control.ros.robot_client import RobotClient
-from humanoid_control.ros.topics import DEFAULT_TOPICS
-from humanoid_core.processes.node_graph import Graph
+from humanoid_control.ros import DEFAULT_TOPICS, RobotClient
+from humanoid_core.processes import Graph
 from humanoid_sim.graphs import sim_nodes
 
 pytestmark = pytest.mark.system
@@ -137,7 +136,7 @@ def test_plot_makes_figures_that_are_not_blank(recorded_bag, tmp_path):
 
 
 def test_view_replays_the_bag(recorded_bag):
-    from humanoid_tools.view.replay import BagReplay
+    from humanoid_tools.view import BagReplay
 
     bag, _log = recorded_bag
     replay = BagReplay(bag)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from humanoid_core.motion.formats import motion_format, registered_formats
+from humanoid_core.motion import motion_format, registered_formats
 from humanoid_core.registrations import MOTION_FORMATS
 from humanoid_description.config import load_config
 from humanoid_description.robots import ROBOTS

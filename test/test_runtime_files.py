@@ -41,7 +41,7 @@ def flattened(section: dict, prefix: str = "") -> set[str]:
 DECLARED_PARAMETERS = """
 import json, sys
 import rclpy
-from humanoid_control.ros.driver_node import DriverNode
+from humanoid_control.ros import DriverNode
 from humanoid_description.runtime_files import {runtime_file}
 from humanoid_{package} import {module} as module
 rclpy.init(args=["--ros-args", "-p", "robot:={robot}"])

@@ -32,12 +32,11 @@ from system_support import on_emulated_bus, running
 from trajectory_msgs.msg import JointTrajectory
 
 from humanoid_bringup.graphs import ROBOT_AND_PLAYER_ONLY, real_nodes
-from humanoid_control.ros.robot_client import GoalOutcome, RobotClient, make_trajectory, poll_until
-from humanoid_control.ros.ros_time import seconds
-from humanoid_core.processes.node_graph import NodeSpec
+from humanoid_control.ros import GoalOutcome, RobotClient, make_trajectory, poll_until, seconds
+from humanoid_core.processes import NodeSpec
 from humanoid_description.model import load_model
 from humanoid_description.runtime_files import MOTION_LIBRARY
-from humanoid_hw.emulator.process import emulator_process
+from humanoid_hw.emulator import emulator_process
 from humanoid_interfaces.action import FollowJointTrajectory, PlayMotion
 from humanoid_sim.graphs import sim_nodes
 

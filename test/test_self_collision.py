@@ -23,12 +23,11 @@ from sensor_msgs.msg import JointState
 from system_support import on_emulated_bus
 
 from humanoid_bringup.graphs import real_nodes
-from humanoid_control.ros.robot_client import RobotClient, make_trajectory, poll_until
-from humanoid_control.ros.ros_time import seconds
-from humanoid_core.processes.node_graph import Graph
+from humanoid_control.ros import RobotClient, make_trajectory, poll_until, seconds
+from humanoid_core.processes import Graph
 from humanoid_description.collision import CollisionModel
 from humanoid_description.model import load_model
-from humanoid_hw.emulator.process import emulator_process
+from humanoid_hw.emulator import emulator_process
 from humanoid_interfaces.action import FollowJointTrajectory
 from humanoid_interfaces.msg import SelfCollisionState
 from humanoid_sim.graphs import sim_nodes

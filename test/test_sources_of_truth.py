@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from humanoid_control.ros import robot_interface
-from humanoid_control.ros.topics import DEFAULT_TOPICS, RECORDED_AS_ITS_PARTS
-from humanoid_core.loop.validation import ErrorCode
+from humanoid_control.ros import DEFAULT_TOPICS, RECORDED_AS_ITS_PARTS, robot_interface
+from humanoid_core.loop import ErrorCode
 from humanoid_interfaces.action import FollowJointTrajectory
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text()

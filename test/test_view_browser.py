@@ -30,8 +30,8 @@ import numpy as np
 import pytest
 from matplotlib.image import imread
 
-from humanoid_control.ros.robot_client import RobotClient, poll_until
-from humanoid_core.processes.node_graph import Graph
+from humanoid_control.ros import RobotClient, poll_until
+from humanoid_core.processes import Graph
 from humanoid_sim.graphs import sim_nodes
 
 pytestmark = pytest.mark.system

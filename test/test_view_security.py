@@ -37,8 +37,8 @@ from test_view_browser import TIMEOUT, View
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
-from humanoid_control.ros.robot_client import RobotClientError, poll_until
-from humanoid_core.motion.keyframes import read_keyframes
+from humanoid_control.ros import RobotClientError, poll_until
+from humanoid_core.motion import read_keyframes
 from humanoid_sim.graphs import sim_nodes
 
 pytestmark = pytest.mark.system

@@ -18,7 +18,7 @@ from geometry_msgs.msg import Twist
 from trajectory_msgs.msg import JointTrajectory
 
 from humanoid_bringup.graphs import real_nodes
-from humanoid_control.ros.robot_client import poll_until
+from humanoid_control.ros import poll_until
 
 pytestmark = pytest.mark.system
 
@@ -28,7 +28,7 @@ def level(status: DiagnosticStatus) -> int:
 
 
 def test_the_same_cmd_vel_drives_the_hardware_node_on_the_emulated_bus(robot_graph):
-    from humanoid_hw.emulator.process import emulator_process
+    from humanoid_hw.emulator import emulator_process
 
     with emulator_process("bioloid", 1, 1_000_000, timing=False) as port:
         _, client = robot_graph(real_nodes("bioloid", port=port))
@@ -77,9 +77,9 @@ def test_a_walk_from_one_foot_puts_the_raised_foot_down_first_then_walks(robot_g
     """The recovery path after a fault mid-walk (the walk abandoned with a foot raised, the
     servos holding): the next walk goal first puts the raised foot down beneath where it is,
     then walks, and ends on both soles. The robot is put on one foot here by a trajectory."""
-    from humanoid_control.ros.robot_client import make_trajectory
+    from humanoid_control.ros import make_trajectory
     from humanoid_description.model import load_model
-    from humanoid_hw.emulator.process import emulator_process
+    from humanoid_hw.emulator import emulator_process
     from humanoid_interfaces.action import Walk
 
     model = load_model("bioloid")

@@ -24,10 +24,8 @@ from geometry_msgs.msg import Twist
 from trajectory_msgs.msg import JointTrajectory
 
 from conftest import MODULE_CLIENT
-from humanoid_control.ros.action_result import wait_until_answering
-from humanoid_control.ros.robot_client import poll_until
-from humanoid_control.ros.ros_time import seconds
-from humanoid_core.biped_walking.parameters import WalkParameters
+from humanoid_control.ros import poll_until, seconds, wait_until_answering
+from humanoid_core.biped_walking import WalkParameters
 from humanoid_experiments.walk import walk
 from humanoid_interfaces.action import Walk
 from humanoid_sim.graphs import sim_nodes

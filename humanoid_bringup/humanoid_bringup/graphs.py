@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from humanoid_control.nodes.specs import (
+from humanoid_control.nodes import (
     balance_monitor_node_spec,
     container_node_spec,
     energy_monitor_node_spec,
@@ -25,9 +25,9 @@ from humanoid_control.nodes.specs import (
     trajectory_generator_node_spec,
     walk_controller_node_spec,
 )
-from humanoid_core.biped_walking.parameters import walking_robot
-from humanoid_core.processes.node_graph import NodeSpec, OnExit
-from humanoid_core.quadruped_gaits.parameters import gaited_robot
+from humanoid_core.biped_walking import walking_robot
+from humanoid_core.processes import NodeSpec, OnExit
+from humanoid_core.quadruped_gaits import gaited_robot
 from humanoid_core.registrations import NODES, registered
 from humanoid_hw.hw_node_spec import hw_node_spec
 

@@ -22,8 +22,8 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 
 from humanoid_bringup.launch_parameters import GRAPH_SWITCHES, launch_node, tethered
-from humanoid_control.nodes.specs import CONTAINER_MODULE, hosted_names
-from humanoid_core.processes.node_graph import RESTART_POLICY, OnExit
+from humanoid_control.nodes import CONTAINER_MODULE, hosted_names
+from humanoid_core.processes import RESTART_POLICY, OnExit
 from humanoid_description.package_share import package_share_directory
 
 

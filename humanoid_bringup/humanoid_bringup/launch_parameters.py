@@ -28,8 +28,7 @@ import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from humanoid_core.processes.node_graph import RESTART_POLICY, NodeSpec, OnExit, describe_exit
-from humanoid_core.processes.process_lifetime import tethered_program
+from humanoid_core.processes import RESTART_POLICY, NodeSpec, OnExit, describe_exit, tethered_program
 from humanoid_description.package_share import package_share_directory
 from humanoid_description.robots import urdf_xml
 

@@ -29,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from humanoid_bringup.graphs import real_nodes
     from humanoid_bringup.serving import serve, with_recorder
-    from humanoid_core.processes.node_graph import Graph
+    from humanoid_core.processes import Graph
     from humanoid_description.config import load_config
 
     if args.emulate == (args.port is not None):
@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
         port = args.port
         if args.emulate:
-            from humanoid_hw.emulator.process import emulator_process
+            from humanoid_hw.emulator import emulator_process
 
             port = stack.enter_context(emulator_process(args.robot, 1, args.baud or 1_000_000, timing=False))
             print(f"humanoid: emulated Dynamixel bus on {port}", file=sys.stderr)

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from humanoid_core.command_line import UsageError, new_folder
-from humanoid_core.processes.node_graph import Graph, NodeSpec
+from humanoid_core.processes import Graph, NodeSpec
 
 
 def serve(graph: Graph) -> int:
@@ -78,7 +78,7 @@ def with_recorder(nodes: list[NodeSpec], bag: Path | None, lockstep: bool = Fals
     if bag is None:
         return nodes
     from humanoid_bringup.graphs import RecorderMissingError, recorder_entry, recorder_node
-    from humanoid_control.nodes.specs import CONTAINER_MODULE, host_in
+    from humanoid_control.nodes import CONTAINER_MODULE, host_in
 
     try:
         recorder_class = recorder_entry().load()

@@ -15,7 +15,7 @@ from launch.event_handlers import OnProcessExit
 from launch.substitutions import LaunchConfiguration
 
 from humanoid_bringup.launch_parameters import recording_failed, ros2_bag_record, tethered
-from humanoid_control.ros.topics import DEFAULT_TOPICS
+from humanoid_control.ros import DEFAULT_TOPICS
 
 
 def record(context):

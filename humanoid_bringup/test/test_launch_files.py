@@ -49,9 +49,8 @@ from humanoid_bringup.launch_parameters import (
     tethered,
     tool_nodes,
 )
-from humanoid_control.ros.robot_client import poll_until
-from humanoid_control.ros.topics import DEFAULT_TOPICS
-from humanoid_core.processes.process_lifetime import is_running
+from humanoid_control.ros import DEFAULT_TOPICS, poll_until
+from humanoid_core.processes import is_running
 from humanoid_description.package_share import package_share_directory
 from humanoid_description.robots import ROBOTS, robot_files
 from humanoid_description.runtime_files import HW_NODE_PARAMETERS, SIM_NODE_PARAMETERS

@@ -13,7 +13,7 @@ from rclpy.action import ActionClient, ActionServer
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.task import Future
 
-from humanoid_control.ros.action_result import ResultWaiter, wait_until_answering
+from humanoid_control.ros import ResultWaiter, wait_until_answering
 from humanoid_interfaces.action import PlayMotion
 
 

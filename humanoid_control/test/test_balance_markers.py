@@ -9,10 +9,8 @@ import pinocchio as pin
 from builtin_interfaces.msg import Time
 from visualization_msgs.msg import Marker
 
-from humanoid_control.ros.balance_markers import CLOSE, OUTSIDE, SAFE, balance_markers, margin_colour
-from humanoid_core.balance.estimator import BalanceEstimator, BalanceInputs, BasePose
-from humanoid_core.balance.foot_pressure import FootWrench
-from humanoid_core.balance.parameters import BalanceParameters
+from humanoid_control.ros import CLOSE, OUTSIDE, SAFE, balance_markers, margin_colour
+from humanoid_core.balance import BalanceEstimator, BalanceInputs, BalanceParameters, BasePose, FootWrench
 from humanoid_description.model import load_model
 
 ROBOT = "hoap2"

@@ -6,9 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from humanoid_control.ros.joint_readings import JointReadings, MalformedJointStateError
-from humanoid_core.balance.alarm import AlarmChange, MarginAlarm
-from humanoid_core.balance.com_filter import CoMFilter
+from humanoid_control.ros import JointReadings, MalformedJointStateError
+from humanoid_core.balance import AlarmChange, CoMFilter, MarginAlarm
 from humanoid_description.model import load_model
 
 

@@ -8,8 +8,7 @@ import time
 import pytest
 from builtin_interfaces.msg import Time
 
-from humanoid_control.ros.lockstep import LOCKSTEP_QOS, LOCKSTEP_TOPIC, LockstepParticipant, SharedParticipant
-from humanoid_control.ros.robot_client import poll_until
+from humanoid_control.ros import LOCKSTEP_QOS, LOCKSTEP_TOPIC, LockstepParticipant, SharedParticipant, poll_until
 from humanoid_interfaces.msg import LockstepReady
 
 #: Generous limit (s) for anything awaited; each wait ends as soon as its condition holds.

@@ -5,8 +5,7 @@ subscribed arrives."""
 import pytest
 from std_msgs.msg import Int32
 
-from humanoid_control.ros.matched_publisher import MatchedPublisher
-from humanoid_control.ros.robot_client import poll_until
+from humanoid_control.ros import MatchedPublisher, poll_until
 
 #: Generous limit (s) for anything awaited; each wait ends as soon as its condition holds.
 PATIENCE = 30.0

@@ -13,9 +13,7 @@ from rclpy.task import Future
 from std_msgs.msg import Int32
 from std_srvs.srv import Trigger
 
-from humanoid_control.ros.node_main import spin_while
-from humanoid_control.ros.offload import Offload, stop_offloads
-from humanoid_control.ros.robot_client import poll_until
+from humanoid_control.ros import Offload, poll_until, spin_while, stop_offloads
 
 #: Generous limit (s) for anything awaited; each wait ends as soon as its condition holds.
 PATIENCE = 30.0

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from humanoid_control.ros.robot_client import poll_until
-from humanoid_core.processes.process_lifetime import LAUNCHER_PID_VARIABLE, is_running
+from humanoid_control.ros import poll_until
+from humanoid_core.processes import LAUNCHER_PID_VARIABLE, is_running
 
 PATIENCE = 30.0
 
@@ -41,7 +41,7 @@ while True:
 LAUNCHER = """
 import sys, time
 from pathlib import Path
-from humanoid_core.processes.node_graph import Graph, NodeSpec
+from humanoid_core.processes import Graph, NodeSpec
 graph = Graph([NodeSpec("stand_in", "stand_in_node")], log_dir=Path({logs!r})).start()
 print(graph.processes["stand_in"].pid, flush=True)
 time.sleep(600)
@@ -159,7 +159,7 @@ while True:
 
 
 def test_stopping_a_graph_ends_what_a_node_left_behind(tmp_path, monkeypatch):
-    from humanoid_core.processes.node_graph import Graph, NodeSpec
+    from humanoid_core.processes import Graph, NodeSpec
 
     child_pid = tmp_path / "child_pid"
     (tmp_path / "leaving_node.py").write_text(LEAVING_NODE.format(child_pid=str(child_pid)))

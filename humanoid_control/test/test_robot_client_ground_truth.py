@@ -11,7 +11,7 @@ import time
 import rclpy
 from geometry_msgs.msg import PoseStamped
 
-from humanoid_control.ros.robot_client import RobotClient
+from humanoid_control.ros import RobotClient
 
 #: s to find a publisher of the ground truth; the pose itself comes later than that here.
 DISCOVERY = 1.0

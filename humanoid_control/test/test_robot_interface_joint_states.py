@@ -12,12 +12,8 @@ import rclpy
 from rclpy.executors import MultiThreadedExecutor
 from sensor_msgs.msg import Imu, JointState
 
-from humanoid_control.ros.loop_process import LoopThread
-from humanoid_control.ros.robot_interface import RobotInterface
-from humanoid_control.ros.ros_time import seconds
-from humanoid_core.loop.driver import ImuReading, SensorReadings
-from humanoid_core.loop.ideal_driver import IdealDriver
-from humanoid_core.loop.interface_parameters import InterfaceParameters
+from humanoid_control.ros import LoopThread, RobotInterface, seconds
+from humanoid_core.loop import IdealDriver, ImuReading, InterfaceParameters, SensorReadings
 from humanoid_description.model import RobotModel
 
 PATIENCE = 30.0

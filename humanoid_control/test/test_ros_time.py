@@ -2,7 +2,7 @@
 
 import pytest
 
-from humanoid_control.ros.ros_time import DriverClock, seconds, to_duration, to_time
+from humanoid_control.ros import DriverClock, seconds, to_duration, to_time
 
 
 def test_seconds_round_trip_including_the_carry_into_the_next_second():

@@ -15,10 +15,9 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from sensor_msgs.msg import JointState
 from visualization_msgs.msg import MarkerArray
 
-from humanoid_control.nodes.specs import self_collision_checker_node_spec
-from humanoid_control.ros.robot_client import RobotClient, make_trajectory, poll_until
-from humanoid_control.ros.ros_time import to_time
-from humanoid_core.processes.node_graph import Graph
+from humanoid_control.nodes import self_collision_checker_node_spec
+from humanoid_control.ros import RobotClient, make_trajectory, poll_until, to_time
+from humanoid_core.processes import Graph
 from humanoid_description.collision import CollisionModel
 from humanoid_description.model import load_model
 from humanoid_interfaces.msg import SelfCollisionState

@@ -8,15 +8,15 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from humanoid_core.balance.estimator import (
+from humanoid_core.balance import (
     BalanceEstimator,
     BalanceInputs,
+    BalanceParameters,
     BasePose,
     BaseSource,
     ContactSource,
+    FootWrench,
 )
-from humanoid_core.balance.foot_pressure import FootWrench
-from humanoid_core.balance.parameters import BalanceParameters
 from humanoid_description.model import load_model
 from humanoid_description.support import convex_hull, signed_margin
 

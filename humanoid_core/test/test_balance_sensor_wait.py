@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from humanoid_core.balance.readings import RecentReadings
-from humanoid_core.balance.sensor_wait import SensorWait
+from humanoid_core.balance import RecentReadings, SensorWait
 
 TIMEOUT = 0.1  # s, sensor_timeout
 PATIENCE = 0.5  # s, sensor_patience

@@ -17,9 +17,8 @@ import functools
 import numpy as np
 import pytest
 
-from humanoid_core.loop.interpolation import Law, Spline
-from humanoid_core.motion.library import list_motions, load_motion, read_motion_file
-from humanoid_core.motion.trajectory import plan_playback
+from humanoid_core.loop import Law, Spline
+from humanoid_core.motion import list_motions, load_motion, plan_playback, read_motion_file
 from humanoid_description.collision import CollisionModel, CollisionTracker
 from humanoid_description.model import load_model
 

@@ -7,14 +7,24 @@ import time
 import numpy as np
 import pytest
 
-from humanoid_core.loop.command_guard import CheckInterruptedError, CommandGuard, Veto
-from humanoid_core.loop.control_loop import ControlLoop, GilTurns, ToleranceSpec, TrajectoryRequest
-from humanoid_core.loop.driver import DriverError, JointCommand
-from humanoid_core.loop.ideal_driver import IdealDriver
-from humanoid_core.loop.interface_parameters import InterfaceParameters
-from humanoid_core.loop.lockstep import LockstepGate
-from humanoid_core.loop.trajectory_executor import RunState
-from humanoid_core.loop.validation import CommandRejectedError, ErrorCode, PointData
+from humanoid_core.loop import (
+    CheckInterruptedError,
+    CommandGuard,
+    CommandRejectedError,
+    ControlLoop,
+    DriverError,
+    ErrorCode,
+    GilTurns,
+    IdealDriver,
+    InterfaceParameters,
+    JointCommand,
+    LockstepGate,
+    PointData,
+    RunState,
+    ToleranceSpec,
+    TrajectoryRequest,
+    Veto,
+)
 from humanoid_description.model import RobotModel
 
 ARM = "rarm_joint1"

@@ -8,9 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from humanoid_core.quadruped_gaits.cpg import OscillatorNetwork
-from humanoid_core.quadruped_gaits.cpg_models import NetworkGait, cpg_path, load_cpg
-from humanoid_core.quadruped_gaits.patterns import GaitError
+from humanoid_core.quadruped_gaits import GaitError, NetworkGait, OscillatorNetwork, cpg_path, load_cpg
 from humanoid_description.model import load_model
 
 #: The report's counts of free parameters, experiments 1-6 (its section VI.B.3).

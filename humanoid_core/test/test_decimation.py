@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from humanoid_core.loop.decimation import Decimator
+from humanoid_core.loop import Decimator
 
 
 def fired(rate: float, stamps) -> list[float]:

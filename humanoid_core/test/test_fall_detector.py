@@ -9,7 +9,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from humanoid_core.balance.fall import FallDetector, FallSource, Posture
+from humanoid_core.balance import FallDetector, FallSource, Posture
 
 
 def rotation(roll_deg: float = 0.0, pitch_deg: float = 0.0) -> np.ndarray:

@@ -16,15 +16,10 @@ import math
 import numpy as np
 import pytest
 
-from humanoid_core.balance.estimator import BalanceEstimator
-from humanoid_core.balance.fall import FallDetector, FallSource
-from humanoid_core.balance.parameters import BalanceParameters
-from humanoid_core.biped_walking.controller import WalkController
-from humanoid_core.biped_walking.parameters import WalkParameters
-from humanoid_core.motion.library import list_motions, load_motion
-from humanoid_core.motion.trajectory import sample_motion
-from humanoid_core.quadruped_gaits.gait_files import load_gait
-from humanoid_core.quadruped_gaits.patterns import FREQUENCY_RANGE, gait_phases
+from humanoid_core.balance import BalanceEstimator, BalanceParameters, FallDetector, FallSource
+from humanoid_core.biped_walking import WalkController, WalkParameters
+from humanoid_core.motion import list_motions, load_motion, sample_motion
+from humanoid_core.quadruped_gaits import FREQUENCY_RANGE, gait_phases, load_gait
 from humanoid_description.model import RobotModel
 
 PERIOD = 0.01

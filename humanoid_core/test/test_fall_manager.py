@@ -12,7 +12,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from humanoid_core.balance.fall_manager import (
+from humanoid_core.balance import (
     ActionKind,
     FallManager,
     FallManagerParameters,

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from humanoid_core.quadruped_gaits.fitness import FitnessSettings, path_fitness
+from humanoid_core.quadruped_gaits import FitnessSettings, path_fitness
 
 
 def test_a_straight_walk_scores_its_distance_twice():

@@ -16,11 +16,20 @@ import math
 import numpy as np
 import pytest
 
-from humanoid_core.quadruped_gaits.cpg import CPGGait, CPGParameters
-from humanoid_core.quadruped_gaits.gait_files import load_gait
-from humanoid_core.quadruped_gaits.parameters import GaitControllerParameters, gaited_robot
-from humanoid_core.quadruped_gaits.patterns import GaitError, IKGait, default_parameters
-from humanoid_core.quadruped_gaits.player import GaitPlayer, GaitRun, RunTiming, Stage
+from humanoid_core.quadruped_gaits import (
+    CPGGait,
+    CPGParameters,
+    GaitControllerParameters,
+    GaitError,
+    GaitPlayer,
+    GaitRun,
+    IKGait,
+    RunTiming,
+    Stage,
+    default_parameters,
+    gaited_robot,
+    load_gait,
+)
 from humanoid_description.model import load_model
 
 ROBOT = "bioloid_quadruped"

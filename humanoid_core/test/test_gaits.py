@@ -6,14 +6,14 @@ import math
 import numpy as np
 import pytest
 
-from humanoid_core.quadruped_gaits.foot_path import EllipticPath
-from humanoid_core.quadruped_gaits.leg_ik import solve
-from humanoid_core.quadruped_gaits.patterns import (
+from humanoid_core.quadruped_gaits import (
+    EllipticPath,
     GaitError,
     IKGait,
     default_parameters,
     gait_phases,
     robot_legs,
+    solve,
 )
 from humanoid_description.model import load_model
 

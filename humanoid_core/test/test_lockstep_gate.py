@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from humanoid_core.loop.lockstep import ANSWER_TIMES_KEPT, LockstepGate
+from humanoid_core.loop import ANSWER_TIMES_KEPT, LockstepGate
 
 
 class FakeClock:

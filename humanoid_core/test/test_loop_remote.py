@@ -9,14 +9,22 @@ import time
 import numpy as np
 import pytest
 
-from humanoid_core.loop.command_guard import CommandGuard
-from humanoid_core.loop.control_loop import ControlLoop, trajectory_tolerances
-from humanoid_core.loop.driver import DriverError
-from humanoid_core.loop.ideal_driver import IdealDriver
-from humanoid_core.loop.interface_parameters import InterfaceParameters
-from humanoid_core.loop.remote import LoopClient, LoopServer, RemoteError
-from humanoid_core.loop.trajectory_executor import RunState
-from humanoid_core.loop.validation import CommandRejectedError, CommandValidator, ErrorCode, PointData
+from humanoid_core.loop import (
+    CommandGuard,
+    CommandRejectedError,
+    CommandValidator,
+    ControlLoop,
+    DriverError,
+    ErrorCode,
+    IdealDriver,
+    InterfaceParameters,
+    LoopClient,
+    LoopServer,
+    PointData,
+    RemoteError,
+    RunState,
+    trajectory_tolerances,
+)
 from humanoid_description.model import RobotModel
 
 ARM = "rarm_joint1"

@@ -6,19 +6,20 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from humanoid_core.loop.interpolation import Law
-from humanoid_core.motion.bioloid_pages import (
+from humanoid_core.loop import Law
+from humanoid_core.motion import (
     BioloidPages,
+    Motion,
+    MotionError,
     Page,
     PageStep,
     motion_to_pages,
     pages_text,
     pages_to_motion,
+    read_motion_file,
     read_pages,
     write_pages,
 )
-from humanoid_core.motion.library import read_motion_file
-from humanoid_core.motion.model import Motion, MotionError
 from humanoid_description.config import load_config
 from humanoid_description.units import AX12, AX12_SPEED
 

@@ -4,7 +4,7 @@ Lima et al. (platforms reference) and time-shift invariance of every law."""
 import numpy as np
 import pytest
 
-from humanoid_core.loop.interpolation import Law, Spline, two_segment, two_segment_mid_velocity
+from humanoid_core.loop import Law, Spline, two_segment, two_segment_mid_velocity
 
 # (theta1, omega1, theta2, omega2) over t1 = 0, t2 = 1 s ->
 # (omega_m, first acceleration, second acceleration, theta(tm), theta(t2)); None = not given.

@@ -5,10 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from humanoid_core.loop.interpolation import Law
-from humanoid_core.motion.keyframes import keyframes_text, read_keyframes, write_keyframes
-from humanoid_core.motion.model import Motion, MotionError
-from humanoid_core.motion.yaml_nodes import format_number
+from humanoid_core.loop import Law
+from humanoid_core.motion import Motion, MotionError, format_number, keyframes_text, read_keyframes, write_keyframes
 
 VALID = """\
 format: keyframes

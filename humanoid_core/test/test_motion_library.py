@@ -6,10 +6,7 @@ import functools
 import numpy as np
 import pytest
 
-from humanoid_core.motion.library import list_motions, load_motion
-from humanoid_core.motion.limits import JointBounds
-from humanoid_core.motion.model import MotionError
-from humanoid_core.motion.trajectory import plan_playback
+from humanoid_core.motion import JointBounds, MotionError, list_motions, load_motion, plan_playback
 from humanoid_description.collision import CollisionModel
 from humanoid_description.model import load_model
 from humanoid_description.robots import ROBOTS

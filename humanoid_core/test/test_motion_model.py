@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from humanoid_core.loop.interpolation import Law
-from humanoid_core.motion.model import Motion, MotionError, joint_array
+from humanoid_core.loop import Law
+from humanoid_core.motion import Motion, MotionError, joint_array
 
 JOINTS = ("a", "b")
 

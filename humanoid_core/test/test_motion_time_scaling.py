@@ -6,10 +6,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from humanoid_core.loop.interpolation import Law
-from humanoid_core.motion.limits import JointBounds
-from humanoid_core.motion.model import Motion
-from humanoid_core.motion.time_scaling import peak_rates, scale_to_limits
+from humanoid_core.loop import Law
+from humanoid_core.motion import JointBounds, Motion, peak_rates, scale_to_limits
 from humanoid_description.config import load_config
 from humanoid_description.model import load_model
 

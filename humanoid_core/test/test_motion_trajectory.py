@@ -5,11 +5,16 @@ import math
 import numpy as np
 import pytest
 
-from humanoid_core.loop.interpolation import Law
-from humanoid_core.motion.data import load_settings
-from humanoid_core.motion.limits import JointBounds
-from humanoid_core.motion.model import Motion, MotionError
-from humanoid_core.motion.trajectory import plan_playback, sample_motion, transition_motion
+from humanoid_core.loop import Law
+from humanoid_core.motion import (
+    JointBounds,
+    Motion,
+    MotionError,
+    load_settings,
+    plan_playback,
+    sample_motion,
+    transition_motion,
+)
 
 JOINTS = ("rleg_joint4", "lleg_joint4", "body_joint1")
 

@@ -7,12 +7,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from humanoid_core.guards.self_collision_guard import SelfCollisionGuard, SelfCollisionGuardParameters
-from humanoid_core.loop.control_loop import ControlLoop, TrajectoryRequest
-from humanoid_core.loop.ideal_driver import IdealDriver
-from humanoid_core.loop.interface_parameters import InterfaceParameters
-from humanoid_core.loop.trajectory_executor import RunState
-from humanoid_core.loop.validation import CommandRejectedError, ErrorCode, PointData
+from humanoid_core.guards import SelfCollisionGuard, SelfCollisionGuardParameters
+from humanoid_core.loop import (
+    CommandRejectedError,
+    ControlLoop,
+    ErrorCode,
+    IdealDriver,
+    InterfaceParameters,
+    PointData,
+    RunState,
+    TrajectoryRequest,
+)
 from humanoid_description.collision import CollisionModel
 from humanoid_description.model import load_model
 

@@ -6,8 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from humanoid_core.loop.setpoint_window import Setpoint, still_ahead
-from humanoid_core.loop.validation import CommandRejectedError, points_still_ahead
+from humanoid_core.loop import CommandRejectedError, Setpoint, points_still_ahead, still_ahead
 
 PERIOD = 0.005
 LEAD = 0.8  # s, the HOAP-2's command_lead

@@ -14,8 +14,7 @@ import math
 import numpy as np
 import pinocchio as pin
 
-from humanoid_core.biped_walking.parameters import WalkParameters
-from humanoid_core.biped_walking.stabilizer import Sensors, Stabilizer
+from humanoid_core.biped_walking import Sensors, Stabilizer, WalkParameters
 from humanoid_description.model import load_model
 
 PERIOD = 0.01  # s

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from humanoid_core.processes.stop_request import StopRequest, stop_on_signals
+from humanoid_core.processes import StopRequest, stop_on_signals
 
 
 def test_a_signal_ends_the_main_threads_wait_at_once():

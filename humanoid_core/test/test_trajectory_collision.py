@@ -11,10 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from humanoid_core.guards import trajectory_collision
-from humanoid_core.guards.trajectory_collision import FINEST_PERIOD, check_path, sample_times
-from humanoid_core.loop.command_guard import CheckInterruptedError
-from humanoid_core.loop.validation import CommandRejectedError, ErrorCode
+from humanoid_core.guards import FINEST_PERIOD, check_path, sample_times, trajectory_collision
+from humanoid_core.loop import CheckInterruptedError, CommandRejectedError, ErrorCode
 from humanoid_description.collision import CollisionModel, CollisionTracker
 from humanoid_description.model import load_model
 

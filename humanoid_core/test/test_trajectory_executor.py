@@ -6,15 +6,18 @@ import math
 import numpy as np
 import pytest
 
-from humanoid_core.loop.driver import JointState
-from humanoid_core.loop.trajectory_executor import (
+from humanoid_core.loop import (
+    CommandRejectedError,
+    ErrorCode,
+    JointState,
     PlanOutdatedError,
     RunState,
     Tolerances,
     TrajectoryExecutor,
+    ValidatedSetpoint,
+    ValidatedTrajectory,
     run_spline,
 )
-from humanoid_core.loop.validation import CommandRejectedError, ErrorCode, ValidatedSetpoint, ValidatedTrajectory
 
 NAMES = ("a", "b", "c")
 

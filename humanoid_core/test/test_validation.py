@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from humanoid_core.loop.validation import CommandRejectedError, CommandValidator, ErrorCode, PointData
+from humanoid_core.loop import CommandRejectedError, CommandValidator, ErrorCode, PointData
 from humanoid_description.model import RobotModel
 
 

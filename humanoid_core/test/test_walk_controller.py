@@ -14,14 +14,16 @@ import numpy as np
 import pytest
 import yaml
 
-from humanoid_core.biped_walking.controller import (
-    VELOCITY_MARGIN,
+from humanoid_core.biped_walking import (
+    NODE_NAME,
     GoalState,
     Phase,
     WalkController,
+    WalkParameters,
     WalkRefusedError,
+    walking_robot,
 )
-from humanoid_core.biped_walking.parameters import NODE_NAME, WalkParameters, walking_robot
+from humanoid_core.loop import VELOCITY_MARGIN
 from humanoid_description.model import load_model
 from humanoid_description.runtime_files import CONTROL_NODE_PARAMETERS
 
@@ -256,8 +258,8 @@ def test_the_first_trajectories_of_a_walk_reaching_the_robot_late_are_still_acce
     robot joins a late one on its timeline, from where it stands. The walk's first ones must
     not ask for a jump: arriving up to most of ``command_lead`` late, the robot's validator
     (with its measured position) accepts them."""
-    from humanoid_core.biped_walking.streaming import WalkCycle
-    from humanoid_core.loop.validation import CommandValidator, PointData
+    from humanoid_core.biped_walking import WalkCycle
+    from humanoid_core.loop import CommandValidator, PointData
 
     robot = KinematicRobot(robot_name)
     robot.positions = np.zeros(len(robot.model.joints))  # every joint at its zero (a servo bus's centres)

@@ -8,11 +8,20 @@ import math
 import numpy as np
 import pytest
 
-from humanoid_core.biped_walking.footsteps import Footstep, Pose2, StepLimits, plan_step, soles_gap
-from humanoid_core.biped_walking.parameters import WalkParameters
-from humanoid_core.biped_walking.pattern import Mode, WalkPattern
-from humanoid_core.biped_walking.preview_control import PreviewController, preview_gains
-from humanoid_core.biped_walking.swing import SwingProfile, rest_to_rest
+from humanoid_core.biped_walking import (
+    Footstep,
+    Mode,
+    Pose2,
+    PreviewController,
+    StepLimits,
+    SwingProfile,
+    WalkParameters,
+    WalkPattern,
+    plan_step,
+    preview_gains,
+    rest_to_rest,
+    soles_gap,
+)
 from humanoid_description.model import load_model
 from humanoid_description.support import convex_hull, signed_margin
 
@@ -31,7 +40,7 @@ def make_pattern(robot: str = "hoap2", **overrides) -> tuple[WalkPattern, WalkPa
 
 
 def support_polygon(pattern: WalkPattern, sample, length: float, width: float) -> np.ndarray:
-    from humanoid_core.biped_walking.footsteps import sole_polygon
+    from humanoid_core.biped_walking import sole_polygon
 
     sides = ("right", "left") if sample.support == "both" else (sample.support,)
     return convex_hull(np.vstack([sole_polygon(sample.feet[s][0], length, width) for s in sides]))

@@ -81,8 +81,7 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from humanoid_description.data_file import DataFileError
     from humanoid_description.model import load_model
-    from humanoid_robot_bioloid.thesis.pose_analysis import ThesisFrame
-    from humanoid_robot_bioloid.thesis.pose_file import iter_pose_csv
+    from humanoid_robot_bioloid.thesis import ThesisFrame, iter_pose_csv
 
     try:
         frame = ThesisFrame(load_model(args.robot))

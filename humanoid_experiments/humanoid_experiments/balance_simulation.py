@@ -43,16 +43,12 @@ from pathlib import Path
 import numpy as np
 from std_msgs.msg import Bool
 
-from humanoid_control.ros import topics
-from humanoid_control.ros.robot_client import RobotClient, playback_trajectory
-from humanoid_control.ros.ros_time import seconds
-from humanoid_core.loop.lockstep import STAMP_TOLERANCE
-from humanoid_core.motion import Motion, plan_playback
-from humanoid_core.motion.model import JointPose
-from humanoid_core.motion.pose_demo import pose_demo_motion
-from humanoid_core.processes.node_graph import Graph
+from humanoid_control.ros import RobotClient, playback_trajectory, seconds, topics
+from humanoid_core.loop import STAMP_TOLERANCE
+from humanoid_core.motion import JointPose, Motion, plan_playback, pose_demo_motion
+from humanoid_core.processes import Graph
 from humanoid_description.model import load_model
-from humanoid_robot_bioloid.thesis.pose_analysis import ThesisFrame
+from humanoid_robot_bioloid.thesis import ThesisFrame
 from humanoid_sim.sim_node_spec import sim_node_spec
 
 #: Robot-time seconds to wait after a reset: the simulator drops the robot 0.5 mm onto

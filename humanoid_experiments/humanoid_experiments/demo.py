@@ -65,7 +65,7 @@ class BalanceFigures:
     @classmethod
     def of(cls, states: list, start: float, end: float) -> BalanceFigures | None:
         """Figures of the balance_state messages stamped in [start, end] (None without any)."""
-        from humanoid_control.ros.ros_time import seconds
+        from humanoid_control.ros import seconds
 
         window = [s for s in states if start <= seconds(s.header.stamp) <= end]
         if not window:
@@ -139,9 +139,8 @@ def run_demo(client, robot: str = "hoap2") -> DemoSummary:
     """Play the demo through ``client`` (a :class:`~humanoid_control.ros.robot_client.RobotClient`)."""
     import pinocchio as pin
 
-    from humanoid_control.ros.robot_client import make_trajectory, poll_until
-    from humanoid_control.ros.ros_time import seconds
-    from humanoid_core.loop.interpolation import Law, Spline
+    from humanoid_control.ros import make_trajectory, poll_until, seconds
+    from humanoid_core.loop import Law, Spline
     from humanoid_description.model import load_model
     from humanoid_interfaces.msg import BalanceState
 
@@ -210,8 +209,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from humanoid_control.ros.robot_client import RobotClient
-    from humanoid_core.processes.node_graph import Graph
+    from humanoid_control.ros import RobotClient
+    from humanoid_core.processes import Graph
     from humanoid_sim.graphs import sim_nodes
 
     if args.walk is not None:

@@ -83,8 +83,7 @@ def classify(outcome: GaitOutcome, spot_distance: float) -> str:
 
 def _fitness_settings(robot: str):
     """Eq 17's settings: the robot's cpg.yaml ``fitness``, or the report's defaults."""
-    from humanoid_core.quadruped_gaits.cpg_models import cpg_path
-    from humanoid_core.quadruped_gaits.fitness import FitnessSettings
+    from humanoid_core.quadruped_gaits import FitnessSettings, cpg_path
 
     if not cpg_path(robot).exists():
         return FitnessSettings()
@@ -94,10 +93,17 @@ def _fitness_settings(robot: str):
 
 
 def _players(args: argparse.Namespace, model, period: float) -> list:
-    from humanoid_core.quadruped_gaits.cpg import STRUCTURES, CPGParameters
-    from humanoid_core.quadruped_gaits.gait_files import cpg_player, load_gait
-    from humanoid_core.quadruped_gaits.patterns import GaitError, IKGait, default_parameters, gait_phases
-    from humanoid_core.quadruped_gaits.player import GaitPlayer
+    from humanoid_core.quadruped_gaits import (
+        STRUCTURES,
+        CPGParameters,
+        GaitError,
+        GaitPlayer,
+        IKGait,
+        cpg_player,
+        default_parameters,
+        gait_phases,
+        load_gait,
+    )
 
     phases = gait_phases(model)
     if not phases:
@@ -123,7 +129,7 @@ def _players(args: argparse.Namespace, model, period: float) -> list:
 
 
 def run(args: argparse.Namespace) -> int:
-    from humanoid_core.quadruped_gaits.patterns import GaitError, IKGait
+    from humanoid_core.quadruped_gaits import GaitError, IKGait
     from humanoid_description.model import load_model
     from humanoid_description.robots import UnknownRobotError
     from humanoid_sim import params_file

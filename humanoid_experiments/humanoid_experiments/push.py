@@ -209,7 +209,7 @@ class FallWitness:
             self._falls_since, self.fell_at = since, None
 
     def _on_balance(self, msg) -> None:
-        from humanoid_control.ros.ros_time import seconds
+        from humanoid_control.ros import seconds
 
         stamp = seconds(msg.header.stamp)
         if not msg.stable:
@@ -218,7 +218,7 @@ class FallWitness:
                     self._unstable.append(stamp)
 
     def _on_fallen(self, msg) -> None:
-        from humanoid_control.ros.ros_time import seconds
+        from humanoid_control.ros import seconds
 
         if not msg.data:
             return
@@ -367,10 +367,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import sys
 
-    from humanoid_control.ros.robot_client import RobotClient
-    from humanoid_core.biped_walking.parameters import walking_robot
+    from humanoid_control.ros import RobotClient
+    from humanoid_core.biped_walking import walking_robot
     from humanoid_core.command_line import UsageError
-    from humanoid_core.processes.node_graph import Graph
+    from humanoid_core.processes import Graph
     from humanoid_sim import physics_profiles
     from humanoid_sim.graphs import sim_nodes
     from humanoid_sim.sim_parameters import PushParameters

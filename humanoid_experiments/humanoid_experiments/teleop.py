@@ -95,8 +95,8 @@ class TeleopReport:
 def teleop(client, robot: str, seconds: float, seed: int = 0, timeout: float = 3600.0) -> TeleopReport:
     """Walk ``robot`` on cmd_vel for ``seconds`` of robot time (a lockstep client holds the
     simulation between two publications) and measure it."""
-    from humanoid_control.ros.robot_client import poll_until
-    from humanoid_core.biped_walking.parameters import WalkParameters
+    from humanoid_control.ros import poll_until
+    from humanoid_core.biped_walking import WalkParameters
 
     params = WalkParameters.for_robot(robot)
     segments = schedule(seconds, seed, params.max_velocity)

@@ -267,8 +267,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def check_goal(robot: str, distance: float, lateral: float = 0.0) -> None:
     """Refuse (UsageError) a walk the robot's walk controller would refuse, before anything starts."""
-    from humanoid_core.biped_walking.controller import WalkRefusedError, checked_walk_goal
-    from humanoid_core.biped_walking.parameters import WalkParameters, walking_robot
+    from humanoid_core.biped_walking import WalkParameters, WalkRefusedError, checked_walk_goal, walking_robot
 
     if not walking_robot(robot):
         return  # the walk controller says so itself when it starts
@@ -281,9 +280,9 @@ def check_goal(robot: str, distance: float, lateral: float = 0.0) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from humanoid_control.ros.robot_client import RobotClient
+    from humanoid_control.ros import RobotClient
     from humanoid_core.command_line import UsageError
-    from humanoid_core.processes.node_graph import Graph
+    from humanoid_core.processes import Graph
     from humanoid_sim.graphs import sim_nodes
 
     if (args.distance is None) == (args.teleop is None):
@@ -291,7 +290,7 @@ def run(args: argparse.Namespace) -> int:
     if abs(args.turn) > 180.0:
         raise UsageError(f"--turn must be within +-180 degrees, got {args.turn:g}")
     if args.teleop is not None:
-        from humanoid_core.biped_walking.parameters import walking_robot
+        from humanoid_core.biped_walking import walking_robot
 
         if not walking_robot(args.robot):
             raise UsageError(f"--teleop walks a biped: {args.robot} has no walk controller")

@@ -27,11 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from humanoid_core.balance.foot_pressure import FootWrench
-from humanoid_core.biped_walking.controller import GoalState, WalkController
-from humanoid_core.biped_walking.parameters import WalkParameters
-from humanoid_core.biped_walking.streaming import WalkCycle, walk_sensors
-from humanoid_core.loop.validation import CommandRejectedError
+from humanoid_core.balance import FootWrench
+from humanoid_core.biped_walking import GoalState, WalkController, WalkCycle, WalkParameters, walk_sensors
+from humanoid_core.loop import CommandRejectedError
 from humanoid_experiments.walk import WalkReport, feet_centre, walk_report
 from humanoid_sim.in_process import Reading, SimulatedRobot
 from humanoid_sim.physics_profiles import REFERENCE

@@ -30,7 +30,7 @@ import yaml
 
 from humanoid_description.model import load_model
 from humanoid_description.robots import robot_files
-from humanoid_robot_bioloid.thesis.pose_analysis import ThesisFrame
+from humanoid_robot_bioloid.thesis import ThesisFrame
 
 pytestmark = pytest.mark.system
 

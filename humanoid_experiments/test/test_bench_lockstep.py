@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from humanoid_experiments.bench.lockstep import cpu_bound
+from humanoid_experiments.bench import cpu_bound
 
 
 def test_the_cpu_bound_is_the_cores_over_the_graphs_cpu_per_simulated_second():

@@ -20,11 +20,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from humanoid_experiments.gait_search.particle_swarm import SwarmSettings
-from humanoid_experiments.gait_search.search import (
+from humanoid_experiments.gait_search import (
     InProcessEvaluation,
     SearchDirectory,
     SearchSettings,
+    SwarmSettings,
     new_swarm,
     run_search,
 )
@@ -158,7 +158,7 @@ def test_an_experiment_of_the_report_searches_its_free_parameters_scored_by_eq_1
     """Experiment 5 (16 free parameters in [0, 1], the geometric swarm of cpg.yaml), 3 particles
     x 2 iterations of 2 s in this process: the command's JSON names the parameters, the best's
     fitness is eq 17 on its saved samples, and the convergence plot is written."""
-    from humanoid_core.quadruped_gaits.fitness import path_fitness
+    from humanoid_core.quadruped_gaits import path_fitness
 
     output = tmp_path / "experiment5"
     done = subprocess.run(["humanoid", "optimize-gait", "--experiment", "5", "--particles", "3", "--iterations", "2",

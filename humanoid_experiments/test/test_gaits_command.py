@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from humanoid_core.quadruped_gaits.fitness import path_fitness
+from humanoid_core.quadruped_gaits import path_fitness
 from humanoid_experiments.gaits import OUTCOMES, classify
 from humanoid_sim.gait_evaluation import GaitOutcome
 

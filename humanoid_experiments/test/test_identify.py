@@ -17,7 +17,7 @@ import pytest
 
 from humanoid_bringup.cli import main
 from humanoid_description.model import load_model
-from humanoid_experiments.identify.proof import FIT, FIT_GAIN, HELD_OUT_GAIN, TOLERANCES, TRUTH
+from humanoid_experiments.identify import FIT, FIT_GAIN, HELD_OUT_GAIN, TOLERANCES, TRUTH
 from humanoid_experiments.local_ray import marked_processes
 from humanoid_sim import params_file
 
@@ -125,7 +125,7 @@ def test_values_under_which_the_robot_cannot_do_the_postures_moves_cost_the_pena
     """A point of the search where a servo cannot reach its set-point within the goal
     tolerance (here: a tolerance no servo meets) is scored, and the fit goes on: it once ended
     a two-hour fit with a traceback."""
-    from humanoid_experiments.identify.problem import UNFIT_POSTURES_COST, PostureTarget, Problem, postures_cost
+    from humanoid_experiments.identify import UNFIT_POSTURES_COST, PostureTarget, Problem, postures_cost
 
     problem = Problem("hoap2", "reference", None, ())
     assert postures_cost(problem, (PostureTarget(7, 0.1545),), {"goal_position_tolerance": 1e-7}) \
@@ -136,7 +136,7 @@ def test_a_command_the_robot_rejected_is_replayed_as_rejected_and_identify_fits_
     """A bag holding a trajectory the robot refused (out of its limits: it said so and did not
     move) replays as the robot treated it, and ``identify`` fits the bag (it once ended in a
     traceback from the replay)."""
-    from humanoid_experiments.identify.motion import Motion, plan_commands, read_bag, record, replay
+    from humanoid_experiments.identify import Motion, plan_commands, read_bag, record, replay
     from humanoid_sim.in_process import SimulatedRobot
 
     bag = tmp_path / "bag"
@@ -159,7 +159,7 @@ def test_a_command_the_robot_rejected_is_replayed_as_rejected_and_identify_fits_
 
 
 def test_a_bag_of_another_robot_is_refused_with_the_reason(tmp_path, capsys):
-    from humanoid_experiments.identify.motion import plan_commands, record
+    from humanoid_experiments.identify import plan_commands, record
     from humanoid_sim.in_process import SimulatedRobot
 
     with SimulatedRobot("bioloid") as robot:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from humanoid_experiments.identify.problem import DEFAULT_BOUNDS, FitError, FitParameter, parse_fit
+from humanoid_experiments.identify import DEFAULT_BOUNDS, FitError, FitParameter, parse_fit
 from humanoid_sim.servo_profiles import PD_GAINS
 
 

@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from humanoid_experiments.gait_search.particle_swarm import ParticleSwarm, SwarmError, SwarmSettings
+from humanoid_experiments.gait_search import ParticleSwarm, SwarmError, SwarmSettings
 
 LOWER, UPPER = np.array([-1.0, 0.0, 10.0]), np.array([1.0, 5.0, 20.0])
 TOP = np.array([0.3, 4.2, 12.5])

@@ -13,7 +13,7 @@ import pinocchio as pin
 import pytest
 
 from humanoid_description.model import load_model
-from humanoid_experiments.postures.watch import BODY, support_tilts, tip_direction
+from humanoid_experiments.postures import BODY, support_tilts, tip_direction
 
 
 @pytest.fixture(scope="module")

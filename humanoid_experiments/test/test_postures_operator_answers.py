@@ -8,7 +8,7 @@ import io
 
 import pytest
 
-from humanoid_experiments.postures.operator import AnswerError, Operator, OperatorStopError, StreamAnswers
+from humanoid_experiments.postures import AnswerError, Operator, OperatorStopError, StreamAnswers
 
 
 class Terminal(io.StringIO):

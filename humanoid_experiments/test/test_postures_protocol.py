@@ -6,12 +6,20 @@ import math
 import pytest
 
 from humanoid_bringup.cli import main
-from humanoid_core.motion.model import MotionError
+from humanoid_core.command_line import UsageError
+from humanoid_core.motion import MotionError
 from humanoid_description.model import load_model
-from humanoid_experiments.postures.command import UsageError, parse_overrides, parse_tests
-from humanoid_experiments.postures.protocol import PostureTest, load_protocol, protocol_path
-from humanoid_experiments.postures.report import average_error, table, to_json
-from humanoid_experiments.postures.runner import PostureResult
+from humanoid_experiments.postures import (
+    PostureResult,
+    PostureTest,
+    average_error,
+    load_protocol,
+    parse_overrides,
+    parse_tests,
+    protocol_path,
+    table,
+    to_json,
+)
 from humanoid_sim.sim_parameters import parameter_names
 
 #: The reference's table (Cominoli 2005): real limits (rad) of the odd tests.

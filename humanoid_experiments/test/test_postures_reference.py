@@ -13,8 +13,7 @@ import pytest
 
 from humanoid_description.collision import CollisionModel
 from humanoid_description.model import load_model
-from humanoid_experiments.postures.protocol import load_protocol
-from humanoid_experiments.postures.reference import candidates, overlapping_links
+from humanoid_experiments.postures import candidates, load_protocol, overlapping_links
 from humanoid_sim.in_process import SimulatedRobot
 
 pytestmark = pytest.mark.system

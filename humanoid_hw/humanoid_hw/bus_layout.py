@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from humanoid_core.loop.driver import DriverError
+from humanoid_core.loop import DriverError
 from humanoid_description.joint_map import JointMap, ServoJoint
 from humanoid_hw.control_tables import ControlTable, control_table
 from humanoid_hw.servo_health import ServoHealth

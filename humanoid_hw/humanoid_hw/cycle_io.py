@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from humanoid_core.loop.driver import JointState
+from humanoid_core.loop import JointState
 from humanoid_hw.bus import DynamixelBus, Reply
 from humanoid_hw.bus_layout import BusServo
 from humanoid_hw.control_tables import ControlTable, block_decoder, decode_bits

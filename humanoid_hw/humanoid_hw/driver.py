@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from humanoid_core.loop.driver import DriverError, JointCommand, JointState, RobotDriver, StatusEntry
+from humanoid_core.loop import DriverError, JointCommand, JointState, RobotDriver, StatusEntry
 from humanoid_description.joint_map import JointMap
 from humanoid_hw.bus import BusError, DynamixelBus, PortLostError, Traffic
 from humanoid_hw.bus_layout import BusServo, HardwareJoint, bus_servos, hardware_joints

@@ -7,7 +7,7 @@ and carry the counters as values; the shared ROS front publishes them on
 
 from __future__ import annotations
 
-from humanoid_core.loop.driver import Level, StatusEntry
+from humanoid_core.loop import Level, StatusEntry
 from humanoid_hw.bus import Traffic
 from humanoid_hw.bus_layout import BusServo
 from humanoid_hw.control_tables import STATE_ITEMS

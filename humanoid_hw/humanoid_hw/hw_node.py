@@ -20,9 +20,7 @@ from typing import Any
 
 from rclpy.node import Node
 
-from humanoid_control.ros import driver_node
-from humanoid_control.ros.loop_process import DriverSpec
-from humanoid_control.ros.parameters import declare
+from humanoid_control.ros import DriverSpec, declare, driver_node
 from humanoid_description.model import RobotModel
 from humanoid_description.runtime_files import HW_NODE_PARAMETERS
 from humanoid_hw.driver import DynamixelDriver

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from humanoid_core.processes.node_graph import NodeSpec, driver_node_spec
+from humanoid_core.processes import NodeSpec, driver_node_spec
 
 NODE_NAME = "humanoid_hw"
 

@@ -13,9 +13,7 @@ import serial
 from dynamixel_sdk import COMM_SUCCESS, PacketHandler, PortHandler
 
 from humanoid_hw.bus import DynamixelBus, PortLostError
-from humanoid_hw.emulator import cli
-from humanoid_hw.emulator.chain import OUTPUT_FLUSH_WARNING
-from humanoid_hw.emulator.packets import instruction_packet, status_packet
+from humanoid_hw.emulator import OUTPUT_FLUSH_WARNING, cli, instruction_packet, status_packet
 
 TIMEOUT = 60
 

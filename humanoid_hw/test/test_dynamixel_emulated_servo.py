@@ -6,7 +6,7 @@ import pytest
 
 from humanoid_description.units import AX12_SPEED, RPM_TO_RAD_S
 from humanoid_hw.control_tables import control_table
-from humanoid_hw.emulator.servo import EmulatedServo
+from humanoid_hw.emulator import EmulatedServo
 
 
 def ax_servo() -> EmulatedServo:

@@ -5,7 +5,7 @@ import random
 import pytest
 from dynamixel_sdk.protocol2_packet_handler import Protocol2PacketHandler
 
-from humanoid_hw.emulator.packets import (
+from humanoid_hw.emulator import (
     InstructionPacket,
     PacketParser,
     crc16,

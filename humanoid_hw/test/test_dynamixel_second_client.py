@@ -21,9 +21,7 @@ import pytest
 import serial
 
 from humanoid_hw.control_tables import control_table
-from humanoid_hw.emulator import BusEmulator
-from humanoid_hw.emulator.chain import OUTPUT_FLUSH_WARNING
-from humanoid_hw.emulator.cli import robot_servos
+from humanoid_hw.emulator import OUTPUT_FLUSH_WARNING, BusEmulator, robot_servos
 
 PATIENCE = 60.0
 #: Protocol 1.0 instructions and the AX-12 items used, from the e-manual (not the project's tables).

@@ -19,12 +19,10 @@ from pathlib import Path
 import pytest
 from diagnostic_msgs.msg import DiagnosticStatus
 
-from humanoid_control.ros.robot_client import GoalOutcome, RobotClient, make_trajectory, poll_until
-from humanoid_control.ros.ros_time import seconds
-from humanoid_core.processes.node_graph import Graph, NodeSpec
+from humanoid_control.ros import GoalOutcome, RobotClient, make_trajectory, poll_until, seconds
+from humanoid_core.processes import Graph, NodeSpec
 from humanoid_hw.bus import DynamixelBus
-from humanoid_hw.emulator import BusEmulator
-from humanoid_hw.emulator.cli import robot_servos
+from humanoid_hw.emulator import BusEmulator, robot_servos
 from humanoid_hw.hw_node_spec import hw_node_spec
 from humanoid_interfaces.action import FollowJointTrajectory
 

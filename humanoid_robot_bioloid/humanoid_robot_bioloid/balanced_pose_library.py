@@ -12,13 +12,11 @@ from pathlib import Path
 
 import yaml
 
-from humanoid_core.motion.keyframes import write_keyframes
-from humanoid_core.motion.model import JointPose, Motion
-from humanoid_core.motion.pose_demo import pose_demo_motion
+from humanoid_core.motion import JointPose, Motion, pose_demo_motion, write_keyframes
 from humanoid_description.model import load_model
 from humanoid_description.robots import robot_files
 from humanoid_description.runtime_files import MOTION_LIBRARY
-from humanoid_robot_bioloid.thesis.pose_analysis import ThesisFrame
+from humanoid_robot_bioloid.thesis import ThesisFrame
 
 ROBOT = "bioloid"
 #: The balanced poses, in the robot's folder (J1..J18 deg per pose).

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from humanoid_core.motion.formats import MotionFormat, SavedPose
+from humanoid_core.motion import MotionFormat, SavedPose
 from humanoid_robot_bioloid.poses import append_thesis_pose, read_pose_file_motion
 
 NAME = "bioloid_thesis_poses"

@@ -29,13 +29,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from humanoid_core.motion.limits import JointBounds
-from humanoid_core.motion.model import JointPose, Motion, MotionError
-from humanoid_core.motion.pose_demo import pose_demo_motion
+from humanoid_core.motion import JointBounds, JointPose, Motion, MotionError, pose_demo_motion
 from humanoid_description.data_file import DataFileError, text_lines
 from humanoid_description.model import load_model
-from humanoid_robot_bioloid.thesis.pose_analysis import ThesisFrame
-from humanoid_robot_bioloid.thesis.pose_file import ThesisPose, read_pose_csv, write_pose_csv
+from humanoid_robot_bioloid.thesis import ThesisFrame, ThesisPose, read_pose_csv, write_pose_csv
 
 ROBOT = "bioloid"
 RAW_HEADER = "pose"

@@ -5,12 +5,10 @@ import numpy as np
 import pytest
 import yaml
 
-from humanoid_core.motion.library import load_motion
-from humanoid_core.motion.model import JointPose
-from humanoid_core.motion.pose_demo import pose_demo_motion
+from humanoid_core.motion import JointPose, load_motion, pose_demo_motion
 from humanoid_description.model import load_model
 from humanoid_description.robots import robot_files
-from humanoid_robot_bioloid.thesis.pose_analysis import ThesisFrame
+from humanoid_robot_bioloid.thesis import ThesisFrame
 
 BALANCED = {f"P{i}" for i in range(1, 14)}
 

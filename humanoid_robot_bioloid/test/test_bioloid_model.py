@@ -152,7 +152,7 @@ def test_balanced_poses_are_reproduced(model):
 def test_mass_identification_is_honest_and_gives_the_committed_masses(model):
     """The fit is judged on poses it did not see (leave one out), stays within its bounds,
     keeps mirror links equal and the total at 1.7 kg, and is what mass_model.yaml holds."""
-    from humanoid_robot_bioloid.thesis.mass_identification import BOUNDS, MassModel, identify
+    from humanoid_robot_bioloid.thesis import BOUNDS, MassModel, identify
 
     files = robot_files("bioloid")
     mass_model = MassModel(files.config_file("mass_model.yaml"))

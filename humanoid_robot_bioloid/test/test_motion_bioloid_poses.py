@@ -5,9 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from humanoid_core.motion.library import read_motion_file
-from humanoid_core.motion.model import JointPose, MotionError
-from humanoid_core.motion.pose_demo import pose_demo_motion
+from humanoid_core.motion import JointPose, MotionError, pose_demo_motion, read_motion_file
 from humanoid_description.model import load_model
 from humanoid_description.support import convex_hull, signed_margin
 from humanoid_robot_bioloid.poses import (
@@ -18,8 +16,7 @@ from humanoid_robot_bioloid.poses import (
     read_thesis_poses,
     write_raw_poses,
 )
-from humanoid_robot_bioloid.thesis.pose_analysis import ThesisFrame
-from humanoid_robot_bioloid.thesis.pose_file import ThesisPose, write_pose_csv
+from humanoid_robot_bioloid.thesis import ThesisFrame, ThesisPose, write_pose_csv
 
 # Balanced poses P3 and P12 of the thesis (J1..J18, degrees).
 P3 = (12.89, 17.00, -27.55, 10.26, -1.47, -0.29, -120.44, -44.84, -18.46, 43.66, 75.61, 0.00,

@@ -3,10 +3,9 @@ describe the same support of the Bioloid."""
 
 import pytest
 
-from humanoid_core.balance.estimator import BalanceEstimator
-from humanoid_core.balance.parameters import BalanceParameters
+from humanoid_core.balance import BalanceEstimator, BalanceParameters
 from humanoid_description.model import load_model
-from humanoid_robot_bioloid.thesis.pose_analysis import ThesisFrame
+from humanoid_robot_bioloid.thesis import ThesisFrame
 
 
 def estimator(model, **overrides):

@@ -22,10 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from humanoid_core.loop.interpolation import Law
-from humanoid_core.motion.limits import JointBounds
-from humanoid_core.motion.model import Motion, MotionError
-from humanoid_core.motion.pose_saving import keyframe_step
+from humanoid_core.loop import Law
+from humanoid_core.motion import JointBounds, Motion, MotionError, keyframe_step
 from humanoid_description.config import load_config
 from humanoid_description.data_file import DataFileError, text_lines, write_text_atomically
 from humanoid_description.units import hoap2_pulses_to_radians, radians_to_hoap2_pulses

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from humanoid_core.motion.formats import MotionFormat, SavedPose
+from humanoid_core.motion import MotionFormat, SavedPose
 from humanoid_robot_hoap2.csv_motion import append_hoap2_csv_line, read_hoap2_csv
 
 NAME = "hoap2_csv"

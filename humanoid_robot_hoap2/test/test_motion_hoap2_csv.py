@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from humanoid_core.loop.interpolation import Law
-from humanoid_core.motion.model import Motion, MotionError
+from humanoid_core.loop import Law
+from humanoid_core.motion import Motion, MotionError
 from humanoid_robot_hoap2.csv_motion import CsvLayout, hoap2_csv_text, read_hoap2_csv, write_hoap2_csv
 
 # The example line of the reference (27 fields; "60,R,R,R" are ignored).

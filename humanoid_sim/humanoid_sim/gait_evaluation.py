@@ -24,12 +24,17 @@ from pathlib import Path
 
 import numpy as np
 
-from humanoid_core.loop.driver import JointCommand
-from humanoid_core.quadruped_gaits.cpg import STRUCTURES, parameters_from_vector
-from humanoid_core.quadruped_gaits.cpg_models import Experiment, NetworkGait
-from humanoid_core.quadruped_gaits.fitness import FitnessSettings, path_fitness
-from humanoid_core.quadruped_gaits.gait_files import cpg_player
-from humanoid_core.quadruped_gaits.player import GaitPlayer
+from humanoid_core.loop import JointCommand
+from humanoid_core.quadruped_gaits import (
+    STRUCTURES,
+    Experiment,
+    FitnessSettings,
+    GaitPlayer,
+    NetworkGait,
+    cpg_player,
+    parameters_from_vector,
+    path_fitness,
+)
 from humanoid_description.model import RobotModel, load_model
 from humanoid_sim.headless import make_driver, simulation_settings
 from humanoid_sim.physics_profiles import REFERENCE

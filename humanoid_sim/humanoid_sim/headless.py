@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
-from humanoid_core.loop.interface_parameters import InterfaceParameters
+from humanoid_core.loop import InterfaceParameters
 from humanoid_core.parameter_files import node_parameters
 from humanoid_description.model import RobotModel
 from humanoid_description.runtime_files import SIM_NODE_PARAMETERS

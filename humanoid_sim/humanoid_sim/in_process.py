@@ -25,13 +25,17 @@ from typing import Any
 
 import numpy as np
 
-from humanoid_core.guards.self_collision_guard import PARAMETER_PREFIX as GUARD_PREFIX
-from humanoid_core.guards.self_collision_guard import SelfCollisionGuard, SelfCollisionGuardParameters
-from humanoid_core.loop.control_loop import ControlLoop, TrajectoryRequest
-from humanoid_core.loop.decimation import Decimator
-from humanoid_core.loop.driver import JointState, SensorReadings
-from humanoid_core.loop.trajectory_executor import TrajectoryRun
-from humanoid_core.loop.validation import PointData
+from humanoid_core.guards import PARAMETER_PREFIX as GUARD_PREFIX
+from humanoid_core.guards import SelfCollisionGuard, SelfCollisionGuardParameters
+from humanoid_core.loop import (
+    ControlLoop,
+    Decimator,
+    JointState,
+    PointData,
+    SensorReadings,
+    TrajectoryRequest,
+    TrajectoryRun,
+)
 from humanoid_description.model import RobotModel, load_model
 from humanoid_sim.headless import make_driver, simulation_settings, typed
 from humanoid_sim.physics_profiles import REFERENCE

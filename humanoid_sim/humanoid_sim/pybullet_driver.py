@@ -31,7 +31,7 @@ import numpy as np
 import pinocchio as pin
 import pybullet
 
-from humanoid_core.loop.driver import (
+from humanoid_core.loop import (
     DriverError,
     FootReading,
     ImuReading,

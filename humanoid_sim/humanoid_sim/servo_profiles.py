@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from humanoid_core.loop.interpolation import two_segment
+from humanoid_core.loop import two_segment
 from humanoid_core.parameter_fields import documented
 from humanoid_description.model import RobotModel
 

@@ -37,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from humanoid_bringup.graphs import RECORDER_NODE
     from humanoid_bringup.serving import serve, with_recorder
-    from humanoid_core.processes.node_graph import Graph
+    from humanoid_core.processes import Graph
     from humanoid_sim.graphs import sim_nodes
 
     if args.lockstep_participant and not args.lockstep:

@@ -39,18 +39,20 @@ from rosgraph_msgs.msg import Clock
 from std_msgs.msg import Bool
 from std_srvs.srv import Trigger
 
-from humanoid_control.ros import driver_node, topics
-from humanoid_control.ros.loop_process import DriverSpec, LoopHost
-from humanoid_control.ros.matched_publisher import STREAM_HISTORY, MatchedPublisher
-from humanoid_control.ros.offload import Offload
-from humanoid_control.ros.parameters import declare, declare_dataclass
-from humanoid_control.ros.robot_interface import RobotInterface
-from humanoid_control.ros.ros_time import to_time
-from humanoid_core.loop.decimation import Decimator
-from humanoid_core.loop.driver import JointState
-from humanoid_core.loop.lockstep import LockstepGate
-from humanoid_core.loop.remote import RemoteError
-from humanoid_core.loop.validation import CommandRejectedError
+from humanoid_control.ros import (
+    STREAM_HISTORY,
+    DriverSpec,
+    LoopHost,
+    MatchedPublisher,
+    Offload,
+    RobotInterface,
+    declare,
+    declare_dataclass,
+    driver_node,
+    to_time,
+    topics,
+)
+from humanoid_core.loop import CommandRejectedError, Decimator, JointState, LockstepGate, RemoteError
 from humanoid_description.model import RobotModel
 from humanoid_description.runtime_files import SIM_NODE_PARAMETERS
 from humanoid_interfaces.msg import RobotState

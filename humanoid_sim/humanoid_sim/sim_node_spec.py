@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from humanoid_core.loop.interface_parameters import InterfaceParameters
+from humanoid_core.loop import InterfaceParameters
 from humanoid_core.parameter_files import node_parameters
-from humanoid_core.processes.node_graph import NodeSpec, driver_node_spec
+from humanoid_core.processes import NodeSpec, driver_node_spec
 from humanoid_description.runtime_files import SIM_NODE_PARAMETERS
 
 NODE_NAME = "humanoid_sim"

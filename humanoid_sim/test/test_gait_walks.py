@@ -7,10 +7,7 @@ import math
 
 import pytest
 
-from humanoid_core.quadruped_gaits.cpg import CPGParameters
-from humanoid_core.quadruped_gaits.gait_files import cpg_player
-from humanoid_core.quadruped_gaits.patterns import IKGait, default_parameters
-from humanoid_core.quadruped_gaits.player import GaitPlayer
+from humanoid_core.quadruped_gaits import CPGParameters, GaitPlayer, IKGait, cpg_player, default_parameters
 from humanoid_sim.gait_evaluation import HeadlessSimulation
 
 ROBOT = "bioloid_quadruped"
@@ -68,7 +65,7 @@ def test_as_played_the_servos_get_the_velocities_the_gait_controller_sends(simul
     controller gives it; the trot at 0.5 Hz still walks forward without falling that way."""
     import numpy as np
 
-    from humanoid_core.quadruped_gaits.player import GaitRun, RunTiming
+    from humanoid_core.quadruped_gaits import GaitRun, RunTiming
     from humanoid_sim.gait_evaluation import _command
 
     model, period = simulation.model, simulation.control_period

@@ -7,10 +7,8 @@ import rclpy
 
 from humanoid_bringup.graphs import real_nodes
 from humanoid_bringup.launch_parameters import launch_node, state_publisher_parameters
-from humanoid_control.ros.loop_process import LoopThread
-from humanoid_control.ros.robot_interface import RobotInterface
-from humanoid_core.loop.ideal_driver import IdealDriver
-from humanoid_core.loop.interface_parameters import InterfaceParameters
+from humanoid_control.ros import LoopThread, RobotInterface
+from humanoid_core.loop import IdealDriver, InterfaceParameters
 from humanoid_description.model import RobotModel
 from humanoid_description.runtime_files import HW_NODE_PARAMETERS, SIM_NODE_PARAMETERS
 from humanoid_sim.graphs import sim_nodes

@@ -12,7 +12,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from humanoid_core.loop.interpolation import two_segment
+from humanoid_core.loop import two_segment
 from humanoid_core.parameter_files import node_parameters
 from humanoid_description.runtime_files import SIM_NODE_PARAMETERS
 from humanoid_sim import pybullet_driver

@@ -15,10 +15,9 @@ from geometry_msgs.msg import WrenchStamped
 from scipy.spatial.transform import Rotation
 from sensor_msgs.msg import Imu, JointState
 
-from humanoid_control.ros.robot_client import RobotClient, make_trajectory, poll_until
-from humanoid_control.ros.ros_time import seconds
-from humanoid_core.loop.interpolation import Law, Spline
-from humanoid_core.processes.node_graph import Graph
+from humanoid_control.ros import RobotClient, make_trajectory, poll_until, seconds
+from humanoid_core.loop import Law, Spline
+from humanoid_core.processes import Graph
 from humanoid_description import units
 from humanoid_description.model import load_model
 from humanoid_sim.sim_node_spec import sim_node_spec

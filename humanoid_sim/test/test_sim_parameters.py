@@ -7,7 +7,7 @@ from __future__ import annotations
 import rclpy
 from rclpy.node import Node
 
-from humanoid_control.ros.driver_node import DriverNode
+from humanoid_control.ros import DriverNode
 from humanoid_description.runtime_files import SIM_NODE_PARAMETERS
 from humanoid_sim import sim_node
 from humanoid_sim.sim_node_spec import NODE_NAME

@@ -53,7 +53,7 @@ def add_identify_masses_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_identify_masses(args: argparse.Namespace) -> int:
-    from humanoid_robot_bioloid.thesis.mass_identification import main as identify
+    from humanoid_robot_bioloid.thesis import main as identify
 
     return identify(["--robot", args.robot] + (["--write"] if args.write else []))
 

@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     import rclpy
     from rclpy.signals import SignalHandlerOptions
 
-    from humanoid_control.ros.robot_client import RobotClient, RobotClientError
+    from humanoid_control.ros import RobotClient, RobotClientError
 
     # Ctrl-C must reach this code (to cancel the goal), not shut ROS down under it
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
@@ -96,10 +96,8 @@ def run(args: argparse.Namespace) -> int:
 def checked_gait(robot: str, gait: str, frequency: float, duration: float) -> str:
     """The gait as the node must read it (a file: its absolute path), checked as the node
     checks it; UsageError otherwise."""
-    from humanoid_core.loop.setpoint_window import VELOCITY_MARGIN
-    from humanoid_core.quadruped_gaits.gait_files import load_gait
-    from humanoid_core.quadruped_gaits.parameters import GaitControllerParameters, gaited_robot
-    from humanoid_core.quadruped_gaits.patterns import GaitError
+    from humanoid_core.loop import VELOCITY_MARGIN
+    from humanoid_core.quadruped_gaits import GaitControllerParameters, GaitError, gaited_robot, load_gait
     from humanoid_description.model import load_model
 
     if not gaited_robot(robot):
@@ -118,7 +116,7 @@ def play(client, gait: str, frequency: float, duration: float) -> GaitReport:
     """One goal to its end (Ctrl-C: canceled, and waited for)."""
     from action_msgs.msg import GoalStatus
 
-    from humanoid_control.ros.action_result import ResultWaiter
+    from humanoid_control.ros import ResultWaiter
 
     client.wait_for_gait_controller(CONNECT_TIMEOUT)  # the graph is discovered: its ground truth too, if any
     start = client.ground_truth_if_any(GROUND_TRUTH_WAIT, CONNECT_TIMEOUT)  # None on a real robot

@@ -45,7 +45,7 @@ from humanoid_core.command_line import positive_number
 from humanoid_description.robots import ROBOTS
 
 if TYPE_CHECKING:
-    from humanoid_control.ros.robot_client import RobotClient
+    from humanoid_control.ros import RobotClient
     from humanoid_core.motion import JointBounds
 
 # rclpy and the motion package are imported where they are used: the `humanoid`
@@ -158,8 +158,7 @@ class PosingSession:
         self.go({j: self.home[j] for j in joints})
 
     def save(self, args: list[str]) -> None:
-        from humanoid_core.motion import MotionError
-        from humanoid_core.motion.formats import UnknownMotionFormatError, pose_file_format
+        from humanoid_core.motion import MotionError, UnknownMotionFormatError, pose_file_format
 
         path, label = Path(args[0]), " ".join(args[1:])
         try:
@@ -178,7 +177,7 @@ class PosingSession:
     def go(self, targets: Mapping[str, float]) -> None:
         """Move the joints to ``targets`` (rad), clamped into their limits, smoothly, and
         report where each joint was and is."""
-        from humanoid_control.ros.robot_client import playback_trajectory
+        from humanoid_control.ros import playback_trajectory
         from humanoid_core.motion import Motion, plan_playback
 
         goal = {}
@@ -211,7 +210,7 @@ class PosingSession:
         """Positions once the moved joints have stopped: a trajectory ends when the joints are
         within the interface's goal tolerance, while a loaded servo still creeps the last
         fraction of a degree, which a saved pose would otherwise miss."""
-        from humanoid_control.ros.ros_time import seconds
+        from humanoid_control.ros import seconds
 
         start = self.client.now()
         while True:
@@ -258,7 +257,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from humanoid_control.ros.robot_client import RobotClient, RobotClientError
+    from humanoid_control.ros import RobotClient, RobotClientError
     from humanoid_core.motion import JointBounds
     from humanoid_description.config import load_config
 
@@ -282,7 +281,7 @@ def run(args: argparse.Namespace) -> int:
 
 def serve(session: PosingSession, commands: TextIO, interactive: bool) -> int:
     """Read and carry out commands until quit or the end of the input; 1 if any failed."""
-    from humanoid_control.ros.robot_client import RobotClientError
+    from humanoid_control.ros import RobotClientError
     from humanoid_core.motion import MotionError
 
     failed = False

@@ -29,7 +29,7 @@ from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
-from humanoid_control.ros.robot_client import poll_until
+from humanoid_control.ros import poll_until
 from humanoid_interfaces.msg import BalanceState
 
 pytestmark = pytest.mark.system
@@ -275,7 +275,7 @@ _FAILED_SEAL = """
 import sys
 from pathlib import Path
 from rosbags.typesys import Stores, get_typestore
-from humanoid_tools.recording.bag_writer import BagWriter
+from humanoid_tools.recording import BagWriter
 
 store = get_typestore(Stores.ROS2_JAZZY)
 String = store.types["std_msgs/msg/String"]
@@ -325,8 +325,8 @@ def test_log_times_keep_the_delivery_order_when_the_clock_steps_back(node, tmp_p
     correction, here between messages 2 and 3)."""
     from io import StringIO
 
+    from humanoid_tools.recording import Recorder, RecorderParameters
     from humanoid_tools.recording import recorder as recording
-    from humanoid_tools.recording.recorder import Recorder, RecorderParameters
 
     topic = "/rec_test/clock_back"
     node.create_publisher(JointState, topic, 10)
@@ -348,7 +348,7 @@ def test_log_times_keep_the_delivery_order_when_the_clock_steps_back(node, tmp_p
 
 def write_bag(path: Path, count: int) -> None:
     """A complete bag of ``count`` strings (about 100 bytes each), by the recording's writer."""
-    from humanoid_tools.recording.bag_writer import BagWriter
+    from humanoid_tools.recording import BagWriter
 
     store = get_typestore(Stores.ROS2_JAZZY)
     writer = BagWriter(path)
@@ -386,7 +386,7 @@ def test_plot_of_a_damaged_bag_reads_the_rest_and_says_what_it_could_not_read(no
     the other chunks, stderr names the chunk and the messages lost, and the exit status is 1."""
     from mcap.reader import make_reader
 
-    from humanoid_tools.plots.series import load
+    from humanoid_tools.plots import load
 
     bag, bursts, size = tmp_path / "bag", 3, 200
     recording = recordings(bag, "--topics", "/joint_states")

@@ -9,10 +9,9 @@ import pytest
 from websockets.datastructures import Headers
 from websockets.http11 import Request
 
-from humanoid_core.loop.validation import CommandRejectedError
+from humanoid_core.loop import CommandRejectedError
 from humanoid_description.robots import urdf_xml
-from humanoid_tools.view.access import PageAccess, RefusalLog
-from humanoid_tools.view.page_input import JointTargets, KeyframeFolder
+from humanoid_tools.view import JointTargets, KeyframeFolder, PageAccess, RefusalLog
 
 TOKEN = "t0k3n"
 

@@ -9,3 +9,27 @@ humanoid_control <name>``).
 - :mod:`~humanoid_control.nodes.fall_manager`: the robot's state with respect to falling;
 - :mod:`~humanoid_control.nodes.specs`: each node as a process to start.
 """
+
+import lazy_loader
+
+# The room's public face: what other rooms use, imported on first use (lazy_loader).
+__getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
+    "specs": [
+        "CONTAINER_MODULE",
+        "CONTROL_CONTAINER",
+        "ENERGY_MONITOR",
+        "FALL_MANAGER",
+        "WALK_CONTROLLER",
+        "balance_monitor_node_spec",
+        "container_node_spec",
+        "energy_monitor_node_spec",
+        "fall_manager_node_spec",
+        "gait_controller_node_spec",
+        "host_in",
+        "hosted_names",
+        "self_collision_checker_node_spec",
+        "trajectory_generator_node_spec",
+        "walk_controller_node_spec",
+        "with_node_parameters",
+    ],
+})

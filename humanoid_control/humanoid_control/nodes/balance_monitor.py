@@ -57,30 +57,35 @@ from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Bool, String
 from visualization_msgs.msg import MarkerArray
 
-from humanoid_control.ros import topics
-from humanoid_control.ros.balance_markers import balance_markers
-from humanoid_control.ros.fall_watch import FALL_STATE_QOS
-from humanoid_control.ros.joint_readings import JointReadings, MalformedJointStateError
-from humanoid_control.ros.node_host import NodeHost
-from humanoid_control.ros.node_main import run_node
-from humanoid_control.ros.parameters import declare_control_node
-from humanoid_control.ros.ros_time import seconds
-from humanoid_core.balance.alarm import AlarmChange, MarginAlarm
-from humanoid_core.balance.estimator import (
+from humanoid_control.ros import (
+    FALL_STATE_QOS,
+    JointReadings,
+    MalformedJointStateError,
+    NodeHost,
+    balance_markers,
+    declare_control_node,
+    run_node,
+    seconds,
+    topics,
+)
+from humanoid_core.balance import (
+    AlarmChange,
     BalanceEstimate,
     BalanceEstimator,
     BalanceInputs,
+    BalanceParameters,
     BasePose,
     BaseSource,
     ContactSource,
+    FallDetector,
+    FallEstimate,
+    FootWrench,
+    MarginAlarm,
+    RecentReadings,
+    SensorWait,
 )
-from humanoid_core.balance.fall import FallDetector, FallEstimate
-from humanoid_core.balance.foot_pressure import FootWrench
-from humanoid_core.balance.parameters import NODE_NAME, BalanceParameters
-from humanoid_core.balance.readings import RecentReadings
-from humanoid_core.balance.sensor_wait import SensorWait
-from humanoid_core.loop.decimation import Decimator
-from humanoid_core.loop.driver import Level
+from humanoid_core.balance.parameters import NODE_NAME
+from humanoid_core.loop import Decimator, Level
 from humanoid_description.model import RobotModel
 from humanoid_interfaces.msg import BalanceState, FallState
 

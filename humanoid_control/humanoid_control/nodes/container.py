@@ -47,12 +47,8 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.signals import SignalHandlerOptions
 
-from humanoid_control.ros.node_host import Shared
-from humanoid_control.ros.node_main import STOP_TIMEOUT, spin_while
-from humanoid_control.ros.offload import stop_offloads
-from humanoid_control.ros.restart_report import report_restart
-from humanoid_core.processes.process_lifetime import RESTART_VARIABLE, hang_up_like_terminate
-from humanoid_core.processes.stop_request import stop_on_signals
+from humanoid_control.ros import STOP_TIMEOUT, Shared, report_restart, spin_while, stop_offloads
+from humanoid_core.processes import RESTART_VARIABLE, hang_up_like_terminate, stop_on_signals
 from humanoid_core.registrations import NODES, Registration, registered
 from humanoid_description.robots import UnknownRobotError
 

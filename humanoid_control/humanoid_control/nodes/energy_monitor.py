@@ -34,13 +34,8 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
-from humanoid_control.ros import topics
-from humanoid_control.ros.node_host import NodeHost
-from humanoid_control.ros.node_main import run_node
-from humanoid_control.ros.parameters import declare_control_node
-from humanoid_control.ros.ros_time import seconds
-from humanoid_core.energy.model import CurrentModel, EnergyIntegral
-from humanoid_core.energy.parameters import NODE_NAME, EnergyParameters
+from humanoid_control.ros import NodeHost, declare_control_node, run_node, seconds, topics
+from humanoid_core.energy import NODE_NAME, CurrentModel, EnergyIntegral, EnergyParameters
 from humanoid_description.model import RobotModel
 from humanoid_interfaces.msg import EnergyState
 

@@ -59,14 +59,17 @@ from sensor_msgs.msg import Imu, JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from unique_identifier_msgs.msg import UUID
 
-from humanoid_control.ros import topics
-from humanoid_control.ros.fall_watch import FALL_STATE_QOS
-from humanoid_control.ros.node_host import NodeHost
-from humanoid_control.ros.node_main import run_node
-from humanoid_control.ros.parameters import declare_control_node
-from humanoid_control.ros.ros_time import seconds, to_duration, to_time
-from humanoid_core.balance.fall_manager import (
-    NODE_NAME,
+from humanoid_control.ros import (
+    FALL_STATE_QOS,
+    NodeHost,
+    declare_control_node,
+    run_node,
+    seconds,
+    to_duration,
+    to_time,
+    topics,
+)
+from humanoid_core.balance import (
     Action,
     ActionKind,
     Decision,
@@ -79,7 +82,8 @@ from humanoid_core.balance.fall_manager import (
     SupportReading,
     TrunkReading,
 )
-from humanoid_core.loop.decimation import Decimator
+from humanoid_core.balance.fall_manager import NODE_NAME
+from humanoid_core.loop import Decimator
 from humanoid_core.motion import list_motions
 from humanoid_description.model import RobotModel
 from humanoid_interfaces.action import PlayMotion

@@ -51,19 +51,29 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from sensor_msgs.msg import JointState
 
-from humanoid_control.ros import topics
-from humanoid_control.ros.fall_watch import FallWatch
-from humanoid_control.ros.node_host import NodeHost
-from humanoid_control.ros.node_main import run_node
-from humanoid_control.ros.offload import Offload
-from humanoid_control.ros.parameters import declare_control_node
-from humanoid_control.ros.ros_time import seconds, to_time
-from humanoid_control.ros.setpoint_stream import SetpointStream
-from humanoid_core.loop.setpoint_window import TRAJECTORY_DELAY, VELOCITY_MARGIN, Setpoint, SetpointBatcher
-from humanoid_core.quadruped_gaits.gait_files import load_gait
-from humanoid_core.quadruped_gaits.parameters import NODE_NAME, GaitControllerParameters, gaited_robot
-from humanoid_core.quadruped_gaits.patterns import GaitError
-from humanoid_core.quadruped_gaits.player import GaitPlayer, GaitRun, RunSetpoint, Stage
+from humanoid_control.ros import (
+    FallWatch,
+    NodeHost,
+    Offload,
+    SetpointStream,
+    declare_control_node,
+    run_node,
+    seconds,
+    to_time,
+    topics,
+)
+from humanoid_core.loop import TRAJECTORY_DELAY, VELOCITY_MARGIN, Setpoint, SetpointBatcher
+from humanoid_core.quadruped_gaits import (
+    NODE_NAME,
+    GaitControllerParameters,
+    GaitError,
+    GaitPlayer,
+    GaitRun,
+    RunSetpoint,
+    Stage,
+    gaited_robot,
+    load_gait,
+)
 from humanoid_description.model import RobotModel
 from humanoid_interfaces.action import PlayGait
 

@@ -54,14 +54,18 @@ from std_msgs.msg import ColorRGBA
 from visualization_msgs.msg import Marker, MarkerArray
 
 from humanoid_control.nodes.specs import SELF_COLLISION_CHECKER as NODE_NAME
-from humanoid_control.ros import topics
-from humanoid_control.ros.node_host import NodeHost
-from humanoid_control.ros.node_main import run_node
-from humanoid_control.ros.offload import Offload
-from humanoid_control.ros.parameters import declare_control_node
-from humanoid_control.ros.ros_time import seconds, to_duration, to_time
-from humanoid_core.guards.trajectory_collision import check_trajectory
-from humanoid_core.loop.validation import CommandRejectedError, CommandValidator, PointData
+from humanoid_control.ros import (
+    NodeHost,
+    Offload,
+    declare_control_node,
+    run_node,
+    seconds,
+    to_duration,
+    to_time,
+    topics,
+)
+from humanoid_core.guards import check_trajectory
+from humanoid_core.loop import CommandRejectedError, CommandValidator, PointData
 from humanoid_core.parameter_fields import documented
 from humanoid_description.collision import CollisionModel, CollisionReport, CollisionTracker, PairDistance
 from humanoid_description.model import RobotModel

@@ -14,10 +14,10 @@ from collections.abc import Mapping, Sequence
 
 from humanoid_core.balance.fall_manager import NODE_NAME as FALL_MANAGER
 from humanoid_core.balance.parameters import NODE_NAME as BALANCE_MONITOR
-from humanoid_core.biped_walking.parameters import NODE_NAME as WALK_CONTROLLER
-from humanoid_core.energy.parameters import NODE_NAME as ENERGY_MONITOR
-from humanoid_core.processes.node_graph import NodeSpec
-from humanoid_core.quadruped_gaits.parameters import NODE_NAME as GAIT_CONTROLLER
+from humanoid_core.biped_walking import NODE_NAME as WALK_CONTROLLER
+from humanoid_core.energy import NODE_NAME as ENERGY_MONITOR
+from humanoid_core.processes import NodeSpec
+from humanoid_core.quadruped_gaits import NODE_NAME as GAIT_CONTROLLER
 
 __all__ = [
     "BALANCE_MONITOR",

@@ -34,15 +34,19 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
-from humanoid_control.ros import topics
-from humanoid_control.ros.action_result import ResultWaiter, wait_until_answering
-from humanoid_control.ros.fall_watch import FallWatch
-from humanoid_control.ros.node_host import NodeHost
-from humanoid_control.ros.node_main import run_node
-from humanoid_control.ros.offload import Offload
-from humanoid_control.ros.parameters import declare, declare_robot
-from humanoid_control.ros.robot_client import playback_trajectory
-from humanoid_control.ros.ros_time import seconds
+from humanoid_control.ros import (
+    FallWatch,
+    NodeHost,
+    Offload,
+    ResultWaiter,
+    declare,
+    declare_robot,
+    playback_trajectory,
+    run_node,
+    seconds,
+    topics,
+    wait_until_answering,
+)
 from humanoid_core.motion import MotionError, Playback, load_motion, plan_playback
 from humanoid_interfaces.action import FollowJointTrajectory, PlayMotion
 

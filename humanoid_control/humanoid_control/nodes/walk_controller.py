@@ -53,28 +53,33 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from sensor_msgs.msg import Imu, JointState
 
-from humanoid_control.ros import topics
-from humanoid_control.ros.fall_watch import FallWatch
-from humanoid_control.ros.node_host import NodeHost
-from humanoid_control.ros.node_main import run_node
-from humanoid_control.ros.offload import Offload
-from humanoid_control.ros.parameters import declare_control_node
-from humanoid_control.ros.ros_time import seconds
-from humanoid_control.ros.setpoint_stream import SetpointStream
-from humanoid_core.balance.foot_pressure import FootWrench
-from humanoid_core.biped_walking.controller import (
+from humanoid_control.ros import (
+    FallWatch,
+    NodeHost,
+    Offload,
+    SetpointStream,
+    declare_control_node,
+    run_node,
+    seconds,
+    topics,
+)
+from humanoid_core.balance import FootWrench
+from humanoid_core.biped_walking import (
     LATE_WARNING,
+    NODE_NAME,
     GoalState,
+    Mode,
     Phase,
+    Sensors,
     WalkController,
+    WalkCycle,
     WalkGoal,
+    WalkParameters,
     WalkRefusedError,
     checked_walk_goal,
+    walk_sensors,
+    walking_robot,
 )
-from humanoid_core.biped_walking.parameters import NODE_NAME, WalkParameters, walking_robot
-from humanoid_core.biped_walking.pattern import Mode
-from humanoid_core.biped_walking.stabilizer import Sensors
-from humanoid_core.biped_walking.streaming import WalkCycle, walk_sensors
 from humanoid_description.model import RobotModel
 from humanoid_interfaces.action import Walk
 

@@ -8,3 +8,36 @@
   :mod:`~humanoid_control.ros.action_result`, :mod:`~humanoid_control.ros.matched_publisher`,
   :mod:`~humanoid_control.ros.joint_readings`.
 """
+
+import lazy_loader
+
+# The room's public face: what other rooms use, imported on first use (lazy_loader).
+__getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
+    "action_result": ["ASK_AGAIN_AFTER", "ResultWaiter", "SERVER_ANSWER_WAIT", "wait_until_answering"],
+    "balance_markers": ["CLOSE", "OUTSIDE", "SAFE", "balance_markers", "margin_colour"],
+    "driver_node": ["DriverNode"],
+    "fall_watch": ["FALL_STATE_QOS", "FallWatch"],
+    "joint_readings": ["JointReadings", "MalformedJointStateError"],
+    "lockstep": ["LOCKSTEP_QOS", "LOCKSTEP_TOPIC", "LockstepParticipant", "SharedParticipant"],
+    "loop_process": ["DriverSpec", "LoopHost", "LoopThread"],
+    "matched_publisher": ["MatchedPublisher", "STREAM_HISTORY"],
+    "node_host": ["NodeHost", "Shared"],
+    "node_main": ["STOP_TIMEOUT", "run_node", "spin_while"],
+    "offload": ["Offload", "stop_offloads"],
+    "parameters": ["declare", "declare_control_node", "declare_dataclass", "declare_robot"],
+    "restart_report": ["report_restart"],
+    "robot_client": [
+        "GoalOutcome",
+        "JOINT_STATES_DEPTH",
+        "RobotClient",
+        "RobotClientError",
+        "make_trajectory",
+        "playback_trajectory",
+        "poll_until",
+    ],
+    "robot_interface": ["RobotInterface"],
+    "robot_state": ["RobotState"],
+    "ros_time": ["DriverClock", "seconds", "to_duration", "to_time"],
+    "setpoint_stream": ["SetpointStream"],
+    "topics": ["DEFAULT_TOPICS", "RECORDED_AS_ITS_PARTS", "absolute"],
+})

@@ -15,7 +15,7 @@ from geometry_msgs.msg import Point
 from std_msgs.msg import ColorRGBA
 from visualization_msgs.msg import Marker, MarkerArray
 
-from humanoid_core.balance.estimator import BalanceEstimate
+from humanoid_core.balance import BalanceEstimate
 
 NAMESPACE = "balance"
 COM_COLOUR = ColorRGBA(r=1.0, g=0.55, b=0.0, a=1.0)

@@ -31,12 +31,11 @@ from humanoid_control.ros.node_main import spin_while
 from humanoid_control.ros.offload import stop_offloads
 from humanoid_control.ros.parameters import dataclass_parameter_names, declare, declare_dataclass, declare_robot
 from humanoid_control.ros.robot_interface import RobotInterface
-from humanoid_core.guards.self_collision_guard import PARAMETER_PREFIX as GUARD_PARAMETER_PREFIX
-from humanoid_core.guards.self_collision_guard import SelfCollisionGuardParameters
-from humanoid_core.loop.interface_parameters import InterfaceParameters
-from humanoid_core.loop.remote import Finished, RemoteError
+from humanoid_core.guards import PARAMETER_PREFIX as GUARD_PARAMETER_PREFIX
+from humanoid_core.guards import SelfCollisionGuardParameters
+from humanoid_core.loop import Finished, InterfaceParameters, RemoteError
 from humanoid_core.parameter_files import node_parameters
-from humanoid_core.processes.process_lifetime import hang_up_like_terminate
+from humanoid_core.processes import hang_up_like_terminate
 from humanoid_description.model import RobotModel
 from humanoid_description.robots import DEFAULT_ROBOT, UnknownRobotError
 from humanoid_description.runtime_files import RuntimeFile

@@ -33,7 +33,7 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 
 from humanoid_control.ros import topics
 from humanoid_control.ros.ros_time import seconds
-from humanoid_core.loop.lockstep import STAMP_TOLERANCE
+from humanoid_core.loop import STAMP_TOLERANCE
 from humanoid_interfaces.msg import LockstepReady
 
 __all__ = ["LOCKSTEP_QOS", "LOCKSTEP_TOPIC", "LockstepMember", "LockstepParticipant", "SharedParticipant",

@@ -29,12 +29,16 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
-from humanoid_core.guards.composite import CompositeGuard
-from humanoid_core.guards.self_collision_guard import SelfCollisionGuard, SelfCollisionGuardParameters
-from humanoid_core.loop.control_loop import ControlLoop
-from humanoid_core.loop.driver import JointState, RobotDriver
-from humanoid_core.loop.interface_parameters import InterfaceParameters
-from humanoid_core.loop.remote import Finished, LoopClient, LoopServer
+from humanoid_core.guards import CompositeGuard, SelfCollisionGuard, SelfCollisionGuardParameters
+from humanoid_core.loop import (
+    ControlLoop,
+    Finished,
+    InterfaceParameters,
+    JointState,
+    LoopClient,
+    LoopServer,
+    RobotDriver,
+)
 
 __all__ = ["DriverSpec", "LoopHost", "LoopProcess", "LoopSpec", "LoopThread", "build_guard", "load"]
 
@@ -165,7 +169,7 @@ class LoopThread:
 
 def _loop_process_main(spec: LoopSpec, connection: Connection, front: int) -> None:
     """The loop's process: its node, the host, served until the front asks it to stop or dies."""
-    from humanoid_core.processes.process_lifetime import die_with_parent, exit_within
+    from humanoid_core.processes import die_with_parent, exit_within
 
     if not die_with_parent(front):
         return
@@ -193,7 +197,7 @@ def _loop_process_main(spec: LoopSpec, connection: Connection, front: int) -> No
         executor.shutdown(timeout_sec=1.0)
         spinner.join(timeout=2.0)
     except Exception as error:
-        from humanoid_core.loop.remote import StartFailed
+        from humanoid_core.loop import StartFailed
 
         if host is None:
             connection.send(StartFailed(f"{type(error).__name__}: {error}"))

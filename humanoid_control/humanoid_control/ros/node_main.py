@@ -34,8 +34,7 @@ from rclpy.task import Future
 from humanoid_control.ros.node_host import NodeHost, OwnProcess
 from humanoid_control.ros.offload import stop_offloads
 from humanoid_control.ros.restart_report import report_restart
-from humanoid_core.processes.process_lifetime import hang_up_like_terminate
-from humanoid_core.processes.stop_request import stop_on_signals
+from humanoid_core.processes import hang_up_like_terminate, stop_on_signals
 from humanoid_description.robots import UnknownRobotError
 
 #: s: longest a stopping node waits for its running callbacks before it is destroyed

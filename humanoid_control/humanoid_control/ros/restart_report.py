@@ -14,7 +14,7 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.node import Node
 
 from humanoid_control.ros import topics
-from humanoid_core.processes.process_lifetime import RESTART_VARIABLE
+from humanoid_core.processes import RESTART_VARIABLE
 
 #: s (wall): how long the restart is reported, once a second.
 REPORT_SECONDS = 30.0

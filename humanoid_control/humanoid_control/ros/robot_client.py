@@ -46,7 +46,7 @@ from humanoid_interfaces.srv import (
 )
 
 if TYPE_CHECKING:
-    from humanoid_core.motion.trajectory import Playback
+    from humanoid_core.motion import Playback
 
 T = TypeVar("T")
 

@@ -48,12 +48,21 @@ from humanoid_control.ros.fall_watch import FALL_STATE_QOS, describe_manager
 from humanoid_control.ros.lockstep import LOCKSTEP_QOS, LOCKSTEP_TOPIC
 from humanoid_control.ros.offload import Offload
 from humanoid_control.ros.ros_time import DriverClock, seconds, to_duration, to_time
-from humanoid_core.loop.control_loop import ToleranceSpec, known_positions, trajectory_tolerances
-from humanoid_core.loop.driver import JointState
-from humanoid_core.loop.interface_parameters import InterfaceParameters
-from humanoid_core.loop.remote import LoopClient, RemoteError, RunHandle
-from humanoid_core.loop.trajectory_executor import RunState
-from humanoid_core.loop.validation import CommandRejectedError, CommandValidator, ErrorCode, PointData
+from humanoid_core.loop import (
+    CommandRejectedError,
+    CommandValidator,
+    ErrorCode,
+    InterfaceParameters,
+    JointState,
+    LoopClient,
+    PointData,
+    RemoteError,
+    RunHandle,
+    RunState,
+    ToleranceSpec,
+    known_positions,
+    trajectory_tolerances,
+)
 from humanoid_description.model import RobotModel
 from humanoid_interfaces.action import FollowJointTrajectory
 from humanoid_interfaces.msg import FallManagerState, JointTolerance, LockstepReady

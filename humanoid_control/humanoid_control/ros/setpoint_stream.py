@@ -13,7 +13,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from humanoid_control.ros import topics
 from humanoid_control.ros.ros_time import to_duration, to_time
-from humanoid_core.loop.setpoint_window import Batch, Setpoint, SetpointBatcher
+from humanoid_core.loop import Batch, Setpoint, SetpointBatcher
 
 
 class SetpointStream:

@@ -40,10 +40,7 @@ from humanoid_control.ros import robot_state, topics
 from humanoid_control.ros.matched_publisher import STREAM_HISTORY, MatchedPublisher
 from humanoid_control.ros.robot_state import RobotState
 from humanoid_control.ros.ros_time import DriverClock, to_time
-from humanoid_core.loop.control_loop import ControlLoop
-from humanoid_core.loop.decimation import Decimator
-from humanoid_core.loop.driver import JointState, Level, SensorReadings, StatusEntry
-from humanoid_core.loop.lockstep import RESEND_PERIOD
+from humanoid_core.loop import RESEND_PERIOD, ControlLoop, Decimator, JointState, Level, SensorReadings, StatusEntry
 
 __all__ = ["StatePublisher", "diagnostic_array"]
 

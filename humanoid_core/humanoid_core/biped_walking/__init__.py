@@ -8,3 +8,25 @@ into joint set-points (:mod:`~humanoid_core.biped_walking.controller`), served b
 ``walk_controller`` node (:mod:`humanoid_control.nodes.walk_controller`). The quadruped's
 gaits are :mod:`humanoid_core.quadruped_gaits`.
 """
+
+import lazy_loader
+
+# The room's public face: what other rooms use, imported on first use (lazy_loader).
+__getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
+    "controller": [
+        "GoalState",
+        "LATE_WARNING",
+        "Phase",
+        "WalkController",
+        "WalkGoal",
+        "WalkRefusedError",
+        "checked_walk_goal",
+    ],
+    "footsteps": ["Footstep", "Pose2", "StepLimits", "plan_step", "sole_polygon", "soles_gap"],
+    "parameters": ["NODE_NAME", "WalkParameters", "walking_robot"],
+    "pattern": ["Mode", "WalkPattern"],
+    "preview_control": ["PreviewController", "preview_gains"],
+    "stabilizer": ["Sensors", "Stabilizer"],
+    "streaming": ["WalkCycle", "walk_sensors"],
+    "swing": ["SwingProfile", "rest_to_rest"],
+})

@@ -37,7 +37,7 @@ from humanoid_core.biped_walking.pattern import Mode, PatternSample, WalkPattern
 from humanoid_core.biped_walking.preview_control import preview_gains
 from humanoid_core.biped_walking.stabilizer import Sensors, Stabilizer
 from humanoid_core.biped_walking.swing import rest_to_rest
-from humanoid_core.loop.setpoint_window import VELOCITY_MARGIN, Setpoint
+from humanoid_core.loop import VELOCITY_MARGIN, Setpoint
 from humanoid_description.inverse_kinematics import StanceSolver
 from humanoid_description.model import RobotModel
 

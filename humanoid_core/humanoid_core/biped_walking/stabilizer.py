@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pinocchio as pin
 
-from humanoid_core.balance.foot_pressure import FootWrench, centre_of_pressure
+from humanoid_core.balance import FootWrench, centre_of_pressure
 from humanoid_core.biped_walking.parameters import WalkParameters
 from humanoid_description.model import RobotModel
 

@@ -19,11 +19,11 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
-from humanoid_core.balance.foot_pressure import FootWrench
+from humanoid_core.balance import FootWrench
 from humanoid_core.biped_walking.controller import Phase, WalkController
 from humanoid_core.biped_walking.parameters import WalkParameters
 from humanoid_core.biped_walking.stabilizer import Sensors
-from humanoid_core.loop.setpoint_window import VELOCITY_MARGIN, Batch, SetpointBatcher
+from humanoid_core.loop import VELOCITY_MARGIN, Batch, SetpointBatcher
 
 #: Most control periods computed for one reading (after the node got no CPU for a while);
 #: beyond that the pattern falls behind the clock (reported) rather than bursting.

@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass
 
 from humanoid_core.biped_walking.footsteps import Pose2, interpolate
-from humanoid_core.loop.interpolation import quintic
+from humanoid_core.loop import quintic
 
 #: Mean of the normalised ramp r(u) = u^2 (2 - u)^2 over u in [0, 1] (its integral).
 _RAMP_MEAN = 8.0 / 15.0

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from humanoid_core.loop.command_guard import CommandGuard, Veto
-from humanoid_core.loop.driver import JointCommand, JointState, StatusEntry
-from humanoid_core.loop.trajectory_executor import PlannedTrajectory
+from humanoid_core.loop import CommandGuard, JointCommand, JointState, PlannedTrajectory, StatusEntry, Veto
 
 __all__ = ["CompositeGuard"]
 

@@ -37,10 +37,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from humanoid_core.guards.trajectory_collision import PathCheck, check_path, refuse_long_path, shared_segments
-from humanoid_core.loop.command_guard import CommandGuard, Veto
-from humanoid_core.loop.driver import JointCommand, JointState, Level, StatusEntry
-from humanoid_core.loop.trajectory_executor import PlannedTrajectory
-from humanoid_core.loop.validation import CommandRejectedError, ErrorCode
+from humanoid_core.loop import (
+    CommandGuard,
+    CommandRejectedError,
+    ErrorCode,
+    JointCommand,
+    JointState,
+    Level,
+    PlannedTrajectory,
+    StatusEntry,
+    Veto,
+)
 from humanoid_core.parameter_fields import documented
 from humanoid_description.collision import CollisionModel, CollisionTracker
 from humanoid_description.model import RobotModel

@@ -22,10 +22,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from humanoid_core.loop.command_guard import CheckInterruptedError
-from humanoid_core.loop.interpolation import Spline
-from humanoid_core.loop.trajectory_executor import run_spline
-from humanoid_core.loop.validation import CommandRejectedError, ErrorCode, ValidatedTrajectory
+from humanoid_core.loop import (
+    CheckInterruptedError,
+    CommandRejectedError,
+    ErrorCode,
+    Spline,
+    ValidatedTrajectory,
+    run_spline,
+)
 from humanoid_description.collision import CollisionTracker, PairDistance
 
 

@@ -10,3 +10,54 @@
 
 Nothing here imports ROS.
 """
+
+import lazy_loader
+
+# The room's public face: what other rooms use, imported on first use (lazy_loader).
+__getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
+    "command_guard": ["CheckInterruptedError", "CommandGuard", "Veto"],
+    "control_loop": [
+        "ControlLoop",
+        "GilTurns",
+        "ToleranceSpec",
+        "TrajectoryRequest",
+        "known_positions",
+        "trajectory_tolerances",
+    ],
+    "decimation": ["Decimator"],
+    "driver": [
+        "DriverError",
+        "FootReading",
+        "ImuReading",
+        "JointCommand",
+        "JointState",
+        "Level",
+        "RobotDriver",
+        "SensorReadings",
+        "StatusEntry",
+    ],
+    "ideal_driver": ["IdealDriver"],
+    "interface_parameters": ["InterfaceParameters"],
+    "interpolation": ["Law", "Spline", "cubic", "quintic", "two_segment", "two_segment_mid_velocity"],
+    "lockstep": ["ANSWER_TIMES_KEPT", "LockstepGate", "RESEND_PERIOD", "STAMP_TOLERANCE"],
+    "remote": ["Finished", "LoopClient", "LoopServer", "RemoteError", "RunHandle", "StartFailed"],
+    "setpoint_window": ["Batch", "Setpoint", "SetpointBatcher", "TRAJECTORY_DELAY", "VELOCITY_MARGIN", "still_ahead"],
+    "trajectory_executor": [
+        "PlanOutdatedError",
+        "PlannedTrajectory",
+        "RunState",
+        "Tolerances",
+        "TrajectoryExecutor",
+        "TrajectoryRun",
+        "run_spline",
+    ],
+    "validation": [
+        "CommandRejectedError",
+        "CommandValidator",
+        "ErrorCode",
+        "PointData",
+        "ValidatedSetpoint",
+        "ValidatedTrajectory",
+        "points_still_ahead",
+    ],
+})

@@ -42,7 +42,7 @@ from humanoid_core.loop.validation import (
     ValidatedSetpoint,
     ValidatedTrajectory,
 )
-from humanoid_core.processes.stop_request import StopRequest
+from humanoid_core.processes import StopRequest
 
 __all__ = ["LoopClient", "LoopServer", "RemoteError", "RunHandle"]
 

@@ -9,23 +9,36 @@ Pure Python (no ROS). A player (the trajectory generator node) does::
     playback.keyframe_times, playback.keyframe_reached(t)  # progress feedback
 """
 
-from humanoid_core.motion.library import list_motions, load_motion, read_motion_file
-from humanoid_core.motion.limits import JointBounds
-from humanoid_core.motion.model import Motion, MotionError
-from humanoid_core.motion.time_scaling import TimeScaling, scale_to_limits
-from humanoid_core.motion.trajectory import Playback, Trajectory, plan_playback, sample_motion
+import lazy_loader
 
-__all__ = [
-    "JointBounds",
-    "Motion",
-    "MotionError",
-    "Playback",
-    "TimeScaling",
-    "Trajectory",
-    "list_motions",
-    "load_motion",
-    "plan_playback",
-    "read_motion_file",
-    "sample_motion",
-    "scale_to_limits",
-]
+# The room's public face: what other rooms use, imported on first use (lazy_loader).
+__getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
+    "bioloid_pages": [
+        "BioloidPages",
+        "Page",
+        "PageStep",
+        "motion_to_pages",
+        "pages_text",
+        "pages_to_motion",
+        "read_pages",
+        "write_pages",
+    ],
+    "data": ["load_settings"],
+    "formats": [
+        "MotionFormat",
+        "SavedPose",
+        "UnknownMotionFormatError",
+        "motion_format",
+        "pose_file_format",
+        "registered_formats",
+    ],
+    "keyframes": ["keyframes_text", "read_keyframes", "write_keyframes"],
+    "library": ["list_motions", "load_motion", "read_motion_file"],
+    "limits": ["JointBounds"],
+    "model": ["JointPose", "Motion", "MotionError", "joint_array"],
+    "pose_demo": ["pose_demo_motion"],
+    "pose_saving": ["append_keyframe", "keyframe_step"],
+    "time_scaling": ["peak_rates", "scale_to_limits"],
+    "trajectory": ["Playback", "plan_playback", "sample_motion", "transition_motion"],
+    "yaml_nodes": ["YamlNode", "compose_file", "format_number", "require_keys"],
+})

@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from humanoid_core.loop.interpolation import Law
+from humanoid_core.loop import Law
 from humanoid_core.motion.limits import JointBounds
 from humanoid_core.motion.model import Motion, MotionError
 from humanoid_core.motion.yaml_nodes import YamlNode, compose_file, format_number, require_keys

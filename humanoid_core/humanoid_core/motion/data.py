@@ -17,7 +17,7 @@ from pathlib import Path
 
 import yaml
 
-from humanoid_core.loop.interpolation import Law
+from humanoid_core.loop import Law
 from humanoid_description.package_share import package_share_directory
 
 PACKAGE = "humanoid_core"

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from humanoid_core.loop.interpolation import Law
+from humanoid_core.loop import Law
 from humanoid_core.motion.data import load_settings
 from humanoid_core.motion.limits import JointBounds
 from humanoid_core.motion.model import JointPose, Motion, MotionError

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from humanoid_core.loop.interpolation import Law, Spline
+from humanoid_core.loop import Law, Spline
 from humanoid_core.motion.data import load_settings
 from humanoid_core.motion.limits import JointBounds
 from humanoid_core.motion.model import Motion

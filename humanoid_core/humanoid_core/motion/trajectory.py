@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from humanoid_core.loop.interpolation import Law
+from humanoid_core.loop import Law
 from humanoid_core.motion.data import load_settings
 from humanoid_core.motion.limits import POSITION_TOLERANCE, JointBounds
 from humanoid_core.motion.model import Motion, MotionError, joint_array

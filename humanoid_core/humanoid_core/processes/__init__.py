@@ -5,3 +5,21 @@
 :mod:`~humanoid_core.processes.run_tethered` tie a process to its launcher;
 :mod:`~humanoid_core.processes.stop_request` waits for a stop signal without a lock.
 """
+
+import lazy_loader
+
+# The room's public face: what other rooms use, imported on first use (lazy_loader).
+__getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
+    "node_graph": ["Graph", "NodeSpec", "OnExit", "RESTART_POLICY", "describe_exit", "driver_node_spec"],
+    "process_lifetime": [
+        "LAUNCHER_PID_VARIABLE",
+        "RESTART_VARIABLE",
+        "die_with_parent",
+        "exit_within",
+        "hang_up_like_terminate",
+        "is_running",
+        "tethered_child",
+        "tethered_program",
+    ],
+    "stop_request": ["StopRequest", "stop_on_signals"],
+})

@@ -26,8 +26,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from humanoid_core.motion.model import MotionError
-from humanoid_core.motion.yaml_nodes import YamlNode, compose_file, require_keys
+from humanoid_core.motion import MotionError, YamlNode, compose_file, require_keys
 from humanoid_core.quadruped_gaits.cpg import NORMALISATIONS, OscillatorNetwork
 from humanoid_core.quadruped_gaits.patterns import GaitError
 from humanoid_description.model import RobotModel

@@ -36,8 +36,7 @@ import math
 from dataclasses import fields, replace
 from pathlib import Path
 
-from humanoid_core.motion.model import MotionError
-from humanoid_core.motion.yaml_nodes import YamlNode, compose_file, require_keys
+from humanoid_core.motion import MotionError, YamlNode, compose_file, require_keys
 from humanoid_core.quadruped_gaits.cpg import CPGGait, CPGParameters
 from humanoid_core.quadruped_gaits.cpg_models import NetworkGait, load_cpg
 from humanoid_core.quadruped_gaits.patterns import GaitError, IKGait, default_parameters, gait_phases, robot_legs

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from humanoid_core.loop.interpolation import cubic
+from humanoid_core.loop import cubic
 from humanoid_core.quadruped_gaits.cpg import CPGGait
 from humanoid_core.quadruped_gaits.cpg_models import NetworkGait
 from humanoid_core.quadruped_gaits.patterns import GaitError, IKGait

@@ -1,3 +1,12 @@
 """Benchmarks (``humanoid bench TARGET``): each module has ``add_arguments``, ``run`` and a
 docstring whose first paragraph is the target's description, and prints its figure next
 to a baseline measured in the same run (ratios: the machines are shared and noisy)."""
+
+import lazy_loader
+
+# The room's public face: what other rooms use, imported on first use (lazy_loader).
+__getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
+    "lockstep": ["cpu_bound"],
+    "physics": ["parse_values"],
+    "record": ["messages"],
+})

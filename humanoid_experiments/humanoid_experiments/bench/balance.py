@@ -82,8 +82,7 @@ def _moves_a_foot(model, joint: str) -> bool:
 # -- estimator alone ----------------------------------------------------------------------
 def estimator_rate(robot: str, configurations: np.ndarray, rounds: int) -> float:
     """Best-round updates per CPU second of a fresh estimator over ``configurations``."""
-    from humanoid_core.balance.estimator import BalanceEstimator
-    from humanoid_core.balance.parameters import BalanceParameters
+    from humanoid_core.balance import BalanceEstimator, BalanceParameters
     from humanoid_description.model import RobotModel
 
     model = RobotModel(robot)
@@ -109,10 +108,10 @@ def node_answers(robot: str, configurations: np.ndarray, rate: float, seconds: f
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from sensor_msgs.msg import JointState
 
-    from humanoid_control.nodes.specs import balance_monitor_node_spec
-    from humanoid_control.ros.ros_time import seconds as to_seconds
-    from humanoid_control.ros.ros_time import to_time
-    from humanoid_core.processes.node_graph import Graph
+    from humanoid_control.nodes import balance_monitor_node_spec
+    from humanoid_control.ros import seconds as to_seconds
+    from humanoid_control.ros import to_time
+    from humanoid_core.processes import Graph
     from humanoid_description.model import load_model
     from humanoid_interfaces.msg import BalanceState
 

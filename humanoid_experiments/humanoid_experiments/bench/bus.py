@@ -44,7 +44,7 @@ import time
 from dataclasses import asdict, dataclass
 
 from humanoid_core.command_line import integer_in, non_negative_number
-from humanoid_hw.emulator.cli import dynamixel_robot
+from humanoid_hw.emulator import dynamixel_robot
 
 BITS_PER_BYTE = 10
 
@@ -112,12 +112,12 @@ def run_benchmark(robot: str = "bioloid", protocol: int = 1, baud: int = 1_000_0
                   warmup: int = 20, rounds: int = 3, answer_poll_us: float | None = None) -> BusBenchmark:
     """Start the timing-accurate emulator; ``rounds`` times, run the driver then the bare SDK
     loop ``warmup + cycles`` times each; measure."""
-    from humanoid_core.loop.driver import JointCommand
+    from humanoid_core.loop import JointCommand
     from humanoid_description.model import load_model
     from humanoid_hw.bus import Traffic
     from humanoid_hw.control_tables import stand_in_joint_map
     from humanoid_hw.driver import DynamixelDriver
-    from humanoid_hw.emulator.process import emulator_process
+    from humanoid_hw.emulator import emulator_process
     from humanoid_hw.hardware_config import load_hardware_config
 
     model = load_model(robot)

@@ -31,7 +31,7 @@ import time
 import numpy as np
 
 from humanoid_core.command_line import integer_in, positive_number
-from humanoid_core.quadruped_gaits.cpg import STRUCTURES
+from humanoid_core.quadruped_gaits import STRUCTURES
 
 #: The report's search: particles, iterations, simulated seconds per evaluation.
 REFERENCE_PARTICLES, REFERENCE_ITERATIONS, REFERENCE_SECONDS = 50, 240, 32.0
@@ -55,9 +55,8 @@ def timed(evaluation, points: np.ndarray) -> tuple[float, list]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from humanoid_core.quadruped_gaits.cpg import search_box
-    from humanoid_experiments.gait_search.particle_swarm import SwarmSettings
-    from humanoid_experiments.gait_search.search import InProcessEvaluation, RayEvaluation, SearchSettings
+    from humanoid_core.quadruped_gaits import search_box
+    from humanoid_experiments.gait_search import InProcessEvaluation, RayEvaluation, SearchSettings, SwarmSettings
 
     settings = SearchSettings("bioloid_quadruped", args.structure, args.seconds, args.seed,
                               SwarmSettings(particles=args.evaluations, iterations=1))

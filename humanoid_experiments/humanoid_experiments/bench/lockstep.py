@@ -67,8 +67,8 @@ def graph_walk(robot: str, distance: float, physics: str | None, lockstep: bool,
     """The walk through the full graph (recorder included), with the CPU time of each node and,
     in lockstep, the simulation's waits."""
     from humanoid_bringup.serving import with_recorder
-    from humanoid_control.ros.robot_client import RobotClient
-    from humanoid_core.processes.node_graph import Graph
+    from humanoid_control.ros import RobotClient
+    from humanoid_core.processes import Graph
     from humanoid_experiments.bench.cpu_time import own_cpu_seconds, process_tree
     from humanoid_experiments.bench.graph import named_processes
     from humanoid_experiments.walk import walk

@@ -53,7 +53,7 @@ def receive(topic: str, type_name: str) -> int:
     from rclpy.experimental import EventsExecutor
     from rclpy.node import Node
 
-    from humanoid_control.ros.node_main import spin_while
+    from humanoid_control.ros import spin_while
 
     rclpy.init()
     node = Node("bench_message_receiver", enable_rosout=False)

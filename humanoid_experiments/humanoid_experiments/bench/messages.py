@@ -25,7 +25,7 @@ import time
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass
 
-from humanoid_core.processes.process_lifetime import tethered_child
+from humanoid_core.processes import tethered_child
 from humanoid_experiments.bench import message_peer
 from humanoid_experiments.bench.message_peer import PHASES, TYPES
 

@@ -69,7 +69,7 @@ def parse_values(items: list[str]) -> dict[str, Any]:
     physics profile may set (UsageError names the close ones)."""
     import yaml
 
-    from humanoid_experiments.postures.command import parse_overrides
+    from humanoid_experiments.postures import parse_overrides
     from humanoid_sim.physics_profiles import allowed_parameters
 
     return {name: yaml.safe_load(value) for name, value in parse_overrides(items, sorted(allowed_parameters())).items()}
@@ -107,7 +107,7 @@ def walk(robot: str, profile: str, overrides: dict[str, Any]) -> dict[str, Any]:
 
 
 def postures(robot: str, profile: str, overrides: dict[str, Any], tests: list[int] | None) -> dict[str, Any]:
-    from humanoid_experiments.postures.in_process import run_postures
+    from humanoid_experiments.postures import run_postures
 
     cpu = time.process_time()
     results = run_postures(robot, tests, profile, overrides)
@@ -135,8 +135,9 @@ def compare(reference: dict[str, Any], fast: dict[str, Any]) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from humanoid_core.command_line import UsageError
     from humanoid_description.model import load_model
-    from humanoid_experiments.postures.command import UsageError, parse_tests
+    from humanoid_experiments.postures import parse_tests
     from humanoid_sim import physics_profiles
     from humanoid_sim.headless import simulation_settings
 

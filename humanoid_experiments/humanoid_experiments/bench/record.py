@@ -80,7 +80,7 @@ def bare_write(serialized: list[bytes], folder: Path) -> tuple[float, float]:
     """(CPU s, wall s) of a bare rosbags Writer loop writing ``serialized`` as JointState."""
     from rosbags.rosbag2 import StoragePlugin, Writer
 
-    from humanoid_tools.recording.message_types import message_type
+    from humanoid_tools.recording import message_type
 
     kind = message_type("sensor_msgs/msg/JointState")
     cpu, wall = time.process_time(), time.perf_counter()
@@ -96,7 +96,7 @@ def read_back(bag: Path) -> tuple[list[int], int]:
     from rosbags.rosbag2 import Reader
     from rosbags.typesys import Stores, get_typestore
 
-    from humanoid_tools.recording.reading import custom_data
+    from humanoid_tools.recording import custom_data
 
     store = get_typestore(Stores.ROS2_KILTED)
     with Reader(bag) as reader:

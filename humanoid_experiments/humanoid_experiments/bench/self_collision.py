@@ -54,9 +54,8 @@ PERIOD = 0.001
 
 def library_stream(robot: str) -> np.ndarray:
     """Every library motion of ``robot`` as the robot plays it, every ``PERIOD`` s."""
-    from humanoid_core.loop.interpolation import Law, Spline
-    from humanoid_core.motion.library import list_motions, load_motion
-    from humanoid_core.motion.trajectory import plan_playback
+    from humanoid_core.loop import Law, Spline
+    from humanoid_core.motion import list_motions, load_motion, plan_playback
     from humanoid_description.model import load_model
 
     model = load_model(robot)

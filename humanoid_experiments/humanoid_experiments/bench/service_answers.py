@@ -30,7 +30,7 @@ from contextlib import ExitStack
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from humanoid_core.processes.process_lifetime import tethered_child
+from humanoid_core.processes import tethered_child
 
 PEER = "humanoid_experiments.bench.service_peer"
 PROFILE_VARIABLE = "FASTDDS_DEFAULT_PROFILES_FILE"

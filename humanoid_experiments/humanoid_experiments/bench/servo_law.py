@@ -57,7 +57,7 @@ def standard_motion(simulated: Any, name: str) -> tuple[list[float], list[Any]]:
     keyframe (and the end of its hold) a point at rest."""
     import numpy as np
 
-    from humanoid_core.motion.library import load_motion
+    from humanoid_core.motion import load_motion
 
     motion = load_motion(simulated.model.name, name)
     columns = [simulated.model.joints.index(joint) for joint in motion.joint_names]
@@ -131,7 +131,7 @@ def tracking(robot: str, profile: str, motions: list[str], overrides: dict[str, 
 
 
 def postures(robot: str, profile: str, tests: list[int], overrides: dict[str, Any]) -> dict[str, Any]:
-    from humanoid_experiments.postures.in_process import run_postures
+    from humanoid_experiments.postures import run_postures
 
     cpu = time.process_time()
     found = {}
@@ -148,9 +148,9 @@ def postures(robot: str, profile: str, tests: list[int], overrides: dict[str, An
 
 
 def run(args: argparse.Namespace) -> int:
-    from humanoid_core.motion.library import list_motions
+    from humanoid_core.motion import list_motions
     from humanoid_experiments.bench.physics import parse_values
-    from humanoid_experiments.postures.command import parse_tests
+    from humanoid_experiments.postures import parse_tests
     from humanoid_sim import physics_profiles
 
     try:
@@ -166,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
         has_protocol = _has_protocol(args.robot)
         if tests and has_protocol:  # unknown test numbers refused before anything runs
             from humanoid_description.model import load_model
-            from humanoid_experiments.postures.protocol import load_protocol
+            from humanoid_experiments.postures import load_protocol
 
             load_protocol(load_model(args.robot)).select(tests)
     except (UsageError, ValueError) as error:

@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from humanoid_control.ros import topics
-from humanoid_core.processes.node_graph import Graph
+from humanoid_core.processes import Graph
 from humanoid_description.robots import ROBOTS
 from humanoid_experiments.bench.cpu_time import process_cpu_seconds
 from humanoid_sim.graphs import sim_nodes
@@ -143,7 +143,7 @@ def node_real_time_factor(robot: str, sim_seconds: float, log_dir: Path, every_t
     import rclpy
     from sensor_msgs.msg import JointState
 
-    from humanoid_control.ros.ros_time import seconds
+    from humanoid_control.ros import seconds
 
     samples: list[tuple[float, float]] = []
 

@@ -85,9 +85,7 @@ def describe(experiment, as_json: bool) -> None:
 def _experiment_settings(args: argparse.Namespace, given: dict):
     """The search settings of one of the report's experiments (cpg.yaml's swarm and fitness, then
     the options given); also the experiment."""
-    from humanoid_core.quadruped_gaits.cpg_models import load_cpg
-    from humanoid_core.quadruped_gaits.fitness import FitnessSettings
-    from humanoid_core.quadruped_gaits.patterns import GaitError
+    from humanoid_core.quadruped_gaits import FitnessSettings, GaitError, load_cpg
     from humanoid_description.model import load_model
     from humanoid_experiments.gait_search.particle_swarm import SwarmError, SwarmSettings
     from humanoid_experiments.gait_search.search import SearchSettings
@@ -133,8 +131,7 @@ def _saved(settings) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    from humanoid_core.quadruped_gaits.cpg import STRUCTURES
-    from humanoid_core.quadruped_gaits.patterns import GaitError, gait_phases
+    from humanoid_core.quadruped_gaits import STRUCTURES, GaitError, gait_phases
     from humanoid_description.model import load_model
     from humanoid_description.robots import UnknownRobotError
     from humanoid_experiments.gait_search.search import (

@@ -36,9 +36,14 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from humanoid_core.quadruped_gaits.cpg import STRUCTURES, parameters_from_vector, search_box
-from humanoid_core.quadruped_gaits.cpg_models import Experiment, load_cpg
-from humanoid_core.quadruped_gaits.fitness import FitnessSettings
+from humanoid_core.quadruped_gaits import (
+    STRUCTURES,
+    Experiment,
+    FitnessSettings,
+    load_cpg,
+    parameters_from_vector,
+    search_box,
+)
 from humanoid_experiments import local_ray
 from humanoid_experiments.gait_search.particle_swarm import ParticleSwarm, SwarmSettings
 

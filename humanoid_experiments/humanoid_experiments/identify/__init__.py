@@ -1,0 +1,18 @@
+
+import lazy_loader
+
+# The room's public face: what other rooms use, imported on first use (lazy_loader).
+__getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
+    "motion": ["Motion", "plan_commands", "read_bag", "record", "replay", "rms"],
+    "problem": [
+        "DEFAULT_BOUNDS",
+        "FitError",
+        "FitParameter",
+        "PostureTarget",
+        "Problem",
+        "UNFIT_POSTURES_COST",
+        "parse_fit",
+        "postures_cost",
+    ],
+    "proof": ["FIT", "FIT_GAIN", "HELD_OUT_GAIN", "TOLERANCES", "TRUTH"],
+})

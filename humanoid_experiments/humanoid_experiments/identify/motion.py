@@ -23,10 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from humanoid_control.ros import topics
-from humanoid_control.ros.topics import absolute
-from humanoid_core.loop.control_loop import TrajectoryRequest
-from humanoid_core.loop.validation import CommandRejectedError, PointData
+from humanoid_control.ros import absolute, topics
+from humanoid_core.loop import CommandRejectedError, PointData, TrajectoryRequest
 
 JOINT_STATES = absolute(topics.JOINT_STATES)
 JOINT_SETPOINTS = absolute(topics.JOINT_SETPOINTS)
@@ -107,7 +105,7 @@ def _seconds(stamp: Any) -> float:
 
 def read_bag(path: Path, joint_names: Sequence[str]) -> Motion:
     """The motion recorded in the bag at ``path`` for a robot with ``joint_names``."""
-    from humanoid_tools.recording.reading import Bag
+    from humanoid_tools.recording import Bag
 
     if not Path(path).exists():
         raise MotionError(f"no bag at {path}")
@@ -257,7 +255,7 @@ def record(robot: Any, commands: Sequence[Command], duration: float, path: Path)
     (trajectories stamped with their start), as CDR messages of the installed types' definitions
     in an MCAP bag (:class:`~humanoid_tools.recording.bag_writer.BagWriter`); log times are the
     robot's clock."""
-    from humanoid_tools.recording.bag_writer import BagWriter
+    from humanoid_tools.recording import BagWriter
 
     writer = BagWriter(path)
     messages = _Messages()
@@ -308,7 +306,7 @@ class _Messages:
         """(definition, type hash) of ``kind``, now known to the serializer."""
         from rosbags.typesys import get_types_from_msg
 
-        from humanoid_tools.recording.message_types import definition_text, type_hash
+        from humanoid_tools.recording import definition_text, type_hash
 
         definition = definition_text(kind)
         self.store.register(get_types_from_msg(definition, kind))

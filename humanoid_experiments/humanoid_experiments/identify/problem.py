@@ -169,8 +169,8 @@ def postures_cost(problem: Problem, targets: Sequence[PostureTarget], values: Ma
     """RMS (deg) of simulated minus measured limits; a test the simulation finds no limit in
     counts with the end of its range (as far as it went); values under which the robot cannot
     do the protocol's moves cost :data:`UNFIT_POSTURES_COST`."""
-    from humanoid_control.ros.robot_client import RobotClientError
-    from humanoid_experiments.postures.in_process import run_postures
+    from humanoid_control.ros import RobotClientError
+    from humanoid_experiments.postures import run_postures
 
     overrides = dict(values or {})
     try:
@@ -190,7 +190,7 @@ def read_postures(path: Path | str, robot: str) -> tuple[PostureTarget, ...]:
 
     if str(path) == "reference":
         from humanoid_description.model import load_model
-        from humanoid_experiments.postures.protocol import load_protocol
+        from humanoid_experiments.postures import load_protocol
 
         protocol = load_protocol(load_model(robot))
         return tuple(PostureTarget(t.number, t.real_limit) for t in protocol.tests if t.real_limit is not None)

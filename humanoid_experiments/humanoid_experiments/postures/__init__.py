@@ -1,1 +1,15 @@
 """The postures protocol: quasi-static balance limits, measured through the robot interface."""
+
+import lazy_loader
+
+# The room's public face: what other rooms use, imported on first use (lazy_loader).
+__getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
+    "command": ["parse_overrides", "parse_tests"],
+    "in_process": ["run_postures"],
+    "operator": ["AnswerError", "Operator", "OperatorStopError", "StreamAnswers"],
+    "protocol": ["PostureTest", "load_protocol", "protocol_path"],
+    "reference": ["candidates", "overlapping_links"],
+    "report": ["average_error", "table", "to_json"],
+    "runner": ["PostureResult"],
+    "watch": ["BODY", "support_tilts", "tip_direction"],
+})

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, TextIO
 from humanoid_core.command_line import UsageError, file_or_stdout, host_and_port, integer_in, non_negative_number
 
 if TYPE_CHECKING:
-    from humanoid_control.ros.robot_client import RobotClient
+    from humanoid_control.ros import RobotClient
     from humanoid_description.model import RobotModel
     from humanoid_experiments.postures.operator import Operator
 
@@ -186,7 +186,7 @@ def save_results(target: str | None, results: list) -> None:
 def run(args: argparse.Namespace, stdin: TextIO = sys.stdin, out: TextIO = sys.stderr) -> int:
     import contextlib
 
-    from humanoid_control.ros.robot_client import RobotClient, RobotClientError
+    from humanoid_control.ros import RobotClient, RobotClientError
     from humanoid_description.model import load_model
     from humanoid_description.robots import ROBOTS
     from humanoid_experiments.postures.operator import AnswerError, OperatorStopError, ScriptedAnswers
@@ -227,7 +227,7 @@ def run(args: argparse.Namespace, stdin: TextIO = sys.stdin, out: TextIO = sys.s
     out_of_step: AnswerError | None = None
     with contextlib.ExitStack() as stack:
         if not args.real:
-            from humanoid_core.processes.node_graph import Graph
+            from humanoid_core.processes import Graph
             from humanoid_sim.sim_node_spec import sim_node_spec
 
             log_dir = Path(tempfile.mkdtemp(prefix="humanoid_postures_"))

@@ -19,9 +19,8 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from humanoid_control.ros.robot_client import RobotClientError
-from humanoid_core.loop.trajectory_executor import RunState
-from humanoid_core.loop.validation import CommandRejectedError
+from humanoid_control.ros import RobotClientError
+from humanoid_core.loop import CommandRejectedError, RunState
 from humanoid_experiments.postures.protocol import Protocol, load_protocol
 from humanoid_experiments.postures.runner import EventCheck, PostureResult, PosturesRunner
 from humanoid_experiments.postures.watch import FootEvent, FootWatch

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from humanoid_core.motion.yaml_nodes import YamlNode, compose_file, require_keys
+from humanoid_core.motion import YamlNode, compose_file, require_keys
 from humanoid_description.model import RobotModel
 from humanoid_description.runtime_files import POSTURES_PROTOCOL
 from humanoid_description.units import PositionScale

@@ -144,7 +144,7 @@ def run_candidate(robot: str, experiment_number: int, servo: str, way: str, prof
     """One candidate in an in-process simulation of its own (a Ray task)."""
     import io
 
-    from humanoid_control.ros.robot_client import RobotClientError
+    from humanoid_control.ros import RobotClientError
     from humanoid_description.model import load_model
     from humanoid_experiments.postures.in_process import SimulatedPostureRobot, protocol_simulation
     from humanoid_experiments.postures.protocol import load_protocol

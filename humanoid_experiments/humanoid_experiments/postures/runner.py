@@ -43,8 +43,8 @@ from typing import TextIO
 
 import numpy as np
 
-from humanoid_control.ros.robot_client import RobotClient, RobotClientError, make_trajectory, poll_until
-from humanoid_core.loop.lockstep import STAMP_TOLERANCE
+from humanoid_control.ros import RobotClient, RobotClientError, make_trajectory, poll_until
+from humanoid_core.loop import STAMP_TOLERANCE
 from humanoid_description.joint_map import ServoJoint
 from humanoid_description.model import RobotModel
 from humanoid_experiments.postures.operator import Operator

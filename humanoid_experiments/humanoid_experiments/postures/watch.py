@@ -30,7 +30,7 @@ from humanoid_control.ros import topics
 from humanoid_description.model import RobotModel
 
 if TYPE_CHECKING:
-    from humanoid_control.ros.robot_client import RobotClient
+    from humanoid_control.ros import RobotClient
 
 #: The robot's clock (s).
 Clock = Callable[[], float]
@@ -187,7 +187,7 @@ def watch_topics(client: RobotClient, model: RobotModel, contact_threshold: floa
     from sensor_msgs.msg import Imu
     from std_msgs.msg import Bool
 
-    from humanoid_control.ros.ros_time import seconds
+    from humanoid_control.ros import seconds
 
     def joints() -> dict[str, float] | None:
         state = client.joint_state

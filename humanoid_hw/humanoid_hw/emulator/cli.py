@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from humanoid_core.command_line import integer_in, new_link
-from humanoid_core.processes.stop_request import StopRequest, stop_on_signals
+from humanoid_core.processes import StopRequest, stop_on_signals
 from humanoid_hw.control_tables import stand_in_joint_map
 from humanoid_hw.emulator.chain import BusEmulator, LinkTakenError, is_emulator_link
 from humanoid_hw.emulator.commands import COMMANDS_HELP, FaultCommands

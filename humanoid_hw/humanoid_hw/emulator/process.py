@@ -8,7 +8,7 @@ import signal
 import subprocess
 from collections.abc import Iterator
 
-from humanoid_core.processes.process_lifetime import tethered_child
+from humanoid_core.processes import tethered_child
 
 
 @contextlib.contextmanager

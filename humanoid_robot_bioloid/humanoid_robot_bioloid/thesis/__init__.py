@@ -13,3 +13,12 @@ files), which knows nothing of the thesis:
 - :mod:`.pose_analysis`: thesis angles to URDF joint positions, and a pose's CoM, link
   CoMs and static margin in the thesis frame.
 """
+
+import lazy_loader
+
+# The room's public face: what other rooms use, imported on first use (lazy_loader).
+__getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
+    "mass_identification": ["BOUNDS", "MassModel", "identify", "main"],
+    "pose_analysis": ["ThesisFrame"],
+    "pose_file": ["ThesisPose", "iter_pose_csv", "read_pose_csv", "write_pose_csv"],
+})

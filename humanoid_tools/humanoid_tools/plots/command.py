@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from humanoid_tools.recording.bag_argument import read_bag
+from humanoid_tools.recording import read_bag
 
 #: Exit status when the bag is damaged: the figures are written from what could be read.
 DAMAGED = 1

@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     from humanoid_tools.plots.comparison import ComparisonError, compare, report
     from humanoid_tools.plots.comparison_figures import all_figures, summary_lines
     from humanoid_tools.plots.series import load
-    from humanoid_tools.recording.bag_argument import read_bag
+    from humanoid_tools.recording import read_bag
 
     robot = _robot_of_both(args.bag_a, args.bag_b)
     experiments = []
@@ -68,7 +68,7 @@ def _robot_of_both(bag_a: Path, bag_b: Path) -> str | None:
     from humanoid_description.robots import ROBOTS
     from humanoid_tools.plots.comparison import robot_of
     from humanoid_tools.plots.series import identity
-    from humanoid_tools.recording.bag_argument import read_bag
+    from humanoid_tools.recording import read_bag
 
     (name_a, joints_a), (name_b, joints_b) = (read_bag(bag, identity) for bag in (bag_a, bag_b))
     known = {robot: load_config(robot).joints for robot in ROBOTS}

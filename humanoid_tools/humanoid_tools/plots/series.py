@@ -17,10 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
-from humanoid_control.ros import topics
-from humanoid_control.ros.ros_time import seconds as stamp_seconds
-from humanoid_control.ros.topics import absolute
-from humanoid_tools.recording.reading import Bag, custom_data
+from humanoid_control.ros import absolute, topics
+from humanoid_control.ros import seconds as stamp_seconds
+from humanoid_tools.recording import Bag, custom_data
 
 #: The bag's topics (absolute: the recorder records from the root namespace).
 JOINT_STATES = absolute(topics.JOINT_STATES)

@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from humanoid_control.ros.topics import DEFAULT_TOPICS
+from humanoid_control.ros import DEFAULT_TOPICS
 from humanoid_core.command_line import UsageError, new_folder, non_negative_number
 
 

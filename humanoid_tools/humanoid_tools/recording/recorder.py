@@ -50,9 +50,7 @@ from typing import TextIO
 from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, QosReliability, QosTime
 from rosbags.rosbag2 import WriterError
 
-from humanoid_control.ros import robot_state
-from humanoid_control.ros.robot_state import RobotState
-from humanoid_control.ros.topics import DEFAULT_TOPICS, absolute
+from humanoid_control.ros import DEFAULT_TOPICS, RobotState, absolute, robot_state
 from humanoid_tools.recording.bag_writer import SEAL_PERIOD, BagWriter
 from humanoid_tools.recording.message_types import MessageType, UnknownMessageTypeError, message_type
 
@@ -231,13 +229,13 @@ class Recorder:
         self._thread.start()
         self._lockstep = participant
         if participant is None and params.lockstep:
-            from humanoid_control.ros.lockstep import LockstepParticipant
+            from humanoid_control.ros import LockstepParticipant
 
             self._lockstep = LockstepParticipant(node)
         if take_state is not None and any(robot_state.carries(t) for t in self.wanted):
             from rclpy.qos import QoSProfile, ReliabilityPolicy
 
-            from humanoid_control.ros.matched_publisher import STREAM_HISTORY
+            from humanoid_control.ros import STREAM_HISTORY
 
             # what the driver offers on robot_state and its topics (humanoid_control.ros.state_publisher)
             self._state_offered = [bag_qos(QoSProfile(depth=STREAM_HISTORY, reliability=ReliabilityPolicy.RELIABLE))]
@@ -496,7 +494,7 @@ def record(params: RecorderParameters | None = None, ros_args: Sequence[str] | N
     from rclpy.node import Node
     from rclpy.signals import SignalHandlerOptions
 
-    from humanoid_core.processes.stop_request import stop_on_signals
+    from humanoid_core.processes import stop_on_signals
 
     with stop_on_signals(signal.SIGINT, signal.SIGTERM) as stop:
         context = rclpy.Context()
@@ -525,7 +523,7 @@ def record(params: RecorderParameters | None = None, ros_args: Sequence[str] | N
 
 def parameters_from_node(node) -> RecorderParameters:
     """The recorder's ROS parameters (declared with the dataclass defaults)."""
-    from humanoid_control.ros.parameters import declare
+    from humanoid_control.ros import declare
 
     values = {}
     for item in fields(RecorderParameters):

@@ -13,8 +13,8 @@ import threading
 from pathlib import Path
 
 from humanoid_core.command_line import UsageError, existing_folder
-from humanoid_core.processes.stop_request import StopRequest, stop_on_signals
-from humanoid_tools.recording.bag_argument import check_bag, read_bag
+from humanoid_core.processes import StopRequest, stop_on_signals
+from humanoid_tools.recording import check_bag, read_bag
 
 RENDER_PERIOD = 1.0 / 30.0  # s: the page is updated at most 30 times a second
 

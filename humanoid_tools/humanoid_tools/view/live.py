@@ -18,9 +18,9 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from sensor_msgs.msg import JointState
 
+from humanoid_control.ros import seconds as stamp_seconds
 from humanoid_control.ros import topics
-from humanoid_control.ros.ros_time import seconds as stamp_seconds
-from humanoid_core.loop.validation import CommandRejectedError, ErrorCode
+from humanoid_core.loop import CommandRejectedError, ErrorCode
 from humanoid_tools.view.frames import (
     Frame,
     balance_sample,
@@ -145,8 +145,7 @@ class PosingPanel:
             self.sliders[joint].value = round(math.degrees(min(max(position, low), high)), 1)
 
     def _save(self, event) -> None:
-        from humanoid_core.motion import MotionError
-        from humanoid_core.motion.pose_saving import append_keyframe
+        from humanoid_core.motion import MotionError, append_keyframe
 
         measured = self.source.measured()
         unknown = [n for n in self.scene.joint_names if not math.isfinite(measured.get(n, math.nan))]
@@ -171,8 +170,7 @@ class PosingPanel:
         that is not this robot's keyframe file is said first (the user's choice, which the
         readings' state must not hide); None when it is fine or missing. The file is read
         here only then: a save that goes on reads it once, in append_keyframe."""
-        from humanoid_core.motion import MotionError
-        from humanoid_core.motion.keyframes import read_keyframes
+        from humanoid_core.motion import MotionError, read_keyframes
 
         if not path.exists():
             return None

@@ -21,7 +21,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from humanoid_core.loop.validation import CommandRejectedError, CommandValidator, ErrorCode
+from humanoid_core.loop import CommandRejectedError, CommandValidator, ErrorCode
 from humanoid_description.model import urdf_joint_table
 
 KEYFRAME_SUFFIXES = (".yaml", ".yml")

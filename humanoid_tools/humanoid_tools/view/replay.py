@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import viser
 
-from humanoid_control.ros.ros_time import seconds
-from humanoid_tools.recording.reading import Bag
+from humanoid_control.ros import seconds
+from humanoid_tools.recording import Bag
 from humanoid_tools.view import frames
 from humanoid_tools.view.frames import Frame
 
