@@ -15,7 +15,7 @@ from pathlib import Path
 
 def entry_point(*args: str | Path) -> subprocess.CompletedProcess:
     """``humanoid ARGS`` in this process, as a ``CompletedProcess`` (the status ``main`` returned)."""
-    from humanoid_bringup.cli import main
+    from humanoid_bringup import main
 
     words = [str(a) for a in args]
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err, open(os.devnull) as nothing:

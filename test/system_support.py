@@ -14,11 +14,11 @@ import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from sensor_msgs.msg import JointState
 
-from humanoid_bringup.serving import with_recorder
+from humanoid_bringup import with_recorder
 from humanoid_control.nodes import CONTROL_CONTAINER, with_node_parameters
 from humanoid_control.ros import RobotClient, poll_until
 from humanoid_core.processes import Graph, NodeSpec
-from humanoid_hw.hw_node_spec import NODE_NAME as HW_NODE
+from humanoid_hw import NODE_NAME as HW_NODE
 
 #: Wall seconds the helpers wait for a robot node (generous: the machine may be loaded).
 PATIENCE = 300.0

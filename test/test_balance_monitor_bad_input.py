@@ -24,7 +24,7 @@ from sensor_msgs.msg import JointState
 from humanoid_control.nodes import balance_monitor_node_spec
 from humanoid_control.ros import RobotClient, poll_until, seconds, to_time
 from humanoid_core.processes import Graph
-from humanoid_description.model import load_model
+from humanoid_description import load_model
 from humanoid_interfaces.msg import BalanceState
 
 pytestmark = pytest.mark.system

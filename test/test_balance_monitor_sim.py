@@ -30,10 +30,10 @@ from std_msgs.msg import Bool
 from humanoid_control.ros import RobotClient, make_trajectory, poll_until, seconds
 from humanoid_core.balance import BalanceParameters
 from humanoid_core.processes import Graph
-from humanoid_description.model import load_model
-from humanoid_experiments.demo import demo_trajectory
+from humanoid_description import load_model
+from humanoid_experiments import demo_trajectory
 from humanoid_interfaces.msg import BalanceState
-from humanoid_sim.graphs import sim_nodes
+from humanoid_sim import sim_nodes
 
 pytestmark = pytest.mark.system
 

@@ -16,12 +16,12 @@ import numpy as np
 import pytest
 from action_msgs.msg import GoalStatus
 
-from humanoid_bringup.graphs import real_nodes
+from humanoid_bringup import real_nodes
 from humanoid_control.ros import RobotClient, poll_until, seconds
-from humanoid_description.model import load_model
+from humanoid_description import load_model
 from humanoid_hw.emulator import emulator_process
 from humanoid_interfaces.msg import BalanceState
-from humanoid_sim.graphs import sim_nodes
+from humanoid_sim import sim_nodes
 
 pytestmark = pytest.mark.system
 

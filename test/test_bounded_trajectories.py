@@ -26,7 +26,7 @@ from system_support import SourceStamps
 from humanoid_control.ros import make_trajectory, poll_until
 from humanoid_core.loop import InterfaceParameters
 from humanoid_interfaces.action import FollowJointTrajectory
-from humanoid_sim.graphs import sim_nodes
+from humanoid_sim import sim_nodes
 from humanoid_sim.sim_node_spec import sim_node_spec
 
 pytestmark = pytest.mark.system

@@ -18,12 +18,12 @@ from pathlib import Path
 import pytest
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 
-from humanoid_bringup.graphs import RECORDER_NODE, real_nodes
+from humanoid_bringup import RECORDER_NODE, real_nodes
 from humanoid_control.ros import RobotClient, poll_until
 from humanoid_core.processes import is_running
 from humanoid_hw.emulator import robot_servos
 from humanoid_interfaces.msg import BalanceState
-from humanoid_sim.graphs import sim_nodes
+from humanoid_sim import sim_nodes
 
 #: Generous limit (wall seconds) for anything awaited; every wait ends when its condition holds.
 PATIENCE = 60.0
@@ -248,7 +248,8 @@ def test_a_dying_recorder_leaves_a_readable_bag_and_the_robot_running(tmp_path):
     """``--record``: the recorder is hosted in the graph's container; killed outright with it,
     the recorder is not started again (a new process cannot finish its bag): the launcher makes
     what it wrote readable at once, restarts the container without it, and the graph goes on."""
-    from humanoid_tools.recording import Bag, reindex
+    from humanoid_tools.recording import Bag
+    from humanoid_tools.recording.reindex import reindex
 
     bag = tmp_path / "run"
     command = ["humanoid", "sim", "--robot", "bioloid", "--record", str(bag)]

@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 from humanoid_bringup.cli import verbs
-from humanoid_core.command_line import Section
+from humanoid_core import Section
 
 #: Every verb, by the package that registers it (humanoid.verbs entry points).
 REGISTERED = {

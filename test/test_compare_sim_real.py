@@ -26,12 +26,12 @@ from rosbags.rosbag2 import Reader
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from system_support import on_emulated_bus, recording_graph
 
-from humanoid_bringup.graphs import RECORDER_NODE, real_nodes
+from humanoid_bringup import RECORDER_NODE, real_nodes
 from humanoid_control.nodes import CONTROL_CONTAINER
 from humanoid_core.processes import NodeSpec
 from humanoid_hw.emulator import emulator_process
 from humanoid_interfaces.action import PlayMotion
-from humanoid_sim.graphs import sim_nodes
+from humanoid_sim import sim_nodes
 
 pytestmark = pytest.mark.system
 

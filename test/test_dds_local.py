@@ -33,7 +33,7 @@ from pathlib import Path
 import pytest
 
 from humanoid_control.ros import poll_until
-from humanoid_sim.graphs import sim_nodes
+from humanoid_sim import sim_nodes
 
 pytestmark = pytest.mark.system
 

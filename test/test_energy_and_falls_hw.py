@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from humanoid_bringup.graphs import real_nodes
+from humanoid_bringup import real_nodes
 from humanoid_control.ros import FALL_STATE_QOS, poll_until
 from humanoid_core.energy import EnergyParameters
 from humanoid_interfaces.msg import EnergyState, FallState

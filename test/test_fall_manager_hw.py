@@ -20,7 +20,7 @@ import time
 import pytest
 from sensor_msgs.msg import Imu
 
-from humanoid_bringup.graphs import real_nodes
+from humanoid_bringup import real_nodes
 from humanoid_control.nodes import FALL_MANAGER, with_node_parameters
 from humanoid_control.ros import FALL_STATE_QOS, poll_until, to_time
 from humanoid_interfaces.action import PlayMotion, Walk
@@ -162,7 +162,7 @@ def test_the_protective_posture_on_the_emulated_bus(robot_graph):
     from sensor_msgs.msg import JointState
 
     from humanoid_control.ros import seconds
-    from humanoid_description.model import RobotModel
+    from humanoid_description import RobotModel
     from humanoid_hw.emulator import emulator_process
 
     pose = RobotModel("bioloid").pose_positions("home")

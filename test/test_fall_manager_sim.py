@@ -24,7 +24,7 @@ from humanoid_control.nodes import FALL_MANAGER, with_node_parameters
 from humanoid_control.ros import FALL_STATE_QOS, poll_until, seconds
 from humanoid_interfaces.action import PlayMotion, Walk
 from humanoid_interfaces.msg import FallManagerState, RobotState
-from humanoid_sim.graphs import sim_nodes
+from humanoid_sim import sim_nodes
 
 pytestmark = pytest.mark.system
 

@@ -26,7 +26,7 @@ from humanoid_control.ros import poll_until, seconds
 from humanoid_core.loop import TRAJECTORY_DELAY
 from humanoid_interfaces.action import Walk
 from humanoid_interfaces.msg import EnergyState, FallState
-from humanoid_sim.graphs import sim_nodes
+from humanoid_sim import sim_nodes
 
 pytestmark = pytest.mark.system
 

@@ -32,14 +32,14 @@ from action_msgs.msg import GoalStatus
 from system_support import on_emulated_bus, running
 from trajectory_msgs.msg import JointTrajectory
 
-from humanoid_bringup.graphs import real_nodes
+from humanoid_bringup import real_nodes
 from humanoid_control.ros import RobotClient, poll_until, seconds
 from humanoid_core.processes import NodeSpec
 from humanoid_core.quadruped_gaits import GaitControllerParameters, load_gait
-from humanoid_description.model import load_model
+from humanoid_description import load_model
 from humanoid_hw.emulator import emulator_process
 from humanoid_interfaces.action import PlayGait
-from humanoid_sim.graphs import sim_nodes
+from humanoid_sim import sim_nodes
 
 pytestmark = pytest.mark.system
 

@@ -20,7 +20,7 @@ from humanoid_control.ros import FALL_STATE_QOS, seconds, to_time
 from humanoid_core.loop import TRAJECTORY_DELAY
 from humanoid_interfaces.action import PlayGait
 from humanoid_interfaces.msg import FallState
-from humanoid_sim.graphs import sim_nodes
+from humanoid_sim import sim_nodes
 
 pytestmark = pytest.mark.system
 

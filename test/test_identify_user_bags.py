@@ -21,15 +21,13 @@ from sensor_msgs.msg import JointState
 from system_support import recording_graph
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from humanoid_bringup.graphs import RECORDER_NODE
+from humanoid_bringup import RECORDER_NODE
 from humanoid_control.nodes import CONTROL_CONTAINER
 from humanoid_control.ros import RobotClient, poll_until, to_duration, topics
 from humanoid_experiments.identify import Motion, read_bag, replay, rms
 from humanoid_experiments.walk import walk
 from humanoid_interfaces.action import PlayMotion
-from humanoid_sim import params_file
-from humanoid_sim.graphs import sim_nodes
-from humanoid_sim.in_process import SimulatedRobot
+from humanoid_sim import SimulatedRobot, params_file, sim_nodes
 
 pytestmark = pytest.mark.system
 

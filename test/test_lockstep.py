@@ -24,7 +24,7 @@ from humanoid_control.ros import RobotClient, poll_until, robot_state
 from humanoid_core.processes import Graph
 from humanoid_experiments.walk import walk
 from humanoid_interfaces.msg import RobotState
-from humanoid_sim.graphs import sim_nodes
+from humanoid_sim import sim_nodes
 
 pytestmark = pytest.mark.system
 

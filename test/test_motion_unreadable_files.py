@@ -24,8 +24,8 @@ from humanoid_core.motion import (
     read_motion_file,
     read_pages,
 )
-from humanoid_robot_bioloid.poses import read_raw_poses, read_thesis_poses
-from humanoid_robot_hoap2.csv_motion import read_hoap2_csv
+from humanoid_robot_bioloid import read_raw_poses, read_thesis_poses
+from humanoid_robot_hoap2 import read_hoap2_csv
 
 HOME_RAW = "206,818,252,772,512,512,512,512,512,512,463,560,440,585,554,470,509,510"
 

@@ -25,12 +25,12 @@ import pytest
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from system_support import SourceStamps, largest_gap
 
-from humanoid_bringup.graphs import real_nodes
+from humanoid_bringup import real_nodes
 from humanoid_control.ros import make_trajectory, poll_until
 from humanoid_core.loop import InterfaceParameters
 from humanoid_hw.emulator import emulator_process
 from humanoid_interfaces.action import FollowJointTrajectory
-from humanoid_sim.graphs import sim_nodes
+from humanoid_sim import sim_nodes
 
 pytestmark = pytest.mark.system
 

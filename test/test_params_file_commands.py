@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from humanoid_bringup.cli import main
+from humanoid_bringup import main
 
 ROBOT = "hoap2"
 

@@ -12,15 +12,11 @@ import pytest
 import rclpy
 from rclpy.parameter import Parameter
 
-from humanoid_bringup.cli import main
-from humanoid_core.parameter_files import node_parameters
-from humanoid_description.model import load_model
-from humanoid_description.runtime_files import SIM_NODE_PARAMETERS
+from humanoid_bringup import main
+from humanoid_core import node_parameters
+from humanoid_description import SIM_NODE_PARAMETERS, load_model
 from humanoid_experiments.walk_in_process import walk_in_process
-from humanoid_sim import physics_profiles
-from humanoid_sim.in_process import SimulatedRobot
-from humanoid_sim.sim_node import SimDriverConfig, declare_driver
-from humanoid_sim.sim_node_spec import NODE_NAME
+from humanoid_sim import NODE_NAME, SimDriverConfig, SimulatedRobot, declare_driver, physics_profiles
 
 ROBOT = "hoap2"
 

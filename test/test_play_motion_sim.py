@@ -28,13 +28,13 @@ import numpy as np
 import pytest
 from action_msgs.msg import GoalStatus
 
-from humanoid_bringup.graphs import ROBOT_AND_PLAYER_ONLY
+from humanoid_bringup import ROBOT_AND_PLAYER_ONLY
 from humanoid_control.ros import JOINT_STATES_DEPTH, RobotClient, seconds
 from humanoid_core.loop import Spline
 from humanoid_core.motion import Motion, Playback, load_motion, plan_playback
 from humanoid_interfaces.action import PlayMotion
-from humanoid_robot_hoap2.csv_motion import CsvLayout, write_hoap2_csv
-from humanoid_sim.graphs import sim_nodes
+from humanoid_robot_hoap2 import CsvLayout, write_hoap2_csv
+from humanoid_sim import sim_nodes
 
 pytestmark = pytest.mark.system
 

@@ -21,10 +21,10 @@ import numpy as np
 import pytest
 import yaml
 
-from humanoid_bringup.graphs import real_nodes
+from humanoid_bringup import real_nodes
 from humanoid_control.ros import RobotClient, seconds
 from humanoid_core.processes import Graph
-from humanoid_description.config import load_config
+from humanoid_description import load_config
 from humanoid_experiments.postures import protocol_path
 from humanoid_hw.emulator import emulator_process
 

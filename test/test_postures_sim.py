@@ -20,7 +20,7 @@ import subprocess
 import pytest
 import yaml
 
-from humanoid_description.config import load_config
+from humanoid_description import load_config
 from humanoid_experiments.postures import protocol_path
 from humanoid_sim.sim_node_spec import sim_node_spec
 

@@ -14,7 +14,7 @@ import pytest
 from geometry_msgs.msg import PoseStamped
 
 from humanoid_control.ros import poll_until
-from humanoid_sim.graphs import sim_nodes
+from humanoid_sim import sim_nodes
 
 pytestmark = pytest.mark.system
 

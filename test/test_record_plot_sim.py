@@ -19,10 +19,10 @@ from rosbags.rosbag2 import Reader
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from sensor_msgs.msg import JointState
 
-from humanoid_bringup.graphs import RECORDER_NODE, recorder_node
+from humanoid_bringup import RECORDER_NODE, recorder_node
 from humanoid_control.ros import DEFAULT_TOPICS, RobotClient
 from humanoid_core.processes import Graph
-from humanoid_sim.graphs import sim_nodes
+from humanoid_sim import sim_nodes
 
 pytestmark = pytest.mark.system
 

@@ -16,10 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from humanoid_core import MOTION_FORMATS
 from humanoid_core.motion import motion_format, registered_formats
-from humanoid_core.registrations import MOTION_FORMATS
-from humanoid_description.config import load_config
-from humanoid_description.robots import ROBOTS
+from humanoid_description import ROBOTS, load_config
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The shared rooms: every module of the core, and the posing tool (which saves any robot's poses).

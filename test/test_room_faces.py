@@ -1,7 +1,8 @@
-"""Each room (a subpackage of one of our packages) has a public face: its ``__init__``
-lists what other rooms use (``__all__``, imported on first use through lazy_loader), every
-name it lists resolves, and nothing outside the room reaches past the face into the module
-behind a listed name. Inside a room, modules import each other directly."""
+"""Each room (a subpackage of one of our packages, and a package's own top-level modules) has
+a public face: its ``__init__`` lists what other rooms use (``__all__``, imported on first use
+through lazy_loader), every name it lists resolves, and nothing outside the room reaches past
+the face into the module behind a listed name. Inside a room (for a package: anywhere in the
+package), modules import each other directly."""
 
 from __future__ import annotations
 
@@ -13,8 +14,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = sorted(p.name for p in ROOT.glob("humanoid_*") if (p / "package.xml").is_file() and (p / p.name).is_dir())
-ROOMS = sorted(f"{package}.{folder.name}" for package in PACKAGES for folder in (ROOT / package / package).iterdir()
-               if (folder / "__init__.py").is_file())
+SUBPACKAGES = sorted(f"{package}.{folder.name}" for package in PACKAGES
+                     for folder in (ROOT / package / package).iterdir() if (folder / "__init__.py").is_file())
+#: A package is the room of its top-level modules; one whose modules other packages use has a face.
+FACED_PACKAGES = sorted(package for package in PACKAGES
+                        if "__all__" in (ROOT / package / package / "__init__.py").read_text())
+ROOMS = [*SUBPACKAGES, *PACKAGES]
 
 
 def sources() -> list[Path]:
@@ -22,16 +27,19 @@ def sources() -> list[Path]:
     return sorted(p for p in ROOT.rglob("*.py") if not skip & set(p.relative_to(ROOT).parts))
 
 
-def room_of(path: Path) -> str | None:
+def inside(path: Path, room: str) -> bool:
+    """Whether ``path`` is a module of ``room`` (of its package, for a package room)."""
     parts = path.relative_to(ROOT).with_suffix("").parts
-    return f"{parts[1]}.{parts[2]}" if len(parts) >= 3 and parts[0] == parts[1] else None
+    names = room.split(".")
+    return len(parts) > len(names) and parts[0] == names[0] and parts[1:1 + len(names)] == tuple(names)
 
 
 def test_there_are_rooms():
-    assert {"humanoid_core.loop", "humanoid_core.motion", "humanoid_control.ros"} <= set(ROOMS)
+    assert {"humanoid_core.loop", "humanoid_core.motion", "humanoid_control.ros"} <= set(SUBPACKAGES)
+    assert {"humanoid_description", "humanoid_sim", "humanoid_core"} <= set(FACED_PACKAGES)
 
 
-@pytest.mark.parametrize("room", ROOMS)
+@pytest.mark.parametrize("room", [*SUBPACKAGES, *FACED_PACKAGES])
 def test_each_room_lists_its_face_and_every_name_resolves(room):
     face = importlib.import_module(room)
     assert getattr(face, "__all__", None), f"{room} lists no public face (__all__)"
@@ -41,11 +49,11 @@ def test_each_room_lists_its_face_and_every_name_resolves(room):
 
 def defined_once(room: str) -> set[str]:
     """Public names exactly one module of ``room`` defines at its top level: those a face can
-    carry (a name two modules define, such as each node's ``NODE_NAME``, is imported from its
-    module)."""
+    carry (a name two modules define, such as each node's ``NODE_NAME``, or a module's own name,
+    such as ``describe``, is imported from its module)."""
     folder = ROOT / room.split(".")[0] / Path(*room.split("."))
     count: dict[str, int] = {}
-    for path in folder.rglob("*.py"):
+    for path in (folder.glob("*.py") if room in PACKAGES else folder.rglob("*.py")):
         for node in ast.parse(path.read_text()).body:
             names = []
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -58,22 +66,27 @@ def defined_once(room: str) -> set[str]:
                 names = [node.target.id]
             for name in names:
                 count[name] = count.get(name, 0) + 1
-    return {name for name, n in count.items() if n == 1 and not name.startswith("_")}
+    modules = {path.stem for path in folder.glob("*.py")} | {path.parent.name for path in folder.glob("*/__init__.py")}
+    return {name for name, n in count.items() if n == 1 and not name.startswith("_") and name not in modules}
 
 
 def test_no_import_reaches_past_a_face():
     """``from humanoid_x.room.module import Name`` outside the room, for a Name the room's
     face lists (or could: one module of the room defines it), is written
     ``from humanoid_x.room import Name``, the face listing it."""
-    faces = {room: set(importlib.import_module(room).__all__) | defined_once(room) for room in ROOMS}
+    faces = {room: set(getattr(importlib.import_module(room), "__all__", ())) | defined_once(room)
+             for room in ROOMS}
     past = []
     for path in sources():
-        here = room_of(path)
         for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
             if not (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module):
                 continue
-            room = ".".join(node.module.split(".")[:2])
-            if room in faces and room != here and node.module != room:
+            parts = node.module.split(".")
+            room = ".".join(parts[:2]) if ".".join(parts[:2]) in SUBPACKAGES else parts[0]
+            module_file = ROOT / parts[0] / Path(*parts).with_suffix(".py")
+            if room == parts[0] and not (len(parts) == 2 and module_file.is_file()):
+                continue  # a package room holds its top-level modules only
+            if room in faces and not inside(path, room) and node.module != room:
                 listed = [alias.name for alias in node.names if alias.name in faces[room]]
                 if listed:
                     past.append(f"{path.relative_to(ROOT)}:{node.lineno}: {', '.join(listed)} from {node.module}")

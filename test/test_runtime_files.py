@@ -9,13 +9,7 @@ import sys
 import pytest
 import yaml
 
-from humanoid_description.robots import ROBOTS
-from humanoid_description.runtime_files import (
-    HW_BUS_CONFIGURATION,
-    HW_NODE_PARAMETERS,
-    RUNTIME_FILES,
-    SIM_NODE_PARAMETERS,
-)
+from humanoid_description import HW_BUS_CONFIGURATION, HW_NODE_PARAMETERS, ROBOTS, RUNTIME_FILES, SIM_NODE_PARAMETERS
 
 
 def test_every_runtime_file_exists_for_the_robots_it_serves():

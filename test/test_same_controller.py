@@ -31,14 +31,13 @@ from std_msgs.msg import String
 from system_support import on_emulated_bus, running
 from trajectory_msgs.msg import JointTrajectory
 
-from humanoid_bringup.graphs import ROBOT_AND_PLAYER_ONLY, real_nodes
+from humanoid_bringup import ROBOT_AND_PLAYER_ONLY, real_nodes
 from humanoid_control.ros import GoalOutcome, RobotClient, make_trajectory, poll_until, seconds
 from humanoid_core.processes import NodeSpec
-from humanoid_description.model import load_model
-from humanoid_description.runtime_files import MOTION_LIBRARY
+from humanoid_description import MOTION_LIBRARY, load_model
 from humanoid_hw.emulator import emulator_process
 from humanoid_interfaces.action import FollowJointTrajectory, PlayMotion
-from humanoid_sim.graphs import sim_nodes
+from humanoid_sim import sim_nodes
 
 pytestmark = pytest.mark.system
 

@@ -22,15 +22,14 @@ from action_msgs.msg import GoalStatus
 from sensor_msgs.msg import JointState
 from system_support import on_emulated_bus
 
-from humanoid_bringup.graphs import real_nodes
+from humanoid_bringup import real_nodes
 from humanoid_control.ros import RobotClient, make_trajectory, poll_until, seconds
 from humanoid_core.processes import Graph
-from humanoid_description.collision import CollisionModel
-from humanoid_description.model import load_model
+from humanoid_description import CollisionModel, load_model
 from humanoid_hw.emulator import emulator_process
 from humanoid_interfaces.action import FollowJointTrajectory
 from humanoid_interfaces.msg import SelfCollisionState
-from humanoid_sim.graphs import sim_nodes
+from humanoid_sim import sim_nodes
 
 pytestmark = pytest.mark.system
 

@@ -32,7 +32,7 @@ from matplotlib.image import imread
 
 from humanoid_control.ros import RobotClient, poll_until
 from humanoid_core.processes import Graph
-from humanoid_sim.graphs import sim_nodes
+from humanoid_sim import sim_nodes
 
 pytestmark = pytest.mark.system
 

@@ -39,7 +39,7 @@ from websockets.sync.client import connect
 
 from humanoid_control.ros import RobotClientError, poll_until
 from humanoid_core.motion import read_keyframes
-from humanoid_sim.graphs import sim_nodes
+from humanoid_sim import sim_nodes
 
 pytestmark = pytest.mark.system
 

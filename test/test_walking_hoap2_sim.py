@@ -22,7 +22,7 @@ import pytest
 
 from conftest import MODULE_CLIENT
 from humanoid_experiments.walk import walk
-from humanoid_sim.graphs import sim_nodes
+from humanoid_sim import sim_nodes
 
 pytestmark = pytest.mark.system
 

@@ -17,7 +17,7 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import Twist
 from trajectory_msgs.msg import JointTrajectory
 
-from humanoid_bringup.graphs import real_nodes
+from humanoid_bringup import real_nodes
 from humanoid_control.ros import poll_until
 
 pytestmark = pytest.mark.system
@@ -78,7 +78,7 @@ def test_a_walk_from_one_foot_puts_the_raised_foot_down_first_then_walks(robot_g
     servos holding): the next walk goal first puts the raised foot down beneath where it is,
     then walks, and ends on both soles. The robot is put on one foot here by a trajectory."""
     from humanoid_control.ros import make_trajectory
-    from humanoid_description.model import load_model
+    from humanoid_description import load_model
     from humanoid_hw.emulator import emulator_process
     from humanoid_interfaces.action import Walk
 

@@ -28,7 +28,7 @@ from humanoid_control.ros import poll_until, seconds, wait_until_answering
 from humanoid_core.biped_walking import WalkParameters
 from humanoid_experiments.walk import walk
 from humanoid_interfaces.action import Walk
-from humanoid_sim.graphs import sim_nodes
+from humanoid_sim import sim_nodes
 
 pytestmark = pytest.mark.system
 

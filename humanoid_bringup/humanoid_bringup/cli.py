@@ -22,8 +22,7 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import NoReturn
 
-from humanoid_core.command_line import UsageError, Verb
-from humanoid_core.registrations import VERBS, registered
+from humanoid_core import VERBS, UsageError, Verb, registered
 
 
 class _Parser(argparse.ArgumentParser):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from humanoid_core.command_line import robot_name
+from humanoid_core import robot_name
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -16,8 +16,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from humanoid_description.describe import describe, format_text
-    from humanoid_description.model import load_model
+    from humanoid_description import format_text, load_model
+    from humanoid_description.describe import describe
 
     info = describe(load_model(args.robot))
     print(json.dumps(info, indent=2) if args.json else format_text(info))

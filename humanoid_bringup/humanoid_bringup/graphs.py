@@ -25,10 +25,10 @@ from humanoid_control.nodes import (
     trajectory_generator_node_spec,
     walk_controller_node_spec,
 )
+from humanoid_core import NODES, registered
 from humanoid_core.biped_walking import walking_robot
 from humanoid_core.processes import NodeSpec, OnExit
 from humanoid_core.quadruped_gaits import gaited_robot
-from humanoid_core.registrations import NODES, registered
 from humanoid_hw.hw_node_spec import hw_node_spec
 
 #: Options of :func:`real_nodes` (and the simulation's ``sim_nodes``) for the robot and the trajectory

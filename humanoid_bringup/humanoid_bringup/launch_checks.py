@@ -22,9 +22,10 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 
 from humanoid_bringup.launch_parameters import GRAPH_SWITCHES, launch_node, tethered
-from humanoid_control.nodes import CONTAINER_MODULE, hosted_names
+from humanoid_control.nodes import CONTAINER_MODULE
+from humanoid_control.nodes.specs import hosted_names
 from humanoid_core.processes import RESTART_POLICY, OnExit
-from humanoid_description.package_share import package_share_directory
+from humanoid_description import package_share_directory
 
 
 def parse(path: Path) -> ast.Module:

@@ -29,8 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from humanoid_core.processes import RESTART_POLICY, NodeSpec, OnExit, describe_exit, tethered_program
-from humanoid_description.package_share import package_share_directory
-from humanoid_description.robots import urdf_xml
+from humanoid_description import package_share_directory, urdf_xml
 
 #: The launch arguments both launch files take to switch parts of the graph on or off
 #: ("true"/"false", default "true"): the keyword arguments of :func:`graphs.sim_nodes`

@@ -7,7 +7,7 @@ import argparse
 import contextlib
 import sys
 
-from humanoid_core.command_line import UsageError, integer_in, positive_number, robot_name, serial_device
+from humanoid_core import UsageError, integer_in, positive_number, robot_name, serial_device
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
     from humanoid_bringup.graphs import real_nodes
     from humanoid_bringup.serving import serve, with_recorder
     from humanoid_core.processes import Graph
-    from humanoid_description.config import load_config
+    from humanoid_description import load_config
 
     if args.emulate == (args.port is not None):
         raise UsageError("give either --port DEVICE (the real bus) or --emulate (the bus emulator)")

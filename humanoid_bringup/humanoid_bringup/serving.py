@@ -7,7 +7,7 @@ import signal
 import sys
 from pathlib import Path
 
-from humanoid_core.command_line import UsageError, new_folder
+from humanoid_core import UsageError, new_folder
 from humanoid_core.processes import Graph, NodeSpec
 
 

@@ -1,7 +1,7 @@
 """The ``humanoid`` verbs of the bring-up (entry point group ``humanoid.verbs``): what a
 robot's computer runs. Only descriptors: nothing is imported until a verb is chosen."""
 
-from humanoid_core.command_line import Section, Verb
+from humanoid_core import Section, Verb
 
 VERBS = (
     Verb("describe", "humanoid_bringup.describe_command",

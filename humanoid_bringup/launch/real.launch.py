@@ -16,16 +16,16 @@ from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, LogInfo, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 
-from humanoid_bringup.graphs import real_nodes
-from humanoid_bringup.launch_parameters import (
+from humanoid_bringup import (
     GRAPH_SWITCHES,
     full_install_tools,
     graph_switches,
     launch_actions,
     number_or_none,
+    real_nodes,
     tool_nodes,
 )
-from humanoid_description.runtime_files import HW_NODE_PARAMETERS
+from humanoid_description import HW_NODE_PARAMETERS
 
 ROBOTS = list(HW_NODE_PARAMETERS.robots())  # robots with a hardware parameter file (a Dynamixel bus)
 

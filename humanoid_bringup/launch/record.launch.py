@@ -14,7 +14,7 @@ from launch.actions import DeclareLaunchArgument, ExecuteProcess, OpaqueFunction
 from launch.event_handlers import OnProcessExit
 from launch.substitutions import LaunchConfiguration
 
-from humanoid_bringup.launch_parameters import recording_failed, ros2_bag_record, tethered
+from humanoid_bringup import recording_failed, ros2_bag_record, tethered
 from humanoid_control.ros import DEFAULT_TOPICS
 
 

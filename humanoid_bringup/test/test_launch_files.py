@@ -30,30 +30,26 @@ from pathlib import Path
 
 import pytest
 
-from humanoid_bringup.graphs import real_nodes
-from humanoid_bringup.launch_checks import (
+from humanoid_bringup import (
+    FullInstallTools,
+    MissingPackageError,
     calls,
     check_driver_leaves_description,
     check_launch_file,
     check_launchable,
-)
-from humanoid_bringup.launch_checks import parse as parse_file
-from humanoid_bringup.launch_parameters import (
-    FullInstallTools,
-    MissingPackageError,
     driver_exited,
     full_install_tools,
     installed,
+    real_nodes,
     recording_failed,
     ros2_bag_record,
     tethered,
     tool_nodes,
 )
+from humanoid_bringup import parse as parse_file
 from humanoid_control.ros import DEFAULT_TOPICS, poll_until
 from humanoid_core.processes import is_running
-from humanoid_description.package_share import package_share_directory
-from humanoid_description.robots import ROBOTS, robot_files
-from humanoid_description.runtime_files import HW_NODE_PARAMETERS, SIM_NODE_PARAMETERS
+from humanoid_description import HW_NODE_PARAMETERS, ROBOTS, SIM_NODE_PARAMETERS, package_share_directory, robot_files
 
 LAUNCH = package_share_directory("humanoid_bringup") / "launch"
 OURS = {"humanoid_hw", "humanoid_control"}
@@ -154,7 +150,7 @@ while True:
 
 LAUNCHER = """
 import shlex, subprocess, sys, time
-from humanoid_bringup.launch_parameters import tethered
+from humanoid_bringup import tethered
 options = tethered()  # computed in the launch process, as a launch file does
 process = subprocess.Popen([*shlex.split(options["prefix"]), {program!r}], env={{**__import__("os").environ,
                            **options["additional_env"]}})
@@ -244,8 +240,8 @@ def test_the_real_graph_needs_no_simulation():
     launch file builds it, and every module it runs imports."""
     check = BLOCKED + textwrap.dedent("""
         import importlib
-        from humanoid_bringup.graphs import real_nodes
-        from humanoid_bringup.launch_parameters import launch_node
+        from humanoid_bringup import real_nodes
+        from humanoid_bringup import launch_node
         specs = real_nodes("bioloid", port="/dev/ttyUSB0", publish_robot_description=False)
         for spec in specs:
             launch_node(spec)

@@ -18,8 +18,7 @@ from pathlib import Path
 import pytest
 
 from humanoid_bringup import cli
-from humanoid_core.command_line import Section, UsageError, Verb
-from humanoid_core.registrations import VERBS
+from humanoid_core import VERBS, Section, UsageError, Verb
 
 PACKAGE = Path(__file__).resolve().parents[1]
 WORKSTATION = ("humanoid_sim", "humanoid_tools", "humanoid_experiments")
@@ -49,7 +48,7 @@ def test_the_bringup_registers_its_own_verbs_as_every_package_does():
 
 def test_a_verb_registered_twice_is_refused_naming_both(registrations, monkeypatch, capsys):
     registrations("other_verbs", """
-        from humanoid_core.command_line import Section, Verb
+        from humanoid_core import Section, Verb
         VERBS = (Verb("describe", "other_package.describe", "another describe", Section.TOOLS),)
         """)
     twice = [entry("humanoid_bringup", "humanoid_bringup.verbs:VERBS"), entry("other", "other_verbs:VERBS")]
@@ -67,7 +66,7 @@ def test_a_verb_registered_twice_is_refused_naming_both(registrations, monkeypat
 
 def test_verbs_are_listed_bring_up_first_then_by_package(registrations):
     registrations("aaa_verbs", """
-        from humanoid_core.command_line import Section, Verb
+        from humanoid_core import Section, Verb
         VERBS = (Verb("zz-model", "aaa.model", "a model verb", Section.MODEL),
                  Verb("aa-tool", "aaa.tool", "a tool", Section.TOOLS),
                  Verb("ab-tool", "aaa.tool2", "another tool", Section.TOOLS))
@@ -89,7 +88,7 @@ def test_a_registration_that_cannot_be_loaded_is_said_and_left_out(registrations
 
 def test_a_verb_whose_library_is_missing_says_so_when_run(registrations, monkeypatch, capsys):
     registrations("needy_verbs", """
-        from humanoid_core.command_line import Section, Verb
+        from humanoid_core import Section, Verb
         VERBS = (Verb("needy", "needy_command", "needs a library", Section.TOOLS),)
         """)
     registrations("needy_command", """
@@ -106,7 +105,8 @@ def test_listing_the_verbs_imports_none_of_their_modules():
     the modules that implement them (a second or more with every package of the stack)."""
     check = textwrap.dedent("""
         import contextlib, io, json, sys
-        from humanoid_bringup.cli import main, verbs
+        from humanoid_bringup import main
+        from humanoid_bringup.cli import verbs
         with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
             main(["--help"])
         with contextlib.redirect_stderr(io.StringIO()):

@@ -9,9 +9,10 @@ import pinocchio as pin
 from builtin_interfaces.msg import Time
 from visualization_msgs.msg import Marker
 
-from humanoid_control.ros import CLOSE, OUTSIDE, SAFE, balance_markers, margin_colour
+from humanoid_control.ros import CLOSE, OUTSIDE, SAFE, margin_colour
+from humanoid_control.ros.balance_markers import balance_markers
 from humanoid_core.balance import BalanceEstimator, BalanceInputs, BalanceParameters, BasePose, FootWrench
-from humanoid_description.model import load_model
+from humanoid_description import load_model
 
 ROBOT = "hoap2"
 

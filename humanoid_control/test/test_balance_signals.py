@@ -8,7 +8,7 @@ import pytest
 
 from humanoid_control.ros import JointReadings, MalformedJointStateError
 from humanoid_core.balance import AlarmChange, CoMFilter, MarginAlarm
-from humanoid_description.model import load_model
+from humanoid_description import load_model
 
 
 @pytest.fixture()

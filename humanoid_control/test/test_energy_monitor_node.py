@@ -18,7 +18,7 @@ from humanoid_control.nodes import energy_monitor_node_spec
 from humanoid_control.ros import RobotClient, poll_until, seconds, to_time
 from humanoid_core.energy import EnergyParameters
 from humanoid_core.processes import Graph
-from humanoid_description.model import load_model
+from humanoid_description import load_model
 from humanoid_interfaces.msg import EnergyState
 
 pytestmark = pytest.mark.system

@@ -14,7 +14,7 @@ from sensor_msgs.msg import Imu, JointState
 
 from humanoid_control.ros import LoopThread, RobotInterface, seconds
 from humanoid_core.loop import IdealDriver, ImuReading, InterfaceParameters, SensorReadings
-from humanoid_description.model import RobotModel
+from humanoid_description import RobotModel
 
 PATIENCE = 30.0
 

@@ -18,8 +18,7 @@ from visualization_msgs.msg import MarkerArray
 from humanoid_control.nodes import self_collision_checker_node_spec
 from humanoid_control.ros import RobotClient, make_trajectory, poll_until, to_time
 from humanoid_core.processes import Graph
-from humanoid_description.collision import CollisionModel
-from humanoid_description.model import load_model
+from humanoid_description import CollisionModel, load_model
 from humanoid_interfaces.msg import SelfCollisionState
 from humanoid_interfaces.srv import CheckTrajectorySelfCollision
 

@@ -16,3 +16,29 @@ Top-level modules: :mod:`~humanoid_core.parameter_fields` (typed parameter datac
 :mod:`~humanoid_core.parameter_files` (ROS parameter files read without ROS) and
 :mod:`~humanoid_core.command_line` (value types and errors of command-line options).
 """
+
+import lazy_loader
+
+# The room's public face: what other rooms use, imported on first use (lazy_loader).
+__getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
+    "command_line": [
+        "Section",
+        "UsageError",
+        "Verb",
+        "existing_folder",
+        "file_or_stdout",
+        "finite_number",
+        "host_and_port",
+        "integer_in",
+        "new_file",
+        "new_folder",
+        "new_link",
+        "non_negative_number",
+        "positive_number",
+        "robot_name",
+        "serial_device",
+    ],
+    "parameter_fields": ["documented"],
+    "parameter_files": ["control_node_defaults", "flatten", "node_parameters"],
+    "registrations": ["MOTION_FORMATS", "NODES", "Registration", "VERBS", "registered"],
+})

@@ -127,7 +127,7 @@ def new_folder(text: str) -> Path:
 
 def robot_name(text: str) -> str:
     """A robot the stack knows (a folder of ``humanoid_description/robots/``)."""
-    from humanoid_description.robots import ROBOTS
+    from humanoid_description import ROBOTS
 
     if text not in ROBOTS:
         raise argparse.ArgumentTypeError(f"unknown robot {text!r} (known robots: {', '.join(ROBOTS)})")

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import yaml
 
-from humanoid_description.runtime_files import CONTROL_NODE_PARAMETERS
+from humanoid_description import CONTROL_NODE_PARAMETERS
 
 
 def node_parameters(path: Path, node_name: str) -> dict[str, Any]:

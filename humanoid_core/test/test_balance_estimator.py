@@ -17,8 +17,7 @@ from humanoid_core.balance import (
     ContactSource,
     FootWrench,
 )
-from humanoid_description.model import load_model
-from humanoid_description.support import convex_hull, signed_margin
+from humanoid_description import convex_hull, load_model, signed_margin
 
 
 @pytest.fixture(scope="module", params=["hoap2", "bioloid"])

@@ -19,8 +19,7 @@ import pytest
 
 from humanoid_core.loop import Law, Spline
 from humanoid_core.motion import list_motions, load_motion, plan_playback, read_motion_file
-from humanoid_description.collision import CollisionModel, CollisionTracker
-from humanoid_description.model import load_model
+from humanoid_description import CollisionModel, CollisionTracker, load_model
 
 LIBRARY = [(robot, name) for robot in ("hoap2", "bioloid") for name in list_motions(robot)]
 #: The reference's csv line (hoap2.md): a symmetric crouch with the arms lowered.

@@ -25,7 +25,7 @@ from humanoid_core.loop import (
     TrajectoryRequest,
     Veto,
 )
-from humanoid_description.model import RobotModel
+from humanoid_description import RobotModel
 
 ARM = "rarm_joint1"
 

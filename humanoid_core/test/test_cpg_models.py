@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from humanoid_core.quadruped_gaits import GaitError, NetworkGait, OscillatorNetwork, cpg_path, load_cpg
-from humanoid_description.model import load_model
+from humanoid_description import load_model
 
 #: The report's counts of free parameters, experiments 1-6 (its section VI.B.3).
 REPORT_COUNTS = {1: 64, 2: 33, 3: 32, 4: 24, 5: 16, 6: 24}

@@ -20,7 +20,7 @@ from humanoid_core.balance import BalanceEstimator, BalanceParameters, FallDetec
 from humanoid_core.biped_walking import WalkController, WalkParameters
 from humanoid_core.motion import list_motions, load_motion, sample_motion
 from humanoid_core.quadruped_gaits import FREQUENCY_RANGE, gait_phases, load_gait
-from humanoid_description.model import RobotModel
+from humanoid_description import RobotModel
 
 PERIOD = 0.01
 QUADRUPED = "bioloid_quadruped"

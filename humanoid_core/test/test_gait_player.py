@@ -30,7 +30,7 @@ from humanoid_core.quadruped_gaits import (
     gaited_robot,
     load_gait,
 )
-from humanoid_description.model import load_model
+from humanoid_description import load_model
 
 ROBOT = "bioloid_quadruped"
 PERIOD = 0.01

@@ -15,7 +15,7 @@ from humanoid_core.quadruped_gaits import (
     robot_legs,
     solve,
 )
-from humanoid_description.model import load_model
+from humanoid_description import load_model
 
 ROBOT = "bioloid_quadruped"
 

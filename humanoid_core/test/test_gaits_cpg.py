@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from humanoid_core.quadruped_gaits import CPGGait, CPGParameters, GaitError, OscillatorNetwork, coupling_matrix
-from humanoid_description.model import load_model
+from humanoid_description import load_model
 
 LEGS = ("front_left", "front_right", "back_left", "back_right")
 

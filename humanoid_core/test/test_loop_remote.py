@@ -25,7 +25,7 @@ from humanoid_core.loop import (
     RunState,
     trajectory_tolerances,
 )
-from humanoid_description.model import RobotModel
+from humanoid_description import RobotModel
 
 ARM = "rarm_joint1"
 PATIENCE = 30.0

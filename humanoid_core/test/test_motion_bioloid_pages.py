@@ -20,8 +20,7 @@ from humanoid_core.motion import (
     read_pages,
     write_pages,
 )
-from humanoid_description.config import load_config
-from humanoid_description.units import AX12, AX12_SPEED
+from humanoid_description import AX12, AX12_SPEED, load_config
 
 HOME = {1: 206, 2: 818, 3: 252, 4: 772, 5: 512, 6: 512}
 UP = {**HOME, 3: 512, 5: 300}

@@ -7,10 +7,7 @@ import numpy as np
 import pytest
 
 from humanoid_core.motion import JointBounds, MotionError, list_motions, load_motion, plan_playback
-from humanoid_description.collision import CollisionModel
-from humanoid_description.model import load_model
-from humanoid_description.robots import ROBOTS
-from humanoid_description.support import convex_hull, signed_margin
+from humanoid_description import ROBOTS, CollisionModel, convex_hull, load_model, signed_margin
 
 COMMON = {"home", "arms_lowered", "squat", "bow", "wave"}
 BALANCED = {f"P{i}" for i in range(1, 14)}

@@ -8,8 +8,7 @@ import pytest
 
 from humanoid_core.loop import Law
 from humanoid_core.motion import JointBounds, Motion, peak_rates, scale_to_limits
-from humanoid_description.config import load_config
-from humanoid_description.model import load_model
+from humanoid_description import load_config, load_model
 
 JOINTS = ("rleg_joint4", "lleg_joint4", "rarm_joint1")
 DENSE = 5e-4  # s: much finer than the check points and the playback samples

@@ -8,7 +8,7 @@ import importlib.metadata
 
 import pytest
 
-from humanoid_core.registrations import MOTION_FORMATS, NODES, VERBS, Registration, registered
+from humanoid_core import MOTION_FORMATS, NODES, VERBS, Registration, registered
 
 
 @pytest.mark.parametrize("group", [VERBS, NODES, MOTION_FORMATS, "console_scripts"])

@@ -18,8 +18,7 @@ from humanoid_core.loop import (
     RunState,
     TrajectoryRequest,
 )
-from humanoid_description.collision import CollisionModel
-from humanoid_description.model import load_model
+from humanoid_description import CollisionModel, load_model
 
 ROBOT = "hoap2"
 #: The right arm raised, turned in and bent: its forearm goes over the head (a true collision

@@ -15,7 +15,7 @@ import numpy as np
 import pinocchio as pin
 
 from humanoid_core.biped_walking import Sensors, Stabilizer, WalkParameters
-from humanoid_description.model import load_model
+from humanoid_description import load_model
 
 PERIOD = 0.01  # s
 

@@ -13,8 +13,7 @@ import pytest
 
 from humanoid_core.guards import FINEST_PERIOD, check_path, sample_times, trajectory_collision
 from humanoid_core.loop import CheckInterruptedError, CommandRejectedError, ErrorCode
-from humanoid_description.collision import CollisionModel, CollisionTracker
-from humanoid_description.model import load_model
+from humanoid_description import CollisionModel, CollisionTracker, load_model
 
 ROBOT = "hoap2"
 SAFETY = 0.005  # m, the HOAP-2's

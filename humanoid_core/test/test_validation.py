@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from humanoid_core.loop import CommandRejectedError, CommandValidator, ErrorCode, PointData
-from humanoid_description.model import RobotModel
+from humanoid_description import RobotModel
 
 
 @pytest.fixture(scope="module")

@@ -24,8 +24,7 @@ from humanoid_core.biped_walking import (
     walking_robot,
 )
 from humanoid_core.loop import VELOCITY_MARGIN
-from humanoid_description.model import load_model
-from humanoid_description.runtime_files import CONTROL_NODE_PARAMETERS
+from humanoid_description import CONTROL_NODE_PARAMETERS, load_model
 
 
 class KinematicRobot:

@@ -22,8 +22,7 @@ from humanoid_core.biped_walking import (
     rest_to_rest,
     soles_gap,
 )
-from humanoid_description.model import load_model
-from humanoid_description.support import convex_hull, signed_margin
+from humanoid_description import convex_hull, load_model, signed_margin
 
 HOAP2_SOLE = (0.094, 0.062)
 

@@ -1,0 +1,62 @@
+"""The public face of humanoid_description: the names other packages use from its modules."""
+
+import lazy_loader
+
+# The room's public face: what other rooms use, imported on first use (lazy_loader).
+__getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
+    "collision": ["CollisionModel", "CollisionReport", "CollisionTracker", "PairDistance", "adjacent_pairs"],
+    "config": ["Foot", "load_config"],
+    "data_file": ["DataFileError", "read_text", "text_lines", "write_text_atomically"],
+    "describe": ["format_text"],
+    "inverse_kinematics": ["InverseKinematicsError", "StanceSolver", "shift_weight"],
+    "joint_map": ["JointMap", "POSITION_SCALES", "ServoJoint"],
+    "joint_ranges": ["configurations", "free_at"],
+    "model": ["JointTable", "RobotModel", "load_model", "urdf_joint_table"],
+    "package_share": ["package_share_directory"],
+    "robots": [
+        "DEFAULT_ROBOT",
+        "ROBOTS",
+        "UnknownRobotError",
+        "expanded_xacro",
+        "robot_directory",
+        "robot_files",
+        "urdf_xml",
+    ],
+    "runtime_files": [
+        "CONTROL_NODE_PARAMETERS",
+        "CPG_CONFIGURATION",
+        "HW_BUS_CONFIGURATION",
+        "HW_NODE_PARAMETERS",
+        "MOTION_LIBRARY",
+        "POSTURES_PROTOCOL",
+        "RUNTIME_FILES",
+        "RuntimeFile",
+        "SIM_NODE_PARAMETERS",
+    ],
+    "srdf_generator": ["main", "render", "sample_pairs"],
+    "support": [
+        "ConvexPolygon",
+        "LEVEL_ANGLE_DEG",
+        "LEVEL_HEIGHT",
+        "convex_hull",
+        "levelling_rotation",
+        "rectangle_corners",
+        "resting_points",
+        "signed_margin",
+        "supporting_side",
+    ],
+    "units": [
+        "AX12",
+        "AX12_LOAD",
+        "AX12_SPEED",
+        "LoadScale",
+        "PositionScale",
+        "RPM_TO_RAD_S",
+        "SpeedScale",
+        "XSERIES",
+        "XSERIES_LOAD",
+        "XSERIES_SPEED",
+        "hoap2_pulses_to_radians",
+        "radians_to_hoap2_pulses",
+    ],
+})

@@ -10,13 +10,13 @@ import resource
 import subprocess
 import sys
 
-from humanoid_description.data_file import write_text_atomically
+from humanoid_description import write_text_atomically
 
 LIMIT = 1024  # bytes a child process may write to one file
 
 _WRITE = """
 import sys
-from humanoid_description.data_file import write_text_atomically
+from humanoid_description import write_text_atomically
 try:
     write_text_atomically(sys.argv[1], "new " * 1000)
 except OSError as error:

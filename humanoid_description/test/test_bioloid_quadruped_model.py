@@ -9,8 +9,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 
-from humanoid_description.model import load_model
-from humanoid_description.support import convex_hull, signed_margin
+from humanoid_description import convex_hull, load_model, signed_margin
 
 ROBOT = "bioloid_quadruped"
 

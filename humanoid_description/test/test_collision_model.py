@@ -6,10 +6,16 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 
-from humanoid_description.collision import CollisionModel, CollisionTracker, adjacent_pairs
-from humanoid_description.model import load_model
-from humanoid_description.robots import ROBOTS, robot_files
-from humanoid_description.srdf_generator import render, sample_pairs
+from humanoid_description import (
+    ROBOTS,
+    CollisionModel,
+    CollisionTracker,
+    adjacent_pairs,
+    load_model,
+    render,
+    robot_files,
+    sample_pairs,
+)
 
 
 def disabled_pairs(robot):

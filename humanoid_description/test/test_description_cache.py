@@ -4,7 +4,7 @@ gives, and a new one as soon as a file it is made from changes."""
 import pytest
 import xacro
 
-from humanoid_description.robots import ROBOTS, expanded_xacro, robot_files, urdf_xml
+from humanoid_description import ROBOTS, expanded_xacro, robot_files, urdf_xml
 
 DOCUMENT = """<?xml version="1.0"?>
 <robot xmlns:xacro="http://www.ros.org/wiki/xacro" name="probe">

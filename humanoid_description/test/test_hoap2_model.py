@@ -5,9 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from humanoid_description import units
-from humanoid_description.model import load_model
-from humanoid_description.support import convex_hull, signed_margin
+from humanoid_description import convex_hull, load_model, signed_margin, units
 
 # Joint limits in degrees, transcribed from the reference table.
 LIMITS_DEG = {

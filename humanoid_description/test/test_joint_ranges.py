@@ -8,9 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from humanoid_description.collision import CollisionModel
-from humanoid_description.joint_ranges import configurations, free_at
-from humanoid_description.model import load_model
+from humanoid_description import CollisionModel, configurations, free_at, load_model
 
 #: The AX-12's range around its neutral 513: 510 units of 0.2932 deg (joint_map.yaml).
 SERVO_RANGE = math.radians(510 * 0.2932)

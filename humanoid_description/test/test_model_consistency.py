@@ -5,8 +5,7 @@ import pinocchio as pin
 import pybullet
 import pytest
 
-from humanoid_description.model import load_model
-from humanoid_description.robots import ROBOTS, urdf_xml
+from humanoid_description import ROBOTS, load_model, urdf_xml
 
 
 @pytest.fixture(scope="module")

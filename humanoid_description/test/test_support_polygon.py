@@ -7,7 +7,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from humanoid_description.support import ConvexPolygon, convex_hull, signed_margin, supporting_side
+from humanoid_description import ConvexPolygon, convex_hull, signed_margin, supporting_side
 
 # A 0.1 x 0.06 rectangle centred at (0.02, -0.01), counter-clockwise.
 RECTANGLE = np.array([[-0.03, -0.04], [0.07, -0.04], [0.07, 0.02], [-0.03, 0.02]])

@@ -7,3 +7,15 @@ search on Ray (:mod:`~humanoid_experiments.gait_search`); benchmarks in
 :mod:`~humanoid_experiments.bench` (``humanoid bench TARGET``), each printing its figure
 beside a baseline measured in the same run.
 """
+
+import lazy_loader
+
+# The room's public face: what other rooms use, imported on first use (lazy_loader).
+__getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
+    "demo": ["demo_trajectory"],
+    "gaits": ["OUTCOMES", "classify"],
+    "local_ray": ["marked_processes"],
+    "push": ["Trial", "bisect"],
+    "walk": [],
+    "walk_in_process": [],
+})

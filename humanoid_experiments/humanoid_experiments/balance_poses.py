@@ -42,8 +42,8 @@ class BatchError(Exception):
 
 def _thesis_robot(text: str) -> str:
     """A robot whose own pose files are the thesis' (robot.yaml motion_formats: bioloid_thesis_poses)."""
-    from humanoid_core.command_line import robot_name
-    from humanoid_description.config import load_config
+    from humanoid_core import robot_name
+    from humanoid_description import load_config
 
     robot = robot_name(text)
     if "bioloid_thesis_poses" not in load_config(robot).motion_formats.values():
@@ -52,7 +52,7 @@ def _thesis_robot(text: str) -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from humanoid_core.command_line import file_or_stdout, positive_number
+    from humanoid_core import file_or_stdout, positive_number
 
     parser.add_argument("--robot", required=True, type=_thesis_robot, help="bioloid")
     parser.add_argument("--poses", required=True, type=Path,
@@ -70,7 +70,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Judge every pose of the file; a malformed file is a usage error (one line, exit 2)."""
-    from humanoid_core.command_line import UsageError
+    from humanoid_core import UsageError
 
     try:
         return _run(args)
@@ -79,8 +79,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from humanoid_description.data_file import DataFileError
-    from humanoid_description.model import load_model
+    from humanoid_description import DataFileError, load_model
     from humanoid_robot_bioloid.thesis import ThesisFrame, iter_pose_csv
 
     try:

@@ -47,7 +47,7 @@ from humanoid_control.ros import RobotClient, playback_trajectory, seconds, topi
 from humanoid_core.loop import STAMP_TOLERANCE
 from humanoid_core.motion import JointPose, Motion, plan_playback, pose_demo_motion
 from humanoid_core.processes import Graph
-from humanoid_description.model import load_model
+from humanoid_description import load_model
 from humanoid_robot_bioloid.thesis import ThesisFrame
 from humanoid_sim.sim_node_spec import sim_node_spec
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from humanoid_control.ros import topics
-from humanoid_core.command_line import new_folder, non_negative_number, positive_number
+from humanoid_core import new_folder, non_negative_number, positive_number
 
 # rclpy, Pinocchio and the robot client are imported where they are used: the
 # `humanoid` command builds its parser from this module and must start fast.
@@ -141,7 +141,7 @@ def run_demo(client, robot: str = "hoap2") -> DemoSummary:
 
     from humanoid_control.ros import make_trajectory, poll_until, seconds
     from humanoid_core.loop import Law, Spline
-    from humanoid_description.model import load_model
+    from humanoid_description import load_model
     from humanoid_interfaces.msg import BalanceState
 
     model = load_model(robot)
@@ -211,7 +211,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from humanoid_control.ros import RobotClient
     from humanoid_core.processes import Graph
-    from humanoid_sim.graphs import sim_nodes
+    from humanoid_sim import sim_nodes
 
     if args.walk is not None:
         from humanoid_experiments.walk import check_goal

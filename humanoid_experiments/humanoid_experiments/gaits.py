@@ -24,10 +24,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from humanoid_core.command_line import UsageError, positive_number
+from humanoid_core import UsageError, positive_number
 
 if TYPE_CHECKING:
-    from humanoid_sim.gait_evaluation import GaitOutcome
+    from humanoid_sim import GaitOutcome
 
 #: The reference's range, 0.5-2 Hz, in steps of 0.5 Hz.
 DEFAULT_FREQUENCIES = (0.5, 1.0, 1.5, 2.0)
@@ -130,10 +130,8 @@ def _players(args: argparse.Namespace, model, period: float) -> list:
 
 def run(args: argparse.Namespace) -> int:
     from humanoid_core.quadruped_gaits import GaitError, IKGait
-    from humanoid_description.model import load_model
-    from humanoid_description.robots import UnknownRobotError
-    from humanoid_sim import params_file
-    from humanoid_sim.sim_node_spec import control_period
+    from humanoid_description import UnknownRobotError, load_model
+    from humanoid_sim import control_period, params_file
 
     params = params_file.chosen(args.robot, args.params)
     if args.sweep == (args.gait is not None):
@@ -156,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(error).strip('"')) from None
     seconds = args.seconds if args.seconds is not None else fitness.seconds
 
-    from humanoid_sim.gait_evaluation import HeadlessSimulation
+    from humanoid_sim import HeadlessSimulation
 
     outcomes = []
     if not args.json:

@@ -242,7 +242,7 @@ class PushExperiment:
     """Trials on a running simulation through a lockstep :class:`RobotClient`."""
 
     def __init__(self, client, robot: str, duration: float, watch: float, walk_lead: float) -> None:
-        from humanoid_description.model import load_model
+        from humanoid_description import load_model
 
         self.client, self.robot = client, robot
         self.model = load_model(robot)
@@ -317,7 +317,7 @@ class PushExperiment:
 def measure(client, robot: str, iterations: int, duration: float, watch: float, walk_lead: float,
             walking: bool, progress: Callable[[str], None] | None = None) -> PushReport:
     """Bisect every direction walking (when ``walking``: the longer trials, first), then standing."""
-    from humanoid_sim.sim_parameters import PushParameters
+    from humanoid_sim import PushParameters
 
     experiment = PushExperiment(client, robot, duration, watch, walk_lead)
     first = FIRST_SPEED * experiment.model.total_mass
@@ -341,8 +341,8 @@ def measure(client, robot: str, iterations: int, duration: float, watch: float, 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from humanoid_core.command_line import integer_in, new_folder, positive_number
-    from humanoid_description.robots import ROBOTS
+    from humanoid_core import integer_in, new_folder, positive_number
+    from humanoid_description import ROBOTS
     from humanoid_sim import physics_profiles
 
     parser.add_argument("--robot", required=True, choices=ROBOTS, help="the robot to push")
@@ -368,12 +368,10 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from humanoid_control.ros import RobotClient
+    from humanoid_core import UsageError
     from humanoid_core.biped_walking import walking_robot
-    from humanoid_core.command_line import UsageError
     from humanoid_core.processes import Graph
-    from humanoid_sim import physics_profiles
-    from humanoid_sim.graphs import sim_nodes
-    from humanoid_sim.sim_parameters import PushParameters
+    from humanoid_sim import PushParameters, physics_profiles, sim_nodes
 
     limits = PushParameters()
     if args.push_duration > limits.max_duration:

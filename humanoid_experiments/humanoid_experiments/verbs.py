@@ -1,7 +1,7 @@
 """The ``humanoid`` verbs of the experiments and benchmarks (entry point group
 ``humanoid.verbs``). Only descriptors: nothing is imported until a verb is chosen."""
 
-from humanoid_core.command_line import Section, Verb
+from humanoid_core import Section, Verb
 
 VERBS = (
     Verb("demo", "humanoid_experiments.demo", "headless HOAP-2 simulation: stand, lower the arms, slow squat "

@@ -93,7 +93,7 @@ class WalkWitness:
     client's node, spun by its executor)."""
 
     def __init__(self, client, robot: str) -> None:
-        from humanoid_description.model import load_model
+        from humanoid_description import load_model
         from humanoid_interfaces.msg import BalanceState
 
         self.client = client
@@ -237,8 +237,8 @@ def walk_report(robot: str, requested: tuple[float, float, float], start: tuple[
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from humanoid_core.command_line import finite_number, new_folder, non_negative_number, positive_number
-    from humanoid_description.robots import ROBOTS
+    from humanoid_core import finite_number, new_folder, non_negative_number, positive_number
+    from humanoid_description import ROBOTS
     from humanoid_sim import params_file, physics_profiles
 
     parser.add_argument("--robot", required=True, choices=ROBOTS, help="the robot to walk")
@@ -274,16 +274,16 @@ def check_goal(robot: str, distance: float, lateral: float = 0.0) -> None:
     try:
         checked_walk_goal(distance, lateral, 0.0, WalkParameters.for_robot(robot))
     except WalkRefusedError as error:
-        from humanoid_core.command_line import UsageError
+        from humanoid_core import UsageError
 
         raise UsageError(str(error)) from None
 
 
 def run(args: argparse.Namespace) -> int:
     from humanoid_control.ros import RobotClient
-    from humanoid_core.command_line import UsageError
+    from humanoid_core import UsageError
     from humanoid_core.processes import Graph
-    from humanoid_sim.graphs import sim_nodes
+    from humanoid_sim import sim_nodes
 
     if (args.distance is None) == (args.teleop is None):
         raise UsageError("give --distance METRES (a walk goal) or --teleop SECONDS (cmd_vel), one of them")

@@ -31,8 +31,7 @@ from humanoid_core.balance import FootWrench
 from humanoid_core.biped_walking import GoalState, WalkController, WalkCycle, WalkParameters, walk_sensors
 from humanoid_core.loop import CommandRejectedError
 from humanoid_experiments.walk import WalkReport, feet_centre, walk_report
-from humanoid_sim.in_process import Reading, SimulatedRobot
-from humanoid_sim.physics_profiles import REFERENCE
+from humanoid_sim import REFERENCE, Reading, SimulatedRobot
 
 #: Robot seconds the robot stands after it is put down, before the walk starts.
 SETTLE_TIME = 1.0

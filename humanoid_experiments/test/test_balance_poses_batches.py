@@ -12,7 +12,7 @@ import textwrap
 import pytest
 import yaml
 
-from humanoid_description.robots import robot_files
+from humanoid_description import robot_files
 
 BALANCED = yaml.safe_load(robot_files("bioloid").config_file("balanced_poses.yaml").read_text())["poses"]
 

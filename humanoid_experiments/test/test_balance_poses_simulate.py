@@ -28,8 +28,7 @@ import subprocess
 import pytest
 import yaml
 
-from humanoid_description.model import load_model
-from humanoid_description.robots import robot_files
+from humanoid_description import load_model, robot_files
 from humanoid_robot_bioloid.thesis import ThesisFrame
 
 pytestmark = pytest.mark.system

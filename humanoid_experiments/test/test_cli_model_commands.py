@@ -6,7 +6,7 @@ import subprocess
 import pytest
 import yaml
 
-from humanoid_description.robots import robot_files
+from humanoid_description import robot_files
 
 LINKS = ["r_foot", "r_ankle", "r_knee", "r_thigh", "r_hip", "r_hip_support", "torso", "r_shoulder",
          "r_elbow", "r_hand", "l_shoulder", "l_elbow", "l_hand", "l_hip_support", "l_hip", "l_thigh",

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from humanoid_experiments import marked_processes
 from humanoid_experiments.gait_search import (
     InProcessEvaluation,
     SearchDirectory,
@@ -28,7 +29,6 @@ from humanoid_experiments.gait_search import (
     new_swarm,
     run_search,
 )
-from humanoid_experiments.local_ray import marked_processes
 
 pytestmark = pytest.mark.system
 

@@ -11,8 +11,8 @@ import subprocess
 import pytest
 
 from humanoid_core.quadruped_gaits import path_fitness
-from humanoid_experiments.gaits import OUTCOMES, classify
-from humanoid_sim.gait_evaluation import GaitOutcome
+from humanoid_experiments import OUTCOMES, classify
+from humanoid_sim import GaitOutcome
 
 pytestmark = pytest.mark.system
 

@@ -15,10 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from humanoid_bringup.cli import main
-from humanoid_description.model import load_model
+from humanoid_bringup import main
+from humanoid_description import load_model
+from humanoid_experiments import marked_processes
 from humanoid_experiments.identify import FIT, FIT_GAIN, HELD_OUT_GAIN, TOLERANCES, TRUTH
-from humanoid_experiments.local_ray import marked_processes
 from humanoid_sim import params_file
 
 #: The proof's short settings (the full run: humanoid identify --demo DIR; docs/identification.md).
@@ -137,7 +137,7 @@ def test_a_command_the_robot_rejected_is_replayed_as_rejected_and_identify_fits_
     move) replays as the robot treated it, and ``identify`` fits the bag (it once ended in a
     traceback from the replay)."""
     from humanoid_experiments.identify import Motion, plan_commands, read_bag, record, replay
-    from humanoid_sim.in_process import SimulatedRobot
+    from humanoid_sim import SimulatedRobot
 
     bag = tmp_path / "bag"
     commands = plan_commands([(0.1, {"rarm_joint1": 1.0}, 0.3), (0.2, {"larm_joint1": 10.0}, 0.3)])
@@ -160,7 +160,7 @@ def test_a_command_the_robot_rejected_is_replayed_as_rejected_and_identify_fits_
 
 def test_a_bag_of_another_robot_is_refused_with_the_reason(tmp_path, capsys):
     from humanoid_experiments.identify import plan_commands, record
-    from humanoid_sim.in_process import SimulatedRobot
+    from humanoid_sim import SimulatedRobot
 
     with SimulatedRobot("bioloid") as robot:
         record(robot, plan_commands([(0.05, {"r_shoulder_pitch": 0.5}, 0.1)]), 0.2, tmp_path / "bioloid_bag")

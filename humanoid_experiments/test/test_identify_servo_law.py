@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from humanoid_experiments.identify import DEFAULT_BOUNDS, FitError, FitParameter, parse_fit
-from humanoid_sim.servo_profiles import PD_GAINS
+from humanoid_sim import PD_GAINS
 
 
 def test_every_gain_of_the_law_has_default_bounds():

@@ -12,7 +12,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from humanoid_description.model import load_model
+from humanoid_description import load_model
 from humanoid_experiments.postures import BODY, support_tilts, tip_direction
 
 

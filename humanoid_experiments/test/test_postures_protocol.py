@@ -5,10 +5,10 @@ import math
 
 import pytest
 
-from humanoid_bringup.cli import main
-from humanoid_core.command_line import UsageError
+from humanoid_bringup import main
+from humanoid_core import UsageError
 from humanoid_core.motion import MotionError
-from humanoid_description.model import load_model
+from humanoid_description import load_model
 from humanoid_experiments.postures import (
     PostureResult,
     PostureTest,
@@ -17,10 +17,10 @@ from humanoid_experiments.postures import (
     parse_overrides,
     parse_tests,
     protocol_path,
-    table,
     to_json,
 )
-from humanoid_sim.sim_parameters import parameter_names
+from humanoid_experiments.postures.report import table
+from humanoid_sim import parameter_names
 
 #: The reference's table (Cominoli 2005): real limits (rad) of the odd tests.
 REAL = {1: 0.4676, 3: -0.3424, 5: 0.5189, 7: 0.1545, 9: -0.1050, 11: 0.2422, 13: -0.2505, 15: 0.2672}

@@ -11,10 +11,9 @@ import subprocess
 import numpy as np
 import pytest
 
-from humanoid_description.collision import CollisionModel
-from humanoid_description.model import load_model
+from humanoid_description import CollisionModel, load_model
 from humanoid_experiments.postures import candidates, load_protocol, overlapping_links
-from humanoid_sim.in_process import SimulatedRobot
+from humanoid_sim import SimulatedRobot
 
 pytestmark = pytest.mark.system
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from humanoid_experiments.push import Trial, bisect
+from humanoid_experiments import Trial, bisect
 
 
 def threshold_robot(threshold: float, tried: list[float]):

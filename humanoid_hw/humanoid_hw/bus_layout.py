@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from humanoid_core.loop import DriverError
-from humanoid_description.joint_map import JointMap, ServoJoint
+from humanoid_description import JointMap, ServoJoint
 from humanoid_hw.control_tables import ControlTable, control_table
 from humanoid_hw.servo_health import ServoHealth
 
 if TYPE_CHECKING:
-    from humanoid_description.model import RobotModel
+    from humanoid_description import RobotModel
 
 
 @dataclass(frozen=True)

@@ -36,12 +36,13 @@ from dataclasses import dataclass
 from functools import cached_property
 from types import MappingProxyType
 
-from humanoid_description.joint_map import POSITION_SCALES, JointMap
-from humanoid_description.units import (
+from humanoid_description import (
     AX12_LOAD,
     AX12_SPEED,
+    POSITION_SCALES,
     XSERIES_LOAD,
     XSERIES_SPEED,
+    JointMap,
     LoadScale,
     PositionScale,
     SpeedScale,

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from humanoid_core.loop import DriverError, JointCommand, JointState, RobotDriver, StatusEntry
-from humanoid_description.joint_map import JointMap
+from humanoid_description import JointMap
 from humanoid_hw.bus import BusError, DynamixelBus, PortLostError, Traffic
 from humanoid_hw.bus_layout import BusServo, HardwareJoint, bus_servos, hardware_joints
 from humanoid_hw.control_tables import RETURN_DELAY_UNIT_S
@@ -52,7 +52,7 @@ from humanoid_hw.port_recovery import PortRecovery
 from humanoid_hw.servo_setup import bring_up
 
 if TYPE_CHECKING:
-    from humanoid_description.model import RobotModel
+    from humanoid_description import RobotModel
 
 Clock = Callable[[], float]
 
@@ -100,7 +100,7 @@ class DynamixelDriver(RobotDriver):
     @classmethod
     def for_robot(cls, robot: str, **overrides: object) -> DynamixelDriver:
         """Driver for a named robot with its ``bus.yaml`` parameters (plus overrides)."""
-        from humanoid_description.model import load_model
+        from humanoid_description import load_model
 
         return cls.from_model(load_model(robot), load_hardware_config(robot, **overrides))
 

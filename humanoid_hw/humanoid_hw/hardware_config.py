@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from humanoid_description.runtime_files import HW_BUS_CONFIGURATION
+from humanoid_description import HW_BUS_CONFIGURATION
 
 PACKAGE = "humanoid_hw"
 

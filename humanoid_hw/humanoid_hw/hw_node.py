@@ -21,8 +21,7 @@ from typing import Any
 from rclpy.node import Node
 
 from humanoid_control.ros import DriverSpec, declare, driver_node
-from humanoid_description.model import RobotModel
-from humanoid_description.runtime_files import HW_NODE_PARAMETERS
+from humanoid_description import HW_NODE_PARAMETERS, RobotModel
 from humanoid_hw.driver import DynamixelDriver
 from humanoid_hw.hardware_config import DynamixelConfig, hardware_config_path, load_hardware_config
 from humanoid_hw.hw_node_spec import NODE_NAME

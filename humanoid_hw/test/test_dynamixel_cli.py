@@ -12,7 +12,7 @@ import pytest
 import serial
 from dynamixel_sdk import COMM_SUCCESS, PacketHandler, PortHandler
 
-from humanoid_hw.bus import DynamixelBus, PortLostError
+from humanoid_hw import DynamixelBus, PortLostError
 from humanoid_hw.emulator import OUTPUT_FLUSH_WARNING, cli, instruction_packet, status_packet
 
 TIMEOUT = 60

@@ -3,17 +3,17 @@
 
 import pytest
 
-from humanoid_description.config import load_config
-from humanoid_description.units import AX12, XSERIES
-from humanoid_hw.control_tables import (
+from humanoid_description import AX12, XSERIES, load_config
+from humanoid_hw import (
     CONTROL_TABLES,
+    DynamixelConfig,
     block_decoder,
     control_table,
     decode_bits,
+    load_hardware_config,
     model_name_for_number,
     stand_in_joint_map,
 )
-from humanoid_hw.hardware_config import DynamixelConfig, load_hardware_config
 
 # (item, address, size) copied from the reference notes / the maker's e-manual.
 AX12_TABLE = [("model_number", 0, 2), ("id", 3, 1), ("baud_rate", 4, 1), ("return_delay_time", 5, 1),

@@ -15,14 +15,16 @@ import numpy as np
 import pytest
 
 from humanoid_core.loop import DriverError, JointCommand, Level
-from humanoid_description.joint_map import JointMap
-from humanoid_description.model import load_model
-from humanoid_hw.bus import DynamixelBus
-from humanoid_hw.bus_layout import HardwareJoint, hardware_joints
-from humanoid_hw.control_tables import stand_in_joint_map
-from humanoid_hw.driver import DynamixelDriver
+from humanoid_description import JointMap, load_model
+from humanoid_hw import (
+    DynamixelBus,
+    DynamixelConfig,
+    DynamixelDriver,
+    HardwareJoint,
+    hardware_joints,
+    stand_in_joint_map,
+)
 from humanoid_hw.emulator import BusEmulator, robot_servos
-from humanoid_hw.hardware_config import DynamixelConfig
 
 #: Generous time limit for anything the tests wait for (event-driven: the loop ends as
 #: soon as the condition holds).

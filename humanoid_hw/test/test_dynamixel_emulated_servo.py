@@ -4,8 +4,8 @@ import math
 
 import pytest
 
-from humanoid_description.units import AX12_SPEED, RPM_TO_RAD_S
-from humanoid_hw.control_tables import control_table
+from humanoid_description import AX12_SPEED, RPM_TO_RAD_S
+from humanoid_hw import control_table
 from humanoid_hw.emulator import EmulatedServo
 
 

@@ -17,7 +17,7 @@ from dynamixel_sdk import (
 from dynamixel_sdk.protocol1_packet_handler import ERRBIT_OVERLOAD
 from dynamixel_sdk.protocol2_packet_handler import Protocol2PacketHandler
 
-from humanoid_hw.control_tables import control_table
+from humanoid_hw import control_table
 from humanoid_hw.emulator import BusEmulator
 
 MODELS = {1: "AX-12", 2: "XL430"}

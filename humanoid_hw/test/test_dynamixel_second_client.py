@@ -20,7 +20,7 @@ import termios
 import pytest
 import serial
 
-from humanoid_hw.control_tables import control_table
+from humanoid_hw import control_table
 from humanoid_hw.emulator import OUTPUT_FLUSH_WARNING, BusEmulator, robot_servos
 
 PATIENCE = 60.0

@@ -14,11 +14,9 @@ import pytest
 import serial
 
 from humanoid_core.loop import DriverError, Level
-from humanoid_description.model import load_model
-from humanoid_hw.bus import DynamixelBus, PortLostError
-from humanoid_hw.driver import DynamixelDriver
+from humanoid_description import load_model
+from humanoid_hw import DynamixelBus, DynamixelConfig, DynamixelDriver, PortLostError, load_hardware_config
 from humanoid_hw.emulator import BusEmulator, emulator_process, robot_servos
-from humanoid_hw.hardware_config import DynamixelConfig, load_hardware_config
 
 #: Generous limit (s) for anything awaited (each wait ends as soon as its condition holds).
 PATIENCE = 30.0

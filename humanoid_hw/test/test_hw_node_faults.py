@@ -21,7 +21,7 @@ from diagnostic_msgs.msg import DiagnosticStatus
 
 from humanoid_control.ros import GoalOutcome, RobotClient, make_trajectory, poll_until, seconds
 from humanoid_core.processes import Graph, NodeSpec
-from humanoid_hw.bus import DynamixelBus
+from humanoid_hw import DynamixelBus
 from humanoid_hw.emulator import BusEmulator, robot_servos
 from humanoid_hw.hw_node_spec import hw_node_spec
 from humanoid_interfaces.action import FollowJointTrajectory

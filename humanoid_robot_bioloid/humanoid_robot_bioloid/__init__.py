@@ -11,3 +11,17 @@
 - :mod:`.balanced_pose_library`: regenerates the library motions P1..P13 from the thesis'
   balanced poses.
 """
+
+import lazy_loader
+
+# The room's public face: what other rooms use, imported on first use (lazy_loader).
+__getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
+    "poses": [
+        "RawPose",
+        "is_raw_pose_file",
+        "raw_to_joint_poses",
+        "read_raw_poses",
+        "read_thesis_poses",
+        "write_raw_poses",
+    ],
+})

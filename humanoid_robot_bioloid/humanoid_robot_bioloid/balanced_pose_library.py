@@ -13,9 +13,7 @@ from pathlib import Path
 import yaml
 
 from humanoid_core.motion import JointPose, Motion, pose_demo_motion, write_keyframes
-from humanoid_description.model import load_model
-from humanoid_description.robots import robot_files
-from humanoid_description.runtime_files import MOTION_LIBRARY
+from humanoid_description import MOTION_LIBRARY, load_model, robot_files
 from humanoid_robot_bioloid.thesis import ThesisFrame
 
 ROBOT = "bioloid"

@@ -30,8 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from humanoid_core.motion import JointBounds, JointPose, Motion, MotionError, pose_demo_motion
-from humanoid_description.data_file import DataFileError, text_lines
-from humanoid_description.model import load_model
+from humanoid_description import DataFileError, load_model, text_lines
 from humanoid_robot_bioloid.thesis import ThesisFrame, ThesisPose, read_pose_csv, write_pose_csv
 
 ROBOT = "bioloid"

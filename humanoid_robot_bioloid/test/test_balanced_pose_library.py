@@ -6,8 +6,7 @@ import pytest
 import yaml
 
 from humanoid_core.motion import JointPose, load_motion, pose_demo_motion
-from humanoid_description.model import load_model
-from humanoid_description.robots import robot_files
+from humanoid_description import load_model, robot_files
 from humanoid_robot_bioloid.thesis import ThesisFrame
 
 BALANCED = {f"P{i}" for i in range(1, 14)}

@@ -6,9 +6,7 @@ import numpy as np
 import pytest
 import yaml
 
-from humanoid_description.model import load_model
-from humanoid_description.robots import robot_files
-from humanoid_description.support import convex_hull, signed_margin
+from humanoid_description import convex_hull, load_model, robot_files, signed_margin
 from humanoid_robot_bioloid.thesis import equations, kinematics_generator, shapes_generator
 
 # The thesis' zero-pose check (mm, thesis frame), transcribed from the reference.

@@ -6,9 +6,8 @@ import numpy as np
 import pytest
 
 from humanoid_core.motion import JointPose, MotionError, pose_demo_motion, read_motion_file
-from humanoid_description.model import load_model
-from humanoid_description.support import convex_hull, signed_margin
-from humanoid_robot_bioloid.poses import (
+from humanoid_description import convex_hull, load_model, signed_margin
+from humanoid_robot_bioloid import (
     RawPose,
     is_raw_pose_file,
     raw_to_joint_poses,

@@ -4,7 +4,7 @@ describe the same support of the Bioloid."""
 import pytest
 
 from humanoid_core.balance import BalanceEstimator, BalanceParameters
-from humanoid_description.model import load_model
+from humanoid_description import load_model
 from humanoid_robot_bioloid.thesis import ThesisFrame
 
 
@@ -37,7 +37,7 @@ def test_bioloid_flat_feet_margin_equals_the_balance_poses_analysis_of_the_same_
 def thesis_pose_angles():
     import yaml
 
-    from humanoid_description.robots import robot_files
+    from humanoid_description import robot_files
 
     data = yaml.safe_load(robot_files("bioloid").config_file("balanced_poses.yaml").read_text())
     return [pose["angles"] for pose in data["poses"].values()]

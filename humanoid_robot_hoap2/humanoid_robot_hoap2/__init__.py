@@ -5,3 +5,10 @@
   library (entry point ``humanoid.motion_formats`` in ``setup.py``); the robot's folder
   (``humanoid_description/robots/hoap2/robot.yaml``) declares it for its ``.csv`` files.
 """
+
+import lazy_loader
+
+# The room's public face: what other rooms use, imported on first use (lazy_loader).
+__getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
+    "csv_motion": ["CsvLayout", "hoap2_csv_text", "read_hoap2_csv", "write_hoap2_csv"],
+})

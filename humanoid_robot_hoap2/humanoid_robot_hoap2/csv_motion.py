@@ -24,9 +24,14 @@ import numpy as np
 
 from humanoid_core.loop import Law
 from humanoid_core.motion import JointBounds, Motion, MotionError, keyframe_step
-from humanoid_description.config import load_config
-from humanoid_description.data_file import DataFileError, text_lines, write_text_atomically
-from humanoid_description.units import hoap2_pulses_to_radians, radians_to_hoap2_pulses
+from humanoid_description import (
+    DataFileError,
+    hoap2_pulses_to_radians,
+    load_config,
+    radians_to_hoap2_pulses,
+    text_lines,
+    write_text_atomically,
+)
 
 ROBOT = "hoap2"
 

@@ -7,7 +7,7 @@ import pytest
 
 from humanoid_core.loop import Law
 from humanoid_core.motion import Motion, MotionError
-from humanoid_robot_hoap2.csv_motion import CsvLayout, hoap2_csv_text, read_hoap2_csv, write_hoap2_csv
+from humanoid_robot_hoap2 import CsvLayout, hoap2_csv_text, read_hoap2_csv, write_hoap2_csv
 
 # The example line of the reference (27 fields; "60,R,R,R" are ignored).
 EXAMPLE = ("1,2,-2,-3,4178,8357,-4598,-3,18807,-2091,-2090,5222,-2,-3,-4180,-8360,4595,0,"

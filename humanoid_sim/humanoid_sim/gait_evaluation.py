@@ -35,7 +35,7 @@ from humanoid_core.quadruped_gaits import (
     parameters_from_vector,
     path_fitness,
 )
-from humanoid_description.model import RobotModel, load_model
+from humanoid_description import RobotModel, load_model
 from humanoid_sim.headless import make_driver, simulation_settings
 from humanoid_sim.physics_profiles import REFERENCE
 

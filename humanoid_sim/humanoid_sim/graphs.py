@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from humanoid_bringup.graphs import control_nodes, hosted
+from humanoid_bringup import control_nodes, hosted
 from humanoid_core.processes import NodeSpec
 from humanoid_sim.sim_node_spec import sim_node_spec
 

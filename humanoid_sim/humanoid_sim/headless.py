@@ -14,10 +14,9 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
+from humanoid_core import node_parameters
 from humanoid_core.loop import InterfaceParameters
-from humanoid_core.parameter_files import node_parameters
-from humanoid_description.model import RobotModel
-from humanoid_description.runtime_files import SIM_NODE_PARAMETERS
+from humanoid_description import SIM_NODE_PARAMETERS, RobotModel
 from humanoid_sim import params_file as params_files
 from humanoid_sim import physics_profiles
 from humanoid_sim.pybullet_driver import PyBulletDriver

@@ -36,7 +36,7 @@ from humanoid_core.loop import (
     TrajectoryRequest,
     TrajectoryRun,
 )
-from humanoid_description.model import RobotModel, load_model
+from humanoid_description import RobotModel, load_model
 from humanoid_sim.headless import make_driver, simulation_settings, typed
 from humanoid_sim.physics_profiles import REFERENCE
 from humanoid_sim.pybullet_driver import FallState

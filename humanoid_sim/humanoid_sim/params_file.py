@@ -39,8 +39,7 @@ from typing import Any
 
 import yaml
 
-from humanoid_core.parameter_fields import documented
-from humanoid_core.parameter_files import flatten
+from humanoid_core import documented, flatten
 from humanoid_sim.servo_profiles import ServoParameters, value_error
 from humanoid_sim.sim_parameters import SimParameters
 from humanoid_sim.transmission import TransmissionParameters
@@ -239,8 +238,8 @@ def chosen(robot: str, path: Path | None) -> Path | None:
     None; a UsageError naming what is wrong otherwise."""
     if path is None:
         return None
-    from humanoid_core.command_line import UsageError
-    from humanoid_description.robots import urdf_xml
+    from humanoid_core import UsageError
+    from humanoid_description import urdf_xml
 
     try:
         load(path, link_names(urdf_xml(robot)))

@@ -23,8 +23,8 @@ from collections.abc import Mapping
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
-from humanoid_core.parameter_files import node_parameters
-from humanoid_description.runtime_files import SIM_NODE_PARAMETERS
+from humanoid_core import node_parameters
+from humanoid_description import SIM_NODE_PARAMETERS
 from humanoid_sim.sim_node_spec import NODE_NAME
 
 if TYPE_CHECKING:
@@ -116,7 +116,7 @@ def chosen(robot: str, name: str | None) -> str | None:
     parameter file names; a UsageError naming the known ones otherwise."""
     if name is None:
         return None
-    from humanoid_core.command_line import UsageError
+    from humanoid_core import UsageError
 
     try:
         return check_name(robot, name)

@@ -42,7 +42,7 @@ from humanoid_core.loop import (
     SensorReadings,
     StatusEntry,
 )
-from humanoid_description.model import RobotModel
+from humanoid_description import RobotModel
 from humanoid_sim.params_file import LinkCorrection, corrected_urdf
 from humanoid_sim.sensor_noise import SensorNoise
 from humanoid_sim.servo_profiles import (

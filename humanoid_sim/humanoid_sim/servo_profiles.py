@@ -36,9 +36,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from humanoid_core import documented
 from humanoid_core.loop import two_segment
-from humanoid_core.parameter_fields import documented
-from humanoid_description.model import RobotModel
+from humanoid_description import RobotModel
 
 
 @dataclass(frozen=True)

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import argparse
 
-from humanoid_core.command_line import UsageError, non_negative_number, positive_number, robot_name
+from humanoid_core import UsageError, non_negative_number, positive_number, robot_name
 from humanoid_sim import params_file, physics_profiles
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from humanoid_bringup.serving import add_graph_switches
+    from humanoid_bringup import add_graph_switches
 
     parser.add_argument("--robot", required=True, type=robot_name, help="the robot to simulate")
     parser.add_argument("--duration", type=positive_number, default=None,
@@ -35,8 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from humanoid_bringup.graphs import RECORDER_NODE
-    from humanoid_bringup.serving import serve, with_recorder
+    from humanoid_bringup import RECORDER_NODE, serve, with_recorder
     from humanoid_core.processes import Graph
     from humanoid_sim.graphs import sim_nodes
 

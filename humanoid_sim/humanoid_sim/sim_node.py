@@ -53,8 +53,7 @@ from humanoid_control.ros import (
     topics,
 )
 from humanoid_core.loop import CommandRejectedError, Decimator, JointState, LockstepGate, RemoteError
-from humanoid_description.model import RobotModel
-from humanoid_description.runtime_files import SIM_NODE_PARAMETERS
+from humanoid_description import SIM_NODE_PARAMETERS, RobotModel
 from humanoid_interfaces.msg import RobotState
 from humanoid_interfaces.srv import ApplyPush, ResetSimulation, StepSimulation
 from humanoid_sim import params_file as params_files

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from humanoid_core import node_parameters
 from humanoid_core.loop import InterfaceParameters
-from humanoid_core.parameter_files import node_parameters
 from humanoid_core.processes import NodeSpec, driver_node_spec
-from humanoid_description.runtime_files import SIM_NODE_PARAMETERS
+from humanoid_description import SIM_NODE_PARAMETERS
 
 NODE_NAME = "humanoid_sim"
 

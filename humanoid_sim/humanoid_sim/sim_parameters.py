@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass
 
 from humanoid_control.ros import driver_node
-from humanoid_core.parameter_fields import documented
+from humanoid_core import documented
 from humanoid_sim.servo_profiles import ServoParameters
 from humanoid_sim.transmission import TransmissionParameters
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from humanoid_core.parameter_fields import documented
+from humanoid_core import documented
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, LogInfo, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 
-from humanoid_bringup.launch_parameters import (
+from humanoid_bringup import (
     GRAPH_SWITCHES,
     full_install_tools,
     graph_switches,
@@ -21,8 +21,8 @@ from humanoid_bringup.launch_parameters import (
     number_or_none,
     tool_nodes,
 )
-from humanoid_description.runtime_files import SIM_NODE_PARAMETERS
-from humanoid_sim.graphs import sim_nodes
+from humanoid_description import SIM_NODE_PARAMETERS
+from humanoid_sim import sim_nodes
 
 ROBOTS = list(SIM_NODE_PARAMETERS.robots())  # robots with a simulation parameter file
 

@@ -3,11 +3,10 @@
 
 from __future__ import annotations
 
-from humanoid_bringup.cli import build_parser
-from humanoid_bringup.graphs import real_nodes
-from humanoid_bringup.launch_parameters import GRAPH_SWITCHES
-from humanoid_control.nodes import CONTAINER_MODULE, ENERGY_MONITOR, hosted_names
-from humanoid_sim.graphs import sim_nodes
+from humanoid_bringup import GRAPH_SWITCHES, build_parser, real_nodes
+from humanoid_control.nodes import CONTAINER_MODULE, ENERGY_MONITOR
+from humanoid_control.nodes.specs import hosted_names
+from humanoid_sim import sim_nodes
 
 
 def names(nodes) -> set[str]:

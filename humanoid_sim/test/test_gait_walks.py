@@ -8,7 +8,7 @@ import math
 import pytest
 
 from humanoid_core.quadruped_gaits import CPGParameters, GaitPlayer, IKGait, cpg_player, default_parameters
-from humanoid_sim.gait_evaluation import HeadlessSimulation
+from humanoid_sim import HeadlessSimulation
 
 ROBOT = "bioloid_quadruped"
 SECONDS = 4.0

@@ -12,13 +12,9 @@ import pytest
 import rclpy
 from rclpy.parameter import Parameter
 
-from humanoid_core.parameter_files import node_parameters
-from humanoid_description.model import load_model
-from humanoid_description.runtime_files import SIM_NODE_PARAMETERS
-from humanoid_sim import params_file
-from humanoid_sim.in_process import SimulatedRobot
-from humanoid_sim.sim_node import build_driver, declare_driver
-from humanoid_sim.sim_node_spec import NODE_NAME
+from humanoid_core import node_parameters
+from humanoid_description import SIM_NODE_PARAMETERS, load_model
+from humanoid_sim import NODE_NAME, SimulatedRobot, build_driver, declare_driver, params_file
 
 ROBOT = "hoap2"
 FILE = """\
@@ -124,7 +120,7 @@ def test_the_documented_hoap2_postures_fit_loads_and_is_the_reports_fit():
     for the HOAP-2 and holds the values its report (the fit's own output) says were fitted."""
     import json
 
-    from humanoid_description.robots import urdf_xml
+    from humanoid_description import urdf_xml
 
     data = Path(__file__).resolve().parents[2] / "docs" / "data"
     loaded = params_file.load(data / "hoap2_postures_fit.yaml", params_file.link_names(urdf_xml("hoap2")))

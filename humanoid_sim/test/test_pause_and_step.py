@@ -5,9 +5,8 @@ import threading
 
 import pytest
 
-from humanoid_description.model import load_model
-from humanoid_sim.pybullet_driver import PyBulletDriver, SimParameters
-from humanoid_sim.servo_profiles import ServoParameters
+from humanoid_description import load_model
+from humanoid_sim import PyBulletDriver, ServoParameters, SimParameters
 
 PERIOD = 0.01
 

@@ -5,13 +5,11 @@ ros2 launch; both carry the same URDF."""
 import pytest
 import rclpy
 
-from humanoid_bringup.graphs import real_nodes
-from humanoid_bringup.launch_parameters import launch_node, state_publisher_parameters
+from humanoid_bringup import launch_node, real_nodes, state_publisher_parameters
 from humanoid_control.ros import LoopThread, RobotInterface
 from humanoid_core.loop import IdealDriver, InterfaceParameters
-from humanoid_description.model import RobotModel
-from humanoid_description.runtime_files import HW_NODE_PARAMETERS, SIM_NODE_PARAMETERS
-from humanoid_sim.graphs import sim_nodes
+from humanoid_description import HW_NODE_PARAMETERS, SIM_NODE_PARAMETERS, RobotModel
+from humanoid_sim import sim_nodes
 
 
 @pytest.mark.parametrize(("graph", "robot"), [

@@ -15,15 +15,9 @@ import numpy as np
 import pybullet
 import pytest
 
-from humanoid_core.parameter_files import node_parameters
-from humanoid_description.model import load_model
-from humanoid_description.robots import ROBOTS
-from humanoid_description.runtime_files import SIM_NODE_PARAMETERS
-from humanoid_sim.pybullet_driver import PyBulletDriver
-from humanoid_sim.sensor_noise import SensorNoise
-from humanoid_sim.servo_profiles import ServoParameters
-from humanoid_sim.sim_node_spec import NODE_NAME
-from humanoid_sim.sim_parameters import NoiseParameters, SimParameters
+from humanoid_core import node_parameters
+from humanoid_description import ROBOTS, SIM_NODE_PARAMETERS, load_model
+from humanoid_sim import NODE_NAME, NoiseParameters, PyBulletDriver, SensorNoise, ServoParameters, SimParameters
 
 PERIOD = 0.005
 CYCLES = 300

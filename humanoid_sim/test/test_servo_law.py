@@ -12,14 +12,19 @@ import subprocess
 import numpy as np
 import pytest
 
+from humanoid_core import node_parameters
 from humanoid_core.loop import two_segment
-from humanoid_core.parameter_files import node_parameters
-from humanoid_description.runtime_files import SIM_NODE_PARAMETERS
-from humanoid_sim import pybullet_driver
-from humanoid_sim.in_process import SimulatedRobot
-from humanoid_sim.params_file import ParamsFileError, load
-from humanoid_sim.servo_profiles import BusReference, ServoParameters, stable_gains
-from humanoid_sim.sim_node_spec import NODE_NAME
+from humanoid_description import SIM_NODE_PARAMETERS
+from humanoid_sim import (
+    NODE_NAME,
+    BusReference,
+    ParamsFileError,
+    ServoParameters,
+    SimulatedRobot,
+    load,
+    pybullet_driver,
+    stable_gains,
+)
 
 ROBOT = "bioloid"
 JOINT = "r_shoulder_pitch"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from humanoid_sim.servo_profiles import ServoBank, ServoParameters
+from humanoid_sim import ServoBank, ServoParameters
 
 PHYSICS = 0.001  # s
 CONTROL = 0.005  # s, the HOAP-2's control period

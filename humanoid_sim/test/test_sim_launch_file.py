@@ -6,10 +6,9 @@ and every node of that graph is launchable as the command runs it."""
 
 import pytest
 
-from humanoid_bringup.launch_checks import check_driver_leaves_description, check_launch_file, check_launchable
-from humanoid_description.package_share import package_share_directory
-from humanoid_description.runtime_files import SIM_NODE_PARAMETERS
-from humanoid_sim.graphs import sim_nodes
+from humanoid_bringup import check_driver_leaves_description, check_launch_file, check_launchable
+from humanoid_description import SIM_NODE_PARAMETERS, package_share_directory
+from humanoid_sim import sim_nodes
 
 LAUNCH = package_share_directory("humanoid_sim") / "launch"
 OURS = {"humanoid_sim", "humanoid_hw", "humanoid_control"}

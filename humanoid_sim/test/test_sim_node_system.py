@@ -18,8 +18,7 @@ from sensor_msgs.msg import Imu, JointState
 from humanoid_control.ros import RobotClient, make_trajectory, poll_until, seconds
 from humanoid_core.loop import Law, Spline
 from humanoid_core.processes import Graph
-from humanoid_description import units
-from humanoid_description.model import load_model
+from humanoid_description import load_model, units
 from humanoid_sim.sim_node_spec import sim_node_spec
 
 ERR = {"INVALID_GOAL": -1, "INVALID_JOINTS": -2, "PREEMPTED": -6, "CANCELED": -7}

@@ -8,10 +8,8 @@ import rclpy
 from rclpy.node import Node
 
 from humanoid_control.ros import DriverNode
-from humanoid_description.runtime_files import SIM_NODE_PARAMETERS
-from humanoid_sim import sim_node
-from humanoid_sim.sim_node_spec import NODE_NAME
-from humanoid_sim.sim_parameters import parameter_names
+from humanoid_description import SIM_NODE_PARAMETERS
+from humanoid_sim import NODE_NAME, parameter_names, sim_node
 
 
 def declared(node: Node) -> set[str]:

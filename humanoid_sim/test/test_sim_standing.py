@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from humanoid_control.ros import poll_until
-from humanoid_description.model import load_model
+from humanoid_description import load_model
 from humanoid_sim.sim_node_spec import sim_node_spec
 
 pytestmark = pytest.mark.system

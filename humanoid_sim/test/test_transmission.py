@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from humanoid_sim.transmission import TransmissionParameters, Transmissions
+from humanoid_sim import TransmissionParameters, Transmissions
 
 JOINTS = ("hip", "knee", "ankle")
 DT = 0.005

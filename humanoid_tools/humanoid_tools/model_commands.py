@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from humanoid_core.command_line import UsageError, integer_in, new_file, robot_name
+from humanoid_core import UsageError, integer_in, new_file, robot_name
 
 
 def add_generate_srdf_arguments(parser: argparse.ArgumentParser) -> None:
@@ -22,8 +22,8 @@ def add_generate_srdf_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_generate_srdf(args: argparse.Namespace) -> int:
-    from humanoid_description.robots import robot_files
-    from humanoid_description.srdf_generator import main as generate
+    from humanoid_description import main as generate
+    from humanoid_description import robot_files
 
     output = args.output
     if output is None:  # the robot's own SRDF: checked before the sampling, as --output is
@@ -37,7 +37,7 @@ def run_generate_srdf(args: argparse.Namespace) -> int:
 
 def _robot_with_balanced_poses(text: str) -> str:
     """A robot whose folder holds the thesis' balanced poses (``balanced_poses.yaml``)."""
-    from humanoid_description.robots import robot_directory
+    from humanoid_description import robot_directory
 
     robot = robot_name(text)
     if not (robot_directory(robot) / "balanced_poses.yaml").is_file():
@@ -53,7 +53,7 @@ def add_identify_masses_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_identify_masses(args: argparse.Namespace) -> int:
-    from humanoid_robot_bioloid.thesis import main as identify
+    from humanoid_robot_bioloid.thesis.mass_identification import main as identify
 
     return identify(["--robot", args.robot] + (["--write"] if args.write else []))
 

@@ -24,7 +24,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from humanoid_core.command_line import UsageError, non_negative_number, positive_number, robot_name
+from humanoid_core import UsageError, non_negative_number, positive_number, robot_name
 
 # rclpy and the clients are imported where they are used: the `humanoid` command builds its
 # parser from this module and must start fast.
@@ -98,7 +98,7 @@ def checked_gait(robot: str, gait: str, frequency: float, duration: float) -> st
     checks it; UsageError otherwise."""
     from humanoid_core.loop import VELOCITY_MARGIN
     from humanoid_core.quadruped_gaits import GaitControllerParameters, GaitError, gaited_robot, load_gait
-    from humanoid_description.model import load_model
+    from humanoid_description import load_model
 
     if not gaited_robot(robot):
         raise UsageError(f"robot {robot} has no gaits (robot.yaml gaits.phases): play-gait is for the quadruped")

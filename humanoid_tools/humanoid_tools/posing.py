@@ -41,8 +41,8 @@ from typing import TYPE_CHECKING, TextIO
 
 import numpy as np
 
-from humanoid_core.command_line import positive_number
-from humanoid_description.robots import ROBOTS
+from humanoid_core import positive_number
+from humanoid_description import ROBOTS
 
 if TYPE_CHECKING:
     from humanoid_control.ros import RobotClient
@@ -89,7 +89,7 @@ class PosingSession:
     @property
     def motion_formats(self) -> Mapping[str, str]:
         """The robot's own motion file formats by suffix (its robot.yaml)."""
-        from humanoid_description.config import load_config
+        from humanoid_description import load_config
 
         return load_config(self.robot).motion_formats
 
@@ -259,7 +259,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from humanoid_control.ros import RobotClient, RobotClientError
     from humanoid_core.motion import JointBounds
-    from humanoid_description.config import load_config
+    from humanoid_description import load_config
 
     interactive = sys.stdin.isatty()
     with RobotClient("humanoid_pose") as client:

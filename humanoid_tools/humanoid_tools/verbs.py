@@ -1,7 +1,7 @@
 """The ``humanoid`` verbs of the workstation tools and of model authoring (entry point group
 ``humanoid.verbs``). Only descriptors: nothing is imported until a verb is chosen."""
 
-from humanoid_core.command_line import Section, Verb
+from humanoid_core import Section, Verb
 
 VERBS = (
     Verb("record", "humanoid_tools.recording.command", "record topics of the running robot into a rosbag2 bag "

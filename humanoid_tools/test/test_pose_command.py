@@ -11,12 +11,12 @@ import subprocess
 import numpy as np
 import pytest
 
-from humanoid_bringup.graphs import ROBOT_AND_PLAYER_ONLY
+from humanoid_bringup import ROBOT_AND_PLAYER_ONLY
 from humanoid_control.ros import seconds
 from humanoid_core.motion import load_motion, plan_playback, read_keyframes
-from humanoid_robot_bioloid.poses import read_thesis_poses
-from humanoid_robot_hoap2.csv_motion import read_hoap2_csv
-from humanoid_sim.graphs import sim_nodes
+from humanoid_robot_bioloid import read_thesis_poses
+from humanoid_robot_hoap2 import read_hoap2_csv
+from humanoid_sim import sim_nodes
 
 pytestmark = pytest.mark.system
 

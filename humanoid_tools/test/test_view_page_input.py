@@ -10,7 +10,7 @@ from websockets.datastructures import Headers
 from websockets.http11 import Request
 
 from humanoid_core.loop import CommandRejectedError
-from humanoid_description.robots import urdf_xml
+from humanoid_description import urdf_xml
 from humanoid_tools.view import JointTargets, KeyframeFolder, PageAccess, RefusalLog
 
 TOKEN = "t0k3n"

@@ -26,7 +26,6 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
         "fall_manager_node_spec",
         "gait_controller_node_spec",
         "host_in",
-        "hosted_names",
         "self_collision_checker_node_spec",
         "trajectory_generator_node_spec",
         "walk_controller_node_spec",

@@ -62,12 +62,12 @@ from humanoid_control.ros import (
     JointReadings,
     MalformedJointStateError,
     NodeHost,
-    balance_markers,
     declare_control_node,
     run_node,
     seconds,
     topics,
 )
+from humanoid_control.ros.balance_markers import balance_markers
 from humanoid_core.balance import (
     AlarmChange,
     BalanceEstimate,
@@ -86,7 +86,7 @@ from humanoid_core.balance import (
 )
 from humanoid_core.balance.parameters import NODE_NAME
 from humanoid_core.loop import Decimator, Level
-from humanoid_description.model import RobotModel
+from humanoid_description import RobotModel
 from humanoid_interfaces.msg import BalanceState, FallState
 
 #: Processing times kept for the latency figures of diagnostics.

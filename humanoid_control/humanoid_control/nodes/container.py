@@ -48,9 +48,9 @@ from rclpy.parameter import Parameter
 from rclpy.signals import SignalHandlerOptions
 
 from humanoid_control.ros import STOP_TIMEOUT, Shared, report_restart, spin_while, stop_offloads
+from humanoid_core import NODES, Registration, registered
 from humanoid_core.processes import RESTART_VARIABLE, hang_up_like_terminate, stop_on_signals
-from humanoid_core.registrations import NODES, Registration, registered
-from humanoid_description.robots import UnknownRobotError
+from humanoid_description import UnknownRobotError
 
 #: The container's node name when none is given.
 NODE_NAME = "control_container"

@@ -36,7 +36,7 @@ from sensor_msgs.msg import JointState
 
 from humanoid_control.ros import NodeHost, declare_control_node, run_node, seconds, topics
 from humanoid_core.energy import NODE_NAME, CurrentModel, EnergyIntegral, EnergyParameters
-from humanoid_description.model import RobotModel
+from humanoid_description import RobotModel
 from humanoid_interfaces.msg import EnergyState
 
 #: joint_states messages queued while one is handled.

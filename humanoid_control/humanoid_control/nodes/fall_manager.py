@@ -85,7 +85,7 @@ from humanoid_core.balance import (
 from humanoid_core.balance.fall_manager import NODE_NAME
 from humanoid_core.loop import Decimator
 from humanoid_core.motion import list_motions
-from humanoid_description.model import RobotModel
+from humanoid_description import RobotModel
 from humanoid_interfaces.action import PlayMotion
 from humanoid_interfaces.msg import FallManagerState, FallState
 

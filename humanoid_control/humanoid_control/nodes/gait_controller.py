@@ -74,7 +74,7 @@ from humanoid_core.quadruped_gaits import (
     gaited_robot,
     load_gait,
 )
-from humanoid_description.model import RobotModel
+from humanoid_description import RobotModel
 from humanoid_interfaces.action import PlayGait
 
 #: Wall seconds without joint_states after which the robot counts as gone: the gait under

@@ -64,11 +64,10 @@ from humanoid_control.ros import (
     to_time,
     topics,
 )
+from humanoid_core import documented
 from humanoid_core.guards import check_trajectory
 from humanoid_core.loop import CommandRejectedError, CommandValidator, PointData
-from humanoid_core.parameter_fields import documented
-from humanoid_description.collision import CollisionModel, CollisionReport, CollisionTracker, PairDistance
-from humanoid_description.model import RobotModel
+from humanoid_description import CollisionModel, CollisionReport, CollisionTracker, PairDistance, RobotModel
 from humanoid_interfaces.msg import LinkPair, SelfCollisionState
 from humanoid_interfaces.srv import CheckSelfCollision, CheckTrajectorySelfCollision
 

@@ -80,7 +80,7 @@ from humanoid_core.biped_walking import (
     walk_sensors,
     walking_robot,
 )
-from humanoid_description.model import RobotModel
+from humanoid_description import RobotModel
 from humanoid_interfaces.action import Walk
 
 #: Wall seconds without joint_states after which the robot counts as gone: a walk under

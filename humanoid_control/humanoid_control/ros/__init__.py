@@ -14,7 +14,7 @@ import lazy_loader
 # The room's public face: what other rooms use, imported on first use (lazy_loader).
 __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
     "action_result": ["ASK_AGAIN_AFTER", "ResultWaiter", "SERVER_ANSWER_WAIT", "wait_until_answering"],
-    "balance_markers": ["CLOSE", "OUTSIDE", "SAFE", "balance_markers", "margin_colour"],
+    "balance_markers": ["CLOSE", "OUTSIDE", "SAFE", "margin_colour"],
     "driver_node": ["DriverNode"],
     "fall_watch": ["FALL_STATE_QOS", "FallWatch"],
     "joint_readings": ["JointReadings", "MalformedJointStateError"],

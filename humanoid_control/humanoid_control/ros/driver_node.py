@@ -31,14 +31,12 @@ from humanoid_control.ros.node_main import spin_while
 from humanoid_control.ros.offload import stop_offloads
 from humanoid_control.ros.parameters import dataclass_parameter_names, declare, declare_dataclass, declare_robot
 from humanoid_control.ros.robot_interface import RobotInterface
+from humanoid_core import node_parameters
 from humanoid_core.guards import PARAMETER_PREFIX as GUARD_PARAMETER_PREFIX
 from humanoid_core.guards import SelfCollisionGuardParameters
 from humanoid_core.loop import Finished, InterfaceParameters, RemoteError
-from humanoid_core.parameter_files import node_parameters
 from humanoid_core.processes import hang_up_like_terminate
-from humanoid_description.model import RobotModel
-from humanoid_description.robots import DEFAULT_ROBOT, UnknownRobotError
-from humanoid_description.runtime_files import RuntimeFile
+from humanoid_description import DEFAULT_ROBOT, RobotModel, RuntimeFile, UnknownRobotError
 
 #: s: longest the spinning thread waits for work before it checks again whether to stop.
 SPIN_BACKSTOP = 1.0

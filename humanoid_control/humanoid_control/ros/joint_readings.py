@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from humanoid_description.model import JointTable
+from humanoid_description import JointTable
 
 
 class MalformedJointStateError(ValueError):

@@ -178,7 +178,7 @@ def _loop_process_main(spec: LoopSpec, connection: Connection, front: int) -> No
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.node import Node
 
-    from humanoid_description.model import RobotModel
+    from humanoid_description import RobotModel
 
     rclpy.init(args=[], signal_handler_options=rclpy.signals.SignalHandlerOptions.NO)
     node = Node(f"{spec.node_name}_loop", start_parameter_services=False)

@@ -35,7 +35,7 @@ from humanoid_control.ros.node_host import NodeHost, OwnProcess
 from humanoid_control.ros.offload import stop_offloads
 from humanoid_control.ros.restart_report import report_restart
 from humanoid_core.processes import hang_up_like_terminate, stop_on_signals
-from humanoid_description.robots import UnknownRobotError
+from humanoid_description import UnknownRobotError
 
 #: s: longest a stopping node waits for its running callbacks before it is destroyed
 STOP_TIMEOUT = 2.0

@@ -13,8 +13,8 @@ from typing import Any, TypeVar
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
 
-from humanoid_core.parameter_files import control_node_defaults
-from humanoid_description.robots import DEFAULT_ROBOT, ROBOTS, UnknownRobotError
+from humanoid_core import control_node_defaults
+from humanoid_description import DEFAULT_ROBOT, ROBOTS, UnknownRobotError
 
 T = TypeVar("T")
 

@@ -63,7 +63,7 @@ from humanoid_core.loop import (
     known_positions,
     trajectory_tolerances,
 )
-from humanoid_description.model import RobotModel
+from humanoid_description import RobotModel
 from humanoid_interfaces.action import FollowJointTrajectory
 from humanoid_interfaces.msg import FallManagerState, JointTolerance, LockstepReady
 

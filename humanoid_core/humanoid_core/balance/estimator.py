@@ -63,9 +63,9 @@ from humanoid_core.balance.com_filter import CoMFilter, cart_table_zmp
 from humanoid_core.balance.foot_pressure import FootWrench, centre_of_pressure
 from humanoid_core.balance.parameters import BalanceParameters
 from humanoid_core.balance.readings import RecentReadings
-from humanoid_description.model import RobotModel
-from humanoid_description.support import (
+from humanoid_description import (
     ConvexPolygon,
+    RobotModel,
     convex_hull,
     levelling_rotation,
     resting_points,

@@ -13,7 +13,7 @@ from typing import Any
 
 from humanoid_core.parameter_fields import documented
 from humanoid_core.parameter_files import control_node_parameters
-from humanoid_description.support import LEVEL_ANGLE_DEG, LEVEL_HEIGHT
+from humanoid_description import LEVEL_ANGLE_DEG, LEVEL_HEIGHT
 
 NODE_NAME = "balance_monitor"
 

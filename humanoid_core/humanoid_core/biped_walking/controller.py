@@ -38,8 +38,7 @@ from humanoid_core.biped_walking.preview_control import preview_gains
 from humanoid_core.biped_walking.stabilizer import Sensors, Stabilizer
 from humanoid_core.biped_walking.swing import rest_to_rest
 from humanoid_core.loop import VELOCITY_MARGIN, Setpoint
-from humanoid_description.inverse_kinematics import StanceSolver
-from humanoid_description.model import RobotModel
+from humanoid_description import RobotModel, StanceSolver
 
 #: At most this many pattern periods are computed for one update: readings that stop for a
 #: while (a busy machine) make the walk lag behind the robot's clock by the rest, reported,

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from humanoid_description.support import rectangle_corners, signed_margin
+from humanoid_description import rectangle_corners, signed_margin
 
 SIDES = ("right", "left")
 

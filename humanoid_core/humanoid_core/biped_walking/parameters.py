@@ -18,7 +18,7 @@ from humanoid_core.biped_walking.pattern import Timing
 from humanoid_core.biped_walking.swing import SwingProfile
 from humanoid_core.parameter_fields import documented
 from humanoid_core.parameter_files import control_node_defaults
-from humanoid_description.config import Foot
+from humanoid_description import Foot
 
 NODE_NAME = "walk_controller"
 

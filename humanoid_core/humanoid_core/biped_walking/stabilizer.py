@@ -31,7 +31,7 @@ import pinocchio as pin
 
 from humanoid_core.balance import FootWrench, centre_of_pressure
 from humanoid_core.biped_walking.parameters import WalkParameters
-from humanoid_description.model import RobotModel
+from humanoid_description import RobotModel
 
 #: Hz: cut-off of the first-order low-pass on the measured ZMP.
 FILTER_CUTOFF = 10.0

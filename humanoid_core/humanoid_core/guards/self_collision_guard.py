@@ -49,8 +49,7 @@ from humanoid_core.loop import (
     Veto,
 )
 from humanoid_core.parameter_fields import documented
-from humanoid_description.collision import CollisionModel, CollisionTracker
-from humanoid_description.model import RobotModel
+from humanoid_description import CollisionModel, CollisionTracker, RobotModel
 
 #: The guard's ROS parameters are the robot interface's, with this prefix.
 PARAMETER_PREFIX = "self_collision_"

@@ -30,7 +30,7 @@ from humanoid_core.loop import (
     ValidatedTrajectory,
     run_spline,
 )
-from humanoid_description.collision import CollisionTracker, PairDistance
+from humanoid_description import CollisionTracker, PairDistance
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,7 @@ from humanoid_core.loop.validation import (
     ValidatedSetpoint,
     ValidatedTrajectory,
 )
-from humanoid_description.model import JointTable
+from humanoid_description import JointTable
 
 CycleHook = Callable[[JointState], None]
 

@@ -15,7 +15,7 @@ from collections import deque
 import numpy as np
 
 from humanoid_core.loop.driver import DriverError, JointCommand, JointState, RobotDriver
-from humanoid_description.model import JointTable
+from humanoid_description import JointTable
 
 
 class IdealDriver(RobotDriver):

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from humanoid_description.model import JointTable
+from humanoid_description import JointTable
 
 
 class ErrorCode(enum.IntEnum):

@@ -40,9 +40,7 @@ from humanoid_core.loop import Law
 from humanoid_core.motion.limits import JointBounds
 from humanoid_core.motion.model import Motion, MotionError
 from humanoid_core.motion.yaml_nodes import YamlNode, compose_file, format_number, require_keys
-from humanoid_description.config import load_config
-from humanoid_description.robots import ROBOTS
-from humanoid_description.units import AX12_SPEED
+from humanoid_description import AX12_SPEED, ROBOTS, load_config
 
 FORMAT = "bioloid_pages"
 MAX_STEPS_PER_PAGE = 7

@@ -18,7 +18,7 @@ from pathlib import Path
 import yaml
 
 from humanoid_core.loop import Law
-from humanoid_description.package_share import package_share_directory
+from humanoid_description import package_share_directory
 
 PACKAGE = "humanoid_core"
 SETTINGS_FILE = "config/motion.yaml"

@@ -30,7 +30,7 @@ from humanoid_core.motion.keyframes import read_keyframes
 from humanoid_core.motion.model import Motion
 from humanoid_core.motion.pose_saving import append_keyframe
 from humanoid_core.registrations import MOTION_FORMATS, registered
-from humanoid_description.config import load_config
+from humanoid_description import load_config
 
 #: Suffixes of YAML motion files: their ``format:`` key names the format (default: keyframes).
 YAML_SUFFIXES = (".yaml", ".yml")

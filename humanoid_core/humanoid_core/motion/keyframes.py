@@ -35,8 +35,7 @@ from humanoid_core.loop import Law
 from humanoid_core.motion.limits import JointBounds
 from humanoid_core.motion.model import SUPPORTS, Motion
 from humanoid_core.motion.yaml_nodes import YamlNode, compose_file, format_number, require_keys
-from humanoid_description.data_file import write_text_atomically
-from humanoid_description.robots import ROBOTS
+from humanoid_description import ROBOTS, write_text_atomically
 
 FORMAT = "keyframes"
 UNITS = {"deg": math.pi / 180.0, "rad": 1.0}

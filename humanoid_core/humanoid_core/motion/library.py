@@ -29,9 +29,7 @@ from humanoid_core.motion.formats import (
 from humanoid_core.motion.keyframes import FORMAT as KEYFRAMES_FORMAT
 from humanoid_core.motion.model import Motion, MotionError
 from humanoid_core.motion.yaml_nodes import compose_file
-from humanoid_description.config import load_config
-from humanoid_description.robots import ROBOTS
-from humanoid_description.runtime_files import MOTION_LIBRARY
+from humanoid_description import MOTION_LIBRARY, ROBOTS, load_config
 
 
 def library_directories(robot: str) -> list[Path]:

@@ -14,8 +14,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from humanoid_description.config import load_config
-from humanoid_description.model import load_model
+from humanoid_description import load_config, load_model
 
 #: Tolerance (rad) on position limits, for values rounded by a file format.
 POSITION_TOLERANCE = 1e-9

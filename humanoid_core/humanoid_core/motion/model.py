@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from humanoid_core.loop import Law, Spline
-from humanoid_description.data_file import DataFileError
+from humanoid_description import DataFileError
 
 #: Which feet carry the robot at a keyframe (used by balance checks).
 SUPPORTS: tuple[str, ...] = ("both", "right", "left")

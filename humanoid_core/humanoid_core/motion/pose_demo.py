@@ -18,8 +18,7 @@ from humanoid_core.loop import Law
 from humanoid_core.motion.data import load_settings
 from humanoid_core.motion.limits import JointBounds
 from humanoid_core.motion.model import JointPose, Motion, MotionError
-from humanoid_description.inverse_kinematics import InverseKinematicsError, shift_weight
-from humanoid_description.model import RobotModel, load_model
+from humanoid_description import InverseKinematicsError, RobotModel, load_model, shift_weight
 
 
 def pose_demo_motion(robot: str, name: str, poses: Sequence[JointPose], source: str = "<memory>",

@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from humanoid_core.motion.model import MotionError
-from humanoid_description.data_file import DataFileError, read_text
+from humanoid_description import DataFileError, read_text
 
 _constructor = yaml.SafeLoader("")
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from humanoid_core.quadruped_gaits.patterns import GaitError, robot_legs
-from humanoid_description.model import RobotModel
+from humanoid_description import RobotModel
 
 #: The report's coupling range: weights beyond it are refused.
 COUPLING_LIMIT = 0.7

@@ -29,7 +29,7 @@ import yaml
 from humanoid_core.motion import MotionError, YamlNode, compose_file, require_keys
 from humanoid_core.quadruped_gaits.cpg import NORMALISATIONS, OscillatorNetwork
 from humanoid_core.quadruped_gaits.patterns import GaitError
-from humanoid_description.model import RobotModel
+from humanoid_description import RobotModel
 
 #: The four free parameters of an independent oscillator set.
 SET_PARAMETERS = ("offset", "amplitude", "a", "b")
@@ -157,7 +157,7 @@ class CPGConfiguration:
 
 
 def cpg_path(robot: str) -> Path:
-    from humanoid_description.runtime_files import CPG_CONFIGURATION
+    from humanoid_description import CPG_CONFIGURATION
 
     return CPG_CONFIGURATION.path(robot)
 

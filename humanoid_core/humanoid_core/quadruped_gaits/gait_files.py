@@ -41,7 +41,7 @@ from humanoid_core.quadruped_gaits.cpg import CPGGait, CPGParameters
 from humanoid_core.quadruped_gaits.cpg_models import NetworkGait, load_cpg
 from humanoid_core.quadruped_gaits.patterns import GaitError, IKGait, default_parameters, gait_phases, robot_legs
 from humanoid_core.quadruped_gaits.player import GaitPlayer
-from humanoid_description.model import RobotModel
+from humanoid_description import RobotModel
 
 #: The file a gait search keeps its state and best gait in (humanoid_experiments.gait_search).
 SEARCH_FILE = "search.json"

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from humanoid_description.model import RobotModel
+from humanoid_description import RobotModel
 
 
 @dataclass(frozen=True)

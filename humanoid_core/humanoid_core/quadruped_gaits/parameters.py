@@ -14,7 +14,7 @@ from typing import Any
 from humanoid_core.parameter_fields import documented
 from humanoid_core.parameter_files import control_node_defaults
 from humanoid_core.quadruped_gaits.player import RunTiming
-from humanoid_description.config import load_config
+from humanoid_description import load_config
 
 NODE_NAME = "gait_controller"
 

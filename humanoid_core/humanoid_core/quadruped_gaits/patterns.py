@@ -26,7 +26,7 @@ import numpy as np
 
 from humanoid_core.quadruped_gaits.foot_path import EllipticPath
 from humanoid_core.quadruped_gaits.leg_ik import LegGeometry, LegJoints, foot_point, solve
-from humanoid_description.model import RobotModel
+from humanoid_description import RobotModel
 
 #: Frequencies the reference's gaits ran at (Hz).
 FREQUENCY_RANGE = (0.5, 2.0)

@@ -8,5 +8,5 @@ import lazy_loader
 __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
     "lockstep": ["cpu_bound"],
     "physics": ["parse_values"],
-    "record": ["messages"],
+    "record": [],
 })

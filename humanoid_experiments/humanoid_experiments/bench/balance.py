@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from humanoid_control.ros import topics
-from humanoid_description.robots import ROBOTS
+from humanoid_description import ROBOTS
 from humanoid_experiments.bench.cpu_time import process_cpu_seconds
 
 # rclpy, Pinocchio and the monitor are imported where they are used: the `humanoid`
@@ -53,7 +53,7 @@ def motion(robot: str, count: int, stepping: bool = False) -> np.ndarray:
     """``count`` configurations (canonical order) of a smooth motion sampled at 1 kHz: every
     joint of the upper body (arms, waist, head) sways around the home pose at its own
     frequency, within its limits; the legs too when ``stepping``, else they hold still."""
-    from humanoid_description.model import load_model
+    from humanoid_description import load_model
 
     model = load_model(robot)
     home = model.home_positions()
@@ -83,7 +83,7 @@ def _moves_a_foot(model, joint: str) -> bool:
 def estimator_rate(robot: str, configurations: np.ndarray, rounds: int) -> float:
     """Best-round updates per CPU second of a fresh estimator over ``configurations``."""
     from humanoid_core.balance import BalanceEstimator, BalanceParameters
-    from humanoid_description.model import RobotModel
+    from humanoid_description import RobotModel
 
     model = RobotModel(robot)
     params = BalanceParameters.for_robot(robot)
@@ -112,7 +112,7 @@ def node_answers(robot: str, configurations: np.ndarray, rate: float, seconds: f
     from humanoid_control.ros import seconds as to_seconds
     from humanoid_control.ros import to_time
     from humanoid_core.processes import Graph
-    from humanoid_description.model import load_model
+    from humanoid_description import load_model
     from humanoid_interfaces.msg import BalanceState
 
     names = list(load_model(robot).joints.names)

@@ -43,7 +43,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 
-from humanoid_core.command_line import integer_in, non_negative_number
+from humanoid_core import integer_in, non_negative_number
 from humanoid_hw.emulator import dynamixel_robot
 
 BITS_PER_BYTE = 10
@@ -113,12 +113,9 @@ def run_benchmark(robot: str = "bioloid", protocol: int = 1, baud: int = 1_000_0
     """Start the timing-accurate emulator; ``rounds`` times, run the driver then the bare SDK
     loop ``warmup + cycles`` times each; measure."""
     from humanoid_core.loop import JointCommand
-    from humanoid_description.model import load_model
-    from humanoid_hw.bus import Traffic
-    from humanoid_hw.control_tables import stand_in_joint_map
-    from humanoid_hw.driver import DynamixelDriver
+    from humanoid_description import load_model
+    from humanoid_hw import DynamixelDriver, Traffic, load_hardware_config, stand_in_joint_map
     from humanoid_hw.emulator import emulator_process
-    from humanoid_hw.hardware_config import load_hardware_config
 
     model = load_model(robot)
     if model.config.joint_map is None:

@@ -30,7 +30,7 @@ import time
 
 import numpy as np
 
-from humanoid_core.command_line import integer_in, positive_number
+from humanoid_core import integer_in, positive_number
 from humanoid_core.quadruped_gaits import STRUCTURES
 
 #: The report's search: particles, iterations, simulated seconds per evaluation.

@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from humanoid_core.command_line import UsageError, positive_number, robot_name
+from humanoid_core import UsageError, positive_number, robot_name
 from humanoid_experiments.bench.cpu_time import own_cpu_seconds, process_tree
 
 #: s after the robot interface is up before the window opens: the control nodes finish

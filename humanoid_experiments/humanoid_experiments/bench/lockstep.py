@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from humanoid_control.ros import topics
-from humanoid_core.command_line import positive_number
+from humanoid_core import positive_number
 
 # rclpy, PyBullet and the graph are imported where they are used: the `humanoid` command
 # builds its parser from this module and must start fast.
@@ -66,13 +66,13 @@ def graph_walk(robot: str, distance: float, physics: str | None, lockstep: bool,
                folder: Path) -> dict[str, Any]:
     """The walk through the full graph (recorder included), with the CPU time of each node and,
     in lockstep, the simulation's waits."""
-    from humanoid_bringup.serving import with_recorder
+    from humanoid_bringup import with_recorder
     from humanoid_control.ros import RobotClient
     from humanoid_core.processes import Graph
     from humanoid_experiments.bench.cpu_time import own_cpu_seconds, process_tree
     from humanoid_experiments.bench.graph import named_processes
     from humanoid_experiments.walk import walk
-    from humanoid_sim.graphs import sim_nodes
+    from humanoid_sim import sim_nodes
 
     nodes = sim_nodes(robot, real_time_factor=None if lockstep else real_time_factor, physics_profile=physics,
                       lockstep=lockstep, participants=(CLIENT,) if lockstep else ())
@@ -137,8 +137,8 @@ def raw_run(robot: str, physics: str | None):
 
     settings = None
     if physics is not None:
-        from humanoid_description.model import load_model
-        from humanoid_sim.headless import simulation_settings
+        from humanoid_description import load_model
+        from humanoid_sim import simulation_settings
 
         settings = simulation_settings(load_model(robot), physics).sim
     return raw_real_time_factor(robot, RAW_SECONDS, settings)

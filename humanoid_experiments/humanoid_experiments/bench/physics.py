@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from humanoid_core.command_line import integer_in, positive_number
+from humanoid_core import integer_in, positive_number
 
 # PyBullet, Pinocchio and the simulation are imported where they are used: the `humanoid`
 # command builds its parser from this module and must start fast.
@@ -47,7 +47,7 @@ WALK_DISTANCE = 1.0
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from humanoid_description.robots import ROBOTS
+    from humanoid_description import ROBOTS
 
     parser.add_argument("--robot", default="hoap2", choices=ROBOTS)
     parser.add_argument("--physics", default="fast", metavar="PROFILE",
@@ -70,7 +70,7 @@ def parse_values(items: list[str]) -> dict[str, Any]:
     import yaml
 
     from humanoid_experiments.postures import parse_overrides
-    from humanoid_sim.physics_profiles import allowed_parameters
+    from humanoid_sim import allowed_parameters
 
     return {name: yaml.safe_load(value) for name, value in parse_overrides(items, sorted(allowed_parameters())).items()}
 
@@ -89,7 +89,7 @@ def stepping_runs(robot: str, seconds: float, rounds: int, profiles: dict[str, A
 def walk(robot: str, profile: str, overrides: dict[str, Any]) -> dict[str, Any]:
     """The 1 m walk in-process, with the driver's stepping time."""
     from humanoid_experiments.walk_in_process import SETTLE_TIME, InProcessWalker
-    from humanoid_sim.in_process import SimulatedRobot
+    from humanoid_sim import SimulatedRobot
 
     with SimulatedRobot(robot, profile, overrides) as simulated:
         walker = InProcessWalker(simulated)
@@ -135,11 +135,10 @@ def compare(reference: dict[str, Any], fast: dict[str, Any]) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from humanoid_core.command_line import UsageError
-    from humanoid_description.model import load_model
+    from humanoid_core import UsageError
+    from humanoid_description import load_model
     from humanoid_experiments.postures import parse_tests
-    from humanoid_sim import physics_profiles
-    from humanoid_sim.headless import simulation_settings
+    from humanoid_sim import physics_profiles, simulation_settings
 
     try:
         physics_profiles.check_name(args.robot, args.physics)
@@ -204,7 +203,7 @@ def run(args: argparse.Namespace) -> int:
 
 def profile_settings(settings) -> dict[str, Any]:
     """The values in force of what a profile may change."""
-    from humanoid_sim.physics_profiles import values_in_force
+    from humanoid_sim import values_in_force
 
     return values_in_force(settings.sim, settings.servo)
 

@@ -28,7 +28,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from humanoid_description.robots import ROBOTS
+from humanoid_description import ROBOTS
 from humanoid_experiments.bench.cpu_time import process_cpu_seconds
 
 TOPIC = "/bench/joint_states"
@@ -63,7 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def messages(robot: str, count: int) -> list:
     from sensor_msgs.msg import JointState
 
-    from humanoid_description.config import load_config
+    from humanoid_description import load_config
 
     joints = list(load_config(robot).joints)
     result = []

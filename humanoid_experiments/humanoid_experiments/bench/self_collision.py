@@ -43,7 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from humanoid_description.robots import ROBOTS
+from humanoid_description import ROBOTS
 
 # Pinocchio and the models are imported where they are used: the `humanoid` command builds
 # its parser from this module and must start fast.
@@ -56,7 +56,7 @@ def library_stream(robot: str) -> np.ndarray:
     """Every library motion of ``robot`` as the robot plays it, every ``PERIOD`` s."""
     from humanoid_core.loop import Law, Spline
     from humanoid_core.motion import list_motions, load_motion, plan_playback
-    from humanoid_description.model import load_model
+    from humanoid_description import load_model
 
     model = load_model(robot)
     home = model.home_positions()
@@ -74,7 +74,7 @@ def library_stream(robot: str) -> np.ndarray:
 
 def random_walk(robot: str, seconds: float, seed: int, speed: float = 2.0) -> np.ndarray:
     """Every joint swinging between random targets within its limits at up to ``speed`` rad/s."""
-    from humanoid_description.model import load_model
+    from humanoid_description import load_model
 
     model = load_model(robot)
     rng = np.random.default_rng(seed)
@@ -102,8 +102,7 @@ def control_stream(robot: str, seconds: float, walk_seconds: float, seed: int) -
 
 def brute_force_within(robot: str, configurations: np.ndarray, threshold: float) -> np.ndarray:
     """Per configuration: does any pair of links not joined by a joint come within ``threshold``?"""
-    from humanoid_description.collision import CollisionModel
-    from humanoid_description.model import RobotModel
+    from humanoid_description import CollisionModel, RobotModel
 
     reference = CollisionModel(RobotModel(robot), use_srdf=False)
     return np.array([reference.pair_distances(q).min() <= threshold for q in configurations])
@@ -112,8 +111,7 @@ def brute_force_within(robot: str, configurations: np.ndarray, threshold: float)
 def method_answers(robot: str, configurations: np.ndarray, safety: float) -> tuple[np.ndarray, float]:
     """The method's answer per configuration (a pair within the safety distance?), and the
     exact pair distances it computed per check."""
-    from humanoid_description.collision import CollisionModel, CollisionTracker
-    from humanoid_description.model import RobotModel
+    from humanoid_description import CollisionModel, CollisionTracker, RobotModel
 
     tracker = CollisionTracker(CollisionModel(RobotModel(robot)), safety)
     found = np.array([tracker.first_violation(q) is not None for q in configurations])
@@ -134,8 +132,7 @@ def timings(robot: str, configurations: np.ndarray, safety: float, rounds: int) 
     """Each method's best round (least CPU time; the rounds alternate between the methods)."""
     import pinocchio as pin
 
-    from humanoid_description.collision import CollisionModel, CollisionTracker
-    from humanoid_description.model import RobotModel
+    from humanoid_description import CollisionModel, CollisionTracker, RobotModel
 
     robot_model = RobotModel(robot)
     bare = CollisionModel(robot_model)
@@ -199,8 +196,7 @@ def run(args: argparse.Namespace) -> int:
         print("humanoid bench self-collision: error: --configurations >= 100, --rounds >= 1, --walk-seconds > 0, "
               "--stream-seconds >= 1", file=sys.stderr)
         return 2
-    from humanoid_description.collision import CollisionModel
-    from humanoid_description.model import RobotModel
+    from humanoid_description import CollisionModel, RobotModel
 
     robot = args.robot
     safety = RobotModel(robot).config.safety_distance

@@ -25,7 +25,7 @@ import sys
 import time
 from typing import Any
 
-from humanoid_core.command_line import UsageError
+from humanoid_core import UsageError
 
 #: The laws compared, each with the physics profile it runs under.
 LAWS = {"position_motor": "reference", "pd_torque": "pd_torque"}
@@ -37,7 +37,7 @@ SETTLE = 0.5
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from humanoid_description.robots import ROBOTS
+    from humanoid_description import ROBOTS
 
     parser.add_argument("--robot", default="bioloid", choices=ROBOTS)
     parser.add_argument("--motions", default="squat,wave", metavar="LIST",
@@ -83,7 +83,7 @@ def tracking(robot: str, profile: str, motions: list[str], overrides: dict[str, 
     and ``overrides``."""
     import numpy as np
 
-    from humanoid_sim.in_process import SimulatedRobot
+    from humanoid_sim import SimulatedRobot
 
     results: dict[str, Any] = {}
     with SimulatedRobot(robot, profile, overrides) as simulated:
@@ -165,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
         tests = [] if args.tests.strip() == "none" else parse_tests(args.tests)
         has_protocol = _has_protocol(args.robot)
         if tests and has_protocol:  # unknown test numbers refused before anything runs
-            from humanoid_description.model import load_model
+            from humanoid_description import load_model
             from humanoid_experiments.postures import load_protocol
 
             load_protocol(load_model(args.robot)).select(tests)
@@ -192,14 +192,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _has_protocol(robot: str) -> bool:
-    from humanoid_description.robots import robot_files
+    from humanoid_description import robot_files
 
     return robot_files(robot).config_file("postures.yaml").exists()
 
 
 def _settings(robot: str, profile: str, overrides: dict[str, Any]) -> dict[str, Any]:
-    from humanoid_description.model import load_model
-    from humanoid_sim.headless import simulation_settings
+    from humanoid_description import load_model
+    from humanoid_sim import simulation_settings
 
     settings = simulation_settings(load_model(robot), profile, overrides)
     servo = settings.servo

@@ -48,12 +48,12 @@ from typing import TYPE_CHECKING
 
 from humanoid_control.ros import topics
 from humanoid_core.processes import Graph
-from humanoid_description.robots import ROBOTS
+from humanoid_description import ROBOTS
 from humanoid_experiments.bench.cpu_time import process_cpu_seconds
-from humanoid_sim.graphs import sim_nodes
+from humanoid_sim import sim_nodes
 
 if TYPE_CHECKING:
-    from humanoid_sim.sim_parameters import SimParameters
+    from humanoid_sim import SimParameters
 
 # PyBullet, Pinocchio and rclpy are imported where they are used: the `humanoid` command
 # builds its parser from this module and must start fast, also without PyBullet.
@@ -76,8 +76,7 @@ def raw_real_time_factor(robot: str, sim_seconds: float, physics: SimParameters 
     import pinocchio as pin
     import pybullet
 
-    from humanoid_description.model import load_model
-    from humanoid_description.robots import urdf_xml
+    from humanoid_description import load_model, urdf_xml
 
     model = load_model(robot)
     rate = PHYSICS_RATE if physics is None else physics.physics_rate
@@ -124,7 +123,7 @@ def subscribe_all(node, robot: str) -> list[str]:
     from sensor_msgs.msg import Imu
     from std_msgs.msg import Bool
 
-    from humanoid_description.config import load_config
+    from humanoid_description import load_config
 
     topics = {"imu/data": Imu, "clock": Clock, "ground_truth/base_pose": PoseStamped,
               "ground_truth/base_twist": TwistStamped, "fallen": Bool}

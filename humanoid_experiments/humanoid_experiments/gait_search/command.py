@@ -23,7 +23,7 @@ import json
 from dataclasses import asdict, replace
 from pathlib import Path
 
-from humanoid_core.command_line import UsageError, host_and_port, integer_in, positive_number
+from humanoid_core import UsageError, host_and_port, integer_in, positive_number
 
 DEFAULT_OUTPUT = "gait_search"
 #: The defaults of a search of one of our structures (an experiment's come from cpg.yaml).
@@ -86,7 +86,7 @@ def _experiment_settings(args: argparse.Namespace, given: dict):
     """The search settings of one of the report's experiments (cpg.yaml's swarm and fitness, then
     the options given); also the experiment."""
     from humanoid_core.quadruped_gaits import FitnessSettings, GaitError, load_cpg
-    from humanoid_description.model import load_model
+    from humanoid_description import load_model
     from humanoid_experiments.gait_search.particle_swarm import SwarmError, SwarmSettings
     from humanoid_experiments.gait_search.search import SearchSettings
 
@@ -132,8 +132,7 @@ def _saved(settings) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     from humanoid_core.quadruped_gaits import STRUCTURES, GaitError, gait_phases
-    from humanoid_description.model import load_model
-    from humanoid_description.robots import UnknownRobotError
+    from humanoid_description import UnknownRobotError, load_model
     from humanoid_experiments.gait_search.search import (
         InProcessEvaluation,
         RayEvaluation,

@@ -48,7 +48,7 @@ from humanoid_experiments import local_ray
 from humanoid_experiments.gait_search.particle_swarm import ParticleSwarm, SwarmSettings
 
 if TYPE_CHECKING:  # the simulation (PyBullet, which prints on import) is loaded only to evaluate
-    from humanoid_sim.gait_evaluation import GaitOutcome
+    from humanoid_sim import GaitOutcome
 
 #: The search directory's files.
 STATE_FILE, HISTORY_FILE = "search.json", "history.jsonl"
@@ -107,7 +107,7 @@ class SearchSpace:
         self.settings = settings
         self.experiment: Experiment | None = None
         if settings.experiment is not None:
-            from humanoid_description.model import load_model
+            from humanoid_description import load_model
 
             configuration = load_cpg(load_model(settings.robot), None if settings.config is None else Path(
                 settings.config))
@@ -150,7 +150,7 @@ class InProcessEvaluation:
     workers = 1
 
     def __init__(self, settings: SearchSettings) -> None:
-        from humanoid_sim.gait_evaluation import CPGEvaluator, NetworkEvaluator
+        from humanoid_sim import CPGEvaluator, NetworkEvaluator
 
         space = SearchSpace(settings)
         if space.experiment is None:
@@ -192,7 +192,7 @@ class RayEvaluation:
     def __init__(self, settings: SearchSettings, workers: int | None = None, address: str | None = None) -> None:
         import ray
 
-        from humanoid_sim.gait_evaluation import evaluate_cpg, evaluate_network
+        from humanoid_sim import evaluate_cpg, evaluate_network
 
         self.settings = settings
         space = SearchSpace(settings)

@@ -1,3 +1,4 @@
+"""The public face of humanoid_experiments.identify: the names other packages use from its modules."""
 
 import lazy_loader
 

@@ -25,7 +25,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from humanoid_core.command_line import UsageError, host_and_port, integer_in
+from humanoid_core import UsageError, host_and_port, integer_in
 
 #: The optimiser's defaults: points per generation per parameter (scipy's popsize), generations,
 #: evaluations of the local polish.
@@ -89,8 +89,7 @@ def run(args: argparse.Namespace) -> int:
 
 def checked_request(args: argparse.Namespace) -> dict[str, Any]:
     """The problem, its data and held-out data, checked: a UsageError (one line) otherwise."""
-    from humanoid_description.model import load_model
-    from humanoid_description.robots import UnknownRobotError
+    from humanoid_description import UnknownRobotError, load_model
     from humanoid_experiments.identify.motion import MotionError, read_bag
     from humanoid_experiments.identify.problem import FitError, Problem, parse_fit, read_postures
     from humanoid_sim import params_file, physics_profiles
@@ -170,7 +169,7 @@ def report_path(output: Path) -> Path:
 
 
 def _urdf(robot: str) -> str:
-    from humanoid_description.robots import urdf_xml
+    from humanoid_description import urdf_xml
 
     return urdf_xml(robot)
 

@@ -62,7 +62,7 @@ class FitParameter:
 
 
 def default_bounds(name: str) -> tuple[float, float] | None:
-    from humanoid_sim.params_file import LINK_PREFIX
+    from humanoid_sim import LINK_PREFIX
 
     if name in DEFAULT_BOUNDS:
         return DEFAULT_BOUNDS[name]
@@ -74,7 +74,7 @@ def default_bounds(name: str) -> tuple[float, float] | None:
 def parse_fit(text: str, links: Sequence[str]) -> list[FitParameter]:
     """``servo.max_velocity,transmission.backlash=0:3``: the parameters to fit, each a name a
     parameter file may set with a number, bounds from ``=LOW:HIGH`` or the defaults."""
-    from humanoid_sim.params_file import ParamsFileError, check_values
+    from humanoid_sim import ParamsFileError, check_values
 
     found: list[FitParameter] = []
     for item in (part.strip() for part in text.split(",")):
@@ -151,7 +151,7 @@ def cost(problem: Problem, data: Data, values: Mapping[str, float] | None) -> fl
 
 
 def motions_cost(problem: Problem, motions: Sequence[Motion], values: Mapping[str, float] | None) -> float:
-    from humanoid_sim.in_process import SimulatedRobot
+    from humanoid_sim import SimulatedRobot
 
     squares, count = 0.0, 0
     for motion in motions:
@@ -189,7 +189,7 @@ def read_postures(path: Path | str, robot: str) -> tuple[PostureTarget, ...]:
     import json
 
     if str(path) == "reference":
-        from humanoid_description.model import load_model
+        from humanoid_description import load_model
         from humanoid_experiments.postures import load_protocol
 
         protocol = load_protocol(load_model(robot))

@@ -92,9 +92,7 @@ class ProofOutcome:
 def record_truth(directory: Path, physics: str | None) -> tuple[Path, Path, Path]:
     """The truth parameter file and the stand-in robot's two recordings, in ``directory``."""
     from humanoid_experiments.identify.motion import record
-    from humanoid_sim import params_file
-    from humanoid_sim.in_process import SimulatedRobot
-    from humanoid_sim.physics_profiles import REFERENCE
+    from humanoid_sim import REFERENCE, SimulatedRobot, params_file
 
     directory.mkdir(parents=True, exist_ok=True)
     truth = directory / "truth.yaml"

@@ -9,7 +9,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
     "operator": ["AnswerError", "Operator", "OperatorStopError", "StreamAnswers"],
     "protocol": ["PostureTest", "load_protocol", "protocol_path"],
     "reference": ["candidates", "overlapping_links"],
-    "report": ["average_error", "table", "to_json"],
+    "report": ["average_error", "to_json"],
     "runner": ["PostureResult"],
     "watch": ["BODY", "support_tilts", "tip_direction"],
 })

@@ -24,11 +24,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from humanoid_core.command_line import UsageError, file_or_stdout, host_and_port, integer_in, non_negative_number
+from humanoid_core import UsageError, file_or_stdout, host_and_port, integer_in, non_negative_number
 
 if TYPE_CHECKING:
     from humanoid_control.ros import RobotClient
-    from humanoid_description.model import RobotModel
+    from humanoid_description import RobotModel
     from humanoid_experiments.postures.operator import Operator
 
 # rclpy, Pinocchio and the robot client are imported where they are used: the `humanoid`
@@ -136,7 +136,7 @@ def publishes_balance_sensors(client: RobotClient, model: RobotModel) -> bool:
 def operator_for(args: argparse.Namespace, stdin: TextIO, out: TextIO) -> Operator:
     """The operator of a --real run: the --answers script (checked whole now, before anything
     moves) or standard input."""
-    from humanoid_description.data_file import DataFileError
+    from humanoid_description import DataFileError
     from humanoid_experiments.postures.operator import Operator, ScriptedAnswers, StreamAnswers
 
     if args.answers is None:
@@ -176,7 +176,7 @@ def check_options(args: argparse.Namespace) -> None:
 
 def save_results(target: str | None, results: list) -> None:
     """The results so far into the --json file (all or nothing), when there is one."""
-    from humanoid_description.data_file import write_text_atomically
+    from humanoid_description import write_text_atomically
     from humanoid_experiments.postures.report import to_json
 
     if target and target != "-":
@@ -187,8 +187,7 @@ def run(args: argparse.Namespace, stdin: TextIO = sys.stdin, out: TextIO = sys.s
     import contextlib
 
     from humanoid_control.ros import RobotClient, RobotClientError
-    from humanoid_description.model import load_model
-    from humanoid_description.robots import ROBOTS
+    from humanoid_description import ROBOTS, load_model
     from humanoid_experiments.postures.operator import AnswerError, OperatorStopError, ScriptedAnswers
     from humanoid_experiments.postures.protocol import load_protocol
     from humanoid_experiments.postures.report import table, to_json
@@ -210,7 +209,7 @@ def run(args: argparse.Namespace, stdin: TextIO = sys.stdin, out: TextIO = sys.s
     params = params_file.chosen(args.robot, args.params)
     overrides = {}
     if args.set:
-        from humanoid_sim.sim_parameters import parameter_names
+        from humanoid_sim import parameter_names
 
         overrides = parse_overrides(args.set, parameter_names())
     model = load_model(args.robot)

@@ -14,8 +14,8 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from humanoid_core.command_line import UsageError
-from humanoid_description.data_file import DataFileError, read_text
+from humanoid_core import UsageError
+from humanoid_description import DataFileError, read_text
 
 #: What identifies a test in a results file, and must match between the two files.
 IDENTITY = ("name", "joints", "direction", "start")

@@ -24,8 +24,7 @@ from humanoid_core.loop import CommandRejectedError, RunState
 from humanoid_experiments.postures.protocol import Protocol, load_protocol
 from humanoid_experiments.postures.runner import EventCheck, PostureResult, PosturesRunner
 from humanoid_experiments.postures.watch import FootEvent, FootWatch
-from humanoid_sim.in_process import RUN_LIMIT, Reading, SimulatedRobot
-from humanoid_sim.physics_profiles import REFERENCE
+from humanoid_sim import REFERENCE, RUN_LIMIT, Reading, SimulatedRobot
 
 
 class SimulatedPostureRobot:
@@ -104,7 +103,7 @@ def run_postures(robot: str, tests: Sequence[int] | None = None, profile: str = 
     """The protocol's ``tests`` (default: all) on the simulated robot in-process, with the
     protocol's simulation settings, ``profile``, a simulation parameter file, then ``overrides``;
     progress to ``out`` (default: none)."""
-    from humanoid_description.model import load_model
+    from humanoid_description import load_model
 
     model = load_model(robot)
     protocol = protocol or load_protocol(model)
@@ -122,7 +121,7 @@ def protocol_simulation(protocol: Protocol, model: Any, params_file: Path | str 
     (a fitted model) wins over the protocol's choices, values given one by one over both."""
     if params_file is None:
         return dict(protocol.simulation)
-    from humanoid_sim.params_file import link_names, load
+    from humanoid_sim import link_names, load
 
     chosen = load(params_file, link_names(model.urdf))
     return {name: value for name, value in protocol.simulation.items() if name not in chosen}

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
-from humanoid_description.data_file import DataFileError, text_lines
+from humanoid_description import DataFileError, text_lines
 
 READY, STOOD, FELL, ABORT = "ready", "stood", "fell", "abort"
 #: Every answer, in the order of a test.

@@ -13,9 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from humanoid_core.motion import YamlNode, compose_file, require_keys
-from humanoid_description.model import RobotModel
-from humanoid_description.runtime_files import POSTURES_PROTOCOL
-from humanoid_description.units import PositionScale
+from humanoid_description import POSTURES_PROTOCOL, PositionScale, RobotModel
 
 #: Where a test's feet may tip: the sign of the foot's tilt about y (pitch) or x (roll).
 FALL_DIRECTIONS = ("forward", "backward", "left", "right")

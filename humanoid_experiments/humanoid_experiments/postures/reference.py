@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from humanoid_description.model import RobotModel
+from humanoid_description import RobotModel
 from humanoid_experiments.postures.protocol import EquilibriumReference, PostureTest, Protocol, ReferenceExperiment
 
 #: A candidate's name: the reference's servo and the way its raw value was stepped.
@@ -133,7 +133,7 @@ def candidate_test(model: RobotModel, experiment: ReferenceExperiment, reference
 
 def overlapping_links(model: RobotModel, experiment: ReferenceExperiment) -> tuple[tuple[str, str], ...]:
     """The link pairs the posture puts into each other in the collision model (its SRDF's pairs)."""
-    from humanoid_description.collision import CollisionModel
+    from humanoid_description import CollisionModel
 
     report = CollisionModel(model).check(model.joints.to_array(experiment.start))
     return tuple((pair.link_a, pair.link_b) for pair in report.colliding)
@@ -145,11 +145,11 @@ def run_candidate(robot: str, experiment_number: int, servo: str, way: str, prof
     import io
 
     from humanoid_control.ros import RobotClientError
-    from humanoid_description.model import load_model
+    from humanoid_description import load_model
     from humanoid_experiments.postures.in_process import SimulatedPostureRobot, protocol_simulation
     from humanoid_experiments.postures.protocol import load_protocol
     from humanoid_experiments.postures.runner import PosturesRunner
-    from humanoid_sim.in_process import SimulatedRobot
+    from humanoid_sim import SimulatedRobot
 
     model = load_model(robot)
     protocol = load_protocol(model)

@@ -45,8 +45,7 @@ import numpy as np
 
 from humanoid_control.ros import RobotClient, RobotClientError, make_trajectory, poll_until
 from humanoid_core.loop import STAMP_TOLERANCE
-from humanoid_description.joint_map import ServoJoint
-from humanoid_description.model import RobotModel
+from humanoid_description import RobotModel, ServoJoint
 from humanoid_experiments.postures.operator import Operator
 from humanoid_experiments.postures.protocol import PostureTest, Protocol
 from humanoid_experiments.postures.watch import FootEvent, FootWatch, tip_direction, watch_topics

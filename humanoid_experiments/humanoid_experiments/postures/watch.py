@@ -27,7 +27,7 @@ import numpy as np
 import pinocchio as pin
 
 from humanoid_control.ros import topics
-from humanoid_description.model import RobotModel
+from humanoid_description import RobotModel
 
 if TYPE_CHECKING:
     from humanoid_control.ros import RobotClient

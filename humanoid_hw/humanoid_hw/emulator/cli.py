@@ -21,7 +21,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from humanoid_core.command_line import integer_in, new_link
+from humanoid_core import integer_in, new_link
 from humanoid_core.processes import StopRequest, stop_on_signals
 from humanoid_hw.control_tables import stand_in_joint_map
 from humanoid_hw.emulator.chain import BusEmulator, LinkTakenError, is_emulator_link
@@ -33,7 +33,7 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 def robot_servos(robot: str, protocol: int) -> dict[int, str]:
     """Servo ID -> model for the robot's joint map; on a bus of the other protocol each
     servo is replaced by that protocol's reference model (AX-12 / XL430), same IDs."""
-    from humanoid_description.config import load_config
+    from humanoid_description import load_config
 
     joint_map = load_config(robot).joint_map
     if joint_map is None:

@@ -18,7 +18,7 @@ import lazy_loader
 
 # The room's public face: what other rooms use, imported on first use (lazy_loader).
 __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
-    "mass_identification": ["BOUNDS", "MassModel", "identify", "main"],
+    "mass_identification": ["BOUNDS", "MassModel", "identify"],
     "pose_analysis": ["ThesisFrame"],
     "pose_file": ["ThesisPose", "iter_pose_csv", "read_pose_csv", "write_pose_csv"],
 })

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from humanoid_description.units import AX12
+from humanoid_description import AX12
 from humanoid_robot_bioloid.thesis import equations as thesis
 
 #: Box of each URDF link's body, centred on the link's CoM: size (x, y, z) in mm in the

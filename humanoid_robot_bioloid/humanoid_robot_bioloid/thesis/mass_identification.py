@@ -28,8 +28,7 @@ import numpy as np
 import yaml
 from scipy.optimize import least_squares
 
-from humanoid_description.model import RobotModel
-from humanoid_description.robots import robot_files
+from humanoid_description import RobotModel, robot_files
 from humanoid_robot_bioloid.thesis import equations as thesis
 from humanoid_robot_bioloid.thesis.pose_analysis import ThesisFrame
 

@@ -20,8 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from humanoid_description.model import RobotModel
-from humanoid_description.support import convex_hull, signed_margin
+from humanoid_description import RobotModel, convex_hull, signed_margin
 from humanoid_robot_bioloid.thesis import equations as thesis
 from humanoid_robot_bioloid.thesis.pose_file import JOINT_COUNT
 

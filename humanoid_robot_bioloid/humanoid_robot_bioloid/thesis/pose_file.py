@@ -18,7 +18,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from humanoid_description.data_file import DataFileError, text_lines, write_text_atomically
+from humanoid_description import DataFileError, text_lines, write_text_atomically
 from humanoid_robot_bioloid.thesis.equations import JOINTS
 
 JOINT_COUNT = len(JOINTS)

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from humanoid_core.command_line import UsageError, finite_number
+from humanoid_core import UsageError, finite_number
 
 if TYPE_CHECKING:
     from humanoid_tools.plots.comparison import Comparison
@@ -64,8 +64,7 @@ def run(args: argparse.Namespace) -> int:
 def _robot_of_both(bag_a: Path, bag_b: Path) -> str | None:
     """The robot both bags are of (None: unknown), from their robot_description and first
     joint_states alone (quick: the refusals come before the long read)."""
-    from humanoid_description.config import load_config
-    from humanoid_description.robots import ROBOTS
+    from humanoid_description import ROBOTS, load_config
     from humanoid_tools.plots.comparison import robot_of
     from humanoid_tools.plots.series import identity
     from humanoid_tools.recording import read_bag

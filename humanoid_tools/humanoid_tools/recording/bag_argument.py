@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from humanoid_core.command_line import UsageError
+from humanoid_core import UsageError
 
 __all__ = ["check_bag", "read_bag"]
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from humanoid_control.ros import DEFAULT_TOPICS
-from humanoid_core.command_line import UsageError, new_folder, non_negative_number
+from humanoid_core import UsageError, new_folder, non_negative_number
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

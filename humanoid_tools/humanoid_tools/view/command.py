@@ -12,7 +12,7 @@ import sys
 import threading
 from pathlib import Path
 
-from humanoid_core.command_line import UsageError, existing_folder
+from humanoid_core import UsageError, existing_folder
 from humanoid_core.processes import StopRequest, stop_on_signals
 from humanoid_tools.recording import check_bag, read_bag
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from humanoid_core.loop import CommandRejectedError, CommandValidator, ErrorCode
-from humanoid_description.model import urdf_joint_table
+from humanoid_description import urdf_joint_table
 
 KEYFRAME_SUFFIXES = (".yaml", ".yml")
 
