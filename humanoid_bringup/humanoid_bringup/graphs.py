@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from humanoid_control.nodes import (
+    WALK_CONTROLLER,
     balance_monitor_node_spec,
     container_node_spec,
     energy_monitor_node_spec,
@@ -26,9 +27,8 @@ from humanoid_control.nodes import (
     walk_controller_node_spec,
 )
 from humanoid_core import NODES, registered
-from humanoid_core.biped_walking import walking_robot
 from humanoid_core.processes import NodeSpec, OnExit
-from humanoid_core.quadruped_gaits import gaited_robot
+from humanoid_description import Robot, resolve_robot
 from humanoid_hw.hw_node_spec import hw_node_spec
 
 #: Options of :func:`real_nodes` (and the simulation's ``sim_nodes``) for the robot and the trajectory
@@ -38,7 +38,7 @@ ROBOT_AND_PLAYER_ONLY = {"balance_monitor": False, "self_collision_checker": Fal
                          "gait_controller": False, "energy_monitor": False, "fall_manager": False}
 
 
-def real_nodes(robot: str, port: str | None = None, baud: int | None = None,
+def real_nodes(robot: Robot | str, port: str | None = None, baud: int | None = None,
                control_rate: float | None = None, publish_rate: float | None = None,
                duration: float | None = None, publish_robot_description: bool = True,
                balance_monitor: bool = True, self_collision_checker: bool = True,
@@ -54,7 +54,9 @@ def real_nodes(robot: str, port: str | None = None, baud: int | None = None,
     self-collision veto off. ``shared_process`` hosts the control nodes in one container
     process (the default); False gives each a process of its own. ``fall_manager`` False
     leaves the fall manager out; ``auto_getup`` True lets it get the robot up by itself (off
-    by default on the robot)."""
+    by default on the robot). ``robot``: resolved once here when given by name
+    (:func:`~humanoid_description.robot.resolve_robot`)."""
+    robot = resolve_robot(robot)
     overrides: dict[str, object] = {}
     for name, value in (("port", port), ("baud", baud), ("control_rate", control_rate),
                         ("publish_rate", publish_rate), ("duration", duration)):
@@ -64,7 +66,7 @@ def real_nodes(robot: str, port: str | None = None, baud: int | None = None,
         overrides["publish_robot_description"] = False
     if not self_collision_veto:
         overrides["self_collision_veto"] = False
-    return [hw_node_spec(robot, overrides),
+    return [hw_node_spec(robot.name, overrides),
             *hosted(control_nodes(robot, use_sim_time=False, balance_monitor=balance_monitor,
                                   self_collision_checker=self_collision_checker, walk_controller=walk_controller,
                                   gait_controller=gait_controller, energy_monitor=energy_monitor,
@@ -77,7 +79,7 @@ def hosted(nodes: list[NodeSpec], shared_process: bool) -> list[NodeSpec]:
     return [container_node_spec(nodes)] if shared_process and nodes else nodes
 
 
-def control_nodes(robot: str, use_sim_time: bool, balance_monitor: bool = True,
+def control_nodes(robot: Robot | str, use_sim_time: bool, balance_monitor: bool = True,
                   self_collision_checker: bool = True, walk_controller: bool = True,
                   gait_controller: bool = True, lockstep: bool = False, energy_monitor: bool = True,
                   fall_manager: bool = True, auto_getup: bool | None = None) -> list[NodeSpec]:
@@ -85,26 +87,30 @@ def control_nodes(robot: str, use_sim_time: bool, balance_monitor: bool = True,
     real; per-robot parameters in ``humanoid_description/robots/<robot>/control.yaml``.
     ``lockstep``: each answers a lockstep simulation after every joint_states it handles.
     ``fall_manager`` False leaves the fall manager out; ``auto_getup``: whether it gets the
-    robot up by itself (None: in simulation, ``use_sim_time``, yes; on the robot, no)."""
+    robot up by itself (None: in simulation, ``use_sim_time``, yes; on the robot, no). What
+    the robot can do (walk, play gaits) is asked of the resolved :class:`Robot`; each node is
+    started with the robot's name and reads its own section of ``control.yaml``."""
+    robot = resolve_robot(robot)
+    name = robot.name
     clock = {"use_sim_time": use_sim_time, **({"lockstep": True} if lockstep else {})}
-    nodes = [trajectory_generator_node_spec(robot, clock)]
+    nodes = [trajectory_generator_node_spec(name, clock)]
     if balance_monitor:
-        nodes.append(balance_monitor_node_spec(robot, clock))
+        nodes.append(balance_monitor_node_spec(name, clock))
     if energy_monitor:
-        nodes.append(energy_monitor_node_spec(robot, clock))
+        nodes.append(energy_monitor_node_spec(name, clock))
     if self_collision_checker:
-        nodes.append(self_collision_checker_node_spec(robot, clock))
+        nodes.append(self_collision_checker_node_spec(name, clock))
     # on the robot's clock: the joint_states stamps (no /clock to follow); only for the
     # robots it walks (a walk_controller section in their parameter file: the bipeds)
-    if walk_controller and walking_robot(robot):
-        nodes.append(walk_controller_node_spec(robot, {"lockstep": True} if lockstep else None))
+    if walk_controller and robot.configures(WALK_CONTROLLER):
+        nodes.append(walk_controller_node_spec(name, {"lockstep": True} if lockstep else None))
     # on the robot's clock too; only for the robots with gaits in robot.yaml (the quadruped)
-    if gait_controller and gaited_robot(robot):
-        nodes.append(gait_controller_node_spec(robot, {"lockstep": True} if lockstep else None))
+    if gait_controller and robot.has_gaits:
+        nodes.append(gait_controller_node_spec(name, {"lockstep": True} if lockstep else None))
     # last: for each state it decides after the controllers took it
     if fall_manager:
         getup = use_sim_time if auto_getup is None else auto_getup
-        nodes.append(fall_manager_node_spec(robot, {**clock, "auto_getup": bool(getup)}))
+        nodes.append(fall_manager_node_spec(name, {**clock, "auto_getup": bool(getup)}))
     return nodes
 
 

@@ -30,21 +30,22 @@ def run(args: argparse.Namespace) -> int:
     from humanoid_bringup.graphs import real_nodes
     from humanoid_bringup.serving import serve, with_recorder
     from humanoid_core.processes import Graph
-    from humanoid_description import load_config
+    from humanoid_description import resolve_robot
 
     if args.emulate == (args.port is not None):
         raise UsageError("give either --port DEVICE (the real bus) or --emulate (the bus emulator)")
-    if load_config(args.robot).joint_map is None:
-        raise UsageError(f"robot {args.robot} has no Dynamixel joint map "
-                         f"(humanoid_description/robots/{args.robot}/joint_map.yaml): it cannot run on a Dynamixel bus")
+    robot = resolve_robot(args.robot)  # once: the graph below asks this object
+    if not robot.on_dynamixel_bus:
+        raise UsageError(f"robot {robot.name} has no Dynamixel joint map "
+                         f"(humanoid_description/robots/{robot.name}/joint_map.yaml): it cannot run on a Dynamixel bus")
     with contextlib.ExitStack() as stack:
         port = args.port
         if args.emulate:
             from humanoid_hw.emulator import emulator_process
 
-            port = stack.enter_context(emulator_process(args.robot, 1, args.baud or 1_000_000, timing=False))
+            port = stack.enter_context(emulator_process(robot.name, 1, args.baud or 1_000_000, timing=False))
             print(f"humanoid: emulated Dynamixel bus on {port}", file=sys.stderr)
-        nodes = real_nodes(args.robot, port=port, baud=args.baud, control_rate=args.control_rate,
+        nodes = real_nodes(robot, port=port, baud=args.baud, control_rate=args.control_rate,
                            publish_rate=args.publish_rate, duration=args.duration,
                            balance_monitor=args.balance_monitor, energy_monitor=args.energy_monitor,
                            self_collision_checker=args.self_collision_checker,

@@ -13,6 +13,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
     "joint_ranges": ["configurations", "free_at"],
     "model": ["JointTable", "RobotModel", "load_model", "urdf_joint_table"],
     "package_share": ["package_share_directory"],
+    "robot": ["Robot", "resolve_robot"],
     "robots": [
         "DEFAULT_ROBOT",
         "ROBOTS",

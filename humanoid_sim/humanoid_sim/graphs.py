@@ -10,10 +10,11 @@ from pathlib import Path
 
 from humanoid_bringup import control_nodes, hosted
 from humanoid_core.processes import NodeSpec
+from humanoid_description import Robot, resolve_robot
 from humanoid_sim.sim_node_spec import sim_node_spec
 
 
-def sim_nodes(robot: str, gui: bool = False, real_time_factor: float | None = None,
+def sim_nodes(robot: Robot | str, gui: bool = False, real_time_factor: float | None = None,
               control_rate: float | None = None, publish_rate: float | None = None,
               physics_rate: float | None = None, duration: float | None = None, use_sim_time: bool = True,
               publish_robot_description: bool = True, balance_monitor: bool = True,
@@ -39,7 +40,9 @@ def sim_nodes(robot: str, gui: bool = False, real_time_factor: float | None = No
     ``lockstep`` makes the simulator wait at every state for the graph's nodes and for
     ``participants`` (other nodes, such as an experiment's client: see
     humanoid_core.loop.lockstep); its real-time factor then defaults to 0 (as fast as
-    they all go)."""
+    they all go). ``robot``: resolved once here when given by name
+    (:func:`~humanoid_description.robot.resolve_robot`)."""
+    robot = resolve_robot(robot)
     overrides: dict[str, object] = {"gui": gui}
     for name, value in (("real_time_factor", real_time_factor), ("control_rate", control_rate),
                         ("publish_rate", publish_rate), ("physics_rate", physics_rate), ("duration", duration)):
@@ -62,4 +65,4 @@ def sim_nodes(robot: str, gui: bool = False, real_time_factor: float | None = No
         overrides.setdefault("real_time_factor", 0.0)
         overrides["lockstep"] = True
         overrides["lockstep_participants"] = ",".join([*(spec.name for spec in controls), *participants])
-    return [sim_node_spec(robot, overrides), *controls]
+    return [sim_node_spec(robot.name, overrides), *controls]

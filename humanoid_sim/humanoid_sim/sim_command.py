@@ -37,14 +37,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from humanoid_bringup import RECORDER_NODE, serve, with_recorder
     from humanoid_core.processes import Graph
+    from humanoid_description import resolve_robot
     from humanoid_sim.graphs import sim_nodes
 
     if args.lockstep_participant and not args.lockstep:
         raise UsageError("--lockstep-participant needs --lockstep")
-    physics = physics_profiles.chosen(args.robot, args.physics)
-    params = params_file.chosen(args.robot, args.params)
+    robot = resolve_robot(args.robot)  # once: the checks and the graph below ask this object
+    physics = physics_profiles.chosen(robot.name, args.physics)
+    params = params_file.chosen(robot.name, args.params)
     recording = args.lockstep and args.record is not None
-    nodes = sim_nodes(args.robot, gui=args.gui, real_time_factor=args.real_time_factor,
+    nodes = sim_nodes(robot, gui=args.gui, real_time_factor=args.real_time_factor,
                       control_rate=args.control_rate, publish_rate=args.publish_rate, duration=args.duration,
                       balance_monitor=args.balance_monitor, energy_monitor=args.energy_monitor,
                       self_collision_checker=args.self_collision_checker,

@@ -18,7 +18,7 @@ from humanoid_core.biped_walking.pattern import Timing
 from humanoid_core.biped_walking.swing import SwingProfile
 from humanoid_core.parameter_fields import documented
 from humanoid_core.parameter_files import control_node_defaults
-from humanoid_description import Foot
+from humanoid_description import Foot, Robot, resolve_robot
 
 NODE_NAME = "walk_controller"
 
@@ -163,7 +163,7 @@ class WalkParameters:
         return cls(**{**values, **overrides})
 
 
-def walking_robot(robot: str) -> bool:
+def walking_robot(robot: Robot | str) -> bool:
     """Whether the walk controller walks this robot: its parameter file has a
     ``walk_controller`` section (the bipeds; the quadruped has none)."""
-    return bool(control_node_defaults(robot, NODE_NAME))
+    return resolve_robot(robot).configures(NODE_NAME)

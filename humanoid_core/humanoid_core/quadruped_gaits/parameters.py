@@ -14,7 +14,7 @@ from typing import Any
 from humanoid_core.parameter_fields import documented
 from humanoid_core.parameter_files import control_node_defaults
 from humanoid_core.quadruped_gaits.player import RunTiming
-from humanoid_description import load_config
+from humanoid_description import Robot, resolve_robot
 
 NODE_NAME = "gait_controller"
 
@@ -64,8 +64,7 @@ class GaitControllerParameters:
         return cls(**{**values, **overrides})
 
 
-def gaited_robot(robot: str) -> bool:
+def gaited_robot(robot: Robot | str) -> bool:
     """Whether the robot has gaits (robot.yaml ``gaits.phases``: the quadruped), and so a gait
     controller."""
-    section = load_config(robot).sections.get("gaits") or {}
-    return bool(section.get("phases"))
+    return resolve_robot(robot).has_gaits
