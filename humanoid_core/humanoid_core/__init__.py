@@ -10,6 +10,7 @@ Rooms, each a subpackage:
 - :mod:`~humanoid_core.biped_walking` and :mod:`~humanoid_core.quadruped_gaits`: walking
   patterns and gaits;
 - :mod:`~humanoid_core.energy`: the servos' current and energy model;
+- :mod:`~humanoid_core.odometry`: kinematic odometry (odom -> base_link) and its drift against a truth;
 - :mod:`~humanoid_core.processes`: starting node graphs whose processes die with their launcher.
 
 Top-level modules: :mod:`~humanoid_core.parameter_fields` (typed parameter dataclasses),
