@@ -28,6 +28,7 @@ setup(
         "walk_controller = humanoid_control.nodes.walk_controller:main",
         "gait_controller = humanoid_control.nodes.gait_controller:main",
         "fall_manager = humanoid_control.nodes.fall_manager:main",
+        "odometry = humanoid_control.nodes.odometry:main",
         "control_container = humanoid_control.nodes.container:main",
     ], "humanoid.nodes": [  # the nodes a container can host (humanoid_control.nodes.container)
         "trajectory_generator = humanoid_control.nodes.trajectory_generator:TrajectoryGenerator",
@@ -37,5 +38,6 @@ setup(
         "walk_controller = humanoid_control.nodes.walk_controller:WalkControllerNode",
         "gait_controller = humanoid_control.nodes.gait_controller:GaitControllerNode",
         "fall_manager = humanoid_control.nodes.fall_manager:FallManagerNode",
+        "odometry = humanoid_control.nodes.odometry:OdometryNode",
     ]},
 )

@@ -22,6 +22,7 @@ from humanoid_control.nodes import (
     energy_monitor_node_spec,
     fall_manager_node_spec,
     gait_controller_node_spec,
+    odometry_node_spec,
     self_collision_checker_node_spec,
     trajectory_generator_node_spec,
     walk_controller_node_spec,
@@ -35,7 +36,8 @@ from humanoid_hw.hw_node_spec import hw_node_spec
 #: generator alone: no balance monitor, energy monitor, self-collision checker, walk or gait controller,
 #: fall manager (a controller that needs none of them, on a machine with cores to spare for its own work).
 ROBOT_AND_PLAYER_ONLY = {"balance_monitor": False, "self_collision_checker": False, "walk_controller": False,
-                         "gait_controller": False, "energy_monitor": False, "fall_manager": False}
+                         "gait_controller": False, "energy_monitor": False, "fall_manager": False,
+                         "odometry": False}
 
 
 def real_nodes(robot: Robot | str, port: str | None = None, baud: int | None = None,
@@ -45,7 +47,7 @@ def real_nodes(robot: Robot | str, port: str | None = None, baud: int | None = N
                self_collision_veto: bool = True, walk_controller: bool = True,
                gait_controller: bool = True, energy_monitor: bool = True,
                shared_process: bool = True, fall_manager: bool = True,
-               auto_getup: bool | None = None) -> list[NodeSpec]:
+               auto_getup: bool | None = None, odometry: bool = True) -> list[NodeSpec]:
     """The real-robot graph: the Dynamixel hardware node (plus the nodes that build on it).
     Options left at None keep the robot's parameter file values; ``publish_robot_description``
     False leaves the topic to robot_state_publisher (under ros2 launch); ``balance_monitor``,
@@ -70,7 +72,8 @@ def real_nodes(robot: Robot | str, port: str | None = None, baud: int | None = N
             *hosted(control_nodes(robot, use_sim_time=False, balance_monitor=balance_monitor,
                                   self_collision_checker=self_collision_checker, walk_controller=walk_controller,
                                   gait_controller=gait_controller, energy_monitor=energy_monitor,
-                                  fall_manager=fall_manager, auto_getup=bool(auto_getup)), shared_process)]
+                                  fall_manager=fall_manager, auto_getup=bool(auto_getup), odometry=odometry),
+                   shared_process)]
 
 
 def hosted(nodes: list[NodeSpec], shared_process: bool) -> list[NodeSpec]:
@@ -82,14 +85,18 @@ def hosted(nodes: list[NodeSpec], shared_process: bool) -> list[NodeSpec]:
 def control_nodes(robot: Robot | str, use_sim_time: bool, balance_monitor: bool = True,
                   self_collision_checker: bool = True, walk_controller: bool = True,
                   gait_controller: bool = True, lockstep: bool = False, energy_monitor: bool = True,
-                  fall_manager: bool = True, auto_getup: bool | None = None) -> list[NodeSpec]:
+                  fall_manager: bool = True, auto_getup: bool | None = None, odometry: bool = True,
+                  ground_truth: bool = False) -> list[NodeSpec]:
     """The nodes that drive or watch the robot through its interface, the same for sim and
     real; per-robot parameters in ``humanoid_description/robots/<robot>/control.yaml``.
     ``lockstep``: each answers a lockstep simulation after every joint_states it handles.
     ``fall_manager`` False leaves the fall manager out; ``auto_getup``: whether it gets the
     robot up by itself (None: in simulation, ``use_sim_time``, yes; on the robot, no). What
     the robot can do (walk, play gaits) is asked of the resolved :class:`Robot`; each node is
-    started with the robot's name and reads its own section of ``control.yaml``."""
+    started with the robot's name and reads its own section of ``control.yaml``. ``odometry``
+    False leaves the odometry node out (``odom``, ``/tf``); ``ground_truth``: it also relays the
+    simulator's ground truth (``ground_truth/odom``, ``world`` on ``/tf``): the simulation's
+    graph only, off on the real robot, which has no such truth."""
     robot = resolve_robot(robot)
     name = robot.name
     clock = {"use_sim_time": use_sim_time, **({"lockstep": True} if lockstep else {})}
@@ -107,6 +114,8 @@ def control_nodes(robot: Robot | str, use_sim_time: bool, balance_monitor: bool 
     # on the robot's clock too; only for the robots with gaits in robot.yaml (the quadruped)
     if gait_controller and robot.has_gaits:
         nodes.append(gait_controller_node_spec(name, {"lockstep": True} if lockstep else None))
+    if odometry:
+        nodes.append(odometry_node_spec(name, {**clock, "ground_truth": bool(ground_truth)}))
     # last: for each state it decides after the controllers took it
     if fall_manager:
         getup = use_sim_time if auto_getup is None else auto_getup

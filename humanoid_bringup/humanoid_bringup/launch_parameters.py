@@ -42,6 +42,7 @@ GRAPH_SWITCHES = {
     "walk_controller": "start the walk controller (cmd_vel, walk action)",
     "gait_controller": "start the gait controller (play_gait action; robots with gaits)",
     "fall_manager": "start the fall manager (fall_manager_state, protective action, get-up)",
+    "odometry": "start the odometry (odom, /tf; in simulation the ground truth's world frame)",
 }
 
 

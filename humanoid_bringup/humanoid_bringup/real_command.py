@@ -51,5 +51,5 @@ def run(args: argparse.Namespace) -> int:
                            self_collision_checker=args.self_collision_checker,
                            self_collision_veto=args.self_collision_veto, gait_controller=args.gait_controller,
                            shared_process=args.shared_process, fall_manager=args.fall_manager,
-                           auto_getup=args.auto_getup)
+                           auto_getup=args.auto_getup, odometry=args.odometry)
         return serve(Graph(with_recorder(nodes, args.record), echo=True))

@@ -115,6 +115,9 @@ def add_graph_switches(parser: argparse.ArgumentParser) -> None:
                         help="do not start the gait controller (play_gait; robots with gaits)")
     parser.add_argument("--no-fall-manager", dest="fall_manager", action="store_false",
                         help="do not start the fall manager (fall_manager_state, protective action, get-up)")
+    parser.add_argument("--no-odometry", dest="odometry", action="store_false",
+                        help="do not start the odometry (odom, /tf; in simulation the ground truth's "
+                             "ground_truth/odom and world frame)")
     parser.add_argument("--auto-getup", action=argparse.BooleanOptionalAction, default=None,
                         help="the fall manager gets the robot up by itself once it lies still (default: on in "
                              "simulation, off on the robot)")

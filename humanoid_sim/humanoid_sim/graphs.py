@@ -23,7 +23,7 @@ def sim_nodes(robot: Robot | str, gui: bool = False, real_time_factor: float | N
               participants: tuple[str, ...] = (), physics_profile: str | None = None,
               energy_monitor: bool = True, params_file: Path | str | None = None,
               shared_process: bool = True, fall_manager: bool = True,
-              auto_getup: bool | None = None) -> list[NodeSpec]:
+              auto_getup: bool | None = None, odometry: bool = True) -> list[NodeSpec]:
     """The simulation graph: the PyBullet robot node (plus the nodes that build on it).
     Options left at None keep the robot's parameter file values (``physics_profile``: the
     simulation's named physics profile, :mod:`humanoid_sim.physics_profiles`; ``params_file``:
@@ -34,7 +34,8 @@ def sim_nodes(robot: Robot | str, gui: bool = False, real_time_factor: float | N
     nodes out;
     ``self_collision_veto`` False turns the robot interface's self-collision veto off.
     ``fall_manager`` False leaves the fall manager out; ``auto_getup`` False keeps it from
-    getting the robot up by itself (on by default in simulation).
+    getting the robot up by itself (on by default in simulation). ``odometry`` False leaves the
+    odometry node out; with it, it relays the ground truth too (``ground_truth/odom``, ``world``).
     ``shared_process`` hosts the control nodes in one container process (the default); False
     gives each a process of its own.
     ``lockstep`` makes the simulator wait at every state for the graph's nodes and for
@@ -60,7 +61,8 @@ def sim_nodes(robot: Robot | str, gui: bool = False, real_time_factor: float | N
                                     self_collision_checker=self_collision_checker, walk_controller=walk_controller,
                                     gait_controller=gait_controller, lockstep=lockstep,
                                     energy_monitor=energy_monitor, fall_manager=fall_manager,
-                                    auto_getup=True if auto_getup is None else auto_getup), shared_process)
+                                    auto_getup=True if auto_getup is None else auto_getup,
+                                    odometry=odometry, ground_truth=True), shared_process)
     if lockstep:
         overrides.setdefault("real_time_factor", 0.0)
         overrides["lockstep"] = True

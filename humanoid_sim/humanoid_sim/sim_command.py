@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
                       self_collision_veto=args.self_collision_veto, gait_controller=args.gait_controller,
                       physics_profile=physics, params_file=params, lockstep=args.lockstep,
                       shared_process=args.shared_process, fall_manager=args.fall_manager,
-                      auto_getup=args.auto_getup,
+                      auto_getup=args.auto_getup, odometry=args.odometry,
                       participants=(*args.lockstep_participant,
                                     *((RECORDER_NODE,) if recording and not args.shared_process else ())))
     return serve(Graph(with_recorder(nodes, args.record, lockstep=args.lockstep), echo=True))

@@ -7,6 +7,7 @@ humanoid_control <name>``).
 - :mod:`~humanoid_control.nodes.balance_monitor`: CoM, ZMP, support polygon, margin;
 - :mod:`~humanoid_control.nodes.self_collision_checker`: self-collision state and checks;
 - :mod:`~humanoid_control.nodes.fall_manager`: the robot's state with respect to falling;
+- :mod:`~humanoid_control.nodes.odometry`: ``odom`` and ``/tf`` (and the simulator's ground truth);
 - :mod:`~humanoid_control.nodes.specs`: each node as a process to start.
 """
 
@@ -26,6 +27,8 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
         "fall_manager_node_spec",
         "gait_controller_node_spec",
         "host_in",
+        "ODOMETRY",
+        "odometry_node_spec",
         "self_collision_checker_node_spec",
         "trajectory_generator_node_spec",
         "walk_controller_node_spec",

@@ -16,6 +16,7 @@ from humanoid_core.balance.fall_manager import NODE_NAME as FALL_MANAGER
 from humanoid_core.balance.parameters import NODE_NAME as BALANCE_MONITOR
 from humanoid_core.biped_walking import NODE_NAME as WALK_CONTROLLER
 from humanoid_core.energy import NODE_NAME as ENERGY_MONITOR
+from humanoid_core.odometry import NODE_NAME as ODOMETRY
 from humanoid_core.processes import NodeSpec
 from humanoid_core.quadruped_gaits import NODE_NAME as GAIT_CONTROLLER
 
@@ -26,6 +27,7 @@ __all__ = [
     "ENERGY_MONITOR",
     "FALL_MANAGER",
     "GAIT_CONTROLLER",
+    "ODOMETRY",
     "SELF_COLLISION_CHECKER",
     "TRAJECTORY_GENERATOR",
     "WALK_CONTROLLER",
@@ -36,6 +38,7 @@ __all__ = [
     "gait_controller_node_spec",
     "host_in",
     "hosted_names",
+    "odometry_node_spec",
     "self_collision_checker_node_spec",
     "trajectory_generator_node_spec",
     "walk_controller_node_spec",
@@ -132,3 +135,8 @@ def walk_controller_node_spec(robot: str, parameters: Mapping[str, object] | Non
 def gait_controller_node_spec(robot: str, parameters: Mapping[str, object] | None = None) -> NodeSpec:
     """The gait controller (``play_gait``) of ``robot``."""
     return _control_node(GAIT_CONTROLLER, robot, parameters)
+
+
+def odometry_node_spec(robot: str, parameters: Mapping[str, object] | None = None) -> NodeSpec:
+    """The odometry (``odom``, ``/tf``; in simulation the ground truth's too) of ``robot``."""
+    return _control_node(ODOMETRY, robot, parameters)

@@ -1,0 +1,194 @@
+"""The odometry node: where the robot has walked, for RViz, navigation and the walk's measures.
+
+A thin ROS adapter around :mod:`humanoid_core.odometry` (ROS-free).
+
+========================== ============================================= ==========
+name                       type                                          direction
+========================== ============================================= ==========
+joint_states, imu/data     sensor_msgs/JointState, sensor_msgs/Imu       subscribed
+ground_truth/base_pose,    geometry_msgs/PoseStamped, TwistStamped       subscribed
+ground_truth/base_twist    (simulation, ``ground_truth`` true)
+odom                       nav_msgs/Odometry, ``odom`` -> ``base_link``  published
+                           with covariances (kinematic odometry)
+ground_truth/odom          nav_msgs/Odometry, ``world`` -> ``base_link`` published
+                           (the simulator's ground truth)
+/tf                        tf2_msgs/TFMessage: ``odom`` -> ``base_link``; published
+                           in simulation ``world`` -> ``base_link``
+========================== ============================================= ==========
+
+The kinematic odometry runs on the simulated and the real robot alike; the ground truth only
+where the simulator publishes one (``ground_truth`` parameter: the simulation's graph sets it,
+off by default, so never on the real robot). A TF frame has one parent: with both on, the
+ground truth's transform is ``world -> odom`` (the truth times the odometry's inverse, at the
+same stamp), as a localisation publishes ``map -> odom``, so that the chain ``world -> odom ->
+base_link`` is the ground truth and ``odom -> base_link`` the odometry; with the kinematic
+odometry off it is ``world -> base_link``. ``ground_truth/odom`` always carries ``world ->
+base_link`` (the Gazebo ``p3d`` ground-truth plugin's message: frame ``world``, child the base).
+Parameters: :class:`~humanoid_core.odometry.parameters.OdometryParameters`, per robot in
+``control.yaml`` (``odometry:``).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+
+import numpy as np
+import pinocchio as pin
+from geometry_msgs.msg import PoseStamped, TransformStamped, TwistStamped
+from nav_msgs.msg import Odometry
+from rclpy.node import Node
+from sensor_msgs.msg import Imu, JointState
+from tf2_msgs.msg import TFMessage
+
+from humanoid_control.ros import (
+    JointReadings,
+    MalformedJointStateError,
+    NodeHost,
+    declare_control_node,
+    run_node,
+    seconds,
+    topics,
+)
+from humanoid_core.odometry import NODE_NAME, KinematicOdometry, OdometryParameters
+from humanoid_description import RobotModel
+
+#: Topics of the node (relative: under the robot's namespace).
+ODOM = "odom"
+GROUND_TRUTH_ODOM = "ground_truth/odom"
+TF = "/tf"
+QUEUE_DEPTH = 100
+
+
+def _to_pose(msg_pose, placement: pin.SE3) -> None:
+    x, y, z, qx, qy, qz, qw = pin.SE3ToXYZQUAT(placement).tolist()
+    msg_pose.position.x, msg_pose.position.y, msg_pose.position.z = x, y, z
+    msg_pose.orientation.x, msg_pose.orientation.y, msg_pose.orientation.z, msg_pose.orientation.w = qx, qy, qz, qw
+
+
+def _transform(stamp, parent: str, child: str, placement: pin.SE3) -> TransformStamped:
+    out = TransformStamped()
+    out.header.stamp, out.header.frame_id, out.child_frame_id = stamp, parent, child
+    x, y, z, qx, qy, qz, qw = pin.SE3ToXYZQUAT(placement).tolist()
+    out.transform.translation.x, out.transform.translation.y, out.transform.translation.z = x, y, z
+    r = out.transform.rotation
+    r.x, r.y, r.z, r.w = qx, qy, qz, qw
+    return out
+
+
+class OdometryNode:
+    """Kinematic odometry of the robot and, in simulation, its ground truth, on topics and /tf."""
+
+    def __init__(self, node: Node, host: NodeHost) -> None:
+        self.node = node
+        self.robot, self.params = declare_control_node(node, OdometryParameters, NODE_NAME)
+        p = self.params
+        model = RobotModel(self.robot)
+        self.odometry = KinematicOdometry(model, p)
+        self.readings = JointReadings(model.joints, model.home_positions())
+        self._imu: list[tuple[float, np.ndarray]] = []
+        self._twist: TwistStamped | None = None
+        self._odom_pub = node.create_publisher(Odometry, ODOM, QUEUE_DEPTH) if p.kinematic else None
+        self._truth_pub = node.create_publisher(Odometry, GROUND_TRUTH_ODOM, QUEUE_DEPTH) if p.ground_truth else None
+        self._tf_pub = node.create_publisher(TFMessage, TF, QUEUE_DEPTH) if p.publish_tf else None
+        self._odom_at: dict[int, pin.SE3] = {}  # the odometry's base by stamp (ns), for world -> odom
+        self.lockstep = host.lockstep(node)
+        host.subscribe_state(node, JointState, topics.JOINT_STATES, self._on_joint_state, QUEUE_DEPTH)
+        if p.kinematic and p.use_imu and self.odometry.has_imu_frame:
+            host.subscribe_state(node, Imu, topics.IMU, self._on_imu, QUEUE_DEPTH)
+        if p.ground_truth:
+            host.subscribe_state(node, TwistStamped, topics.BASE_TWIST, self._on_twist, QUEUE_DEPTH)
+            host.subscribe_state(node, PoseStamped, topics.BASE_POSE, self._on_pose, QUEUE_DEPTH)
+        what = [w for w, on in (("kinematic odometry on odom", p.kinematic),
+                                (f"ground truth on {GROUND_TRUTH_ODOM}", p.ground_truth)) if on]
+        node.get_logger().info(f"odometry of {self.robot}: {', '.join(what) or 'nothing (both off)'}"
+                               f"{'; /tf' if p.publish_tf else ''}")
+
+    # -- inputs ---------------------------------------------------------------------------
+    def _on_imu(self, msg: Imu) -> None:
+        o = msg.orientation
+        if not all(math.isfinite(v) for v in (o.x, o.y, o.z, o.w)) or (o.x, o.y, o.z, o.w) == (0.0, 0.0, 0.0, 0.0):
+            return
+        rotation = pin.Quaternion(o.w, o.x, o.y, o.z).normalized().toRotationMatrix()
+        self._imu.append((seconds(msg.header.stamp), rotation))
+        del self._imu[:-64]
+
+    def _imu_at(self, stamp: float) -> np.ndarray | None:
+        best = min(self._imu, key=lambda r: abs(r[0] - stamp), default=None)
+        return best[1] if best is not None and abs(best[0] - stamp) <= self.params.imu_timeout else None
+
+    def _on_joint_state(self, msg: JointState) -> None:
+        try:
+            if self.params.kinematic:
+                self._answer(msg)
+        finally:
+            if self.lockstep is not None:
+                self.lockstep.answered(msg.header.stamp)
+
+    def _answer(self, msg: JointState) -> None:
+        try:
+            self.readings.update(msg.name, msg.position)
+        except MalformedJointStateError as error:
+            self.node.get_logger().error(f"joint_states not used: {error}", throttle_duration_sec=5.0)
+            return
+        stamp = seconds(msg.header.stamp)
+        estimate = self.odometry.update(stamp, self.readings.positions, self._imu_at(stamp))
+        pose_cov, twist_cov = self.odometry.covariances(estimate)
+        out = Odometry()
+        out.header.stamp, out.header.frame_id, out.child_frame_id = msg.header.stamp, self.params.odom_frame, \
+            self.params.base_frame
+        _to_pose(out.pose.pose, estimate.base)
+        out.pose.covariance = pose_cov
+        t = out.twist.twist
+        t.linear.x, t.linear.y, t.linear.z = estimate.linear
+        t.angular.x, t.angular.y, t.angular.z = estimate.angular
+        out.twist.covariance = twist_cov
+        self._odom_pub.publish(out)  # type: ignore[union-attr]
+        if self.params.ground_truth:
+            self._odom_at[msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec] = estimate.base
+            while len(self._odom_at) > 256:
+                del self._odom_at[next(iter(self._odom_at))]
+        if self._tf_pub is not None:
+            self._tf_pub.publish(TFMessage(transforms=[_transform(msg.header.stamp, self.params.odom_frame,
+                                                                  self.params.base_frame, estimate.base)]))
+
+    def _on_twist(self, msg: TwistStamped) -> None:
+        self._twist = msg
+
+    def _on_pose(self, msg: PoseStamped) -> None:
+        """The simulator's ground truth as nav_msgs/Odometry (twist in the base's axes, as
+        Odometry has it) and on /tf."""
+        p = msg.pose
+        placement = pin.XYZQUATToSE3(np.array([p.position.x, p.position.y, p.position.z, p.orientation.x,
+                                               p.orientation.y, p.orientation.z, p.orientation.w]))
+        out = Odometry()
+        out.header.stamp, out.header.frame_id = msg.header.stamp, msg.header.frame_id or self.params.world_frame
+        out.child_frame_id = self.params.base_frame
+        out.pose.pose = msg.pose
+        twist = self._twist
+        if twist is not None and twist.header.stamp == msg.header.stamp:
+            rotation = placement.rotation.T  # world axes -> base axes
+            lin = rotation @ np.array([twist.twist.linear.x, twist.twist.linear.y, twist.twist.linear.z])
+            ang = rotation @ np.array([twist.twist.angular.x, twist.twist.angular.y, twist.twist.angular.z])
+            t = out.twist.twist
+            t.linear.x, t.linear.y, t.linear.z = lin.tolist()
+            t.angular.x, t.angular.y, t.angular.z = ang.tolist()
+        self._truth_pub.publish(out)  # type: ignore[union-attr]
+        if self._tf_pub is None:
+            return
+        if not self.params.kinematic:
+            self._tf_pub.publish(TFMessage(transforms=[_transform(msg.header.stamp, out.header.frame_id,
+                                                                  self.params.base_frame, placement)]))
+            return
+        odom = self._odom_at.get(msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec)
+        if odom is not None:  # in the container the state's joint_states come before its ground truth
+            self._tf_pub.publish(TFMessage(transforms=[_transform(msg.header.stamp, out.header.frame_id,
+                                                                  self.params.odom_frame, placement * odom.inverse())]))
+
+
+def main(args: list[str] | None = None) -> int:
+    return run_node(NODE_NAME, OdometryNode, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
