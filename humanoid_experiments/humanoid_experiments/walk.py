@@ -66,6 +66,10 @@ class WalkReport:
     steps: int
     odometry: dict[str, float] = field(default_factory=dict)  # the controller's footstep odometry
     real_time_factor: float = math.nan
+    # the odometry node's (odom) drift against the ground truth over the walk: distance between both
+    # final positions, each from its start, and the heading error of the turn made; NaN without odom
+    odometry_error_m: float = math.nan
+    odometry_heading_error_deg: float = math.nan
 
     def text(self) -> str:
         r = self.requested
@@ -80,6 +84,8 @@ class WalkReport:
                  f"ZMP inside support: {self.zmp_inside_ratio:.1%} of {self.zmp_samples} balance_state readings "
                  "(measured ZMP)",
                  f"fell:               {'YES' if self.fell else 'no'}",
+                 f"odometry error:     {self.odometry_error_m * 1000:.1f} mm, heading "
+                 f"{self.odometry_heading_error_deg:+.2f} deg (odom against the ground truth)",
                  f"real-time factor:   {self.real_time_factor:.2f}"]
         return "\n".join(lines)
 
@@ -104,6 +110,22 @@ class WalkWitness:
         self.samples = 0
         self.balance_states = 0
         client.node.create_subscription(BalanceState, topics.BALANCE_STATE, self._on_balance, 50)
+        from nav_msgs.msg import Odometry
+        self.odom = None  # the latest odometry (odom -> base_link), if the odometry node runs
+        client.node.create_subscription(Odometry, "odom", self._on_odom, 50)
+
+    def _on_odom(self, msg) -> None:
+        self.odom = msg
+
+    def placements(self):
+        """The odometry's and the ground truth's base placements now (None without odom)."""
+        import pinocchio as pin
+
+        odom, truth = self.odom, self.base()
+        if odom is None or truth is None:
+            return None
+        p, o = odom.pose.pose.position, odom.pose.pose.orientation
+        return pin.XYZQUATToSE3(np.array([p.x, p.y, p.z, o.x, o.y, o.z, o.w])), truth
 
     def _on_balance(self, msg) -> None:
         with self._lock:
@@ -188,6 +210,7 @@ def walk(client, robot: str, distance: float, lateral: float = 0.0, turn: float 
         time.sleep(0.05)
     with client.lockstep.paused_at(start_at, 60.0) if client.lockstep else contextlib.nullcontext():
         start = witness.feet_centre()
+        placed = witness.placements()
         fell = bool(client.fallen)
         wall0, robot0 = time.monotonic(), client.now()
         witness.start()
@@ -205,6 +228,12 @@ def walk(client, robot: str, distance: float, lateral: float = 0.0, turn: float 
         time.sleep(0.05)
     witness.stop()
     response = done.result()
+    odometry_error = (math.nan, math.nan)
+    ended = witness.placements()
+    if placed is not None and ended is not None:
+        from humanoid_core.odometry import planar_drift
+        error, heading = planar_drift(placed[0], ended[0], placed[1], ended[1])
+        odometry_error = (error, math.degrees(heading))
     fell = fell or bool(client.fallen)
     wall, robot_time = time.monotonic() - wall0, client.now() - robot0
     result = response.result
@@ -215,13 +244,15 @@ def walk(client, robot: str, distance: float, lateral: float = 0.0, turn: float 
         result=f"{status}{': ' + result.error_string if result.error_string else ''}", error_code=result.error_code,
         duration=result.duration, steps=int(result.steps), fell=fell,
         odometry={"distance_m": result.distance, "lateral_m": result.lateral, "turn_rad": result.turn},
-        zmp=(witness.ratio, witness.samples), real_time_factor=robot_time / wall if wall > 0.0 else math.nan)
+        zmp=(witness.ratio, witness.samples), real_time_factor=robot_time / wall if wall > 0.0 else math.nan,
+        odometry_error=odometry_error)
 
 
 def walk_report(robot: str, requested: tuple[float, float, float], start: tuple[float, float, float],
                 end: tuple[float, float, float], result: str, error_code: int, duration: float, steps: int,
                 fell: bool, odometry: dict[str, float], zmp: tuple[float, int] = (math.nan, 0),
-                real_time_factor: float = math.nan) -> WalkReport:
+                real_time_factor: float = math.nan,
+                odometry_error: tuple[float, float] = (math.nan, math.nan)) -> WalkReport:
     """The report of a walk asked as ``requested`` (forward m, left m, turn rad) whose feet's
     centre went from ``start`` to ``end`` (:func:`feet_centre`), ``zmp``: the share of balance
     readings with the measured ZMP inside the support polygon, and their count."""
@@ -233,7 +264,8 @@ def walk_report(robot: str, requested: tuple[float, float, float], start: tuple[
         speed_mps=math.hypot(forward, left) / duration if duration > 0.0 else 0.0,
         lateral_drift_m=left - lateral, heading_error_rad=math.atan2(math.sin(turned - turn), math.cos(turned - turn)),
         zmp_inside_ratio=zmp[0], zmp_samples=zmp[1], fell=fell, duration_s=duration, steps=steps,
-        odometry=odometry, real_time_factor=real_time_factor)
+        odometry=odometry, real_time_factor=real_time_factor,
+        odometry_error_m=odometry_error[0], odometry_heading_error_deg=odometry_error[1])
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
