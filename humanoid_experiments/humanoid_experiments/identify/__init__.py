@@ -4,14 +4,17 @@ import lazy_loader
 
 # The room's public face: what other rooms use, imported on first use (lazy_loader).
 __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
+    "command": ["checked_request"],
     "motion": ["Motion", "plan_commands", "read_bag", "record", "replay", "rms"],
     "problem": [
         "DEFAULT_BOUNDS",
+        "EquilibriumTarget",
         "FitError",
         "FitParameter",
         "PostureTarget",
         "Problem",
         "UNFIT_POSTURES_COST",
+        "cost",
         "parse_fit",
         "postures_cost",
     ],

@@ -4,7 +4,10 @@ From a recorded bag (``--bag``: ``humanoid record``, ``humanoid real --record``)
 commands are replayed in the in-process simulation and the RMS difference of simulated and
 recorded joint positions is minimised; from postures results (``--postures``: ``humanoid
 postures --json`` of the real robot, or ``reference``: the real limits in the robot's
-protocol), the RMS difference of the simulated limits. ``--fit`` names the parameters, with
+protocol; or ``humanoid postures --experiments ... --json`` of the Bioloid quadruped's static
+experiments: each experiment's servo, the one its run inferred, stepped until the robot falls),
+the RMS difference of the simulated limits or equilibria (deg); ``--hold-out`` keeps some tests or
+experiments out of the fit and reports each one's error before and after. ``--fit`` names the parameters, with
 bounds (defaults for the usual ones, ``NAME=LOW:HIGH`` otherwise). The fit
 (:mod:`humanoid_experiments.identify.search`: scipy's differential evolution, seeded) runs its
 evaluations as Ray tasks (a local instance, or ``--address``'s cluster; ``--workers 0``: in
@@ -51,12 +54,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", type=Path, default=None, help="the parameter file to write (the fitted values)")
     parser.add_argument("--validate", action="append", default=[], metavar="PATH",
                         help="held-out measurements (more bags, or postures results), repeatable")
+    parser.add_argument("--hold-out", default=None, metavar="NUMBERS",
+                        help="with --postures: tests or static experiments (comma-separated numbers) the fit never "
+                             "sees, reported before and after the fit (e.g. 3,5,8)")
+    parser.add_argument("--no-sensitivity", action="store_true",
+                        help="skip the curvature at the optimum (three evaluations per parameter)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--seed", type=integer_in(0), default=0, help="random seed of the optimiser (0)")
     parser.add_argument("--population", type=integer_in(2), default=POPULATION,
                         help=f"points per generation, per fitted parameter ({POPULATION})")
-    parser.add_argument("--generations", type=integer_in(1), default=GENERATIONS,
-                        help=f"generations of the optimiser ({GENERATIONS})")
+    parser.add_argument("--generations", type=integer_in(0), default=GENERATIONS,
+                        help=f"generations of the optimiser ({GENERATIONS}; 0: no evolution, the polish alone "
+                             "from the bounds' centres)")
     parser.add_argument("--polish", type=integer_in(0), default=POLISH,
                         help=f"evaluations of the local search from the evolution's best ({POLISH}; 0: none)")
     parser.add_argument("--address", type=host_and_port(("ray",)), default=None, metavar="RAY_ADDRESS",
@@ -91,7 +100,7 @@ def checked_request(args: argparse.Namespace) -> dict[str, Any]:
     """The problem, its data and held-out data, checked: a UsageError (one line) otherwise."""
     from humanoid_description import UnknownRobotError, load_model
     from humanoid_experiments.identify.motion import MotionError, read_bag
-    from humanoid_experiments.identify.problem import FitError, Problem, parse_fit, read_postures
+    from humanoid_experiments.identify.problem import FitError, Problem, parse_fit, read_postures, split_held_out
     from humanoid_sim import params_file, physics_profiles
 
     try:
@@ -102,6 +111,10 @@ def checked_request(args: argparse.Namespace) -> dict[str, Any]:
     base = params_file.chosen(args.robot, args.params)
     links = params_file.link_names(model.urdf)
     names = model.joints.names
+    if getattr(args, "hold_out", None) is not None and args.postures is None:
+        raise UsageError("--hold-out: held-out tests or experiments are of --postures data (with --bag: --validate)")
+    numbers = _numbers(args.hold_out) if getattr(args, "hold_out", None) is not None else []
+    targets: Any = None
     try:
         parameters = parse_fit(args.fit, links)
         if args.bag is not None:
@@ -110,11 +123,30 @@ def checked_request(args: argparse.Namespace) -> dict[str, Any]:
         else:
             data = read_postures(args.postures, args.robot)
             held_out = [(str(path), read_postures(path, args.robot)) for path in args.validate]
+            if numbers:
+                data, held = split_held_out(data, numbers, str(args.postures))
+                held_out.insert(0, (_held_out_name(numbers), held))
+            targets = {"fitted": data, "held_out": held if numbers else ()}
     except (FitError, MotionError) as error:
         raise UsageError(str(error)) from None
     problem = Problem(args.robot, profile, None if base is None else str(base), tuple(parameters))
-    sources = (str(args.bag if args.bag is not None else args.postures),)
-    return {"problem": problem, "data": data, "held_out": held_out, "sources": sources}
+    sources = (str(args.bag if args.bag is not None else args.postures)
+               + (f" less {_held_out_name(numbers)}" if numbers else ""),)
+    return {"problem": problem, "data": data, "held_out": held_out, "sources": sources, "targets": targets}
+
+
+def _numbers(text: str) -> list[int]:
+    try:
+        numbers = [int(part) for part in text.split(",")]
+    except ValueError:
+        raise UsageError(f"--hold-out: {text!r} is not test or experiment numbers like 3,5,8") from None
+    if len(set(numbers)) != len(numbers):
+        raise UsageError(f"--hold-out: {text!r} names a number twice")
+    return numbers
+
+
+def _held_out_name(numbers: list[int]) -> str:
+    return "held out " + ",".join(map(str, numbers))
 
 
 def say(text: str) -> None:
@@ -141,9 +173,24 @@ def identify(request: dict[str, Any], args: argparse.Namespace, progress=say) ->
                  f"generations) then {args.polish} evaluations of Nelder-Mead, seed {args.seed}, "
                  f"{evaluations.workers} worker(s) {where}; state {state}"
                  + (f" (resumed: {known} evaluations known)" if args.resume else ""))
-        result = fit(settings, evaluations)
+        result = fit(settings, evaluations, sensitivity=not getattr(args, "no_sensitivity", False))
+        fitted_values = problem.values(result.values)
+        targets = request.get("targets")
+        per_target = None
+        if targets is not None:  # each test's or experiment's error before and after, held out or not
+            chosen = (*targets["fitted"], *targets["held_out"])
+            progress(f"each of {len(chosen)} tests or experiments before and after the fit")
+            per_target = evaluations.per_target([None, fitted_values], chosen)
+            held = [t.test for t in targets["held_out"]]
+            report_targets = {str(t.test): {"held_out": t.test in held, "real": _real(t), "before": before,
+                                            "after": after}
+                              for t, before, after in zip(chosen, *per_target, strict=True)}
         for path, data in request["held_out"]:
-            base_error, fitted_error = evaluations.other([None, problem.values(result.values)], data)
+            if per_target is not None and data is targets["held_out"]:
+                errors = [(e["before"], e["after"]) for e in report_targets.values() if e["held_out"]]
+                base_error, fitted_error = (math.sqrt(sum(e[i] ** 2 for e in errors) / len(errors)) for i in (0, 1))
+            else:
+                base_error, fitted_error = evaluations.other([None, fitted_values], data)
             result.held_out[path] = fitted_error
             result.held_out[path + " (base)"] = base_error
     except StateError as error:
@@ -159,8 +206,15 @@ def identify(request: dict[str, Any], args: argparse.Namespace, progress=say) ->
     unit = "deg" if args.postures is not None else "rad"
     report = {"robot": problem.robot, "output": str(args.output), "sources": list(request["sources"]), "unit": unit,
               "bounds": {p.name: [p.low, p.high] for p in problem.parameters}, **result.as_dict()}
+    if per_target is not None:
+        report["targets"] = report_targets
     report_path(args.output).write_text(json.dumps(report, indent=2) + "\n")
     return report
+
+
+def _real(target: Any) -> float:
+    """The real robot's value of a postures test (deg) or static experiment (raw)."""
+    return float(target.real) if hasattr(target, "real") else math.degrees(target.limit)
 
 
 def report_path(output: Path) -> Path:
@@ -182,8 +236,8 @@ def report_text(report: dict[str, Any]) -> str:
     for name, entry in report["parameters"].items():
         low, high = report["bounds"][name]
         change = entry["change_for_10_percent_error"]
-        lines.append(f"{name:36s} {entry['value']:12.6g} {f'{low:g}..{high:g}':>20s} "
-                     f"{'unbounded' if math.isinf(change) else f'{change:.3g}':>14s}")
+        shown = "-" if math.isnan(change) else "unbounded" if math.isinf(change) else f"{change:.3g}"
+        lines.append(f"{name:36s} {entry['value']:12.6g} {f'{low:g}..{high:g}':>20s} {shown:>14s}")
     lines.append(f"fit error (RMS, {unit}): {report['fit_error']:.6g} (before the fit: {report['base_error']:.6g}); "
                  f"{report['evaluations']} evaluations, {report['generations']} generations")
     for path, error in report["held_out"].items():
@@ -192,4 +246,10 @@ def report_text(report: dict[str, Any]) -> str:
             ratio = base / error if error > 0 else math.inf
             lines.append(f"held out {path}: RMS {error:.6g} {unit} (before the fit: {base:.6g}, "
                          f"{ratio:.1f} times better)")
+    if "targets" in report:
+        lines.append(f"{'test':>4} {'':8s} {'real':>8s} {'error before':>13s} {'error after':>12s} "
+                     f"({unit}, simulated - real)")
+        for number, entry in report["targets"].items():
+            lines.append(f"{number:>4} {'held out' if entry['held_out'] else 'fitted':8s} {entry['real']:8.5g} "
+                         f"{entry['before']:+13.2f} {entry['after']:+12.2f}")
     return "\n".join(lines)

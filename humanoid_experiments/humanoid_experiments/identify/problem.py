@@ -71,10 +71,30 @@ def default_bounds(name: str) -> tuple[float, float] | None:
     return None
 
 
+def expanded(name: str) -> list[str]:
+    """The parameter file's names one fitted name stands for: a link group
+    ``model.links.fl_thigh+fr_thigh.com_z`` (one value for the links joined by +: identical parts)
+    is each link's name; any other name is itself."""
+    from humanoid_sim import LINK_PREFIX
+
+    if not name.startswith(LINK_PREFIX) or "+" not in name:
+        return [name]
+    links, _, field = name[len(LINK_PREFIX):].rpartition(".")
+    return [f"{LINK_PREFIX}{link}.{field}" for link in links.split("+")]
+
+
+def check_values(values: Mapping[str, float], links: Sequence[str]) -> None:
+    """The parameter file's check of fitted names and values, link groups each link's."""
+    from humanoid_sim import check_values as check
+
+    check({each: value for name, value in values.items() for each in expanded(name)}, links)
+
+
 def parse_fit(text: str, links: Sequence[str]) -> list[FitParameter]:
     """``servo.max_velocity,transmission.backlash=0:3``: the parameters to fit, each a name a
-    parameter file may set with a number, bounds from ``=LOW:HIGH`` or the defaults."""
-    from humanoid_sim import ParamsFileError, check_values
+    parameter file may set with a number (or a link group, :func:`expanded`), bounds from
+    ``=LOW:HIGH`` or the defaults."""
+    from humanoid_sim import ParamsFileError
 
     found: list[FitParameter] = []
     for item in (part.strip() for part in text.split(",")):
@@ -127,7 +147,8 @@ class Problem:
         return [(p.low, p.high) for p in self.parameters]
 
     def values(self, point: Sequence[float]) -> dict[str, float]:
-        return {name: float(v) for name, v in zip(self.names, point, strict=True)}
+        """The parameter file's values of a point (a link group's value for each of its links)."""
+        return {each: float(v) for name, v in zip(self.names, point, strict=True) for each in expanded(name)}
 
 
 @dataclass(frozen=True)
@@ -138,16 +159,47 @@ class PostureTarget:
     limit: float
 
 
-#: What a cost compares with: recorded motions, or postures limits.
-Data = tuple[Motion, ...] | tuple[PostureTarget, ...]
+@dataclass(frozen=True)
+class EquilibriumTarget:
+    """One of the reference's static experiments (``humanoid postures --experiments``): the servo
+    stepped (the one its results inferred: the reference lost it), the way, and the register value
+    where the real robot fell."""
+
+    experiment: int
+    servo: str  # the reference's name (FL1, PELVIS ...)
+    way: str  # "+": raw increasing, "-": decreasing
+    real: int  # raw
+
+    @property
+    def test(self) -> int:  # what --hold-out numbers
+        return self.experiment
+
+
+#: What a cost compares with: recorded motions, postures limits, or static experiments' equilibria.
+Data = tuple[Motion, ...] | tuple[PostureTarget, ...] | tuple[EquilibriumTarget, ...]
 
 
 def cost(problem: Problem, data: Data, values: Mapping[str, float] | None) -> float:
     """The fit error of ``values`` (None: the base values alone): RMS joint difference (rad) over
-    recorded motions, or RMS limit difference (deg) over postures tests."""
+    recorded motions, RMS limit difference (deg) over postures tests, or RMS equilibrium difference
+    (deg) over static experiments."""
+    if data and isinstance(data[0], EquilibriumTarget):
+        return _rms(equilibrium_errors(problem, data, values))  # type: ignore[arg-type]
     if data and isinstance(data[0], PostureTarget):
         return postures_cost(problem, data, values)  # type: ignore[arg-type]
     return motions_cost(problem, data, values)  # type: ignore[arg-type]
+
+
+def target_errors(problem: Problem, data: Data, values: Mapping[str, float] | None) -> list[float]:
+    """Each postures test's or static experiment's error (deg, simulated - real), as the cost
+    counts it (a Ray task)."""
+    if data and isinstance(data[0], EquilibriumTarget):
+        return equilibrium_errors(problem, data, values)  # type: ignore[arg-type]
+    return postures_errors(problem, data, values)  # type: ignore[arg-type]
+
+
+def _rms(errors: Sequence[float]) -> float:
+    return math.sqrt(sum(e * e for e in errors) / len(errors)) if errors else 0.0
 
 
 def motions_cost(problem: Problem, motions: Sequence[Motion], values: Mapping[str, float] | None) -> float:
@@ -169,6 +221,12 @@ def postures_cost(problem: Problem, targets: Sequence[PostureTarget], values: Ma
     """RMS (deg) of simulated minus measured limits; a test the simulation finds no limit in
     counts with the end of its range (as far as it went); values under which the robot cannot
     do the protocol's moves cost :data:`UNFIT_POSTURES_COST`."""
+    return _rms(postures_errors(problem, targets, values))
+
+
+def postures_errors(problem: Problem, targets: Sequence[PostureTarget],
+                    values: Mapping[str, float] | None) -> list[float]:
+    """Each test's simulated minus measured limit (deg), as :func:`postures_cost` counts it."""
     from humanoid_control.ros import RobotClientError
     from humanoid_experiments.postures import run_postures
 
@@ -177,15 +235,62 @@ def postures_cost(problem: Problem, targets: Sequence[PostureTarget], values: Ma
         results = run_postures(problem.robot, [t.test for t in targets], problem.profile, overrides,
                                params_file=problem.params_file)
     except RobotClientError:
-        return UNFIT_POSTURES_COST
-    errors = [math.degrees((r.limit if r.limit is not None else r.range_end) - t.limit)
-              for r, t in zip(results, targets, strict=True)]
-    return math.sqrt(sum(e * e for e in errors) / len(errors))
+        return [UNFIT_POSTURES_COST] * len(targets)
+    return [math.degrees((r.limit if r.limit is not None else r.range_end) - t.limit)
+            for r, t in zip(results, targets, strict=True)]
+
+
+def equilibrium_errors(problem: Problem, targets: Sequence[EquilibriumTarget],
+                       values: Mapping[str, float] | None) -> list[float]:
+    """Each static experiment's simulated minus real equilibrium (deg of the servo's register, the
+    measure of ``humanoid postures --experiments``'s table, signed): the experiment's servo stepped
+    the target's way from its starting posture in the in-process simulation
+    (:func:`~humanoid_experiments.postures.reference.run_candidate`). A servo that never makes the
+    robot fall counts with the end of its travel (as far as it went)."""
+    from humanoid_description import load_model
+    from humanoid_experiments.postures import load_protocol, overlapping_links, run_candidate
+
+    model = load_model(problem.robot)
+    reference = load_protocol(model).reference
+    assert reference is not None
+    scale, errors = reference.scale, []
+    for target in targets:
+        experiment = next(e for e in reference.experiments if e.number == target.experiment)
+        overlapping = bool(overlapping_links(model, experiment))
+        result = run_candidate(problem.robot, target.experiment, target.servo, target.way, problem.profile,
+                               problem.params_file, overlapping, values)
+        raw: float
+        if result.raw is not None:
+            raw = result.raw
+        else:  # no fall: the end of the travel
+            start = experiment.start_raw.get(target.servo, reference.neutral_raw)
+            travel = (reference.max_travel_deg or 0.0) / scale.degrees_per_unit
+            raw = start + (travel if target.way == "+" else -travel)
+        errors.append(scale.raw_to_degrees(raw) - scale.raw_to_degrees(target.real))
+    return errors
+
+
+def split_held_out(data: tuple[Any, ...], numbers: Sequence[int],
+                   source: str) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """The targets fitted and those held out (``--hold-out``: test or experiment numbers of the
+    postures data): the held-out ones are never seen by the fit."""
+    known = [t.test for t in data]
+    unknown = [n for n in numbers if n not in known]
+    if unknown:
+        raise FitError(f"--hold-out: {source} has no test or experiment {', '.join(map(str, unknown))} "
+                       f"(it has {', '.join(map(str, known))})")
+    fitted = tuple(t for t in data if t.test not in numbers)
+    if not fitted:
+        raise FitError(f"--hold-out: {', '.join(map(str, numbers))} hold out every test of {source}: "
+                       "nothing left to fit")
+    return fitted, tuple(t for t in data if t.test in numbers)
 
 
 def read_postures(path: Path | str, robot: str) -> tuple[PostureTarget, ...]:
     """Measured limits: a results file of ``humanoid postures --json`` (its ``limit_rad``), or
-    ``reference``: the real limits of the robot's protocol (postures.yaml, ``real``)."""
+    ``reference``: the real limits of the robot's protocol (postures.yaml, ``real``); or static
+    experiments: a results file of ``humanoid postures --experiments ... --json`` (each
+    experiment's real equilibrium and the servo its run inferred as the one stepped)."""
     import json
 
     if str(path) == "reference":
@@ -193,13 +298,22 @@ def read_postures(path: Path | str, robot: str) -> tuple[PostureTarget, ...]:
         from humanoid_experiments.postures import load_protocol
 
         protocol = load_protocol(load_model(robot))
-        return tuple(PostureTarget(t.number, t.real_limit) for t in protocol.tests if t.real_limit is not None)
+        found = tuple(PostureTarget(t.number, t.real_limit) for t in protocol.tests if t.real_limit is not None)
+        if not found and protocol.reference is not None:
+            raise FitError(f"--postures reference: {robot}'s reference experiments do not say which servo was "
+                           f"stepped: give the results of humanoid postures --robot {robot} --experiments reference "
+                           "--json (the servos they inferred), e.g. docs/data/quadruped_static_reference.json")
+        if not found:
+            raise FitError(f"--postures reference: {robot}'s postures protocol has no real limit")
+        return found
     try:
         entries: Any = json.loads(Path(path).read_text())
     except OSError as error:
         raise FitError(f"cannot read postures results {path}: {error.strerror or error}") from None
     except ValueError as error:
         raise FitError(f"postures results {path} are not JSON: {error}") from None
+    if isinstance(entries, dict) and "experiments" in entries:
+        return read_experiments(entries["experiments"], path, robot)
     if not isinstance(entries, list) or not all(isinstance(e, dict) and "test" in e for e in entries):
         raise FitError(f"postures results {path}: expected humanoid postures --json's list of tests")
     targets = tuple(PostureTarget(int(e["test"]), float(e["limit_rad"])) for e in entries
@@ -207,3 +321,36 @@ def read_postures(path: Path | str, robot: str) -> tuple[PostureTarget, ...]:
     if not targets:
         raise FitError(f"postures results {path} hold no test with a limit")
     return targets
+
+
+def read_experiments(entries: Any, path: Path | str, robot: str) -> tuple[EquilibriumTarget, ...]:
+    """The static experiments of ``humanoid postures --experiments ... --json``: those whose run
+    found an equilibrium (a servo to step), checked against the robot's protocol."""
+    from humanoid_description import load_model
+    from humanoid_experiments.postures import load_protocol
+
+    reference = load_protocol(load_model(robot)).reference
+    if reference is None:
+        raise FitError(f"postures results {path} are static experiments; {robot}'s protocol has none")
+    known = {e.number: e for e in reference.experiments}
+    targets = []
+    try:
+        for entry in entries:
+            number = int(entry["experiment"])
+            if number not in known or entry["real"] != known[number].real:
+                raise FitError(f"postures results {path}: experiment {number} is not {robot}'s "
+                               f"(experiments: {', '.join(map(str, known))})")
+            if entry.get("stepped") is None:
+                continue  # cannot be set, or no servo made it fall: nothing to compare
+            if entry["stepped"] not in reference.servos or entry.get("stepped_way") not in ("+", "-"):
+                raise FitError(f"postures results {path}: experiment {number} steps {entry['stepped']!r} "
+                               f"{entry.get('stepped_way')!r}: not a servo and way of {robot}")
+            targets.append(EquilibriumTarget(number, entry["stepped"], entry["stepped_way"], int(entry["real"])))
+    except (TypeError, KeyError, ValueError) as error:
+        if isinstance(error, FitError):
+            raise
+        raise FitError(f"postures results {path}: expected humanoid postures --experiments --json's "
+                       f"experiments ({error})") from None
+    if not targets:
+        raise FitError(f"postures results {path} hold no experiment with an equilibrium")
+    return tuple(targets)

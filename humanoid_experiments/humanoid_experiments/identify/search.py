@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from humanoid_experiments import local_ray
-from humanoid_experiments.identify.problem import Data, FitParameter, Problem, cost
+from humanoid_experiments.identify.problem import Data, FitParameter, Problem, cost, target_errors
 
 #: Relative step of the curvature's central differences (of each parameter's bounds' span).
 CURVATURE_STEP = 0.01
@@ -153,6 +153,14 @@ class Evaluations:
             return self._ray.run(problem, values, data)
         return [cost(problem, data, v) for v in values]
 
+    def per_target(self, values: list[dict[str, float] | None], data: Data) -> list[list[float]]:
+        """Each postures test's or static experiment's error (deg) under each of ``values``, at once
+        (not kept in the state file)."""
+        problem = self.settings.problem
+        if self._ray is not None:
+            return self._ray.run(problem, values, data, target_errors)
+        return [target_errors(problem, data, v) for v in values]
+
     def close(self) -> None:
         if self._ray is not None:
             self._ray.close()
@@ -168,13 +176,18 @@ class _RayPool:
         self._ray = local_ray.RayConnection(workers, address)
         self.workers = self._ray.workers
         self._task = ray.remote(num_cpus=1)(cost)
+        self._errors = ray.remote(num_cpus=1)(target_errors)
         self._data = ray.put(data)
 
-    def run(self, problem: Problem, values: list[dict[str, float] | None], data: Data | None = None) -> list[float]:
+    def run(self, problem: Problem, values: list[dict[str, float] | None], data: Data | None = None,
+            function: Callable | None = None) -> list[Any]:
+        """``cost`` of each of ``values`` (or the per-target errors, ``function`` target_errors)."""
         import ray
 
         reference = self._data if data is None else ray.put(data)
-        return [float(v) for v in ray.get([self._task.remote(problem, reference, v) for v in values])]
+        task = self._errors if function is target_errors else self._task
+        found = ray.get([task.remote(problem, reference, v) for v in values])
+        return found if function is target_errors else [float(v) for v in found]
 
     def close(self) -> None:
         self._ray.close()
@@ -206,21 +219,29 @@ class Fit:
                 "generations": self.generations, "held_out": self.held_out}
 
 
-def fit(settings: Settings, evaluations: Evaluations) -> Fit:
+def fit(settings: Settings, evaluations: Evaluations, sensitivity: bool = True) -> Fit:
     """Differential evolution (scipy) from the settings' seed, a local polish of its best
     (scipy's bounded Nelder-Mead: the fit error is a sum of absolute-like terms, no gradient to
-    trust), then the curvature at the optimum."""
+    trust), then the curvature at the optimum (``sensitivity`` false: not, three evaluations per
+    parameter saved; the report says nan)."""
     from scipy.optimize import differential_evolution
 
     problem = settings.problem
-    result = differential_evolution(
-        lambda _x: math.nan, problem.bounds, popsize=settings.population, maxiter=settings.generations,
-        seed=settings.seed, polish=False, updating="deferred", workers=evaluations.map, init="sobol", tol=0.0)
-    best = polish(problem, np.asarray(result.x, dtype=float), settings.polish, evaluations)
+    if settings.generations > 0:
+        result = differential_evolution(
+            lambda _x: math.nan, problem.bounds, popsize=settings.population, maxiter=settings.generations,
+            seed=settings.seed, polish=False, updating="deferred", workers=evaluations.map, init="sobol", tol=0.0)
+        start = np.asarray(result.x, dtype=float)
+    else:  # no evolution: the polish alone, from the bounds' centres
+        start = np.array([(low + high) / 2.0 for low, high in problem.bounds], dtype=float)
+    best = polish(problem, start, settings.polish, evaluations)
     error = evaluations.costs([best])[0]
-    curvature, sensitivity = curvatures(problem, best, error, evaluations)
+    if sensitivity:
+        curvature, change = curvatures(problem, best, error, evaluations)
+    else:
+        curvature, change = [math.nan] * len(problem.names), [math.nan] * len(problem.names)
     base_error = evaluations.other([None], evaluations.data)[0]
-    return Fit(problem.names, best.tolist(), error, base_error, curvature, sensitivity, len(evaluations.known),
+    return Fit(problem.names, best.tolist(), error, base_error, curvature, change, len(evaluations.known),
                max(evaluations.batches - 1, 0))
 
 

@@ -8,7 +8,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
     "in_process": ["run_postures"],
     "operator": ["AnswerError", "Operator", "OperatorStopError", "StreamAnswers"],
     "protocol": ["PostureTest", "load_protocol", "protocol_path"],
-    "reference": ["candidates", "overlapping_links"],
+    "reference": ["Candidate", "CandidateResult", "candidates", "overlapping_links", "run_candidate"],
     "report": ["average_error", "to_json"],
     "runner": ["PostureResult"],
     "watch": ["BODY", "support_tilts", "tip_direction"],

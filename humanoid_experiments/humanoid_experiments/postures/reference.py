@@ -26,9 +26,10 @@ or in this process, so a run gives the same values whatever the number of worker
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from humanoid_description import RobotModel
 from humanoid_experiments.postures.protocol import EquilibriumReference, PostureTest, Protocol, ReferenceExperiment
@@ -140,8 +141,10 @@ def overlapping_links(model: RobotModel, experiment: ReferenceExperiment) -> tup
 
 
 def run_candidate(robot: str, experiment_number: int, servo: str, way: str, profile: str,
-                  params_file: str | None, overlapping: bool) -> CandidateResult:
-    """One candidate in an in-process simulation of its own (a Ray task)."""
+                  params_file: str | None, overlapping: bool,
+                  values: Mapping[str, Any] | None = None) -> CandidateResult:
+    """One candidate in an in-process simulation of its own (a Ray task); ``values``: simulation
+    parameters set one by one over the protocol's and the file's (``humanoid identify``'s point)."""
     import io
 
     from humanoid_control.ros import RobotClientError
@@ -162,7 +165,7 @@ def run_candidate(robot: str, experiment_number: int, servo: str, way: str, prof
     candidate = Candidate(servo, way)
     test = candidate_test(model, experiment, reference, candidate)
     overrides = protocol_simulation(protocol, model, params_file) | ({"self_collision_veto": False} if overlapping
-                                                                     else {})
+                                                                     else {}) | dict(values or {})
     with SimulatedRobot(robot, profile, overrides, model=model, params_file=params_file) as simulated:
         runner = PosturesRunner(SimulatedPostureRobot(simulated, protocol), model, protocol, out=io.StringIO())
         try:
