@@ -283,3 +283,5 @@ def test_rviz_config_shows_the_robot_model():
     assert config == package_share_directory("humanoid_bringup") / "rviz" / "humanoid.rviz"
     text = config.read_text()
     assert "rviz_default_plugins/RobotModel" in text and "/robot_description" in text
+    # the robot moves in the odometry's frame (the odometry node's odom -> base_link)
+    assert "Fixed Frame: odom" in text and "rviz_default_plugins/Odometry" in text

@@ -1,6 +1,7 @@
 """The page live on a running robot (sim or real: only the shared interface is used):
-the robot from ``robot_description`` moving with ``joint_states`` and
-``ground_truth/base_pose``, the balance monitor's and self-collision checker's state, and
+the robot from ``robot_description`` moving with ``joint_states`` in the odometry's frame
+(``odom``, the odometry node's nav_msgs/Odometry; without it, the simulator's
+``ground_truth/base_pose``), the balance monitor's and self-collision checker's state, and
 the posing tool of the HOAP-2 ("hoap2moves") in the browser: one slider per joint (degrees,
 within the URDF limits) that sends the joint there through ``joint_commands``, a button
 that sets the sliders to the measured pose, and one that saves the measured pose as a
@@ -32,11 +33,16 @@ from humanoid_tools.view.page_input import JointTargets, KeyframeFolder
 from humanoid_tools.view.scene import RobotScene
 
 
+#: The odometry node's topic (nav_msgs/Odometry, ``odom`` -> ``base_link``): the page's frame.
+ODOM = "odom"
+
+
 class LiveSource:
     """The latest messages of the robot's topics, as frames; publishes joint commands."""
 
     def __init__(self, node: Node, on_description) -> None:
         from geometry_msgs.msg import PoseStamped
+        from nav_msgs.msg import Odometry
         from std_msgs.msg import String
 
         from humanoid_interfaces.msg import BalanceState, SelfCollisionState
@@ -48,7 +54,7 @@ class LiveSource:
         self._on_description = on_description
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
         node.create_subscription(String, topics.ROBOT_DESCRIPTION, self._description, latched)
-        for topic, kind in ((topics.JOINT_STATES, JointState), (topics.BASE_POSE, PoseStamped),
+        for topic, kind in ((topics.JOINT_STATES, JointState), (topics.BASE_POSE, PoseStamped), (ODOM, Odometry),
                             (topics.BALANCE_STATE, BalanceState), (topics.SELF_COLLISION_STATE, SelfCollisionState)):
             node.create_subscription(kind, topic, lambda msg, t=topic: self._store(t, msg), 10)
         self.commands = node.create_publisher(JointState, topics.JOINT_COMMANDS, 10)
@@ -73,6 +79,9 @@ class LiveSource:
             return None
         pose, balance, collision = (latest.get(t) for t in (topics.BASE_POSE, topics.BALANCE_STATE,
                                                              topics.SELF_COLLISION_STATE))
+        odom = latest.get(ODOM)
+        if odom is not None:  # the robot in the odometry's frame (sim and real alike)
+            pose = odom.pose
         return Frame(stamp_seconds(states.header.stamp), joint_positions(states),
                      base_pose(pose) if pose is not None else None,
                      balance_sample(balance) if balance is not None else None,
