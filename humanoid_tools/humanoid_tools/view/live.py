@@ -32,7 +32,6 @@ from humanoid_tools.view.frames import (
 from humanoid_tools.view.page_input import JointTargets, KeyframeFolder
 from humanoid_tools.view.scene import RobotScene
 
-
 #: The odometry node's topic (nav_msgs/Odometry, ``odom`` -> ``base_link``): the page's frame.
 ODOM = "odom"
 
