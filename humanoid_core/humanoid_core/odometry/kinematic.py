@@ -34,6 +34,7 @@ import numpy as np
 import pinocchio as pin
 
 from humanoid_core.odometry.parameters import OdometryParameters
+from humanoid_description import levelling_rotation
 
 __all__ = ["KinematicOdometry", "OdometryEstimate", "planar_drift", "yaw_of"]
 
@@ -200,7 +201,6 @@ class KinematicOdometry:
 
     # -- ball feet ----------------------------------------------------------------------
     def _on_balls(self, feet: dict[str, pin.SE3], level: np.ndarray | None) -> tuple[pin.SE3, tuple[str, ...]]:
-        from humanoid_description import levelling_rotation
         points = {side: np.array(f.translation) for side, f in feet.items()}
         # the IMU's tilt, its heading apart; else the plane of the lowest balls
         tilt = levelling_rotation(self._lowest_plane(points)) if level is None else _rz(-yaw_of(level)) @ level
