@@ -72,10 +72,10 @@ def test_the_held_out_experiments_are_never_in_the_fits_cost(tmp_path, monkeypat
     done = request(tmp_path, "3,5,8")
     value = cost(done["problem"], done["data"], {"model.links.base_link.com_x": 0.01})
     assert stepped == [2, 4, 6, 7, 9]
-    degrees = 300.0 / 1024  # the AX-12's register (the protocol's scale)
+    degrees = 0.2932  # the AX-12's register (the protocol's scale: Table 5's 0.293 deg per unit)
     errors = [(513 - 482) * degrees, (513 - 535) * degrees, (513 - 274) * degrees, (513 - 80 / degrees - 478)
               * degrees, (513 - 542) * degrees]
-    assert value == pytest.approx(math.sqrt(sum(e * e for e in errors) / 5), rel=1e-3)
+    assert value == pytest.approx(math.sqrt(sum(e * e for e in errors) / 5), rel=1e-9)
 
 
 def test_a_tiny_fit_writes_a_parameter_file_and_reports_the_held_out_experiment(tmp_path, capsys):
