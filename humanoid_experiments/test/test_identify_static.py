@@ -84,8 +84,10 @@ def test_a_tiny_fit_writes_a_parameter_file_and_reports_the_held_out_experiment(
     output = tmp_path / "fit.yaml"
     assert main(["identify", "--robot", "bioloid_quadruped", "--postures", str(results_file(tmp_path, [7, 8])),
                  "--hold-out", "8", "--fit", "model.links.base_link.com_x=-0.048:0.048", "--generations", "0",
-                 "--polish", "1", "--no-sensitivity", "--workers", "0", "--output", str(output), "--json"]) == 0
-    capsys.readouterr()
+                 "--polish", "1", "--no-sensitivity", "--workers", "0", "--output", str(output)]) == 0
+    printed = capsys.readouterr().out
+    assert "held out 8: RMS 12.9008 deg (before the fit: 12.9008" in printed, printed
+    assert "   8 held out      537        +12.90       +12.90" in printed, printed
     report = json.loads((tmp_path / "fit.report.json").read_text())
     assert report["evaluations"] == 1
     assert set(report["targets"]) == {"7", "8"}

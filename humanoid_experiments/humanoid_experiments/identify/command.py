@@ -244,7 +244,8 @@ def report_text(report: dict[str, Any]) -> str:
         if not path.endswith(" (base)"):
             base = report["held_out"][path + " (base)"]
             ratio = base / error if error > 0 else math.inf
-            lines.append(f"held out {path}: RMS {error:.6g} {unit} (before the fit: {base:.6g}, "
+            label = path if path.startswith("held out") else f"held out {path}"
+            lines.append(f"{label}: RMS {error:.6g} {unit} (before the fit: {base:.6g}, "
                          f"{ratio:.1f} times better)")
     if "targets" in report:
         lines.append(f"{'test':>4} {'':8s} {'real':>8s} {'error before':>13s} {'error after':>12s} "
