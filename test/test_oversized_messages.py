@@ -48,6 +48,11 @@ PATIENCE = 120.0
 #: (simulator) and 1 s (bus) with the canary undisturbed, before the loop had a process of its
 #: own. The figure on a quiet machine: ``humanoid bench flood``.
 GAP_RATIO = 3.0
+#: On the bus a cycle is 18 request/answer round trips with the emulator's process, each of
+#: which waits for the CPU when the canary's single wake-up does (measured at load 12-23:
+#: the loop's gap 0.78 s beside the canary's 0.17 s); the message's own effect there was
+#: 1 s beside a canary of 10-50 ms.
+BUS_GAP_RATIO = 8.0
 #: ... or this many publishing periods (0.5 s), whichever is larger.
 GAP_FLOOR_PERIODS = 50.0
 #: The canary: wakes every period, and on end of input prints its wake-up times (ns).
@@ -103,7 +108,7 @@ def huge_trajectory(names: list[str], current: np.ndarray):
     return make_trajectory(names, times.tolist(), positions.tolist())
 
 
-def flood(client) -> None:
+def flood(client, gap_ratio: float = GAP_RATIO) -> None:
     """Send the huge trajectory on the topic and as a goal; both refused, naming both numbers."""
     with SourceStamps(KEEP_EVERY_MESSAGE) as stamps, Canary(1.0 / PUBLISH_RATE) as canary:
         state = client.wait_for_joint_states(PATIENCE)
@@ -121,7 +126,7 @@ def flood(client) -> None:
     assert f"max_trajectory_points = {MAX_POINTS}" in outcome.error_string
     during = stamps.largest_gap(flood_start, flood_end)
     load = canary.largest_gap(flood_start, flood_end)
-    bound = max(GAP_RATIO * load, GAP_FLOOR_PERIODS / PUBLISH_RATE)
+    bound = max(gap_ratio * load, GAP_FLOOR_PERIODS / PUBLISH_RATE)
     print(f"largest joint_states gap: {during * 1e3:.1f} ms during the flood "
           f"({(flood_end - flood_start) * 1e-9:.1f} s); the canary's: {load * 1e3:.1f} ms")
     assert during <= bound, (f"joint_states stalled {during:.3f} s while the huge messages were handled "
@@ -138,4 +143,4 @@ def test_a_huge_trajectory_does_not_stall_the_robot_on_its_bus(robot_graph):
     with emulator_process("bioloid", 1, 1_000_000, timing=False) as port:
         _graph, client = robot_graph([n for n in real_nodes("bioloid", port=port, publish_rate=PUBLISH_RATE)
                                       if n.name == "humanoid_hw"])
-        flood(client)
+        flood(client, BUS_GAP_RATIO)
