@@ -91,8 +91,12 @@ SELF_COLLISION = _absolute(SELF_COLLISION_STATE, SELF_COLLISION_MARKERS)
 #: The simulator's (``/clock`` is not among them: a bag's messages carry the robot's time in
 #: their stamps, and ``ros2 bag play --clock`` makes its own; record it with ``--topics``).
 SIMULATION = _absolute(BASE_POSE, BASE_TWIST, FALLEN)
+#: The odometry node's (humanoid_control.nodes.odometry): the kinematic odometry, /tf, and in
+#: simulation the ground truth as nav_msgs/Odometry.
+ODOMETRY = _absolute("odom", "/tf", "ground_truth/odom")
 
-DEFAULT_TOPICS: tuple[str, ...] = (*ROBOT_INTERFACE, *BALANCE, *ENERGY, *FALL_MANAGER, *SELF_COLLISION, *SIMULATION)
+DEFAULT_TOPICS: tuple[str, ...] = (*ROBOT_INTERFACE, *BALANCE, *ENERGY, *FALL_MANAGER, *SELF_COLLISION, *SIMULATION,
+                                   *ODOMETRY)
 
 #: Published, and recorded as the topics it carries (``joint_states``, the sensors, the ground
 #: truth, ``fallen``: :mod:`humanoid_control.ros.robot_state`), not as itself.
