@@ -91,7 +91,9 @@ class OdometryNode:
         self._odom_pub = node.create_publisher(Odometry, ODOM, QUEUE_DEPTH) if p.kinematic else None
         self._truth_pub = node.create_publisher(Odometry, GROUND_TRUTH_ODOM, QUEUE_DEPTH) if p.ground_truth else None
         self._tf_pub = node.create_publisher(TFMessage, TF, QUEUE_DEPTH) if p.publish_tf else None
-        self._odom_at: dict[int, pin.SE3] = {}  # the odometry's base by stamp (ns), for world -> odom
+        # a state's odometry and ground truth by stamp (ns) until both came, for world -> odom
+        self._odom_at: dict[int, pin.SE3] = {}
+        self._truth_at: dict[int, tuple[pin.SE3, str]] = {}
         self.lockstep = host.lockstep(node)
         host.subscribe_state(node, JointState, topics.JOINT_STATES, self._on_joint_state, QUEUE_DEPTH)
         if p.kinematic and p.use_imu and self.odometry.has_imu_frame:
@@ -144,13 +146,11 @@ class OdometryNode:
         t.angular.x, t.angular.y, t.angular.z = estimate.angular
         out.twist.covariance = twist_cov
         self._odom_pub.publish(out)  # type: ignore[union-attr]
-        if self.params.ground_truth:
-            self._odom_at[msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec] = estimate.base
-            while len(self._odom_at) > 256:
-                del self._odom_at[next(iter(self._odom_at))]
         if self._tf_pub is not None:
             self._tf_pub.publish(TFMessage(transforms=[_transform(msg.header.stamp, self.params.odom_frame,
                                                                   self.params.base_frame, estimate.base)]))
+        if self.params.ground_truth:
+            self._pair(msg.header.stamp, odom=estimate.base)
 
     def _on_twist(self, msg: TwistStamped) -> None:
         self._twist = msg
@@ -180,10 +180,25 @@ class OdometryNode:
             self._tf_pub.publish(TFMessage(transforms=[_transform(msg.header.stamp, out.header.frame_id,
                                                                   self.params.base_frame, placement)]))
             return
-        odom = self._odom_at.get(msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec)
-        if odom is not None:  # in the container the state's joint_states come before its ground truth
-            self._tf_pub.publish(TFMessage(transforms=[_transform(msg.header.stamp, out.header.frame_id,
-                                                                  self.params.odom_frame, placement * odom.inverse())]))
+        self._pair(msg.header.stamp, truth=placement, frame=out.header.frame_id)
+
+    def _pair(self, stamp, odom: pin.SE3 | None = None, truth: pin.SE3 | None = None,
+              frame: str | None = None) -> None:
+        """``world -> odom`` once a state's odometry and its ground truth have both come, in
+        whichever order the state's parts are handled."""
+        key = stamp.sec * 10**9 + stamp.nanosec
+        other = self._truth_at.pop(key, None) if odom is not None else self._odom_at.pop(key, None)
+        if other is None:  # the first of the pair: kept until the other comes
+            kept = self._odom_at if odom is not None else self._truth_at
+            kept[key] = odom if odom is not None else (truth, frame)
+            while len(kept) > 256:
+                del kept[next(iter(kept))]
+            return
+        if self._tf_pub is None or not self.params.kinematic:
+            return
+        (truth, frame), odom = (other, odom) if odom is not None else ((truth, frame), other)
+        self._tf_pub.publish(TFMessage(transforms=[_transform(stamp, frame, self.params.odom_frame,
+                                                              truth * odom.inverse())]))
 
 
 def main(args: list[str] | None = None) -> int:
