@@ -47,8 +47,9 @@ ESTIMATE_TRANSPORT = 0.1
 #: run, and in some the robot fell on a hand first (the simulator's fall, at 6.0 s) and tipped
 #: over only 2.2 s later, past FALL_LATENCY.
 LOCKSTEP = True
-#: Without the fall manager, which sees the fall coming and stops the walk before the estimate
-#: says fallen (test_fall_manager_sim.py): what is tested here is the estimate's stopping it.
+#: Default nodes off because the fall manager sees the fall coming and stops the walk before the
+#: estimate says fallen (test_fall_manager_sim.py tests that): what is tested here is the
+#: estimate's stopping it, which only shows without the manager.
 GRAPH = with_node_parameters(sim_nodes("hoap2", lockstep=True, fall_manager=False,
                                   participants=(MODULE_CLIENT,)), WALK_CONTROLLER, {"zmp_offset_x": 0.12})
 #: Robot time (s) the walk's goal is sent at, the simulation held there until it is accepted

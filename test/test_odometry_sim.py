@@ -26,8 +26,7 @@ from humanoid_sim import sim_nodes
 pytestmark = pytest.mark.system
 
 LOCKSTEP = True
-GRAPH = sim_nodes("bioloid", lockstep=True, participants=(MODULE_CLIENT,), balance_monitor=False,
-                  energy_monitor=False, self_collision_checker=False)
+GRAPH = sim_nodes("bioloid", lockstep=True, participants=(MODULE_CLIENT,))
 
 #: The standard name of the transforms' type (ros2/geometry2's tf2_msgs).
 TF_TYPE = "tf2_msgs/msg/TFMessage"
