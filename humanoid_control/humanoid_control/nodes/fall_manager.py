@@ -49,6 +49,7 @@ import uuid
 from pathlib import Path
 
 import numpy as np
+import pinocchio as pin
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import WrenchStamped
 from rclpy.action import ActionClient
@@ -93,14 +94,6 @@ from humanoid_interfaces.msg import FallManagerState, FallState
 GRAVITY = 9.81
 #: Share of a joint's velocity limit a protective posture moves at, at most.
 VELOCITY_MARGIN = 0.9
-
-
-def quaternion_matrix(x: float, y: float, z: float, w: float) -> np.ndarray:
-    """The rotation of a unit quaternion."""
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
 
 
 class FallManagerNode:
@@ -176,7 +169,7 @@ class FallManagerNode:
         norm = math.sqrt(o.x * o.x + o.y * o.y + o.z * o.z + o.w * o.w)
         if not norm > 0.5 or not math.isfinite(norm):  # no orientation estimate (all zeros) or garbage
             return
-        rotation = quaternion_matrix(o.x / norm, o.y / norm, o.z / norm, o.w / norm)
+        rotation = pin.Quaternion(o.w / norm, o.x / norm, o.y / norm, o.z / norm).toRotationMatrix()
         w = msg.angular_velocity
         gyro = None if msg.angular_velocity_covariance[0] == -1.0 else np.array([w.x, w.y, w.z])
         reading = TrunkReading.of(seconds(msg.header.stamp), rotation, gyro)
