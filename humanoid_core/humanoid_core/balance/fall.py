@@ -101,10 +101,11 @@ def trunk_tilt(orientation: np.ndarray) -> float:
     return math.acos(min(1.0, max(-1.0, float(np.asarray(orientation)[2, 2]))))
 
 
-def lying(up: np.ndarray) -> Posture:
-    """How a fallen trunk lies, from the vertical in its frame."""
+def lying(up: np.ndarray, threshold: float = LYING_AXIS) -> Posture:
+    """How a fallen trunk lies, from the vertical in its frame; UNKNOWN when neither its
+    forward nor its sideways axis is ``threshold`` (a cosine) near the vertical."""
     x, y = float(up[0]), float(up[1])
-    if max(abs(x), abs(y)) < LYING_AXIS:
+    if max(abs(x), abs(y)) < threshold:
         return Posture.UNKNOWN
     if abs(x) >= abs(y):
         return Posture.ON_BACK if x > 0 else Posture.ON_BELLY

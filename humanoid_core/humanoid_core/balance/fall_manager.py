@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from humanoid_core.balance.fall import LYING_AXIS, trunk_tilt
+from humanoid_core.balance.fall import LYING_AXIS, Posture, lying, trunk_tilt
 from humanoid_core.parameter_fields import documented
 from humanoid_core.parameter_files import control_node_parameters
 
@@ -267,15 +267,16 @@ def tilt_rate(rotation: np.ndarray, angular_velocity: np.ndarray) -> float:
     return float(math.hypot(omega[0], omega[1]))
 
 
+#: The side a trunk lying so faces down with.
+_SIDES = {Posture.ON_BACK: Side.BACK, Posture.ON_BELLY: Side.BELLY, Posture.ON_LEFT: Side.LEFT,
+          Posture.ON_RIGHT: Side.RIGHT, Posture.UNKNOWN: Side.UNKNOWN}
+
+
 def side_of(up: tuple[float, float, float], threshold: float = LYING_AXIS) -> Side:
-    """Which side of the trunk faces down, from the vertical in its frame; UNKNOWN when neither
-    the forward nor the sideways axis is ``threshold`` (a cosine) near the vertical."""
-    x, y = up[0], up[1]
-    if max(abs(x), abs(y)) < threshold:
-        return Side.UNKNOWN
-    if abs(x) >= abs(y):
-        return Side.BACK if x > 0 else Side.BELLY
-    return Side.RIGHT if y > 0 else Side.LEFT
+    """Which side of the trunk faces down, from the vertical in its frame (the fall estimate's
+    :func:`~humanoid_core.balance.fall.lying`); UNKNOWN when neither the forward nor the
+    sideways axis is ``threshold`` (a cosine) near the vertical."""
+    return _SIDES[lying(np.asarray(up), threshold)]
 
 
 @dataclass
