@@ -211,17 +211,13 @@ class BusReference:
     def __init__(self, joint_count: int, physics_rate: float, bus_rate: float) -> None:
         self.steps_per_tick = physics_rate / bus_rate
         self.dt = 1.0 / physics_rate
-        self.start = (np.zeros(joint_count), np.zeros(joint_count))
-        self.end = (np.zeros(joint_count), np.zeros(joint_count))
-        self.interval = (0, 0)  # physics steps of the interval's start and end
-        self.step_index = 0
-        self.next_tick = 0
+        self.reset(np.zeros(joint_count))
 
     def reset(self, positions: np.ndarray) -> None:
         positions = np.array(positions, dtype=float)
         zero = np.zeros_like(positions)
         self.start, self.end = (positions, zero), (positions.copy(), zero.copy())
-        self.interval = (0, 0)
+        self.interval = (0, 0)  # physics steps of the interval's start and end
         self.step_index = 0
         self.next_tick = 0
 
