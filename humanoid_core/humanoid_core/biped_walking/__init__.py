@@ -22,7 +22,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
         "WalkRefusedError",
         "checked_walk_goal",
     ],
-    "footsteps": ["Footstep", "Pose2", "StepLimits", "plan_step", "sole_polygon", "soles_gap"],
+    "footsteps": ["Footstep", "Pose2", "StepLimits", "plan_step", "sole_polygon", "soles_gap", "wrap_angle"],
     "parameters": ["NODE_NAME", "WalkParameters", "walking_robot"],
     "pattern": ["Mode", "WalkPattern"],
     "preview_control": ["PreviewController", "preview_gains"],

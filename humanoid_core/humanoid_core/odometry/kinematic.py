@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
+from humanoid_core.biped_walking import wrap_angle
 from humanoid_core.odometry.parameters import OdometryParameters
 from humanoid_description import levelling_rotation
 
@@ -45,12 +46,7 @@ def yaw_of(rotation: np.ndarray) -> float:
 
 
 def _rz(yaw: float) -> np.ndarray:
-    c, s = math.cos(yaw), math.sin(yaw)
-    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
-
-
-def _wrap(angle: float) -> float:
-    return math.atan2(math.sin(angle), math.cos(angle))
+    return pin.rpy.rpyToMatrix(0.0, 0.0, yaw)
 
 
 @dataclass(frozen=True)
@@ -83,7 +79,7 @@ def planar_drift(odom_start: pin.SE3, odom_end: pin.SE3, truth_start: pin.SE3,
 
     odom_step, odom_turn = moved(odom_start, odom_end)
     truth_step, truth_turn = moved(truth_start, truth_end)
-    return float(np.linalg.norm(odom_step - truth_step)), _wrap(odom_turn - truth_turn)
+    return float(np.linalg.norm(odom_step - truth_step)), wrap_angle(odom_turn - truth_turn)
 
 
 class KinematicOdometry:
