@@ -1,11 +1,12 @@
-"""CPU time a process has used, as the benchmarks read it (Linux ``/proc``)."""
+"""CPU time a process has used, as the benchmarks read it (Linux ``/proc``), and the machine's
+load beside which they measured it."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-__all__ = ["own_cpu_seconds", "process_cpu_seconds", "process_tree"]
+__all__ = ["load_average", "own_cpu_seconds", "process_cpu_seconds", "process_tree"]
 
 
 def own_cpu_seconds(pid: int) -> float | None:
@@ -39,3 +40,8 @@ def process_tree(pid: int) -> list[int]:
         tree.append(member)
         todo.extend(children.get(member, []))
     return tree
+
+
+def load_average() -> list[float]:
+    """The machine's load average over 1, 5 and 15 minutes, as the benchmarks report it."""
+    return [round(v, 2) for v in os.getloadavg()]

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from humanoid_core import UsageError, positive_number, robot_name
-from humanoid_experiments.bench.cpu_time import own_cpu_seconds, process_tree
+from humanoid_experiments.bench.cpu_time import load_average, own_cpu_seconds, process_tree
 
 #: s after the robot interface is up before the window opens: the control nodes finish
 #: starting (their first states, the self-collision model, the walk controller's pattern).
@@ -193,7 +193,7 @@ def run(args: argparse.Namespace) -> int:
     shared, apart = result["container"]["total"], result["process_per_node"]["total"]
     result["ratio"] = {key: round(shared[key] / apart[key], 3) if apart[key] else None
                        for key in ("cpu", "rss_mb", "pss_mb")}
-    result["load"] = [round(v, 2) for v in os.getloadavg()]
+    result["load"] = load_average()
     print(json.dumps(result) if args.json else text(result))
     return 0
 

@@ -38,6 +38,7 @@ from typing import Any
 
 from humanoid_control.ros import topics
 from humanoid_core import positive_number
+from humanoid_experiments.bench.cpu_time import load_average
 
 # rclpy, PyBullet and the graph are imported where they are used: the `humanoid` command
 # builds its parser from this module and must start fast.
@@ -175,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
               "realtime": {"real_time_factor_asked": args.real_time_factor, **rounded(realtime)},
               "lockstep": rounded(lockstep), "cores": cores,
               "rtf_cpu_bound": round(cpu_bound(lockstep["cpu_per_sim_s"], cores), 3),
-              "load": [round(v, 2) for v in os.getloadavg()]}
+              "load": load_average()}
     print(json.dumps(result) if args.json else text(result))
     return 0 if not lockstep["fell"] and not realtime["fell"] else 1
 

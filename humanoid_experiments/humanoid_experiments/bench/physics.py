@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from humanoid_core import integer_in, positive_number
+from humanoid_experiments.bench.cpu_time import load_average
 
 # PyBullet, Pinocchio and the simulation are imported where they are used: the `humanoid`
 # command builds its parser from this module and must start fast.
@@ -192,7 +193,7 @@ def run(args: argparse.Namespace) -> int:
         "walk_fell": {"reference": ref_walk["fell"], "fast": fast_walk["fell"]},
         "walk_reference": ref_walk, "walk_fast": fast_walk,
         "postures_reference": ref_postures, "postures_fast": fast_postures,
-        "load_average": [round(v, 2) for v in _load()],
+        "load_average": load_average(),
     }
     if args.json:
         print(json.dumps(result))
@@ -206,12 +207,6 @@ def profile_settings(settings) -> dict[str, Any]:
     from humanoid_sim import values_in_force
 
     return values_in_force(settings.sim, settings.servo)
-
-
-def _load() -> tuple[float, float, float]:
-    import os
-
-    return os.getloadavg()
 
 
 def text(r: dict[str, Any]) -> str:

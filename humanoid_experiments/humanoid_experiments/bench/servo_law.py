@@ -20,12 +20,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import sys
 import time
 from typing import Any
 
 from humanoid_core import UsageError
+from humanoid_experiments.bench.cpu_time import load_average
 
 #: The laws compared, each with the physics profile it runs under.
 LAWS = {"position_motor": "reference", "pd_torque": "pd_torque"}
@@ -174,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     say = (lambda text: print(text, file=sys.stderr, flush=True)) if not args.json else (lambda _text: None)
     result: dict[str, Any] = {"robot": args.robot, "laws": {}, "set": changes["pd_torque"],
-                              "load_average_start": _load()}
+                              "load_average_start": load_average()}
     for law, profile in LAWS.items():
         say(f"{args.robot}, {law} (profile {profile}): tracking {', '.join(motions)} ...")
         entry: dict[str, Any] = {"profile": profile, "settings": _settings(args.robot, profile, changes[law]),
@@ -186,7 +186,7 @@ def run(args: argparse.Namespace) -> int:
     result["postures_note"] = (None if has_protocol or not tests
                                else f"{args.robot} has no postures protocol (humanoid_description/robots/"
                                     f"{args.robot}/postures.yaml): tracking only")
-    result["load_average_end"] = _load()
+    result["load_average_end"] = load_average()
     print(json.dumps(result) if args.json else text(result))
     return 0
 
@@ -211,10 +211,6 @@ def _settings(robot: str, profile: str, overrides: dict[str, Any]) -> dict[str, 
     else:
         values |= {"position_gain": servo.position_gain, "velocity_gain": servo.velocity_gain}
     return values
-
-
-def _load() -> list[float]:
-    return [round(v, 2) for v in os.getloadavg()]
 
 
 def text(r: dict[str, Any]) -> str:
