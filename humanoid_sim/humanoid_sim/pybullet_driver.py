@@ -258,7 +258,9 @@ class PyBulletDriver(RobotDriver):
         self._state = self._measure()
 
     def pause(self) -> None:
-        self._paused.set()
+        """Pause; a cycle under way finishes first, so the time read after this is final."""
+        with self._lock:  # a cycle holds the lock from its decision to run to its end
+            self._paused.set()
 
     def resume(self) -> None:
         with self._lock:
@@ -288,11 +290,11 @@ class PyBulletDriver(RobotDriver):
         # arrives during a running cycle must not make that cycle count (the budget went
         # negative, and the next request waited for ever)
         requested = self.paused and self._wait_for_step(period)
-        if self.paused and not requested:
-            return
-        self._control_period = period
-        steps = max(1, round(period / self.params.physics_period))
-        with self._lock:
+        with self._lock:  # decided under the lock pause() takes: no unrequested cycle follows a pause
+            if self.paused and not requested:
+                return
+            self._control_period = period
+            steps = max(1, round(period / self.params.physics_period))
             if self._client is None:
                 raise DriverError("the simulation is not running")
             c, dt = self._client, self.params.physics_period
