@@ -58,6 +58,13 @@ from humanoid_sim.transmission import TransmissionParameters, Transmissions
 
 GRAVITY = 9.81
 
+#: The turn of the standing robot's base that lays it on one side (``reset(lying=...)``):
+#: on its back the trunk's front (x) faces up, on its belly down; on its left side its
+#: left (y) faces down.
+LYING_TURNS: dict[str, np.ndarray] = {
+    "back": pin.utils.rotate("y", -math.pi / 2), "belly": pin.utils.rotate("y", math.pi / 2),
+    "left": pin.utils.rotate("x", -math.pi / 2), "right": pin.utils.rotate("x", math.pi / 2)}
+
 
 @dataclass(frozen=True)
 class FallState:
@@ -227,22 +234,31 @@ class PyBulletDriver(RobotDriver):
         self._tmpdir.cleanup()
 
     # -- world control (services) -------------------------------------------------------
-    def reset(self, positions: np.ndarray | None = None) -> JointState:
-        """Put the robot standing on the ground in ``positions`` (default: home pose), at rest."""
+    def reset(self, positions: np.ndarray | None = None, lying: str | None = None) -> JointState:
+        """Put the robot on the ground in ``positions`` (default: home pose), at rest:
+        standing, or ``lying`` on one side of :data:`LYING_TURNS` (its lowest point on the
+        ground, as a fallen robot lies before it gets up)."""
+        if lying is not None and lying not in LYING_TURNS:
+            raise DriverError(f"cannot lay the robot on {lying!r}: one of {', '.join(LYING_TURNS)}")
         with self._lock:
-            self._reset_locked(self.model.home_positions() if positions is None else positions)
+            self._reset_locked(self.model.home_positions() if positions is None else positions, lying)
             return self._state  # type: ignore[return-value]
 
-    def _reset_locked(self, positions: np.ndarray) -> None:
+    def _reset_locked(self, positions: np.ndarray, lying: str | None = None) -> None:
         c = self._client
         positions = np.clip(np.asarray(positions, dtype=float), self.model.joints.lower, self.model.joints.upper)
         base = self.model.standing_base(positions)
+        if lying is not None:
+            base = pin.SE3(LYING_TURNS[lying], np.zeros(3)) * base
         base.translation[2] += self.params.drop_height
         inertial = pin.SE3ToXYZQUAT(base * self._base_inertial)
         pybullet.resetBasePositionAndOrientation(self._body, inertial[:3], inertial[3:], physicsClientId=c)
         pybullet.resetBaseVelocity(self._body, [0.0, 0.0, 0.0], [0.0, 0.0, 0.0], physicsClientId=c)
         for joint_id, value in zip(self._joint_ids, positions, strict=True):
             pybullet.resetJointState(self._body, joint_id, float(value), 0.0, physicsClientId=c)
+        if lying is not None:  # lowered until its lowest link is drop_height above the ground
+            inertial[2] -= self.lowest_point() - self.params.drop_height
+            pybullet.resetBasePositionAndOrientation(self._body, inertial[:3], inertial[3:], physicsClientId=c)
         self.servos.reset(positions)
         self._bus.reset(positions)
         self._torques = np.zeros(len(self.joint_names))
@@ -256,6 +272,12 @@ class PyBulletDriver(RobotDriver):
         pybullet.performCollisionDetection(physicsClientId=c)
         self._contacts_time = -1.0
         self._state = self._measure()
+
+    def lowest_point(self) -> float:
+        """The height of the robot's lowest point: its distance to the ground plane (negative
+        where it reaches into it)."""
+        closest = pybullet.getClosestPoints(self._body, self._ground, 10.0, physicsClientId=self._client)
+        return min(point[8] for point in closest)
 
     def pause(self) -> None:
         """Pause; a cycle under way finishes first, so the time read after this is final."""

@@ -7,7 +7,8 @@ follow_joint_trajectory, robot_description, diagnostics, imu/data, feet) it offe
 - ``clock`` (rosgraph_msgs/Clock): simulated time at ``clock_rate`` (default 100 Hz), so
   the graph can run with use_sim_time;
 - ``reset`` (humanoid_interfaces/srv/ResetSimulation): stand the robot in the home pose
-  or a given configuration; ``pause``/``resume`` (std_srvs/Trigger);
+  or a given configuration, or lay it on its back, belly or side (a get-up's start);
+  ``pause``/``resume`` (std_srvs/Trigger);
   ``step`` (humanoid_interfaces/srv/StepSimulation) while paused;
 - ``apply_push`` (humanoid_interfaces/srv/ApplyPush): a constant force at a link's centre of
   mass, in the world frame, for a duration (bounds: ``push.*`` parameters);
@@ -59,7 +60,7 @@ from humanoid_interfaces.srv import ApplyPush, ResetSimulation, StepSimulation
 from humanoid_sim import params_file as params_files
 from humanoid_sim import physics_profiles
 from humanoid_sim.params_file import LinkCorrection
-from humanoid_sim.pybullet_driver import PyBulletDriver
+from humanoid_sim.pybullet_driver import LYING_TURNS, PyBulletDriver
 from humanoid_sim.servo_profiles import ServoParameters
 from humanoid_sim.sim_node_spec import NODE_NAME
 from humanoid_sim.sim_parameters import (
@@ -285,9 +286,9 @@ class SimulationPublishing:
             msg.base_pose, msg.base_twist, msg.fallen = [], [], []
 
     # -- operations (called by the front's services) ------------------------------------
-    def reset(self, positions: np.ndarray) -> None:
+    def reset(self, positions: np.ndarray, lying: str | None = None) -> None:
         self.host.loop.hold(positions)  # first: no cycle may drive the reset robot to the old set-points
-        self.driver.reset(positions)
+        self.driver.reset(positions, lying)
         self._fallen = False
 
     def pause(self) -> float:
@@ -321,20 +322,27 @@ class SimulationServices:
     def _reset(self, request: ResetSimulation.Request, response: ResetSimulation.Response):
         home = self.model.home_positions()
         msg = request.joint_state
+        if request.lying and request.lying not in LYING_TURNS:
+            response.success = False
+            response.message = (f"reset refused: lying {request.lying!r}: one of {', '.join(LYING_TURNS)}, or empty "
+                                "for standing")
+            self.node.get_logger().error(response.message)
+            return response
         try:
             positions = home
             if msg.name:
                 setpoint = self.interface.validator.setpoint(msg.name, msg.position, clamp=False)
                 positions = home.copy()
                 positions[setpoint.joint_indices] = setpoint.positions
-            self.interface.loop.call(Operation.RESET, positions, timeout=OPERATION_TIMEOUT)
+            self.interface.loop.call(Operation.RESET, positions, request.lying or None, timeout=OPERATION_TIMEOUT)
         except (CommandRejectedError, RemoteError) as error:
             response.success, response.message = False, f"reset refused: {error}"
             self.node.get_logger().error(response.message)
             return response
         response.success = True
-        response.message = "robot reset to " + ("the home pose" if not msg.name else
-                                                f"the given configuration ({len(msg.name)} joints)")
+        response.message = ("robot reset to " + ("the home pose" if not msg.name else
+                                                 f"the given configuration ({len(msg.name)} joints)")
+                            + (f", lying on its {request.lying}" if request.lying else ""))
         self.node.get_logger().info(response.message)
         return response
 

@@ -269,6 +269,20 @@ def test_reset_to_home_and_to_a_given_configuration(robot):
         robot.reset({"rleg_joint4": 3.0})
 
 
+def test_reset_lays_the_robot_on_its_back_and_refuses_an_unknown_side(robot):
+    robot.reset(lying="back")
+    # the simulator says fallen from the first state after the reset: the trunk lies flat,
+    # its front up (the base's x axis along the world's z)
+    robot.wait_for_state(lambda _m: robot.fallen, "fallen after the reset on its back", robot_seconds=0.5)
+    q = robot.base_pose.pose.orientation
+    front_up = 2.0 * (q.x * q.z - q.w * q.y)  # world z of the base's x axis
+    assert front_up > 0.95
+    with pytest.raises(Exception, match="lying 'sideways': one of back, belly, left, right"):
+        robot.reset(lying="sideways")
+    robot.reset()  # the node still serves: standing again
+    robot.wait_for_state(lambda _m: not robot.fallen, "standing after the reset", robot_seconds=0.5)
+
+
 def test_pause_resume_and_step(robot):
     robot.pause()
     first = robot.step(1)  # returns once the step is done: from here on nothing moves by itself

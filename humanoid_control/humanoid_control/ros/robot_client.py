@@ -518,8 +518,10 @@ class RobotClient:
         return self.wait_result(handle, timeout, "play_gait result")
 
     # -- simulator services -----------------------------------------------------------
-    def reset(self, positions: Mapping[str, float] | None = None, timeout: float = 30.0) -> str:
-        request = ResetSimulation.Request()
+    def reset(self, positions: Mapping[str, float] | None = None, lying: str = "", timeout: float = 30.0) -> str:
+        """Reset the simulated robot standing in ``positions`` (others: home), or ``lying`` on
+        its back, belly, left or right side."""
+        request = ResetSimulation.Request(lying=lying)
         if positions:
             request.joint_state.name = list(positions)
             request.joint_state.position = [float(v) for v in positions.values()]
