@@ -7,7 +7,7 @@ PACKAGE_FILES := $(shell find humanoid_* tf2_msgs_standin -type f \
 	\( -name package.xml -o -name setup.py -o -name setup.cfg -o -name CMakeLists.txt \
 	   -o -name '*.msg' -o -name '*.srv' -o -name '*.action' \
 	   -o -path '*/launch/*' -o -path '*/config/*' -o -path '*/xacro/*' \
-	   -o -path '*/rviz/*' -o -path '*/resource/*' \) -not -path '*/__pycache__/*')
+	   -o -path '*/rviz/*' -o -path '*/resource/*' -o -path '*/robots/*' \) -not -path '*/__pycache__/*')
 
 .PHONY: setup browser demo test lint lock clean
 

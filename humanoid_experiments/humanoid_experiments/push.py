@@ -384,7 +384,7 @@ def run(args: argparse.Namespace) -> int:
     walking = args.walking and walking_robot(args.robot)
     nodes = sim_nodes(args.robot, real_time_factor=0.0, lockstep=True, participants=(CLIENT,),
                       walk_controller=walking, gait_controller=False, self_collision_checker=False,
-                      physics_profile=args.physics)
+                      physics_profile=args.physics, auto_getup=False)  # each trial starts from a reset
     with Graph(nodes, log_dir=log_dir), RobotClient(CLIENT, lockstep=True) as client:
         report = measure(client, args.robot, args.iterations, args.push_duration, args.watch, args.walk_lead,
                          walking, progress=lambda line: print(line, file=sys.stderr, flush=True))

@@ -15,6 +15,9 @@ VERBS = (
                                               "largest impulse it survives standing and walking, per "
                                               "direction, by bisection; the balance monitor's warning "
                                               "before each fall", Section.EXPERIMENTS),
+    Verb("getup", "humanoid_experiments.getup", "lay the simulated humanoid on its back or belly, or push it "
+                                                "over, and let the fall manager get it up: successes, time to "
+                                                "stand and the current drawn, per start", Section.EXPERIMENTS),
     Verb("postures", "humanoid_experiments.postures.command",
          "the postures protocol: quasi-static balance limits, one joint (pair) at a time until the robot "
          "loses its balance; in simulation or with --real on the robot", Section.EXPERIMENTS),

@@ -336,8 +336,10 @@ def run(args: argparse.Namespace) -> int:
     if not args.json:
         print(f"starting the {args.robot} simulation (logs: {log_dir}) ...", flush=True)
     rtf = args.real_time_factor if args.real_time_factor is not None or args.lockstep else 1.0
+    # the teleop stands a fallen robot up by a reset: the fall manager must not get it up meanwhile
     nodes = sim_nodes(args.robot, gui=args.gui, real_time_factor=rtf, lockstep=args.lockstep,
-                      participants=(CLIENT,), physics_profile=args.physics, params_file=params)
+                      participants=(CLIENT,), physics_profile=args.physics, params_file=params,
+                      auto_getup=False if args.teleop is not None else None)
     with Graph(nodes, log_dir=log_dir), RobotClient(CLIENT, lockstep=args.lockstep) as client:
         if args.teleop is not None:
             from humanoid_experiments.teleop import teleop

@@ -1,0 +1,44 @@
+"""``humanoid getup`` as users run it: the default simulation graph, the robot laid down, the
+fall manager seeing it lying and getting it up with the library's get-up motion (through
+play_motion, the self-collision veto and the robot interface), the current drawn meanwhile
+from the energy monitor, the run recorded and read back by rosbags. One trial per robot
+here; the command's ten per start are the figures of docs/energy_and_falls.md."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+from rosbags.rosbag2 import Reader
+from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+
+pytestmark = pytest.mark.system
+
+
+@pytest.mark.parametrize(("robot", "start"), [("bioloid", "belly")])
+def test_the_fall_manager_gets_the_laid_down_robot_up(robot, start, tmp_path):
+    bag = tmp_path / "getup"
+    result = subprocess.run(["humanoid", "getup", "--robot", robot, "--trials", "1", "--from", start, "--json",
+                             "--record", str(bag), "--log-dir", str(tmp_path / "logs")],
+                            capture_output=True, text=True, timeout=900, check=False)
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(result.stdout)
+    figures = report[start]
+    assert (report["robot"], figures["trials"], figures["succeeded"]) == (robot, 1, 1), result.stderr[-3000:]
+    assert 0.0 < figures["mean_time_s"] == figures["worst_time_s"] < 60.0
+    assert figures["peak_current_a"] > figures["mean_current_a"] > 0.0 and figures["energy_j"] > 0.0
+    # the manager's states as recorded: down, getting up from the side laid on, then controllable
+    store = get_typestore(Stores.EMPTY)
+    states: list[tuple[str, str]] = []
+    with Reader(bag) as reader:
+        for connection in reader.connections:
+            store.register(get_types_from_msg(connection.msgdef.data, connection.msgtype))
+        wanted = [c for c in reader.connections if c.topic == "/fall_manager_state"]
+        for connection, _t, raw in reader.messages(connections=wanted):
+            message = store.deserialize_cdr(raw, connection.msgtype)
+            if not states or states[-1] != (message.state_name, message.side):
+                states.append((message.state_name, message.side))
+    down = next(i for i, (state, _side) in enumerate(states) if state != "controllable")
+    assert ("getting_up", start) in states[down:], states  # lying on the side laid on (seen falling or lying)
+    assert states[-1] == ("controllable", ""), states
