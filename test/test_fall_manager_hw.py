@@ -6,9 +6,9 @@ readings a falling, lying and standing trunk would give on ``imu/data`` (the har
 publishes none), stamped with the robot's clock. What is checked: the balance monitor's
 support estimate makes the manager controllable at the start; a reading older than its
 budget decides nothing; a fall fed while a motion plays stops the motion ``FELL`` with the
-manager's cause; lying still on its back the robot gets up by itself when asked to
-(``--auto-getup``; off by default on the robot) with the back's get-up motion, played on the
-servos, while a walk goal is refused ``GETTING_UP``; upright and still again it is
+manager's cause; lying still on its belly the robot gets up by itself when asked to
+(``--auto-getup``; off by default on the robot) with the library's get-up from the belly,
+played on the servos to its end, while a walk goal is refused ``GETTING_UP``; upright and still again it is
 controllable."""
 
 from __future__ import annotations
@@ -65,34 +65,24 @@ class Trunk:
         msg.angular_velocity.y = math.radians(self.rate)
         self._publisher.publish(msg)
 
-    def fall_backward(self) -> None:
-        """From upright to lying on the back (-90 deg) as a pendulum tips, in wall time."""
+    def fall(self, sign: float) -> None:
+        """From upright to lying (90 deg; ``sign`` -1: backward onto the back, 1: forward onto
+        the belly) as a pendulum tips, in wall time."""
         theta, dtheta = math.radians(2.0), 0.0
         while theta < math.radians(90.0):
             time.sleep(PERIOD)
             dtheta += 8.0 ** 2 * math.sin(theta) * PERIOD
             theta = min(theta + dtheta * PERIOD, math.radians(90.0))
-            self.pitch, self.rate = -math.degrees(theta), -math.degrees(dtheta)
+            self.pitch, self.rate = sign * math.degrees(theta), sign * math.degrees(dtheta)
         self.rate = 0.0
 
 
-def write_getup(path) -> None:
-    path.write_text(
-        "format: keyframes\nrobot: bioloid\nname: getup_back_test\nunits: deg\nlaw: cubic\n"
-        "joints: [r_elbow, l_elbow]\n"
-        "keyframes:\n"
-        "  - {time: 0.0, positions: [0.0, 0.0]}\n"
-        "  - {time: 1.0, positions: [-40.0, 40.0]}\n"
-        "  - {time: 2.0, positions: [0.0, 0.0]}\n")
-
-
-def test_the_fall_manager_on_the_emulated_bus(robot_graph, tmp_path):
+def test_the_fall_manager_on_the_emulated_bus(robot_graph):
     from humanoid_hw.emulator import emulator_process
 
-    write_getup(tmp_path / "getup_back.yaml")
     with emulator_process("bioloid", 1, 1_000_000, timing=False) as port:
         nodes = with_node_parameters(real_nodes("bioloid", port=port, shared_process=False, auto_getup=True),
-                                     FALL_MANAGER, {"getup_directory": str(tmp_path), "max_attempts": 2})
+                                     FALL_MANAGER, {"max_attempts": 2})
         _, client = robot_graph(nodes)
         lock, states = threading.Lock(), []
 
@@ -125,20 +115,23 @@ def test_the_fall_manager_on_the_emulated_bus(robot_graph, tmp_path):
         trunk.start()
         try:
             poll_until(lambda: states[-1].source == "imu", "the manager on the IMU readings", PATIENCE)
-            # a motion plays; the trunk falls backward: the motion stops FELL, with the manager's cause
+            # a motion plays; the trunk falls forward: the motion stops FELL, with the manager's cause
             handle = client.send_motion(PlayMotion.Goal(motion_name="wave"))
             client.wait_until(client.now() + 0.5, timeout=PATIENCE)
             mark = len(states)
-            trunk.fall_backward()
+            trunk.fall(1.0)
             falling = first(FallManagerState.FALLING, mark)
             motion = client.wait_result(handle, PATIENCE, "play_motion result after the fall").result
             assert motion.error_code == PlayMotion.Result.FELL, motion.error_string
             assert "the fall manager: falling" in motion.error_string
-            assert "a fall is seen coming" in falling.cause and falling.side == FallManagerState.BACK
+            assert "a fall is seen coming" in falling.cause and falling.side == FallManagerState.BELLY
 
-            # lying still on its back: the back's get-up motion, and a walk goal is refused
+            # lying still on its belly: the library's get-up from the belly (the one the simulated
+            # robot stands up with) plays on the servos, not refused by limits or the self-collision
+            # veto; a walk goal is refused meanwhile
             getting_up = first(FallManagerState.GETTING_UP, mark)
-            assert getting_up.side == FallManagerState.BACK and getting_up.attempt == 1
+            assert getting_up.side == FallManagerState.BELLY and getting_up.attempt == 1
+            assert getting_up.getup_motion == "getup_belly"
             walk = client.action_client(Walk, "walk")
             refused = client.wait_result(client.wait_future(walk.send_goal_async(Walk.Goal(distance=0.1)), PATIENCE,
                                                             "walk goal"), PATIENCE, "walk result").result
@@ -187,7 +180,7 @@ def test_the_protective_posture_on_the_emulated_bus(robot_graph):
         trunk.start()
         try:
             poll_until(lambda: states[-1].source == "imu", "the manager on the IMU readings", PATIENCE)
-            trunk.fall_backward()
+            trunk.fall(-1.0)
             falling = poll_until(lambda: next((m for m in states if m.state == FallManagerState.FALLING), None),
                                  "falling", PATIENCE)
             seen = seconds(falling.header.stamp)
