@@ -68,6 +68,17 @@ def test_playback_starts_from_the_current_position_with_a_limited_transition():
     assert playback.duration == pytest.approx(playback.transition_duration + 2.5)
 
 
+def test_a_joint_read_beyond_its_limit_starts_its_transition_from_the_limit():
+    """A simulated joint rests a hair past its soft limit after a fall: the transition starts
+    at the limit, since the robot interface refuses any trajectory point outside it."""
+    bounds = JointBounds.for_robot("hoap2", JOINTS)
+    current = {"rleg_joint4": float(bounds.upper[0]) + 1e-4, "lleg_joint4": float(bounds.lower[1]) - 1e-4,
+               "body_joint1": 0.5}
+    trajectory = plan_playback(knees(), current=current, period=0.01).trajectory
+    np.testing.assert_allclose(trajectory.positions[0], [bounds.upper[0], bounds.lower[1], 0.5])
+    assert np.all((trajectory.positions >= bounds.lower) & (trajectory.positions <= bounds.upper))
+
+
 def test_progress_feedback_knows_which_keyframe_was_reached():
     playback = plan_playback(knees(), current={"rleg_joint4": 0.0, "lleg_joint4": 0.0, "body_joint1": 0.0})
     first = playback.keyframe_times[0]

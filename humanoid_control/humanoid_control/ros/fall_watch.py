@@ -5,7 +5,8 @@ Every controller of the stack (walk, gait, play_motion) stops on a fall: it ends
 with its action's ``FELL`` code and the reason, and sends nothing more. A fall is the
 estimate going from upright to fallen, or the fall manager seeing one coming (its state
 leaving ``CONTROLLABLE`` for ``FALLING`` or ``FALLEN``), whichever comes first: the manager
-sees a fall coming before the robot lies. While the manager gets the robot up
+sees a fall coming before the robot lies; the estimate saying fallen while the manager gets
+the robot up is not a fall (the manager judges its attempt). While the manager gets the robot up
 (``GETTING_UP``) the walk, gait and motion goals of other clients are refused
 (``GETTING_UP``, with the attempt in the message); the manager's own get-up motion (its
 ``play_motion`` goal id is in the state) is played.
@@ -78,7 +79,10 @@ class FallWatch:
         with self._lock:
             was_fallen = self._latest is not None and self._latest.fallen
             self._latest = msg
-            fell = msg.fallen and not was_fallen
+            # while the manager gets the robot up, the trunk passing the estimate's tilt is the
+            # get-up's own (a dynamic rise rocks it): the manager judges the attempt
+            getting_up = self._manager is not None and self._manager.state == FallManagerState.GETTING_UP
+            fell = msg.fallen and not was_fallen and not getting_up
             if fell:
                 self.count += 1
                 self.reason = describe_fall(msg)

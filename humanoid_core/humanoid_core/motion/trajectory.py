@@ -154,7 +154,9 @@ def plan_playback(motion: Motion, *, speed: float = 1.0, current: Mapping[str, f
     trajectory = sample_motion(played, period)
     transition_duration = 0.0
     if current is not None:
-        start = joint_array(current, motion.joint_names)
+        # a joint read a hair beyond its limit (a simulated joint's soft limit, a servo's noise)
+        # starts from the limit: the robot interface refuses a trajectory point outside it
+        start = np.clip(joint_array(current, motion.joint_names), bounds.lower, bounds.upper)
         move = transition_motion(start, played, bounds, period=period)
         if move is not None:
             transition_duration = move.duration
