@@ -139,7 +139,7 @@ CASES: list[tuple[str, list[str], str]] = [
     ("getup: the quadruped", ["getup", "--robot", "bioloid_quadruped"], "argument --robot"),
     ("getup: unknown start", ["getup", "--robot", "hoap2", "--from", "head"], "argument --from"),
     ("getup: zero trials", ["getup", "--robot", "hoap2", "--trials", "0"], "argument --trials"),
-    ("getup: negative push", ["getup", "--robot", "hoap2", "--push", "-5"], "argument --push"),
+    ("getup: negative push", ["getup", "--robot", "hoap2", "--push", "-0.5"], "argument --push"),
     ("getup: no such motions folder", ["getup", "--robot", "hoap2", "--motions", "/nonexistent/getups"],
      "--motions /nonexistent/getups: not a folder"),
     ("bench sim: negative seconds", ["bench", "sim", "--seconds", "-1"], "--seconds"),

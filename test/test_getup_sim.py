@@ -1,8 +1,8 @@
 """``humanoid getup`` as users run it: the default simulation graph, the robot laid down, the
 fall manager seeing it lying and getting it up with the library's get-up motion (through
 play_motion, the self-collision veto and the robot interface), the current drawn meanwhile
-from the energy monitor, the run recorded and read back by rosbags. One trial per robot
-here; the command's ten per start are the figures of docs/energy_and_falls.md."""
+from the energy monitor, the run recorded and read back by rosbags. One trial here; the
+command's ten per start are the figures of docs/energy_and_falls.md."""
 
 from __future__ import annotations
 

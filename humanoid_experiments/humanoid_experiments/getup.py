@@ -6,8 +6,8 @@ allow) with the fall manager getting the robot up (``auto_getup``), and per star
 - ``back`` / ``belly``: the simulator lays the robot down (the ``reset`` service's
   ``lying``) in its home pose with every joint moved by up to ``--jitter`` degrees
   (seeded: trial k of a run draws the same angles every run);
-- ``push``: the robot stands, then a push at the trunk (``--push`` N s, far beyond what it
-  stands) topples it, forward and backward in turn (it lands on its belly or its back).
+- ``push``: the robot stands, then a push at the trunk (an impulse giving the whole robot
+  ``--push`` m/s, twice and more what it stands) topples it, forward and backward in turn.
 
 The fall manager sees the robot lying, plays the side's get-up motion (``getup_<side>`` of
 the robot's motion library) and decides when it is up. A trial succeeds when the manager
@@ -48,6 +48,8 @@ PUSH_DIRECTIONS = ((1.0, 0.0), (-1.0, 0.0))
 SETTLE = 1.0
 #: s the push lasts.
 PUSH_DURATION = 0.1
+#: s of robot time within which the robot is down (laid down: at once; pushed: it falls).
+DOWN_WITHIN = 5.0
 #: Wall seconds allowed for one service call or wait on the graph (a loaded machine).
 WAIT = 120.0
 
@@ -142,6 +144,10 @@ class GetupWatch:
                 if last is not None and last.state == S.FALLEN and last.attempt >= last.max_attempts > 0 \
                         and started is not None:
                     return TrialResult(False, f"the fall manager gave up: {last.cause}", attempts=last.attempt)
+                if last is not None and seconds(last.header.stamp) - since > DOWN_WITHIN \
+                        and all(m.state == S.CONTROLLABLE for m in states):
+                    return TrialResult(False, f"the robot was not down {DOWN_WITHIN:g} s after the start (the "
+                                              "push did not topple it: a larger --push)")
                 if last is not None and seconds(last.header.stamp) - since > timeout:
                     return TrialResult(False, f"not up {timeout:g} s after the start (the manager: "
                                               f"{last.state_name}, {last.cause})", attempts=last.attempt)
@@ -180,8 +186,10 @@ def trial(client, watch: GetupWatch, robot: str, start: str, index: int, args: a
     if start == "push":
         client.reset(timeout=WAIT)
         client.wait_until(client.now() + SETTLE, timeout=WAIT)
+        from humanoid_description import load_model
+
         dx, dy = PUSH_DIRECTIONS[index % len(PUSH_DIRECTIONS)]
-        force = args.push / PUSH_DURATION
+        force = args.push * load_model(robot).total_mass / PUSH_DURATION
         answer = client.apply_push((dx * force, dy * force, 0.0), PUSH_DURATION, timeout=WAIT)
         if not answer.success:
             return TrialResult(False, f"the push was refused: {answer.message}")
@@ -233,9 +241,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--jitter", type=float, default=3.0,
                         help="deg, each joint of a laid-down robot is moved by up to this from home (default 3)")
     parser.add_argument("--seed", type=int, default=0, help="the first trial's jitter seed (default 0)")
-    parser.add_argument("--push", type=positive_number, default=20.0,
-                        help="N s, the push's impulse at the trunk for --from push (default 20: far beyond "
-                             "what either humanoid stands)")
+    parser.add_argument("--push", type=positive_number, default=1.0,
+                        help="m/s, the push at the trunk for --from push, as the speed its impulse gives the "
+                             "whole robot (default 1: twice and more what either humanoid stands)")
     parser.add_argument("--timeout", type=positive_number, default=120.0,
                         help="s of robot time a trial may take to get up (default 120: three attempts)")
     parser.add_argument("--motions", type=Path, default=None, metavar="DIR",

@@ -2,7 +2,8 @@
 
 Each ``getup_<side>`` of a robot's motion library, planned as the trajectory generator plans
 it (limits, speed scaling, the transition from where the robot lies) and played set-point by
-set-point through the simulated servos, from the robot laid on that side in its home pose
+set-point at the node's control rate through the simulated robot the node would build (its
+parameter file: servos, transmissions, physics), from the robot laid on that side in its home pose
 with its joints moved by up to 3 degrees; then held 2 s. Up as the fall manager decides it:
 the trunk within ``up_tilt`` of the vertical, the feet carrying ``feet_loaded_fraction`` of
 the weight, nothing but the feet on the ground. One trial each here; ``humanoid getup`` runs
@@ -17,10 +18,10 @@ from humanoid_core.balance import FallManagerParameters
 from humanoid_core.loop import JointCommand
 from humanoid_core.motion import list_motions, load_motion, plan_playback
 from humanoid_description import load_model
-from humanoid_sim import PyBulletDriver, ServoParameters, SimParameters
+from humanoid_sim import PyBulletDriver
+from humanoid_sim.headless import make_driver, simulation_settings
 
 HUMANOIDS = ("hoap2", "bioloid")
-PERIOD = 0.01
 JITTER = math.radians(3.0)
 PREFIX = FallManagerParameters().getup_prefix
 GETUPS = [(robot, name) for robot in HUMANOIDS for name in list_motions(robot) if name.startswith(PREFIX)]
@@ -31,23 +32,25 @@ def test_the_getup_motion_stands_the_robot_up_from_its_side(robot, name):
     side = name.removeprefix(PREFIX)
     model = load_model(robot)
     manager = FallManagerParameters.for_robot(robot)
-    driver = PyBulletDriver(model, ServoParameters.for_model(model), SimParameters(real_time_factor=0.0))
+    settings = simulation_settings(model)
+    period = 1.0 / settings.interface.control_rate
+    driver = make_driver(model, settings)
     driver.start()
     try:
         jitter = np.random.default_rng(1).uniform(-JITTER, JITTER, len(model.joints.names))
         lying = np.clip(model.home_positions() + jitter, model.joints.lower, model.joints.upper)
         driver.reset(lying, lying=side)
-        hold(driver, lying, 1.0)
+        hold(driver, lying, 1.0, period)
         assert driver.fall_state().fallen
         motion = load_motion(robot, name)
-        playback = plan_playback(motion, current=model.joints.to_dict(driver.read().position), period=PERIOD)
+        playback = plan_playback(motion, current=model.joints.to_dict(driver.read().position), period=period)
         assert not playback.scaling.slowed, playback.scaling.describe()
         columns = [model.joints.index(joint) for joint in motion.joint_names]
         positions = model.home_positions().copy()
         for row in playback.trajectory.positions:
             positions[columns] = row
-            hold(driver, positions, PERIOD)
-        hold(driver, positions, 2.0)
+            hold(driver, positions, period, period)
+        hold(driver, positions, 2.0, period)
         state = driver.fall_state()
         load = sum(foot.force[2] for foot in driver.read_sensors().feet)
         weight = model.total_mass * 9.81
@@ -57,9 +60,9 @@ def test_the_getup_motion_stands_the_robot_up_from_its_side(robot, name):
         driver.close()
 
 
-def hold(driver: PyBulletDriver, positions: np.ndarray, seconds: float) -> None:
-    """Command ``positions`` for ``seconds`` of simulated time."""
+def hold(driver: PyBulletDriver, positions: np.ndarray, seconds: float, period: float) -> None:
+    """Command ``positions`` for ``seconds`` of simulated time, a control period at a time."""
     command = JointCommand(positions.copy())
-    for _ in range(round(seconds / PERIOD)):
+    for _ in range(round(seconds / period)):
         driver.write(command)
-        driver.sync(PERIOD)
+        driver.sync(period)
