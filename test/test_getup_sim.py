@@ -16,7 +16,7 @@ from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 pytestmark = pytest.mark.system
 
 
-@pytest.mark.parametrize(("robot", "start"), [("bioloid", "belly")])
+@pytest.mark.parametrize(("robot", "start"), [("bioloid", "back")])
 def test_the_fall_manager_gets_the_laid_down_robot_up(robot, start, tmp_path):
     bag = tmp_path / "getup"
     result = subprocess.run(["humanoid", "getup", "--robot", robot, "--trials", "1", "--from", start, "--json",
