@@ -13,7 +13,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
         "evaluate_network",
     ],
     "graphs": ["sim_nodes"],
-    "headless": ["simulation_settings"],
+    "headless": ["make_driver", "simulation_settings"],
     "in_process": ["RUN_LIMIT", "Reading", "SimulatedRobot"],
     "params_file": ["LINK_PREFIX", "ParamsFileError", "check_values", "link_names", "load"],
     "physics_profiles": ["REFERENCE", "allowed_parameters", "values_in_force"],

@@ -18,8 +18,7 @@ from humanoid_core.balance import FallManagerParameters
 from humanoid_core.loop import JointCommand
 from humanoid_core.motion import list_motions, load_motion, plan_playback
 from humanoid_description import load_model
-from humanoid_sim import PyBulletDriver
-from humanoid_sim.headless import make_driver, simulation_settings
+from humanoid_sim import PyBulletDriver, make_driver, simulation_settings
 
 HUMANOIDS = ("hoap2", "bioloid")
 JITTER = math.radians(3.0)
