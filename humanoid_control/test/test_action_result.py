@@ -9,11 +9,11 @@ import threading
 
 import rclpy
 from action_msgs.msg import GoalStatus
-from rclpy.action import ActionClient, ActionServer
+from rclpy.action import ActionServer
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.task import Future
 
-from humanoid_control.ros import ResultWaiter, wait_until_answering
+from humanoid_control.ros import ActionClient, ResultWaiter, wait_until_answering
 from humanoid_interfaces.action import PlayMotion
 
 

@@ -52,7 +52,6 @@ import numpy as np
 import pinocchio as pin
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import WrenchStamped
-from rclpy.action import ActionClient
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -62,6 +61,7 @@ from unique_identifier_msgs.msg import UUID
 
 from humanoid_control.ros import (
     FALL_STATE_QOS,
+    ActionClient,
     NodeHost,
     declare_control_node,
     run_node,

@@ -29,12 +29,13 @@ import traceback
 from pathlib import Path
 
 from action_msgs.msg import GoalStatus
-from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
+from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
 from humanoid_control.ros import (
+    ActionClient,
     FallWatch,
     NodeHost,
     Offload,

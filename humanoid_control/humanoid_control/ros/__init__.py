@@ -5,7 +5,8 @@
 - :mod:`~humanoid_control.ros.robot_client`: the same interface seen from a controller;
 - node support: :mod:`~humanoid_control.ros.node_main`, :mod:`~humanoid_control.ros.parameters`,
   :mod:`~humanoid_control.ros.offload`, :mod:`~humanoid_control.ros.ros_time`,
-  :mod:`~humanoid_control.ros.action_result`, :mod:`~humanoid_control.ros.matched_publisher`,
+  :mod:`~humanoid_control.ros.action_result`,
+  :mod:`~humanoid_control.ros.action_client`, :mod:`~humanoid_control.ros.matched_publisher`,
   :mod:`~humanoid_control.ros.joint_readings`.
 """
 
@@ -13,6 +14,7 @@ import lazy_loader
 
 # The room's public face: what other rooms use, imported on first use (lazy_loader).
 __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
+    "action_client": ["ActionClient"],
     "action_result": ["ASK_AGAIN_AFTER", "ResultWaiter", "SERVER_ANSWER_WAIT", "wait_until_answering"],
     "balance_markers": ["CLOSE", "OUTSIDE", "SAFE", "margin_colour"],
     "driver_node": ["DriverNode"],

@@ -19,7 +19,6 @@ import rclpy
 from action_msgs.msg import GoalStatus
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseStamped, Vector3
-from rclpy.action import ActionClient
 from rclpy.experimental import EventsExecutor
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -31,6 +30,7 @@ from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from humanoid_control.ros import robot_state, topics
+from humanoid_control.ros.action_client import ActionClient
 from humanoid_control.ros.action_result import ResultWaiter, wait_until_answering
 from humanoid_control.ros.lockstep import LockstepParticipant
 from humanoid_control.ros.robot_state import RobotState

@@ -1,0 +1,46 @@
+"""rclpy's ActionClient with a goal response that cannot be lost to a race.
+
+In the rclpy this stack runs on (9.1.2) ``ActionClient.send_goal_async`` registers the
+goal's future under the client's lock together with the request, then, after releasing the
+lock, registers a second future in its place and returns that one. A goal response taken by
+the spinning thread in between completes the first future, which nobody holds; the second
+never completes, and the caller waits for ever for its goal's acceptance (seen on CI:
+``humanoid balance-poses`` waited 300 s for a goal response in a held lockstep simulation,
+where the server answers within microseconds of the request). Upstream: ros2/rclpy issue
+1123 and the pull requests that closed it.
+
+:class:`ActionClient` registers the one future, the goal's ID and its feedback callback
+under the lock the spinning thread takes each response under, in the same critical section
+as the request: the response cannot be looked at before the client knows the goal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rclpy.action import ActionClient as RclpyActionClient
+from rclpy.task import Future
+
+
+class ActionClient(RclpyActionClient):
+    """An rclpy ActionClient whose ``send_goal_async`` returns the future its response
+    completes, whichever thread spins the node."""
+
+    def send_goal_async(self, goal, feedback_callback: Callable | None = None, goal_uuid=None) -> Future:
+        if not isinstance(goal, self._action_type.Goal):
+            raise TypeError(f"expected a goal of type {self._action_type.Goal}, got {type(goal)}")
+        request = self._action_type.Impl.SendGoalService.Request()
+        request.goal_id = self._generate_random_uuid() if goal_uuid is None else goal_uuid
+        request.goal = goal
+        future = Future()
+        with self._lock:  # the spinning thread takes every response under this lock
+            if feedback_callback is not None:
+                self._feedback_callbacks[bytes(request.goal_id.uuid)] = feedback_callback
+            sequence = self._client_handle.send_goal_request(request)
+            if sequence in self._pending_goal_requests:
+                raise RuntimeError(f"goal request {sequence} is already pending")
+            self._pending_goal_requests[sequence] = future
+            self._goal_sequence_number_to_goal_id[sequence] = request.goal_id
+            future.add_done_callback(self._remove_pending_goal_request)
+            self.add_future(future)
+        return future

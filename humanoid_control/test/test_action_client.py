@@ -1,0 +1,79 @@
+"""The goal response of humanoid_control.ros.ActionClient is never lost: the race of rclpy
+9.1.2's send_goal_async (a response taken between its two registrations of the goal's
+future completes the one it does not return) is forced here, by a feedback-callback table
+that, as the goal's callback is registered, waits for the spinning thread to have taken and
+handled every pending goal response. rclpy's own ActionClient loses the response under it
+(its future is registered before the callback and replaced after); this one registers all
+before the request goes out."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+import rclpy
+from rclpy.action import ActionServer
+from rclpy.executors import SingleThreadedExecutor
+
+from humanoid_control.ros.action_client import ActionClient
+from humanoid_interfaces.action import PlayMotion
+
+
+class ResponsesFirst(dict):
+    """A feedback-callback table whose registration lets the spinning thread handle every
+    goal response already requested first (waiting up to ``timeout`` s)."""
+
+    def __init__(self, client: ActionClient, timeout: float = 5.0) -> None:
+        super().__init__()
+        self._client, self._timeout = client, timeout
+
+    def __setitem__(self, key, value) -> None:
+        deadline = threading.Event()
+        for _ in range(int(self._timeout / 0.01)):
+            if not self._client._pending_goal_requests:
+                break
+            deadline.wait(0.01)
+        super().__setitem__(key, value)
+
+
+@pytest.fixture
+def served():
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    node = rclpy.create_node("action_client_test", context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+
+    def execute(goal):
+        goal.succeed()
+        return PlayMotion.Result()
+
+    ActionServer(node, PlayMotion, "play", execute)
+    client = ActionClient(node, PlayMotion, "play")
+    spinner = threading.Thread(target=executor.spin, daemon=True)
+    spinner.start()
+    try:
+        assert client.wait_for_server(timeout_sec=30.0)
+        yield client
+    finally:
+        executor.shutdown()
+        spinner.join(timeout=30.0)
+        rclpy.shutdown(context=context)
+
+
+def accepted(client: ActionClient, timeout: float = 10.0) -> bool:
+    done = threading.Event()
+    future = client.send_goal_async(PlayMotion.Goal(), feedback_callback=lambda _msg: None)
+    future.add_done_callback(lambda _f: done.set())
+    return done.wait(timeout) and future.result().accepted
+
+
+def test_a_goal_response_handled_before_send_goal_async_returns_completes_its_future(served):
+    served._feedback_callbacks = ResponsesFirst(served)
+    assert accepted(served)
+    assert accepted(served)  # and the next one: nothing left pending
+    assert not served._pending_goal_requests
+
+
+def test_goals_sent_one_after_another_are_each_answered(served):
+    assert all(accepted(served) for _ in range(20))
