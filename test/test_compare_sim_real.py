@@ -20,10 +20,9 @@ from typing import Any
 import numpy as np
 import pytest
 from bag_copies import derived_bag, later_copy
+from bag_messages import read_bag
 from cli_entry import entry_point
 from matplotlib.image import imread
-from rosbags.rosbag2 import Reader
-from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from system_support import on_emulated_bus, recording_graph
 
 from humanoid_bringup import RECORDER_NODE, real_nodes
@@ -89,24 +88,16 @@ class Recording:
 
 
 def read(bag: Path) -> Recording:
-    store = get_typestore(Stores.EMPTY)
-    stamps, rows, goals, starts, commands = [], [], set(), [], 0
-    with Reader(bag) as reader:
-        for connection in reader.connections:
-            store.register(get_types_from_msg(connection.msgdef.data, connection.msgtype))
-        for connection, _log, raw in reader.messages():
-            msg = store.deserialize_cdr(raw, connection.msgtype)
-            if connection.topic == "/joint_states":
-                stamps.append(msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec)
-                rows.append(dict(zip(msg.name, msg.position, strict=True)))
-            elif connection.topic == "/follow_joint_trajectory/_action/status":
-                goals.update(bytes(status.goal_info.goal_id.uuid) for status in msg.status_list)
-            elif connection.topic == "/follow_joint_trajectory/_action/feedback":
-                feedback = msg.feedback
-                stamp, since = feedback.header.stamp, feedback.desired.time_from_start
-                starts.append(stamp.sec + 1e-9 * stamp.nanosec - since.sec - 1e-9 * since.nanosec)
-            elif connection.topic in ("/joint_commands", "/joint_trajectory"):
-                commands += 1
+    action = "/follow_joint_trajectory/_action"
+    _connections, messages = read_bag(bag, ["/joint_states", f"{action}/status", f"{action}/feedback",
+                                             "/joint_commands", "/joint_trajectory"])
+    stamps = [msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec for msg in messages["/joint_states"]]
+    rows = [dict(zip(msg.name, msg.position, strict=True)) for msg in messages["/joint_states"]]
+    goals = {bytes(status.goal_info.goal_id.uuid) for msg in messages[f"{action}/status"] for status in msg.status_list}
+    starts = [msg.feedback.header.stamp.sec + 1e-9 * msg.feedback.header.stamp.nanosec
+              - msg.feedback.desired.time_from_start.sec - 1e-9 * msg.feedback.desired.time_from_start.nanosec
+              for msg in messages[f"{action}/feedback"]]
+    commands = len(messages["/joint_commands"]) + len(messages["/joint_trajectory"])
     positions = {name: np.array([row.get(name, math.nan) for row in rows]) for name in rows[0]}
     return Recording(np.array(stamps), positions, len(goals), starts[0] if starts else math.nan, commands)
 

@@ -116,7 +116,10 @@ def test_the_fall_manager_on_the_emulated_bus(robot_graph):
         try:
             poll_until(lambda: states[-1].source == "imu", "the manager on the IMU readings", PATIENCE)
             # a motion plays; the trunk falls forward: the motion stops FELL, with the manager's cause
-            handle = client.send_motion(PlayMotion.Goal(motion_name="wave"))
+            feedback: list = []
+            handle = client.send_motion(PlayMotion.Goal(motion_name="wave"), feedback=feedback.append)
+            # in force on the robot (play_motion's first feedback: a loaded machine took 0.8 s)
+            poll_until(lambda: feedback, "the wave in force on the robot", PATIENCE)
             client.wait_until(client.now() + 0.5, timeout=PATIENCE)
             mark = len(states)
             trunk.fall(1.0)

@@ -10,8 +10,7 @@ import json
 import subprocess
 
 import pytest
-from rosbags.rosbag2 import Reader
-from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+from bag_messages import topic_messages
 
 pytestmark = pytest.mark.system
 
@@ -29,16 +28,10 @@ def test_the_fall_manager_gets_the_laid_down_robot_up(robot, start, tmp_path):
     assert 0.0 < figures["mean_time_s"] == figures["worst_time_s"] < 60.0
     assert figures["peak_current_a"] > figures["mean_current_a"] > 0.0 and figures["energy_j"] > 0.0
     # the manager's states as recorded: down, getting up from the side laid on, then controllable
-    store = get_typestore(Stores.EMPTY)
     states: list[tuple[str, str]] = []
-    with Reader(bag) as reader:
-        for connection in reader.connections:
-            store.register(get_types_from_msg(connection.msgdef.data, connection.msgtype))
-        wanted = [c for c in reader.connections if c.topic == "/fall_manager_state"]
-        for connection, _t, raw in reader.messages(connections=wanted):
-            message = store.deserialize_cdr(raw, connection.msgtype)
-            if not states or states[-1] != (message.state_name, message.side):
-                states.append((message.state_name, message.side))
+    for message in topic_messages(bag, "/fall_manager_state"):
+        if not states or states[-1] != (message.state_name, message.side):
+            states.append((message.state_name, message.side))
     down = next(i for i, (state, _side) in enumerate(states) if state != "controllable")
     assert ("getting_up", start) in states[down:], states  # lying on the side laid on (seen falling or lying)
     assert states[-1] == ("controllable", ""), states

@@ -142,21 +142,13 @@ def test_plot_and_compare_take_the_set_points_as_what_was_commanded(recorded) ->
     """The commanded line of ``humanoid plot`` and the tracking of ``humanoid compare`` are the
     robot's set-points, on every path (the step on joint_commands, the walk's knees): read here
     from the bag with rosbags alone."""
-    from rosbags.rosbag2 import Reader
-    from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+    from bag_messages import topic_messages
 
     from humanoid_tools.plots import load
 
     bag = recorded.bag
-    store, expected = get_typestore(Stores.EMPTY), {"r_elbow": [], "r_knee": []}
-    with Reader(bag) as reader:
-        for connection in reader.connections:
-            store.register(get_types_from_msg(connection.msgdef.data, connection.msgtype))
-        wanted = [c for c in reader.connections if c.topic == "/joint_setpoints"]
-        for connection, _log, raw in reader.messages(connections=wanted):
-            msg = store.deserialize_cdr(raw, connection.msgtype)
-            for name in expected:
-                expected[name].append(msg.position[list(msg.name).index(name)])
+    setpoints = topic_messages(bag, "/joint_setpoints")
+    expected = {name: [msg.position[list(msg.name).index(name)] for msg in setpoints] for name in ("r_elbow", "r_knee")}
     experiment = load(bag)
     commanded = {joint.name: joint.commanded.v for joint in experiment.joints}
     for name, values in expected.items():

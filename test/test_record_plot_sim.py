@@ -13,10 +13,10 @@ import sys
 import numpy as np
 import pytest
 import yaml
+from bag_messages import read_bag, topic_messages
 from cli_entry import entry_point
 from matplotlib.image import imread
 from rosbags.rosbag2 import Reader
-from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from sensor_msgs.msg import JointState
 
 from humanoid_bringup import RECORDER_NODE, recorder_node
@@ -65,20 +65,10 @@ def recorded_bag(tmp_path_factory):
 
 def test_rosbags_reads_every_topic_with_its_count_and_type(recorded_bag):
     bag, log = recorded_bag
-    store = get_typestore(Stores.EMPTY)
-    with Reader(bag) as reader:
-        topics = {c.topic: c for c in reader.connections}
-        for connection in reader.connections:
-            store.register(get_types_from_msg(connection.msgdef.data, connection.msgtype))
-        counts = {t: 0 for t in topics}
-        stamps, energy_stamps = [], []
-        for connection, _t, raw in reader.messages():
-            counts[connection.topic] += 1
-            message = store.deserialize_cdr(raw, connection.msgtype)  # every message decodes
-            if connection.topic == "/joint_states":
-                stamps.append(message.header.stamp.sec + 1e-9 * message.header.stamp.nanosec)
-            elif connection.topic == "/energy_state":
-                energy_stamps.append(message.header.stamp.sec + 1e-9 * message.header.stamp.nanosec)
+    topics, messages = read_bag(bag)  # every message decodes
+    counts = {topic: len(decoded) for topic, decoded in messages.items()}
+    stamps, energy_stamps = ([m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec for m in messages[topic]]
+                             for topic in ("/joint_states", "/energy_state"))
     assert set(topics) <= set(DEFAULT_TOPICS)
     for topic, kind in ALWAYS.items():
         assert topic in topics, f"{topic} not recorded"
@@ -146,10 +136,7 @@ def test_view_replays_the_bag(recorded_bag):
 
     bag, _log = recorded_bag
     replay = BagReplay(bag)
-    with Reader(bag) as reader:
-        store = get_typestore(Stores.ROS2_KILTED)
-        connection = next(c for c in reader.connections if c.topic == "/joint_states")
-        states = [store.deserialize_cdr(raw, connection.msgtype) for _c, _t, raw in reader.messages([connection])]
+    states = topic_messages(bag, "/joint_states")
     middle = states[len(states) // 2]
     t = middle.header.stamp.sec + 1e-9 * middle.header.stamp.nanosec
     frame = replay.frame(t + 0.001)  # between two readings: the last one before

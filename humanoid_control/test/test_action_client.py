@@ -15,7 +15,7 @@ import rclpy
 from rclpy.action import ActionServer
 from rclpy.executors import SingleThreadedExecutor
 
-from humanoid_control.ros.action_client import ActionClient
+from humanoid_control.ros import ActionClient
 from humanoid_interfaces.action import PlayMotion
 
 

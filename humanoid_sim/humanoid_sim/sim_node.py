@@ -60,7 +60,7 @@ from humanoid_interfaces.srv import ApplyPush, ResetSimulation, StepSimulation
 from humanoid_sim import params_file as params_files
 from humanoid_sim import physics_profiles
 from humanoid_sim.params_file import LinkCorrection
-from humanoid_sim.pybullet_driver import LYING_TURNS, PyBulletDriver
+from humanoid_sim.pybullet_driver import PyBulletDriver
 from humanoid_sim.servo_profiles import ServoParameters
 from humanoid_sim.sim_node_spec import NODE_NAME
 from humanoid_sim.sim_parameters import (
@@ -322,13 +322,7 @@ class SimulationServices:
     def _reset(self, request: ResetSimulation.Request, response: ResetSimulation.Response):
         home = self.model.home_positions()
         msg = request.joint_state
-        if request.lying and request.lying not in LYING_TURNS:
-            response.success = False
-            response.message = (f"reset refused: lying {request.lying!r}: one of {', '.join(LYING_TURNS)}, or empty "
-                                "for standing")
-            self.node.get_logger().error(response.message)
-            return response
-        try:
+        try:  # an unknown side too: the driver names the sides it knows
             positions = home
             if msg.name:
                 setpoint = self.interface.validator.setpoint(msg.name, msg.position, clamp=False)

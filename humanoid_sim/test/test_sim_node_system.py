@@ -277,7 +277,7 @@ def test_reset_lays_the_robot_on_its_back_and_refuses_an_unknown_side(robot):
     q = robot.base_pose.pose.orientation
     front_up = 2.0 * (q.x * q.z - q.w * q.y)  # world z of the base's x axis
     assert front_up > 0.95
-    with pytest.raises(Exception, match="lying 'sideways': one of back, belly, left, right"):
+    with pytest.raises(Exception, match="refused: cannot lay the robot on 'sideways': one of back, belly, left, right"):
         robot.reset(lying="sideways")
     robot.reset()  # the node still serves: standing again
     robot.wait_for_state(lambda _m: not robot.fallen, "standing after the reset", robot_seconds=0.5)

@@ -120,6 +120,7 @@ class TrajectoryGenerator:
     def _execute_goal(self, goal_handle) -> PlayMotion.Result:
         request = goal_handle.request
         log = self.node.get_logger()
+        falls_before = self.falls.count  # a fall from here on (planning included) stops the goal
         getting_up = self.falls.getting_up_text(bytes(goal_handle.goal_id.uuid))
         falling = self.falls.falling_text()
         if getting_up is not None or falling is not None:
@@ -147,7 +148,7 @@ class TrajectoryGenerator:
             log.info(scaling.describe())
         log.info(f"playing {playback.motion.name!r}: {playback.duration:.2f} s "
                  f"({playback.transition_duration:.2f} s of transition from the current pose)")
-        return self._play(goal_handle, playback)
+        return self._play(goal_handle, playback, falls_before)
 
     def _plan(self, request) -> Playback:
         name = request.motion_name or request.motion_file
@@ -164,13 +165,21 @@ class TrajectoryGenerator:
         current = dict(zip(state.name, state.position, strict=True))
         return plan_playback(motion, speed=speed, current=current, period=self.sample_period)
 
-    def _play(self, goal_handle, playback: Playback) -> PlayMotion.Result:
+    def _play(self, goal_handle, playback: Playback, falls_before: int) -> PlayMotion.Result:
+        """Play ``playback`` on the robot; stopped FELL by any fall after the goal was taken
+        (``falls_before`` falls had been seen then), before the trajectory is sent too."""
         result = PlayMotion.Result(duration=playback.duration, time_scale=playback.scaling.stretch)
         problem = self._robot_problem()
         if problem is not None:
             goal_handle.abort()
             result.error_code = PlayMotion.Result.EXECUTION_FAILED
             result.error_string = problem
+            return result
+        if self.falls.count > falls_before:  # while the motion was planned: nothing sent
+            goal_handle.abort()
+            result.error_code = PlayMotion.Result.FELL
+            result.error_string = f"{self.falls.reason or 'the robot fell'}: motion not started"
+            self.node.get_logger().error(f"play_motion {playback.motion.name!r}: {result.error_string}")
             return result
         progress: list[float] = [0.0]
 
@@ -188,7 +197,6 @@ class TrajectoryGenerator:
             result.error_string = "the robot did not accept the trajectory"
             return result
         finished = ResultWaiter(robot_goal)  # asks again if the robot's answer is lost
-        falls_before = self.falls.count
         fell = None
         while not finished.wait(1.0 / self.feedback_rate):
             if goal_handle.is_cancel_requested:

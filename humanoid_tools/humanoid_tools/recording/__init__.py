@@ -11,5 +11,5 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
     "message_types": ["definition_text", "message_type", "type_hash"],
     "reading": ["Bag", "custom_data"],
     "recorder": ["Recorder", "RecorderParameters"],
-    "reindex": [],
+    "reindex": ["recoverable_counts"],
 })

@@ -85,7 +85,6 @@ class BagWriter:
         self._writer = _Writer(self.path, version=BAG_VERSION, storage_plugin=StoragePlugin.MCAP)
         self._writer.open()
         self._last_seal = time.monotonic()
-        self._durable: dict[str, int] = {}
 
     def add_topic(self, topic: str, msgtype: str, definition: str, type_hash: str,
                   offered_qos: Sequence[Qos] = ()) -> Connection:
@@ -96,7 +95,6 @@ class BagWriter:
     def write(self, connection: Connection, timestamp_ns: int, data: bytes) -> None:
         """One CDR-serialized message; OSError when the disk is full (or the file too large)."""
         self._writer.write(connection, timestamp_ns, data)
-        self._note_if_sealed()
 
     def seal_if_due(self) -> None:
         """Complete and flush the pending chunk if it is ``seal_period`` old."""
@@ -104,20 +102,10 @@ class BagWriter:
         if now - self._last_seal >= self.seal_period:
             self._last_seal = now
             self._storage().seal()
-            self._note_if_sealed()
 
     def counts(self) -> dict[str, int]:
         """Messages accepted so far, per topic (all are in the bag once it is closed)."""
         return {c.topic: self._writer.counts[c.id] for c in self._writer.connections}
-
-    def sealed_counts(self) -> dict[str, int]:
-        """Messages in sealed chunks, handed to the operating system, per topic: what a bag
-        whose writing failed keeps (a message in the pending chunk then is lost)."""
-        return dict(self._durable)
-
-    def _note_if_sealed(self) -> None:
-        if not self._storage().chunk.msgs:  # no pending message: all so far are in sealed chunks
-            self._durable = self.counts()
 
     def close(self, custom_data: Mapping[str, str] | None = None) -> None:
         """Write the MCAP summary and ``metadata.yaml`` (with ``custom_data``)."""

@@ -53,6 +53,7 @@ from rosbags.rosbag2 import WriterError
 from humanoid_control.ros import DEFAULT_TOPICS, RobotState, absolute, robot_state
 from humanoid_tools.recording.bag_writer import SEAL_PERIOD, BagWriter
 from humanoid_tools.recording.message_types import MessageType, UnknownMessageTypeError, message_type
+from humanoid_tools.recording.reindex import recoverable_counts
 
 # rclpy is imported where it is used: the `humanoid` command builds its parser from
 # this package and must start fast.
@@ -414,7 +415,7 @@ class Recorder:
         self._queue.put(_STOP)
         self._thread.join()
         summary = self.summary
-        summary.written = self._writer.counts() if summary.error is None else self._writer.sealed_counts()
+        summary.written = self._writer.counts() if summary.error is None else recoverable_counts(summary.path)
         summary.never_published = [t for t in self.wanted if t not in self._subscriptions and t not in self._skipped
                                    and t not in self._state_topics]
         if summary.error is None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,6 +76,17 @@ def reindex(path: Path) -> ReindexReport:
                            f"{needed / 1e6:.1f} MB free beside the bag): the bag is left as it was") from None
     _swap(path, work)
     return report
+
+
+def recoverable_counts(path: Path) -> dict[str, int]:
+    """Messages per topic that :func:`reindex` keeps of the bag in ``path``: those of the
+    complete records on disk (a recorder whose writing failed reports these as written:
+    a chunk whose seal failed may still have reached the disk whole)."""
+    report, counts = ReindexReport(Path(path)), Counter()
+    for file in sorted(Path(path).glob("*.mcap")):
+        for _schema, channel, _message in _messages(file, report):
+            counts[channel.topic] += 1
+    return dict(counts)
 
 
 def _rewrite(files: list[Path], bag: Path, custom: dict[str, str], report: ReindexReport) -> None:
