@@ -37,6 +37,10 @@ BASE_POSE = absolute(topics.BASE_POSE)
 ROBOT_DESCRIPTION = absolute(topics.ROBOT_DESCRIPTION)
 #: The actions whose goals are recorded through their status topic (``/<action>/_action/status``).
 ACTIONS = (topics.FOLLOW_JOINT_TRAJECTORY, topics.PLAY_MOTION)
+#: Every topic :func:`load` reads (in one pass of the bag).
+READ_BY_LOAD = (JOINT_STATES, JOINT_COMMANDS, JOINT_SETPOINTS, JOINT_TRAJECTORY, FEEDBACK, BALANCE, SELF_COLLISION,
+                DIAGNOSTICS, FALLEN, FALL_STATE, ENERGY, ROBOT_DESCRIPTION,
+                *(absolute(topics.action_topics(action)[1]) for action in ACTIONS))
 #: Two times of one event within this of each other are on one clock (a joint_states stamp and
 #: its reception by the recorder, an action's acceptance stamp and its status' arrival).
 SAME_CLOCK = 1.0  # s
@@ -216,6 +220,7 @@ def load(path: Path) -> Experiment:
                                 received=json.loads(data.get("received_messages", "{}")),
                                 written=json.loads(data.get("written_messages", "{}")),
                                 start_wall_ns=0, duration=0.0)
+        bag.preload(READ_BY_LOAD)
         states = bag.all(JOINT_STATES) if JOINT_STATES in bag.types else []
         stamps = np.array([stamp_seconds(m.header.stamp) for _, m in states])
         origin = float(stamps[0]) if len(stamps) else 0.0
@@ -279,7 +284,7 @@ def _goals(bag: Bag, origin: float, when, starts: dict[bytes, float]) -> list[Go
     accepted: dict[tuple[str, bytes], float] = {}
     last: dict[tuple[str, bytes], int] = {}
     for action in ACTIONS:
-        topic = f"/{action}/_action/status"
+        topic = absolute(topics.action_topics(action)[1])
         if topic not in bag.types:
             continue
         for log, msg in bag.all(topic):

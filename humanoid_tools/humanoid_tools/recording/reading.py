@@ -64,6 +64,8 @@ class Bag:
         self.unreadable_chunks: dict[tuple[str, int], str] = {}
         #: topic -> messages in readable chunks whose bytes are not a message of the topic's type
         self.undecodable: Counter[str] = Counter()
+        self._preloaded: frozenset[str] = frozenset()
+        self._sequence: list[tuple[str, int, Any]] = []  # the preloaded topics' messages, as read
 
     @functools.cached_property
     def counts(self) -> dict[str, int]:
@@ -116,10 +118,23 @@ class Bag:
                 lines.append(f"{topic}: {read} of its {self.indexed[topic]} messages read{undecodable}")
         return lines
 
+    def preload(self, topics: Iterable[str]) -> None:
+        """Read ``topics`` in one pass and keep their messages: what reads many topics one
+        after another (:meth:`all`, :meth:`messages` of preloaded topics) then reads each chunk
+        once, not once per topic."""
+        wanted = frozenset(set(topics) & set(self.types))
+        self._sequence, self._preloaded = list(self._read(wanted)), wanted
+
     def messages(self, topics: Iterable[str]) -> Iterator[tuple[str, int, Any]]:
         """(topic, log time ns, message) of ``topics``, in log time order; messages of damaged
         chunks and bytes that do not decode are skipped (and counted, :meth:`damage`)."""
         wanted = set(topics) & set(self.types)
+        if wanted and wanted <= self._preloaded:
+            return (entry for entry in self._sequence if entry[0] in wanted)
+        return self._read(wanted)
+
+    def _read(self, wanted: Iterable[str]) -> Iterator[tuple[str, int, Any]]:
+        wanted = set(wanted)
         if not wanted:
             return
         for topic, stamp, raw in self._raw(wanted):
