@@ -1,7 +1,9 @@
 """Each package imports only what its package.xml declares.
 
 A package's modules may import its run dependencies (``exec_depend``/``depend``); its
-tests may also import its ``test_depend`` packages. A package built alone on the robot
+tests may also import its ``test_depend`` packages, and the repository's test support
+(``test/*.py``: running a command in process, reading a bag with rosbags), whose own imports
+then count as the test's. A package built alone on the robot
 (``colcon build --packages-up-to humanoid_hw``) then has everything it and its tests
 need, and no lower package reaches up into a higher one. Imports are read with ``ast``
 from the source files, so every import counts, even one inside a function.
@@ -72,10 +74,19 @@ def imported_modules(paths: list[Path]) -> dict[str, str]:
     return found
 
 
+#: The repository's test support (``test/*.py`` that are not tests, on every test folder's
+#: path: pytest.ini's ``pythonpath``): a package's test may use them, and then needs what they import.
+SUPPORT = {p.stem: p for p in (ROOT / "test").glob("*.py") if not p.name.startswith(("test_", "conftest"))}
+
+
 def undeclared(package: str, paths: list[Path], allowed: set[str]) -> list[str]:
     problems = []
     for module, where in sorted(imported_modules(paths).items()):
         if module in sys.stdlib_module_names or module == package:
+            continue
+        if module in SUPPORT:
+            problems += [f"{where}: through {module}: {problem}"
+                         for problem in undeclared(package, [SUPPORT[module]], allowed)]
             continue
         keys = PROVIDED_BY.get(module, {ROSDEP_KEY.get(module, module)})
         if keys and not keys & allowed:
@@ -117,6 +128,16 @@ def test_the_check_lets_an_optional_import_through_and_no_other(tmp_path):
                       "try:\n    import humanoid_sim\nexcept ValueError:\n    pass\n")
     assert undeclared("humanoid_bringup", [module], {"humanoid_control"}) == [
         f"{module}:6: imports humanoid_sim (declare humanoid_sim)"]
+
+
+def test_the_check_follows_a_test_support_module_to_what_it_imports(tmp_path):
+    """A package test using the repository's test support (cli_entry runs the ``humanoid``
+    command, from humanoid_bringup) needs that support's imports declared too."""
+    module = tmp_path / "test_module.py"
+    module.write_text("from cli_entry import entry_point\n")
+    assert undeclared("humanoid_tools", [module], {"humanoid_bringup"}) == []
+    (problem,) = undeclared("humanoid_tools", [module], {"humanoid_control"})
+    assert problem.startswith(f"{module}:1: through cli_entry: ") and "imports humanoid_bringup" in problem
 
 
 def test_the_check_sees_an_undeclared_import(tmp_path):

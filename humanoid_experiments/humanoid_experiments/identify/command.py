@@ -17,7 +17,8 @@ parameter file (``--output``, :mod:`humanoid_sim.params_file`) and reports (on s
 ``OUTPUT.report.json``) the values, their
 sensitivity, the fit error and, with ``--validate``, the error on held-out measurements
 before and after the fit. ``--demo DIR`` runs the proof where the truth is known
-(:mod:`humanoid_experiments.identify.proof`).
+(:mod:`humanoid_experiments.identify.proof`). ``--current BAG`` fits the energy monitor's
+current model instead (:mod:`humanoid_experiments.identify.current`).
 """
 
 from __future__ import annotations
@@ -48,6 +49,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--demo", type=Path, default=None, metavar="DIR",
                         help="the proof where the truth is known, in DIR: a simulated robot with a truth parameter "
                              "file records two motions, the fit uses one and is checked on the other")
+    source.add_argument("--current", type=Path, default=None, metavar="BAG",
+                        help="fit the energy monitor's current model (K and the idle current) to a bag with joint "
+                             "efforts and a measured supply current; --output writes its parameter file")
+    parser.add_argument("--current-topic", default=None, metavar="TOPIC",
+                        help="with --current: the measured current, sensor_msgs/BatteryState (default /battery_state)")
     parser.add_argument("--fit", default=None, metavar="NAMES",
                         help="parameters to fit, comma-separated, each NAME or NAME=LOW:HIGH "
                              "(e.g. servo.max_velocity,transmission.backlash=0:3)")
@@ -81,6 +87,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.current_topic is not None and args.current is None:
+        raise UsageError("--current-topic goes with --current BAG")
+    if args.current is not None:
+        from humanoid_control.ros import absolute
+        from humanoid_experiments.identify.current import CURRENT_TOPIC, run_current
+
+        if args.fit is not None or args.validate:
+            raise UsageError("--current fits the current model's constants: --fit and --validate are for the "
+                             "simulation's parameters")
+        args.current_topic = absolute(args.current_topic or CURRENT_TOPIC)
+        return run_current(args)
     if args.demo is not None:
         from humanoid_experiments.identify.proof import run_proof
 
