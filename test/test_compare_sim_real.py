@@ -230,7 +230,7 @@ def test_stale_readings_stay_gaps(bags: tuple[Path, Path], tmp_path: Path) -> No
     a, b = read(sim), read(stale)
     assert int(np.isnan(b.positions["r_elbow"]).sum()) == STALE_COUNT
     expected = expected_comparison(a, b)
-    result = humanoid_compare(sim, stale, "--json", "--out", tmp_path / "figures")
+    result = humanoid_compare(sim, stale, "--json", "--no-figures")
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     elbow, want = report["joints"]["r_elbow"], expected["joints"]["r_elbow"]
@@ -262,13 +262,15 @@ def test_one_joint_moved_by_a_known_angle_gives_exactly_that_difference(bags: tu
         return message
 
     moved = derived_bag(sim, tmp_path / "elbow_up", elbow_up)
-    result = humanoid_compare(sim, moved, "--json", "--out", tmp_path / "figures")
+    result = humanoid_compare(sim, moved, "--json", "--no-figures")
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     for name, (rms, largest, end) in differences(report).items():
         want = 0.01 if name == "r_elbow" else 0.0
         assert (rms, largest, end) == pytest.approx((want, want, want), abs=EXACT), name
     assert report["total"]["max_difference_joint"] == "r_elbow"
+    # the numbers alone: no figure written, not even the default folder
+    assert report["figures"] == [] and not (sim / f"compare_{moved.name}").exists()
 
 
 def test_a_recording_shifted_in_time_aligns_on_its_start_to_no_difference(bags: tuple[Path, Path],
@@ -279,7 +281,7 @@ def test_a_recording_shifted_in_time_aligns_on_its_start_to_no_difference(bags: 
     offset shows the motion's 0.1 s apart."""
     sim, _real = bags
     later = later_copy(sim, tmp_path / "later", 7)
-    report = json.loads(humanoid_compare(sim, later, "--json", "--out", tmp_path / "f1").stdout)
+    report = json.loads(humanoid_compare(sim, later, "--json", "--no-figures").stdout)
     assert report["b"]["start"]["source"] == report["a"]["start"]["source"]
     assert report["total"]["max_difference_rad"] == pytest.approx(0.0, abs=EXACT)
 
@@ -289,10 +291,9 @@ def test_a_recording_shifted_in_time_aligns_on_its_start_to_no_difference(bags: 
         message.header.stamp.sec + 1e-9 * message.header.stamp.nanosec) < cut - 1e-7 else message)
     lost = read(trimmed).stamps[0] - first
     assert lost == pytest.approx(0.1, abs=0.011)
-    by_hand = json.loads(humanoid_compare(trimmed, sim, "--offset", f"{lost:.6f}", "--json",
-                                          "--out", tmp_path / "f2").stdout)
+    by_hand = json.loads(humanoid_compare(trimmed, sim, "--offset", f"{lost:.6f}", "--json", "--no-figures").stdout)
     assert by_hand["total"]["max_difference_rad"] == pytest.approx(0.0, abs=EXACT)
-    wrong = json.loads(humanoid_compare(trimmed, sim, "--offset", "0", "--json", "--out", tmp_path / "f3").stdout)
+    wrong = json.loads(humanoid_compare(trimmed, sim, "--offset", "0", "--json", "--no-figures").stdout)
     assert wrong["total"]["max_difference_rad"] > 0.01  # the wave, 0.1 s apart
 
 
@@ -343,3 +344,4 @@ def test_what_is_not_a_bag_is_refused(bags: tuple[Path, Path], tmp_path: Path) -
     missing = tmp_path / "missing"
     assert refusal(missing, sim) == f"humanoid: error: {missing} is not a bag (no metadata.yaml)"
     assert refusal(sim, sim, "--offset", "nan").startswith("humanoid: error: argument --offset")
+    assert "not allowed with argument --out" in refusal(sim, sim, "--out", sim / "x", "--no-figures")

@@ -166,7 +166,7 @@ def test_compare_aligns_a_later_copy_on_the_first_trajectory_message_to_no_diffe
 
     bag = recorded.bag
     later = later_copy(bag, tmp_path / "later", 7)
-    result = entry_point("compare", bag, later, "--json", "--out", tmp_path / "figures")
+    result = entry_point("compare", bag, later, "--json", "--no-figures")
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["a"]["start"]["source"] == report["b"]["start"]["source"] == "first joint_trajectory message"

@@ -1,4 +1,4 @@
-"""``humanoid compare BAG_A BAG_B [--offset S] [--out DIR] [--json]``: two recordings of the same
+"""``humanoid compare BAG_A BAG_B [--offset S] [--out DIR | --no-figures] [--json]``: two recordings of the same
 experiment (simulation and robot, or two simulations) compared from their bags alone."""
 
 from __future__ import annotations
@@ -25,15 +25,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "joint_states (default: align both on the start of the experiment: the start of "
                              "the first follow_joint_trajectory goal's trajectory or the first joint_trajectory/"
                              "joint_commands message, else the first play_motion goal's acceptance)")
-    parser.add_argument("--out", type=Path, default=None,
-                        help="folder for the PNG files (default: BAG_A/compare_<BAG_B's name>)")
+    figures = parser.add_mutually_exclusive_group()
+    figures.add_argument("--out", type=Path, default=None,
+                         help="folder for the PNG files (default: BAG_A/compare_<BAG_B's name>)")
     parser.add_argument("--json", action="store_true",
                         help="print the comparison as JSON on stdout (rad, m, s) instead of text")
+    figures.add_argument("--no-figures", action="store_true",
+                         help="the numbers alone (text or --json), no PNG files: several times quicker")
 
 
 def run(args: argparse.Namespace) -> int:
     from humanoid_tools.plots.comparison import ComparisonError, compare, report
-    from humanoid_tools.plots.comparison_figures import all_figures, summary_lines
+    from humanoid_tools.plots.comparison_figures import all_figures, missing_notes, summary_lines
     from humanoid_tools.plots.series import load
     from humanoid_tools.recording import read_bag
 
@@ -47,8 +50,9 @@ def run(args: argparse.Namespace) -> int:
     except ComparisonError as error:
         raise UsageError(str(error)) from None
     out = args.out if args.out is not None else args.bag_a / f"compare_{args.bag_b.resolve().name}"
-    _progress(f"{len(comparison.joints)} joints, {len(comparison.times)} samples compared; figures into {out}")
-    files, notes = all_figures(comparison, out)
+    _progress(f"{len(comparison.joints)} joints, {len(comparison.times)} samples compared"
+              + ("" if args.no_figures else f"; figures into {out}"))
+    files, notes = [] if args.no_figures else all_figures(comparison, out), missing_notes(comparison)
     if args.json:
         data = report(comparison)
         data["figures"] = [str(path) for path in files]

@@ -38,19 +38,23 @@ def labels(comparison: Comparison) -> tuple[str, str]:
     return (f"A: {a}", f"B: {b}") if a != b else ("A", "B")
 
 
-def all_figures(comparison: Comparison, out: Path) -> tuple[list[Path], list[str]]:
-    """Write every figure both bags have data for; returns the files and notes on what is missing."""
+def missing_notes(comparison: Comparison) -> list[str]:
+    """What the comparison lacks because a bag lacks it."""
+    if comparison.balance is None:
+        return ["balance_state is not in both bags (the balance monitor did not run on both): no CoM/ZMP comparison"]
+    return []
+
+
+def all_figures(comparison: Comparison, out: Path) -> list[Path]:
+    """Write every figure both bags have data for; returns the files."""
     out.mkdir(parents=True, exist_ok=True)
-    files, notes = [save(summary(comparison), out / "compare_summary.png")], []
+    files = [save(summary(comparison), out / "compare_summary.png")]
     for group, joints in joint_groups(comparison.joints):
         files.append(save(joint_page(comparison, group, joints), out / f"compare_joints_{group}.png"))
     if comparison.balance is not None:
         files.append(save(balance(comparison), out / "compare_balance.png"))
-    else:
-        notes.append("balance_state is not in both bags (the balance monitor did not run on both): "
-                     "no CoM/ZMP comparison")
     files.append(save(rates(comparison), out / "compare_rates.png"))
-    return files, notes
+    return files
 
 
 # -- joints ----------------------------------------------------------------------------------
