@@ -59,7 +59,7 @@ def run_current(args: argparse.Namespace) -> int:
 def read_current_bag(bag: Path, topic: str, robot: str | None) -> tuple[str, np.ndarray, np.ndarray]:
     """The robot, and per measured current reading the joint torques' sum at its stamp and
     the current's magnitude; a UsageError (one line) for a bag that cannot give them."""
-    from humanoid_tools.plots.series import identity
+    from humanoid_tools.plots import identity
     from humanoid_tools.recording import Bag, read_bag
 
     recorded, _joints = read_bag(bag, identity)
