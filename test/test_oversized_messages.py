@@ -9,8 +9,9 @@ node's front) nothing else runs meanwhile. The control loop and `joint_states` l
 process of their own (humanoid_control.ros.loop_process), so the gaps are measured on the
 publisher's side, from each joint_states message's DDS source timestamp (taken when the
 loop's process publishes it): the test's own work (building and sending the big message)
-cannot pass for a stall. What a loaded machine does to any process is measured beside it: a
-canary process waking every publishing period over the same window, so that a gap the CPU's
+cannot pass for a stall. What a loaded machine does to such a process is measured beside it: a
+canary process doing, every publishing period, as much CPU work as the loop's process did per
+period just before (measured from /proc), over the same window, so that a gap the CPU's
 scarcity explains is told from one the message causes.
 """
 
@@ -28,6 +29,7 @@ from system_support import SourceStamps, largest_gap
 from humanoid_bringup import real_nodes
 from humanoid_control.ros import make_trajectory, poll_until
 from humanoid_core.loop import InterfaceParameters
+from humanoid_experiments.bench import own_cpu_seconds, process_tree
 from humanoid_hw.emulator import emulator_process
 from humanoid_interfaces.action import FollowJointTrajectory
 from humanoid_sim import sim_nodes
@@ -38,9 +40,9 @@ POINTS = 100_000
 MAX_POINTS = InterfaceParameters().max_trajectory_points
 PUBLISH_RATE = 100.0
 PATIENCE = 120.0
-#: The largest joint_states gap during the flood, against the largest wake-up gap of a canary
-#: process over the same window (a process sleeping one publishing period at a time, as the
-#: loop's does): during the flood two processes take a core each (this one building and
+#: The largest joint_states gap during the flood, against the largest gap of a canary process
+#: over the same window (a process doing the loop's CPU work and sleeping the rest of each
+#: publishing period, as the loop's does): during the flood two processes take a core each (this one building and
 #: sending the message, the node's front converting it), so on a loaded 2-core machine every
 #: other process, the loop's and the canary's alike, waits for the CPU now and then (the
 #: loop's gaps measured 45-170 ms at load 7-10, and 0.99 s once at load 10 beside other
@@ -55,27 +57,39 @@ GAP_RATIO = 3.0
 BUS_GAP_RATIO = 8.0
 #: ... or this many publishing periods (0.5 s), whichever is larger.
 GAP_FLOOR_PERIODS = 50.0
-#: The canary: wakes every period, and on end of input prints its wake-up times (ns).
+#: s of wall time over which the loop's CPU share is measured before the flood.
+DUTY_WINDOW = 1.0
+#: The canary: every period it works ``work`` s of CPU, notes the time, sleeps to the next
+#: period (at once when late, as the loop catches up); on end of input it prints its times (ns).
 CANARY = ("import sys, threading, time\n"
           "stamps, done = [], threading.Event()\n"
           "threading.Thread(target=lambda: (sys.stdin.read(), done.set()), daemon=True).start()\n"
+          "due = time.monotonic()\n"
           "while not done.is_set():\n"
+          "    end = time.thread_time() + {work}\n"
+          "    while time.thread_time() < end:\n"
+          "        pass\n"
           "    stamps.append(time.time_ns())\n"
-          "    time.sleep({period})\n"
+          "    if len(stamps) == 1:\n"
+          "        print('working', flush=True)\n"
+          "    due += {period}\n"
+          "    time.sleep(max(0.0, due - time.monotonic()))\n"
           "print(' '.join(map(str, stamps)))\n")
 
 
 class Canary:
-    """A process that only wakes every ``period`` seconds, recording when it did: its largest
-    gap in a window is what the machine's load alone did to a periodic process then. Ends
-    (and is waited for) with the block; it also ends with this process (end of its input)."""
+    """A process that works ``work`` s of CPU every ``period`` s, recording when it finished
+    each: its largest gap in a window is what the machine's load alone did to a periodic
+    process of that demand then. Ends (and is waited for) with the block; it also ends with
+    this process (end of its input)."""
 
-    def __init__(self, period: float) -> None:
-        self._process = subprocess.Popen([sys.executable, "-c", CANARY.format(period=period)],
+    def __init__(self, period: float, work: float) -> None:
+        self._process = subprocess.Popen([sys.executable, "-c", CANARY.format(period=period, work=work)],
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self.stamps = np.array([], dtype=np.int64)
 
     def __enter__(self) -> Canary:
+        assert self._process.stdout is not None and self._process.stdout.readline() == "working\n"
         return self
 
     def __exit__(self, *_exc: object) -> None:
@@ -108,18 +122,33 @@ def huge_trajectory(names: list[str], current: np.ndarray):
     return make_trajectory(names, times.tolist(), positions.tolist())
 
 
-def flood(client, gap_ratio: float = GAP_RATIO) -> None:
+def loop_work(node_pid: int, period: float) -> float:
+    """CPU seconds the driver node's loop process (its children) used per ``period``, over
+    DUTY_WINDOW s of wall time now (at most 90 % of the period)."""
+    def used() -> float:
+        return sum(seconds for pid in process_tree(node_pid)[1:] if (seconds := own_cpu_seconds(pid)) is not None)
+
+    start, wall = used(), time.monotonic()
+    time.sleep(DUTY_WINDOW)  # a measurement window, not a wait for an event
+    return min(0.9, (used() - start) / (time.monotonic() - wall)) * period
+
+
+def flood(graph, client, gap_ratio: float = GAP_RATIO) -> None:
     """Send the huge trajectory on the topic and as a goal; both refused, naming both numbers."""
-    with SourceStamps(KEEP_EVERY_MESSAGE) as stamps, Canary(1.0 / PUBLISH_RATE) as canary:
+    period = 1.0 / PUBLISH_RATE
+    with SourceStamps(KEEP_EVERY_MESSAGE) as stamps:
         state = client.wait_for_joint_states(PATIENCE)
         trajectory = huge_trajectory(list(state.name), np.array(state.position))  # built before the window
         poll_until(lambda: len(stamps.stamps) > 10, "joint_states from the robot", PATIENCE)
+        work = loop_work(graph.processes[graph.nodes[0].name].pid, period)
+        with Canary(period, work) as canary:
+            flood_start = time.time_ns()
+            client.trajectories.publish(trajectory)
+            outcome = client.follow(trajectory, timeout=PATIENCE)
+            flood_end = time.time_ns()
+            poll_until(lambda: stamps.stamps and stamps.stamps[-1] > flood_end, "joint_states after the flood",
+                       PATIENCE)
 
-        flood_start = time.time_ns()
-        client.trajectories.publish(trajectory)
-        outcome = client.follow(trajectory, timeout=PATIENCE)
-        flood_end = time.time_ns()
-        poll_until(lambda: stamps.stamps and stamps.stamps[-1] > flood_end, "joint_states after the flood", PATIENCE)
 
     assert outcome.error_code == FollowJointTrajectory.Result.INVALID_GOAL
     assert f"{POINTS} points" in outcome.error_string
@@ -128,19 +157,20 @@ def flood(client, gap_ratio: float = GAP_RATIO) -> None:
     load = canary.largest_gap(flood_start, flood_end)
     bound = max(gap_ratio * load, GAP_FLOOR_PERIODS / PUBLISH_RATE)
     print(f"largest joint_states gap: {during * 1e3:.1f} ms during the flood "
-          f"({(flood_end - flood_start) * 1e-9:.1f} s); the canary's: {load * 1e3:.1f} ms")
+          f"({(flood_end - flood_start) * 1e-9:.1f} s); the canary's ({work * 1e3:.2f} ms of work a period, "
+          f"as the loop's): {load * 1e3:.1f} ms")
     assert during <= bound, (f"joint_states stalled {during:.3f} s while the huge messages were handled "
                              f"(a process merely waiting for the CPU meanwhile: {load:.3f} s)")
 
 
 def test_a_huge_trajectory_does_not_stall_the_simulated_robot(robot_graph):
-    _graph, client = robot_graph([n for n in sim_nodes("hoap2", publish_rate=PUBLISH_RATE)
-                                  if n.name == "humanoid_sim"])
-    flood(client)
+    graph, client = robot_graph([n for n in sim_nodes("hoap2", publish_rate=PUBLISH_RATE)
+                                 if n.name == "humanoid_sim"])
+    flood(graph, client)
 
 
 def test_a_huge_trajectory_does_not_stall_the_robot_on_its_bus(robot_graph):
     with emulator_process("bioloid", 1, 1_000_000, timing=False) as port:
-        _graph, client = robot_graph([n for n in real_nodes("bioloid", port=port, publish_rate=PUBLISH_RATE)
-                                      if n.name == "humanoid_hw"])
-        flood(client, BUS_GAP_RATIO)
+        graph, client = robot_graph([n for n in real_nodes("bioloid", port=port, publish_rate=PUBLISH_RATE)
+                                     if n.name == "humanoid_hw"])
+        flood(graph, client, BUS_GAP_RATIO)
