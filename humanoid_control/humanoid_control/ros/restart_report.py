@@ -11,6 +11,7 @@ import os
 import time
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 
 from humanoid_control.ros import topics
@@ -40,5 +41,7 @@ def report_restart(node: Node) -> None:
         message.header.stamp = node.get_clock().now().to_msg()
         publisher.publish(message)
 
-    timer = node.create_timer(1.0, publish)
+    # on the steady clock: a node on simulated time would report nothing while the simulation
+    # is paused or held, its timers waiting for robot time that does not pass
+    timer = node.create_timer(1.0, publish, clock=Clock(clock_type=ClockType.STEADY_TIME))
     publish()
