@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from humanoid_control.ros import absolute, topics
+from humanoid_control.ros import absolute, seconds, topics
 from humanoid_core import UsageError
 
 #: The measured current's topic by default: where a ROS power board publishes its BatteryState.
@@ -30,11 +30,19 @@ JOINT_STATES = absolute(topics.JOINT_STATES)
 
 
 def run_current(args: argparse.Namespace) -> int:
-    from humanoid_core.energy import NODE_NAME, CurrentFitError, EnergyParameters, fit_current, servo_idle_share
+    from humanoid_core.energy import (
+        NODE_NAME,
+        CurrentFitError,
+        CurrentModel,
+        EnergyParameters,
+        fit_current,
+        servo_idle_share,
+    )
+    from humanoid_description import load_model
 
     robot, torque_sums, currents = read_current_bag(args.current, args.current_topic, args.robot)
     params = EnergyParameters.for_robot(robot)
-    servos = params.servo_count or _joint_count(robot)
+    servos = CurrentModel.of(params, len(load_model(robot).joints.names)).servo_count
     try:
         fit = fit_current(torque_sums, currents)
         servo_idle = servo_idle_share(fit.idle_current, servos, params.controller_current)
@@ -62,8 +70,7 @@ def read_current_bag(bag: Path, topic: str, robot: str | None) -> tuple[str, np.
     from humanoid_tools.plots import identity
     from humanoid_tools.recording import Bag, read_bag
 
-    recorded, _joints = read_bag(bag, identity)
-    robot = robot or recorded
+    robot = robot or read_bag(bag, identity)[0]
     if robot is None:
         raise UsageError(f"{bag} holds no robot_description: give --robot")
 
@@ -76,26 +83,16 @@ def read_current_bag(bag: Path, topic: str, robot: str | None) -> tuple[str, np.
     if not measured:
         raise UsageError(f"{bag} holds no {topic} message (a measured supply current, sensor_msgs/BatteryState): "
                          "give the topic with --current-topic")
-    stamps = np.array([_seconds(m.header.stamp) for m in states])
+    stamps = np.array([seconds(m.header.stamp) for m in states])
     sums = np.array([float(np.sum(np.abs(np.asarray(m.effort, dtype=float)))) if len(m.effort) else np.nan
                      for m in states])
     if not np.isfinite(sums).any():
         raise UsageError(f"{bag}: its {JOINT_STATES} carry no joint efforts (the torques the current is fitted to)")
-    at = np.array([_seconds(m.header.stamp) for m in measured])
+    at = np.array([seconds(m.header.stamp) for m in measured])
     inside = (at >= stamps[0]) & (at <= stamps[-1]) if len(stamps) else np.zeros(len(at), bool)
     torque = np.full(len(at), np.nan)
     torque[inside] = np.interp(at[inside], stamps, sums)
     return robot, torque, np.abs(np.array([float(m.current) for m in measured]))
-
-
-def _seconds(stamp: Any) -> float:
-    return float(stamp.sec) + 1e-9 * float(stamp.nanosec)
-
-
-def _joint_count(robot: str) -> int:
-    from humanoid_description import load_model
-
-    return len(load_model(robot).joints.names)
 
 
 def _text(report: dict[str, Any]) -> str:
