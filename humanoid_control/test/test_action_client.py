@@ -11,9 +11,7 @@ from __future__ import annotations
 import threading
 
 import pytest
-import rclpy
 from rclpy.action import ActionServer
-from rclpy.executors import SingleThreadedExecutor
 
 from humanoid_control.ros import ActionClient
 from humanoid_interfaces.action import PlayMotion
@@ -37,12 +35,8 @@ class ResponsesFirst(dict):
 
 
 @pytest.fixture
-def served():
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    node = rclpy.create_node("action_client_test", context=context)
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(node)
+def served(private_node):
+    node, spin = private_node
 
     def execute(goal):
         goal.succeed()
@@ -50,15 +44,9 @@ def served():
 
     ActionServer(node, PlayMotion, "play", execute)
     client = ActionClient(node, PlayMotion, "play")
-    spinner = threading.Thread(target=executor.spin, daemon=True)
-    spinner.start()
-    try:
-        assert client.wait_for_server(timeout_sec=30.0)
-        yield client
-    finally:
-        executor.shutdown()
-        spinner.join(timeout=30.0)
-        rclpy.shutdown(context=context)
+    spin()
+    assert client.wait_for_server(timeout_sec=30.0)
+    return client
 
 
 def accepted(client: ActionClient, timeout: float = 10.0) -> bool:

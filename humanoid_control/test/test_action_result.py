@@ -5,12 +5,8 @@ wait_until_answering against a real in-process action server, and against none."
 
 from __future__ import annotations
 
-import threading
-
-import rclpy
 from action_msgs.msg import GoalStatus
 from rclpy.action import ActionServer
-from rclpy.executors import SingleThreadedExecutor
 from rclpy.task import Future
 
 from humanoid_control.ros import ActionClient, ResultWaiter, wait_until_answering
@@ -54,22 +50,12 @@ def test_a_goal_that_never_ends_times_out_without_asking_again():
     assert not waiter.wait(0.2) and waiter.response is None and len(goal.requests) == 1
 
 
-def test_a_server_answers_the_unknown_goal_question_and_no_server_does_not():
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    node = rclpy.create_node("action_result_test", context=context)
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(node)
-    spinner = threading.Thread(target=executor.spin, daemon=True)
-    try:
-        ActionServer(node, PlayMotion, "answering", lambda goal: PlayMotion.Result())
-        answering = ActionClient(node, PlayMotion, "answering")
-        silent = ActionClient(node, PlayMotion, "nobody_serves_this")
-        spinner.start()
-        assert answering.wait_for_server(timeout_sec=30.0)
-        assert wait_until_answering(answering, timeout=30.0)
-        assert not wait_until_answering(silent, timeout=0.5, attempt=0.2)
-    finally:
-        executor.shutdown()
-        spinner.join(timeout=30.0)
-        rclpy.shutdown(context=context)
+def test_a_server_answers_the_unknown_goal_question_and_no_server_does_not(private_node):
+    node, spin = private_node
+    ActionServer(node, PlayMotion, "answering", lambda goal: PlayMotion.Result())
+    answering = ActionClient(node, PlayMotion, "answering")
+    silent = ActionClient(node, PlayMotion, "nobody_serves_this")
+    spin()
+    assert answering.wait_for_server(timeout_sec=30.0)
+    assert wait_until_answering(answering, timeout=30.0)
+    assert not wait_until_answering(silent, timeout=0.5, attempt=0.2)

@@ -6,7 +6,7 @@ import lazy_loader
 __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
     "collision": ["CollisionModel", "CollisionReport", "CollisionTracker", "PairDistance", "adjacent_pairs"],
     "config": ["Foot", "load_config"],
-    "data_file": ["DataFileError", "read_text", "text_lines", "write_text_atomically"],
+    "data_file": ["DataFileError", "load_package_yaml", "read_text", "text_lines", "write_text_atomically"],
     "describe": ["format_text"],
     "inverse_kinematics": ["InverseKinematicsError", "StanceSolver", "shift_weight"],
     "joint_map": ["JointMap", "POSITION_SCALES", "ServoJoint"],
