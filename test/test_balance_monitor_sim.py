@@ -26,6 +26,7 @@ import pinocchio as pin
 import pytest
 from geometry_msgs.msg import PoseStamped
 from std_msgs.msg import Bool
+from visualization_msgs.msg import MarkerArray
 
 from humanoid_control.ros import RobotClient, make_trajectory, poll_until, seconds
 from humanoid_core.balance import BalanceParameters
@@ -62,6 +63,9 @@ class BalanceLog:
         self.messages: list[BalanceState] = []
         self._arrived = threading.Condition()
         client.node.create_subscription(BalanceState, "balance_state", self._on_state, 200)
+        #: RViz's markers (the monitor builds them only while someone subscribes)
+        self.markers: list[MarkerArray] = []
+        client.node.create_subscription(MarkerArray, "balance_markers", self.markers.append, 100)
 
     def _on_state(self, msg: BalanceState) -> None:
         with self._arrived:
@@ -174,6 +178,12 @@ def test_standing_still(sim):
         assert np.linalg.norm(np.array([state.com.x, state.com.y, state.com.z]) - expected) <= 0.001
         compared += 1
     assert compared >= 50
+
+    # the markers of the same estimates, at their rate (20 Hz)
+    markers = [m for m in list(balance.markers)
+               if m.markers and start <= seconds(m.markers[0].header.stamp) <= start + 1.0]
+    assert len(markers) >= 10, f"{len(markers)} balance_markers in a second of robot time (20 Hz)"
+    assert all(seconds(m.markers[0].header.stamp) in states for m in markers)
 
     window = list(states.values())
     assert all(s.stable and s.left_foot_contact and s.right_foot_contact for s in window)

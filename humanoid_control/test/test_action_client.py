@@ -35,8 +35,8 @@ class ResponsesFirst(dict):
 
 
 @pytest.fixture
-def served(private_node):
-    node, spin = private_node
+def served(spinning_nodes):
+    node, = spinning_nodes("action_client_test")
 
     def execute(goal):
         goal.succeed()
@@ -44,7 +44,6 @@ def served(private_node):
 
     ActionServer(node, PlayMotion, "play", execute)
     client = ActionClient(node, PlayMotion, "play")
-    spin()
     assert client.wait_for_server(timeout_sec=30.0)
     return client
 

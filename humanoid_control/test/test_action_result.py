@@ -50,12 +50,11 @@ def test_a_goal_that_never_ends_times_out_without_asking_again():
     assert not waiter.wait(0.2) and waiter.response is None and len(goal.requests) == 1
 
 
-def test_a_server_answers_the_unknown_goal_question_and_no_server_does_not(private_node):
-    node, spin = private_node
+def test_a_server_answers_the_unknown_goal_question_and_no_server_does_not(spinning_nodes):
+    node, = spinning_nodes("action_result_test")
     ActionServer(node, PlayMotion, "answering", lambda goal: PlayMotion.Result())
     answering = ActionClient(node, PlayMotion, "answering")
     silent = ActionClient(node, PlayMotion, "nobody_serves_this")
-    spin()
     assert answering.wait_for_server(timeout_sec=30.0)
     assert wait_until_answering(answering, timeout=30.0)
     assert not wait_until_answering(silent, timeout=0.5, attempt=0.2)

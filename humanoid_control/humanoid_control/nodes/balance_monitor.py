@@ -61,6 +61,7 @@ from humanoid_control.ros import (
     FALL_STATE_QOS,
     JointReadings,
     MalformedJointStateError,
+    MatchedPublisher,
     NodeHost,
     declare_control_node,
     run_node,
@@ -123,7 +124,7 @@ class BalanceMonitor:
 
         depth = self.params.queue_depth
         self._state_pub = node.create_publisher(BalanceState, topics.BALANCE_STATE, depth)
-        self._marker_pub = node.create_publisher(MarkerArray, topics.BALANCE_MARKERS, 10)
+        self._marker_pub = MatchedPublisher(node, MarkerArray, topics.BALANCE_MARKERS, 10)  # built only for a viewer
         self._fall_pub = node.create_publisher(FallState, topics.FALL_STATE, FALL_STATE_QOS)
         self._diagnostics_pub = node.create_publisher(DiagnosticArray, topics.DIAGNOSTICS, 10)
         self.lockstep = host.lockstep(node)
@@ -273,7 +274,7 @@ class BalanceMonitor:
         stamp = seconds(msg.header.stamp)
         estimate = self.estimator.update(stamp, self.readings.positions, self.inputs)
         self._state_pub.publish(self._messages.state(estimate, msg.header.stamp))
-        if self._markers_due.due(stamp):
+        if self._markers_due.due(stamp) and self._marker_pub.subscribed:
             frame = None if self.params.markers_in_ground_frame else self.model.root_link
             self._marker_pub.publish(balance_markers(estimate, msg.header.stamp, self.params.min_margin, frame))
         self._latest = estimate

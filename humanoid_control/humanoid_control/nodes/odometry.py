@@ -44,6 +44,7 @@ from tf2_msgs.msg import TFMessage
 from humanoid_control.ros import (
     JointReadings,
     MalformedJointStateError,
+    MatchedPublisher,
     NodeHost,
     declare_control_node,
     run_node,
@@ -88,9 +89,10 @@ class OdometryNode:
         self.readings = JointReadings(model.joints, model.home_positions())
         self._imu: list[tuple[float, np.ndarray]] = []
         self._twist: TwistStamped | None = None
-        self._odom_pub = node.create_publisher(Odometry, ODOM, QUEUE_DEPTH) if p.kinematic else None
-        self._truth_pub = node.create_publisher(Odometry, GROUND_TRUTH_ODOM, QUEUE_DEPTH) if p.ground_truth else None
-        self._tf_pub = node.create_publisher(TFMessage, TF, QUEUE_DEPTH) if p.publish_tf else None
+        # messages built only while some subscription listens (the odometry itself always runs)
+        self._odom_pub = MatchedPublisher(node, Odometry, ODOM, QUEUE_DEPTH) if p.kinematic else None
+        self._truth_pub = MatchedPublisher(node, Odometry, GROUND_TRUTH_ODOM, QUEUE_DEPTH) if p.ground_truth else None
+        self._tf_pub = MatchedPublisher(node, TFMessage, TF, QUEUE_DEPTH) if p.publish_tf else None
         # a state's odometry and ground truth by stamp (ns) until both came, for world -> odom
         self._odom_at: dict[int, pin.SE3] = {}
         self._truth_at: dict[int, tuple[pin.SE3, str]] = {}
@@ -135,9 +137,18 @@ class OdometryNode:
             return
         stamp = seconds(msg.header.stamp)
         estimate = self.odometry.update(stamp, self.readings.positions, self._imu_at(stamp))
+        if self._odom_pub.subscribed:  # type: ignore[union-attr]
+            self._publish_odom(msg.header.stamp, estimate)
+        if self._tf_pub is not None and self._tf_pub.subscribed:
+            self._tf_pub.publish(TFMessage(transforms=[_transform(msg.header.stamp, self.params.odom_frame,
+                                                                  self.params.base_frame, estimate.base)]))
+            if self.params.ground_truth:
+                self._pair(msg.header.stamp, odom=estimate.base)
+
+    def _publish_odom(self, stamp, estimate) -> None:
         pose_cov, twist_cov = self.odometry.covariances(estimate)
         out = Odometry()
-        out.header.stamp, out.header.frame_id, out.child_frame_id = msg.header.stamp, self.params.odom_frame, \
+        out.header.stamp, out.header.frame_id, out.child_frame_id = stamp, self.params.odom_frame, \
             self.params.base_frame
         _to_pose(out.pose.pose, estimate.base)
         out.pose.covariance = pose_cov
@@ -146,11 +157,6 @@ class OdometryNode:
         t.angular.x, t.angular.y, t.angular.z = estimate.angular
         out.twist.covariance = twist_cov
         self._odom_pub.publish(out)  # type: ignore[union-attr]
-        if self._tf_pub is not None:
-            self._tf_pub.publish(TFMessage(transforms=[_transform(msg.header.stamp, self.params.odom_frame,
-                                                                  self.params.base_frame, estimate.base)]))
-        if self.params.ground_truth:
-            self._pair(msg.header.stamp, odom=estimate.base)
 
     def _on_twist(self, msg: TwistStamped) -> None:
         self._twist = msg
@@ -158,6 +164,9 @@ class OdometryNode:
     def _on_pose(self, msg: PoseStamped) -> None:
         """The simulator's ground truth as nav_msgs/Odometry (twist in the base's axes, as
         Odometry has it) and on /tf."""
+        to_tf = self._tf_pub is not None and self._tf_pub.subscribed
+        if not (self._truth_pub.subscribed or to_tf):  # type: ignore[union-attr]
+            return
         p = msg.pose
         placement = pin.XYZQUATToSE3(np.array([p.position.x, p.position.y, p.position.z, p.orientation.x,
                                                p.orientation.y, p.orientation.z, p.orientation.w]))
@@ -173,8 +182,9 @@ class OdometryNode:
             t = out.twist.twist
             t.linear.x, t.linear.y, t.linear.z = lin.tolist()
             t.angular.x, t.angular.y, t.angular.z = ang.tolist()
-        self._truth_pub.publish(out)  # type: ignore[union-attr]
-        if self._tf_pub is None:
+        if self._truth_pub.subscribed:  # type: ignore[union-attr]
+            self._truth_pub.publish(out)  # type: ignore[union-attr]
+        if not to_tf:
             return
         if not self.params.kinematic:
             self._tf_pub.publish(TFMessage(transforms=[_transform(msg.header.stamp, out.header.frame_id,

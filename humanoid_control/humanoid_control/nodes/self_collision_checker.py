@@ -55,6 +55,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from humanoid_control.nodes.specs import SELF_COLLISION_CHECKER as NODE_NAME
 from humanoid_control.ros import (
+    MatchedPublisher,
     NodeHost,
     Offload,
     declare_control_node,
@@ -147,7 +148,7 @@ class SelfCollisionChecker:
         # check holds up neither the stream nor the other service
         services = ReentrantCallbackGroup()
         self._state_pub = node.create_publisher(SelfCollisionState, topics.SELF_COLLISION_STATE, 10)
-        self._marker_pub = node.create_publisher(MarkerArray, topics.SELF_COLLISION_MARKERS, 10)
+        self._marker_pub = MatchedPublisher(node, MarkerArray, topics.SELF_COLLISION_MARKERS, 10)  # for a viewer
         self._diagnostics_pub = node.create_publisher(DiagnosticArray, topics.DIAGNOSTICS, 10)
         self.lockstep = host.lockstep(node)
         host.subscribe_state(node, JointState, topics.JOINT_STATES, self._on_joint_states, 10)
@@ -281,7 +282,7 @@ class SelfCollisionChecker:
     def _publish_markers(self) -> None:
         with self._lock:
             latest = self._latest
-        if latest is None:
+        if latest is None or not self._marker_pub.subscribed:
             return
         stamp, q, report = latest
         pairs = [(p, True) for p in report.colliding]

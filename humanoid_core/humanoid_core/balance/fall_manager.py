@@ -260,10 +260,10 @@ def tilt_rate(rotation: np.ndarray, angular_velocity: np.ndarray) -> float:
     Upright (no direction to tilt in yet), the horizontal part of the turn rate."""
     z = rotation[:, 2]
     omega = rotation @ angular_velocity
-    dz = np.cross(omega, z)
+    dz_z = float(omega[0] * z[1] - omega[1] * z[0])  # (omega x z)_z: np.cross costs 50 us, 100 times a second
     sine = math.sqrt(max(0.0, 1.0 - float(z[2]) ** 2))
     if sine > 1e-3:
-        return -float(dz[2]) / sine
+        return -dz_z / sine
     return float(math.hypot(omega[0], omega[1]))
 
 

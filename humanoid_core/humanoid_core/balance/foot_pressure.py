@@ -47,7 +47,9 @@ def centre_of_pressure(feet: Iterable[tuple[FootWrench, np.ndarray, np.ndarray]]
             continue
         f = rotation @ np.asarray(wrench.force, dtype=float)
         force += f
-        moment += rotation @ np.asarray(wrench.torque, dtype=float) + np.cross(position, f)
+        x, y, z = position
+        arm = (y * f[2] - z * f[1], z * f[0] - x * f[2], x * f[1] - y * f[0])  # position x f (np.cross: 50 us)
+        moment += rotation @ np.asarray(wrench.torque, dtype=float) + arm
     if not force[2] > min_load:
         return None
     return float(-moment[1] / force[2]), float(moment[0] / force[2])
