@@ -3,7 +3,7 @@ SHELL := /bin/bash
 VENV := .venv
 DEPS_STAMP := $(VENV)/.requirements-installed
 BUILD_STAMP := install/.build-stamp
-PACKAGE_FILES := $(shell find humanoid_* tf2_msgs_standin -type f \
+PACKAGE_FILES := $(shell find humanoid_* tf2_msgs_standin control_msgs_standin -type f \
 	\( -name package.xml -o -name setup.py -o -name setup.cfg -o -name CMakeLists.txt \
 	   -o -name '*.msg' -o -name '*.srv' -o -name '*.action' \
 	   -o -path '*/launch/*' -o -path '*/config/*' -o -path '*/xacro/*' \

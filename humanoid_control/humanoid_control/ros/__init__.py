@@ -37,7 +37,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
         "playback_trajectory",
         "poll_until",
     ],
-    "robot_interface": ["RobotInterface"],
+    "robot_interface": ["RobotInterface", "standard_result"],
     "robot_state": ["RobotState"],
     "ros_time": ["DriverClock", "seconds", "to_duration", "to_time"],
     "setpoint_stream": ["SetpointStream"],

@@ -10,9 +10,15 @@ name                       type                                         directio
 joint_commands             sensor_msgs/JointState (streaming set-points) subscribed
 joint_trajectory           trajectory_msgs/JointTrajectory              subscribed
 follow_joint_trajectory    humanoid_interfaces/action/FollowJointTrajectory action
+joint_trajectory_controller/follow_joint_trajectory
+                           control_msgs/action/FollowJointTrajectory    action
 robot_description          std_msgs/String (transient local)            published
 fall_manager_state         humanoid_interfaces/FallManagerState         subscribed
 ========================== ============================================ ===========
+
+The second action is the standard type MoveIt and rqt_joint_trajectory_controller send, under
+the name ros2_control's joint trajectory controller serves it: the same validation, execution
+and results (:func:`standard_result`); its multi-DOF fields must stay empty.
 
 When the fall manager sees a fall coming (``fall_manager_state`` entering ``FALLING``) the
 running trajectory (a ``follow_joint_trajectory`` goal or a ``joint_trajectory``) stops where
@@ -30,11 +36,13 @@ nothing reaches a driver unvalidated. Driver-clock times are stamped as ROS time
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import time
 from collections.abc import Callable
 
 import numpy as np
+from control_msgs.action import FollowJointTrajectory as StandardFollowJointTrajectory
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
@@ -67,11 +75,34 @@ from humanoid_description import RobotModel
 from humanoid_interfaces.action import FollowJointTrajectory
 from humanoid_interfaces.msg import FallManagerState, JointTolerance, LockstepReady
 
-__all__ = ["InterfaceParameters", "RobotInterface"]
+__all__ = ["InterfaceParameters", "RobotInterface", "standard_result"]
 
 #: s: how long a command waits for the loop's answer (a trajectory's self-collision check
 #: included) before it is refused as a driver failure.
 LOOP_ANSWER_TIMEOUT = 60.0
+
+
+def standard_result(code: ErrorCode, message: str) -> StandardFollowJointTrajectory.Result:
+    """Our result as control_msgs' FollowJointTrajectory has it: its six codes unchanged; ours
+    beyond them (preempted, canceled, refused for a self-collision, a driver failure) as
+    INVALID_GOAL, as ros2_control's controller reports a preempted goal, with our code's name
+    leading the message; the goal's status (canceled or aborted) is the same on both actions."""
+    standard = StandardFollowJointTrajectory.Result
+    if code < ErrorCode.GOAL_TOLERANCE_VIOLATED:  # -6 and below: ours only
+        return standard(error_code=standard.INVALID_GOAL, error_string=f"{code.name}: {message}")
+    return standard(error_code=int(code), error_string=message)
+
+
+def unsupported_parts(goal: StandardFollowJointTrajectory.Goal) -> str | None:
+    """Why a standard goal cannot be followed here (None: it can): the robots have only
+    single-DOF joints."""
+    multi_dof = goal.multi_dof_trajectory
+    if multi_dof.joint_names or multi_dof.points:
+        return "multi_dof_trajectory is not supported: these robots have single-DOF joints only; send trajectory"
+    if goal.component_path_tolerance or goal.component_goal_tolerance:
+        return "component tolerances are for multi-DOF joints, which these robots do not have; use path_tolerance " \
+               "and goal_tolerance"
+    return None
 
 
 class RobotInterface:
@@ -118,6 +149,10 @@ class RobotInterface:
         self._action = ActionServer(
             node, FollowJointTrajectory, "follow_joint_trajectory",
             execute_callback=self.bodies(self._execute_goal), goal_callback=self._on_goal,
+            cancel_callback=lambda _goal: CancelResponse.ACCEPT, callback_group=ReentrantCallbackGroup())
+        self._standard_action = ActionServer(
+            node, StandardFollowJointTrajectory, topics.STANDARD_FOLLOW_JOINT_TRAJECTORY,
+            execute_callback=self.bodies(self._execute_standard_goal), goal_callback=self._on_goal,
             cancel_callback=lambda _goal: CancelResponse.ACCEPT, callback_group=ReentrantCallbackGroup())
 
     # -- life cycle ---------------------------------------------------------------------
@@ -254,6 +289,21 @@ class RobotInterface:
         return GoalResponse.REJECT if self._stopping else GoalResponse.ACCEPT
 
     def _execute_goal(self, goal_handle) -> FollowJointTrajectory.Result:
+        code, message = self._follow(goal_handle, FollowJointTrajectory.Feedback)
+        return FollowJointTrajectory.Result(error_code=int(code), error_string=message)
+
+    def _execute_standard_goal(self, goal_handle) -> StandardFollowJointTrajectory.Result:
+        problem = unsupported_parts(goal_handle.request)
+        if problem is not None:
+            self._log.error(f"{topics.STANDARD_FOLLOW_JOINT_TRAJECTORY} goal rejected (INVALID_GOAL): {problem}")
+            goal_handle.abort()
+            return StandardFollowJointTrajectory.Result(error_code=StandardFollowJointTrajectory.Result.INVALID_GOAL,
+                                                        error_string=problem)
+        return standard_result(*self._follow(goal_handle, StandardFollowJointTrajectory.Feedback))
+
+    def _follow(self, goal_handle, feedback_type: type) -> tuple[ErrorCode, str]:
+        """A trajectory goal (either action's) validated, started and followed to its end, with
+        feedback of ``feedback_type``; the goal's status set; returns the result's code and text."""
         goal = goal_handle.request
         try:
             run = self._start(goal.trajectory, goal.path_tolerance, goal.goal_tolerance,
@@ -265,14 +315,15 @@ class RobotInterface:
             else:
                 self._log.error(f"follow_joint_trajectory goal rejected ({error.code.name}): {error}")
                 goal_handle.abort()
-            return FollowJointTrajectory.Result(error_code=int(error.code), error_string=str(error))
-        self._publish_started(goal_handle, run)
+            return error.code, str(error)
+        point_times = [seconds(p.time_from_start) for p in goal.trajectory.points]
+        self._publish_started(goal_handle, run, feedback_type)
         period = 1.0 / self.params.feedback_rate
         while not run.done.wait(period):
             if goal_handle.is_cancel_requested:
                 self.loop.stop(run)
                 break
-            self._publish_feedback(goal_handle, run)
+            self._publish_feedback(goal_handle, run, feedback_type, point_times)
         run.done.wait()
         if run.state is RunState.SUCCEEDED:
             goal_handle.succeed()
@@ -282,26 +333,28 @@ class RobotInterface:
             goal_handle.abort()
         if run.code is not ErrorCode.SUCCESSFUL:
             self._log.warning(f"follow_joint_trajectory: {run.state.value}: {run.message}")
-        return FollowJointTrajectory.Result(error_code=int(run.code), error_string=run.message)
+        return run.code, run.message
 
-    def _publish_started(self, goal_handle, run: RunHandle) -> None:
+    def _publish_started(self, goal_handle, run: RunHandle, feedback_type: type) -> None:
         """Feedback at once when the trajectory has started in the loop: a client that waits
         for it (a lockstep participant) knows its goal is in force."""
         now = self.now()
         current = self.current_positions()[[self.model.joints.index(name) for name in run.joint_names]]
         still = np.zeros(len(run.joint_names))
-        msg = FollowJointTrajectory.Feedback()
+        msg = feedback_type()
         msg.header.stamp = to_time(self.clock.to_ros(now))
         msg.joint_names = list(run.joint_names)
         msg.desired, msg.actual, msg.error = (_point(current, still, 0.0), _point(current, still, 0.0),
                                               _point(still, still, 0.0))
         goal_handle.publish_feedback(msg)
 
-    def _publish_feedback(self, goal_handle, run: RunHandle) -> None:
+    def _publish_feedback(self, goal_handle, run: RunHandle, feedback_type: type, point_times: list[float]) -> None:
         feedback = run.feedback
         if feedback is None:
             return
-        msg = FollowJointTrajectory.Feedback()
+        msg = feedback_type()
+        if hasattr(msg, "index"):  # control_msgs (Kilted on): the point being approached
+            msg.index = min(bisect.bisect_left(point_times, feedback.time_from_start), max(0, len(point_times) - 1))
         msg.header.stamp = to_time(self.clock.to_ros(feedback.stamp))
         msg.joint_names = list(run.joint_names)
         msg.desired = _point(feedback.desired_position, feedback.desired_velocity, feedback.time_from_start,

@@ -20,6 +20,9 @@ IMU = "imu/data"
 #: The one-message state (humanoid_control.ros.robot_state).
 ROBOT_STATE = "robot_state"
 FOLLOW_JOINT_TRAJECTORY = "follow_joint_trajectory"
+#: The standard type's (control_msgs) trajectory action: where ros2_control's
+#: joint_trajectory_controller serves it, so that MoveIt's usual configuration finds it.
+STANDARD_FOLLOW_JOINT_TRAJECTORY = "joint_trajectory_controller/follow_joint_trajectory"
 PLAY_MOTION = "play_motion"
 CMD_VEL = "cmd_vel"
 WALK = "walk"
@@ -82,7 +85,8 @@ def _absolute(*topics: str) -> tuple[str, ...]:
 ROBOT_INTERFACE = _absolute(
     JOINT_STATES, JOINT_SETPOINTS, JOINT_COMMANDS, JOINT_TRAJECTORY, ROBOT_DESCRIPTION, DIAGNOSTICS, IMU,
     *(foot_wrench(side) for side in FOOT_SIDES), *(foot_contact(side) for side in FOOT_SIDES),
-    *action_topics(FOLLOW_JOINT_TRAJECTORY), *action_topics(PLAY_MOTION), CMD_VEL, *action_topics(WALK),
+    *action_topics(FOLLOW_JOINT_TRAJECTORY), *action_topics(STANDARD_FOLLOW_JOINT_TRAJECTORY),
+    *action_topics(PLAY_MOTION), CMD_VEL, *action_topics(WALK),
     *action_topics(PLAY_GAIT))
 BALANCE = _absolute(BALANCE_STATE, BALANCE_MARKERS, FALL_STATE)
 ENERGY = _absolute(ENERGY_STATE)
