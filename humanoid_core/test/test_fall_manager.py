@@ -200,6 +200,20 @@ def test_get_up_attempts_are_bounded():
     assert m.counts.getups_failed == 2
 
 
+def test_a_roll_off_the_side_is_followed_by_the_get_up_of_the_side_it_lands_on():
+    """A side's get-up may only roll the robot over (the Bioloid's getup_left): the attempt ends
+    not up, and lying still on another side, the next attempt plays that side's get-up."""
+    m = manager({Side.LEFT: "getup_left", Side.BACK: "getup_back"}, auto_getup=True, up_check_time=1.0)
+    decisions = feed(m, [reading(0.0), *fall(0.01, "left")])
+    assert decisions[-1].state is State.GETTING_UP and decisions[-1].actions[0].motion == "getup_left"
+    assert m.getup_ended(True, "", 2.0).state is State.GETTING_UP
+    rolled = lie_still(m, 2.0, 2.0, pitch=-90.0)  # now on its back
+    assert rolled[0].state is State.FALLEN and "not up 1 s after" in rolled[0].cause
+    playing = rolled[-1]
+    assert playing.state is State.GETTING_UP and playing.side is Side.BACK, [d.cause for d in rolled]
+    assert playing.actions[0].motion == "getup_back" and "attempt 2 of 3" in playing.cause
+
+
 def test_a_get_up_motion_that_never_ends_is_canceled():
     m = manager({Side.BELLY: "getup_belly"}, auto_getup=True, getup_timeout=5.0)
     feed(m, [reading(0.0), *fall(0.01, "forward")])

@@ -3,7 +3,7 @@
 Brings up the default simulation graph in lockstep (the simulation as fast as its nodes
 allow) with the fall manager getting the robot up (``auto_getup``), and per start asked:
 
-- ``back`` / ``belly``: the simulator lays the robot down (the ``reset`` service's
+- ``back`` / ``belly`` / ``left`` / ``right``: the simulator lays the robot down (the ``reset`` service's
   ``lying``) in its home pose with every joint moved by up to ``--jitter`` degrees
   (seeded: trial k of a run draws the same angles every run);
 - ``push``: the robot stands, then a push at the trunk (an impulse giving the whole robot
@@ -41,7 +41,7 @@ from pathlib import Path
 #: The experiment's node.
 CLIENT = "humanoid_getup"
 #: The starts a trial can take.
-STARTS = ("back", "belly", "push")
+STARTS = ("back", "belly", "left", "right", "push")
 #: Push directions in the world frame (the robot faces +x after a reset), taken in turn.
 PUSH_DIRECTIONS = ((1.0, 0.0), (-1.0, 0.0))
 #: s of robot time the robot stands after a reset before a push.
@@ -236,8 +236,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--robot", required=True, choices=("hoap2", "bioloid"), help="the humanoid to get up")
     parser.add_argument("--trials", type=integer_in(1, 1000), default=10, help="trials per start (default 10)")
     parser.add_argument("--from", dest="starts", action="append", choices=STARTS, default=None,
-                        help="a start: back, belly (laid down) or push (pushed over from standing, forward and "
-                             "backward in turn); repeat for several (default: back and belly)")
+                        help="a start: back, belly, left, right (laid down on that side) or push (pushed over "
+                             "from standing, forward and backward in turn); repeat for several (default: back and "
+                             "belly)")
     parser.add_argument("--jitter", type=float, default=3.0,
                         help="deg, each joint of a laid-down robot is moved by up to this from home (default 3)")
     parser.add_argument("--seed", type=int, default=0, help="the first trial's jitter seed (default 0)")
