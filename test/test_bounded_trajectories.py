@@ -87,7 +87,7 @@ def test_a_trajectory_beyond_the_bound_is_rejected_with_its_size_and_the_paramet
     assert f"{MAX_POINTS + 1} points" in outcome.error_string
     assert f"max_trajectory_points = {MAX_POINTS}" in outcome.error_string
 
-    client.trajectories.publish(too_long)  # the topic: rejected too (counted, logged)
+    client.send_trajectory(too_long)  # the topic: rejected too (counted, logged)
     poll_until(lambda: rejected(diagnostics) == 2, "both rejections counted in diagnostics", PATIENCE)
     assert np.allclose(np.array(client.wait_for_joint_states(PATIENCE).position), current, atol=0.02)
 
@@ -121,7 +121,7 @@ def test_a_trajectory_beyond_the_duration_bound_is_refused_at_once_and_the_node_
     assert outcome.error_code == FollowJointTrajectory.Result.INVALID_GOAL
     assert "lasts 1e+06 s" in outcome.error_string, outcome.error_string
     assert f"max_trajectory_duration = {MAX_DURATION:g} s" in outcome.error_string, outcome.error_string
-    client.trajectories.publish(typo)  # the topic: refused by the same validation
+    client.send_trajectory(typo)  # the topic: refused by the same validation
     poll_until(lambda: rejected(diagnostics) == 2, "both rejections counted in diagnostics", PATIENCE)
     assert client.follow(still(names, current, 0.5), timeout=PATIENCE).succeeded  # the node goes on
 

@@ -55,12 +55,12 @@ def drive(client: RobotClient) -> dict[str, tuple[float, float]]:
     stretches = {}
     home = client.current_positions()
     start = client.now()
-    client.trajectories.publish(arm_trajectory("r_shoulder_pitch", home["r_shoulder_pitch"] + 0.8, 0.4))
+    client.send_trajectory(arm_trajectory("r_shoulder_pitch", home["r_shoulder_pitch"] + 0.8, 0.4))
     client.wait_until(start + 1.0, timeout=PATIENCE)
     assert abs(client.current_positions()["r_shoulder_pitch"] - home["r_shoulder_pitch"] - 0.8) < 0.05
     stretches["joint_trajectory"] = (start, client.now())
     start = client.now()  # a step: the servo runs at its own speed, which the recording then tells
-    client.commands.publish(JointState(name=["r_elbow"], position=[home["r_elbow"] + 1.0]))
+    client.send_command(JointState(name=["r_elbow"], position=[home["r_elbow"] + 1.0]))
     client.wait_until(start + 1.0, timeout=PATIENCE)
     assert abs(client.current_positions()["r_elbow"] - home["r_elbow"] - 1.0) < 0.05
     stretches["joint_commands"] = (start, client.now())

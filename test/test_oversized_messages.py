@@ -143,7 +143,7 @@ def flood(graph, client, gap_ratio: float = GAP_RATIO) -> None:
         work = loop_work(graph.processes[graph.nodes[0].name].pid, period)
         with Canary(period, work) as canary:
             flood_start = time.time_ns()
-            client.trajectories.publish(trajectory)
+            client.send_trajectory(trajectory)
             outcome = client.follow(trajectory, timeout=PATIENCE)
             flood_end = time.time_ns()
             poll_until(lambda: stamps.stamps and stamps.stamps[-1] > flood_end, "joint_states after the flood",

@@ -52,7 +52,7 @@ def recorded_bag(tmp_path_factory):
                 client.wait_for_subscriber("robot_state", RECORDER_NODE, 120.0)
                 assert client.play_motion(name="wave").result.error_code == 0
                 for i in range(20):  # streaming set-points, as a joystick would send them
-                    client.commands.publish(JointState(name=["r_elbow"], position=[-0.3 * math.sin(i / 6)]))
+                    client.send_command(JointState(name=["r_elbow"], position=[-0.3 * math.sin(i / 6)]))
                     client.wait_until(client.now() + 0.02)
         finally:
             codes = graph.stop()

@@ -195,7 +195,7 @@ def test_streaming_toward_the_head_stops_short_of_contact_and_follows_again(robo
     # the elbow bent one degree per 20 ms of robot time, into the head
     end = math.degrees(arm.into_head[-1])
     for degrees in np.arange(0.0, end - 0.5, math.copysign(1.0, end)):
-        client.commands.publish(make_command(arm.with_elbow(math.radians(degrees))))
+        client.send_command(make_command(arm.with_elbow(math.radians(degrees))))
         client.wait_until(client.now() + 0.02, PATIENCE)
     # the arm comes to rest (on a busy machine the last commands may reach the robot late)...
     rest = at_rest(client, arm.elbow)
@@ -208,7 +208,7 @@ def test_streaming_toward_the_head_stops_short_of_contact_and_follows_again(robo
     assert state.closest_pair.distance > 0.0
     assert state.closest_pair.distance >= safety - 0.002  # measured, so within the servos' resolution
     # a safe command is followed again
-    client.commands.publish(make_command(arm.with_elbow(arm.safe_elbow)))
+    client.send_command(make_command(arm.with_elbow(arm.safe_elbow)))
     poll_until(lambda: abs(client.positions()[arm.elbow] - arm.safe_elbow) < 0.02,
                f"the elbow at {math.degrees(arm.safe_elbow):g} deg", PATIENCE)
 

@@ -184,7 +184,7 @@ def test_a_bad_trajectory_on_the_topic_is_rejected_and_counted(robot):
     before = measured(robot)
     rejected_before = rejected_count(robot)
     trajectory, _, _ = bad_goal("out of limits", names, home)
-    robot.trajectories.publish(trajectory)
+    robot.send_trajectory(trajectory)
     poll_until(lambda: rejected_count(robot) > rejected_before, "the rejection counted in diagnostics")
     assert largest_motion(robot, before, 0.5) < 2e-3
 
@@ -203,14 +203,14 @@ def rejected_count(client: RobotClient) -> int:
 def test_streaming_set_points_are_clamped_to_the_limits(robot):
     names = list(robot.wait_for_joint_states().name)
     elbow = names.index("rarm_joint4")  # elbow: -115 .. 1 deg
-    robot.commands.publish(JointState(name=["rarm_joint4"], position=[-3.0]))
+    robot.send_command(JointState(name=["rarm_joint4"], position=[-3.0]))
     # the elbow goes to its limit (-115 deg), not to -3 rad, and stops there
     robot.wait_for_state(position_of("rarm_joint4", math.radians(-115.0), 0.02), "the elbow at its limit")
     settled = robot.wait_for_state(at_rest, "the elbow at rest")
     assert settled.position[elbow] == pytest.approx(math.radians(-115.0), abs=0.02)
     # a malformed command (unknown joint) changes nothing
     before = np.array(settled.position)
-    robot.commands.publish(JointState(name=["rarm_joint4", "wing"], position=[0.0, 1.0]))
+    robot.send_command(JointState(name=["rarm_joint4", "wing"], position=[0.0, 1.0]))
     assert largest_motion(robot, before, 0.5) < 2e-3
 
 
@@ -250,7 +250,7 @@ def test_cancel_stops_the_robot_where_it_is(robot):
 # -- simulator services ------------------------------------------------------------------------
 def test_reset_to_home_and_to_a_given_configuration(robot):
     model = load_model("hoap2")
-    robot.commands.publish(JointState(name=["rarm_joint1", "larm_joint1"], position=[1.0, 1.0]))
+    robot.send_command(JointState(name=["rarm_joint1", "larm_joint1"], position=[1.0, 1.0]))
     robot.wait_for_state(position_of("rarm_joint1", 1.0, 0.05), "the arms moved away from home")
     robot.reset()
     home = model.home_positions()
@@ -318,7 +318,7 @@ def test_hoap2_joints_never_exceed_the_measured_speed_and_acceleration(robot):
     vmax = units.hoap2_pulse_rate_to_rad_s(57)
     amax = units.hoap2_pulse_accel_to_rad_s2(5)
     robot.start_recording()
-    robot.commands.publish(JointState(name=["rarm_joint1"], position=[2.4]))  # one far step, no profile
+    robot.send_command(JointState(name=["rarm_joint1"], position=[2.4]))  # one far step, no profile
     robot.wait_for_state(lambda m: position_of("rarm_joint1", 2.4, 0.01)(m) and at_rest(m), "the arm at 2.4 rad")
     recorded = robot.stop_recording()
     t = np.array([seconds(m.header.stamp) for m in recorded])

@@ -22,7 +22,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
     "joint_readings": ["JointReadings", "MalformedJointStateError"],
     "lockstep": ["LOCKSTEP_QOS", "LOCKSTEP_TOPIC", "LockstepParticipant", "SharedParticipant"],
     "loop_process": ["DriverSpec", "LoopHost", "LoopThread"],
-    "matched_publisher": ["MatchedPublisher", "STREAM_HISTORY"],
+    "matched_publisher": ["MatchedPublisher", "STREAM_HISTORY", "heard_by_all"],
     "node_host": ["NodeHost", "Shared"],
     "node_main": ["STOP_TIMEOUT", "run_node", "spin_while"],
     "offload": ["Offload", "stop_offloads"],

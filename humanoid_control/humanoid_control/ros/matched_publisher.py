@@ -47,3 +47,13 @@ class MatchedPublisher:
 
     def publish(self, msg: Any) -> None:
         self.publisher.publish(msg)
+
+
+def heard_by_all(node: Node, publisher: Any) -> bool:
+    """True when ``publisher`` (an rclpy publisher of ``node``) is matched with every
+    subscription the graph shows on its topic, and there is at least one. A message published
+    before a subscription has matched its publisher never reaches that subscription, and
+    neither side hears of it (volatile topics): a command sent the moment the robot came up
+    could be lost so, with no error anywhere."""
+    subscriptions = node.count_subscribers(publisher.topic_name)
+    return subscriptions > 0 and publisher.get_subscription_count() >= subscriptions

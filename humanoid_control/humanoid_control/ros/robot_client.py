@@ -33,6 +33,7 @@ from humanoid_control.ros import robot_state, topics
 from humanoid_control.ros.action_client import ActionClient
 from humanoid_control.ros.action_result import ResultWaiter, wait_until_answering
 from humanoid_control.ros.lockstep import LockstepParticipant
+from humanoid_control.ros.matched_publisher import heard_by_all
 from humanoid_control.ros.robot_state import RobotState
 from humanoid_control.ros.ros_time import seconds, to_duration, to_time
 from humanoid_interfaces.action import FollowJointTrajectory, PlayGait, PlayMotion
@@ -180,6 +181,7 @@ class RobotClient:
         self.lockstep = LockstepParticipant(self.node, start_held=True) if lockstep else None
         self.commands = self.node.create_publisher(JointState, topics.JOINT_COMMANDS, 10)
         self.trajectories = self.node.create_publisher(JointTrajectory, topics.JOINT_TRAJECTORY, 10)
+        self._heard: set = set()  # publishers matched with every subscription once (send)
         self._turn = threading.Lock()  # held through each turn of the executor
         self._action_clients: dict[tuple[type, str], ActionClient] = {}
         self._answered: set[int] = set()  # action clients whose server has answered them
@@ -278,6 +280,25 @@ class RobotClient:
             raise RobotClientError(f"no joint_states within {timeout:g} s: is the robot node running?")
         assert self._joint_state is not None
         return self._joint_state
+
+    def send_command(self, msg: JointState, timeout: float = 30.0) -> None:
+        """Publish streaming set-points on joint_commands (:meth:`send`)."""
+        self.send(self.commands, msg, timeout)
+
+    def send_trajectory(self, msg: JointTrajectory, timeout: float = 30.0) -> None:
+        """Publish a trajectory on joint_trajectory (:meth:`send`)."""
+        self.send(self.trajectories, msg, timeout)
+
+    def send(self, publisher, msg, timeout: float = 30.0) -> None:
+        """Publish ``msg`` once ``publisher`` is matched with every subscription the graph shows
+        on its topic (waited for up to ``timeout`` s): published earlier, right after the robot
+        came up, a command could be lost without an error on either side."""
+        if publisher not in self._heard:
+            poll_until(lambda: heard_by_all(self.node, publisher),
+                       f"every subscription of {publisher.topic_name} matched with this client", timeout,
+                       interval=0.002)
+            self._heard.add(publisher)
+        publisher.publish(msg)
 
     def wait_for_subscriber(self, topic: str, node_name: str, timeout: float = 30.0) -> None:
         """Until node ``node_name`` subscribes to ``topic`` (a recorder, an observer): discovery

@@ -19,8 +19,8 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from sensor_msgs.msg import JointState
 
+from humanoid_control.ros import RobotClientError, heard_by_all, poll_until, topics
 from humanoid_control.ros import seconds as stamp_seconds
-from humanoid_control.ros import topics
 from humanoid_core.loop import CommandRejectedError, ErrorCode
 from humanoid_tools.view.frames import (
     Frame,
@@ -34,6 +34,9 @@ from humanoid_tools.view.scene import RobotScene
 
 #: The odometry node's topic (nav_msgs/Odometry, ``odom`` -> ``base_link``): the page's frame.
 ODOM = "odom"
+#: s a slider's first command waits for the robot to have matched the view's joint_commands
+#: publisher (sent earlier, the robot would never get it, and nothing would say so).
+MATCH_WAIT = 5.0
 
 
 class LiveSource:
@@ -57,6 +60,7 @@ class LiveSource:
                             (topics.BALANCE_STATE, BalanceState), (topics.SELF_COLLISION_STATE, SelfCollisionState)):
             node.create_subscription(kind, topic, lambda msg, t=topic: self._store(t, msg), 10)
         self.commands = node.create_publisher(JointState, topics.JOINT_COMMANDS, 10)
+        self._heard = False  # the publisher matched the robot's subscription once (command)
 
     def _description(self, msg) -> None:
         self._on_description(msg.data)
@@ -91,6 +95,14 @@ class LiveSource:
         return joint_positions(states) if states is not None else {}
 
     def command(self, joint: str, position: float) -> None:
+        if not self._heard:
+            try:
+                poll_until(lambda: heard_by_all(self.node, self.commands), "the robot subscribed to joint_commands",
+                           MATCH_WAIT, interval=0.005)
+            except RobotClientError as error:
+                self.node.get_logger().error(f"{joint} not sent: {error} (is the robot running?)")
+                return
+            self._heard = True
         self.commands.publish(JointState(name=[joint], position=[float(position)]))
 
 
