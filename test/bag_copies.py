@@ -9,8 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bag_messages import bag_typestore
 from rosbags.rosbag2 import Reader
-from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
 from humanoid_tools.recording import BagWriter
 
@@ -18,10 +18,8 @@ from humanoid_tools.recording import BagWriter
 def derived_bag(source: Path, target: Path, change: Callable[[str, Any], Any], later: int = 0) -> Path:
     """A copy of ``source`` with each message passed through ``change(topic, message)`` (None
     leaves it out), logged ``later`` seconds later."""
-    store = get_typestore(Stores.EMPTY)
     with Reader(source) as reader:
-        for connection in reader.connections:
-            store.register(get_types_from_msg(connection.msgdef.data, connection.msgtype))
+        store = bag_typestore(reader)
         writer = BagWriter(target)
         added = {c.id: writer.add_topic(c.topic, c.msgtype, c.msgdef.data, c.digest) for c in reader.connections}
         for connection, log, raw in reader.messages():

@@ -10,13 +10,19 @@ from rosbags.rosbag2 import Reader
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
 
+def bag_typestore(reader: Reader):
+    """A rosbags type store of the definitions the open bag holds (one per connection)."""
+    store = get_typestore(Stores.EMPTY)
+    for connection in reader.connections:
+        store.register(get_types_from_msg(connection.msgdef.data, connection.msgtype))
+    return store
+
+
 def read_bag(path: Path, topics: Iterable[str] | None = None) -> tuple[dict, dict[str, list]]:
     """The bag's connections by topic (type, count, QoS) and its messages by topic, in the
     order logged; only ``topics``' messages are decoded when given."""
-    store = get_typestore(Stores.EMPTY)
     with Reader(path) as reader:
-        for connection in reader.connections:
-            store.register(get_types_from_msg(connection.msgdef.data, connection.msgtype))
+        store = bag_typestore(reader)
         connections = {c.topic: c for c in reader.connections}
         wanted = set(connections) if topics is None else set(topics)
         messages: dict[str, list] = {topic: [] for topic in wanted}

@@ -52,8 +52,9 @@ INTERFACE_SUBSCRIBED = {"/joint_commands": "sensor_msgs/msg/JointState",
                         "/joint_trajectory": "trajectory_msgs/msg/JointTrajectory",
                         # a lockstep controller answers on it, and runs unchanged on the hardware
                         "/lockstep/ready": "humanoid_interfaces/msg/LockstepReady"}
-INTERFACE_ACTIONS = {"/follow_joint_trajectory": "humanoid_interfaces/action/FollowJointTrajectory",
-                     "/joint_trajectory_controller/follow_joint_trajectory": "control_msgs/action/FollowJointTrajectory"}
+INTERFACE_ACTIONS = {
+    "/follow_joint_trajectory": "humanoid_interfaces/action/FollowJointTrajectory",
+    "/joint_trajectory_controller/follow_joint_trajectory": "control_msgs/action/FollowJointTrajectory"}
 
 #: The controller's motion: arm joints (light loads in simulation, where gravity acts),
 #: offsets from where they are (rad) at each point's time from start (s): out, back past
