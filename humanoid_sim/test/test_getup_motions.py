@@ -16,7 +16,7 @@ import math
 import numpy as np
 import pytest
 
-from humanoid_core.balance import FallManagerParameters, side_of
+from humanoid_core.balance import FallManagerParameters, TrunkReading, side_of
 from humanoid_core.loop import JointCommand
 from humanoid_core.motion import list_motions, load_motion, plan_playback
 from humanoid_description import load_model
@@ -54,7 +54,7 @@ def test_the_getup_motion_stands_the_robot_up_from_its_side(robot, name):
         assert driver.fall_state().fallen
         play(driver, model, name, period)
         if side not in ROLLED_ONTO:
-            now = side_of(tuple(driver.base_placement().rotation[2, :])).value  # the vertical in the trunk's frame
+            now = side_of(TrunkReading.of(0.0, driver.base_placement().rotation).up).value
             assert now in ROLLED_ONTO, f"{name} left the robot lying on its {now}"
             play(driver, model, f"{PREFIX}{now}", period)
         state = driver.fall_state()

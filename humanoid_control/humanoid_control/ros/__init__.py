@@ -36,6 +36,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
         "make_trajectory",
         "playback_trajectory",
         "poll_until",
+        "wait_until_heard",
     ],
     "robot_interface": ["RobotInterface", "standard_result"],
     "robot_state": ["RobotState"],

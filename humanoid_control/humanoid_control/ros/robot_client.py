@@ -80,6 +80,16 @@ def poll_until(condition: Callable[[], T], what: str, timeout: float = 30.0, int
     return value
 
 
+def wait_until_heard(node: Node, publisher, timeout: float) -> None:
+    """Until ``publisher`` (of ``node``) is matched with every subscription the graph shows on
+    its topic (:func:`~humanoid_control.ros.matched_publisher.heard_by_all`); after ``timeout``
+    s raise :class:`RobotClientError`. Publish a command only then: sent earlier, right after
+    the robot came up, it could be lost without an error on either side."""
+    poll_until(lambda: heard_by_all(node, publisher),
+               f"every subscription of {publisher.topic_name} matched with {node.get_name()}'s publisher", timeout,
+               interval=0.002)
+
+
 def make_trajectory(joint_names: Sequence[str], times: Sequence[float], positions: Sequence[Sequence[float]],
                     velocities: Sequence[Sequence[float]] | None = None,
                     accelerations: Sequence[Sequence[float]] | None = None,
@@ -290,13 +300,10 @@ class RobotClient:
         self.send(self.trajectories, msg, timeout)
 
     def send(self, publisher, msg, timeout: float = 30.0) -> None:
-        """Publish ``msg`` once ``publisher`` is matched with every subscription the graph shows
-        on its topic (waited for up to ``timeout`` s): published earlier, right after the robot
-        came up, a command could be lost without an error on either side."""
+        """Publish ``msg``, the first time once ``publisher`` is heard by every subscription
+        (:func:`wait_until_heard`, up to ``timeout`` s)."""
         if publisher not in self._heard:
-            poll_until(lambda: heard_by_all(self.node, publisher),
-                       f"every subscription of {publisher.topic_name} matched with this client", timeout,
-                       interval=0.002)
+            wait_until_heard(self.node, publisher, timeout)
             self._heard.add(publisher)
         publisher.publish(msg)
 

@@ -19,7 +19,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from sensor_msgs.msg import JointState
 
-from humanoid_control.ros import RobotClientError, heard_by_all, poll_until, topics
+from humanoid_control.ros import RobotClientError, topics, wait_until_heard
 from humanoid_control.ros import seconds as stamp_seconds
 from humanoid_core.loop import CommandRejectedError, ErrorCode
 from humanoid_tools.view.frames import (
@@ -97,8 +97,7 @@ class LiveSource:
     def command(self, joint: str, position: float) -> None:
         if not self._heard:
             try:
-                poll_until(lambda: heard_by_all(self.node, self.commands), "the robot subscribed to joint_commands",
-                           MATCH_WAIT, interval=0.005)
+                wait_until_heard(self.node, self.commands, MATCH_WAIT)
             except RobotClientError as error:
                 self.node.get_logger().error(f"{joint} not sent: {error} (is the robot running?)")
                 return
