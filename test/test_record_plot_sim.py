@@ -51,6 +51,9 @@ def recorded_bag(tmp_path_factory):
                 # each topic as its publishers appear; the state topics through robot_state)
                 client.wait_for_subscriber("robot_state", RECORDER_NODE, 120.0)
                 assert client.play_motion(name="wave").result.error_code == 0
+                # the recorder subscribes to joint_commands once it sees this client's publisher:
+                # the set-points below go out once it (and the robot) hear them (send_command)
+                client.wait_for_subscriber("joint_commands", RECORDER_NODE, 120.0)
                 for i in range(20):  # streaming set-points, as a joystick would send them
                     client.send_command(JointState(name=["r_elbow"], position=[-0.3 * math.sin(i / 6)]))
                     client.wait_until(client.now() + 0.02)
