@@ -81,7 +81,7 @@ def test_the_fall_manager_on_the_emulated_bus(robot_graph):
     from humanoid_hw.emulator import emulator_process
 
     with emulator_process("bioloid", 1, 1_000_000, timing=False) as port:
-        nodes = with_node_parameters(real_nodes("bioloid", port=port, shared_process=False, auto_getup=True),
+        nodes = with_node_parameters(real_nodes("bioloid", port=port, auto_getup=True),
                                      FALL_MANAGER, {"max_attempts": 2})
         _, client = robot_graph(nodes)
         lock, states = threading.Lock(), []
@@ -163,7 +163,7 @@ def test_the_protective_posture_on_the_emulated_bus(robot_graph):
 
     pose = RobotModel("bioloid").pose_positions("home")
     with emulator_process("bioloid", 1, 1_000_000, timing=False) as port:
-        nodes = with_node_parameters(real_nodes("bioloid", port=port, shared_process=False), FALL_MANAGER,
+        nodes = with_node_parameters(real_nodes("bioloid", port=port), FALL_MANAGER,
                                      {"protect": "posture", "protect_pose": "home", "protect_duration": 0.5})
         _, client = robot_graph(nodes)
         lock, states, setpoints = threading.Lock(), [], []

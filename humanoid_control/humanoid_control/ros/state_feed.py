@@ -12,6 +12,12 @@ the states' stamps (:meth:`StateFeed.drive_clock`) instead of from ``/clock``: t
 simulator's time advances by its states, so the node's clock reads the latest state's
 stamp, as it read the latest ``/clock`` (one message less per state to every process that
 hosts such nodes).
+
+An IMU need not be the driver's: a robot without one in its driver (the Bioloid on its bus)
+may carry an IMU whose own node publishes ``imu/data``. The feed takes ``imu/data`` from
+that topic too until a state carries an IMU reading, then from the states only (so a
+hosted node hears an outside IMU as a node in a process of its own would, and a driver's
+IMU once).
 """
 
 from __future__ import annotations
@@ -21,8 +27,9 @@ from typing import Any
 
 from rclpy.clock import ROSClock
 from rclpy.node import Node
-from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from rclpy.time import Time
+from sensor_msgs.msg import Imu
 
 from humanoid_control.ros import robot_state
 from humanoid_control.ros.matched_publisher import STREAM_HISTORY
@@ -43,6 +50,7 @@ class StateFeed:
         self._callbacks: dict[str, list[tuple[str, Callable[[Any], None]]]] = {}
         self._clocks: list[ROSClock] = []
         self._subscription = None
+        self._outside_imu = None  # imu/data from its own topic, until the states carry it
 
     def subscribe(self, topic: str, callback: Callable[[Any], None], subscriber: str) -> None:
         """Call ``callback`` with each part of ``robot_state`` that stands for ``topic`` (a
@@ -52,6 +60,10 @@ class StateFeed:
             raise ValueError(f"robot_state does not carry {topic!r} (only relative names of the per-state topics)")
         self._callbacks.setdefault(topic, []).append((subscriber, callback))
         self._subscribe()
+        if topic == robot_state.IMU and self._outside_imu is None:
+            # best effort matches a sensor driver's publisher of either reliability
+            self._outside_imu = self._node.create_subscription(Imu, robot_state.IMU, self._on_outside_imu,
+                                                               qos_profile_sensor_data)
 
     def drive_clock(self, clock: ROSClock) -> None:
         """Set ``clock`` (a node's, on ROS time) to each state's stamp before its parts go out."""
@@ -63,7 +75,16 @@ class StateFeed:
             self._subscription = self._node.create_subscription(RobotState, robot_state.TOPIC, self._on_state,
                                                                 FEED_QOS)
 
+    def _on_outside_imu(self, msg: Imu) -> None:
+        if self._outside_imu is None:  # a message already taken when the states began to carry the IMU
+            return
+        for subscriber, callback in self._callbacks.get(robot_state.IMU, ()):
+            self._deliver(subscriber, robot_state.IMU, callback, msg)
+
     def _on_state(self, msg: RobotState) -> None:
+        if msg.imu and self._outside_imu is not None:
+            self._node.destroy_subscription(self._outside_imu)
+            self._outside_imu = None
         if self._clocks:
             now = Time.from_msg(msg.header.stamp)
             for clock in self._clocks:
