@@ -19,6 +19,7 @@ import threading
 import numpy as np
 import pytest
 from diagnostic_msgs.msg import DiagnosticStatus
+from system_support import on_emulated_bus
 
 from humanoid_bringup import real_nodes
 from humanoid_control.ros import RobotClient, poll_until, seconds
@@ -114,7 +115,7 @@ def test_standing_margin_equals_balance_poses(robot_graph, tmp_path):
 
 def test_hardware_node_answers_every_joint_state_with_flat_feet(robot_graph):
     with emulator_process(ROBOT, 1, 1_000_000, timing=False) as port:
-        _graph, client = robot_graph(real_nodes(ROBOT, port=port))
+        _graph, client = robot_graph(on_emulated_bus(real_nodes(ROBOT, port=port)))
         states = Recorder(client, BalanceState, "balance_state")
         client.start_recording()
         poll_until(lambda: len(states.snapshot()) > 200, "200 balance_state", PATIENCE)

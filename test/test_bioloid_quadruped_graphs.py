@@ -15,6 +15,7 @@ import threading
 import numpy as np
 import pytest
 from action_msgs.msg import GoalStatus
+from system_support import on_emulated_bus
 
 from humanoid_bringup import real_nodes
 from humanoid_control.ros import RobotClient, poll_until, seconds
@@ -77,7 +78,7 @@ def test_simulated_quadruped_stands_plays_a_motion_and_rests_on_four_feet(robot_
 def test_emulated_hardware_graph_serves_the_quadruped(robot_graph):
     model = load_model(ROBOT)
     with emulator_process(ROBOT, 1, 1_000_000, timing=False) as port:
-        _graph, client = robot_graph(real_nodes(ROBOT, port=port))
+        _graph, client = robot_graph(on_emulated_bus(real_nodes(ROBOT, port=port)))
         balance = LatestBalance(client)
         state = client.wait_for_joint_states(PATIENCE)
         assert list(state.name) == list(model.joints.names)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 
 import pytest
+from system_support import on_emulated_bus
 
 from humanoid_bringup import real_nodes
 from humanoid_control.ros import FALL_STATE_QOS, poll_until
@@ -27,7 +28,7 @@ def test_energy_uses_the_servos_voltage_and_the_fall_estimate_runs_on_the_hardwa
 
     assert EnergyParameters.for_robot("bioloid").supply_voltage != EMULATED_VOLTAGE
     with emulator_process("bioloid", 1, 1_000_000, timing=False) as port:
-        _, client = robot_graph(real_nodes("bioloid", port=port))
+        _, client = robot_graph(on_emulated_bus(real_nodes("bioloid", port=port)))
         lock, energy, falls = threading.Lock(), [], []
 
         def keep(into):

@@ -19,6 +19,7 @@ import time
 
 import pytest
 from sensor_msgs.msg import Imu
+from system_support import on_emulated_bus
 
 from humanoid_bringup import real_nodes
 from humanoid_control.nodes import FALL_MANAGER, with_node_parameters
@@ -81,7 +82,7 @@ def test_the_fall_manager_on_the_emulated_bus(robot_graph):
     from humanoid_hw.emulator import emulator_process
 
     with emulator_process("bioloid", 1, 1_000_000, timing=False) as port:
-        nodes = with_node_parameters(real_nodes("bioloid", port=port, auto_getup=True),
+        nodes = with_node_parameters(on_emulated_bus(real_nodes("bioloid", port=port, auto_getup=True)),
                                      FALL_MANAGER, {"max_attempts": 2})
         _, client = robot_graph(nodes)
         lock, states = threading.Lock(), []
@@ -163,7 +164,7 @@ def test_the_protective_posture_on_the_emulated_bus(robot_graph):
 
     pose = RobotModel("bioloid").pose_positions("home")
     with emulator_process("bioloid", 1, 1_000_000, timing=False) as port:
-        nodes = with_node_parameters(real_nodes("bioloid", port=port), FALL_MANAGER,
+        nodes = with_node_parameters(on_emulated_bus(real_nodes("bioloid", port=port)), FALL_MANAGER,
                                      {"protect": "posture", "protect_pose": "home", "protect_duration": 0.5})
         _, client = robot_graph(nodes)
         lock, states, setpoints = threading.Lock(), [], []

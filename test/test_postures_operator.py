@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from system_support import on_emulated_bus
 
 from humanoid_bringup import real_nodes
 from humanoid_control.ros import RobotClient, seconds
@@ -48,7 +49,7 @@ def client(tmp_path_factory):
     """The quadruped's hardware graph on the emulated bus, for the whole module (each test
     goes on from where the previous one left the robot)."""
     with emulator_process("bioloid_quadruped") as port:
-        graph = Graph(real_nodes("bioloid_quadruped", port=port),
+        graph = Graph(on_emulated_bus(real_nodes("bioloid_quadruped", port=port)),
                       log_dir=tmp_path_factory.mktemp("operator_graph")).start()
         robot = RobotClient("operator_test_client")
         try:

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import Twist
+from system_support import on_emulated_bus
 from trajectory_msgs.msg import JointTrajectory
 
 from humanoid_bringup import real_nodes
@@ -31,7 +32,7 @@ def test_the_same_cmd_vel_drives_the_hardware_node_on_the_emulated_bus(robot_gra
     from humanoid_hw.emulator import emulator_process
 
     with emulator_process("bioloid", 1, 1_000_000, timing=False) as port:
-        _, client = robot_graph(real_nodes("bioloid", port=port))
+        _, client = robot_graph(on_emulated_bus(real_nodes("bioloid", port=port)))
         sent: list[tuple[float, JointTrajectory]] = []
         statuses: list[DiagnosticStatus] = []
         client.node.create_subscription(DiagnosticArray, "diagnostics", lambda msg: statuses.extend(msg.status), 100)
@@ -91,7 +92,7 @@ def test_a_walk_from_one_foot_puts_the_raised_foot_down_first_then_walks(robot_g
     for joint, change in (("l_hip_pitch", -0.4), ("l_knee", 0.8), ("l_ankle_pitch", -0.4)):
         one_foot[model.joints.index(joint)] += change
     with emulator_process("bioloid", 1, 1_000_000, timing=False) as port:
-        _, client = robot_graph(real_nodes("bioloid", port=port))
+        _, client = robot_graph(on_emulated_bus(real_nodes("bioloid", port=port)))
         outcome = client.follow(make_trajectory(model.joints.names, [2.0], [one_foot.tolist()]))
         assert outcome.succeeded, outcome.error_string
         assert support(client) == "right"
