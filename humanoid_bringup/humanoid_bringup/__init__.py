@@ -16,6 +16,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
         "FullInstallTools",
         "GRAPH_SWITCHES",
         "MissingPackageError",
+        "NAMESPACE_ARGUMENT",
         "driver_exited",
         "full_install_tools",
         "graph_switches",
@@ -29,5 +30,5 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
         "tethered",
         "tool_nodes",
     ],
-    "serving": ["add_graph_switches", "serve", "with_recorder"],
+    "serving": ["NAMESPACE_PROBE", "add_graph_switches", "free_namespace", "serve", "with_recorder"],
 })

@@ -28,7 +28,7 @@ from humanoid_control.nodes import (
     walk_controller_node_spec,
 )
 from humanoid_core import NODES, registered
-from humanoid_core.processes import NodeSpec, OnExit
+from humanoid_core.processes import NodeSpec, OnExit, in_namespace
 from humanoid_description import Robot, resolve_robot
 from humanoid_hw.hw_node_spec import hw_node_spec
 
@@ -47,7 +47,7 @@ def real_nodes(robot: Robot | str, port: str | None = None, baud: int | None = N
                self_collision_veto: bool = True, walk_controller: bool = True,
                gait_controller: bool = True, energy_monitor: bool = True,
                shared_process: bool = True, fall_manager: bool = True,
-               auto_getup: bool | None = None, odometry: bool = True) -> list[NodeSpec]:
+               auto_getup: bool | None = None, odometry: bool = True, namespace: str = "/") -> list[NodeSpec]:
     """The real-robot graph: the Dynamixel hardware node (plus the nodes that build on it).
     Options left at None keep the robot's parameter file values; ``publish_robot_description``
     False leaves the topic to robot_state_publisher (under ros2 launch); ``balance_monitor``,
@@ -56,8 +56,10 @@ def real_nodes(robot: Robot | str, port: str | None = None, baud: int | None = N
     self-collision veto off. ``shared_process`` hosts the control nodes in one container
     process (the default); False gives each a process of its own. ``fall_manager`` False
     leaves the fall manager out; ``auto_getup`` True lets it get the robot up by itself (off
-    by default on the robot). ``robot``: resolved once here when given by name
-    (:func:`~humanoid_description.robot.resolve_robot`)."""
+    by default on the robot). ``namespace`` (absolute, validated:
+    ``humanoid_control.ros.normalized_namespace``) puts every node, topic, service and action
+    of the robot under it (docs/robot_interface.md, Namespaces). ``robot``: resolved once here
+    when given by name (:func:`~humanoid_description.robot.resolve_robot`)."""
     robot = resolve_robot(robot)
     overrides: dict[str, object] = {}
     for name, value in (("port", port), ("baud", baud), ("control_rate", control_rate),
@@ -68,12 +70,13 @@ def real_nodes(robot: Robot | str, port: str | None = None, baud: int | None = N
         overrides["publish_robot_description"] = False
     if not self_collision_veto:
         overrides["self_collision_veto"] = False
-    return [hw_node_spec(robot.name, overrides),
-            *hosted(control_nodes(robot, use_sim_time=False, balance_monitor=balance_monitor,
-                                  self_collision_checker=self_collision_checker, walk_controller=walk_controller,
-                                  gait_controller=gait_controller, energy_monitor=energy_monitor,
-                                  fall_manager=fall_manager, auto_getup=bool(auto_getup), odometry=odometry),
-                   shared_process)]
+    return in_namespace([hw_node_spec(robot.name, overrides),
+                         *hosted(control_nodes(robot, use_sim_time=False, balance_monitor=balance_monitor,
+                                               self_collision_checker=self_collision_checker,
+                                               walk_controller=walk_controller, gait_controller=gait_controller,
+                                               energy_monitor=energy_monitor, fall_manager=fall_manager,
+                                               auto_getup=bool(auto_getup), odometry=odometry),
+                                 shared_process)], namespace)
 
 
 def hosted(nodes: list[NodeSpec], shared_process: bool) -> list[NodeSpec]:
@@ -144,11 +147,12 @@ def recorder_entry():
                                f"entry point group {NODES}: the workstation tools do)")
 
 
-def recorder_node(output: Path, lockstep: bool = False) -> NodeSpec:
+def recorder_node(output: Path, lockstep: bool = False, namespace: str = "/") -> NodeSpec:
     """The recorder (``humanoid record``) recording the default topics into a new bag; when it
     dies it is not restarted (a new process cannot finish the dead one's bag: the launcher
     reindexes it). ``lockstep``: a lockstep participant (name it in ``sim_nodes``'
     ``participants``), so that a lockstep simulation never outruns it. Its module is the
-    registered recorder's (:func:`recorder_entry`)."""
+    registered recorder's (:func:`recorder_entry`); in ``namespace`` it records the robot's topics there."""
     return NodeSpec(RECORDER_NODE, recorder_entry().module,
-                    {"output": str(output), **({"lockstep": True} if lockstep else {})}, on_exit=OnExit.REPORT)
+                    {"output": str(output), **({"lockstep": True} if lockstep else {})}, on_exit=OnExit.REPORT,
+                    namespace=namespace)

@@ -45,6 +45,11 @@ GRAPH_SWITCHES = {
     "odometry": "start the odometry (odom, /tf; in simulation the ground truth's world frame)",
 }
 
+#: The ``namespace`` launch argument both launch files take (default "": none): the keyword
+#: argument of the graph functions of that name, validated as ``humanoid sim|real --namespace``.
+NAMESPACE_ARGUMENT = ("the robot's namespace: its nodes, topics, services and actions under it, its TF frames "
+                      "prefixed (NAME/base_link); default: none")
+
 
 class MissingPackageError(RuntimeError):
     """A launch asked for something this ROS install lacks; raised before anything starts."""
@@ -58,7 +63,8 @@ def launch_node(spec: NodeSpec) -> dict[str, object]:
     package, executable = ros_executable(spec.module)
     respawn = {"respawn": True, "respawn_delay": RESTART_POLICY.first_delay,
                "respawn_max_retries": RESTART_POLICY.max_restarts} if spec.on_exit is OnExit.RESTART else {}
-    return {"package": package, "executable": executable, "name": spec.name, "output": "screen",
+    return {"package": package, "executable": executable, "name": spec.name, "namespace": spec.namespace,
+            "remappings": spec.remappings(), "output": "screen",
             "parameters": [*(str(path) for path in spec.parameter_files), dict(spec.parameters)],
             "exec_name": executable, **tethered(node=True), **respawn}
 
@@ -105,12 +111,17 @@ def full_install_tools(rviz: bool, warn: Callable[[str], None],
     return FullInstallTools(state_publisher, rviz)
 
 
-def tool_nodes(tools: FullInstallTools, robot: str, use_sim_time: bool) -> list[dict[str, object]]:
-    """``launch_ros.actions.Node`` keyword arguments of the tools to start, tethered too."""
+def tool_nodes(tools: FullInstallTools, robot: str, use_sim_time: bool,
+               namespace: str = "/") -> list[dict[str, object]]:
+    """``launch_ros.actions.Node`` keyword arguments of the tools to start, tethered too;
+    robot_state_publisher in the robot's ``namespace`` (its frames prefixed, its clock the
+    robot's), RViz in the root (its configuration names the root's topics)."""
     nodes: list[dict[str, object]] = []
     if tools.state_publisher:
+        spec = NodeSpec("robot_state_publisher", "", namespace=namespace)
         nodes.append({"package": "robot_state_publisher", "executable": "robot_state_publisher",
-                      "output": "screen", "parameters": [state_publisher_parameters(robot, use_sim_time)],
+                      "namespace": namespace, "remappings": spec.remappings(), "output": "screen",
+                      "parameters": [state_publisher_parameters(robot, use_sim_time, namespace)],
                       "exec_name": "robot_state_publisher", **tethered()})
     if tools.rviz:
         config = package_share_directory("humanoid_bringup") / "rviz" / "humanoid.rviz"
@@ -187,9 +198,13 @@ def number_or_none(text: str) -> float | None:
     return float(text) if text else None
 
 
-def state_publisher_parameters(robot: str, use_sim_time: bool = False) -> dict[str, object]:
-    """robot_state_publisher's parameters: the robot's URDF (it publishes robot_description)."""
-    return {"robot_description": urdf_xml(robot), "use_sim_time": use_sim_time}
+def state_publisher_parameters(robot: str, use_sim_time: bool = False, namespace: str = "/") -> dict[str, object]:
+    """robot_state_publisher's parameters: the robot's URDF (it publishes robot_description)
+    and, in a namespace, its ``frame_prefix`` (``a/``: the frames the stack's nodes use there)."""
+    from humanoid_control.ros import frame_prefix
+
+    return {"robot_description": urdf_xml(robot), "use_sim_time": use_sim_time,
+            **({"frame_prefix": frame_prefix(namespace)} if frame_prefix(namespace) else {})}
 
 
 def recording_failed(returncode: int) -> None:

@@ -28,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from humanoid_bringup.graphs import real_nodes
-    from humanoid_bringup.serving import serve, with_recorder
+    from humanoid_bringup.serving import free_namespace, serve, with_recorder
     from humanoid_core.processes import Graph
     from humanoid_description import resolve_robot
 
@@ -38,6 +38,7 @@ def run(args: argparse.Namespace) -> int:
     if not robot.on_dynamixel_bus:
         raise UsageError(f"robot {robot.name} has no Dynamixel joint map "
                          f"(humanoid_description/robots/{robot.name}/joint_map.yaml): it cannot run on a Dynamixel bus")
+    namespace = free_namespace(args.namespace)
     with contextlib.ExitStack() as stack:
         port = args.port
         if args.emulate:
@@ -51,5 +52,5 @@ def run(args: argparse.Namespace) -> int:
                            self_collision_checker=args.self_collision_checker,
                            self_collision_veto=args.self_collision_veto, gait_controller=args.gait_controller,
                            shared_process=args.shared_process, fall_manager=args.fall_manager,
-                           auto_getup=args.auto_getup, odometry=args.odometry)
+                           auto_getup=args.auto_getup, odometry=args.odometry, namespace=namespace)
         return serve(Graph(with_recorder(nodes, args.record), echo=True))

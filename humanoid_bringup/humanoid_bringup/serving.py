@@ -92,7 +92,7 @@ def with_recorder(nodes: list[NodeSpec], bag: Path | None, lockstep: bool = Fals
         recorder_class.prepare(bag.expanduser())
     except ValueError as error:
         raise UsageError(str(error)) from None
-    recorder = recorder_node(bag.expanduser(), lockstep)
+    recorder = recorder_node(bag.expanduser(), lockstep, nodes[0].namespace if nodes else "/")
     hosting = [k for k, spec in enumerate(nodes) if spec.module == CONTAINER_MODULE]
     if hosting:
         nodes = list(nodes)
@@ -101,8 +101,33 @@ def with_recorder(nodes: list[NodeSpec], bag: Path | None, lockstep: bool = Fals
     return [recorder, *nodes]
 
 
+#: s the graph is watched for a robot already in the namespace asked for (DDS discovery has no
+#: end to wait for; on one machine it takes tens of milliseconds).
+NAMESPACE_PROBE = 1.0
+
+
+def free_namespace(namespace: str) -> str:
+    """The namespace to start a robot in (``--namespace``, absolute); a namespace where a robot
+    already publishes ``joint_states`` is a :class:`UsageError`, before anything starts. The
+    root namespace is not probed (every graph started without the option would pay the wait)."""
+    if namespace == "/":
+        return namespace
+    from humanoid_control.ros import robot_publishers
+
+    found = robot_publishers(namespace, NAMESPACE_PROBE)
+    if found:
+        raise UsageError(f"a robot already runs in namespace {namespace} ({', '.join(found)} publishes "
+                         f"{namespace}/joint_states): give another --namespace")
+    return namespace
+
+
 def add_graph_switches(parser: argparse.ArgumentParser) -> None:
-    """The options both graphs share: recording and the nodes that may be left out."""
+    """The options both graphs share: namespace, recording and the nodes that may be left out."""
+    from humanoid_control.ros.namespaces import add_namespace_option
+
+    add_namespace_option(parser, "run the robot's nodes, topics, services and actions under NAME "
+                                 "(/NAME/joint_states, /NAME/clock; TF frames NAME/base_link): several robots on one "
+                                 "DDS domain. Refused when a robot already runs there")
     parser.add_argument("--record", type=new_folder, default=None, metavar="DIR",
                         help="also record the default topics into a new bag DIR (as humanoid record)")
     parser.add_argument("--no-balance-monitor", dest="balance_monitor", action="store_false",

@@ -7,6 +7,7 @@ respawned. Needs humanoid_interfaces, _description, _control, _hw and this packa
 launch and graph modules, not the simulation.
 
     ros2 launch humanoid_bringup real.launch.py robot:=bioloid port:=/dev/ttyUSB0
+    ros2 launch humanoid_bringup real.launch.py robot:=bioloid port:=/dev/ttyUSB1 namespace:=b
 
 The same graph runs without ros2 launch: ``humanoid real --robot bioloid --port /dev/ttyUSB0``
 (or ``--emulate`` for the bus emulator).
@@ -18,6 +19,7 @@ from launch.substitutions import LaunchConfiguration
 
 from humanoid_bringup import (
     GRAPH_SWITCHES,
+    NAMESPACE_ARGUMENT,
     full_install_tools,
     graph_switches,
     launch_actions,
@@ -25,6 +27,7 @@ from humanoid_bringup import (
     real_nodes,
     tool_nodes,
 )
+from humanoid_control.ros import normalized_namespace
 from humanoid_description import HW_NODE_PARAMETERS
 
 ROBOTS = list(HW_NODE_PARAMETERS.robots())  # robots with a hardware parameter file (a Dynamixel bus)
@@ -40,13 +43,14 @@ def robot_nodes(context):
     tools = full_install_tools(argument("rviz") == "true", notes.append)
     robot = argument("robot")
     baud = argument("baud")
+    namespace = normalized_namespace(argument("namespace"))  # an invalid one refuses the launch
     graph = real_nodes(robot, port=argument("port"), baud=int(baud) if baud else None,
                        control_rate=number_or_none(argument("control_rate")),
                        publish_rate=number_or_none(argument("publish_rate")),
-                       publish_robot_description=not tools.state_publisher,
+                       publish_robot_description=not tools.state_publisher, namespace=namespace,
                        **graph_switches(argument))
     return [*(LogInfo(msg=note) for note in notes),
-            *launch_actions(graph, tool_nodes(tools, robot, use_sim_time=False))]
+            *launch_actions(graph, tool_nodes(tools, robot, use_sim_time=False, namespace=namespace))]
 
 
 def generate_launch_description():
@@ -58,6 +62,7 @@ def generate_launch_description():
         DeclareLaunchArgument("control_rate", default_value="", description="control loop rate in Hz"),
         DeclareLaunchArgument("publish_rate", default_value="", description="joint_states rate in Hz"),
         DeclareLaunchArgument("rviz", default_value="false", choices=["true", "false"], description="start RViz"),
+        DeclareLaunchArgument("namespace", default_value="", description=NAMESPACE_ARGUMENT),
         *(DeclareLaunchArgument(name, default_value="true", choices=["true", "false"], description=text)
           for name, text in GRAPH_SWITCHES.items()),
         OpaqueFunction(function=robot_nodes),

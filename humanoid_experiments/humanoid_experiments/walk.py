@@ -269,6 +269,7 @@ def walk_report(robot: str, requested: tuple[float, float, float], start: tuple[
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from humanoid_control.ros import add_namespace_option
     from humanoid_core import finite_number, new_folder, non_negative_number, positive_number
     from humanoid_description import ROBOTS
     from humanoid_sim import params_file, physics_profiles
@@ -291,6 +292,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="let the simulation run on its own clock instead of waiting for its nodes at every "
                         "state (lockstep, the default: as fast as the machine allows, and the same walk twice)")
     parser.add_argument("--gui", action="store_true", help="show the PyBullet window (needs a display)")
+    add_namespace_option(parser, "run the walked robot's graph under NAME (beside other robots on the DDS domain; "
+                                 "refused when a robot already runs there)")
     physics_profiles.add_argument(parser)
     params_file.add_argument(parser)
     parser.add_argument("--json", action="store_true", help="print the measurements as JSON")
@@ -312,6 +315,7 @@ def check_goal(robot: str, distance: float, lateral: float = 0.0) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from humanoid_bringup import free_namespace
     from humanoid_control.ros import RobotClient
     from humanoid_core import UsageError
     from humanoid_core.processes import Graph
@@ -332,6 +336,7 @@ def run(args: argparse.Namespace) -> int:
 
     physics_profiles.chosen(args.robot, args.physics)
     params = params_file.chosen(args.robot, args.params)
+    namespace = free_namespace(args.namespace)
     log_dir = args.log_dir or Path(tempfile.mkdtemp(prefix="humanoid_walk_"))
     if not args.json:
         print(f"starting the {args.robot} simulation (logs: {log_dir}) ...", flush=True)
@@ -339,8 +344,8 @@ def run(args: argparse.Namespace) -> int:
     # the teleop stands a fallen robot up by a reset: the fall manager must not get it up meanwhile
     nodes = sim_nodes(args.robot, gui=args.gui, real_time_factor=rtf, lockstep=args.lockstep,
                       participants=(CLIENT,), physics_profile=args.physics, params_file=params,
-                      auto_getup=False if args.teleop is not None else None)
-    with Graph(nodes, log_dir=log_dir), RobotClient(CLIENT, lockstep=args.lockstep) as client:
+                      auto_getup=False if args.teleop is not None else None, namespace=namespace)
+    with Graph(nodes, log_dir=log_dir), RobotClient(CLIENT, namespace=namespace, lockstep=args.lockstep) as client:
         if args.teleop is not None:
             from humanoid_experiments.teleop import teleop
 

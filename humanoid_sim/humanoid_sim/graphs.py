@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from humanoid_bringup import control_nodes, hosted
-from humanoid_core.processes import NodeSpec
+from humanoid_core.processes import NodeSpec, in_namespace
 from humanoid_description import Robot, resolve_robot
 from humanoid_sim.sim_node_spec import sim_node_spec
 
@@ -23,7 +23,7 @@ def sim_nodes(robot: Robot | str, gui: bool = False, real_time_factor: float | N
               participants: tuple[str, ...] = (), physics_profile: str | None = None,
               energy_monitor: bool = True, params_file: Path | str | None = None,
               shared_process: bool = True, fall_manager: bool = True,
-              auto_getup: bool | None = None, odometry: bool = True) -> list[NodeSpec]:
+              auto_getup: bool | None = None, odometry: bool = True, namespace: str = "/") -> list[NodeSpec]:
     """The simulation graph: the PyBullet robot node (plus the nodes that build on it).
     Options left at None keep the robot's parameter file values (``physics_profile``: the
     simulation's named physics profile, :mod:`humanoid_sim.physics_profiles`; ``params_file``:
@@ -41,7 +41,9 @@ def sim_nodes(robot: Robot | str, gui: bool = False, real_time_factor: float | N
     ``lockstep`` makes the simulator wait at every state for the graph's nodes and for
     ``participants`` (other nodes, such as an experiment's client: see
     humanoid_core.loop.lockstep); its real-time factor then defaults to 0 (as fast as
-    they all go). ``robot``: resolved once here when given by name
+    they all go). ``namespace`` (absolute, validated: ``humanoid_control.ros.normalized_namespace``)
+    puts every node, topic, service and action of the robot under it, ``/clock`` included
+    (docs/robot_interface.md, Namespaces). ``robot``: resolved once here when given by name
     (:func:`~humanoid_description.robot.resolve_robot`)."""
     robot = resolve_robot(robot)
     overrides: dict[str, object] = {"gui": gui}
@@ -67,4 +69,4 @@ def sim_nodes(robot: Robot | str, gui: bool = False, real_time_factor: float | N
         overrides.setdefault("real_time_factor", 0.0)
         overrides["lockstep"] = True
         overrides["lockstep_participants"] = ",".join([*(spec.name for spec in controls), *participants])
-    return [sim_node_spec(robot.name, overrides), *controls]
+    return in_namespace([sim_node_spec(robot.name, overrides), *controls], namespace)

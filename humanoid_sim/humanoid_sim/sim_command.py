@@ -35,7 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from humanoid_bringup import RECORDER_NODE, serve, with_recorder
+    from humanoid_bringup import RECORDER_NODE, free_namespace, serve, with_recorder
     from humanoid_core.processes import Graph
     from humanoid_description import resolve_robot
     from humanoid_sim.graphs import sim_nodes
@@ -46,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
     physics = physics_profiles.chosen(robot.name, args.physics)
     params = params_file.chosen(robot.name, args.params)
     recording = args.lockstep and args.record is not None
+    namespace = free_namespace(args.namespace)
     nodes = sim_nodes(robot, gui=args.gui, real_time_factor=args.real_time_factor,
                       control_rate=args.control_rate, publish_rate=args.publish_rate, duration=args.duration,
                       balance_monitor=args.balance_monitor, energy_monitor=args.energy_monitor,
@@ -53,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
                       self_collision_veto=args.self_collision_veto, gait_controller=args.gait_controller,
                       physics_profile=physics, params_file=params, lockstep=args.lockstep,
                       shared_process=args.shared_process, fall_manager=args.fall_manager,
-                      auto_getup=args.auto_getup, odometry=args.odometry,
+                      auto_getup=args.auto_getup, odometry=args.odometry, namespace=namespace,
                       participants=(*args.lockstep_participant,
                                     *((RECORDER_NODE,) if recording and not args.shared_process else ())))
     return serve(Graph(with_recorder(nodes, args.record, lockstep=args.lockstep), echo=True))

@@ -50,6 +50,8 @@ from humanoid_control.ros import (
     declare,
     declare_dataclass,
     driver_node,
+    frame_prefix,
+    prefixed,
     to_time,
     topics,
 )
@@ -76,6 +78,9 @@ from humanoid_sim.transmission import TransmissionParameters
 
 #: s: how long a service waits for the simulator to carry out its operation.
 OPERATION_TIMEOUT = 60.0
+#: The simulated world's fixed frame, the ground truth's (``a/world`` in namespace ``a``: each
+#: simulation is a world of its own).
+WORLD_FRAME = "world"
 
 
 class Operation:
@@ -192,7 +197,8 @@ class SimulationPublishing:
         self._clock_msg = Clock()
         self._pose_msg = PoseStamped()
         self._twist_msg = TwistStamped()
-        self._pose_msg.header.frame_id = self._twist_msg.header.frame_id = "world"
+        self._pose_msg.header.frame_id = self._twist_msg.header.frame_id = prefixed(
+            frame_prefix(node.get_namespace()), WORLD_FRAME)
         self._fallen_msg = Bool()
         host.loop.add_cycle_hook(self._on_cycle)
         host.publisher.contributors.append(self._contribute)

@@ -5,6 +5,7 @@ robot_description) and, on request, RViz. Every process dies with the launch; th
 simulation node's exit ends it, the other nodes are respawned.
 
     ros2 launch humanoid_sim sim.launch.py robot:=bioloid gui:=true rviz:=true
+    ros2 launch humanoid_sim sim.launch.py robot:=bioloid namespace:=a   # /a/joint_states, a/base_link
 
 The same graph runs without ros2 launch: ``humanoid sim --robot bioloid``.
 """
@@ -15,12 +16,14 @@ from launch.substitutions import LaunchConfiguration
 
 from humanoid_bringup import (
     GRAPH_SWITCHES,
+    NAMESPACE_ARGUMENT,
     full_install_tools,
     graph_switches,
     launch_actions,
     number_or_none,
     tool_nodes,
 )
+from humanoid_control.ros import normalized_namespace
 from humanoid_description import SIM_NODE_PARAMETERS
 from humanoid_sim import sim_nodes
 
@@ -37,15 +40,16 @@ def robot_nodes(context):
     tools = full_install_tools(argument("rviz") == "true", notes.append)
     robot = argument("robot")
     use_sim_time = argument("use_sim_time") == "true"
+    namespace = normalized_namespace(argument("namespace"))  # an invalid one refuses the launch
     graph = sim_nodes(robot, gui=argument("gui") == "true", real_time_factor=float(argument("real_time_factor")),
                       control_rate=number_or_none(argument("control_rate")),
                       publish_rate=number_or_none(argument("publish_rate")),
                       physics_rate=number_or_none(argument("physics_rate")), use_sim_time=use_sim_time,
                       publish_robot_description=not tools.state_publisher,
-                      params_file=argument("params_file") or None,
+                      params_file=argument("params_file") or None, namespace=namespace,
                       **graph_switches(argument))
     return [*(LogInfo(msg=note) for note in notes),
-            *launch_actions(graph, tool_nodes(tools, robot, use_sim_time))]
+            *launch_actions(graph, tool_nodes(tools, robot, use_sim_time, namespace))]
 
 
 def generate_launch_description():
@@ -54,6 +58,7 @@ def generate_launch_description():
         DeclareLaunchArgument("gui", default_value="false", choices=["true", "false"],
                               description="show the PyBullet window"),
         DeclareLaunchArgument("rviz", default_value="false", choices=["true", "false"], description="start RViz"),
+        DeclareLaunchArgument("namespace", default_value="", description=NAMESPACE_ARGUMENT),
         *(DeclareLaunchArgument(name, default_value="true", choices=["true", "false"], description=text)
           for name, text in GRAPH_SWITCHES.items()),
         DeclareLaunchArgument("use_sim_time", default_value="true", choices=["true", "false"],

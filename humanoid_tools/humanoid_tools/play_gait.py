@@ -56,6 +56,8 @@ class GaitReport:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from humanoid_control.ros import add_namespace_option
+
     parser.add_argument("gait", help="a gait of the robot's robot.yaml (walk, trot, transverse_gallop, rotary_gallop, "
                                      "canter, amble, pace, bound, pronk), or a gait file: a CPG gait (.yaml) or a gait "
                                      "search's search.json or directory")
@@ -65,6 +67,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="Hz; 0 (default): the gait's own")
     parser.add_argument("--duration", type=positive_number, default=5.0, help="seconds of gait (5)")
     parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    add_namespace_option(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -77,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     # Ctrl-C must reach this code (to cancel the goal), not shut ROS down under it
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     try:
-        with RobotClient("humanoid_play_gait") as client:
+        with RobotClient("humanoid_play_gait", namespace=args.namespace) as client:
             report = play(client, gait, args.frequency, args.duration)
     except RobotClientError as error:
         print(f"humanoid play-gait: {error}", file=sys.stderr)

@@ -251,9 +251,12 @@ COMMANDS: dict[str, Command] = {
 
 # -- the command ----------------------------------------------------------------------------
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from humanoid_control.ros import add_namespace_option
+
     parser.add_argument("--robot", required=True, choices=ROBOTS, help="the robot that is running")
     parser.add_argument("--timeout", type=positive_number, default=30.0,
                         help="seconds to wait for the robot's joint_states (30)")
+    add_namespace_option(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -262,7 +265,7 @@ def run(args: argparse.Namespace) -> int:
     from humanoid_description import load_config
 
     interactive = sys.stdin.isatty()
-    with RobotClient("humanoid_pose") as client:
+    with RobotClient("humanoid_pose", namespace=args.namespace) as client:
         try:
             state = client.wait_for_joint_states(args.timeout)
         except RobotClientError as error:

@@ -64,9 +64,12 @@ from humanoid_control.ros import (
     MatchedPublisher,
     NodeHost,
     declare_control_node,
+    frame_prefix,
+    prefixed,
     run_node,
     seconds,
     topics,
+    unprefixed,
 )
 from humanoid_control.ros.balance_markers import balance_markers
 from humanoid_core.balance import (
@@ -115,7 +118,9 @@ class BalanceMonitor:
         self._fallen = False
         self._wrench_stamps: dict[str, float] = {}
         self._truth_stamp: float | None = None
-        self._messages = StateMessages()
+        #: the robot's frame prefix (``a/`` in namespace ``a``): taken off the frames read, put on those published
+        self._frame_prefix = frame_prefix(node.get_namespace())
+        self._messages = StateMessages(self._frame_prefix)
         p = self.params
         self.fall = FallDetector(p.fall_tilt, p.fall_tilt_hysteresis, p.fall_margin, p.fall_hold)
         self._fall_due = Decimator(p.fall_state_rate, "fall_state_rate")
@@ -182,7 +187,8 @@ class BalanceMonitor:
         p, o = msg.pose.position, msg.pose.orientation
         placement = pin.XYZQUATToSE3(np.array([p.x, p.y, p.z, o.x, o.y, o.z, o.w]))
         self._truth_stamp = seconds(msg.header.stamp)
-        self.inputs.base_pose.add(self._truth_stamp, BasePose(msg.header.frame_id, placement))
+        frame = unprefixed(self._frame_prefix, msg.header.frame_id)
+        self.inputs.base_pose.add(self._truth_stamp, BasePose(frame, placement))
         self._wait.drain()
 
     def _on_imu(self, msg: Imu) -> None:
@@ -198,7 +204,7 @@ class BalanceMonitor:
     def _on_wrench(self, side: str, msg: WrenchStamped) -> None:
         self._seen[topics.foot_wrench(side)] = time.monotonic()
         sole = self.model.config.feet[side].sole
-        if msg.header.frame_id not in (sole, ""):
+        if unprefixed(self._frame_prefix, msg.header.frame_id) not in (sole, ""):
             self._log.error(f"{side}_foot/wrench ignored: expressed in {msg.header.frame_id!r}, "
                             f"expected the sole frame {sole!r}", throttle_duration_sec=10.0)
             return
@@ -276,7 +282,8 @@ class BalanceMonitor:
         self._state_pub.publish(self._messages.state(estimate, msg.header.stamp))
         if self._markers_due.due(stamp) and self._marker_pub.subscribed:
             frame = None if self.params.markers_in_ground_frame else self.model.root_link
-            self._marker_pub.publish(balance_markers(estimate, msg.header.stamp, self.params.min_margin, frame))
+            self._marker_pub.publish(balance_markers(estimate, msg.header.stamp, self.params.min_margin, frame,
+                                                     self._frame_prefix))
         self._latest = estimate
         self._answered += 1
         self._publish_fall(msg.header.stamp, stamp, estimate)
@@ -379,14 +386,16 @@ class StateMessages:
     """BalanceState messages of estimates; the polygon's points are converted once per polygon
     (it changes only when the feet move)."""
 
-    def __init__(self) -> None:
+    def __init__(self, frame_prefix: str = "") -> None:
+        """``frame_prefix``: the robot's (its namespace's), on the ground frame's name."""
+        self._frame_prefix = frame_prefix
         self._polygon: object = None
         self._points: list[Point32] = []
 
     def state(self, estimate: BalanceEstimate, stamp) -> BalanceState:
         """The message of ``estimate`` (``stamp``: the joint_states header stamp)."""
         msg = BalanceState()
-        msg.header.stamp, msg.header.frame_id = stamp, estimate.frame
+        msg.header.stamp, msg.header.frame_id = stamp, prefixed(self._frame_prefix, estimate.frame)
         x, y, z = estimate.com
         msg.com = Point(x=x, y=y, z=z)
         msg.com_projection = Point(x=x, y=y, z=0.0)

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 import sys
+from dataclasses import dataclass
 
 import numpy as np
 import pinocchio as pin
@@ -47,6 +48,8 @@ from humanoid_control.ros import (
     MatchedPublisher,
     NodeHost,
     declare_control_node,
+    frame_prefix,
+    prefixed,
     run_node,
     seconds,
     topics,
@@ -77,6 +80,21 @@ def _transform(stamp, parent: str, child: str, placement: pin.SE3) -> TransformS
     return out
 
 
+@dataclass(frozen=True)
+class Frames:
+    """The frames the node publishes, with the robot's frame prefix (``a/odom`` in namespace
+    ``a``: /tf is global, humanoid_control.ros.namespaces)."""
+
+    prefix: str
+    odom: str
+    base: str
+
+    @classmethod
+    def of(cls, node: Node, params: OdometryParameters) -> Frames:
+        prefix = frame_prefix(node.get_namespace())
+        return cls(prefix, prefixed(prefix, params.odom_frame), prefixed(prefix, params.base_frame))
+
+
 class OdometryNode:
     """Kinematic odometry of the robot and, in simulation, its ground truth, on topics and /tf."""
 
@@ -85,6 +103,7 @@ class OdometryNode:
         self.robot, self.params = declare_control_node(node, OdometryParameters, NODE_NAME)
         p = self.params
         model = RobotModel(self.robot)
+        self.frames = Frames.of(node, p)
         self.odometry = KinematicOdometry(model, p)
         self.readings = JointReadings(model.joints, model.home_positions())
         self._imu: list[tuple[float, np.ndarray]] = []
@@ -140,16 +159,16 @@ class OdometryNode:
         if self._odom_pub.subscribed:  # type: ignore[union-attr]
             self._publish_odom(msg.header.stamp, estimate)
         if self._tf_pub is not None and self._tf_pub.subscribed:
-            self._tf_pub.publish(TFMessage(transforms=[_transform(msg.header.stamp, self.params.odom_frame,
-                                                                  self.params.base_frame, estimate.base)]))
+            self._tf_pub.publish(TFMessage(transforms=[_transform(msg.header.stamp, self.frames.odom,
+                                                                  self.frames.base, estimate.base)]))
             if self.params.ground_truth:
                 self._pair(msg.header.stamp, odom=estimate.base)
 
     def _publish_odom(self, stamp, estimate) -> None:
         pose_cov, twist_cov = self.odometry.covariances(estimate)
         out = Odometry()
-        out.header.stamp, out.header.frame_id, out.child_frame_id = stamp, self.params.odom_frame, \
-            self.params.base_frame
+        out.header.stamp, out.header.frame_id, out.child_frame_id = stamp, self.frames.odom, \
+            self.frames.base
         _to_pose(out.pose.pose, estimate.base)
         out.pose.covariance = pose_cov
         t = out.twist.twist
@@ -171,8 +190,9 @@ class OdometryNode:
         placement = pin.XYZQUATToSE3(np.array([p.position.x, p.position.y, p.position.z, p.orientation.x,
                                                p.orientation.y, p.orientation.z, p.orientation.w]))
         out = Odometry()
-        out.header.stamp, out.header.frame_id = msg.header.stamp, msg.header.frame_id or self.params.world_frame
-        out.child_frame_id = self.params.base_frame
+        out.header.stamp = msg.header.stamp
+        out.header.frame_id = prefixed(self.frames.prefix, msg.header.frame_id or self.params.world_frame)
+        out.child_frame_id = self.frames.base
         out.pose.pose = msg.pose
         twist = self._twist
         if twist is not None and twist.header.stamp == msg.header.stamp:
@@ -188,7 +208,7 @@ class OdometryNode:
             return
         if not self.params.kinematic:
             self._tf_pub.publish(TFMessage(transforms=[_transform(msg.header.stamp, out.header.frame_id,
-                                                                  self.params.base_frame, placement)]))
+                                                                  self.frames.base, placement)]))
             return
         self._pair(msg.header.stamp, truth=placement, frame=out.header.frame_id)
 
@@ -207,7 +227,7 @@ class OdometryNode:
         if self._tf_pub is None or not self.params.kinematic:
             return
         (truth, frame), odom = (other, odom) if odom is not None else ((truth, frame), other)
-        self._tf_pub.publish(TFMessage(transforms=[_transform(stamp, frame, self.params.odom_frame,
+        self._tf_pub.publish(TFMessage(transforms=[_transform(stamp, frame, self.frames.odom,
                                                               truth * odom.inverse())]))
 
 

@@ -59,6 +59,8 @@ from humanoid_control.ros import (
     NodeHost,
     Offload,
     declare_control_node,
+    frame_prefix,
+    prefixed,
     run_node,
     seconds,
     to_duration,
@@ -149,6 +151,7 @@ class SelfCollisionChecker:
         services = ReentrantCallbackGroup()
         self._state_pub = node.create_publisher(SelfCollisionState, topics.SELF_COLLISION_STATE, 10)
         self._marker_pub = MatchedPublisher(node, MarkerArray, topics.SELF_COLLISION_MARKERS, 10)  # for a viewer
+        self._marker_frame_prefix = frame_prefix(node.get_namespace())  # the robot's (namespaces)
         self._diagnostics_pub = node.create_publisher(DiagnosticArray, topics.DIAGNOSTICS, 10)
         self.lockstep = host.lockstep(node)
         host.subscribe_state(node, JointState, topics.JOINT_STATES, self._on_joint_states, 10)
@@ -305,7 +308,7 @@ class SelfCollisionChecker:
             text.pose.position = Point(x=float(points[0][0]), y=float(points[0][1]), z=float(points[0][2]) + 0.02)
             text.scale.z = 0.015
             for marker in (line, text):
-                marker.header.frame_id = model.robot.root_link
+                marker.header.frame_id = prefixed(self._marker_frame_prefix, model.robot.root_link)
                 marker.header.stamp = to_time(stamp)
                 marker.lifetime = to_duration(0.0)
                 markers.markers.append(marker)

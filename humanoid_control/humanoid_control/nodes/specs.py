@@ -96,10 +96,9 @@ def host_in(container: NodeSpec, spec: NodeSpec, first: bool = False) -> NodeSpe
     """``container`` hosting ``spec`` too (``first``: built before the others)."""
     names = hosted_names(container)
     names = [spec.name, *names] if first else [*names, spec.name]
-    return NodeSpec(container.name, container.module,
-                    {**container.parameters, "nodes": ",".join(names),
-                     **{f"{spec.name}.{key}": value for key, value in spec.parameters.items()}},
-                    container.parameter_files, container.on_exit)
+    return dataclasses.replace(container, parameters={
+        **container.parameters, "nodes": ",".join(names),
+        **{f"{spec.name}.{key}": value for key, value in spec.parameters.items()}})
 
 
 def balance_monitor_node_spec(robot: str, parameters: Mapping[str, object] | None = None) -> NodeSpec:

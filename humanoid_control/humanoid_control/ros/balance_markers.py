@@ -15,6 +15,7 @@ from geometry_msgs.msg import Point
 from std_msgs.msg import ColorRGBA
 from visualization_msgs.msg import Marker, MarkerArray
 
+from humanoid_control.ros.namespaces import prefixed
 from humanoid_core.balance import BalanceEstimate
 
 NAMESPACE = "balance"
@@ -33,11 +34,12 @@ def margin_colour(margin: float, min_margin: float) -> ColorRGBA:
 
 
 def balance_markers(estimate: BalanceEstimate, stamp: Time, min_margin: float,
-                    frame: str | None = None) -> MarkerArray:
+                    frame: str | None = None, frame_prefix: str = "") -> MarkerArray:
     """Markers of ``estimate`` in ``frame``: None = the estimate's ground frame, else the
-    name of the URDF root link (points moved there with ``estimate.base``)."""
+    name of the URDF root link (points moved there with ``estimate.base``); the frame's name
+    carries the robot's ``frame_prefix`` (its namespace's, humanoid_control.ros.namespaces)."""
     to_frame = pin.SE3.Identity() if frame is None else estimate.base.inverse()
-    frame_id = estimate.frame if frame is None else frame
+    frame_id = prefixed(frame_prefix, estimate.frame if frame is None else frame)
 
     def point(x: float, y: float, z: float) -> Point:
         p = to_frame.act(np.array([x, y, z]))

@@ -77,7 +77,7 @@ class DriverNode:
         params = declare_dataclass(self.node, InterfaceParameters, self.defaults)
         guard = declare_dataclass(self.node, SelfCollisionGuardParameters, self.defaults,
                                   prefix=GUARD_PARAMETER_PREFIX)
-        self.spec = LoopSpec(node_name, robot, driver, params, guard, duration)
+        self.spec = LoopSpec(node_name, robot, driver, params, guard, duration, self.node.get_namespace())
         self.failure: str | None = None
         #: Completed when the loop ends: the spinning thread returns at once.
         self.ended: Future = Future()

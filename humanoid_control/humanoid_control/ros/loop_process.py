@@ -75,6 +75,7 @@ class LoopSpec:
     interface: InterfaceParameters
     guard: SelfCollisionGuardParameters
     duration: float = 0.0  # s of robot time after which the loop ends (0: never)
+    namespace: str = "/"  # the front's: the loop's node publishes the robot's topics in it
 
 
 def load(reference: str) -> Callable[..., Any]:
@@ -181,7 +182,7 @@ def _loop_process_main(spec: LoopSpec, connection: Connection, front: int) -> No
     from humanoid_description import RobotModel
 
     rclpy.init(args=[], signal_handler_options=rclpy.signals.SignalHandlerOptions.NO)
-    node = Node(f"{spec.node_name}_loop", start_parameter_services=False)
+    node = Node(f"{spec.node_name}_loop", namespace=spec.namespace, start_parameter_services=False)
     _raise_priority(spec.interface.loop_nice, node.get_logger())
     host = None
     finished = Finished("not started", failed=True)

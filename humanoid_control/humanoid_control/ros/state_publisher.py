@@ -38,6 +38,7 @@ from std_msgs.msg import Bool
 
 from humanoid_control.ros import robot_state, topics
 from humanoid_control.ros.matched_publisher import STREAM_HISTORY, MatchedPublisher
+from humanoid_control.ros.namespaces import frame_prefix, prefixed
 from humanoid_control.ros.robot_state import RobotState
 from humanoid_control.ros.ros_time import DriverClock, to_time
 from humanoid_core.loop import RESEND_PERIOD, ControlLoop, Decimator, JointState, Level, SensorReadings, StatusEntry
@@ -57,6 +58,7 @@ class StatePublisher:
         params = loop.params
         self._publishing = Decimator(params.publish_rate, "publish_rate")
         self._withheld = 0  # cycles due to publish in which no joint was read
+        self._frame_prefix = frame_prefix(node.get_namespace())  # the sensors' frames carry the robot's
         self._stale_readings = 0  # joint readings published as NaN
         # the one-message state first: a node that takes it never sees joint_states' publisher
         # alone (the recorder decides by the publishers it sees: humanoid_tools.recording)
@@ -217,7 +219,7 @@ class StatePublisher:
         imu_pub = self._imu_pub
         if sensors.imu is not None and imu_pub is not None and (whole or imu_pub.subscribed):
             imu = self._imu_msg
-            imu.header.stamp, imu.header.frame_id = stamp, sensors.imu.frame
+            imu.header.stamp, imu.header.frame_id = stamp, prefixed(self._frame_prefix, sensors.imu.frame)
             (imu.orientation.x, imu.orientation.y, imu.orientation.z, imu.orientation.w) = sensors.imu.orientation
             (imu.angular_velocity.x, imu.angular_velocity.y, imu.angular_velocity.z) = sensors.imu.angular_velocity
             (imu.linear_acceleration.x, imu.linear_acceleration.y,
@@ -229,7 +231,7 @@ class StatePublisher:
                 continue
             wrench_pub, contact_pub, wrench, contact = self._foot_pubs[foot.side]
             if whole or wrench_pub.subscribed:
-                wrench.header.stamp, wrench.header.frame_id = stamp, foot.frame
+                wrench.header.stamp, wrench.header.frame_id = stamp, prefixed(self._frame_prefix, foot.frame)
                 (wrench.wrench.force.x, wrench.wrench.force.y, wrench.wrench.force.z) = foot.force
                 (wrench.wrench.torque.x, wrench.wrench.torque.y, wrench.wrench.torque.z) = foot.torque
                 if wrench_pub.subscribed:

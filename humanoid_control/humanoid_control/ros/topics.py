@@ -3,10 +3,11 @@ actions), the balance monitor's (fall estimate included), the energy monitor's, 
 manager's and the self-collision checker's outputs, and the simulator's ground truth and fall flag. The
 README's tables name the same topics (a test checks it).
 
-Names are relative, as the nodes use them (a robot's namespace applies to them). Their
-absolute union is what a recording takes by default (``humanoid record``, ``--record`` and
-``record.launch.py`` alike). Topics nobody publishes (a node that is not running, the
-simulator's topics on the real robot) are simply absent from a bag."""
+Names are relative, as the nodes use them (a robot's namespace applies to them; ``/tf`` is
+global). Their union is what a recording takes by default, resolved in the recorder's
+namespace (``humanoid record``, ``--record`` and ``record.launch.py`` alike). Topics nobody
+publishes (a node that is not running, the simulator's topics on the real robot) are simply
+absent from a bag."""
 
 # -- the robot interface (driver nodes) -------------------------------------------------------
 JOINT_STATES = "joint_states"
@@ -72,36 +73,35 @@ def action_topics(action: str) -> tuple[str, str]:
     return f"{action}/_action/feedback", f"{action}/_action/status"
 
 
-def absolute(topic: str) -> str:
-    """``joint_states`` and ``/joint_states`` are the same topic (the recorder runs in the root
-    namespace)."""
-    return topic if topic.startswith("/") else f"/{topic}"
+def absolute(topic: str, namespace: str = "/") -> str:
+    """The full name of ``topic`` in ``namespace`` (absolute, valid): in the root namespace
+    (``joint_states``: ``/joint_states``), as a bag names a robot's topics once read back
+    (``humanoid_tools.recording.Bag`` takes the recorded robot's namespace off)."""
+    return topic if topic.startswith("/") else f"{namespace.rstrip('/')}/{topic}"
 
 
-def _absolute(*topics: str) -> tuple[str, ...]:
-    return tuple(absolute(topic) for topic in topics)
-
-
-ROBOT_INTERFACE = _absolute(
+#: The robot's topics, as its nodes name them: relative (under the robot's namespace), but
+#: ``/tf``, global by ROS convention (its frames carry the robot's prefix instead).
+ROBOT_INTERFACE = (
     JOINT_STATES, JOINT_SETPOINTS, JOINT_COMMANDS, JOINT_TRAJECTORY, ROBOT_DESCRIPTION, DIAGNOSTICS, IMU,
     *(foot_wrench(side) for side in FOOT_SIDES), *(foot_contact(side) for side in FOOT_SIDES),
     *action_topics(FOLLOW_JOINT_TRAJECTORY), *action_topics(STANDARD_FOLLOW_JOINT_TRAJECTORY),
     *action_topics(PLAY_MOTION), CMD_VEL, *action_topics(WALK),
     *action_topics(PLAY_GAIT))
-BALANCE = _absolute(BALANCE_STATE, BALANCE_MARKERS, FALL_STATE)
-ENERGY = _absolute(ENERGY_STATE)
-FALL_MANAGER = _absolute(FALL_MANAGER_STATE)
-SELF_COLLISION = _absolute(SELF_COLLISION_STATE, SELF_COLLISION_MARKERS)
-#: The simulator's (``/clock`` is not among them: a bag's messages carry the robot's time in
+BALANCE = (BALANCE_STATE, BALANCE_MARKERS, FALL_STATE)
+ENERGY = (ENERGY_STATE,)
+FALL_MANAGER = (FALL_MANAGER_STATE,)
+SELF_COLLISION = (SELF_COLLISION_STATE, SELF_COLLISION_MARKERS)
+#: The simulator's (``clock`` is not among them: a bag's messages carry the robot's time in
 #: their stamps, and ``ros2 bag play --clock`` makes its own; record it with ``--topics``).
-SIMULATION = _absolute(BASE_POSE, BASE_TWIST, FALLEN)
+SIMULATION = (BASE_POSE, BASE_TWIST, FALLEN)
 #: The odometry node's (humanoid_control.nodes.odometry): the kinematic odometry, /tf, and in
 #: simulation the ground truth as nav_msgs/Odometry.
-ODOMETRY = _absolute("odom", "/tf", "ground_truth/odom")
+ODOMETRY = ("odom", "/tf", "ground_truth/odom")
 
 DEFAULT_TOPICS: tuple[str, ...] = (*ROBOT_INTERFACE, *BALANCE, *ENERGY, *FALL_MANAGER, *SELF_COLLISION, *SIMULATION,
                                    *ODOMETRY)
 
 #: Published, and recorded as the topics it carries (``joint_states``, the sensors, the ground
 #: truth, ``fallen``: :mod:`humanoid_control.ros.robot_state`), not as itself.
-RECORDED_AS_ITS_PARTS = _absolute(ROBOT_STATE)
+RECORDED_AS_ITS_PARTS = (ROBOT_STATE,)

@@ -10,7 +10,8 @@ import lazy_loader
 
 # The room's public face: what other rooms use, imported on first use (lazy_loader).
 __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
-    "node_graph": ["Graph", "NodeSpec", "OnExit", "RESTART_POLICY", "describe_exit", "driver_node_spec"],
+    "node_graph": ["CLOCK_TOPIC", "Graph", "NodeSpec", "OnExit", "RESTART_POLICY", "describe_exit", "driver_node_spec",
+                   "in_namespace"],
     "process_lifetime": [
         "LAUNCHER_PID_VARIABLE",
         "RESTART_VARIABLE",

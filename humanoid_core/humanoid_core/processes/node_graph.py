@@ -27,7 +27,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 from typing import IO
@@ -85,16 +85,22 @@ class RestartPolicy:
 RESTART_POLICY = RestartPolicy()
 
 
+#: The simulated clock's topic, global by ROS convention; a namespaced graph's nodes read
+#: their own robot's (:meth:`NodeSpec.arguments`).
+CLOCK_TOPIC = "/clock"
+
+
 @dataclass(frozen=True)
 class NodeSpec:
-    """One node: its Python module (with a ``main``), parameters and parameter files, and
-    what its graph does when it exits."""
+    """One node: its Python module (with a ``main``), parameters and parameter files, what its
+    graph does when it exits, and its namespace (absolute, ``/a``; ``/``: none)."""
 
     name: str
     module: str
     parameters: dict[str, object] = field(default_factory=dict)
     parameter_files: tuple[Path, ...] = ()
     on_exit: OnExit = OnExit.RESTART
+    namespace: str = "/"
 
     @property
     def hosted(self) -> tuple[str, ...]:
@@ -105,14 +111,30 @@ class NodeSpec:
         """Whether this process runs node ``name``: it is that node, or hosts it."""
         return name == self.name or name in self.hosted
 
+    def remappings(self) -> list[tuple[str, str]]:
+        """The node's topic remappings: in a namespace, ``/clock`` to the namespace's."""
+        return [(CLOCK_TOPIC, f"{self.namespace}{CLOCK_TOPIC}")] if self.namespace.strip("/") else []
+
     def arguments(self) -> list[str]:
-        """The node's ROS arguments: its name, parameter files and parameters."""
+        """The node's ROS arguments: its name, namespace, parameter files and parameters. In a
+        namespace, ``/clock`` is remapped to the namespace's: each robot's nodes run on their
+        own robot's simulated time (its simulator publishes ``clock`` relative to it)."""
         args = ["--ros-args", "-r", f"__node:={self.name}"]
+        if self.namespace.strip("/"):
+            args += ["-r", f"__ns:={self.namespace}"]
+        for source, target in self.remappings():
+            args += ["-r", f"{source}:={target}"]
         for path in self.parameter_files:
             args += ["--params-file", str(path)]
         for key, value in self.parameters.items():
             args += ["-p", f"{key}:={_ros_value(value)}"]
         return args
+
+
+def in_namespace(nodes: Sequence[NodeSpec], namespace: str) -> list[NodeSpec]:
+    """The graph ``nodes`` with every node in ``namespace`` (absolute, already validated: the
+    ROS layer's ``humanoid_control.ros.normalized_namespace``)."""
+    return [replace(spec, namespace=namespace) for spec in nodes]
 
 
 def driver_node_spec(name: str, module: str, robot: str, parameters: Mapping[str, object] | None = None) -> NodeSpec:

@@ -9,7 +9,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
     "bag_argument": ["check_bag", "read_bag"],
     "bag_writer": ["BagWriter"],
     "message_types": ["definition_text", "message_type", "type_hash"],
-    "reading": ["Bag", "custom_data"],
+    "reading": ["Bag", "NAMESPACE_KEY", "custom_data", "recorded_namespace", "robot_interface_name"],
     "recorder": ["Recorder", "RecorderParameters"],
     "reindex": ["recoverable_counts"],
 })

@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from humanoid_control.ros import DEFAULT_TOPICS
+from humanoid_control.ros import DEFAULT_TOPICS, add_namespace_option
 from humanoid_core import UsageError, new_folder, non_negative_number
 
 
@@ -17,6 +17,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--topics", nargs="+", default=None, metavar="TOPIC",
                         help="topics to record (default: the robot interface, balance and self-collision "
                              "outputs, diagnostics, clock and ground truth: " + " ".join(DEFAULT_TOPICS) + ")")
+    add_namespace_option(parser, "the namespace of the robot to record (humanoid sim|real --namespace NAME): "
+                                 "relative topics are its (/NAME/joint_states); the bag reads back as the robot's")
     parser.add_argument("--duration", type=non_negative_number, default=0.0,
                         help="stop after this many (wall-clock) seconds (default: until Ctrl-C or SIGTERM)")
     parser.add_argument("--overwrite", action="store_true",
@@ -45,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     params = RecorderParameters(output=str(args.output), duration=args.duration, overwrite=args.overwrite,
                                 **({"topics": tuple(args.topics)} if args.topics else {}))
     try:
-        summary = record(params)
+        summary = record(params, namespace=args.namespace)
     except RecordingError as error:
         raise UsageError(str(error)) from None
     sys.stdout.flush()

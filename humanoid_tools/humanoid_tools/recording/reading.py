@@ -29,6 +29,32 @@ from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
 #: (log time ns, topic, CDR bytes) of one message as stored (topic None: a chunk's mark).
 RawMessage = tuple[int, str | None, bytes]
+#: The ``custom_data`` key of the recorded robot's namespace (the recorder's).
+NAMESPACE_KEY = "namespace"
+#: The topic by which a bag without that key shows the robot's namespace (``ros2 bag record``'s).
+_ROBOT_TOPIC = "/joint_states"
+
+
+def robot_interface_name(topic: str, namespace: str) -> str | None:
+    """``topic`` (a full name) as the robot in ``namespace`` names it, from the root
+    (``/a/joint_states`` in ``/a``: ``/joint_states``); None for a topic outside the namespace."""
+    if namespace in ("", "/"):
+        return topic
+    return topic[len(namespace):] if topic.startswith(f"{namespace}/") else None
+
+
+def recorded_namespace(bag: Path, topics: Iterable[str]) -> str:
+    """The namespace of the robot a bag recorded: the recorder's (``custom_data``), else, for a
+    bag of another recorder, the one namespace whose ``joint_states`` it holds (root when none
+    or several)."""
+    recorded = custom_data(bag).get(NAMESPACE_KEY)
+    if recorded:
+        return recorded
+    topics = set(topics)
+    if _ROBOT_TOPIC in topics:
+        return "/"
+    found = [t.removesuffix(_ROBOT_TOPIC) for t in topics if t.endswith(_ROBOT_TOPIC)]
+    return found[0] if len(found) == 1 else "/"
 
 
 def custom_data(bag: Path) -> dict[str, str]:
@@ -44,7 +70,10 @@ def _information(bag: Path) -> dict:
 
 
 class Bag:
-    """An open bag: its topics and their messages, deserialized."""
+    """An open bag: its topics and their messages, deserialized. A robot's topics are named as
+    the robot names them, from the root (``/joint_states``), whatever namespace it was recorded
+    in (:attr:`namespace`: ``/a/joint_states`` is read as ``/joint_states``); topics outside it
+    (``/tf``) keep their names."""
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
@@ -53,12 +82,18 @@ class Bag:
         self._store = get_typestore(Stores.EMPTY)
         for connection in self._reader.connections:
             self._store.register(get_types_from_msg(connection.msgdef.data, connection.msgtype))
+        stored = [c.topic for c in self._reader.connections]
+        #: the recorded robot's namespace (``/``: none)
+        self.namespace = recorded_namespace(self.path, stored)
+        #: stored topic name -> the name the bag's users see
+        self._shown = {topic: robot_interface_name(topic, self.namespace) or topic for topic in stored}
         #: topic -> message type name
-        self.types = {c.topic: c.msgtype for c in self._reader.connections}
+        self.types = {self._shown[c.topic]: c.msgtype for c in self._reader.connections}
         #: topic -> messages the bag's index lists
         self.indexed: dict[str, int] = {}
         for connection in self._reader.connections:
-            self.indexed[connection.topic] = self.indexed.get(connection.topic, 0) + connection.msgcount
+            topic = self._shown[connection.topic]
+            self.indexed[topic] = self.indexed.get(topic, 0) + connection.msgcount
         self._files = self._mcap_files()
         #: chunk -> why it cannot be read (its messages are skipped)
         self.unreadable_chunks: dict[tuple[str, int], str] = {}
@@ -151,9 +186,9 @@ class Bag:
 
     def _raw(self, topics: set[str]) -> Iterator[tuple[str, int, bytes]]:
         if self._files is None:
-            connections = [c for c in self._reader.connections if c.topic in topics]
+            connections = [c for c in self._reader.connections if self._shown[c.topic] in topics]
             for connection, stamp, raw in self._reader.messages(connections=connections):
-                yield connection.topic, stamp, raw
+                yield self._shown[connection.topic], stamp, raw
             return
         with contextlib.ExitStack() as files:
             for stamp, topic, raw in heapq.merge(*self._chunk_sources(files, topics), key=lambda m: m[0]):
@@ -173,7 +208,7 @@ class Bag:
                 raise ReaderError(f"{file}: its summary cannot be read ({type(error).__name__}: {error})") from None
             if summary is None:
                 raise ReaderError(f"{file} has no summary: repair the bag with humanoid record --reindex")
-            channels = {i: c.topic for i, c in summary.channels.items()}
+            channels = {i: self._shown.get(c.topic, c.topic) for i, c in summary.channels.items()}
             indexes = sorted(summary.chunk_indexes, key=lambda c: (c.message_start_time, c.chunk_start_offset))
             for number, index in enumerate(indexes, start=1):
                 if any(channels.get(i) in topics for i in index.message_index_offsets):

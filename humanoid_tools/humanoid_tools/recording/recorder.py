@@ -50,9 +50,10 @@ from typing import TextIO
 from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, QosReliability, QosTime
 from rosbags.rosbag2 import WriterError
 
-from humanoid_control.ros import DEFAULT_TOPICS, RobotState, absolute, robot_state
+from humanoid_control.ros import DEFAULT_TOPICS, RobotState, robot_state
 from humanoid_tools.recording.bag_writer import SEAL_PERIOD, BagWriter
 from humanoid_tools.recording.message_types import MessageType, UnknownMessageTypeError, message_type
+from humanoid_tools.recording.reading import NAMESPACE_KEY, robot_interface_name
 from humanoid_tools.recording.reindex import recoverable_counts
 
 # rclpy is imported where it is used: the `humanoid` command builds its parser from
@@ -95,6 +96,9 @@ class Summary:
     written: dict[str, int] = field(default_factory=dict)
     never_published: list[str] = field(default_factory=list)
     error: str | None = None
+    #: the recorder's namespace, the recorded robot's (its topics are under it: :class:`~humanoid_tools.recording.Bag`
+    #: reads them back without it)
+    namespace: str = "/"
 
     @property
     def complete(self) -> bool:
@@ -102,7 +106,8 @@ class Summary:
 
     def custom_data(self) -> dict[str, str]:
         return {"received_messages": json.dumps(dict(sorted(self.received.items()))),
-                "written_messages": json.dumps(dict(sorted(self.written.items())))}
+                "written_messages": json.dumps(dict(sorted(self.written.items()))),
+                NAMESPACE_KEY: self.namespace}
 
     def table(self) -> str:
         topics = sorted(set(self.types) | set(self.received))
@@ -190,7 +195,9 @@ _STATE = object()
 
 
 class Recorder:
-    """Records ``params.topics`` of the graph ``node`` sees into a new bag at ``params.output``."""
+    """Records ``params.topics`` of the graph ``node`` sees into a new bag at ``params.output``;
+    relative names are the robot's in the node's namespace (``joint_states`` is ``/a/joint_states``
+    in ``/a``), recorded under their full names."""
 
     def __init__(self, node, params: RecorderParameters, out: TextIO = sys.stdout, err: TextIO = sys.stderr,
                  participant=None, take_state: Callable[[Callable[[RobotState], None]], None] | None = None) -> None:
@@ -203,8 +210,10 @@ class Recorder:
         self.out, self.err = out, err
         path = Path(params.output).expanduser()
         prepare_output(path, params.overwrite)
-        self.summary = Summary(path)
-        self.wanted = list(dict.fromkeys(absolute(t) for t in params.topics))
+        self.summary = Summary(path, namespace=node.get_namespace())
+        self._resolved: dict[str, str] = {}  # relative name -> full name (the robot_state parts')
+        self.wanted = list(dict.fromkeys(self._resolve(t) for t in params.topics))
+        self._joint_states = self._resolve(robot_state.JOINT_STATES)
         self._subscriptions: dict[str, tuple[object, object]] = {}  # topic -> (subscription, its QoS)
         self._skipped: set[str] = set()  # topics that cannot be recorded (reported once)
         self._warned_incompatible: set[tuple[str, str]] = set()
@@ -233,7 +242,7 @@ class Recorder:
             from humanoid_control.ros import LockstepParticipant
 
             self._lockstep = LockstepParticipant(node)
-        if take_state is not None and any(robot_state.carries(t) for t in self.wanted):
+        if take_state is not None and any(self._carried(t) for t in self.wanted):
             from rclpy.qos import QoSProfile, ReliabilityPolicy
 
             from humanoid_control.ros import STREAM_HISTORY
@@ -245,6 +254,17 @@ class Recorder:
         self._timer = node.create_timer(params.discovery_period, self.discover)
         self.discover()
 
+    def _resolve(self, topic: str) -> str:
+        """``topic``'s full name in the recorder's namespace (its remappings applied)."""
+        if topic not in self._resolved:
+            self._resolved[topic] = self.node.resolve_topic_name(topic)
+        return self._resolved[topic]
+
+    def _carried(self, topic: str) -> bool:
+        """Whether the robot's ``robot_state`` (in the recorder's namespace) carries ``topic`` (a full name)."""
+        inner = robot_interface_name(topic, self.summary.namespace)
+        return inner is not None and robot_state.carries(inner)
+
     # -- discovery (executor thread) ------------------------------------------------------------
     def discover(self) -> None:
         self._looks += 1
@@ -253,8 +273,8 @@ class Recorder:
         # recorder as much as recording
         check_publishers = self._looks % LATE_PUBLISHER_LOOKS == 0
         types = dict(self.node.get_topic_names_and_types())
-        state_topic = absolute(robot_state.TOPIC)
-        carried = [t for t in self.wanted if robot_state.carries(t) and t not in self._subscriptions]
+        state_topic = self._resolve(robot_state.TOPIC)
+        carried = [t for t in self.wanted if self._carried(t) and t not in self._subscriptions]
         if (self._state_subscription is None and carried and state_topic in types
                 and self.node.get_publishers_info_by_topic(state_topic)):
             self._subscribe_state(state_topic, types[state_topic])
@@ -269,7 +289,7 @@ class Recorder:
                 continue
             if topic in self._subscriptions:
                 self._check_late_publishers(topic, publishers)
-            elif robot_state.carries(topic):
+            elif self._carried(topic):
                 if self._state_subscription is None:  # a robot without robot_state: the topic itself
                     candidates.add(topic)
                     if topic in self._direct_candidates:
@@ -281,7 +301,7 @@ class Recorder:
             self._reported_unknown = True
             from_state = self._state_subscription is not None
             missing = [t for t in self.wanted if t not in self._subscriptions and t not in self._skipped
-                       and not (from_state and robot_state.carries(t))]
+                       and not (from_state and self._carried(t))]
             if missing:
                 self._warn(f"no publisher for {', '.join(missing)} yet (unknown topic, or its node is not "
                            f"running); recording the others, and these when they appear")
@@ -334,7 +354,7 @@ class Recorder:
             self.summary.received[topic] += 1
             self._last_message = time.monotonic()
         self._queue.put((topic, stamp, data))
-        if self._lockstep is not None and topic == "/joint_states":
+        if self._lockstep is not None and topic == self._joint_states:
             self._lockstep.answered(header_stamp(data))
 
     def _on_state(self, message: bytes | RobotState) -> None:
@@ -356,7 +376,7 @@ class Recorder:
         if isinstance(message, bytes):
             message = deserialize_message(message, RobotState)
         for relative, part in robot_state.parts(message):
-            topic = absolute(relative)
+            topic = self._resolve(relative)
             if topic not in wanted:
                 continue
             if topic not in connections:
@@ -485,9 +505,10 @@ class RecorderNode:
 
 # -- running it ----------------------------------------------------------------------------------
 def record(params: RecorderParameters | None = None, ros_args: Sequence[str] | None = None,
-           out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> Summary:
+           out: TextIO = sys.stdout, err: TextIO = sys.stderr, namespace: str = "/") -> Summary:
     """Record until SIGINT/SIGTERM or the end of ``params.duration``; returns the summary.
-    Without ``params`` they are the node's ROS parameters (``ros_args``: ``--ros-args ...``).
+    Without ``params`` they are the node's ROS parameters (``ros_args``: ``--ros-args ...``,
+    whose ``__ns`` wins over ``namespace``, the robot's to record).
     Owns its ROS context and signal handling: a stop request first drains the subscriptions,
     so that a message delivered before it is in the bag."""
     import rclpy
@@ -501,7 +522,7 @@ def record(params: RecorderParameters | None = None, ros_args: Sequence[str] | N
         context = rclpy.Context()
         rclpy.init(args=list(ros_args or []), context=context, signal_handler_options=SignalHandlerOptions.NO)
         try:
-            node = Node("humanoid_recorder", context=context, start_parameter_services=False)
+            node = Node("humanoid_recorder", context=context, namespace=namespace, start_parameter_services=False)
             if params is None:
                 params = parameters_from_node(node)
             executor = EventsExecutor(context=context)

@@ -12,6 +12,7 @@ import sys
 import threading
 from pathlib import Path
 
+from humanoid_control.ros import add_namespace_option
 from humanoid_core import UsageError, existing_folder
 from humanoid_core.processes import StopRequest, stop_on_signals
 from humanoid_tools.recording import check_bag, read_bag
@@ -28,6 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "address move the robot)")
     parser.add_argument("--port", type=int, default=8080, help="port (default 8080; the next free one if taken; "
                                                                "0: any free port)")
+    add_namespace_option(parser)
     parser.add_argument("--keyframes-dir", type=existing_folder, default=Path("."), metavar="DIR",
                         help="the only folder the page's 'save' writes keyframe files into (default: the current "
                              "folder)")
@@ -127,7 +129,7 @@ def _live(args: argparse.Namespace, stop: StopRequest) -> int:
     try:
         scene = RobotScene(server)
         descriptions: list[str] = []
-        node = Node("humanoid_view", context=context, start_parameter_services=False)
+        node = Node("humanoid_view", context=context, namespace=args.namespace, start_parameter_services=False)
         source = LiveSource(node, descriptions.append)
         executor = SingleThreadedExecutor(context=context)
         executor.add_node(node)
