@@ -20,7 +20,7 @@ from rosbags.rosbag2 import Reader
 from sensor_msgs.msg import JointState
 
 from humanoid_bringup import RECORDER_NODE, recorder_node
-from humanoid_control.ros import DEFAULT_TOPICS, RobotClient
+from humanoid_control.ros import DEFAULT_TOPICS, RobotClient, absolute
 from humanoid_core.processes import Graph
 from humanoid_sim import sim_nodes
 
@@ -72,7 +72,7 @@ def test_rosbags_reads_every_topic_with_its_count_and_type(recorded_bag):
     counts = {topic: len(decoded) for topic, decoded in messages.items()}
     stamps, energy_stamps = ([m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec for m in messages[topic]]
                              for topic in ("/joint_states", "/energy_state"))
-    assert set(topics) <= set(DEFAULT_TOPICS)
+    assert set(topics) <= {absolute(topic) for topic in DEFAULT_TOPICS}
     for topic, kind in ALWAYS.items():
         assert topic in topics, f"{topic} not recorded"
         assert topics[topic].msgtype == kind

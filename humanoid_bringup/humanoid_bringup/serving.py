@@ -123,7 +123,7 @@ def free_namespace(namespace: str) -> str:
 
 def add_graph_switches(parser: argparse.ArgumentParser) -> None:
     """The options both graphs share: namespace, recording and the nodes that may be left out."""
-    from humanoid_control.ros.namespaces import add_namespace_option
+    from humanoid_control.ros import add_namespace_option
 
     add_namespace_option(parser, "run the robot's nodes, topics, services and actions under NAME "
                                  "(/NAME/joint_states, /NAME/clock; TF frames NAME/base_link): several robots on one "

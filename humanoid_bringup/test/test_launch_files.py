@@ -47,7 +47,7 @@ from humanoid_bringup import (
     tool_nodes,
 )
 from humanoid_bringup import parse as parse_file
-from humanoid_control.ros import DEFAULT_TOPICS, poll_until
+from humanoid_control.ros import DEFAULT_TOPICS, absolute, poll_until
 from humanoid_core.processes import is_running
 from humanoid_description import HW_NODE_PARAMETERS, ROBOTS, SIM_NODE_PARAMETERS, package_share_directory, robot_files
 
@@ -95,9 +95,12 @@ def test_record_launch_records_the_interface_in_mcap_and_fails_without_ros2():
     tree = parse("record.launch.py")
     # the same topics as humanoid record (one list), hidden action topics included
     (command,) = calls(tree, "ros2_bag_record")
-    assert ast.unparse(command.args[1]) == "DEFAULT_TOPICS"
-    assert {"/joint_states", "/joint_commands", "/joint_trajectory", "/diagnostics", "/balance_state",
-            "/self_collision_state", "/follow_joint_trajectory/_action/feedback"} <= set(DEFAULT_TOPICS)
+    assert ast.unparse(command.args[1]) == "topics"
+    assert "absolute(topic, namespace) for topic in DEFAULT_TOPICS" in ast.unparse(tree)
+    assert {"joint_states", "joint_commands", "joint_trajectory", "diagnostics", "balance_state",
+            "self_collision_state", "follow_joint_trajectory/_action/feedback", "/tf"} <= set(DEFAULT_TOPICS)
+    # the robot's topics in its namespace, /tf global
+    assert {absolute(t, "/a") for t in ("joint_states", "/tf")} == {"/a/joint_states", "/tf"}
     assert ros2_bag_record("bag", DEFAULT_TOPICS, which=lambda _: "/opt/ros/bin/ros2") == [
         "ros2", "bag", "record", "--storage", "mcap", "--include-hidden-topics", "--output", "bag",
         "--topics", *DEFAULT_TOPICS]

@@ -84,9 +84,13 @@ def unprefixed(prefix: str, frame: str) -> str:
     return frame.removeprefix(prefix) if prefix else frame
 
 
+#: What rmw names a publisher's node by before its node's name is discovered.
+_UNKNOWN_NODE = "_NODE_NAME_UNKNOWN_"
+
+
 def robot_publishers(namespace: str, wait: float) -> list[str]:
     """The nodes that publish ``joint_states`` in ``namespace`` (a robot is running there),
-    as the graph shows them after ``wait`` seconds of discovery (or sooner, once one shows):
+    as the graph shows them after ``wait`` seconds of discovery (or sooner, once one shows with its name):
     what refuses a second robot into one namespace before anything is started. DDS has no
     moment at which discovery is complete: a robot discovered later than ``wait`` is missed."""
     import rclpy
@@ -103,7 +107,9 @@ def robot_publishers(namespace: str, wait: float) -> list[str]:
             while True:
                 found = [f"{info.node_namespace.rstrip('/')}/{info.node_name}"
                          for info in node.get_publishers_info_by_topic(topic)]
-                if found or time.monotonic() >= deadline:
+                # a publisher is seen before its node's name (which DDS discovery brings later)
+                named = found and _UNKNOWN_NODE not in "".join(found)
+                if named or time.monotonic() >= deadline:
                     return sorted(set(found))
                 time.sleep(0.05)
         finally:
