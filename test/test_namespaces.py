@@ -1,0 +1,186 @@
+"""Two robots on one DDS domain, each in its own namespace (issue 39 item 2).
+
+Two simulated Bioloids, each the default graph with its container, in namespaces ``a`` and
+``b``: a trajectory on ``a/joint_trajectory`` moves ``a`` and leaves ``b`` where it stands;
+every topic the two graphs publish is under its robot's namespace, but for ``/tf`` (global
+by ROS convention), whose frames carry the robot's prefix (``a/base_link``); a third robot
+asked into ``a`` is refused before anything starts; ``humanoid record --namespace a`` records
+``a``'s topics, and the bag reads back as the robot's own. Plus the namespace's validation.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from cli_entry import entry_point
+from rclpy.qos import QoSProfile
+from system_support import PATIENCE
+
+from humanoid_control.ros import RobotClient, frame_prefix, make_trajectory, normalized_namespace, poll_until
+from humanoid_core.processes import Graph, NodeSpec
+from humanoid_sim import sim_nodes
+
+ROBOT = "bioloid"
+NAMESPACES = ("/a", "/b")
+#: The joint the test moves, and how far (rad) from where it stands.
+JOINT, MOVE = "r_shoulder_pitch", 0.5
+#: rad: a robot standing still stays within this (no sensor noise in simulation: the servos' settling).
+STILL = 0.005
+#: Topics outside any robot namespace that the two graphs may publish (ROS's own, and /tf).
+GLOBAL_TOPICS = {"/tf", "/rosout", "/parameter_events"}
+
+
+@pytest.fixture(scope="module")
+def robots(tmp_path_factory):
+    """The two graphs (real time, no lockstep: the robots run side by side) and a client of each."""
+    logs = tmp_path_factory.mktemp("namespaces")
+    graphs = [Graph(sim_nodes(ROBOT, namespace=namespace), log_dir=logs / namespace.strip("/"))
+              for namespace in NAMESPACES]
+    clients: list[RobotClient] = []
+    try:
+        for graph in graphs:
+            graph.start()
+        clients = [RobotClient(f"namespaces_test_{n.strip('/')}", namespace=n.strip("/")) for n in NAMESPACES]
+        for client in clients:
+            client.wait_for_joint_states(PATIENCE)
+        yield dict(zip(NAMESPACES, clients, strict=True))
+    except BaseException:
+        for graph in graphs:
+            for spec in graph.nodes:
+                print(f"----- {spec.namespace}/{spec.name} -----\n{graph.log_text(spec.name)[-3000:]}")
+        raise
+    finally:
+        for client in clients:
+            client.close()
+        for graph in graphs:
+            graph.stop()
+
+
+# -- the namespace's validation -------------------------------------------------------------------
+@pytest.mark.parametrize(("given", "expected"), [("a", "/a"), ("/a", "/a"), ("robot_1/left", "/robot_1/left"),
+                                                 ("", "/"), ("/", "/")])
+def test_a_valid_namespace_is_made_absolute(given, expected):
+    assert normalized_namespace(given) == expected
+
+
+@pytest.mark.parametrize(("given", "reason"), [
+    ("1a", "starts with a number"), ("a-b", "characters other than"), ("a/", "must not end with"),
+    ("a//b", "repeated"), ("~a", "characters other than"), ("x" * 300, "exceed")])
+def test_an_invalid_namespace_is_refused_with_rcl_s_reason(given, reason):
+    with pytest.raises(ValueError, match=reason) as error:
+        normalized_namespace(given)
+    assert len(str(error.value).splitlines()) == 1
+
+
+def test_a_namespaced_node_gets_its_namespace_and_its_robot_s_clock():
+    """A graph's node in ``/a`` is started in ``/a``, and its ``/clock`` is ``/a/clock`` (its own
+    simulator's); the root namespace's node is started as before."""
+    assert NodeSpec("n", "m", namespace="/a").arguments() == [
+        "--ros-args", "-r", "__node:=n", "-r", "__ns:=/a", "-r", "/clock:=/a/clock"]
+    assert NodeSpec("n", "m").arguments() == ["--ros-args", "-r", "__node:=n"]
+    assert {spec.namespace for spec in sim_nodes(ROBOT, namespace="/a")} == {"/a"}
+    assert (frame_prefix("/a"), frame_prefix("/a/b"), frame_prefix("/")) == ("a/", "a/b/", "")
+
+
+@pytest.mark.parametrize("verb", [["sim", "--robot", ROBOT], ["real", "--robot", ROBOT, "--emulate"],
+                                  ["walk", "--robot", ROBOT, "--distance", "0.1"], ["view"]])
+def test_the_commands_refuse_an_invalid_namespace_in_one_line(verb):
+    result = entry_point(*verb, "--namespace", "2robots")
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().count("\n") == 0, result.stderr
+    assert "invalid namespace '2robots'" in result.stderr
+
+
+# -- two robots ---------------------------------------------------------------------------------------
+def test_a_trajectory_to_a_moves_a_and_not_b(robots):
+    a, b = robots["/a"], robots["/b"]
+    start_a, start_b = a.current_positions()[JOINT], b.current_positions()[JOINT]
+    b.start_recording()
+    try:
+        target = start_a + MOVE
+        a.send_trajectory(make_trajectory([JOINT], [1.0], [[target]]))
+        a.wait_for_state(lambda msg: abs(msg.position[list(msg.name).index(JOINT)] - target) < 0.02,
+                         f"a's {JOINT} at {target:.3f} rad", robot_seconds=5.0)
+        a.wait_until(a.now() + 0.5)  # b's clock runs beside a's: b records as long
+    finally:
+        recorded = b.stop_recording()
+    assert recorded, "no joint_states from b while a moved"
+    b_joint = np.array([msg.position[list(msg.name).index(JOINT)] for msg in recorded])
+    assert np.max(np.abs(b_joint - start_b)) < STILL, f"b's {JOINT} moved: {b_joint.min():.4f}..{b_joint.max():.4f}"
+
+
+def test_every_topic_of_the_robots_is_under_its_namespace(robots):
+    """Nothing of the two graphs is in the root namespace: each node is in its robot's
+    namespace, and every topic they publish too, but ROS's global ones (``/tf`` among them)."""
+    node = robots["/a"].node
+    nodes = [(namespace, name) for name, namespace in node.get_node_names_and_namespaces()]
+    for namespace in NAMESPACES:
+        names = {name for ns, name in nodes if ns == namespace}
+        assert {"humanoid_sim", "humanoid_sim_loop", "control_container", "trajectory_generator",
+                "balance_monitor", "odometry", "fall_manager"} <= names, names
+    published = {}
+    for topic, _types in node.get_topic_names_and_types():
+        owners = {info.node_namespace for info in node.get_publishers_info_by_topic(topic)} & set(NAMESPACES)
+        if owners:
+            published[topic] = owners
+    assert "/a/joint_states" in published and "/b/joint_states" in published and "/a/clock" in published
+    outside = {topic: owners for topic, owners in published.items()
+               if topic not in GLOBAL_TOPICS and not any(topic.startswith(f"{o}/") for o in owners)}
+    assert not outside, f"topics outside their robot's namespace: {outside}"
+
+
+def test_tf_frames_carry_the_robot_s_prefix(robots):
+    """On the global ``/tf``, each robot's odometry and ground truth publish its frames with its
+    prefix: ``a/odom -> a/base_link`` and ``a/world -> a/odom``, the same for ``b``."""
+    from tf2_msgs.msg import TFMessage
+
+    node = robots["/a"].node
+    pairs: set[tuple[str, str]] = set()
+    lock = threading.Lock()
+
+    def on_tf(msg: TFMessage) -> None:
+        with lock:
+            pairs.update((t.header.frame_id, t.child_frame_id) for t in msg.transforms)
+
+    expected = {(f"{r}/odom", f"{r}/base_link") for r in "ab"} | {(f"{r}/world", f"{r}/odom") for r in "ab"}
+    subscription = node.create_subscription(TFMessage, "/tf", on_tf, QoSProfile(depth=100))
+    try:
+        poll_until(lambda: expected <= pairs, f"/tf pairs {sorted(expected)}", PATIENCE)
+    finally:
+        node.destroy_subscription(subscription)
+    with lock:
+        unprefixed = {pair for pair in pairs if not all(frame.startswith(("a/", "b/")) for frame in pair)}
+    assert not unprefixed, f"frames without a robot's prefix on /tf: {unprefixed}"
+
+
+def test_a_second_robot_asked_into_a_taken_namespace_is_refused(robots):
+    """``humanoid sim --namespace a`` beside the running ``a``: one line, exit status 2, and
+    nothing started (``a`` keeps its one simulator)."""
+    result = entry_point("sim", "--robot", ROBOT, "--namespace", "a")
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().count("\n") == 0, result.stderr
+    assert "already runs in namespace /a" in result.stderr and "/a/humanoid_sim_loop" in result.stderr
+    node = robots["/a"].node
+    assert [info.node_name for info in node.get_publishers_info_by_topic("/a/joint_states")] == \
+        ["humanoid_sim_loop"]
+
+
+def test_record_in_a_namespace_reads_back_as_the_robot_s(robots, tmp_path):
+    """``humanoid record --namespace a`` records ``/a/joint_states`` (and not b's); the bag
+    says its namespace and reads back with the robot's own names (``/joint_states``), as plot,
+    compare and view read it."""
+    from humanoid_tools.recording import Bag
+
+    bag = tmp_path / "bag"
+    result = entry_point("record", "--namespace", "a", "--output", bag, "--duration", "2",
+                         "--topics", "joint_states", "/tf")
+    assert result.returncode == 0, result.stderr
+    with Bag(bag) as reading:
+        assert reading.namespace == "/a"
+        assert set(reading.types) == {"/joint_states", "/tf"}
+        assert reading.counts["/joint_states"] > 0
+        frames = {t.child_frame_id for _stamp, msg in reading.all("/tf") for t in msg.transforms}
+    assert frames and all(frame.startswith(("a/", "b/")) for frame in frames)
+    assert "/a/joint_states" in result.stdout and "/b/joint_states" not in result.stdout
