@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from humanoid_control.ros import absolute, topics
+from humanoid_control.ros import absolute, frame_prefix, topics, unprefixed
 from humanoid_control.ros import seconds as stamp_seconds
 from humanoid_tools.recording import Bag, custom_data
 
@@ -241,7 +241,7 @@ def load(path: Path) -> Experiment:
         experiment.joints, experiment.first_command = commands.joints, commands.first
         experiment.goals = _goals(bag, origin, when, commands.trajectory_starts)
         if BALANCE in bag.types:
-            experiment.balance = _balance(bag.all(BALANCE), when)
+            experiment.balance = _balance(bag.all(BALANCE), when, frame_prefix(bag.namespace))
         if SELF_COLLISION in bag.types:
             experiment.collisions = _collisions(bag.all(SELF_COLLISION), when)
         if DIAGNOSTICS in bag.types:
@@ -356,14 +356,16 @@ def _point(p) -> tuple[float, float]:
     return float(p.x), float(p.y)
 
 
-def _balance(messages, when) -> Balance:
+def _balance(messages, when, prefix: str = "") -> Balance:
+    """The balance series; the ground frames by the robot's names (its namespace's ``prefix`` off:
+    two robots' ``a/world`` and ``b/world`` are each its own ``world``)."""
     n = len(messages)
     t = np.zeros(n)
     com, zmp_model, zmp_measured = (np.full((n, 2), np.nan) for _ in range(3))
     margin, zmp_margin = np.full(n, np.nan), np.full(n, np.nan)
     stable = np.zeros(n, dtype=bool)
     polygons = []
-    frames = np.array([msg.header.frame_id for _log, msg in messages], dtype=object)
+    frames = np.array([unprefixed(prefix, msg.header.frame_id) for _log, msg in messages], dtype=object)
     for i, (log, msg) in enumerate(messages):
         t[i] = when(log, msg.header)
         com[i] = _point(msg.com_projection)
