@@ -10,10 +10,12 @@ asked into ``a`` is refused before anything starts; ``humanoid record --namespac
 
 from __future__ import annotations
 
+import io
 import threading
 
 import numpy as np
 import pytest
+import rclpy
 from cli_entry import entry_point
 from rclpy.qos import QoSProfile
 from system_support import PATIENCE
@@ -85,7 +87,8 @@ def test_a_namespaced_node_gets_its_namespace_and_its_robot_s_clock():
 
 
 @pytest.mark.parametrize("verb", [["sim", "--robot", ROBOT], ["real", "--robot", ROBOT, "--emulate"],
-                                  ["walk", "--robot", ROBOT, "--distance", "0.1"], ["view"]])
+                                  ["walk", "--robot", ROBOT, "--distance", "0.1"], ["view"],
+                                  ["record", "--output", "/nonexistent/bag"]])
 def test_the_commands_refuse_an_invalid_namespace_in_one_line(verb):
     result = entry_point(*verb, "--namespace", "2robots")
     assert result.returncode == 2, result.stderr
@@ -158,7 +161,8 @@ def test_tf_frames_carry_the_robot_s_prefix(robots):
 def test_a_second_robot_asked_into_a_taken_namespace_is_refused(robots):
     """``humanoid sim --namespace a`` beside the running ``a``: one line, exit status 2, and
     nothing started (``a`` keeps its one simulator)."""
-    result = entry_point("sim", "--robot", ROBOT, "--namespace", "a")
+    # (--duration: a robot started all the same ends by itself, and the test fails instead of hanging)
+    result = entry_point("sim", "--robot", ROBOT, "--namespace", "a", "--duration", "2")
     assert result.returncode == 2, result.stderr
     assert result.stderr.strip().count("\n") == 0, result.stderr
     assert "already runs in namespace /a" in result.stderr and "/a/humanoid_sim_loop" in result.stderr
@@ -167,20 +171,37 @@ def test_a_second_robot_asked_into_a_taken_namespace_is_refused(robots):
         ["humanoid_sim_loop"]
 
 
-def test_record_in_a_namespace_reads_back_as_the_robot_s(robots, tmp_path):
-    """``humanoid record --namespace a`` records ``/a/joint_states`` (and not b's); the bag
-    says its namespace and reads back with the robot's own names (``/joint_states``), as plot,
-    compare and view read it."""
-    from humanoid_tools.recording import Bag
+def test_a_recorder_in_a_namespace_records_its_robot_and_reads_back_as_the_robot_s(robots, tmp_path):
+    """A recorder in ``/a`` (``humanoid record --namespace a``, ``--record`` of a namespaced graph)
+    records ``/a/joint_states``, not b's, and ``/tf``; the bag says its namespace and reads back
+    with the robot's own names (``/joint_states``), as plot, compare and view read it."""
+    from rclpy.executors import SingleThreadedExecutor
+
+    from humanoid_tools.recording import Bag, Recorder, RecorderParameters
 
     bag = tmp_path / "bag"
-    result = entry_point("record", "--namespace", "a", "--output", bag, "--duration", "2",
-                         "--topics", "joint_states", "/tf")
-    assert result.returncode == 0, result.stderr
+    node = rclpy.create_node("namespaces_test_recorder", namespace="a")
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    recorder = Recorder(node, RecorderParameters(output=str(bag), topics=("joint_states", "/tf")),
+                        out=io.StringIO(), err=io.StringIO())
+    stop = threading.Event()
+    spinner = threading.Thread(target=lambda: [executor.spin_once(timeout_sec=0.05) for _ in iter(stop.is_set, True)])
+    spinner.start()
+    try:
+        poll_until(lambda: min(recorder.summary.received[t] for t in ("/a/joint_states", "/tf")) >= 10,
+                   "10 messages of /a/joint_states and /tf recorded", PATIENCE)
+    finally:
+        stop.set()
+        spinner.join()
+        recorder.drain(lambda timeout: executor.spin_once(timeout_sec=timeout))
+        summary = recorder.finish()
+        executor.shutdown()
+        node.destroy_node()
+    assert set(summary.types) == {"/a/joint_states", "/tf"}
     with Bag(bag) as reading:
         assert reading.namespace == "/a"
         assert set(reading.types) == {"/joint_states", "/tf"}
-        assert reading.counts["/joint_states"] > 0
+        assert reading.counts["/joint_states"] == summary.written["/a/joint_states"] >= 10
         frames = {t.child_frame_id for _stamp, msg in reading.all("/tf") for t in msg.transforms}
     assert frames and all(frame.startswith(("a/", "b/")) for frame in frames)
-    assert "/a/joint_states" in result.stdout and "/b/joint_states" not in result.stdout

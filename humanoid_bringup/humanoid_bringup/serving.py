@@ -23,6 +23,7 @@ def serve(graph: Graph) -> int:
 
     stop_signals = (signal.SIGTERM, signal.SIGHUP)
     previous = {number: signal.signal(number, terminate) for number in stop_signals}
+    codes: dict[str, int] = {}  # an exception out of serve (not an interrupt) still stops the graph below
     try:
         graph.start()
         codes = graph.serve(on_death=_finish_dead_recording)
@@ -101,9 +102,11 @@ def with_recorder(nodes: list[NodeSpec], bag: Path | None, lockstep: bool = Fals
     return [recorder, *nodes]
 
 
-#: s the graph is watched for a robot already in the namespace asked for (DDS discovery has no
-#: end to wait for; on one machine it takes tens of milliseconds).
-NAMESPACE_PROBE = 1.0
+#: s the graph is watched at most for a robot already in the namespace asked for (DDS discovery
+#: has no end to wait for: the watch ends sooner once the nodes it discovered stay the same for
+#: a second, humanoid_control.ros.robot_publishers). On the 2-core test machine, loaded, a new
+#: participant took more than a second to learn the running robot's node names.
+NAMESPACE_PROBE = 3.0
 
 
 def free_namespace(namespace: str) -> str:

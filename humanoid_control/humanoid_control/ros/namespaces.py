@@ -88,11 +88,13 @@ def unprefixed(prefix: str, frame: str) -> str:
 _UNKNOWN_NODE = "_NODE_NAME_UNKNOWN_"
 
 
-def robot_publishers(namespace: str, wait: float) -> list[str]:
-    """The nodes that publish ``joint_states`` in ``namespace`` (a robot is running there),
-    as the graph shows them after ``wait`` seconds of discovery (or sooner, once one shows with its name):
-    what refuses a second robot into one namespace before anything is started. DDS has no
-    moment at which discovery is complete: a robot discovered later than ``wait`` is missed."""
+def robot_publishers(namespace: str, wait: float, settle: float = 1.0) -> list[str]:
+    """The nodes that publish ``joint_states`` in ``namespace`` (a robot is running there), as
+    the graph shows them: what refuses a second robot into one namespace before anything is
+    started. DDS has no moment at which discovery is complete, so the graph is watched until a
+    publisher shows with its node's name, or the nodes discovered have not changed for
+    ``settle`` seconds since the first one showed, or ``wait`` seconds passed: a robot
+    discovered later than that is missed."""
     import rclpy
     from rclpy.node import Node
 
@@ -103,16 +105,28 @@ def robot_publishers(namespace: str, wait: float) -> list[str]:
         node = Node("humanoid_namespace_probe", context=context, start_parameter_services=False,
                     enable_rosout=False)
         try:
-            deadline = time.monotonic() + wait
-            while True:
-                found = [f"{info.node_namespace.rstrip('/')}/{info.node_name}"
-                         for info in node.get_publishers_info_by_topic(topic)]
-                # a publisher is seen before its node's name (which DDS discovery brings later)
-                named = found and _UNKNOWN_NODE not in "".join(found)
-                if named or time.monotonic() >= deadline:
-                    return sorted(set(found))
-                time.sleep(0.05)
+            return _watch(node, topic, wait, settle)
         finally:
             node.destroy_node()
     finally:
         rclpy.shutdown(context=context)
+
+
+def _watch(node, topic: str, wait: float, settle: float) -> list[str]:
+    """:func:`robot_publishers`' look at the graph through ``node``."""
+    now = time.monotonic()
+    deadline, seen, changed = now + wait, frozenset(), now
+    own = (node.get_name(), node.get_namespace())
+    while True:
+        found = [f"{info.node_namespace.rstrip('/')}/{info.node_name}"
+                 for info in node.get_publishers_info_by_topic(topic)]
+        # a publisher is seen before its node's name (which DDS discovery brings later)
+        if found and _UNKNOWN_NODE not in "".join(found):
+            return sorted(set(found))
+        now = time.monotonic()
+        nodes = frozenset(node.get_node_names_and_namespaces()) - {own}
+        if nodes != seen:
+            seen, changed = nodes, now
+        if now >= deadline or (seen and not found and now - changed >= settle):
+            return sorted({name if _UNKNOWN_NODE not in name else "a node not named yet" for name in found})
+        time.sleep(0.05)
