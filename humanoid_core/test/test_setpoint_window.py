@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from humanoid_core.loop import CommandRejectedError, Setpoint, points_still_ahead, still_ahead
+from humanoid_core.loop import CommandRejectedError, Setpoint, SetpointBatcher, points_still_ahead, still_ahead
 
 PERIOD = 0.005
 LEAD = 0.8  # s, the HOAP-2's command_lead
@@ -45,3 +45,42 @@ def test_a_final_set_point_come_late_is_sent_for_a_time_a_late_trajectory_still_
 def test_set_points_not_final_and_all_due_are_dropped():
     window = still_ahead(setpoints(1.0, 10), begins=2.0, final=False, retime_at=2.0)
     assert window.setpoints == [] and window.final_late_by is None
+
+
+def batcher() -> SetpointBatcher:
+    return SetpointBatcher(np.full(3, 5.0), LEAD, send_period=0.05)
+
+
+def test_a_node_behind_its_readings_sends_only_set_points_ahead_of_the_robots_clock():
+    """A queue of readings (a loaded machine): the reading handled is stamped 5.0 while the
+    robot's clock reads 5.5. What a trajectory sent now carries is what is still ahead of the
+    clock (the front would refuse the rest as past), and the motion's final set-point, due
+    already, goes out for the node's command lead after the clock, not after the reading."""
+    batch = batcher_with(setpoints(5.0, 160)).flush(5.0, clock=5.5)  # set-points for 5.0 .. 5.795
+    assert batch is not None and batch.start == pytest.approx(5.5 + DELAY)
+    assert min(s.stamp for s in batch.setpoints) > 5.5 + DELAY
+    assert len(batch.setpoints) == len([s for s in setpoints(5.0, 160) if s.stamp > 5.6 + 1e-6])
+    # the same reading handled in time: everything after the reading's own start goes
+    assert len(batcher_with(setpoints(5.0, 160)).flush(5.0, clock=5.0).setpoints) == 160 - 21
+
+    late = batcher()
+    last = setpoints(5.0, 10)
+    for setpoint in last[:-1]:
+        late.add(setpoint, final=False)
+    late.add(last[-1], final=True)
+    (final,) = late.flush(5.0, final=True, clock=5.5).setpoints
+    assert final.stamp == pytest.approx(5.5 + LEAD)
+    np.testing.assert_array_equal(final.positions, last[-1].positions)
+
+
+def test_a_clock_that_is_not_the_robots_is_not_used():
+    """A simulation's time against the node's system clock: the readings' own time rules."""
+    batch = batcher_with(setpoints(5.0, 160)).flush(5.0, clock=1.8e9)
+    assert batch is not None and batch.start == pytest.approx(5.0 + DELAY)
+
+
+def batcher_with(computed: list[Setpoint]) -> SetpointBatcher:
+    filled = batcher()
+    for setpoint in computed:
+        filled.add(setpoint, final=False)
+    return filled

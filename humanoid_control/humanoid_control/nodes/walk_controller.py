@@ -29,7 +29,10 @@ Topics and actions (named in humanoid_control.ros.topics and the README):
 The controller runs once per ``joint_states`` message, on the robot's clock (the
 message's stamp: simulated time in simulation), so it needs no ``/clock``: each reading
 advances the pattern to its stamp plus ``command_lead``; the set-points still ahead of
-the reading are sent every ``send_period``. The computation is
+the reading are sent every ``send_period``. On the real robot, whose readings carry the
+system clock this node reads too, a node behind its readings (a loaded computer) sends
+only what is still ahead of that clock, and the walk's final set-point retimed from it
+(:meth:`~humanoid_core.loop.setpoint_window.SetpointBatcher.flush`). The computation is
 :class:`~humanoid_core.biped_walking.controller.WalkController`; parameters are declared
 from :class:`~humanoid_core.biped_walking.parameters.WalkParameters`, per-robot values in
 ``humanoid_description/robots/<robot>/control.yaml`` (``walk_controller:``). No PyBullet, no
@@ -279,7 +282,7 @@ class WalkControllerNode:
         positions, sensors = self._positions(state), self._sensors(now)
         with self._lock:
             self._abandoned = False
-            batch = self.cycle.cycle(now, positions, sensors)
+            batch = self.cycle.cycle(now, positions, sensors, self.node.get_clock().now().nanoseconds * 1e-9)
             self._report(self.controller)
         self._stream.publish(batch)
 

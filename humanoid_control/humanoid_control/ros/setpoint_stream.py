@@ -36,9 +36,10 @@ class SetpointStream:
     def sent_until(self) -> float:
         return self.batcher.sent_until
 
-    def flush(self, now: float, final: bool = False) -> None:
-        """At a reading stamped ``now``: send the set-points still ahead when a trajectory is due."""
-        self.publish(self.batcher.flush(now, final))
+    def flush(self, now: float, final: bool = False, clock: float | None = None) -> None:
+        """At a reading stamped ``now`` (the node's clock reading ``clock``): send the
+        set-points still ahead when a trajectory is due."""
+        self.publish(self.batcher.flush(now, final, clock))
 
     def publish(self, batch: Batch | None) -> None:
         if batch is None:

@@ -49,9 +49,11 @@ class WalkCycle:
         a restarted clock)?"""
         return not now <= self.updated
 
-    def cycle(self, now: float, positions: np.ndarray, sensors: Sensors | None) -> Batch | None:
+    def cycle(self, now: float, positions: np.ndarray, sensors: Sensors | None,
+              clock: float | None = None) -> Batch | None:
         """One reading at robot time ``now`` (call only when :meth:`is_new`): the trajectory to
-        send now, if any."""
+        send now, if any (``clock``: the robot's time when the reading is handled,
+        :meth:`~humanoid_core.loop.setpoint_window.SetpointBatcher.flush`)."""
         controller, period = self.controller, self.params.period
         times = [now]
         if controller.phase is not Phase.IDLE and math.isfinite(self.updated):
@@ -67,7 +69,7 @@ class WalkCycle:
             if final:
                 break
         self.updated = now
-        return self.batcher.flush(now, final)
+        return self.batcher.flush(now, final, clock)
 
 
 def walk_sensors(params: WalkParameters, imu: tuple[float, float, float, float] | None,

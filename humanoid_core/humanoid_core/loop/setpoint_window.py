@@ -50,6 +50,10 @@ def still_ahead(setpoints: Sequence[Setpoint], begins: float, final: bool, retim
     return Window(ahead)
 
 
+#: s: a node's clock this far or more ahead of the reading it handles is not the robot's clock
+#: (:meth:`SetpointBatcher.flush`): a node a minute behind its readings has no motion left to save.
+MAX_LAG = 60.0
+
 #: s: a trajectory sent begins this far after the reading it answers (its header stamp):
 #: the front runs the previous one until then, so delays below it change nothing.
 TRAJECTORY_DELAY = 0.1
@@ -99,10 +103,18 @@ class SetpointBatcher:
         elif final:
             self.ahead[-1] = setpoint
 
-    def flush(self, now: float, final: bool = False) -> Batch | None:
+    def flush(self, now: float, final: bool = False, clock: float | None = None) -> Batch | None:
         """At a reading stamped ``now``: keep the set-points still ahead and return the
         trajectory to send when one is due (always with the motion's ``final`` set-point,
-        after which nothing is kept)."""
+        after which nothing is kept). ``clock``: the node's clock when it handles the reading.
+        Where that is the robot's clock too (the hardware node stamps its readings with the
+        system clock), a node behind its readings (a queue of them on a loaded machine)
+        sends only set-points still ahead of the robot, none the robot would refuse as past,
+        and the final one retimed from the clock, so the motion still ends where it should.
+        A clock more than :data:`MAX_LAG` from the readings is another clock (the system's
+        against a simulation's time) and is not used."""
+        if clock is not None and now < clock < now + MAX_LAG:
+            now = clock
         window = still_ahead(self.ahead, now + TRAJECTORY_DELAY, final, now + self.command_lead)
         if window.final_late_by is not None:
             self.warn(f"the final set-point came {window.final_late_by:.3f} s late (this node lagged behind the "
