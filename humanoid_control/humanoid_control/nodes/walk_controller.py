@@ -365,6 +365,7 @@ class WalkControllerNode:
         while (rclpy.ok() and self._robot_time < self.cycle.sent_until and self._fell is None
                and (self.lockstep is not None or time.monotonic() - self._state_arrival <= STATE_TIMEOUT)):
             time.sleep(period)
+        short = self._short_of_the_stance(period) if goal.state is GoalState.SUCCEEDED else None
         result = self._result(goal)
         with self._lock:
             fell, self._fell = self._fell, None
@@ -373,7 +374,11 @@ class WalkControllerNode:
             result.error_code, result.error_string = Walk.Result.FELL, f"{fell}: walk stopped"
             self._log.error(f"walk goal ended: {result.error_string}")
             return result
-        if goal.state is GoalState.SUCCEEDED:
+        if short is not None:
+            goal_handle.abort()
+            result.error_code, result.error_string = Walk.Result.STOPPED, short
+            self._log.error(f"walk goal ended: {short}")
+        elif goal.state is GoalState.SUCCEEDED:
             goal_handle.succeed()
         elif goal.state is GoalState.CANCELED:
             goal_handle.canceled()
@@ -381,6 +386,31 @@ class WalkControllerNode:
             goal_handle.abort()
             self._log.warning(f"walk goal {goal.state.value}: {goal.message}")
         return result
+
+    def _short_of_the_stance(self, period: float) -> str | None:
+        """None once every joint is measured within ``final_tolerance`` of the walk's last
+        set-point (``final_settle_time`` of robot time allowed after it is due); else which
+        joint is how far off. The controller streams open loop: a robot that refused its
+        set-points (come too late, or too fast from where it was) would otherwise pass for
+        one that walked."""
+        deadline = self._robot_time + self.params.final_settle_time
+        while True:
+            with self._lock:
+                last, state = self.controller.last_setpoint, self._state
+            if last is None or state is None:
+                return None
+            error = np.abs(self._positions(state) - last.positions)
+            error[~np.isfinite(error)] = 0.0  # a joint read as unknown stops the walk by itself
+            worst = int(np.argmax(error))
+            if error[worst] <= self.params.final_tolerance:
+                return None
+            silent = self.lockstep is None and time.monotonic() - self._state_arrival > STATE_TIMEOUT
+            if self._robot_time >= deadline or silent or not rclpy.ok():
+                return (f"the robot did not reach the walk's final stance: {self._joints.names[worst]} "
+                        f"{error[worst]:.3f} rad from its last set-point {self.params.final_settle_time:g} s after it "
+                        f"was due (tolerance {self.params.final_tolerance:g} rad; set-points refused or late? the "
+                        "robot interface's log says why)")
+            time.sleep(period)
 
     def _refused(self, goal_handle, error: WalkRefusedError) -> Walk.Result:
         goal_handle.abort()

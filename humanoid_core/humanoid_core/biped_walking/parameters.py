@@ -102,6 +102,11 @@ class WalkParameters:
         "5 m is minutes of walking)")
     goal_position_tolerance: float = documented(0.005, "m, the walk action's goal counts as reached within this")
     goal_turn_tolerance: float = documented(0.02, "rad, the walk action's goal counts as reached within this")
+    final_tolerance: float = documented(
+        0.1, "rad: a walk goal ends SUCCESSFUL only once every joint is measured within this of the walk's last "
+        "set-point (allowed final_settle_time after it is due); else STOPPED, naming the joint (its set-points "
+        "refused or late: the robot interface's log says why)")
+    final_settle_time: float = documented(0.5, "s of robot time the joints have to reach the walk's last set-point")
     feedback_rate: float = documented(5.0, "Hz, walk action feedback")
     diagnostics_rate: float = documented(1.0, "Hz, diagnostics")
 
@@ -111,7 +116,7 @@ class WalkParameters:
                     "linear_acceleration", "angular_acceleration", "period", "preview_horizon",
                     "preview_error_weight", "preview_jerk_weight", "tilt_feedback_cutoff",
                     "cmd_vel_timeout", "goal_position_tolerance", "max_goal_distance", "max_goal_lateral",
-                    "goal_turn_tolerance", "feedback_rate", "diagnostics_rate", "send_period")
+                    "goal_turn_tolerance", "feedback_rate", "diagnostics_rate", "send_period", "final_tolerance")
         for name in positive:
             if not getattr(self, name) > 0.0:
                 raise ValueError(f"parameter {name} must be > 0, got {getattr(self, name)}")
@@ -119,7 +124,8 @@ class WalkParameters:
             if not math.isfinite(getattr(self, name)):
                 raise ValueError(f"parameter {name} must be finite, got {getattr(self, name)}")
         for name in ("foot_height", "min_foot_gap", "zmp_feedback_gain", "zmp_feedback_limit", "tilt_feedback_gain",
-                     "tilt_feedback_limit", "foot_load_threshold", "command_lead", "sensor_timeout"):
+                     "tilt_feedback_limit", "foot_load_threshold", "command_lead", "sensor_timeout",
+                     "final_settle_time"):
             if not getattr(self, name) >= 0.0:
                 raise ValueError(f"parameter {name} must be >= 0, got {getattr(self, name)}")
         if not 0.0 < self.double_support_ratio < 1.0:
