@@ -64,3 +64,21 @@ def test_a_goal_response_handled_before_send_goal_async_returns_completes_its_fu
 
 def test_goals_sent_one_after_another_are_each_answered(served):
     assert all(accepted(served) for _ in range(20))
+
+
+def test_a_client_has_its_lock_before_a_spinning_executor_can_see_it(spinning_nodes):
+    """rclpy 9.1.2 makes a new client one of its node's waitables before it creates the lock
+    the executor takes to count the client's entities: an executor spinning the node in
+    another thread could meet the client without it, raise and stop spinning. Checked at the
+    moment the node is handed the client."""
+    node, = spinning_nodes("action_client_lock_test")
+    locked_when_added = []
+    add_waitable = node.add_waitable
+
+    def watched(waitable) -> None:
+        locked_when_added.append(hasattr(waitable, "_lock"))
+        add_waitable(waitable)
+
+    node.add_waitable = watched
+    ActionClient(node, PlayMotion, "play")
+    assert locked_when_added == [True]

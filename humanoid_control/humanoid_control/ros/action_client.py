@@ -12,10 +12,16 @@ where the server answers within microseconds of the request). Upstream: ros2/rcl
 :class:`ActionClient` registers the one future, the goal's ID and its feedback callback
 under the lock the spinning thread takes each response under, in the same critical section
 as the request: the response cannot be looked at before the client knows the goal.
+
+Its construction has a race of the same family: rclpy 9.1.2 adds a new client to its node's
+waitables before it creates the client's lock, so an executor already spinning the node in
+another thread can ask the client for its entities first, raise ``AttributeError`` and stop
+spinning (seen in a test: every answer of that node lost for 30 s). The lock is made first here.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 
 from rclpy.action import ActionClient as RclpyActionClient
@@ -25,6 +31,10 @@ from rclpy.task import Future
 class ActionClient(RclpyActionClient):
     """An rclpy ActionClient whose ``send_goal_async`` returns the future its response
     completes, whichever thread spins the node."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        self._lock = threading.Lock()  # before rclpy makes the client visible to a spinning executor
+        super().__init__(*args, **kwargs)
 
     def send_goal_async(self, goal, feedback_callback: Callable | None = None, goal_uuid=None) -> Future:
         if not isinstance(goal, self._action_type.Goal):
