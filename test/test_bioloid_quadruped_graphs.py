@@ -89,3 +89,23 @@ def test_emulated_hardware_graph_serves_the_quadruped(robot_graph):
         # no IMU, no foot sensors: the model's feet on flat ground, all four level
         assert last.header.frame_id in {foot.sole for foot in model.config.feet.values()}
         assert len(last.support_polygon.points) == 4 and np.isfinite(last.stability_margin)
+
+
+def test_a_gait_whose_set_points_the_robot_refuses_ends_stopped_naming_the_joint(robot_graph):
+    """The gait controller streams open loop like the walk's: a robot that refuses every
+    trajectory it sends (the hardware node takes none ending more than 0.05 s after its
+    receipt; each the controller sends begins 0.1 s after the reading it answers) does not move, and the gait goal must not end SUCCESSFUL."""
+    from humanoid_control.nodes import with_node_parameters
+    from humanoid_hw import NODE_NAME as HW_NODE
+    from humanoid_interfaces.action import PlayGait
+
+    with emulator_process(ROBOT, 1, 1_000_000, timing=False) as port:
+        nodes = with_node_parameters(on_emulated_bus(real_nodes(ROBOT, port=port)), HW_NODE,
+                                     {"max_trajectory_duration": 0.05})
+        _graph, client = robot_graph(nodes)
+        standing = client.current_positions()
+        response = client.play_gait("trot", 1.0, 1.0, timeout=PATIENCE)
+        assert response.result.error_code == PlayGait.Result.STOPPED, response.result.error_string
+        assert "did not reach the last set-point sent" in response.result.error_string
+        now = client.current_positions()
+        assert max(abs(now[name] - standing[name]) for name in standing) < 0.05  # it never moved

@@ -344,9 +344,25 @@ class GaitControllerNode:
         while (rclpy.ok() and not playing.abandoned and self._robot_time < in_stance
                and (self.lockstep is not None or time.monotonic() - self._state_arrival <= STATE_TIMEOUT)):
             time.sleep(period)
+        short = self._short_of_the_stance(period) if playing.code == PlayGait.Result.SUCCESSFUL else None
         with self._lock:
             self._playing = None
+        if short is not None:
+            playing.code, playing.message = PlayGait.Result.STOPPED, short
         return self._result(goal_handle, playing)
+
+    def _short_of_the_stance(self, period: float) -> str | None:
+        """Which joint is how far from the last set-point sent once it is due (None: all
+        within ``final_tolerance``): :meth:`SetpointStream.short_of_the_end`."""
+        def reading() -> tuple[float, np.ndarray | None]:
+            with self._lock:
+                return self._robot_time, self._positions
+
+        def going_on() -> bool:
+            return rclpy.ok() and (self.lockstep is not None or time.monotonic() - self._state_arrival <= STATE_TIMEOUT)
+
+        return self._stream.short_of_the_end(reading, self._joints.names, self.params.final_tolerance,
+                                             self.params.final_settle_time, going_on, period)
 
     def _player(self, gait: str, frequency: float, duration: float) -> GaitPlayer:
         """The goal's gait, checked: GaitError says what is wrong with it."""

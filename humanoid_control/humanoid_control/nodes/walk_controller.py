@@ -388,29 +388,18 @@ class WalkControllerNode:
         return result
 
     def _short_of_the_stance(self, period: float) -> str | None:
-        """None once every joint is measured within ``final_tolerance`` of the walk's last
-        set-point (``final_settle_time`` of robot time allowed after it is due); else which
-        joint is how far off. The controller streams open loop: a robot that refused its
-        set-points (come too late, or too fast from where it was) would otherwise pass for
-        one that walked."""
-        deadline = self._robot_time + self.params.final_settle_time
-        while True:
+        """Which joint is how far from the walk's last set-point once it is due (None: all
+        within ``final_tolerance``): :meth:`SetpointStream.short_of_the_end`."""
+        def reading() -> tuple[float, np.ndarray | None]:
             with self._lock:
-                last, state = self.controller.last_setpoint, self._state
-            if last is None or state is None:
-                return None
-            error = np.abs(self._positions(state) - last.positions)
-            error[~np.isfinite(error)] = 0.0  # a joint read as unknown stops the walk by itself
-            worst = int(np.argmax(error))
-            if error[worst] <= self.params.final_tolerance:
-                return None
-            silent = self.lockstep is None and time.monotonic() - self._state_arrival > STATE_TIMEOUT
-            if self._robot_time >= deadline or silent or not rclpy.ok():
-                return (f"the robot did not reach the walk's final stance: {self._joints.names[worst]} "
-                        f"{error[worst]:.3f} rad from its last set-point {self.params.final_settle_time:g} s after it "
-                        f"was due (tolerance {self.params.final_tolerance:g} rad; set-points refused or late? the "
-                        "robot interface's log says why)")
-            time.sleep(period)
+                state = self._state
+            return self._robot_time, None if state is None else self._positions(state)
+
+        def going_on() -> bool:
+            return rclpy.ok() and (self.lockstep is not None or time.monotonic() - self._state_arrival <= STATE_TIMEOUT)
+
+        return self._stream.short_of_the_end(reading, self._joints.names, self.params.final_tolerance,
+                                             self.params.final_settle_time, going_on, period)
 
     def _refused(self, goal_handle, error: WalkRefusedError) -> Walk.Result:
         goal_handle.abort()

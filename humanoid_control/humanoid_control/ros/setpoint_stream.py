@@ -8,12 +8,16 @@ and balance monitor like any controller's.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable, Sequence
+
+import numpy as np
 from rclpy.node import Node
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from humanoid_control.ros import topics
 from humanoid_control.ros.ros_time import to_duration, to_time
-from humanoid_core.loop import Batch, Setpoint, SetpointBatcher
+from humanoid_core.loop import Batch, Setpoint, SetpointBatcher, farthest_joint
 
 
 class SetpointStream:
@@ -51,3 +55,28 @@ class SetpointStream:
             point.time_from_start = to_duration(setpoint.stamp - batch.start)
             msg.points.append(point)
         self._publisher.publish(msg)
+
+    def short_of_the_end(self, reading: Callable[[], tuple[float, np.ndarray | None]], names: Sequence[str],
+                         tolerance: float, settle: float, going_on: Callable[[], bool], period: float) -> str | None:
+        """Once the last set-point sent is due: None when every joint is measured within
+        ``tolerance`` (rad) of it, allowed ``settle`` s of robot time; else which joint is
+        how far off. ``reading``: the robot's time and measured positions (canonical order);
+        ``going_on``: False stops the wait (the robot silent, the node shutting down). The
+        controllers stream open loop: a robot that refused their set-points (come too late,
+        too fast from where it stood, too long) would otherwise pass for one that moved."""
+        target = self.batcher.last_sent
+        if target is None:
+            return None
+        deadline = reading()[0] + settle
+        while True:
+            now, measured = reading()
+            if measured is None:
+                return None
+            joint, error = farthest_joint(measured, target.positions)
+            if error <= tolerance:
+                return None
+            if now >= deadline or not going_on():
+                return (f"the robot did not reach the last set-point sent: {names[joint]} {error:.3f} rad from it "
+                        f"{settle:g} s after it was due (tolerance {tolerance:g} rad; set-points refused or late? "
+                        "the robot interface's log says why)")
+            time.sleep(period)

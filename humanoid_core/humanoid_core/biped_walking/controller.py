@@ -269,11 +269,6 @@ class WalkController:
         return (self.phase is not Phase.IDLE or self._pending_velocity is not None
                 or (self.goal is not None and self.goal.state is GoalState.PENDING))
 
-    @property
-    def last_setpoint(self) -> Setpoint | None:
-        """The set-point computed last (at rest in the stance once a walk has ended)."""
-        return self._last
-
     def progress(self, goal: WalkGoal | None = None) -> Pose2:
         """Where the centre of the landed feet is relative to where ``goal`` (default: the
         goal in hand) started (the identity before it started)."""

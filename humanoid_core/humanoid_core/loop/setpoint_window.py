@@ -94,6 +94,7 @@ class SetpointBatcher:
         self.ahead: list[Setpoint] = []  # computed, not yet due
         self.sent_at = -math.inf  # robot time of the last trajectory sent
         self.sent_until = -math.inf  # robot time of its last point
+        self.last_sent: Setpoint | None = None  # its last point
 
     def add(self, setpoint: Setpoint, final: bool) -> None:
         """A newly computed set-point (``final``: the motion's last, at rest, which replaces
@@ -142,4 +143,14 @@ class SetpointBatcher:
                                         -self._velocity_limit, self._velocity_limit)
         self.sent_at = now
         self.sent_until = ahead[-1].stamp
+        self.last_sent = ahead[-1]
         return Batch(now + TRAJECTORY_DELAY, list(ahead), velocities)
+
+
+def farthest_joint(measured: np.ndarray, target: np.ndarray) -> tuple[int, float]:
+    """The joint (index) measured farthest from ``target``, and how far (rad); a joint read
+    as unknown (NaN) is left out (its staleness is reported by itself)."""
+    error = np.abs(np.asarray(measured, dtype=float) - target)
+    error[~np.isfinite(error)] = 0.0
+    worst = int(np.argmax(error))
+    return worst, float(error[worst])

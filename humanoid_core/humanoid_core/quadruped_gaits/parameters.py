@@ -41,16 +41,22 @@ class GaitControllerParameters:
     transition_speed: float = documented(
         1.0, "rad/s, the fastest a joint moves in the lead-in and the return to the stance")
     stance: str = documented("home", "named pose (robot.yaml) the robot stands in after a gait")
+    final_tolerance: float = documented(
+        0.1, "rad: a gait goal ends SUCCESSFUL only once every joint is measured within this of the last set-point "
+        "sent (allowed final_settle_time after it is due); else STOPPED, naming the joint (its set-points refused "
+        "or late: the robot interface's log says why)")
+    final_settle_time: float = documented(0.5, "s of robot time the joints have to reach the last set-point sent")
     feedback_rate: float = documented(5.0, "Hz, play_gait action feedback")
     diagnostics_rate: float = documented(1.0, "Hz, diagnostics")
 
     def __post_init__(self) -> None:
         for name in ("period", "send_period", "start_duration", "stop_duration", "transition_speed",
-                     "feedback_rate", "diagnostics_rate"):
+                     "feedback_rate", "diagnostics_rate", "final_tolerance"):
             if not getattr(self, name) > 0.0:
                 raise ValueError(f"parameter {name} must be > 0, got {getattr(self, name)}")
-        if not self.command_lead >= 0.0:
-            raise ValueError(f"parameter command_lead must be >= 0, got {self.command_lead}")
+        for name in ("command_lead", "final_settle_time"):
+            if not getattr(self, name) >= 0.0:
+                raise ValueError(f"parameter {name} must be >= 0, got {getattr(self, name)}")
 
     @property
     def timing(self) -> RunTiming:
