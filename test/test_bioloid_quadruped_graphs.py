@@ -94,7 +94,8 @@ def test_emulated_hardware_graph_serves_the_quadruped(robot_graph):
 def test_a_gait_whose_set_points_the_robot_refuses_ends_stopped_naming_the_joint(robot_graph):
     """The gait controller streams open loop like the walk's: a robot that refuses every
     trajectory it sends (the hardware node takes none ending more than 0.05 s after its
-    receipt; each the controller sends begins 0.1 s after the reading it answers) does not move, and the gait goal must not end SUCCESSFUL."""
+    receipt; each the controller sends begins 0.1 s after the reading it answers) does not
+    move, and the gait goal must not end SUCCESSFUL."""
     from humanoid_control.nodes import with_node_parameters
     from humanoid_hw import NODE_NAME as HW_NODE
     from humanoid_interfaces.action import PlayGait
