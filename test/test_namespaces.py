@@ -88,7 +88,8 @@ def test_a_namespaced_node_gets_its_namespace_and_its_robot_s_clock():
 
 @pytest.mark.parametrize("verb", [["sim", "--robot", ROBOT], ["real", "--robot", ROBOT, "--emulate"],
                                   ["walk", "--robot", ROBOT, "--distance", "0.1"], ["view"],
-                                  ["record", "--output", "/nonexistent/bag"]])
+                                  ["record", "--output", "/nonexistent/bag"], ["demo"], ["push", "--robot", ROBOT],
+                                  ["getup", "--robot", ROBOT]])
 def test_the_commands_refuse_an_invalid_namespace_in_one_line(verb):
     result = entry_point(*verb, "--namespace", "2robots")
     assert result.returncode == 2, result.stderr

@@ -190,6 +190,7 @@ def run_demo(client, robot: str = "hoap2") -> DemoSummary:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from humanoid_control.ros import add_namespace_option
     from humanoid_sim import params_file, physics_profiles
 
     parser.add_argument("--real-time-factor", type=non_negative_number, default=None,
@@ -202,6 +203,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="then walk M metres forward through the walk action and print what the walk achieved "
                              "(humanoid walk's measurements)")
     parser.add_argument("--gui", action="store_true", help="show the PyBullet window (needs a display)")
+    add_namespace_option(parser, "run the robot's graph under NAME (beside other robots on the DDS domain; "
+                                 "refused when a robot already runs there)")
     physics_profiles.add_argument(parser)
     params_file.add_argument(parser)
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -209,6 +212,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from humanoid_bringup import free_namespace
     from humanoid_control.ros import RobotClient
     from humanoid_core.processes import Graph
     from humanoid_sim import sim_nodes
@@ -221,14 +225,15 @@ def run(args: argparse.Namespace) -> int:
 
     physics_profiles.chosen("hoap2", args.physics)
     params = params_file.chosen("hoap2", args.params)
+    namespace = free_namespace(args.namespace)
     log_dir = args.log_dir or Path(tempfile.mkdtemp(prefix="humanoid_demo_"))
     real_time_factor = args.real_time_factor
     if real_time_factor is None:
         real_time_factor = 1.0 if args.walk is not None and not args.lockstep else 0.0
     print(f"starting the HOAP-2 simulation (logs: {log_dir}) ...", flush=True)
     nodes = sim_nodes("hoap2", gui=args.gui, real_time_factor=real_time_factor, physics_profile=args.physics,
-                      params_file=params, lockstep=args.lockstep, participants=(CLIENT,))
-    with Graph(nodes, log_dir=log_dir), RobotClient(CLIENT, lockstep=args.lockstep) as client:
+                      params_file=params, lockstep=args.lockstep, participants=(CLIENT,), namespace=namespace)
+    with Graph(nodes, log_dir=log_dir), RobotClient(CLIENT, namespace=namespace, lockstep=args.lockstep) as client:
         summary = run_demo(client)
         walked = None
         if args.walk is not None and summary.succeeded and not summary.fell:

@@ -230,6 +230,7 @@ def text(report: dict) -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from humanoid_control.ros import add_namespace_option
     from humanoid_core import integer_in, new_folder, positive_number
     from humanoid_sim import physics_profiles
 
@@ -250,6 +251,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--motions", type=Path, default=None, metavar="DIR",
                         help="play the get-up motions getup_<side>.yaml of this folder instead of the robot's "
                              "library (the fall manager's getup_directory): to try a motion of your own")
+    add_namespace_option(parser, "run the robot's graph under NAME (beside other robots on the DDS domain; "
+                                 "refused when a robot already runs there)")
     physics_profiles.add_argument(parser)
     parser.add_argument("--record", type=new_folder, default=None, metavar="BAG",
                         help="record the run into this new bag (humanoid plot draws its current over time)")
@@ -258,7 +261,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from humanoid_bringup import with_recorder
+    from humanoid_bringup import free_namespace, with_recorder
     from humanoid_control.nodes import FALL_MANAGER, with_node_parameters
     from humanoid_control.ros import RobotClient
     from humanoid_core import UsageError
@@ -269,14 +272,17 @@ def run(args: argparse.Namespace) -> int:
     if args.motions is not None and not args.motions.is_dir():
         raise UsageError(f"--motions {args.motions}: not a folder")
     starts = list(dict.fromkeys(args.starts or ["back", "belly"]))
+    namespace = free_namespace(args.namespace)
     log_dir = args.log_dir or Path(tempfile.mkdtemp(prefix="humanoid_getup_"))
     out = sys.stderr if args.json else sys.stdout
     print(f"starting the {args.robot} simulation (logs: {log_dir}) ...", file=out, flush=True)
     # the recorder, hosted in the graph's container, answers the lockstep with the container
-    nodes = sim_nodes(args.robot, real_time_factor=0.0, lockstep=True, auto_getup=True, physics_profile=args.physics)
+    nodes = sim_nodes(args.robot, real_time_factor=0.0, lockstep=True, auto_getup=True, physics_profile=args.physics,
+                      namespace=namespace)
     if args.motions is not None:
         nodes = with_node_parameters(nodes, FALL_MANAGER, {"getup_directory": str(args.motions.resolve())})
-    with Graph(with_recorder(nodes, args.record, lockstep=True), log_dir=log_dir), RobotClient(CLIENT) as client:
+    with Graph(with_recorder(nodes, args.record, lockstep=True), log_dir=log_dir), \
+            RobotClient(CLIENT, namespace=namespace) as client:
         client.wait_for_joint_states(WAIT)
         report = measure(client, args.robot, starts, args, progress=lambda line: print(line, file=out, flush=True))
     print(json.dumps(report, indent=2) if args.json else text(report))

@@ -341,6 +341,7 @@ def measure(client, robot: str, iterations: int, duration: float, watch: float, 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from humanoid_control.ros import add_namespace_option
     from humanoid_core import integer_in, new_folder, positive_number
     from humanoid_description import ROBOTS
     from humanoid_sim import physics_profiles
@@ -359,6 +360,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="s of robot time from the walk goal to the push in walking trials (default 2)")
     parser.add_argument("--no-walking", dest="walking", action="store_false",
                         help="standing trials only (the quadruped has no walk: standing only anyway)")
+    add_namespace_option(parser, "run the robot's graph under NAME (beside other robots on the DDS domain; "
+                                 "refused when a robot already runs there)")
     physics_profiles.add_argument(parser)
     parser.add_argument("--json", action="store_true", help="print the measurements as JSON")
     parser.add_argument("--log-dir", type=new_folder, default=None, help="keep the nodes' logs here")
@@ -367,6 +370,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import sys
 
+    from humanoid_bringup import free_namespace
     from humanoid_control.ros import RobotClient
     from humanoid_core import UsageError
     from humanoid_core.biped_walking import walking_robot
@@ -378,14 +382,16 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--push-duration must be at most {limits.max_duration:g} s (push.max_duration), "
                          f"got {args.push_duration:g}")
     physics_profiles.chosen(args.robot, args.physics)
+    namespace = free_namespace(args.namespace)
     log_dir = args.log_dir or Path(tempfile.mkdtemp(prefix="humanoid_push_"))
     print(f"starting the {args.robot} simulation (logs: {log_dir}) ...", file=sys.stderr if args.json else sys.stdout,
           flush=True)
     walking = args.walking and walking_robot(args.robot)
     nodes = sim_nodes(args.robot, real_time_factor=0.0, lockstep=True, participants=(CLIENT,),
                       walk_controller=walking, gait_controller=False, self_collision_checker=False,
-                      physics_profile=args.physics, auto_getup=False)  # each trial starts from a reset
-    with Graph(nodes, log_dir=log_dir), RobotClient(CLIENT, lockstep=True) as client:
+                      physics_profile=args.physics, auto_getup=False,  # each trial starts from a reset
+                      namespace=namespace)
+    with Graph(nodes, log_dir=log_dir), RobotClient(CLIENT, namespace=namespace, lockstep=True) as client:
         report = measure(client, args.robot, args.iterations, args.push_duration, args.watch, args.walk_lead,
                          walking, progress=lambda line: print(line, file=sys.stderr, flush=True))
     print(json.dumps(report.as_dict(), indent=2) if args.json else report.text())
