@@ -93,8 +93,12 @@ class SetpointBatcher:
         self.warn = warn
         self.ahead: list[Setpoint] = []  # computed, not yet due
         self.sent_at = -math.inf  # robot time of the last trajectory sent
-        self.sent_until = -math.inf  # robot time of its last point
         self.last_sent: Setpoint | None = None  # its last point
+
+    @property
+    def sent_until(self) -> float:
+        """Robot time of the last set-point sent (-inf before the first trajectory)."""
+        return -math.inf if self.last_sent is None else self.last_sent.stamp
 
     def add(self, setpoint: Setpoint, final: bool) -> None:
         """A newly computed set-point (``final``: the motion's last, at rest, which replaces
@@ -142,7 +146,6 @@ class SetpointBatcher:
                 velocities[k] = np.clip((after.positions - before.positions) / (after.stamp - before.stamp),
                                         -self._velocity_limit, self._velocity_limit)
         self.sent_at = now
-        self.sent_until = ahead[-1].stamp
         self.last_sent = ahead[-1]
         return Batch(now + TRAJECTORY_DELAY, list(ahead), velocities)
 
