@@ -22,6 +22,11 @@ export ROS_AUTOMATIC_DISCOVERY_RANGE="${ROS_AUTOMATIC_DISCOVERY_RANGE:-LOCALHOST
 # DDS sockets on the loopback interface and shared memory only (the discovery range alone
 # limits peers, not the interfaces sockets are bound to); README.md: "DDS on a network".
 export FASTDDS_DEFAULT_PROFILES_FILE="${FASTDDS_DEFAULT_PROFILES_FILE:-$_humanoid_root/humanoid_bringup/config/dds/fastdds_loopback.xml}"
+# Python caches each module's bytecode (in __pycache__ beside it) the first time it imports it.
+# Some environments set PYTHONDONTWRITEBYTECODE, and then every interpreter compiles every module
+# it imports again: a simulated graph's four processes spent 9 CPU-seconds starting instead of 4
+# (docs/graph_cost.md, "Bytecode"), and the suite starts a few hundred of them.
+unset PYTHONDONTWRITEBYTECODE
 # One BLAS thread per process, as every node runs (humanoid_core.processes.run_tethered):
 # the tests, benchmarks and in-process experiments too (docs/ros_and_dds.md, "One BLAS thread").
 export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}"

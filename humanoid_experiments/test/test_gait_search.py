@@ -127,14 +127,16 @@ def test_an_interrupted_search_resumes_to_the_same_result(on_ray, tmp_path):
 
 def test_a_killed_search_leaves_no_ray_process_and_resumes(tmp_path):
     output = tmp_path / "killed"
-    process = subprocess.Popen(["humanoid", "optimize-gait", "--particles", "2", "--iterations", "50", "--seconds", "1",
-                                "--workers", "1", "--output", str(output)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    log = tmp_path / "search.log"
+    with log.open("w") as stderr:
+        process = subprocess.Popen(["humanoid", "optimize-gait", "--particles", "2", "--iterations", "50",
+                                    "--seconds", "1", "--workers", "1", "--output", str(output)],
+                                   stdout=subprocess.DEVNULL, stderr=stderr)
     directory = SearchDirectory(output)
     deadline = time.monotonic() + 300
     while not directory.state_path.exists() and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert process.poll() is None, "the search ended before it could be killed"
+    assert process.poll() is None, f"the search ended before it could be killed: {log.read_text()[-3000:]}"
     process.kill()
     process.wait(timeout=30)
     assert wait_until_gone(process.pid) == []

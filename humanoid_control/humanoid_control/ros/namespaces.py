@@ -92,9 +92,12 @@ def robot_publishers(namespace: str, wait: float, settle: float = 1.0) -> list[s
     """The nodes that publish ``joint_states`` in ``namespace`` (a robot is running there), as
     the graph shows them: what refuses a second robot into one namespace before anything is
     started. DDS has no moment at which discovery is complete, so the graph is watched until a
-    publisher shows with its node's name, or the nodes discovered have not changed for
-    ``settle`` seconds since the first one showed, or ``wait`` seconds passed: a robot
-    discovered later than that is missed."""
+    publisher shows with its node's name, or ``wait`` seconds passed, or (the common case of a
+    free namespace) nodes were discovered, none of them in ``namespace``, and they have not
+    changed for ``settle`` seconds. A node seen in ``namespace`` keeps the watch to ``wait``:
+    each of a robot's processes is discovered on its own, and under load the one publishing
+    ``joint_states`` came seconds after its neighbours. A robot discovered later than
+    ``wait`` is missed."""
     import rclpy
     from rclpy.node import Node
 
@@ -105,14 +108,14 @@ def robot_publishers(namespace: str, wait: float, settle: float = 1.0) -> list[s
         node = Node("humanoid_namespace_probe", context=context, start_parameter_services=False,
                     enable_rosout=False)
         try:
-            return _watch(node, topic, wait, settle)
+            return _watch(node, topic, namespace, wait, settle)
         finally:
             node.destroy_node()
     finally:
         rclpy.shutdown(context=context)
 
 
-def _watch(node, topic: str, wait: float, settle: float) -> list[str]:
+def _watch(node, topic: str, namespace: str, wait: float, settle: float) -> list[str]:
     """:func:`robot_publishers`' look at the graph through ``node``."""
     now = time.monotonic()
     deadline, seen, changed = now + wait, frozenset(), now
@@ -127,6 +130,13 @@ def _watch(node, topic: str, wait: float, settle: float) -> list[str]:
         nodes = frozenset(node.get_node_names_and_namespaces()) - {own}
         if nodes != seen:
             seen, changed = nodes, now
-        if now >= deadline or (seen and not found and now - changed >= settle):
+        inside = any(_within(node_namespace, namespace) for _name, node_namespace in seen)
+        if now >= deadline or (seen and not found and not inside and now - changed >= settle):
             return sorted({name if _UNKNOWN_NODE not in name else "a node not named yet" for name in found})
         time.sleep(0.05)
+
+
+def _within(node_namespace: str, namespace: str) -> bool:
+    """Whether a node in ``node_namespace`` lives in ``namespace`` (or below it)."""
+    inner = namespace.rstrip("/")
+    return node_namespace == inner or node_namespace.startswith(f"{inner}/")
