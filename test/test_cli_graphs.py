@@ -3,7 +3,14 @@ interrupted or for a duration, and their nodes never outlive them (killed outrig
 hung up, the launcher takes its nodes with it; a hardware node leaves the servos in
 the configured safe state). A node other than the driver that dies does not stop the
 robot: it is reported and restarted while the driver holds; the driver's death ends
-the graph."""
+the graph.
+
+A graph start costs seconds of CPU (the node processes' imports, the model, discovery), so
+each graph here serves every check it can: a signal ends a graph, so each signal case has a
+graph of its own, on the Bioloid (the lightest robot; what the launcher does with a signal
+is the same for every robot), except SIGINT, which ends the recorder test's graph; the
+hardware tests share one ``humanoid emulate`` (a user keeps it running across graphs, and
+each test reads the Torque Enable its own graph set)."""
 
 import contextlib
 import os
@@ -31,22 +38,6 @@ PATIENCE = 60.0
 pytestmark = pytest.mark.system
 
 
-@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
-def test_humanoid_sim_runs_until_interrupted_and_stops_cleanly(stop):
-    process = subprocess.Popen(["humanoid", "sim", "--robot", "hoap2"], stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True)
-    try:
-        with RobotClient("sim_cli_client") as client:
-            client.wait_for_joint_states(60.0)
-            client.wait_until(client.now() + 1.0)
-            assert process.poll() is None  # still running: no duration given
-        process.send_signal(stop)
-        assert process.wait(timeout=30) == 0
-    finally:
-        if process.poll() is None:
-            process.kill()
-
-
 def test_humanoid_sim_duration_ends_it():
     result = subprocess.run(["humanoid", "sim", "--robot", "bioloid", "--duration", "2",
                              "--real-time-factor", "0"], capture_output=True, text=True, timeout=300)
@@ -69,9 +60,9 @@ def children(pid: int) -> list[int]:
 
 
 @contextlib.contextmanager
-def launched(command: list[str], node_count: int) -> Iterator[tuple[subprocess.Popen, list[int]]]:
-    """A ``humanoid`` graph command serving, and its node processes; whatever is left of it is
-    killed at the end."""
+def launched(command: list[str], node_count: int) -> Iterator[tuple[subprocess.Popen, list[int], RobotClient]]:
+    """A ``humanoid`` graph command serving, its node processes, and a client that has received
+    its joint_states; whatever is left of it is killed at the end."""
     log = tempfile.TemporaryFile("w+")  # noqa: SIM115 - closed below
     launcher = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     launcher.log = log  # type: ignore[attr-defined]  # what the launcher and its nodes printed
@@ -79,9 +70,9 @@ def launched(command: list[str], node_count: int) -> Iterator[tuple[subprocess.P
     try:
         with RobotClient("lifetime_client") as client:
             client.wait_for_joint_states(60.0)
-        nodes = poll_until(lambda: (found := children(launcher.pid)) and len(found) == node_count and found,
-                           f"{node_count} node processes", PATIENCE)
-        yield launcher, nodes
+            nodes = poll_until(lambda: (found := children(launcher.pid)) and len(found) == node_count and found,
+                               f"{node_count} node processes", PATIENCE)
+            yield launcher, nodes, client
     except BaseException:
         log.seek(0)
         print(f"----- output of {' '.join(command)} -----\n{log.read()[-6000:]}")
@@ -95,21 +86,27 @@ def launched(command: list[str], node_count: int) -> Iterator[tuple[subprocess.P
 
 
 def stop_launcher(launcher: subprocess.Popen, nodes: list[int], kill: signal.Signals) -> None:
-    """Send ``kill`` to the launcher alone, then wait until none of its nodes is left."""
+    """Send ``kill`` to the launcher alone, then wait until none of its nodes is left. SIGINT and
+    SIGTERM stop it cleanly (exit status 0)."""
     os.kill(launcher.pid, kill)
     code = launcher.wait(PATIENCE)
     launcher.log.seek(0)
     if kill == signal.SIGKILL:
         assert code == -signal.SIGKILL
+    elif kill in (signal.SIGINT, signal.SIGTERM):  # the user's stop: the launcher stopped its nodes, exit 0
+        assert code == 0, launcher.log.read()[-3000:]
     else:  # handled: the launcher stopped its nodes and exited by itself (1: a node had to be terminated)
         assert code in (0, 1), launcher.log.read()[-3000:]
     poll_until(lambda: not any(is_running(pid) for pid in nodes),
                f"every node process gone after {kill.name} to the launcher", PATIENCE)
 
 
-@pytest.mark.parametrize("kill", [signal.SIGKILL, signal.SIGHUP])
-def test_simulation_nodes_die_with_humanoid_sim(kill):
-    with launched(["humanoid", "sim", "--robot", "bioloid"], len(sim_nodes("bioloid"))) as (launcher, nodes):
+@pytest.mark.parametrize("kill", [signal.SIGTERM, signal.SIGKILL, signal.SIGHUP])
+def test_humanoid_sim_serves_until_signalled_and_its_nodes_die_with_it(kill):
+    """No duration given: it serves until a signal ends it (SIGINT: the recorder test's end)."""
+    with launched(["humanoid", "sim", "--robot", "bioloid"], len(sim_nodes("bioloid"))) as (launcher, nodes, client):
+        client.wait_until(client.now() + 1.0)
+        assert launcher.poll() is None  # still running: no duration given
         stop_launcher(launcher, nodes, kill)
 
 
@@ -141,24 +138,28 @@ class Emulator:
         self.process.wait(PATIENCE)
 
 
+@pytest.fixture(scope="module")
+def emulator(tmp_path_factory) -> Iterator[Emulator]:
+    """One ``humanoid emulate`` for the module's hardware graphs, each started on its port in turn."""
+    emulator = Emulator(tmp_path_factory.mktemp("bus") / "ttyDXL")
+    yield emulator
+    emulator.stop()
+
+
 @pytest.mark.parametrize("kill", [signal.SIGKILL, signal.SIGHUP])
-def test_hardware_nodes_die_with_humanoid_real_and_leave_the_servos_limp(tmp_path, kill):
+def test_hardware_nodes_die_with_humanoid_real_and_leave_the_servos_limp(emulator, kill):
     """The servos' Torque Enable, read from the emulator serving the bus: on while the node
     serves, off once the launcher was killed (on_shutdown: limp, the shipped policy)."""
-    emulator = Emulator(tmp_path / "ttyDXL")
-    try:
-        command = ["humanoid", "real", "--robot", "bioloid", "--port", emulator.port]
-        with launched(command, len(real_nodes("bioloid"))) as (launcher, nodes):
-            assert emulator.torques() == [1] * 18
-            stop_launcher(launcher, nodes, kill)
-            poll_until(lambda: emulator.torques() == [0] * 18, "every servo limp", PATIENCE)
-    finally:
-        emulator.stop()
+    command = ["humanoid", "real", "--robot", "bioloid", "--port", emulator.port]
+    with launched(command, len(real_nodes("bioloid"))) as (launcher, nodes, _client):
+        assert emulator.torques() == [1] * 18
+        stop_launcher(launcher, nodes, kill)
+        poll_until(lambda: emulator.torques() == [0] * 18, "every servo limp", PATIENCE)
 
 
 def test_the_emulator_and_the_nodes_die_with_humanoid_real_emulate():
     command = ["humanoid", "real", "--robot", "bioloid", "--emulate"]
-    with launched(command, len(real_nodes("bioloid")) + 1) as (launcher, children_):
+    with launched(command, len(real_nodes("bioloid")) + 1) as (launcher, children_, _client):
         stop_launcher(launcher, children_, signal.SIGKILL)
 
 
@@ -220,26 +221,20 @@ def kill_the_driver_and_see_the_graph_end(launcher: subprocess.Popen, driver: st
     poll_until(lambda: not any(is_running(pid) for pid in nodes), "every node process gone", PATIENCE)
 
 
-def test_a_dying_observer_leaves_the_real_robot_held_and_comes_back(tmp_path):
+def test_a_dying_observer_leaves_the_real_robot_held_and_comes_back(emulator):
     """On the emulated bus: the servos' Torque Enable stays on while the balance monitor is
     killed and restarted; killing the hardware node then ends the graph."""
-    emulator = Emulator(tmp_path / "ttyDXL")
-    try:
-        command = ["humanoid", "real", "--robot", "bioloid", "--port", emulator.port]
-        with launched(command, len(real_nodes("bioloid"))) as (launcher, nodes), \
-                RobotClient("observer_death_client") as client:
-            assert emulator.torques() == [1] * 18
-            kill_the_monitor_and_see_it_back(launcher, nodes, client)
-            assert emulator.torques() == [1] * 18  # held all along: the hardware node never stopped
-            client.wait_for_joint_states(PATIENCE)
-            kill_the_driver_and_see_the_graph_end(launcher, "humanoid_hw")
-    finally:
-        emulator.stop()
+    command = ["humanoid", "real", "--robot", "bioloid", "--port", emulator.port]
+    with launched(command, len(real_nodes("bioloid"))) as (launcher, nodes, client):
+        assert emulator.torques() == [1] * 18
+        kill_the_monitor_and_see_it_back(launcher, nodes, client)
+        assert emulator.torques() == [1] * 18  # held all along: the hardware node never stopped
+        client.wait_for_joint_states(PATIENCE)
+        kill_the_driver_and_see_the_graph_end(launcher, "humanoid_hw")
 
 
 def test_a_dying_observer_leaves_the_simulation_running_and_comes_back():
-    with launched(["humanoid", "sim", "--robot", "bioloid"], len(sim_nodes("bioloid"))) as (launcher, nodes), \
-            RobotClient("observer_death_client") as client:
+    with launched(["humanoid", "sim", "--robot", "bioloid"], len(sim_nodes("bioloid"))) as (launcher, nodes, client):
         kill_the_monitor_and_see_it_back(launcher, nodes, client)
         kill_the_driver_and_see_the_graph_end(launcher, "humanoid_sim")
 
@@ -247,14 +242,14 @@ def test_a_dying_observer_leaves_the_simulation_running_and_comes_back():
 def test_a_dying_recorder_leaves_a_readable_bag_and_the_robot_running(tmp_path):
     """``--record``: the recorder is hosted in the graph's container; killed outright with it,
     the recorder is not started again (a new process cannot finish its bag): the launcher makes
-    what it wrote readable at once, restarts the container without it, and the graph goes on."""
+    what it wrote readable at once, restarts the container without it, and the graph goes on,
+    serving (no duration given) until SIGINT (Ctrl-C) stops it cleanly and its nodes with it."""
     from humanoid_tools.recording import Bag
     from humanoid_tools.recording.reindex import reindex
 
     bag = tmp_path / "run"
     command = ["humanoid", "sim", "--robot", "bioloid", "--record", str(bag)]
-    with launched(command, len(sim_nodes("bioloid"))) as (launcher, nodes), \
-            RobotClient("recorder_death_client") as client:
+    with launched(command, len(sim_nodes("bioloid"))) as (launcher, nodes, client):
         def joint_states_on_disk() -> int:
             """joint_states in what the recorder has written so far: a copy of the bag, made whole."""
             copy = Path(tempfile.mkdtemp(prefix="copy", dir=tmp_path))

@@ -5,6 +5,13 @@ node is the real ``humanoid_hw.hw_node`` in its own process, watched only throug
 robot interface (joint_states, diagnostics, follow_joint_trajectory), as a user sees it.
 Each fault must produce the behaviour the driver documents (humanoid_hw/driver.py) and
 leave the other joints served. Every wait polls the expected condition with a deadline.
+
+The faults injected while the node runs share one node on one emulated bus (a node start
+costs seconds of imports and discovery): each such test leaves the bus whole, counts from
+what it found, and touches servos no other test touches; the servo errors, whose shut-down
+servos stay off until the node restarts, come last. Start-up and shutdown get a node each.
+The diagnostics are published at 10 Hz instead of the shipped 1 Hz, so that a wait on a
+reported change ends a tenth of a second after the change, not up to a second.
 """
 
 from __future__ import annotations
@@ -37,6 +44,11 @@ PATIENCE = 30.0
 LATENCY_TIMER_MS = 50
 RETRIES = 3
 REOPEN_BACKOFF = (0.1, 2.0)
+#: Hz of the node's diagnostics (shipped: 1 Hz).
+DIAGNOSTICS_RATE = 10.0
+#: How often the shared node asks a stale servo again (s): a stale report lasts at least this
+#: long, ten diagnostics periods, so that it cannot fall between two of them.
+STALE_PROBE_PERIOD = 1.0
 #: How close a moved joint must end to its goal: the interface's goal tolerance.
 GOAL_TOLERANCE = 0.05
 
@@ -56,8 +68,28 @@ def emulator(tmp_path: Path) -> Iterator[BusEmulator]:
 def hw_node(port: str, **parameters: object) -> NodeSpec:
     """The hardware node of the real-robot graph (alone) on ``port``, with bus parameters overridden."""
     bus = {"latency_timer_ms": LATENCY_TIMER_MS, "retries": RETRIES,
-           "reopen_backoff_initial": REOPEN_BACKOFF[0], "reopen_backoff_max": REOPEN_BACKOFF[1]}
+           "reopen_backoff_initial": REOPEN_BACKOFF[0], "reopen_backoff_max": REOPEN_BACKOFF[1],
+           "diagnostics_rate": DIAGNOSTICS_RATE}
     return hw_node_spec(ROBOT, {"port": port} | bus | parameters)
+
+
+@pytest.fixture(scope="class")
+def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[BusEmulator, Graph, RobotClient]]:
+    """One emulated bus and one hardware node serving it, for the faults injected while it runs;
+    stopped when the class's tests are done (before the module's other tests start their own)."""
+    where = tmp_path_factory.mktemp("running")
+    emulator = BusEmulator(robot_servos(ROBOT, 1), link=where / "ttyDXL").start()
+    graph = Graph([hw_node(emulator.port, stale_probe_period=STALE_PROBE_PERIOD)], log_dir=where / "logs")
+    try:
+        graph.start()
+        with RobotClient("test_client") as client:
+            client.wait_for_joint_states(60.0)
+            yield emulator, graph, client
+    finally:
+        codes = graph.stop()
+        emulator.stop()
+        print(f"----- log of humanoid_hw (exit {codes.get('humanoid_hw')}) -----\n"
+              f"{graph.log_text('humanoid_hw')[-4000:]}")
 
 
 # -- what a user sees: diagnostics, joint_states, goals ------------------------------------
@@ -154,95 +186,99 @@ def backoff_attempts(window: float, initial: float, maximum: float) -> int:
 
 
 # -- faults while running --------------------------------------------------------------------
-def test_a_silent_servo_is_stale_while_the_others_keep_following_and_it_recovers(
-        emulator: BusEmulator, robot_graph: RobotGraph) -> None:
-    """A servo unplugged mid-run must cost its joint only: named in diagnostics, the rest still served."""
-    _graph, client = robot_graph([hw_node(emulator.port)])
-    last_known = client.positions()["r_shoulder_roll"]
-    emulator.silence(3)  # r_shoulder_roll
-    stale = joint_status_where(client, "r_shoulder_roll", lambda s: s.level == DiagnosticStatus.STALE, "stale")
-    assert "r_shoulder_roll" in stale.message and "ID 3" in stale.message and values(stale)["id"] == "3"
-    assert_joint_states_keep_coming(client)
-    # joint_states say it too: the silent joint's reading is unknown (NaN), the others are fresh values
-    msg = client.wait_for_joint_states(PATIENCE)
-    index = list(msg.name).index("r_shoulder_roll")
-    assert all(math.isnan(values[index]) for values in (msg.position, msg.velocity, msg.effort))
-    assert all(math.isfinite(v) for i, v in enumerate(msg.position) if i != index)
-    assert_moves(client, "r_elbow", 0.4)
-    # a goal that needs the silent servo cannot succeed
-    refused = move(client, "r_shoulder_roll", 0.3, start=last_known)
-    assert refused.error_code == FollowJointTrajectory.Result.DRIVER_FAILURE
-    assert "r_shoulder_roll" in refused.error_string
-    emulator.silence(3, False)
-    joint_status_where(client, "r_shoulder_roll",
-                       lambda s: s.level == DiagnosticStatus.OK and values(s)["recoveries"] == "1", "recovered")
-    assert_moves(client, "r_shoulder_roll", 0.3)
+Running = tuple[BusEmulator, Graph, RobotClient]
 
 
-def test_corrupted_answers_are_retried_within_the_bound_and_reported(
-        emulator: BusEmulator, robot_graph: RobotGraph) -> None:
-    """Noise on the bus costs retries, not joints, up to ``retries``; one more bad answer and the joint goes stale."""
-    # Stale joints are asked again every 2 s here, so that a stale report outlives a 1 Hz diagnostics period.
-    _graph, client = robot_graph([hw_node(emulator.port, stale_probe_period=2.0)])
-    before = int(values(bus_status_where(client, lambda s: True, "published"))["corrupt_packets"])
+class TestFaultsWhileRunning:
+    """Faults injected into the bus of one running node (the class's ``running`` fixture)."""
 
-    emulator.corrupt_replies(RETRIES, servo_id=4)  # l_shoulder_roll: the last retry gets through
-    report = bus_status_where(client, lambda s: int(values(s)["corrupt_packets"]) > before, "corruption counted")
-    assert report.level == DiagnosticStatus.WARN and "corrupt" in report.message
-    bus_status_where(client, lambda s: int(values(s)["corrupt_packets"]) == before + RETRIES, "all counted")
-    assert int(values(bus_status(client))["retries"]) >= RETRIES
-    assert values(joint_status(client, "l_shoulder_roll"))["recoveries"] == "0"  # never lost
+    def test_a_silent_servo_is_stale_while_the_others_keep_following_and_it_recovers(self, running: Running) -> None:
+        """A servo unplugged mid-run must cost its joint only: named in diagnostics, the rest still served."""
+        emulator, _graph, client = running
+        last_known = client.positions()["r_shoulder_roll"]
+        emulator.silence(3)  # r_shoulder_roll
+        stale = joint_status_where(client, "r_shoulder_roll", lambda s: s.level == DiagnosticStatus.STALE, "stale")
+        assert "r_shoulder_roll" in stale.message and "ID 3" in stale.message and values(stale)["id"] == "3"
+        assert_joint_states_keep_coming(client)
+        # joint_states say it too: the silent joint's reading is unknown (NaN), the others are fresh values
+        msg = client.wait_for_joint_states(PATIENCE)
+        index = list(msg.name).index("r_shoulder_roll")
+        assert all(math.isnan(values[index]) for values in (msg.position, msg.velocity, msg.effort))
+        assert all(math.isfinite(v) for i, v in enumerate(msg.position) if i != index)
+        assert_moves(client, "r_elbow", 0.4)
+        # a goal that needs the silent servo cannot succeed
+        refused = move(client, "r_shoulder_roll", 0.3, start=last_known)
+        assert refused.error_code == FollowJointTrajectory.Result.DRIVER_FAILURE
+        assert "r_shoulder_roll" in refused.error_string
+        emulator.silence(3, False)
+        joint_status_where(client, "r_shoulder_roll",
+                           lambda s: s.level == DiagnosticStatus.OK and values(s)["recoveries"] == "1", "recovered")
+        assert_moves(client, "r_shoulder_roll", 0.3)
 
-    emulator.corrupt_replies(RETRIES + 1, servo_id=4)  # every attempt of one read fails
-    stale = joint_status_where(client, "l_shoulder_roll", lambda s: s.level == DiagnosticStatus.STALE, "stale")
-    assert "l_shoulder_roll" in stale.message and "ID 4" in stale.message and "corrupt" in stale.message
-    assert_joint_states_keep_coming(client)
-    joint_status_where(client, "l_shoulder_roll",
-                       lambda s: s.level == DiagnosticStatus.OK and values(s)["recoveries"] == "1", "recovered")
-    assert int(values(bus_status(client))["corrupt_packets"]) == before + 2 * RETRIES + 1  # no attempt beyond
-    assert_moves(client, "l_shoulder_roll", 0.3)
+    def test_corrupted_answers_are_retried_within_the_bound_and_reported(self, running: Running) -> None:
+        """Noise on the bus costs retries, not joints, up to ``retries``; one more bad answer and the
+        joint goes stale."""
+        emulator, _graph, client = running
+        counted = values(bus_status_where(client, lambda s: True, "published"))
+        before, retries_before = int(counted["corrupt_packets"]), int(counted["retries"])
 
+        emulator.corrupt_replies(RETRIES, servo_id=4)  # l_shoulder_roll: the last retry gets through
+        report = bus_status_where(client, lambda s: int(values(s)["corrupt_packets"]) > before, "corruption counted")
+        assert report.level == DiagnosticStatus.WARN and "corrupt" in report.message
+        bus_status_where(client, lambda s: int(values(s)["corrupt_packets"]) == before + RETRIES, "all counted")
+        assert int(values(bus_status(client))["retries"]) >= retries_before + RETRIES
+        assert values(joint_status(client, "l_shoulder_roll"))["recoveries"] == "0"  # never lost
 
-def test_servo_error_bits_are_decoded_with_the_joint_name(emulator: BusEmulator, robot_graph: RobotGraph) -> None:
-    """Overload and overheating are what a user must see by joint, not as a raw error byte."""
-    _graph, client = robot_graph([hw_node(emulator.port)])
-    emulator.inject_errors(9, "overload")  # r_hip_roll
-    emulator.inject_errors(10, "overheating")  # l_hip_roll
-    for joint, servo_id, fault in (("r_hip_roll", 9, "overload"), ("l_hip_roll", 10, "overheating")):
-        status = joint_status_where(client, joint, lambda s: s.level == DiagnosticStatus.ERROR, "error")
-        assert joint in status.message and f"ID {servo_id}" in status.message and fault in status.message
-    assert_joint_states_keep_coming(client)
-    assert_moves(client, "r_elbow", 0.4)
-    emulator.clear_errors(9)
-    emulator.clear_errors(10)
-    # both faults make an AX-12 switch its own torque off: that stays reported once the bit clears
-    for joint in ("r_hip_roll", "l_hip_roll"):
-        joint_status_where(client, joint, lambda s: s.level == DiagnosticStatus.ERROR
-                           and "shut itself down" in s.message and "re-armed" in s.message, "reported as shut down")
+        emulator.corrupt_replies(RETRIES + 1, servo_id=4)  # every attempt of one read fails
+        stale = joint_status_where(client, "l_shoulder_roll", lambda s: s.level == DiagnosticStatus.STALE, "stale")
+        assert "l_shoulder_roll" in stale.message and "ID 4" in stale.message and "corrupt" in stale.message
+        assert_joint_states_keep_coming(client)
+        joint_status_where(client, "l_shoulder_roll",
+                           lambda s: s.level == DiagnosticStatus.OK and values(s)["recoveries"] == "1", "recovered")
+        assert int(values(bus_status(client))["corrupt_packets"]) == before + 2 * RETRIES + 1  # no attempt beyond
+        assert_moves(client, "l_shoulder_roll", 0.3)
 
+    def test_a_vanished_port_is_reported_and_reopened_with_back_off(self, running: Running) -> None:
+        """An unplugged adapter must not end the node: it reports the loss and reopens the port when it is back."""
+        emulator, graph, client = running
+        emulator.vanish()
+        lost_at = time.monotonic()
+        lost = bus_status_where(client, lambda s: s.level == DiagnosticStatus.ERROR, "port lost")
+        assert "lost" in lost.message and emulator.port in lost.message
+        # no joint read: nothing fresh is published while the port is gone (diagnostics go on)
+        client.start_recording()
+        bus_status_where(client, lambda s: int(values(s)["reopen_attempts"]) >= 4, "reopen attempts")
+        assert client.stop_recording() == []
+        assert graph.exited() == {}
+        emulator.reappear()
+        back = bus_status_where(client, lambda s: s.level == DiagnosticStatus.OK and values(s)["port_reopens"] == "1",
+                                "reopened")
+        window = time.monotonic() - lost_at
+        assert values(back)["port_losses"] == "1"
+        assert int(values(back)["reopen_attempts"]) <= backoff_attempts(window, *REOPEN_BACKOFF) + 1
+        for joint in ("r_elbow", "l_hip_roll"):
+            joint_status_where(client, joint, lambda s: s.level == DiagnosticStatus.OK, "read again")
+        assert_moves(client, "r_elbow", -0.4)  # back where the silent-servo test found it
+        assert graph.exited() == {}
 
-def test_a_vanished_port_is_reported_and_reopened_with_back_off(emulator: BusEmulator, robot_graph: RobotGraph) -> None:
-    """An unplugged adapter must not end the node: it reports the loss and reopens the port when it is back."""
-    graph, client = robot_graph([hw_node(emulator.port)])
-    emulator.vanish()
-    lost_at = time.monotonic()
-    lost = bus_status_where(client, lambda s: s.level == DiagnosticStatus.ERROR, "port lost")
-    assert "lost" in lost.message and emulator.port in lost.message
-    # no joint read: nothing fresh is published while the port is gone (diagnostics go on)
-    client.start_recording()
-    bus_status_where(client, lambda s: int(values(s)["reopen_attempts"]) >= 4, "reopen attempts")
-    assert client.stop_recording() == []
-    assert graph.exited() == {}
-    emulator.reappear()
-    back = bus_status_where(client, lambda s: s.level == DiagnosticStatus.OK and values(s)["port_reopens"] == "1",
-                            "reopened")
-    window = time.monotonic() - lost_at
-    assert values(back)["port_losses"] == "1"
-    assert int(values(back)["reopen_attempts"]) <= backoff_attempts(window, *REOPEN_BACKOFF) + 1
-    for joint in ("r_elbow", "l_hip_roll"):
-        joint_status_where(client, joint, lambda s: s.level == DiagnosticStatus.OK, "read again")
-    assert_moves(client, "r_elbow", 0.4)
-    assert graph.exited() == {}
+    def test_servo_error_bits_are_decoded_with_the_joint_name(self, running: Running) -> None:
+        """Overload and overheating are what a user must see by joint, not as a raw error byte.
+        Last of the class: the two servos stay shut down until the node restarts."""
+        emulator, _graph, client = running
+        emulator.inject_errors(9, "overload")  # r_hip_roll
+        emulator.inject_errors(10, "overheating")  # l_hip_roll
+        for joint, servo_id, fault in (("r_hip_roll", 9, "overload"), ("l_hip_roll", 10, "overheating")):
+            status = joint_status_where(client, joint, lambda s: s.level == DiagnosticStatus.ERROR, "error")
+            assert joint in status.message and f"ID {servo_id}" in status.message and fault in status.message
+        assert_joint_states_keep_coming(client)
+        assert_moves(client, "r_elbow", 0.4)
+        emulator.clear_errors(9)
+        emulator.clear_errors(10)
+        # both faults make an AX-12 switch its own torque off: that stays reported once the bit clears
+        for joint in ("r_hip_roll", "l_hip_roll"):
+            joint_status_where(client, joint, lambda s: s.level == DiagnosticStatus.ERROR
+                               and "shut itself down" in s.message and "re-armed" in s.message,
+                               "reported as shut down")
 
 
 # -- start-up and shutdown -----------------------------------------------------------------
@@ -250,7 +286,11 @@ def test_a_missing_servo_with_on_missing_refuse_exits_1_naming_the_id_and_the_jo
         emulator: BusEmulator, tmp_path: Path) -> None:
     """A robot that is not all there must not start moving: exit status 1 and a log that says what is missing."""
     emulator.silence(5)  # r_elbow
-    graph = Graph([hw_node(emulator.port, on_missing="refuse")], log_dir=tmp_path / "logs").start()
+    # The adapter's shipped latency timer: the missing servo costs 4 rounds of 4 PINGs, each
+    # waiting out its timeout (34 ms instead of 102); a busy moment that made a present servo
+    # miss its answers too would still leave r_elbow named and the exit status 1.
+    graph = Graph([hw_node(emulator.port, on_missing="refuse", latency_timer_ms=16.0)],
+                  log_dir=tmp_path / "logs").start()
     try:
         codes = graph.wait(timeout=PATIENCE)
     finally:
