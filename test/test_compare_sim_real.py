@@ -11,6 +11,7 @@ robots, without a common joint, and not a bag.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 import subprocess
@@ -44,8 +45,10 @@ GOAL_TOLERANCE = 0.05
 NODES = {"self_collision_checker": False, "walk_controller": False}
 #: How many consecutive joint_states of the robot's bag are made stale for r_elbow.
 STALE_COUNT = 4
-#: Robot seconds recorded after the motion's result.
-SETTLE = 3.0
+#: Robot seconds recorded after the motion's result: the two results come within the goal time
+#: tolerance (1 s) of each other, so 2 s leaves both robots at rest in the last pose for a second
+#: of the common window (each second more only lengthens every read and copy of the bags).
+SETTLE = 2.0
 #: What the recorder must hear before the motion starts (topic, subscribing node): the recorder is
 #: hosted in the graph's container, whose feed takes the robot's state for it.
 RECORDED_FIRST = (("/robot_state", CONTROL_CONTAINER), ("/follow_joint_trajectory/_action/status", RECORDER_NODE),
@@ -87,7 +90,10 @@ class Recording:
     commands: int  # joint_commands and joint_trajectory messages
 
 
+@functools.cache
 def read(bag: Path) -> Recording:
+    """The bag's figures for the independent computation (read once per bag: a module's tests
+    read the two recorded bags several times, and a bag does not change once written)."""
     action = "/follow_joint_trajectory/_action"
     _connections, messages = read_bag(bag, ["/joint_states", f"{action}/status", f"{action}/feedback",
                                              "/joint_commands", "/joint_trajectory"])

@@ -9,6 +9,11 @@ limit comes as its servo's AX-12 register value too, next to the reference's own
 and ``--real`` on a robot with foot sensors waits for the operator's ``ready`` before moving,
 stops at the first foot event and never calls a simulator service (on a robot without them,
 test_postures_operator.py).
+
+The simulation runs are the command's entry point in the test's process (the property is
+their limits, tipping and output, not the command's process; the simulation node they start
+is a process of its own all the same, over DDS, in lockstep). ``--real`` reads its operator's
+answers from standard input, so it runs as the command's process.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import subprocess
 
 import pytest
 import yaml
+from cli_entry import entry_point
 
 from humanoid_description import load_config
 from humanoid_experiments.postures import protocol_path
@@ -50,9 +56,8 @@ def coarse_protocol(tmp_path, robot: str = "hoap2") -> str:
 
 def test_a_coarse_subset_finds_the_real_robots_limits_and_tips_the_right_way(tmp_path):
     out = tmp_path / "postures.json"
-    result = subprocess.run(["humanoid", "postures", "--robot", "hoap2", "--tests", "1,9,13",
-                             "--protocol", coarse_protocol(tmp_path), "--json", str(out)],
-                            capture_output=True, text=True, timeout=PATIENCE)
+    result = entry_point("postures", "--robot", "hoap2", "--tests", "1,9,13",
+                         "--protocol", coarse_protocol(tmp_path), "--json", out)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "[1/3] test 1 (leg3 Back)" in result.stderr and "step 1: +6.00 deg" in result.stderr  # progress
     # each limit from the fine pass: again from the last coarse step that stood, in 2 deg steps
@@ -74,7 +79,11 @@ def test_a_coarse_subset_finds_the_real_robots_limits_and_tips_the_right_way(tmp
 
 def test_real_mode_asks_first_stops_at_the_first_foot_event_and_uses_no_simulator_service(
         robot_graph, tmp_path):
-    graph, client = robot_graph([sim_node_spec("hoap2", {"real_time_factor": 1.0})])
+    # the simulated robot runs free (``--real`` does not lockstep) at twice real time: the command
+    # steps, holds and watches the feet by the robot's clock (its stamps), so what is checked here
+    # (the question first, the stop at the first foot event, no simulator service) is the same at
+    # any rate the machine keeps; the robot's seconds of the run cost half as many wall seconds
+    graph, client = robot_graph([sim_node_spec("hoap2", {"real_time_factor": 2.0})])
     command = ["humanoid", "postures", "--robot", "hoap2", "--real", "--tests", "9",
                "--protocol", coarse_protocol(tmp_path)]
     before = client.current_positions()
@@ -104,9 +113,8 @@ QUADRUPED_BAND_DEG = (13.5, 21.5)
 
 def test_the_quadruped_falls_forward_within_the_band_and_its_limit_reads_as_an_ax12_value(tmp_path):
     out = tmp_path / "postures.json"
-    result = subprocess.run(["humanoid", "postures", "--robot", "bioloid_quadruped", "--tests", "1",
-                             "--protocol", coarse_protocol(tmp_path, "bioloid_quadruped"), "--json", str(out)],
-                            capture_output=True, text=True, timeout=PATIENCE)
+    result = entry_point("postures", "--robot", "bioloid_quadruped", "--tests", "1",
+                         "--protocol", coarse_protocol(tmp_path, "bioloid_quadruped"), "--json", out)
     assert result.returncode == 0, result.stdout + result.stderr
     # the four ball feet are read: each step's progress line has four loads, none missing
     step = next(line for line in result.stderr.splitlines() if "test 1 (FL swing back) step 1:" in line)

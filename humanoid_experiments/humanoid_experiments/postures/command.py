@@ -183,8 +183,14 @@ def save_results(target: str | None, results: list) -> None:
         write_text_atomically(target, to_json(results) + "\n")
 
 
-def run(args: argparse.Namespace, stdin: TextIO = sys.stdin, out: TextIO = sys.stderr) -> int:
+def run(args: argparse.Namespace, stdin: TextIO | None = None, out: TextIO | None = None) -> int:
+    """``stdin`` and ``out`` (None: the process's standard input and error as they are when
+    called, not when this module was imported: a run through the entry point in another
+    process's capture reads and writes that capture)."""
     import contextlib
+
+    stdin = sys.stdin if stdin is None else stdin
+    out = sys.stderr if out is None else out
 
     from humanoid_control.ros import RobotClient, RobotClientError
     from humanoid_description import ROBOTS, load_model
