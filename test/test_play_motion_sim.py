@@ -13,7 +13,10 @@ the robot clock is known exactly (feedback's ``elapsed`` while the clock stands 
 and the measured ``joint_states`` can be compared with the plan sample by sample.
 
 One graph serves the module (``module_graph``): each test starts from the robot reset to
-its home pose and settled there (:func:`robot`), as a freshly started graph has it.
+its home pose and settled there (:func:`robot`), as a freshly started graph has it, or,
+when a played motion is compared with its plan, reset with one light joint off the
+motion's start (:func:`away_from_the_start`: a reset of its own, which leaves nothing of
+the robot's state before it, so a reset home and settled before it would only cost time).
 """
 
 from __future__ import annotations
@@ -214,11 +217,11 @@ def robot(module_graph: RobotClient) -> RobotClient:
 
 # -- tests ------------------------------------------------------------------------------------
 @pytest.mark.parametrize("source", ["csv file", "library keyframes"])
-def test_a_motion_is_played_as_planned(robot, tmp_path, source):
+def test_a_motion_is_played_as_planned(module_graph, tmp_path, source):
     """The robot follows the planned trajectory of a csv motion file (the squat, sampled by
     the csv writer) and of a library keyframe motion (wave); feedback reaches progress 1
     and the last keyframe."""
-    client = robot
+    client = module_graph
     if source == "csv file":
         path = tmp_path / "squat.csv"
         motion = squat_csv(path)
@@ -296,11 +299,11 @@ def test_a_malformed_motion_file_is_refused_and_the_robot_stays(robot, tmp_path,
     assert largest_change_deg(before, after) < HOLD_TOLERANCE_DEG
 
 
-def test_a_speed_beyond_the_limits_is_slowed_and_reported(robot):
+def test_a_speed_beyond_the_limits_is_slowed_and_reported(module_graph):
     """Wave at 10x would need the elbow 4.6 times faster than its servo: the generator slows
     the motion to the limits, the robot plays it, and time_scale says how much slower than
     asked (0.46 instead of 0.1: 4.6x the asked duration)."""
-    client = robot
+    client = module_graph
     wave = load_motion(ROBOT, "wave")
     away_from_the_start(client, wave)
     planned = plan_playback(wave, speed=10.0, current=client.current_positions(), period=SAMPLE_PERIOD)
