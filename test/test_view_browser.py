@@ -152,10 +152,10 @@ def test_the_page_shows_the_robot_and_a_slider_moves_the_simulated_joint(tmp_pat
     browser = None
     graph = None
     try:
+        browser = Browser(tmp_path / "chromium")  # chromium starts while the view starts
         poll_until(lambda: view.lines or view.process.poll() is not None, "the view's URL", TIMEOUT)
         url = view.lines[0].strip()
         assert url.startswith("http://127.0.0.1:"), view.lines + view.errors  # loopback only, URL first
-        browser = Browser(tmp_path / "chromium")
         browser.call("Page.navigate", url=url)
         poll_until(lambda: browser.evaluate("document.querySelector('canvas') !== null"), "the page's 3-D canvas",
                    TIMEOUT)
@@ -181,9 +181,10 @@ def test_the_page_shows_the_robot_and_a_slider_moves_the_simulated_joint(tmp_pat
     finally:
         if browser is not None:
             browser.close()
+        view.process.terminate()  # once: the view ends while the graph stops
         if graph is not None:
             graph.stop()
-        assert view.stop() == 0, "".join(view.errors)[-3000:]
+        assert view.process.wait(60) == 0, "".join(view.errors)[-3000:]
 
 
 class Settled:

@@ -114,6 +114,43 @@ class PageClient:
         self.socket.close()
 
 
+def outbound_address() -> str | None:
+    """This computer's address on its default route (None without one); no packet is sent."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("203.0.113.1", 9))
+        except OSError:
+            return None
+        return probe.getsockname()[0]
+
+
+def test_host_0_0_0_0_prints_every_address_it_listens_on_and_warns():
+    """First in the module, before its graph starts: this view only serves (it never loads a
+    robot), which is all the check needs."""
+    view = View("--host", "0.0.0.0")
+    expected = outbound_address()
+    try:
+        poll_until(lambda: log_lines(view, "warning: --host 0.0.0.0 is reachable from the network")
+                   or view.process.poll() is not None, "the warning", TIMEOUT)
+        poll_until(lambda: len(view.lines) >= 2 and (expected is None or any(f"http://{expected}:" in line
+                                                                             for line in view.lines)),
+                   f"the addresses (one on {expected})", TIMEOUT)
+        first, listening, *others = (line.strip() for line in view.lines)
+        assert first.startswith("http://127.0.0.1:"), view.lines
+        port = int(first.split(":")[2].split("/")[0])
+        assert listening.startswith(f"listening on every network interface (0.0.0.0:{port})"), listening
+        token = first.split("/")[3]
+        urls = [line for line in others if line.startswith("http://")]
+        if expected is not None:
+            assert f"http://{expected}:{port}/{token}/" in urls, urls
+        for url in [first, *urls]:
+            assert http_status(url) == 200, url
+        network = next((u for u in urls if not u.startswith(("http://127.", "http://localhost"))), first)
+        PageClient(network, page_origin(network)).close()  # the page reached at that address connects
+    finally:
+        assert view.stop() == 0, "".join(view.errors)[-3000:]
+
+
 @dataclass
 class RunningView:
     """``humanoid view`` started by the tests: its output, the page's address, its keyframe folder."""
@@ -128,11 +165,14 @@ class RunningView:
 
 
 @pytest.fixture(scope="module")
-def view(module_graph, tmp_path_factory):
-    """``humanoid view`` on the running graph, saving keyframes into a folder of its own."""
+def view(request, tmp_path_factory):
+    """``humanoid view`` on the running graph, saving keyframes into a folder of its own. It
+    starts while the graph starts (a user may start either first), and takes the robot from
+    the graph's robot_description."""
     folder = tmp_path_factory.mktemp("keyframes")
     process = View("--keyframes-dir", str(folder))
     try:
+        request.getfixturevalue("module_graph")
         poll_until(lambda: any(line.startswith("robot loaded: hoap2") for line in process.lines)
                    or process.process.poll() is not None, "the view loading robot_description", TIMEOUT)
         assert process.process.poll() is None, "".join(process.errors)[-3000:]
@@ -318,38 +358,3 @@ def test_a_keyframe_file_outside_the_folder_is_refused_and_nothing_is_written(vi
         assert read_keyframes(folder / "poses.yaml", "hoap2").keyframe_count == 1
     finally:
         page.close()
-
-
-def outbound_address() -> str | None:
-    """This computer's address on its default route (None without one); no packet is sent."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-        try:
-            probe.connect(("203.0.113.1", 9))
-        except OSError:
-            return None
-        return probe.getsockname()[0]
-
-
-def test_host_0_0_0_0_prints_every_address_it_listens_on_and_warns():
-    view = View("--host", "0.0.0.0")
-    expected = outbound_address()
-    try:
-        poll_until(lambda: log_lines(view, "warning: --host 0.0.0.0 is reachable from the network")
-                   or view.process.poll() is not None, "the warning", TIMEOUT)
-        poll_until(lambda: len(view.lines) >= 2 and (expected is None or any(f"http://{expected}:" in line
-                                                                             for line in view.lines)),
-                   f"the addresses (one on {expected})", TIMEOUT)
-        first, listening, *others = (line.strip() for line in view.lines)
-        assert first.startswith("http://127.0.0.1:"), view.lines
-        port = int(first.split(":")[2].split("/")[0])
-        assert listening.startswith(f"listening on every network interface (0.0.0.0:{port})"), listening
-        token = first.split("/")[3]
-        urls = [line for line in others if line.startswith("http://")]
-        if expected is not None:
-            assert f"http://{expected}:{port}/{token}/" in urls, urls
-        for url in [first, *urls]:
-            assert http_status(url) == 200, url
-        network = next((u for u in urls if not u.startswith(("http://127.", "http://localhost"))), first)
-        PageClient(network, page_origin(network)).close()  # the page reached at that address connects
-    finally:
-        assert view.stop() == 0, "".join(view.errors)[-3000:]

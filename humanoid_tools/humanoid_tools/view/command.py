@@ -113,53 +113,58 @@ def _replay(args: argparse.Namespace, stop: StopRequest) -> int:
 
 
 def _live(args: argparse.Namespace, stop: StopRequest) -> int:
-    import rclpy
-    from rclpy.executors import SingleThreadedExecutor
-    from rclpy.node import Node
-    from rclpy.signals import SignalHandlerOptions
-
     from humanoid_tools.view.access import stop_server
-    from humanoid_tools.view.live import LiveSource, PosingPanel
-    from humanoid_tools.view.page_input import KeyframeFolder
-    from humanoid_tools.view.scene import RobotScene
 
+    # The page's address first (viser only), then the ROS node; the robot model's libraries
+    # (yourdfpy, trimesh, scipy: most of the start-up) load with the first robot_description.
     server = _server(args, "move the robot")
-    context = rclpy.Context()
-    rclpy.init(context=context, signal_handler_options=SignalHandlerOptions.NO)
     try:
-        scene = RobotScene(server)
-        descriptions: list[str] = []
-        node = Node("humanoid_view", context=context, namespace=args.namespace, start_parameter_services=False)
-        source = LiveSource(node, descriptions.append)
-        executor = SingleThreadedExecutor(context=context)
-        executor.add_node(node)
-        spinner = threading.Thread(target=lambda: _spin(executor, stop), name="ros", daemon=True)
-        spinner.start()
-        server.on_client_connect(lambda client: scene.frame_camera({client.client_id: client}))
-        panel = None
-        shown = -1
-        while not stop.wait(RENDER_PERIOD):
-            if descriptions:
-                description = descriptions.pop()
-                descriptions.clear()
-                scene.load_robot(description)
-                if panel is None:
-                    panel = PosingPanel(server, scene, source, KeyframeFolder.at(args.keyframes_dir),
-                                        args.keyframes)
-                panel.set_robot(description)
-                print(f"robot loaded: {scene.robot_name} ({len(scene.joint_names)} joints)", flush=True)
-            if source.version != shown and scene.robot is not None:
-                shown = source.version
-                frame = source.frame()
-                if frame is not None:
-                    scene.show(frame)
-                    if panel is not None and not panel.synced:
-                        panel.to_measured()
-        spinner.join(2.0)
-        executor.shutdown()
-        node.destroy_node()
+        import rclpy
+        from rclpy.executors import SingleThreadedExecutor
+        from rclpy.node import Node
+        from rclpy.signals import SignalHandlerOptions
+
+        from humanoid_tools.view.live import LiveSource, PosingPanel
+        from humanoid_tools.view.page_input import KeyframeFolder
+        from humanoid_tools.view.scene import RobotScene
+
+        context = rclpy.Context()
+        rclpy.init(context=context, signal_handler_options=SignalHandlerOptions.NO)
+        try:
+            scene = RobotScene(server)
+            descriptions: list[str] = []
+            node = Node("humanoid_view", context=context, namespace=args.namespace, start_parameter_services=False)
+            source = LiveSource(node, descriptions.append)
+            executor = SingleThreadedExecutor(context=context)
+            executor.add_node(node)
+            spinner = threading.Thread(target=lambda: _spin(executor, stop), name="ros", daemon=True)
+            spinner.start()
+            server.on_client_connect(lambda client: scene.frame_camera({client.client_id: client}))
+            panel = None
+            shown = -1
+            while not stop.wait(RENDER_PERIOD):
+                if descriptions:
+                    description = descriptions.pop()
+                    descriptions.clear()
+                    scene.load_robot(description)
+                    if panel is None:
+                        panel = PosingPanel(server, scene, source, KeyframeFolder.at(args.keyframes_dir),
+                                            args.keyframes)
+                    panel.set_robot(description)
+                    print(f"robot loaded: {scene.robot_name} ({len(scene.joint_names)} joints)", flush=True)
+                if source.version != shown and scene.robot is not None:
+                    shown = source.version
+                    frame = source.frame()
+                    if frame is not None:
+                        scene.show(frame)
+                        if panel is not None and not panel.synced:
+                            panel.to_measured()
+            spinner.join(2.0)
+            executor.shutdown()
+            node.destroy_node()
+        finally:
+            rclpy.try_shutdown(context=context)
     finally:
-        rclpy.try_shutdown(context=context)
         stop_server(server)
     return 0
 

@@ -13,15 +13,14 @@ from __future__ import annotations
 import math
 import sys
 import threading
+from typing import TYPE_CHECKING
 
-import viser
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from sensor_msgs.msg import JointState
 
 from humanoid_control.ros import RobotClientError, topics, wait_until_heard
 from humanoid_control.ros import seconds as stamp_seconds
-from humanoid_core.loop import CommandRejectedError, ErrorCode
 from humanoid_tools.view.frames import (
     Frame,
     balance_sample,
@@ -30,7 +29,11 @@ from humanoid_tools.view.frames import (
     joint_positions,
 )
 from humanoid_tools.view.page_input import JointTargets, KeyframeFolder
-from humanoid_tools.view.scene import RobotScene
+
+if TYPE_CHECKING:  # loaded by the command once its node is up (most of the start-up is theirs)
+    import viser
+
+    from humanoid_tools.view.scene import RobotScene
 
 #: The odometry node's topic (nav_msgs/Odometry, ``odom`` -> ``base_link``): the page's frame.
 ODOM = "odom"
@@ -138,6 +141,8 @@ class PosingPanel:
         self.targets = JointTargets(urdf)
 
     def _moved(self, event, joint: str) -> None:
+        from humanoid_core.loop import CommandRejectedError, ErrorCode
+
         if event.client is None:  # set by the server (sliders to measured pose): not a command
             return
         value = self.sliders[joint].value

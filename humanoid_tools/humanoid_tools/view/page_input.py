@@ -21,20 +21,23 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from humanoid_core.loop import CommandRejectedError, CommandValidator, ErrorCode
-from humanoid_description import urdf_joint_table
-
 KEYFRAME_SUFFIXES = (".yaml", ".yml")
 
 
 class JointTargets:
-    """Slider values (degrees) checked against the joint limits of the robot's URDF."""
+    """Slider values (degrees) checked against the joint limits of the robot's URDF. (The
+    validator's modules load here, once a robot is known: the page is served before.)"""
 
     def __init__(self, urdf: str) -> None:
+        from humanoid_core.loop import CommandValidator
+        from humanoid_description import urdf_joint_table
+
         self.validator = CommandValidator(urdf_joint_table(urdf))
 
     def radians(self, joint: str, degrees: object) -> float:
         """The target of ``joint`` in radians; :class:`CommandRejectedError` saying why not."""
+        from humanoid_core.loop import CommandRejectedError, ErrorCode
+
         if isinstance(degrees, bool) or not isinstance(degrees, int | float):
             raise CommandRejectedError(ErrorCode.INVALID_GOAL, f"joint {joint}: {degrees!r} is not a number")
         setpoint = self.validator.setpoint([joint], [math.radians(degrees)], clamp=False)

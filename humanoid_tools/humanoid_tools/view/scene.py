@@ -11,13 +11,16 @@ import math
 import threading
 import xml.etree.ElementTree as ET
 from collections import deque
+from typing import TYPE_CHECKING
 
 import numpy as np
 import viser
-import yourdfpy
-from viser.extras import ViserUrdf
 
 from humanoid_tools.view.frames import BalanceSample, CollisionSample, Frame
+
+if TYPE_CHECKING:  # loaded with the first robot (load_robot): most of a view's start-up is theirs
+    import yourdfpy
+    from viser.extras import ViserUrdf
 
 ROBOT_ROOT = "/robot"
 MARGIN_HISTORY = 30.0  # s of margin shown in the plot (live)
@@ -56,6 +59,9 @@ class RobotScene:
     # -- the robot model ------------------------------------------------------------------------
     def load_robot(self, urdf_xml: str) -> None:
         """Show the robot of a URDF (``robot_description``); frames the camera on it."""
+        import yourdfpy
+        from viser.extras import ViserUrdf
+
         urdf = yourdfpy.URDF.load(io.StringIO(urdf_xml), build_collision_scene_graph=False,
                                   load_collision_meshes=False)
         with self._lock:
