@@ -67,19 +67,18 @@ def run_current(args: argparse.Namespace) -> int:
 def read_current_bag(bag: Path, topic: str, robot: str | None) -> tuple[str, np.ndarray, np.ndarray]:
     """The robot, and per measured current reading the joint torques' sum at its stamp and
     the current's magnitude; a UsageError (one line) for a bag that cannot give them."""
-    from humanoid_tools.plots import identity
+    from humanoid_tools.plots import ROBOT_DESCRIPTION, robot_name
     from humanoid_tools.recording import Bag, read_bag
 
-    robot = robot or read_bag(bag, identity)[0]
-    if robot is None:
+    def read(path: Path) -> tuple[str | None, list, list]:
+        with Bag(path) as opened:  # one reading gives the robot and the series
+            opened.preload([JOINT_STATES, topic, *([] if robot else [ROBOT_DESCRIPTION])])
+            return (robot or robot_name(opened), [m for _log, m in opened.all(JOINT_STATES)],
+                    [m for _log, m in opened.all(topic)])
+
+    named, states, measured = read_bag(bag, read)
+    if named is None:
         raise UsageError(f"{bag} holds no robot_description: give --robot")
-
-    def read(path: Path) -> tuple[list, list]:
-        with Bag(path) as opened:
-            opened.preload([JOINT_STATES, topic])
-            return [m for _log, m in opened.all(JOINT_STATES)], [m for _log, m in opened.all(topic)]
-
-    states, measured = read_bag(bag, read)
     if not measured:
         raise UsageError(f"{bag} holds no {topic} message (a measured supply current, sensor_msgs/BatteryState): "
                          "give the topic with --current-topic")
@@ -92,7 +91,7 @@ def read_current_bag(bag: Path, topic: str, robot: str | None) -> tuple[str, np.
     inside = (at >= stamps[0]) & (at <= stamps[-1]) if len(stamps) else np.zeros(len(at), bool)
     torque = np.full(len(at), np.nan)
     torque[inside] = np.interp(at[inside], stamps, sums)
-    return robot, torque, np.abs(np.array([float(m.current) for m in measured]))
+    return named, torque, np.abs(np.array([float(m.current) for m in measured]))
 
 
 def _text(report: dict[str, Any]) -> str:

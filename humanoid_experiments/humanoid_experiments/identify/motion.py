@@ -114,9 +114,10 @@ def read_bag(path: Path, joint_names: Sequence[str]) -> Motion:
     except Exception as error:  # rosbags refuses a folder that is no bag in several ways
         raise MotionError(f"cannot read bag {path}: {error}") from None
     with bag:
+        bag.preload([JOINT_STATES, JOINT_SETPOINTS, JOINT_TRAJECTORY, JOINT_COMMANDS])  # one pass over the bag
         states = bag.all(JOINT_STATES)
         setpoints = bag.all(JOINT_SETPOINTS)
-        # the commands only where the robot's own set-points are missing (each topic is a pass over the bag)
+        # the commands only where the robot's own set-points are missing
         kinds = {topic: [] if setpoints else bag.all(topic) for topic in (JOINT_TRAJECTORY, JOINT_COMMANDS)}
     if len(states) < 2:
         raise MotionError(f"bag {path} has {len(states)} {JOINT_STATES} message(s): nothing to compare with")

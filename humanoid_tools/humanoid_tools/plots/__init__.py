@@ -4,5 +4,5 @@ import lazy_loader
 
 # The room's public face: what other rooms use, imported on first use (lazy_loader).
 __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
-    "series": ["identity", "load"],
+    "series": ["ROBOT_DESCRIPTION", "load", "robot_name"],
 })

@@ -4,6 +4,7 @@ experiment (simulation and robot, or two simulations) compared from their bags a
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import sys
@@ -35,16 +36,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from humanoid_tools.plots.comparison import ComparisonError, compare, report
-    from humanoid_tools.plots.comparison_figures import all_figures, missing_notes, summary_lines
-    from humanoid_tools.plots.series import load
-    from humanoid_tools.recording import read_bag
+    from humanoid_description import ROBOTS, load_config
+    from humanoid_tools.plots.comparison import (
+        ComparisonError,
+        compare,
+        missing_notes,
+        report,
+        robot_of_both,
+        summary_lines,
+    )
+    from humanoid_tools.plots.series import extract, identity
+    from humanoid_tools.recording import Bag, read_bag
 
-    robot = _robot_of_both(args.bag_a, args.bag_b)
-    experiments = []
-    for label, bag in (("A", args.bag_a), ("B", args.bag_b)):
-        _progress(f"reading {label}: {bag}")
-        experiments.append(read_bag(bag, load))
+    with contextlib.ExitStack() as opened:
+        # both bags opened, and their robot checked from their first messages, before the long reading:
+        # a refusal is one line, said before any progress
+        bags = [opened.enter_context(read_bag(path, Bag)) for path in (args.bag_a, args.bag_b)]
+        known = {robot: load_config(robot).joints for robot in ROBOTS}
+        try:
+            robot = robot_of_both(bags[0].path, read_bag(bags[0].path, lambda _p: identity(bags[0])),
+                                  bags[1].path, read_bag(bags[1].path, lambda _p: identity(bags[1])), known)
+        except ComparisonError as error:
+            raise UsageError(str(error)) from None
+        experiments = []
+        for label, bag in zip("AB", bags, strict=True):
+            _progress(f"reading {label}: {bag.path}")
+            experiments.append(read_bag(bag.path, lambda _path, bag=bag: extract(bag)))
     try:
         comparison = compare(*experiments, robot, args.offset)
     except ComparisonError as error:
@@ -52,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     out = args.out if args.out is not None else args.bag_a / f"compare_{args.bag_b.resolve().name}"
     _progress(f"{len(comparison.joints)} joints, {len(comparison.times)} samples compared"
               + ("" if args.no_figures else f"; figures into {out}"))
-    files, notes = [] if args.no_figures else all_figures(comparison, out), missing_notes(comparison)
+    files, notes = [] if args.no_figures else _figures(comparison, out), missing_notes(comparison)
     if args.json:
         data = report(comparison)
         data["figures"] = [str(path) for path in files]
@@ -65,23 +82,11 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _robot_of_both(bag_a: Path, bag_b: Path) -> str | None:
-    """The robot both bags are of (None: unknown), from their robot_description and first
-    joint_states alone (quick: the refusals come before the long read)."""
-    from humanoid_description import ROBOTS, load_config
-    from humanoid_tools.plots.comparison import robot_of
-    from humanoid_tools.plots.series import identity
-    from humanoid_tools.recording import read_bag
+def _figures(comparison: Comparison, out: Path) -> list[Path]:
+    """The PNG files (matplotlib imported only here: ``--no-figures`` runs without it)."""
+    from humanoid_tools.plots.comparison_figures import all_figures
 
-    (name_a, joints_a), (name_b, joints_b) = (read_bag(bag, identity) for bag in (bag_a, bag_b))
-    known = {robot: load_config(robot).joints for robot in ROBOTS}
-    robot_a, robot_b = robot_of(name_a, joints_a, known), robot_of(name_b, joints_b, known)
-    if robot_a is not None and robot_b is not None and robot_a != robot_b:
-        raise UsageError(f"{bag_a} is a recording of {robot_a} and {bag_b} of {robot_b}: "
-                         "only recordings of one robot compare")
-    if not set(joints_a) & set(joints_b):
-        raise UsageError(f"{bag_a} and {bag_b} have no joint in common ({_names(joints_a)} vs {_names(joints_b)})")
-    return robot_a or robot_b
+    return all_figures(comparison, out)
 
 
 def _table(comparison: Comparison) -> str:
@@ -96,10 +101,6 @@ def _table(comparison: Comparison) -> str:
                                                                               "max_difference_rad",
                                                                               "end_rms_difference_rad")))
     return "\n".join(rows)
-
-
-def _names(joints: list[str]) -> str:
-    return ", ".join(joints[:3]) + (", ..." if len(joints) > 3 else "") if joints else "no joint_states"
 
 
 def _deg(value: float | None, width: int) -> str:

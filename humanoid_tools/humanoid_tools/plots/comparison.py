@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -132,6 +133,20 @@ def robot_of(description_name: str | None, joints: list[str], known: dict[str, t
     return matches[0] if len(matches) == 1 else None
 
 
+def robot_of_both(a: Path, identity_a: tuple[str | None, list[str]], b: Path,
+                  identity_b: tuple[str | None, list[str]], known: dict[str, tuple[str, ...]]) -> str | None:
+    """The robot both bags are of (None: unknown), from each one's identity (its
+    robot_description's name, its first joint_states' joints)."""
+    (name_a, joints_a), (name_b, joints_b) = identity_a, identity_b
+    robot_a, robot_b = robot_of(name_a, joints_a, known), robot_of(name_b, joints_b, known)
+    if robot_a is not None and robot_b is not None and robot_a != robot_b:
+        raise ComparisonError(f"{a} is a recording of {robot_a} and {b} of {robot_b}: "
+                              "only recordings of one robot compare")
+    if not set(joints_a) & set(joints_b):
+        raise ComparisonError(f"{a} and {b} have no joint in common ({_names(joints_a)} vs {_names(joints_b)})")
+    return robot_a or robot_b
+
+
 def experiment_start(experiment: Experiment) -> Start | None:
     """What first moves the robot: the first follow_joint_trajectory goal (the start of its
     trajectory, from its feedback; its acceptance without feedback), or the first
@@ -161,7 +176,7 @@ def compare(a: Experiment, b: Experiment, robot: str | None, offset: float | Non
     common = [j.name for j in a.joints if j.name in {k.name for k in b.joints}]
     if not common:
         raise ComparisonError(f"{a.path} and {b.path} have no joint in common "
-                              f"({_names(a)} vs {_names(b)})")
+                              f"({_names([j.name for j in a.joints])} vs {_names([j.name for j in b.joints])})")
     if offset is not None:
         start_a, start_b = Start(0.0, "first joint_states (--offset)"), Start(offset, f"--offset {offset:g} s")
     else:
@@ -257,8 +272,7 @@ def _finite(value: float) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
-def _names(experiment: Experiment) -> str:
-    names = [j.name for j in experiment.joints]
+def _names(names: list[str]) -> str:
     return ", ".join(names[:3]) + (", ..." if len(names) > 3 else "") if names else "no joint_states"
 
 
@@ -319,3 +333,58 @@ def _median(values: np.ndarray) -> float | None:
 def _max(values: np.ndarray) -> float | None:
     known = values[np.isfinite(values)]
     return float(np.max(known)) if len(known) else None
+
+
+def missing_notes(comparison: Comparison) -> list[str]:
+    """What the comparison lacks because a bag lacks it."""
+    if comparison.balance is None:
+        return ["balance_state is not in both bags (the balance monitor did not run on both): no CoM/ZMP comparison"]
+    return []
+
+
+def summary_lines(comparison: Comparison) -> list[str]:
+    """The comparison in words (also ``humanoid compare``'s text output)."""
+    data = report(comparison)
+    total = data["total"]
+    lines = [f"robot: {comparison.robot or 'unknown (no robot_description, joints of no known robot)'}"]
+    for key in "ab":
+        side = data[key]
+        js = side["joint_states"]
+        fell = (f"yes, at {side['fell_at_s']:.2f} s" if side["fell"]
+                else "no" if side["fell"] is False else "unknown (no /fallen)")
+        delay = f", delay median {js['delay_ms_median']:.1f} ms" if js["delay_ms_median"] is not None else ""
+        lines += [f"{key.upper()}: {side['bag']}",
+                  f"  start: {side['start']['source']} at {side['start']['bag_time_s']:.3f} s of the bag",
+                  f"  joint_states: {js['messages']} over {side['duration_s']:.2f} s, "
+                  f"{_number(js['rate_hz'], '.1f')} Hz (interval median {_number(js['interval_ms_median'], '.1f')}"
+                  f" ms, max {_number(js['interval_ms_max'], '.1f')} ms){delay}",
+                  f"  stale readings: {side['stale_readings']}; fell: {fell}"]
+        if side["fall_estimate"] is not None:
+            estimate = side["fall_estimate"]
+            said = f"fallen at {estimate['at_s']:.2f} s ({estimate['posture']})" if estimate["fell"] else "never fallen"
+            lines.append(f"  fall estimate: {said}")
+        if side["energy"] is not None:
+            energy = side["energy"]
+            lines.append(f"  energy: {energy['consumed_J']:.1f} J, current mean {energy['current_A_mean']:.2f} A, "
+                         f"max {energy['current_A_max']:.2f} A, power mean {energy['power_W_mean']:.1f} W")
+    alignment = data["alignment"]
+    lines += [f"compared: {alignment['window_s'][0]:.2f} to {alignment['window_s'][1]:.2f} s from the start, "
+              f"{alignment['samples']} samples every {1000.0 * alignment['step_s']:.1f} ms "
+              f"({total['joints_compared']} joints)"]
+    if total["only_in_a"] or total["only_in_b"]:
+        lines.append(f"  not compared: only in A {total['only_in_a'] or '-'}, only in B {total['only_in_b'] or '-'}")
+    if total["rms_difference_rad"] is not None:
+        lines.append(f"difference B − A: RMS {math.degrees(total['rms_difference_rad']):.3f} deg, max "
+                     f"{math.degrees(total['max_difference_rad']):.3f} deg ({total['max_difference_joint']}), "
+                     f"at the end RMS {math.degrees(total['end_rms_difference_rad']):.3f} deg; "
+                     f"{total['gaps']} samples unknown on one side")
+    balance_stats = data["balance"]
+    if balance_stats is not None and balance_stats["com_rms_difference_m"] is not None:
+        relative = " (paths from the start: frames differ)" if balance_stats["relative_to_start"] else ""
+        lines.append(f"CoM difference{relative}: RMS {1000.0 * balance_stats['com_rms_difference_m']:.1f} mm, max "
+                     f"{1000.0 * balance_stats['com_max_difference_m']:.1f} mm")
+    return lines
+
+
+def _number(value: float | None, spec: str) -> str:
+    return "?" if value is None else format(value, spec)

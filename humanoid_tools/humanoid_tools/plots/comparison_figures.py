@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
-from humanoid_tools.plots.comparison import Comparison, JointDifference, report
+from humanoid_tools.plots.comparison import Comparison, JointDifference, summary_lines
 from humanoid_tools.plots.figures import (
     ERROR,
     MIN_ERROR_SPAN,
@@ -36,13 +36,6 @@ def labels(comparison: Comparison) -> tuple[str, str]:
     """The two sides' names: their bags' folder names (A and B when equal)."""
     a, b = comparison.a.path.name, comparison.b.path.name
     return (f"A: {a}", f"B: {b}") if a != b else ("A", "B")
-
-
-def missing_notes(comparison: Comparison) -> list[str]:
-    """What the comparison lacks because a bag lacks it."""
-    if comparison.balance is None:
-        return ["balance_state is not in both bags (the balance monitor did not run on both): no CoM/ZMP comparison"]
-    return []
 
 
 def all_figures(comparison: Comparison, out: Path) -> list[Path]:
@@ -216,54 +209,6 @@ def summary(comparison: Comparison) -> Figure:
     bars.legend(fontsize=8)
     bars.grid(axis="y", alpha=0.3)
     return figure
-
-
-def summary_lines(comparison: Comparison) -> list[str]:
-    """The comparison in words (also ``humanoid compare``'s text output)."""
-    data = report(comparison)
-    total = data["total"]
-    lines = [f"robot: {comparison.robot or 'unknown (no robot_description, joints of no known robot)'}"]
-    for key in "ab":
-        side = data[key]
-        js = side["joint_states"]
-        fell = (f"yes, at {side['fell_at_s']:.2f} s" if side["fell"]
-                else "no" if side["fell"] is False else "unknown (no /fallen)")
-        delay = f", delay median {js['delay_ms_median']:.1f} ms" if js["delay_ms_median"] is not None else ""
-        lines += [f"{key.upper()}: {side['bag']}",
-                  f"  start: {side['start']['source']} at {side['start']['bag_time_s']:.3f} s of the bag",
-                  f"  joint_states: {js['messages']} over {side['duration_s']:.2f} s, "
-                  f"{_number(js['rate_hz'], '.1f')} Hz (interval median {_number(js['interval_ms_median'], '.1f')}"
-                  f" ms, max {_number(js['interval_ms_max'], '.1f')} ms){delay}",
-                  f"  stale readings: {side['stale_readings']}; fell: {fell}"]
-        if side["fall_estimate"] is not None:
-            estimate = side["fall_estimate"]
-            said = f"fallen at {estimate['at_s']:.2f} s ({estimate['posture']})" if estimate["fell"] else "never fallen"
-            lines.append(f"  fall estimate: {said}")
-        if side["energy"] is not None:
-            energy = side["energy"]
-            lines.append(f"  energy: {energy['consumed_J']:.1f} J, current mean {energy['current_A_mean']:.2f} A, "
-                         f"max {energy['current_A_max']:.2f} A, power mean {energy['power_W_mean']:.1f} W")
-    alignment = data["alignment"]
-    lines += [f"compared: {alignment['window_s'][0]:.2f} to {alignment['window_s'][1]:.2f} s from the start, "
-              f"{alignment['samples']} samples every {1000.0 * alignment['step_s']:.1f} ms "
-              f"({total['joints_compared']} joints)"]
-    if total["only_in_a"] or total["only_in_b"]:
-        lines.append(f"  not compared: only in A {total['only_in_a'] or '-'}, only in B {total['only_in_b'] or '-'}")
-    if total["rms_difference_rad"] is not None:
-        lines.append(f"difference B − A: RMS {math.degrees(total['rms_difference_rad']):.3f} deg, max "
-                     f"{math.degrees(total['max_difference_rad']):.3f} deg ({total['max_difference_joint']}), "
-                     f"at the end RMS {math.degrees(total['end_rms_difference_rad']):.3f} deg; "
-                     f"{total['gaps']} samples unknown on one side")
-    balance_stats = data["balance"]
-    if balance_stats is not None and balance_stats["com_rms_difference_m"] is not None:
-        relative = " (paths from the start: frames differ)" if balance_stats["relative_to_start"] else ""
-        lines.append(f"CoM difference{relative}: RMS {1000.0 * balance_stats['com_rms_difference_m']:.1f} mm, max "
-                     f"{1000.0 * balance_stats['com_max_difference_m']:.1f} mm")
-    return lines
-
-
-def _number(value: float | None, spec: str) -> str:
-    return "?" if value is None else format(value, spec)
 
 
 def _title(comparison: Comparison) -> str:

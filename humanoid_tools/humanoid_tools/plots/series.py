@@ -19,7 +19,7 @@ import numpy as np
 
 from humanoid_control.ros import absolute, frame_prefix, topics, unprefixed
 from humanoid_control.ros import seconds as stamp_seconds
-from humanoid_tools.recording import Bag, custom_data
+from humanoid_tools.recording import Bag
 
 #: The bag's topics (absolute: the recorder records from the root namespace).
 JOINT_STATES = absolute(topics.JOINT_STATES)
@@ -211,63 +211,79 @@ class _Clock:
 
 
 def load(path: Path) -> Experiment:
-    """Read the series the figures need (one pass per topic); what a damaged bag could not
+    """Read the series the figures need (one pass over the bag); what a damaged bag could not
     give is listed in ``damage``, and ``topics`` counts the messages read."""
     with Bag(path) as bag:
-        data = custom_data(path)
-        experiment = Experiment(path=Path(path), topics=dict(bag.counts), indexed=dict(bag.indexed),
-                                types=dict(bag.types),
-                                received=json.loads(data.get("received_messages", "{}")),
-                                written=json.loads(data.get("written_messages", "{}")),
-                                start_wall_ns=0, duration=0.0)
-        bag.preload(READ_BY_LOAD)
-        states = bag.all(JOINT_STATES) if JOINT_STATES in bag.types else []
-        stamps = np.array([stamp_seconds(m.header.stamp) for _, m in states])
-        origin = float(stamps[0]) if len(stamps) else 0.0
-        clock = _Clock(np.array([log for log, _ in states]), stamps, origin)
-        if states:
-            experiment.start_wall_ns = states[0][0]
-            experiment.duration = float(stamps[-1] - stamps[0])
-            # to the microsecond: stamps are float seconds, their differences carry rounding noise
-            experiment.joint_state_interval = Signal(stamps[1:] - origin, np.round(1000.0 * np.diff(stamps), 3))
-            experiment.joint_state_delay = _delay(clock.log, stamps, origin)
+        return extract(bag)
 
-        def when(log_ns: int, header=None) -> float:
-            if header is not None and (header.stamp.sec or header.stamp.nanosec):
-                return stamp_seconds(header.stamp) - origin
-            return clock.robot_time(log_ns)
 
-        commands = _commands(bag, states, origin, when)
-        experiment.joints, experiment.first_command = commands.joints, commands.first
-        experiment.goals = _goals(bag, origin, when, commands.trajectory_starts)
-        if BALANCE in bag.types:
-            experiment.balance = _balance(bag.all(BALANCE), when, frame_prefix(bag.namespace))
-        if SELF_COLLISION in bag.types:
-            experiment.collisions = _collisions(bag.all(SELF_COLLISION), when)
-        if DIAGNOSTICS in bag.types:
-            _diagnostics(bag.all(DIAGNOSTICS), when, experiment)
-        if FALLEN in bag.types:
-            fallen = [when(log) for log, m in bag.all(FALLEN) if m.data]
-            experiment.fell_at = min(fallen) if fallen else None
-        if FALL_STATE in bag.types:
-            fell = [(when(log, m.header), m.posture) for log, m in bag.all(FALL_STATE) if m.fallen]
-            if fell:
-                experiment.fall_estimated_at, experiment.fall_posture = fell[0][0], fell[-1][1]
-        if ENERGY in bag.types:
-            experiment.energy = _energy(bag.all(ENERGY), when)
-        if ROBOT_DESCRIPTION in bag.types:
-            experiment.robot_name = _robot_name(bag.all(ROBOT_DESCRIPTION))
-        experiment.topics, experiment.damage = bag.read_counts(), bag.damage()
+def extract(bag: Bag) -> Experiment:
+    """:func:`load` of a bag already open (``humanoid compare`` opens both before reading either)."""
+    bag.preload(READ_BY_LOAD)
+    data = bag.custom_data
+    experiment = Experiment(path=bag.path, topics=dict(bag.counts), indexed=dict(bag.indexed),
+                            types=dict(bag.types),
+                            received=json.loads(data.get("received_messages", "{}")),
+                            written=json.loads(data.get("written_messages", "{}")),
+                            start_wall_ns=0, duration=0.0)
+    states = bag.all(JOINT_STATES) if JOINT_STATES in bag.types else []
+    stamps = np.array([stamp_seconds(m.header.stamp) for _, m in states])
+    origin = float(stamps[0]) if len(stamps) else 0.0
+    clock = _Clock(np.array([log for log, _ in states]), stamps, origin)
+    if states:
+        experiment.start_wall_ns = states[0][0]
+        experiment.duration = float(stamps[-1] - stamps[0])
+        # to the microsecond: stamps are float seconds, their differences carry rounding noise
+        experiment.joint_state_interval = Signal(stamps[1:] - origin, np.round(1000.0 * np.diff(stamps), 3))
+        experiment.joint_state_delay = _delay(clock.log, stamps, origin)
+
+    def when(log_ns: int, header=None) -> float:
+        if header is not None and (header.stamp.sec or header.stamp.nanosec):
+            return stamp_seconds(header.stamp) - origin
+        return clock.robot_time(log_ns)
+
+    commands = _commands(bag, states, origin, when)
+    experiment.joints, experiment.first_command = commands.joints, commands.first
+    experiment.goals = _goals(bag, origin, when, commands.trajectory_starts)
+    if BALANCE in bag.types:
+        experiment.balance = _balance(bag.all(BALANCE), when, frame_prefix(bag.namespace))
+    if SELF_COLLISION in bag.types:
+        experiment.collisions = _collisions(bag.all(SELF_COLLISION), when)
+    if DIAGNOSTICS in bag.types:
+        _diagnostics(bag.all(DIAGNOSTICS), when, experiment)
+    if FALLEN in bag.types:
+        fallen = [when(log) for log, m in bag.all(FALLEN) if m.data]
+        experiment.fell_at = min(fallen) if fallen else None
+    if FALL_STATE in bag.types:
+        fell = [(when(log, m.header), m.posture) for log, m in bag.all(FALL_STATE) if m.fallen]
+        if fell:
+            experiment.fall_estimated_at, experiment.fall_posture = fell[0][0], fell[-1][1]
+    if ENERGY in bag.types:
+        experiment.energy = _energy(bag.all(ENERGY), when)
+    experiment.robot_name = robot_name(bag)
+    experiment.topics, experiment.damage = bag.read_counts(), bag.damage()
     return experiment
 
 
-def identity(path: Path) -> tuple[str | None, list[str]]:
-    """What a bag is of, without reading it whole: the robot's name in its robot_description
-    and the joints of its first joint_states."""
-    with Bag(path) as bag:
-        name = _robot_name(bag.all(ROBOT_DESCRIPTION)) if ROBOT_DESCRIPTION in bag.types else None
-        first = next((msg for _topic, _log, msg in bag.messages([JOINT_STATES])), None)
-    return name, list(first.name) if first is not None else []
+def identity(bag: Bag) -> tuple[str | None, list[str]]:
+    """What an open bag is of, from its first messages only (the chunk or two holding them, not
+    the whole bag): the robot's name in its robot_description and the joints of its first
+    joint_states."""
+    first = next((msg for _topic, _log, msg in bag.messages([JOINT_STATES])), None)
+    return robot_name(bag), list(first.name) if first is not None else []
+
+
+def robot_name(bag: Bag) -> str | None:
+    """The ``<robot name>`` of the bag's robot_description (None without one); read with the
+    rest when ``bag`` preloaded the topic."""
+    import xml.etree.ElementTree as ET
+
+    for _log, msg in bag.all(ROBOT_DESCRIPTION) if ROBOT_DESCRIPTION in bag.types else []:
+        try:
+            return ET.fromstring(msg.data).get("name")
+        except ET.ParseError:
+            continue
+    return None
 
 
 def _delay(log_ns: np.ndarray, stamps: np.ndarray, origin: float) -> Signal | None:
@@ -440,14 +456,3 @@ def _diagnostics(messages, when, experiment: Experiment) -> None:
     experiment.bus_bytes = {k: Signal.of(v) for k, v in sorted(bus.items())}
     experiment.fault_counts = {k: Signal.of(v) for k, v in sorted(faults.items())
                                if any(value for _t, value in v)}
-
-
-def _robot_name(messages) -> str | None:
-    import xml.etree.ElementTree as ET
-
-    for _log, msg in messages:
-        try:
-            return ET.fromstring(msg.data).get("name")
-        except ET.ParseError:
-            continue
-    return None

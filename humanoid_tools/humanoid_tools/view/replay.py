@@ -27,6 +27,7 @@ class BagReplay:
         self.series: dict[str, tuple[list[float], list]] = {}
         self.description: str | None = None
         with Bag(path) as bag:
+            bag.preload([*TOPICS, "/robot_description"])  # one pass over the bag for every topic
             for topic, convert in TOPICS.items():
                 if topic in bag.types:
                     samples = sorted(((seconds(m.header.stamp), convert(m)) for _log, m in bag.all(topic)),
