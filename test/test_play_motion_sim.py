@@ -31,7 +31,6 @@ import numpy as np
 import pytest
 from action_msgs.msg import GoalStatus
 
-from humanoid_bringup import ROBOT_AND_PLAYER_ONLY
 from humanoid_control.ros import JOINT_STATES_DEPTH, RobotClient, seconds
 from humanoid_core.loop import Spline
 from humanoid_core.motion import Motion, Playback, load_motion, plan_playback
@@ -42,8 +41,10 @@ from humanoid_sim import sim_nodes
 pytestmark = pytest.mark.system
 
 ROBOT = "hoap2"
-#: The module's graph (conftest.py ``module_graph``): the robot and its motion player, as fast as they go.
-GRAPH = sim_nodes(ROBOT, real_time_factor=0.0, **ROBOT_AND_PLAYER_ONLY)
+#: The module's graph (conftest.py ``module_graph``): the default graph users run, in lockstep with
+#: its control container (docs/lockstep.md), so that it runs as fast as the machine allows and
+#: the observers (balance monitor, self-collision checker, ...) see every state.
+GRAPH = sim_nodes(ROBOT, lockstep=True)
 #: Generous limit (wall seconds) for anything awaited; every wait ends as soon as its condition holds.
 PATIENCE = 300.0  # a motion of ~15 robot seconds on a 2-core machine under load
 #: The trajectory generator's sampling period (its `sample_period` parameter, default 0.02 s).

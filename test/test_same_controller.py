@@ -31,7 +31,7 @@ from std_msgs.msg import String
 from system_support import on_emulated_bus, running
 from trajectory_msgs.msg import JointTrajectory
 
-from humanoid_bringup import ROBOT_AND_PLAYER_ONLY, real_nodes
+from humanoid_bringup import real_nodes
 from humanoid_control.ros import GoalOutcome, RobotClient, make_trajectory, poll_until, seconds
 from humanoid_core.processes import NodeSpec
 from humanoid_description import MOTION_LIBRARY, load_model
@@ -251,15 +251,16 @@ def exercise(client: RobotClient, node_name: str) -> Report:
 
 
 def run_simulation(log_dir: Path) -> Report:
-    # Faster than real time: every wait of the controller is on the robot's clock.
-    nodes = sim_nodes(ROBOT, real_time_factor=0.0, **ROBOT_AND_PLAYER_ONLY)
+    # The default graph in lockstep with its control container: as fast as the machine allows
+    # (every wait of the controller is on the robot's clock), no observer falling behind.
+    nodes = sim_nodes(ROBOT, lockstep=True)
     with running(nodes, log_dir, "same_controller") as client:
         return exercise(client, "humanoid_sim")
 
 
 def hardware_nodes(port: str) -> list[NodeSpec]:
-    """The real-robot graph on ``port``, with the bus timeout the emulator needs."""
-    return on_emulated_bus(real_nodes(ROBOT, port=port, **ROBOT_AND_PLAYER_ONLY))
+    """The default real-robot graph on ``port``, with the bus timeout the emulator needs."""
+    return on_emulated_bus(real_nodes(ROBOT, port=port))
 
 
 def run_hardware(log_dir: Path) -> Report:

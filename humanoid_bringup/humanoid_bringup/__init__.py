@@ -10,7 +10,7 @@ import lazy_loader
 # The room's public face: what other rooms use, imported on first use (lazy_loader).
 __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
     "cli": ["build_parser", "main"],
-    "graphs": ["RECORDER_NODE", "ROBOT_AND_PLAYER_ONLY", "control_nodes", "hosted", "real_nodes", "recorder_node"],
+    "graphs": ["RECORDER_NODE", "control_nodes", "hosted", "real_nodes", "recorder_node"],
     "launch_checks": ["calls", "check_driver_leaves_description", "check_launch_file", "check_launchable", "parse"],
     "launch_parameters": [
         "FullInstallTools",

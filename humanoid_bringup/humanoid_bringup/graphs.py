@@ -32,13 +32,6 @@ from humanoid_core.processes import NodeSpec, OnExit, in_namespace
 from humanoid_description import Robot, resolve_robot
 from humanoid_hw.hw_node_spec import hw_node_spec
 
-#: Options of :func:`real_nodes` (and the simulation's ``sim_nodes``) for the robot and the trajectory
-#: generator alone: no balance monitor, energy monitor, self-collision checker, walk or gait controller,
-#: fall manager (a controller that needs none of them, on a machine with cores to spare for its own work).
-ROBOT_AND_PLAYER_ONLY = {"balance_monitor": False, "self_collision_checker": False, "walk_controller": False,
-                         "gait_controller": False, "energy_monitor": False, "fall_manager": False,
-                         "odometry": False}
-
 
 def real_nodes(robot: Robot | str, port: str | None = None, baud: int | None = None,
                control_rate: float | None = None, publish_rate: float | None = None,

@@ -11,7 +11,6 @@ import subprocess
 import numpy as np
 import pytest
 
-from humanoid_bringup import ROBOT_AND_PLAYER_ONLY
 from humanoid_control.ros import seconds
 from humanoid_core.motion import load_motion, plan_playback, read_keyframes
 from humanoid_robot_bioloid import read_thesis_poses
@@ -20,6 +19,8 @@ from humanoid_sim import sim_nodes
 
 pytestmark = pytest.mark.system
 
+#: The graphs are the default ones in lockstep with their control container (docs/lockstep.md):
+#: as fast as the machine allows, every node users run on.
 #: The command under test (`humanoid pose` once it is wired into the humanoid CLI).
 COMMAND = ["humanoid", "pose"]
 #: How close (deg) a held joint's measurement is to its target: the simulated servos hold
@@ -39,7 +40,7 @@ def degrees_of(recorded: list, joint: str) -> np.ndarray:
 
 
 def test_a_posing_session_moves_the_robot_clamps_at_limits_and_saves_poses(robot_graph, tmp_path):
-    _graph, client = robot_graph(sim_nodes("hoap2", real_time_factor=0.0, **ROBOT_AND_PLAYER_ONLY))
+    _graph, client = robot_graph(sim_nodes("hoap2", lockstep=True))
     keyframes, csv = tmp_path / "poses.yaml", tmp_path / "poses.csv"
     script = f"""help
 # raise the right arm in two steps (joint names in any case), save
@@ -116,7 +117,7 @@ reset rarm_joint1
 def test_bioloid_poses_are_saved_as_thesis_poses(robot_graph, tmp_path):
     """The Bioloid's csv is the thesis' pose file (label, J1..J18 deg): read back through the
     thesis convention, it gives the joint positions the robot had."""
-    _graph, client = robot_graph(sim_nodes("bioloid", real_time_factor=0.0, **ROBOT_AND_PLAYER_ONLY))
+    _graph, client = robot_graph(sim_nodes("bioloid", lockstep=True))
     path = tmp_path / "poses.csv"
     result = pose("bioloid", f"move r_elbow 20\nsave {path} elbow bent\nsave {path}\nquit\nmove r_elbow 20\n")
     assert result.returncode == 0, result.stderr
