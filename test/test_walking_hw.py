@@ -5,6 +5,14 @@ serial port).
 The emulated bus has no physics (the robot walks in the air): what is checked is that
 the controller's set-points reach the servos through the hardware node without a bus
 error, that the legs move, and that the robot stands again when the commands stop.
+
+One default graph (``humanoid real``'s) on one emulated bus for the cmd_vel walk and then the
+walk from one foot: the second puts the robot on one foot by a trajectory from wherever the
+first left it standing, so sharing the graph changes nothing either checks, and saves a graph
+and an emulator start. The refusing robot needs a hardware node of its own
+(``max_trajectory_duration``) and a bus of its own: it must start away from the walk's final
+stance (on the shared bus, the servos still crouched where the walks left them, a walk that
+never moved ended SUCCESSFUL at its stance, as it should).
 """
 
 from __future__ import annotations
@@ -15,7 +23,7 @@ import numpy as np
 import pytest
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import Twist
-from system_support import on_emulated_bus
+from system_support import on_emulated_bus, running
 from trajectory_msgs.msg import JointTrajectory
 
 from humanoid_bringup import real_nodes
@@ -28,11 +36,22 @@ def level(status: DiagnosticStatus) -> int:
     return status.level[0] if isinstance(status.level, bytes) else int(status.level)
 
 
-def test_the_same_cmd_vel_drives_the_hardware_node_on_the_emulated_bus(robot_graph):
+@pytest.fixture(scope="class")
+def default_graph(tmp_path_factory):
+    """The default hardware graph on an emulated bus of its own, for one class's tests; stopped
+    when the class ends (before the next graph starts: they share the domain)."""
     from humanoid_hw.emulator import emulator_process
 
-    with emulator_process("bioloid", 1, 1_000_000, timing=False) as port:
-        _, client = robot_graph(on_emulated_bus(real_nodes("bioloid", port=port)))
+    with emulator_process("bioloid", 1, 1_000_000, timing=False) as port, \
+            running(on_emulated_bus(real_nodes("bioloid", port=port)), tmp_path_factory.mktemp("walk_hw")) as client:
+        yield client
+
+
+class TestTheDefaultGraph:
+    """The cmd_vel walk, then the walk from one foot, on one default graph (in this order)."""
+
+    def test_the_same_cmd_vel_drives_the_hardware_node_on_the_emulated_bus(self, default_graph):
+        client = default_graph
         sent: list[tuple[float, JointTrajectory]] = []
         statuses: list[DiagnosticStatus] = []
         client.node.create_subscription(DiagnosticArray, "diagnostics", lambda msg: statuses.extend(msg.status), 100)
@@ -73,26 +92,24 @@ def test_the_same_cmd_vel_drives_the_hardware_node_on_the_emulated_bus(robot_gra
                   and not (level(s) == DiagnosticStatus.STALE[0] and s.message == "no joint_states received yet")]
         assert not errors
 
+    def test_a_walk_from_one_foot_puts_the_raised_foot_down_first_then_walks(self, default_graph):
+        """The recovery path after a fault mid-walk (the walk abandoned with a foot raised, the
+        servos holding): the next walk goal first puts the raised foot down beneath where it is,
+        then walks, and ends on both soles. The robot is put on one foot here by a trajectory,
+        from where the cmd_vel walk left it standing (the class's graph)."""
+        from humanoid_control.ros import make_trajectory
+        from humanoid_description import load_model
+        from humanoid_interfaces.action import Walk
 
-def test_a_walk_from_one_foot_puts_the_raised_foot_down_first_then_walks(robot_graph):
-    """The recovery path after a fault mid-walk (the walk abandoned with a foot raised, the
-    servos holding): the next walk goal first puts the raised foot down beneath where it is,
-    then walks, and ends on both soles. The robot is put on one foot here by a trajectory."""
-    from humanoid_control.ros import make_trajectory
-    from humanoid_description import load_model
-    from humanoid_hw.emulator import emulator_process
-    from humanoid_interfaces.action import Walk
+        model = load_model("bioloid")
 
-    model = load_model("bioloid")
+        def support(client) -> str:
+            return model.support_side(model.joints.to_array(client.positions()))
 
-    def support(client) -> str:
-        return model.support_side(model.joints.to_array(client.positions()))
-
-    one_foot = model.home_positions()  # the left foot 11 mm up, level: hip, knee and ankle pitch bent
-    for joint, change in (("l_hip_pitch", -0.4), ("l_knee", 0.8), ("l_ankle_pitch", -0.4)):
-        one_foot[model.joints.index(joint)] += change
-    with emulator_process("bioloid", 1, 1_000_000, timing=False) as port:
-        _, client = robot_graph(on_emulated_bus(real_nodes("bioloid", port=port)))
+        one_foot = model.home_positions()  # the left foot 11 mm up, level: hip, knee and ankle pitch bent
+        for joint, change in (("l_hip_pitch", -0.4), ("l_knee", 0.8), ("l_ankle_pitch", -0.4)):
+            one_foot[model.joints.index(joint)] += change
+        client = default_graph
         outcome = client.follow(make_trajectory(model.joints.names, [2.0], [one_foot.tolist()]))
         assert outcome.succeeded, outcome.error_string
         assert support(client) == "right"
