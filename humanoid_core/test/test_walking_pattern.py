@@ -69,6 +69,36 @@ def test_preview_control_tracks_a_zmp_step_and_moves_the_com_before_it():
     assert zmp[-1] == pytest.approx(0.05, abs=1e-4) and com[-1] == pytest.approx(0.05, abs=1e-4)
 
 
+@pytest.mark.parametrize(("dt", "com_height", "r_jerk"), [(0.01, 0.25, 1e-6), (0.01, 0.18, 1e-6), (0.005, 0.3, 1e-6),
+                                                        (0.02, 0.2, 1e-8)])
+def test_riccati_solves_the_preview_equation_as_scipy_does(dt, com_height, r_jerk):
+    """The doubling solver (no scipy at a container's start) against scipy's own solver, on
+    the augmented cart-table system preview_gains builds."""
+    from scipy.linalg import solve_discrete_are
+
+    from humanoid_core.biped_walking.preview_control import riccati
+
+    a = np.array([[1.0, dt, dt * dt / 2.0], [0.0, 1.0, dt], [0.0, 0.0, 1.0]])
+    b = np.array([dt**3 / 6.0, dt * dt / 2.0, dt])
+    c = np.array([1.0, 0.0, -com_height / 9.81])
+    a_aug = np.zeros((4, 4))
+    a_aug[0, 0], a_aug[0, 1:], a_aug[1:, 1:] = 1.0, c @ a, a
+    b_aug = np.concatenate([[c @ b], b]).reshape(4, 1)
+    q, r = np.diag([1.0, 0.0, 0.0, 0.0]), np.array([[r_jerk]])
+    p = riccati(a_aug, b_aug, q, r)
+    residual = (a_aug.T @ p @ a_aug - p + q
+                - a_aug.T @ p @ b_aug @ np.linalg.solve(r + b_aug.T @ p @ b_aug, b_aug.T @ p @ a_aug))
+    assert np.linalg.norm(residual) <= 1e-12 * np.linalg.norm(p)
+    np.testing.assert_allclose(p, solve_discrete_are(a_aug, b_aug, q, r), rtol=1e-10, atol=0.0)
+
+
+def test_riccati_refuses_an_unstabilizable_system():
+    from humanoid_core.biped_walking.preview_control import riccati
+
+    with pytest.raises(ValueError):  # an unstable mode the input cannot reach
+        riccati(np.diag([2.0, 0.5]), np.array([[0.0], [1.0]]), np.eye(2), np.eye(1))
+
+
 def test_preview_gains_refuse_nonsense():
     with pytest.raises(ValueError):
         preview_gains(0.0, 0.25, 1.0)
