@@ -214,6 +214,7 @@ class Recorder:
         self._resolved: dict[str, str] = {}  # relative name -> full name (the robot_state parts')
         self.wanted = list(dict.fromkeys(self._resolve(t) for t in params.topics))
         self._joint_states = self._resolve(robot_state.JOINT_STATES)
+        self._carried_wanted = {t for t in self.wanted if self._carried(t)}
         self._subscriptions: dict[str, tuple[object, object]] = {}  # topic -> (subscription, its QoS)
         self._skipped: set[str] = set()  # topics that cannot be recorded (reported once)
         self._warned_incompatible: set[tuple[str, str]] = set()
@@ -274,7 +275,7 @@ class Recorder:
         check_publishers = self._looks % LATE_PUBLISHER_LOOKS == 0
         types = dict(self.node.get_topic_names_and_types())
         state_topic = self._resolve(robot_state.TOPIC)
-        carried = [t for t in self.wanted if self._carried(t) and t not in self._subscriptions]
+        carried = [t for t in self.wanted if t in self._carried_wanted and t not in self._subscriptions]
         if (self._state_subscription is None and carried and state_topic in types
                 and self.node.get_publishers_info_by_topic(state_topic)):
             self._subscribe_state(state_topic, types[state_topic])
@@ -284,6 +285,9 @@ class Recorder:
                 continue
             if topic in self._subscriptions and not check_publishers:
                 continue
+            from_state = self._state_subscription is not None and topic in self._carried_wanted
+            if from_state and topic not in self._subscriptions:
+                continue  # written from robot_state: no look at its publishers (a graph query less per topic)
             publishers = self.node.get_publishers_info_by_topic(topic)
             if not publishers:
                 continue
