@@ -26,6 +26,7 @@ import contextlib
 import threading
 import time
 from collections.abc import Iterator
+from operator import itemgetter
 
 from builtin_interfaces.msg import Time
 from rclpy.node import Node
@@ -256,20 +257,21 @@ class SharedParticipant:
             self._members.append(member)
         return member
 
-    def _member_answered(self, again: Time | None = None) -> None:
+    def _member_answered(self, again: int | None = None) -> None:
         """Answer the latest state every member has answered, once; and once more each time
-        a member answers that state ``again``: the simulator sent it again because it had not
-        got the answer (a subscription not yet matched when it went out loses it)."""
+        a member answers that state ``again`` (its stamp in ns): the simulator sent it again
+        because it had not got the answer (a subscription not yet matched when it went out
+        loses it). Stamps compared as integers: this runs once per member and state."""
         with self._lock:
-            latest = [member.latest for member in self._members]
-            if not latest or any(stamp is None for stamp in latest):
+            latest = [member.latest_answer for member in self._members]
+            if not latest or None in latest:
                 return
-            stamp = min(latest, key=_nanoseconds)
-            resent = again is not None and _nanoseconds(again) == _nanoseconds(stamp) == self._answered
-            if _nanoseconds(stamp) <= self._answered and not resent:
+            oldest = min(latest, key=itemgetter(0))  # (ns, stamp): the ns decide (stamps do not order)
+            resent = again is not None and again == oldest[0] == self._answered
+            if oldest[0] <= self._answered and not resent:
                 return
-            self._answered = _nanoseconds(stamp)
-            self._participant.answered(stamp)
+            self._answered = oldest[0]
+            self._participant.answered(oldest[1])
 
     def _member_left(self, member: LockstepMember) -> None:
         with self._lock:
@@ -301,13 +303,20 @@ class LockstepMember:
     def __init__(self, shared: SharedParticipant, name: str) -> None:
         self._shared = shared
         self.name = name
-        #: The latest stamp this member answered (None before its first answer).
-        self.latest: Time | None = None
+        #: The latest stamp this member answered, in ns and as given (None before its first
+        #: answer); one attribute, so another thread reads both of one answer.
+        self.latest_answer: tuple[int, Time] | None = None
+
+    @property
+    def latest(self) -> Time | None:
+        """The latest stamp this member answered (None before its first answer)."""
+        return self.latest_answer[1] if self.latest_answer is not None else None
 
     def answered(self, stamp: Time) -> None:
-        again = self.latest is not None and _nanoseconds(self.latest) == _nanoseconds(stamp)
-        self.latest = stamp
-        self._shared._member_answered(stamp if again else None)
+        ns = _nanoseconds(stamp)
+        again = self.latest_answer is not None and self.latest_answer[0] == ns
+        self.latest_answer = (ns, stamp)
+        self._shared._member_answered(ns if again else None)
 
     def take_hold(self) -> None:
         self._shared.take_hold()
