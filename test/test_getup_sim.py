@@ -2,7 +2,13 @@
 fall manager seeing it lying and getting it up with the library's get-up motion (through
 play_motion, the self-collision veto and the robot interface), the current drawn meanwhile
 from the energy monitor, the run recorded and read back by rosbags. One trial here; the
-command's ten per start are the figures of docs/energy_and_falls.md."""
+command's ten per start are the figures of docs/energy_and_falls.md.
+
+The robot is laid on its belly: the Bioloid's get-up from the belly lasts 16 s, the one from
+the back 30.5 s, and what this test checks (the command, the manager in the graph getting the
+robot up, the current, the recording) is the same whichever side it lies on; that each of the
+library's get-ups stands the robot up is checked in-process, side by side
+(humanoid_sim/test/test_getup_motions.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +21,7 @@ from bag_messages import topic_messages
 pytestmark = pytest.mark.system
 
 
-@pytest.mark.parametrize(("robot", "start"), [("bioloid", "back")])
+@pytest.mark.parametrize(("robot", "start"), [("bioloid", "belly")])
 def test_the_fall_manager_gets_the_laid_down_robot_up(robot, start, tmp_path):
     bag = tmp_path / "getup"
     result = subprocess.run(["humanoid", "getup", "--robot", robot, "--trials", "1", "--from", start, "--json",
