@@ -139,7 +139,7 @@ class ServoBank:
             velocities = np.asarray(velocities, dtype=float)
             self.speed = self._moving_speed(np.abs(velocities))
             limit = self.params.max_velocity
-            self.feed, self.feed_time = np.clip(velocities, -limit, limit), period
+            self.feed, self.feed_time = np.minimum(np.maximum(velocities, -limit), limit), period
         self._update_settled()
 
     def _moving_speed(self, speeds: np.ndarray) -> np.ndarray:
@@ -148,8 +148,12 @@ class ServoBank:
         return np.where(speeds > 0.0, np.minimum(speeds, self.params.max_velocity), self.params.max_velocity)
 
     def _update_settled(self) -> None:
-        moving_goal = self.params.kind == "trapezoidal" and self.feed_time > 0.0 and np.any(self.feed)
-        self.settled = not moving_goal and not np.any(self.velocity) and np.array_equal(self.position, self.goal)
+        # count_nonzero and the comparison's own any(): the same answers as np.any and
+        # np.array_equal on these equal-shaped float arrays, without their Python wrappers
+        # (this runs at every physics step)
+        moving_goal = self.params.kind == "trapezoidal" and self.feed_time > 0.0 and np.count_nonzero(self.feed)
+        self.settled = (not moving_goal and not np.count_nonzero(self.velocity)
+                        and not (self.position != self.goal).any())
 
     def step(self, dt: float) -> tuple[np.ndarray, np.ndarray]:
         """Advance the references by ``dt``; returns (target positions, target velocities)."""
@@ -180,18 +184,22 @@ class ServoBank:
         # braking at amax in steps of dt: the steps v, v - a dt, ... cover v^2 / 2a + v dt / 2,
         # solved for v
         half_step = 0.5 * amax * dt
-        braking = np.sqrt(half_step**2 + 2.0 * amax * np.abs(error)) - half_step
-        wanted = np.clip(goal_velocity + np.sign(error) * np.minimum(vmax, braking), -vmax, vmax)
-        change = np.clip(wanted - self.velocity, -amax * dt, amax * dt)
+        distance = np.abs(error)
+        braking = np.sqrt(half_step**2 + 2.0 * amax * distance) - half_step
+        # clips as minimum(maximum()): the same values (bounds never zero), without np.clip's
+        # Python wrappers (this runs at every physics step)
+        wanted = np.minimum(np.maximum(goal_velocity + np.sign(error) * np.minimum(vmax, braking), -vmax), vmax)
+        change = np.minimum(np.maximum(wanted - self.velocity, -amax * dt), amax * dt)
         velocity = self.velocity + change
-        arrive = np.abs((velocity - goal_velocity) * dt) >= np.abs(error)  # would overshoot: land on the goal
+        relative = velocity - goal_velocity
+        arrive = np.abs(relative * dt) >= distance  # would overshoot: land on the goal
         self.position = np.where(arrive, self.goal, self.position + velocity * dt)
-        at_goal_speed = np.abs(velocity - goal_velocity) <= amax * dt * 2.0
+        at_goal_speed = np.abs(relative) <= amax * dt * 2.0
         self.velocity = np.where(arrive & at_goal_speed, goal_velocity, velocity)
 
     def _ramp(self, dt: float) -> None:
         error = self.goal - self.position
-        step = np.clip(error, -self.speed * dt, self.speed * dt)
+        step = np.minimum(np.maximum(error, -self.speed * dt), self.speed * dt)  # np.clip's values, cheaper
         self.position = self.position + step
         self.velocity = step / dt
 
