@@ -327,10 +327,11 @@ class PyBulletDriver(RobotDriver):
                 elif not (self._targets_sent and self.servos.settled):
                     # PyBullet keeps motor targets between steps: send them only when they change
                     targets, speeds = self.servos.step(dt)
-                    # each link is held behind its motor's reference by the sag of its gears
+                    # each link is held behind its motor's reference by the sag of its gears; lists
+                    # of the same floats, which PyBullet reads faster than numpy arrays
                     pybullet.setJointMotorControlArray(
                         self._body, self._joint_ids, pybullet.POSITION_CONTROL,
-                        targetPositions=targets + self.transmissions.sag, targetVelocities=speeds,
+                        targetPositions=(targets + self.transmissions.sag).tolist(), targetVelocities=speeds.tolist(),
                         forces=self._motor_forces, positionGains=self._motor_kp, velocityGains=self._motor_kd,
                         physicsClientId=c)
                     self._targets_sent = True
