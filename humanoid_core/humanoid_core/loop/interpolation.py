@@ -150,7 +150,8 @@ class Spline:
 
     def segment_index(self, t: float) -> int:
         """Index i of the segment [times[i], times[i+1]] containing t (clamped)."""
-        return int(np.clip(np.searchsorted(self.times, t, side="right") - 1, 0, len(self.times) - 2))
+        # min/max on a Python int: np.clip's value, without its wrappers (sampled every control cycle)
+        return min(max(int(np.searchsorted(self.times, t, side="right")) - 1, 0), len(self.times) - 2)
 
     def sample(self, t: float) -> Sample:
         """Position, velocity, acceleration at ``t``; held constant outside the span. The first
