@@ -9,11 +9,17 @@ diagnostics go on, a newer goal replaces it and a cancel ends it at once, never 
 The gaps are measured on the publisher's side: each joint_states message's DDS source
 timestamp (taken by the node when it publishes), so this test process's own work
 (building and sending the big goal) cannot pass for a stall of the node.
+
+The three checks of the node with its default parameters share one node (a start costs
+seconds of CPU; ``TestTheDefaultNode``): each reads the robot's pose, and the rejections it
+counts, from where the previous check left them. The path-checking test has a node of its own
+(a sampling period the default node does not have).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -23,8 +29,9 @@ from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.qos import qos_profile_sensor_data
 from system_support import SourceStamps
 
-from humanoid_control.ros import make_trajectory, poll_until
+from humanoid_control.ros import RobotClient, make_trajectory, poll_until
 from humanoid_core.loop import InterfaceParameters
+from humanoid_core.processes import Graph
 from humanoid_interfaces.action import FollowJointTrajectory
 from humanoid_sim import sim_nodes
 from humanoid_sim.sim_node_spec import sim_node_spec
@@ -50,46 +57,20 @@ def slow_trajectory(names, current, points: int, period: float = 0.01):
     return make_trajectory(names, times.tolist(), (current[None, :] + sway).tolist())
 
 
-
-
-
-def test_the_largest_allowed_trajectory_is_accepted_without_stalling_joint_states(robot_graph):
-    _graph, client = robot_graph([n for n in sim_nodes(ROBOT, publish_rate=PUBLISH_RATE)
-                                  if n.name == "humanoid_sim"])
-    with SourceStamps(qos_profile_sensor_data) as stamps:
-        state = client.wait_for_joint_states(PATIENCE)
-        names, current = list(state.name), np.array(state.position)
-        trajectory = slow_trajectory(names, current, MAX_POINTS)
-        feedback: list = []
-
-        before = time.time_ns()
-        handle = client.send_goal(trajectory, feedback=feedback, timeout=PATIENCE)
-        poll_until(lambda: feedback, "feedback of the running goal", PATIENCE)
-        accepted = time.time_ns()
-        poll_until(lambda: stamps.stamps and stamps.stamps[-1] > accepted, "joint_states after acceptance", PATIENCE)
-        gap = stamps.largest_gap(before, accepted)
-        print(f"{MAX_POINTS} points x {len(names)} joints accepted in {(accepted - before) * 1e-9:.3f} s; "
-              f"largest joint_states gap {gap * 1e3:.1f} ms = {gap * PUBLISH_RATE:.2f} publishing periods")
-        assert gap * PUBLISH_RATE <= GAP_BOUND_PERIODS
-        client.cancel(handle)
-
-
-def test_a_trajectory_beyond_the_bound_is_rejected_with_its_size_and_the_parameter(robot_graph):
-    _graph, client = robot_graph([n for n in sim_nodes(ROBOT) if n.name == "humanoid_sim"])
-    diagnostics: list[DiagnosticArray] = []
-    client.node.create_subscription(DiagnosticArray, "diagnostics", diagnostics.append, 10)
-    state = client.wait_for_joint_states(PATIENCE)
-    names, current = list(state.name), np.array(state.position)
-    too_long = slow_trajectory(names, current, MAX_POINTS + 1)
-
-    outcome = client.follow(too_long, timeout=PATIENCE)
-    assert outcome.error_code == FollowJointTrajectory.Result.INVALID_GOAL
-    assert f"{MAX_POINTS + 1} points" in outcome.error_string
-    assert f"max_trajectory_points = {MAX_POINTS}" in outcome.error_string
-
-    client.send_trajectory(too_long)  # the topic: rejected too (counted, logged)
-    poll_until(lambda: rejected(diagnostics) == 2, "both rejections counted in diagnostics", PATIENCE)
-    assert np.allclose(np.array(client.wait_for_joint_states(PATIENCE).position), current, atol=0.02)
+@pytest.fixture(scope="class")
+def default_node(tmp_path_factory) -> Iterator[RobotClient]:
+    """The HOAP-2's simulation node with its default parameters (joint_states at PUBLISH_RATE,
+    its parameter file's rate), and a client; the node's log is printed when the class ends."""
+    graph = Graph([n for n in sim_nodes(ROBOT, publish_rate=PUBLISH_RATE) if n.name == "humanoid_sim"],
+                  log_dir=tmp_path_factory.mktemp("default_node")).start()
+    client = RobotClient("test_client")
+    try:
+        client.wait_for_joint_states(PATIENCE)
+        yield client
+    finally:
+        client.close()
+        codes = graph.stop()
+        print({name: (code, graph.log_text(name)[-3000:]) for name, code in codes.items()})
 
 
 def rejected(diagnostics: list[DiagnosticArray]) -> int:
@@ -102,28 +83,75 @@ def rejected(diagnostics: list[DiagnosticArray]) -> int:
     return -1
 
 
+def rejections_counter(client: RobotClient) -> tuple[list[DiagnosticArray], int]:
+    """The node's diagnostics as they come, and its count of rejected commands so far (what the
+    class's earlier checks left: each counted its own before it ended)."""
+    diagnostics: list[DiagnosticArray] = []
+    client.node.create_subscription(DiagnosticArray, "diagnostics", diagnostics.append, 10)
+    poll_until(lambda: rejected(diagnostics) >= 0, "the node's diagnostics", PATIENCE)
+    return diagnostics, rejected(diagnostics)
+
+
 def still(names, current, duration: float):
     """Two points holding the current pose, the last at ``duration`` s."""
     return make_trajectory(names, [duration / 2, duration], [current.tolist(), current.tolist()])
 
 
-def test_a_trajectory_beyond_the_duration_bound_is_refused_at_once_and_the_node_goes_on(robot_graph):
-    """Nanoseconds typed as seconds: a second point at 1e6 s (unbounded, its path check grew
-    the node to gigabytes until it died, and the client never got an answer)."""
-    _graph, client = robot_graph([n for n in sim_nodes(ROBOT) if n.name == "humanoid_sim"])
-    diagnostics: list[DiagnosticArray] = []
-    client.node.create_subscription(DiagnosticArray, "diagnostics", diagnostics.append, 10)
-    state = client.wait_for_joint_states(PATIENCE)
-    names, current = list(state.name), np.array(state.position)
-    typo = still(names, current, 1e6)
+class TestTheDefaultNode:
+    """One node for the three checks of its defaults, in this order."""
 
-    outcome = client.follow(typo, timeout=PATIENCE)
-    assert outcome.error_code == FollowJointTrajectory.Result.INVALID_GOAL
-    assert "lasts 1e+06 s" in outcome.error_string, outcome.error_string
-    assert f"max_trajectory_duration = {MAX_DURATION:g} s" in outcome.error_string, outcome.error_string
-    client.send_trajectory(typo)  # the topic: refused by the same validation
-    poll_until(lambda: rejected(diagnostics) == 2, "both rejections counted in diagnostics", PATIENCE)
-    assert client.follow(still(names, current, 0.5), timeout=PATIENCE).succeeded  # the node goes on
+    def test_the_largest_allowed_trajectory_is_accepted_without_stalling_joint_states(self, default_node):
+        client = default_node
+        with SourceStamps(qos_profile_sensor_data) as stamps:
+            state = client.wait_for_joint_states(PATIENCE)
+            names, current = list(state.name), np.array(state.position)
+            trajectory = slow_trajectory(names, current, MAX_POINTS)
+            feedback: list = []
+
+            before = time.time_ns()
+            handle = client.send_goal(trajectory, feedback=feedback, timeout=PATIENCE)
+            poll_until(lambda: feedback, "feedback of the running goal", PATIENCE)
+            accepted = time.time_ns()
+            poll_until(lambda: stamps.stamps and stamps.stamps[-1] > accepted, "joint_states after acceptance",
+                       PATIENCE)
+            gap = stamps.largest_gap(before, accepted)
+            print(f"{MAX_POINTS} points x {len(names)} joints accepted in {(accepted - before) * 1e-9:.3f} s; "
+                  f"largest joint_states gap {gap * 1e3:.1f} ms = {gap * PUBLISH_RATE:.2f} publishing periods")
+            assert gap * PUBLISH_RATE <= GAP_BOUND_PERIODS
+            client.cancel(handle)
+
+    def test_a_trajectory_beyond_the_bound_is_rejected_with_its_size_and_the_parameter(self, default_node):
+        client = default_node
+        diagnostics, before = rejections_counter(client)
+        state = client.wait_for_joint_states(PATIENCE)
+        names, current = list(state.name), np.array(state.position)
+        too_long = slow_trajectory(names, current, MAX_POINTS + 1)
+
+        outcome = client.follow(too_long, timeout=PATIENCE)
+        assert outcome.error_code == FollowJointTrajectory.Result.INVALID_GOAL
+        assert f"{MAX_POINTS + 1} points" in outcome.error_string
+        assert f"max_trajectory_points = {MAX_POINTS}" in outcome.error_string
+
+        client.send_trajectory(too_long)  # the topic: rejected too (counted, logged)
+        poll_until(lambda: rejected(diagnostics) == before + 2, "both rejections counted in diagnostics", PATIENCE)
+        assert np.allclose(np.array(client.wait_for_joint_states(PATIENCE).position), current, atol=0.02)
+
+    def test_a_trajectory_beyond_the_duration_bound_is_refused_at_once_and_the_node_goes_on(self, default_node):
+        """Nanoseconds typed as seconds: a second point at 1e6 s (unbounded, its path check grew
+        the node to gigabytes until it died, and the client never got an answer)."""
+        client = default_node
+        diagnostics, before = rejections_counter(client)
+        state = client.wait_for_joint_states(PATIENCE)
+        names, current = list(state.name), np.array(state.position)
+        typo = still(names, current, 1e6)
+
+        outcome = client.follow(typo, timeout=PATIENCE)
+        assert outcome.error_code == FollowJointTrajectory.Result.INVALID_GOAL
+        assert "lasts 1e+06 s" in outcome.error_string, outcome.error_string
+        assert f"max_trajectory_duration = {MAX_DURATION:g} s" in outcome.error_string, outcome.error_string
+        client.send_trajectory(typo)  # the topic: refused by the same validation
+        poll_until(lambda: rejected(diagnostics) == before + 2, "both rejections counted in diagnostics", PATIENCE)
+        assert client.follow(still(names, current, 0.5), timeout=PATIENCE).succeeded  # the node goes on
 
 
 def peak_memory_mb(pid: int) -> float:
