@@ -1,13 +1,21 @@
 """``humanoid record``: bags read back by rosbags (a reader we did not write), messages not
 lost, QoS matched to the publishers, and the bad cases (existing directory, unknown topic,
 killed recorder, full disk). The recorder runs as the real command in its own process;
-this test process publishes with rclpy."""
+this test process publishes with rclpy.
+
+The repairs (``humanoid record --reindex``) and ``humanoid plot`` run through the command's
+entry point in this process (:func:`cli_entry.entry_point`: its exit status and what it
+writes to stdout and stderr, no interpreter start and imports paid again per run): what
+they are checked for is their output and the files they leave, not their process. The
+repair on a full disk keeps a process of its own (its file size limit must not be this
+process's); the recorder and the refused directory are the real command's."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import math
-import os
 import re
 import resource
 import signal
@@ -22,6 +30,7 @@ import pytest
 import rclpy
 import yaml
 from bag_messages import read_bag
+from cli_entry import entry_point
 from rclpy.duration import Duration
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -30,6 +39,7 @@ from rosbags.typesys import Stores, get_typestore
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
+from humanoid_bringup import main
 from humanoid_control.ros import poll_until
 from humanoid_interfaces.msg import BalanceState
 
@@ -192,8 +202,7 @@ def test_a_killed_recorder_leaves_a_bag_that_reindex_repairs(node, recordings, t
     with pytest.raises(Exception, match="metadata"):
         Reader(bag).open()
 
-    repaired = subprocess.run([sys.executable, "-m", "humanoid_bringup.cli", "record", "--reindex", str(bag)],
-                              capture_output=True, text=True, timeout=120)
+    repaired = entry_point("record", "--reindex", bag)
     assert repaired.returncode == 0, repaired.stderr
     topics, messages = read_bag(bag)
     sequence = [int(m.header.frame_id) for m in messages["/rec_test/joint_states"]]
@@ -250,8 +259,7 @@ def test_a_full_disk_stops_writing_keeps_what_was_written_and_says_how_to_repair
     reported = re.search(r"^/rec_test/joint_states\s+(\d+)\s+(\d+)\s", recording.output, re.MULTILINE)
     assert reported is not None, recording.output
 
-    repaired = subprocess.run([sys.executable, "-m", "humanoid_bringup.cli", "record", "--reindex", str(bag)],
-                              capture_output=True, text=True, timeout=120, env=os.environ.copy())
+    repaired = entry_point("record", "--reindex", bag)
     assert repaired.returncode == 0, repaired.stderr
     _topics, messages = read_bag(bag)
     sequence = [int(m.header.frame_id) for m in messages["/rec_test/joint_states"]]
@@ -302,8 +310,7 @@ def test_messages_in_a_chunk_that_failed_to_reach_the_disk_are_not_counted_as_wr
     accepted, errno = (int(v) for v in result.stdout.split())
     assert (accepted, errno) == (800, 27)  # EFBIG
     sealed = recoverable_counts(bag)["/chatter"]
-    repaired = subprocess.run([sys.executable, "-m", "humanoid_bringup.cli", "record", "--reindex", str(bag)],
-                              capture_output=True, text=True, timeout=120)
+    repaired = entry_point("record", "--reindex", bag)
     assert repaired.returncode == 0, repaired.stderr
     _topics, messages = read_bag(bag)
     assert sealed == len(messages["/chatter"]) == 200
@@ -402,8 +409,7 @@ def test_plot_of_a_damaged_bag_reads_the_rest_and_says_what_it_could_not_read(no
     data[middle:middle + 16] = bytes(b ^ 0xFF for b in data[middle:middle + 16])
     mcap.write_bytes(data)
 
-    result = subprocess.run(["humanoid", "plot", str(bag), "--out", str(tmp_path / "plots")], capture_output=True,
-                            text=True, timeout=300)
+    result = entry_point("plot", bag, "--out", tmp_path / "plots")
     assert result.returncode == 1, result.stderr
     errors = result.stderr.splitlines()
     assert errors[0].startswith(f"humanoid plot: not read: bag.mcap: chunk 2 of {len(chunks)} (bytes "
@@ -417,5 +423,9 @@ def test_plot_of_a_damaged_bag_reads_the_rest_and_says_what_it_could_not_read(no
     experiment = load(bag)  # what the figures show: the messages read, in order, the damaged chunk's missing
     assert (experiment.topics, experiment.indexed) == ({"/joint_states": read}, {"/joint_states": bursts * size})
     assert len(experiment.joints[0].measured) == read
-    help_text = subprocess.run(["humanoid", "plot", "--help"], capture_output=True, text=True, timeout=60).stdout
+    help_text = io.StringIO()
+    with contextlib.redirect_stdout(help_text), pytest.raises(SystemExit) as done:  # argparse's --help
+        main(["plot", "--help"])
+    assert done.value.code == 0
+    help_text = help_text.getvalue()
     assert "exit status: 0 when every message was read; 1 when the bag is damaged" in " ".join(help_text.split())
