@@ -21,7 +21,8 @@ diagnostics                diagnostic_msgs/DiagnosticArray               publish
 ========================== ============================================= ==========
 
 One ``balance_state`` per ``joint_states`` message, stamped with its stamp, in the
-order they arrive; a joint state whose sensor readings of the same instant are late
+order they arrive (built only while a subscription listens: the estimate, ``fall_state``, the
+warnings and diagnostics are made for every message); a joint state whose sensor readings of the same instant are late
 (a busy machine) waits for them, up to ``sensor_patience``
 (:mod:`humanoid_core.balance.sensor_wait`). Joints
 that a message does not give (stale NaN, missing) keep their last known value
@@ -128,7 +129,7 @@ class BalanceMonitor:
         self._fall_stamp: float | None = None  # robot time the estimate said fallen
 
         depth = self.params.queue_depth
-        self._state_pub = node.create_publisher(BalanceState, topics.BALANCE_STATE, depth)
+        self._state_pub = MatchedPublisher(node, BalanceState, topics.BALANCE_STATE, depth)  # built when heard
         self._marker_pub = MatchedPublisher(node, MarkerArray, topics.BALANCE_MARKERS, 10)  # built only for a viewer
         self._fall_pub = node.create_publisher(FallState, topics.FALL_STATE, FALL_STATE_QOS)
         self._diagnostics_pub = node.create_publisher(DiagnosticArray, topics.DIAGNOSTICS, 10)
@@ -279,7 +280,8 @@ class BalanceMonitor:
             self._log.warning(self._last_issue, throttle_duration_sec=5.0)
         stamp = seconds(msg.header.stamp)
         estimate = self.estimator.update(stamp, self.readings.positions, self.inputs)
-        self._state_pub.publish(self._messages.state(estimate, msg.header.stamp))
+        if self._state_pub.heard:
+            self._state_pub.publish(self._messages.state(estimate, msg.header.stamp))
         if self._markers_due.due(stamp) and self._marker_pub.subscribed:
             frame = None if self.params.markers_in_ground_frame else self.model.root_link
             self._marker_pub.publish(balance_markers(estimate, msg.header.stamp, self.params.min_margin, frame,

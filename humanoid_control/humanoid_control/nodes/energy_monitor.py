@@ -15,6 +15,9 @@ energy_state               humanoid_interfaces/EnergyState               publish
 diagnostics                diagnostic_msgs/DiagnosticArray               published
 ========================== ============================================= ==========
 
+``energy_state`` is built only while a subscription listens (the energy is integrated over
+every message, for diagnostics and later listeners).
+
 The effort is whatever the robot publishes: the simulated servos' torque, or on the
 Dynamixel bus the servos' present load scaled to their stall torque (humanoid_hw). The
 voltage is the mean of the servos' latest voltage readings where the hardware node
@@ -28,19 +31,30 @@ from __future__ import annotations
 import math
 import sys
 import time
+from dataclasses import dataclass
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
-from humanoid_control.ros import NodeHost, declare_control_node, run_node, seconds, topics
+from humanoid_control.ros import MatchedPublisher, NodeHost, declare_control_node, run_node, seconds, topics
 from humanoid_core.energy import NODE_NAME, CurrentModel, EnergyIntegral, EnergyParameters
 from humanoid_description import RobotModel
 from humanoid_interfaces.msg import EnergyState
 
 #: joint_states messages queued while one is handled.
 QUEUE_DEPTH = 100
+
+
+@dataclass(frozen=True)
+class Latest:
+    """What diagnostics say of the latest estimate (kept whether or not energy_state is heard)."""
+
+    total_current: float  # A
+    power: float  # W
+    energy: float  # J so far
+    unknown_joints: int
 
 
 class EnergyMonitor:
@@ -57,8 +71,8 @@ class EnergyMonitor:
         self._answered = 0
         self._malformed = 0
         self._last_issue = ""
-        self._latest: EnergyState | None = None
-        self._publisher = node.create_publisher(EnergyState, topics.ENERGY_STATE, QUEUE_DEPTH)
+        self._latest: Latest | None = None
+        self._publisher = MatchedPublisher(node, EnergyState, topics.ENERGY_STATE, QUEUE_DEPTH)  # built when heard
         self._diagnostics_pub = node.create_publisher(DiagnosticArray, topics.DIAGNOSTICS, 10)
         self.lockstep = host.lockstep(node)
         host.subscribe_state(node, JointState, topics.JOINT_STATES, self._on_joint_state, QUEUE_DEPTH)
@@ -111,14 +125,15 @@ class EnergyMonitor:
         volts, _ = self.voltage()
         power = estimate.total_current * volts
         energy = self.integral.add(seconds(msg.header.stamp), power)
-        out = EnergyState(name=list(msg.name), current=estimate.joint_currents.tolist(),
-                          total_current=estimate.total_current, voltage=volts, power=power,
-                          mechanical_power=estimate.mechanical_power, energy=energy,
-                          unknown_joints=estimate.unknown_joints)
-        out.header.stamp = msg.header.stamp
-        out.header.frame_id = msg.header.frame_id
-        self._publisher.publish(out)
-        self._latest = out
+        if self._publisher.heard:
+            out = EnergyState(name=list(msg.name), current=estimate.joint_currents.tolist(),
+                              total_current=estimate.total_current, voltage=volts, power=power,
+                              mechanical_power=estimate.mechanical_power, energy=energy,
+                              unknown_joints=estimate.unknown_joints)
+            out.header.stamp = msg.header.stamp
+            out.header.frame_id = msg.header.frame_id
+            self._publisher.publish(out)
+        self._latest = Latest(estimate.total_current, power, energy, estimate.unknown_joints)
         self._answered += 1
 
     def _publish_diagnostics(self) -> None:

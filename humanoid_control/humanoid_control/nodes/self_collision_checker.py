@@ -19,7 +19,8 @@ relative placement depends on an unknown joint are not checked; every other pair
 (it does not depend on that joint). The state lists the unknown joints and how many
 pairs went unchecked, diagnostics turn to WARN naming them, and the checks count them.
 A state is published for every joint_states message, so a consumer sees the checker
-follow the robot; when joint_states stop, diagnostics say so (STALE).
+follow the robot (built only while a subscription listens; every message is checked, for
+the services, warnings and diagnostics); when joint_states stop, diagnostics say so (STALE).
 
 The trajectory service validates the trajectory as the robot interface does (bounds
 included: ``max_trajectory_points``, ``max_trajectory_duration``), builds the path the
@@ -149,7 +150,7 @@ class SelfCollisionChecker:
         # EventsExecutor); each service checks in a thread of its own, so that a long path
         # check holds up neither the stream nor the other service
         services = ReentrantCallbackGroup()
-        self._state_pub = node.create_publisher(SelfCollisionState, topics.SELF_COLLISION_STATE, 10)
+        self._state_pub = MatchedPublisher(node, SelfCollisionState, topics.SELF_COLLISION_STATE, 10)  # when heard
         self._marker_pub = MatchedPublisher(node, MarkerArray, topics.SELF_COLLISION_MARKERS, 10)  # for a viewer
         self._marker_frame_prefix = frame_prefix(node.get_namespace())  # the robot's (namespaces)
         self._diagnostics_pub = node.create_publisher(DiagnosticArray, topics.DIAGNOSTICS, 10)
@@ -204,12 +205,12 @@ class SelfCollisionChecker:
             stats["with_unknown_joints"] += bool(report.unknown_joints)
             stats["check_time_total"] += elapsed
             stats["check_time_max"] = max(stats["check_time_max"], elapsed)
-        state = SelfCollisionState(
-            header=msg.header, in_collision=report.in_collision,
-            colliding_pairs=[link_pair(p) for p in report.colliding], closest_pair=link_pair(report.closest),
-            checked_pairs=report.checked_pairs, unknown_joints=list(report.unknown_joints),
-            unchecked_pairs=len(report.unchecked), safety_distance=self.safety_distance)
-        self._state_pub.publish(state)
+        if self._state_pub.heard:
+            self._state_pub.publish(SelfCollisionState(
+                header=msg.header, in_collision=report.in_collision,
+                colliding_pairs=[link_pair(p) for p in report.colliding], closest_pair=link_pair(report.closest),
+                checked_pairs=report.checked_pairs, unknown_joints=list(report.unknown_joints),
+                unchecked_pairs=len(report.unchecked), safety_distance=self.safety_distance))
         if report.in_collision:
             worst = report.colliding[0]
             self._log.warning(f"self-collision: {worst.link_a} and {worst.link_b} {worst.distance * 1000:.1f} mm "
