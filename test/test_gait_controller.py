@@ -16,19 +16,28 @@ every gait goes through the estimate in humanoid_core/test/test_fall_estimate_tw
 The two graphs share the test's ROS domain, so they run one after the other; each is started
 once and everything the checks need is collected while it runs (on the simulation also
 ``humanoid play-gait``, the command, run twice against it). A few seconds of gait each.
+
+Each graph is also where the quadruped is first seen behind the robot interface (these checks
+had a graph of their own each, the same default graphs, in test_bioloid_quadruped_graphs.py):
+before any gait the simulated quadruped stands 2 s in its home pose unfallen, publishes the
+16 joints in the robot's order, rests on four feet by balance_state and plays a library motion
+(then it is reset, standing as the graph started it, for the gaits); the hardware graph
+publishes the 16 joints and a four-foot support from the model. What they check is the graph
+as it comes up, which a gait played after them cannot change.
 """
 
 from __future__ import annotations
 
 import subprocess
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pytest
 from action_msgs.msg import GoalStatus
+from cli_entry import entry_point
 from system_support import on_emulated_bus, running
 from trajectory_msgs.msg import JointTrajectory
 
@@ -39,6 +48,7 @@ from humanoid_core.quadruped_gaits import GaitControllerParameters, load_gait
 from humanoid_description import load_model
 from humanoid_hw.emulator import emulator_process
 from humanoid_interfaces.action import PlayGait
+from humanoid_interfaces.msg import BalanceState
 from humanoid_sim import sim_nodes
 
 pytestmark = pytest.mark.system
@@ -99,6 +109,71 @@ def setpoints(messages: Sequence[JointTrajectory], started: float) -> tuple[dict
     return found, changed
 
 
+class LatestBalance:
+    """The balance_state messages stamped after a given robot time."""
+
+    def __init__(self, client: RobotClient) -> None:
+        self.messages: list[BalanceState] = []
+        self._lock = threading.Lock()
+        self._node = client.node
+        self._subscription = client.node.create_subscription(BalanceState, "balance_state", self._on_message, 100)
+
+    def _on_message(self, msg: BalanceState) -> None:
+        with self._lock:
+            self.messages.append(msg)
+
+    def after(self, robot_time: float) -> list[BalanceState]:
+        with self._lock:
+            return [m for m in self.messages if seconds(m.header.stamp) > robot_time]
+
+    def close(self) -> None:
+        """No more balance_state once the checks have theirs: in lockstep the simulation
+        publishes them as fast as the graph runs, and the client's executor need not take them."""
+        self._node.destroy_subscription(self._subscription)
+
+
+@dataclass
+class Arrival:
+    """The quadruped's graph as it comes up, before any goal: the joint_states' names and first
+    positions, balance_state from the given robot time on, and (simulation) the robot 2 s on."""
+
+    names: list[str]
+    positions: list[float]
+    balance: list[BalanceState]
+    base_pose_seen: bool = False
+    fallen: bool | None = None  # 2 s after the first state
+    held: dict[str, float] = field(default_factory=dict)  # measured then
+    nod: tuple[int, str] | None = None  # the library motion's status and error string
+    fallen_after_nod: bool | None = None
+
+
+def arrive_on_simulation(client: RobotClient) -> Arrival:
+    """The simulated quadruped stands 2 s, rests on four feet, plays "nod"; then it is reset."""
+    balance = LatestBalance(client)
+    state = client.wait_for_joint_states(PATIENCE)
+    seen = poll_until(lambda: client.base_pose, "a ground_truth/base_pose message", PATIENCE) is not None
+    start = client.now()
+    client.wait_until(start + 2.0, timeout=PATIENCE)
+    arrival = Arrival(list(state.name), list(state.position), [], seen, client.fallen, client.current_positions())
+    arrival.balance = poll_until(lambda: len(s := balance.after(start + 1.0)) >= 20 and s, "20 balance_state",
+                                 PATIENCE)
+    balance.close()
+    response = client.play_motion("nod", timeout=PATIENCE)
+    arrival.nod, arrival.fallen_after_nod = (response.status, response.result.error_string), client.fallen
+    client.reset()  # the gaits start from the home pose, as the graph started the robot
+    return arrival
+
+
+def arrive_on_hardware(client: RobotClient) -> Arrival:
+    """The hardware graph's first joint_states and 20 balance_state after it."""
+    balance = LatestBalance(client)
+    state = client.wait_for_joint_states(PATIENCE)
+    start = seconds(state.header.stamp)
+    states = poll_until(lambda: len(s := balance.after(start)) >= 20 and s, "20 balance_state", PATIENCE)
+    balance.close()
+    return Arrival(list(state.name), list(state.position), states)
+
+
 @dataclass
 class Played:
     """One play_gait goal: its result, feedback and the set-points it sent."""
@@ -113,12 +188,13 @@ class Played:
 
 
 def play(client: RobotClient, log: TrajectoryLog, gait: str, frequency: float = 0.0, duration: float = DURATION,
-         cancel_after: float | None = None) -> Played:
+         cancel_after: float | None = None, meanwhile: Callable[[], None] | None = None) -> Played:
     """One goal to its end, or canceled once its feedback says ``cancel_after`` s of gait have
     played: a second client lets the simulation run in steps of ``CANCEL_STEP`` s (robot time)
     from the goal's sending to the cancel's acceptance, so that the cancel comes within a
     step of that time however slow the machine (a client that only watches the feedback
-    cancels later in robot time the busier the machine is)."""
+    cancels later in robot time the busier the machine is). ``meanwhile`` is called once the
+    goal to cancel plays, the simulation held at a step (robot time does not pass in it)."""
     log.take()
     feedback: list[PlayGait.Feedback] = []
     if cancel_after is None:
@@ -128,7 +204,12 @@ def play(client: RobotClient, log: TrajectoryLog, gait: str, frequency: float = 
             held = canceller.lockstep.run_to(canceller.now() + PERIOD, PATIENCE)  # joins the lockstep
             handle = client.send_gait(gait, frequency, duration, feedback=feedback.append, timeout=PATIENCE)
             while not any(f.elapsed >= cancel_after for f in feedback):
+                if meanwhile is not None and any(f.stage == "playing" for f in feedback):
+                    meanwhile, then = None, meanwhile
+                    then()
                 held = canceller.lockstep.run_to(held + CANCEL_STEP, PATIENCE)
+            if meanwhile is not None:  # playing since the first step
+                meanwhile()
             client.cancel(handle)
     response = client.wait_result(handle, PATIENCE, "play_gait result")
     client.wait_until(client.now() + SETTLE, timeout=PATIENCE)  # the servos settle where the set-points ended
@@ -141,6 +222,7 @@ def play(client: RobotClient, log: TrajectoryLog, gait: str, frequency: float = 
 
 @dataclass
 class Report:
+    arrival: Arrival
     trot: Played
     searched: Played | None = None
     canceled: Played | None = None
@@ -154,9 +236,11 @@ class Report:
 
 
 def small_search(output: Path) -> Path:
-    """A gait search of 2 particles x 1 iteration of 1 s, in this process's way (no Ray)."""
-    done = subprocess.run(["humanoid", "optimize-gait", "--particles", "2", "--iterations", "1", "--seconds", "1",
-                           "--workers", "0", "--output", str(output)], capture_output=True, text=True, timeout=600)
+    """A gait search of 2 particles x 1 iteration of 1 s, in this process's way (no Ray),
+    through the command's entry point in the test's process: what the gait tests need is the
+    search's saved best, not its process (no interpreter start and imports paid for it)."""
+    done = entry_point("optimize-gait", "--particles", "2", "--iterations", "1", "--seconds", "1",
+                       "--workers", "0", "--output", output)
     assert done.returncode == 0, done.stderr[-3000:]
     return output
 
@@ -164,8 +248,9 @@ def small_search(output: Path) -> Path:
 def run_simulation(log_dir: Path, search: Path) -> Report:
     nodes = sim_nodes(ROBOT, **SIM_GRAPH)
     with running(nodes, log_dir, "gait_test") as client:
+        arrival = arrive_on_simulation(client)
         log = TrajectoryLog(client)
-        report = Report(trot=play(client, log, GAIT, FREQUENCY))
+        report = Report(arrival, trot=play(client, log, GAIT, FREQUENCY))
         report.searched = play(client, log, str(search), duration=1.5)
         client.reset()  # a searched gait may have fallen: the robot stands in its home pose again
         for name, (gait, frequency, duration) in {"unknown gait": ("tolt", 0.0, 1.0),
@@ -173,14 +258,14 @@ def run_simulation(log_dir: Path, search: Path) -> Report:
                                                    "too fast": ("pace", 2.0, 1.0),
                                                    "beyond the range": (GAIT, 3.0, 1.0)}.items():
             report.refused[name] = play(client, log, gait, frequency, duration)
-        feedback: list[PlayGait.Feedback] = []
-        first = client.send_gait("pace", 1.0, 20.0, feedback=feedback.append, timeout=PATIENCE)
-        poll_until(lambda: any(f.stage == "playing" for f in feedback), "the pace playing", PATIENCE)
-        second = client.wait_result(client.send_gait(GAIT, 1.0, 1.0, timeout=PATIENCE), PATIENCE)
-        report.busy = Played(second.status, second.result)
-        client.cancel(first)
-        client.wait_result(first, PATIENCE)
-        report.canceled = play(client, log, "pace", 1.0, 20.0, cancel_after=0.5)
+        busy: list[Played] = []
+
+        def another_goal() -> None:  # while the pace to cancel plays: one gait at a time
+            second = client.wait_result(client.send_gait(GAIT, 1.0, 1.0, timeout=PATIENCE), PATIENCE)
+            busy.append(Played(second.status, second.result))
+
+        report.canceled = play(client, log, "pace", 1.0, 20.0, cancel_after=0.5, meanwhile=another_goal)
+        report.busy = busy[0]
         report.command, report.interrupted = play_gait_command()
         return report
 
@@ -215,7 +300,8 @@ def hardware_nodes(port: str) -> list[NodeSpec]:
 def run_hardware(log_dir: Path) -> Report:
     with emulator_process(ROBOT, 1, 1_000_000, timing=False) as port, \
             running(hardware_nodes(port), log_dir, "gait_test") as client:
-        return Report(trot=play(client, TrajectoryLog(client), GAIT, FREQUENCY))
+        arrival = arrive_on_hardware(client)
+        return Report(arrival, trot=play(client, TrajectoryLog(client), GAIT, FREQUENCY))
 
 
 @pytest.fixture(scope="module")
@@ -224,6 +310,40 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     search = small_search(tmp_path_factory.mktemp("search") / "search")
     return {"search": search, "sim": run_simulation(tmp_path_factory.mktemp("sim_logs"), search),
             "hw": run_hardware(tmp_path_factory.mktemp("hw_logs"))}
+
+
+def test_simulated_quadruped_stands_plays_a_motion_and_rests_on_four_feet(reports):
+    """The quadruped stands in its home pose without falling, its joint_states list the 16
+    joints in the robot's order, balance_state says it stands on its four ball feet with the
+    CoM inside them, and play_motion plays its motions (the simulation graph as it came up)."""
+    model = load_model(ROBOT)
+    arrival = reports["sim"].arrival
+    assert arrival.names == list(model.joints.names)
+    assert arrival.base_pose_seen
+    assert arrival.fallen is False
+    assert np.max(np.abs(model.joints.to_array(arrival.held) - model.home_positions())) < 0.05
+    # in the world frame from the ground truth; when that reading is older than the monitor's
+    # sensor_timeout (a loaded machine delays it), from the model on flat ground (a foot's frame)
+    frames = {"world"} | {foot.sole for foot in model.config.feet.values()}
+    for state in arrival.balance:
+        assert state.header.frame_id in frames
+        assert len(state.support_polygon.points) == 4 and state.stable
+        assert state.stability_margin > 0.02  # the CoM well inside the four feet (describe: 39.9 mm)
+    status, error = arrival.nod
+    assert status == GoalStatus.STATUS_SUCCEEDED, error
+    assert arrival.fallen_after_nod is False
+
+
+def test_emulated_hardware_graph_serves_the_quadruped(reports):
+    """The hardware graph on the emulated bus as it came up: the 16 joints in the robot's order,
+    every one read; no IMU, no foot sensors: the model's feet on flat ground, all four level."""
+    model = load_model(ROBOT)
+    arrival = reports["hw"].arrival
+    assert arrival.names == list(model.joints.names)
+    assert np.all(np.isfinite(arrival.positions))
+    last = arrival.balance[-1]
+    assert last.header.frame_id in {foot.sole for foot in model.config.feet.values()}
+    assert len(last.support_polygon.points) == 4 and np.isfinite(last.stability_margin)
 
 
 def gait_steps(played: Played) -> int:
@@ -298,6 +418,9 @@ def test_a_cancel_returns_to_the_stance_from_where_the_gait_is(reports):
 
 
 def test_bad_goals_are_refused_with_the_reason_and_one_gait_plays_at_a_time(reports):
+    """The second goal is sent while the pace canceled above plays (it was a pace of its own,
+    played and canceled for this alone): the refusal needs no state of the robot, so it comes
+    while the canceller holds the simulation, and the cancel's timing is untouched."""
     refused = {name: (p.status, p.result.error_code, p.result.error_string)
                for name, p in reports["sim"].refused.items()}
     invalid = PlayGait.Result.INVALID_GOAL
