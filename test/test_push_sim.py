@@ -3,7 +3,10 @@ or an experiment would: a small push at the trunk rocks the standing robot and l
 up, a large one topples it (the simulator's ``fallen``); bad requests are refused with a
 message naming what is wrong, and the node goes on.
 
-The robot waits on its own clock (robot time), whatever the machine's load."""
+The robot waits on its own clock (robot time), whatever the machine's load. The graph is the
+default one at its default real-time factor (1), as a user runs it: the robot seconds the
+checks wait for are the same, and the simulation no longer runs flat out (real-time factor
+0) through every moment of the module, the bad requests' and the graph's start included."""
 
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ from humanoid_sim import sim_nodes
 
 pytestmark = pytest.mark.system
 
-GRAPH = sim_nodes("hoap2", real_time_factor=0.0)
+GRAPH = sim_nodes("hoap2")
 #: N and s: 2 N s to the left, the robot (6.9 kg) given 0.3 m/s: it rocks and stands (humanoid push:
 #: it stands 3.5 N s, falls at 4.3)
 SMALL = ((0.0, 20.0, 0.0), 0.1)
