@@ -7,6 +7,11 @@ cannot read is not answered; every case is counted in its diagnostics. A joint s
 that arrives ahead of the ground truth of its instant waits for it (a late sensor is not
 taken for a missing one), at most ``sensor_patience``. Also: the ``humanoid bench
 balance`` command runs and prints the figures it promises.
+
+The two node tests share one node (a start costs seconds of CPU: the model, pinocchio),
+the bad input first: it sends no ground truth, so its patience never comes into play (a
+sensor is awaited only once it has delivered a reading); the waits test then sends its
+ground truth, on later stamps.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import json
 import math
 import subprocess
 import threading
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -64,12 +70,21 @@ def com(state: BalanceState) -> np.ndarray:
     return np.array([state.com.x, state.com.y, state.com.z])
 
 
-def test_bad_joint_states_are_counted_and_never_give_a_nan_com(tmp_path):
+@pytest.fixture(scope="module")
+def monitor(tmp_path_factory) -> Iterator[Graph]:
+    """The balance monitor alone, with a patience far beyond the diagnostics' period (so that the
+    waits test sees a state waiting); the other parameters its defaults."""
+    spec = balance_monitor_node_spec(ROBOT, {"sensor_patience": 5.0, "diagnostics_rate": 20.0})
+    with Graph([spec], log_dir=tmp_path_factory.mktemp("monitor")) as graph:
+        yield graph
+
+
+def test_bad_joint_states_are_counted_and_never_give_a_nan_com(monitor):
     model = load_model(ROBOT)
     names = list(model.joints.names)
     home = model.home_positions()
-    with Graph([balance_monitor_node_spec(ROBOT)], log_dir=tmp_path) as graph, \
-            RobotClient("bad_input_test") as client:
+    graph = monitor
+    with RobotClient("bad_input_test") as client:
         publisher = client.node.create_publisher(JointState, "joint_states", 10)
         answers = Answers(client)
         stamp = [100.0]
@@ -114,13 +129,11 @@ def test_bad_joint_states_are_counted_and_never_give_a_nan_com(tmp_path):
         assert all(np.all(np.isfinite(com(s))) for s in answers.by_stamp.values())
 
 
-def test_a_joint_state_ahead_of_its_ground_truth_waits_for_it_at_most_the_patience(tmp_path):
+def test_a_joint_state_ahead_of_its_ground_truth_waits_for_it_at_most_the_patience(monitor):
     model = load_model(ROBOT)
     names, home = list(model.joints.names), model.home_positions()
-    # a patience far beyond the diagnostics' period, so the test sees the state waiting
-    monitor = balance_monitor_node_spec(ROBOT, {"sensor_patience": 5.0, "diagnostics_rate": 20.0})
-    with Graph([monitor], log_dir=tmp_path) as graph, \
-            RobotClient("sensor_wait_test") as client:
+    graph = monitor
+    with RobotClient("sensor_wait_test") as client:
         joints = client.node.create_publisher(JointState, "joint_states", 100)
         truth = client.node.create_publisher(PoseStamped, "ground_truth/base_pose", 100)
         answers = Answers(client)
@@ -144,7 +157,7 @@ def test_a_joint_state_ahead_of_its_ground_truth_waits_for_it_at_most_the_patien
             return answer is not None and answer.header.frame_id == "world"
 
         # the node is up, and both subscriptions matched, when it answers in the world frame
-        start = 100.0
+        start = 200.0  # after the bad input test's stamps
         poll_until(lambda: answered_with_ground_truth(start), "a balance_state in the world frame", PATIENCE, 0.2)
 
         late = joint_state(start + 0.5)  # its ground truth is not there yet: it must wait
