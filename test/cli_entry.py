@@ -13,21 +13,29 @@ import tempfile
 from pathlib import Path
 
 
-def entry_point(*args: str | Path) -> subprocess.CompletedProcess:
-    """``humanoid ARGS`` in this process, as a ``CompletedProcess`` (the status ``main`` returned)."""
+def entry_point(*args: str | Path, input: str = "") -> subprocess.CompletedProcess:
+    """``humanoid ARGS`` in this process, as a ``CompletedProcess`` (the status ``main`` returned);
+    ``input`` is its standard input (``subprocess.run``'s ``input``), at the descriptor and as
+    ``sys.stdin``."""
     from humanoid_bringup import main
 
     words = [str(a) for a in args]
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err, open(os.devnull) as nothing:
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err, \
+            tempfile.TemporaryFile("w+") as stdin:
+        stdin.write(input)
+        stdin.seek(0)
         saved = [os.dup(fd) for fd in (0, 1, 2)]
+        saved_stdin = sys.stdin
         sys.stdout.flush()
         sys.stderr.flush()
         try:
-            for source, fd in ((nothing, 0), (out, 1), (err, 2)):
+            for source, fd in ((stdin, 0), (out, 1), (err, 2)):
                 os.dup2(source.fileno(), fd)
+            sys.stdin = stdin
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
                 code = main(words)
         finally:
+            sys.stdin = saved_stdin
             sys.stdout.flush()
             sys.stderr.flush()
             for fd, copy in zip((0, 1, 2), saved, strict=True):

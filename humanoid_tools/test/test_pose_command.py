@@ -1,6 +1,12 @@
 """`humanoid pose` as a user runs it: a script of commands piped into the command, which
 drives the simulated robot through the shared interface and saves the poses to files
-that the motion package reads back."""
+that the motion package reads back.
+
+The command runs through its entry point in the test's process (``cli_entry``), the script
+its standard input (descriptor and ``sys.stdin``, as a pipe would carry it): what is checked
+is what it writes, its exit status, the files it saves and how the robot (a graph of its own
+processes) moved, the same either way; an interpreter start and the command's imports are
+saved per run."""
 
 from __future__ import annotations
 
@@ -10,6 +16,7 @@ import subprocess
 
 import numpy as np
 import pytest
+from cli_entry import entry_point
 
 from humanoid_control.ros import seconds
 from humanoid_core.motion import load_motion, plan_playback, read_keyframes
@@ -21,16 +28,15 @@ pytestmark = pytest.mark.system
 
 #: The graphs are the default ones in lockstep with their control container (docs/lockstep.md):
 #: as fast as the machine allows, every node users run on.
-#: The command under test (`humanoid pose` once it is wired into the humanoid CLI).
-COMMAND = ["humanoid", "pose"]
+#: The command under test (`humanoid pose`), its words after ``humanoid``.
+COMMAND = ["pose"]
 #: How close (deg) a held joint's measurement is to its target: the simulated servos hold
 #: unloaded arm joints to a few hundredths of a degree; 0.5 deg is a tenth of any move here.
 REACHED_DEG = 0.5
 
 
 def pose(robot: str, script: str, *options: str) -> subprocess.CompletedProcess:
-    return subprocess.run([*COMMAND, "--robot", robot, *options], input=script, capture_output=True, text=True,
-                          timeout=300)
+    return entry_point(*COMMAND, "--robot", robot, *options, input=script)
 
 
 def degrees_of(recorded: list, joint: str) -> np.ndarray:
