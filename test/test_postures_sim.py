@@ -10,17 +10,18 @@ and ``--real`` on a robot with foot sensors waits for the operator's ``ready`` b
 stops at the first foot event and never calls a simulator service (on a robot without them,
 test_postures_operator.py).
 
-The simulation runs are the command's entry point in the test's process (the property is
-their limits, tipping and output, not the command's process; the simulation node they start
-is a process of its own all the same, over DDS, in lockstep). ``--real`` reads its operator's
-answers from standard input, so it runs as the command's process.
+Every run is the command's entry point in the test's process (the property is the limits,
+tipping and output, not the command's process; the simulation node a run starts, or the one
+``--real`` drives, is a process of its own all the same, over DDS). ``--real`` reads its
+operator's answers from standard input: the entry point's standard input (descriptor and
+``sys.stdin``) is the answers' text, as a pipe would carry it; an interpreter start and the
+command's imports (a few CPU-s) are saved per run.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import subprocess
 
 import pytest
 import yaml
@@ -32,8 +33,6 @@ from humanoid_sim.sim_node_spec import sim_node_spec
 
 pytestmark = pytest.mark.system
 
-#: Wall seconds a command may take (a loaded 2-core machine runs the simulation slowly).
-PATIENCE = 600.0
 #: Coarse steps: a first pass in 6 deg steps, then again from its last step that stood in 2 deg
 #: steps (the runner's own two-pass search, as the full protocol's 2 / 0.5 deg): the subset runs
 #: in well under a minute of robot time, and the limit found is a 2 deg step's all the same.
@@ -84,10 +83,9 @@ def test_real_mode_asks_first_stops_at_the_first_foot_event_and_uses_no_simulato
     # (the question first, the stop at the first foot event, no simulator service) is the same at
     # any rate the machine keeps; the robot's seconds of the run cost half as many wall seconds
     graph, client = robot_graph([sim_node_spec("hoap2", {"real_time_factor": 2.0})])
-    command = ["humanoid", "postures", "--robot", "hoap2", "--real", "--tests", "9",
-               "--protocol", coarse_protocol(tmp_path)]
+    command = ["postures", "--robot", "hoap2", "--real", "--tests", "9", "--protocol", coarse_protocol(tmp_path)]
     before = client.current_positions()
-    refused = subprocess.run(command, input="abort\n", capture_output=True, text=True, timeout=PATIENCE)
+    refused = entry_point(*command, input="abort\n")
     assert refused.returncode == 1
     assert "it stops at the first foot lift (it should tip forward). Stand by to catch it. [ready/abort]" \
         in refused.stderr
@@ -95,7 +93,7 @@ def test_real_mode_asks_first_stops_at_the_first_foot_event_and_uses_no_simulato
     after = client.current_positions()
     assert max(abs(after[j] - before[j]) for j in before) < math.radians(0.1)  # nothing moved
 
-    run = subprocess.run(command, input="ready\n", capture_output=True, text=True, timeout=PATIENCE)
+    run = entry_point(*command, input="ready\n")
     assert run.returncode == 0, run.stdout + run.stderr
     row = next(line for line in run.stdout.splitlines() if line.strip().startswith("9 "))
     assert "left the ground" in row or "tipped" in row or "fell" in row, row
