@@ -7,17 +7,21 @@ What users rely on:
   ``balance-poses`` reports for the same pose (within 1 mm), and positive;
 - on the hardware (no foot sensors), a balance_state for every joint_states message, in
   the support sole's frame, with the flat-feet assumption stated in diagnostics.
+
+``humanoid balance-poses`` runs through the command's entry point in this process
+(:func:`cli_entry.entry_point`): what is compared is the margin it reports, not its process
+(an interpreter start and the model's imports saved).
 """
 
 from __future__ import annotations
 
 import csv
 import json
-import subprocess
 import threading
 
 import numpy as np
 import pytest
+from cli_entry import entry_point
 from diagnostic_msgs.msg import DiagnosticStatus
 from system_support import on_emulated_bus
 
@@ -103,8 +107,7 @@ def test_standing_margin_equals_balance_poses(robot_graph, tmp_path):
     poses = tmp_path / "held.csv"
     with poses.open("w", newline="") as f:
         csv.writer(f).writerow(["held", *angles])
-    result = subprocess.run(["humanoid", "balance-poses", "--robot", ROBOT, "--poses", str(poses), "--json", "-"],
-                            capture_output=True, text=True, timeout=300)
+    result = entry_point("balance-poses", "--robot", ROBOT, "--poses", poses, "--json", "-")
     assert result.returncode == 0, result.stderr
     reported = json.loads(result.stdout)[0]["margin_mm"] / 1000.0
     print(f"zero pose: monitor margin {margins.mean() * 1000:.2f} mm (spread {np.ptp(margins) * 1000:.2f} mm), "
