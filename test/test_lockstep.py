@@ -119,38 +119,36 @@ def test_a_silent_participant_pauses_the_simulation_and_is_named(tmp_path):
         assert latest.header.stamp == first.header.stamp  # robot time did not move meanwhile
 
 
-def test_a_client_that_leaves_while_it_holds_the_simulation_lets_it_run_on(tmp_path):
-    """A client that only watches once it has acted (``humanoid walk``, ``humanoid bench
-    lockstep``) leaves: the simulation, held by it, runs on without its answers."""
-    nodes = sim_nodes(ROBOT,
-                      lockstep=True, participants=(CLIENT,))
-    with Graph(nodes, log_dir=tmp_path), RobotClient(CLIENT, lockstep=True) as client:
-        held = client.lockstep.run_to(0.3, PATIENCE)
-        client.leave_lockstep()
-        client.wait_until(held + 1.0, timeout=PATIENCE)  # the client answers nothing any more
-        with pytest.raises(RuntimeError, match="has left the lockstep"):
-            client.lockstep.run_to(held + 2.0, PATIENCE)
+@pytest.fixture(scope="module")
+def held_simulation(tmp_path_factory):
+    """One lockstep graph (the default one, the test's client its only other participant) for
+    the two tests that hold it: the one that reads what a waiting simulation sends again holds
+    it at 0.30 and 0.31 s, then the one that leaves holds it later and leaves last (a client
+    that left cannot hold again). Each checks what it did before on a graph of its own: what
+    is sent again at the states it holds, and the run without its answers once it left; a
+    graph's start (6-8 CPU-s) is saved."""
+    with Graph(graph(), log_dir=tmp_path_factory.mktemp("held")), RobotClient(CLIENT, lockstep=True) as client:
+        yield client
 
 
-def test_what_the_simulation_sends_again_while_it_waits_is_what_it_first_sent(tmp_path):
+def test_what_the_simulation_sends_again_while_it_waits_is_what_it_first_sent(held_simulation):
     """A waiting simulation sends its state again (a participant that started late gets it);
     its physics has already stepped past that state (docs/lockstep.md, "The gate"), yet the
-    ground truth sent again is the one measured at the state, as first sent."""
+    ground truth sent again is the one measured at the state, as first sent. On the module's
+    held simulation, which this test holds first (its states 0.30 and 0.31 s, as on a graph of
+    its own)."""
     from geometry_msgs.msg import PoseStamped, TwistStamped
 
     poses, twists = [], []
-    nodes = sim_nodes(ROBOT,
-                      lockstep=True, participants=(CLIENT,))
-    with Graph(nodes, log_dir=tmp_path), RobotClient(CLIENT, lockstep=True) as client:
-        client.node.create_subscription(PoseStamped, "ground_truth/base_pose", poses.append, 1000)
-        client.node.create_subscription(TwistStamped, "ground_truth/base_twist", twists.append, 1000)
-        client.wait_for_base_pose(PATIENCE)
-        for stamp in (0.30, 0.31):  # one of two states carries the ground truth (50 Hz of 100)
-            held = client.lockstep.run_to(stamp, PATIENCE)
-            sent = len(poses)
-            poll_until(lambda sent=sent: len(poses) >= sent + 2, f"the ground truth sent again at t = {held:.3f} s",
-                       PATIENCE)  # sent again every 0.25 s while the client holds the simulation
-        client.lockstep.go()
+    client = held_simulation
+    client.node.create_subscription(PoseStamped, "ground_truth/base_pose", poses.append, 1000)
+    client.node.create_subscription(TwistStamped, "ground_truth/base_twist", twists.append, 1000)
+    client.wait_for_base_pose(PATIENCE)
+    for stamp in (0.30, 0.31):  # one of two states carries the ground truth (50 Hz of 100)
+        held = client.lockstep.run_to(stamp, PATIENCE)
+        sent = len(poses)
+        poll_until(lambda sent=sent: len(poses) >= sent + 2, f"the ground truth sent again at t = {held:.3f} s",
+                   PATIENCE)  # sent again every 0.25 s while the client holds the simulation
 
     def stamp(m) -> tuple[int, int]:
         return m.header.stamp.sec, m.header.stamp.nanosec
@@ -169,3 +167,16 @@ def test_what_the_simulation_sends_again_while_it_waits_is_what_it_first_sent(tm
     assert max(Counter(stamp(m) for m in poses).values()) > 1, "no ground truth was sent twice"
     assert all(len(values) == 1 for values in pose.values()), {s: v for s, v in pose.items() if len(v) > 1}
     assert all(len(values) == 1 for values in twist.values()), {s: v for s, v in twist.items() if len(v) > 1}
+
+
+def test_a_client_that_leaves_while_it_holds_the_simulation_lets_it_run_on(held_simulation):
+    """A client that only watches once it has acted (``humanoid walk``, ``humanoid bench
+    lockstep``) leaves: the simulation, held by it, runs on without its answers. On the
+    module's held simulation, after the test that holds it at 0.31 s (this one holds it 0.3 s
+    later, at 0.3 s when run alone): the hold, the leaving and the run on are the same."""
+    client = held_simulation
+    held = client.lockstep.run_to((client.lockstep.held_at or 0.0) + 0.3, PATIENCE)
+    client.leave_lockstep()
+    client.wait_until(held + 1.0, timeout=PATIENCE)  # the client answers nothing any more
+    with pytest.raises(RuntimeError, match="has left the lockstep"):
+        client.lockstep.run_to(held + 2.0, PATIENCE)
