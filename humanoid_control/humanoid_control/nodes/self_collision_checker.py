@@ -132,8 +132,9 @@ class SelfCollisionChecker:
         self.robot = robot
         self.names = stream_model.joints.names
         self._tracker = CollisionTracker(CollisionModel(stream_model), self.safety_distance)
-        self._configuration_tracker = CollisionTracker(CollisionModel(RobotModel(robot)), self.safety_distance)
-        self._path_tracker = CollisionTracker(CollisionModel(RobotModel(robot)), self.safety_distance)
+        # the services' own models, built by each service's worker at its first check
+        self._configuration_tracker: CollisionTracker | None = None
+        self._path_tracker: CollisionTracker | None = None
         self._validator = CommandValidator(stream_model.joints, start_tolerance=params.start_tolerance,
                                            max_points=params.max_trajectory_points,
                                            max_duration=params.max_trajectory_duration)
@@ -165,6 +166,12 @@ class SelfCollisionChecker:
             node.create_timer(1.0 / params.marker_rate, self._publish_markers)
         self._log.info(f"checking {len(self._tracker.model.link_pairs)} link pairs of {robot} "
                        f"(safety distance {self.safety_distance * 1000:g} mm)")
+
+    def _new_tracker(self) -> CollisionTracker:
+        """A tracker with a model of its own (Pinocchio data is not shared between threads).
+        Each service builds its own at its first check, in its worker (one at a time): most
+        graphs never call the services, and a model costs a container's start 30-80 ms."""
+        return CollisionTracker(CollisionModel(RobotModel(self.robot)), self.safety_distance)
 
     # -- the robot's state ---------------------------------------------------------------
     def positions_from(self, msg: JointState, default: np.ndarray | None = None) -> np.ndarray:
@@ -229,6 +236,8 @@ class SelfCollisionChecker:
         except ValueError as error:
             response.valid, response.message = False, str(error)
             return response
+        if self._configuration_tracker is None:
+            self._configuration_tracker = self._new_tracker()
         report = self._configuration_tracker.report(q)
         response.valid = True
         response.in_collision = report.in_collision
@@ -266,6 +275,8 @@ class SelfCollisionChecker:
             response.valid = False
             response.message = f"the start position of {', '.join(unknown)} is unknown (stale): give it in start"
             return response
+        if self._path_tracker is None:
+            self._path_tracker = self._new_tracker()
         try:
             result = check_trajectory(self._path_tracker, trajectory, start, self.params.trajectory_sample_period,
                                       self.params.max_trajectory_samples)
