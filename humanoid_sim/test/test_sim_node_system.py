@@ -6,8 +6,10 @@ time: the simulated clock) and reset the robot first.
 """
 
 import math
+import os
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -26,7 +28,7 @@ ERR = {"INVALID_GOAL": -1, "INVALID_JOINTS": -2, "PREEMPTED": -6, "CANCELED": -7
 
 
 @pytest.fixture(scope="module")
-def hoap2(tmp_path_factory):
+def hoap2_graph(tmp_path_factory):
     """One HOAP-2 simulation for the module (its own process), and a client. In real time:
     the tests act on goals while they run (cancel a quarter of the way, preempt, count
     feedback), which a simulation running as fast as it can may finish first on a busy
@@ -37,10 +39,16 @@ def hoap2(tmp_path_factory):
     try:
         client.wait_for_joint_states(60.0)
         client.wait_for_server(60.0)
-        yield client
+        yield graph, client
     finally:
         client.close()
         graph.stop()
+
+
+@pytest.fixture(scope="module")
+def hoap2(hoap2_graph):
+    """The module's HOAP-2 client."""
+    return hoap2_graph[1]
 
 
 @pytest.fixture
@@ -396,3 +404,23 @@ def test_a_fall_is_detected_and_reported(robot):
                                           if s.name == "simulation" and "fallen" in s.message), None),
                             "diagnostics reporting the fall")
     assert simulation.level == bytes([2]) and "fallen" in simulation.message
+
+
+def _children(pid: int) -> list[int]:
+    return [int(entry.name) for entry in Path("/proc").iterdir() if entry.name.isdigit()
+            and (entry / "stat").exists() and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid]
+
+
+def test_the_control_loop_runs_at_its_priority_against_the_whole_machine(hoap2_graph):
+    """The loop's process at ``loop_nice`` (-5, the default), and where the kernel schedules by
+    session (autogroup) the node's session too: a process's nice then weighs only against its
+    own session, and a busy machine took the CPU from the loop of a node busy with a huge
+    command (test_oversized_messages)."""
+    graph, _ = hoap2_graph
+    (front,) = graph.processes.values()
+    loops = [pid for pid in _children(front.pid) if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+    assert len(loops) == 1, f"the node's children: {_children(front.pid)}"
+    assert os.getpriority(os.PRIO_PROCESS, loops[0]) == -5
+    autogroup = Path(f"/proc/{loops[0]}/autogroup")
+    if autogroup.exists():
+        assert autogroup.read_text().split()[-1] == "-5", autogroup.read_text()

@@ -27,6 +27,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any
 
 from humanoid_core.guards import CompositeGuard, SelfCollisionGuard, SelfCollisionGuardParameters
@@ -210,10 +211,21 @@ def _loop_process_main(spec: LoopSpec, connection: Connection, front: int) -> No
     sys.exit(1 if finished.failed else 0)
 
 
+#: The kernel's scheduling group of this process's session (Linux with autogroup scheduling).
+AUTOGROUP = Path("/proc/self/autogroup")
+
+
 def _raise_priority(nice: int, log) -> None:
-    """Run this process at ``nice`` (the loop before the front: see ``loop_nice``)."""
+    """Run this process at ``nice`` (the loop before the front: see ``loop_nice``), and its
+    session's scheduling group at ``nice`` too where the kernel groups processes by session
+    (autogroup, on in many distributions' kernels). There a process's nice weighs
+    only against its own session; the node's session (front and loop) shared the CPU equally
+    with every other session, so a busy machine starved the loop of a node whose front was
+    busy (joint_states stalled while a huge trajectory was refused)."""
     try:
         os.setpriority(os.PRIO_PROCESS, 0, nice)
+        if AUTOGROUP.exists():
+            AUTOGROUP.write_text(f"{nice}\n")
     except PermissionError:
         log.warning(f"cannot set the control loop's priority to nice {nice} (not permitted: give the user "
                     "CAP_SYS_NICE or a nice limit in /etc/security/limits.conf); it runs at the default priority")

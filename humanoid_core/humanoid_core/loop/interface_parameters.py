@@ -39,8 +39,10 @@ class InterfaceParameters:
         True, "publish robot_description (false where robot_state_publisher owns it, as under ros2 launch)")
     loop_nice: int = documented(
         -5, "scheduling priority (nice value, -20..19) of the control loop's process, below the front's 0 so that "
-        "the front's handling of large commands never takes the CPU from the loop; a value the process may not "
-        "set (an unprivileged user and a negative value) is logged and the loop runs at the default priority")
+        "the front's handling of large commands never takes the CPU from the loop; where the kernel schedules by "
+        "session (autogroup) the node's session gets this nice too, since a process's nice then weighs only within "
+        "its session; a value the process may not set (an unprivileged user and a negative value) is logged and "
+        "the loop runs at the default priority")
     gil_turn_period: float = documented(
         0.05, "s, a control loop that keeps the CPU (a simulation at real_time_factor 0) sleeps 0.1 ms this often, "
         "so that the node's other threads (action feedback, cancels, services) get the interpreter lock")
