@@ -1,15 +1,19 @@
 """ResultWaiter: an action result whose answer was lost is asked again once the goal's status
 says it ended. The goal handle here is a stand-in with rclpy's Futures (losing a real service
 response on demand is not possible); the waiter itself is the real one. And
-wait_until_answering against a real in-process action server, and against none."""
+wait_until_answering against a real in-process action server, and against none; and a
+result asked late, from this stack's server and from rclpy's default one."""
 
 from __future__ import annotations
+
+import threading
+import time
 
 from action_msgs.msg import GoalStatus
 from rclpy.action import ActionServer
 from rclpy.task import Future
 
-from humanoid_control.ros import ActionClient, ResultWaiter, wait_until_answering
+from humanoid_control.ros import ActionClient, ResultWaiter, action_server, wait_until_answering
 from humanoid_interfaces.action import PlayMotion
 
 
@@ -58,3 +62,39 @@ def test_a_server_answers_the_unknown_goal_question_and_no_server_does_not(spinn
     assert answering.wait_for_server(timeout_sec=30.0)
     assert wait_until_answering(answering, timeout=30.0)
     assert not wait_until_answering(silent, timeout=0.5, attempt=0.2)
+
+
+def _answer(future, timeout: float = 30.0):
+    """The result of an rclpy future, waited for at most ``timeout`` s."""
+    done = threading.Event()
+    future.add_done_callback(lambda _f: done.set())
+    assert done.wait(timeout), "no answer"
+    return future.result()
+
+
+def _succeed(goal_handle) -> PlayMotion.Result:
+    goal_handle.succeed()
+    return PlayMotion.Result(error_code=PlayMotion.Result.SUCCESSFUL, error_string="kept")
+
+
+def test_a_result_asked_after_rclpys_default_keeping_is_still_there(spinning_nodes):
+    """A client asks for a result late when its first answer was lost or its machine is
+    loaded; rclpy's ActionServer forgets a finished goal after 10 s and then answers
+    STATUS_UNKNOWN with an empty result (seen under load: a refused goal read as UNKNOWN).
+    The servers of this stack (:func:`action_server`) keep it: asked once rclpy's default
+    server has forgotten the same kind of goal, the result is still the goal's own."""
+    node, = spinning_nodes("result_keeping_test")
+    action_server(node, PlayMotion, "keeping", _succeed)
+    ActionServer(node, PlayMotion, "forgetting", _succeed)
+    handles = {}
+    for name in ("keeping", "forgetting"):
+        client = ActionClient(node, PlayMotion, name)
+        assert client.wait_for_server(timeout_sec=30.0)
+        handles[name] = _answer(client.send_goal_async(PlayMotion.Goal(motion_name="any")))
+        assert _answer(handles[name].get_result_async()).status == GoalStatus.STATUS_SUCCEEDED
+    deadline = time.monotonic() + 60.0
+    while _answer(handles["forgetting"].get_result_async()).status != GoalStatus.STATUS_UNKNOWN:
+        assert time.monotonic() < deadline, "rclpy's default server kept its result for a minute"
+        time.sleep(0.5)  # rclpy's server forgets 10 s after the goal ended: asked every 0.5 s till then
+    late = _answer(handles["keeping"].get_result_async())
+    assert late.status == GoalStatus.STATUS_SUCCEEDED and late.result.error_string == "kept"

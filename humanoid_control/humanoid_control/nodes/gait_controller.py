@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.action import CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
@@ -56,6 +56,7 @@ from humanoid_control.ros import (
     NodeHost,
     Offload,
     SetpointStream,
+    action_server,
     declare_control_node,
     run_node,
     seconds,
@@ -140,9 +141,9 @@ class GaitControllerNode:
             smooth_velocities=False, warn=self._log.warning))
         self._diagnostics = node.create_publisher(DiagnosticArray, topics.DIAGNOSTICS, 10)
         host.subscribe_state(node, JointState, topics.JOINT_STATES, self._on_joint_states, QoSProfile(depth=1))
-        self._action = ActionServer(node, PlayGait, topics.PLAY_GAIT, execute_callback=self.bodies(self._execute),
-                                    goal_callback=self._on_goal,
-                                    cancel_callback=lambda _goal: CancelResponse.ACCEPT, callback_group=actions)
+        self._action = action_server(node, PlayGait, topics.PLAY_GAIT, execute_callback=self.bodies(self._execute),
+                                     goal_callback=self._on_goal,
+                                     cancel_callback=lambda _goal: CancelResponse.ACCEPT, callback_group=actions)
         node.create_timer(0.5, self._watch)
         self.falls = FallWatch(node, self._on_fall)
         node.create_timer(1.0 / self.params.diagnostics_rate, self._publish_diagnostics)

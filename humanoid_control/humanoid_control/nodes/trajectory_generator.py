@@ -29,7 +29,7 @@ import traceback
 from pathlib import Path
 
 from action_msgs.msg import GoalStatus
-from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.action import CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
@@ -40,6 +40,7 @@ from humanoid_control.ros import (
     NodeHost,
     Offload,
     ResultWaiter,
+    action_server,
     declare,
     declare_robot,
     playback_trajectory,
@@ -76,9 +77,9 @@ class TrajectoryGenerator:
         self.falls = FallWatch(node, callback_group=group)
         #: Each goal's body follows its motion on the robot: off the spinning thread.
         self.bodies = Offload(node, "motions", workers=4)
-        self._server = ActionServer(node, PlayMotion, topics.PLAY_MOTION, execute_callback=self.bodies(self._execute),
-                                    goal_callback=self._on_goal,
-                                    cancel_callback=lambda _goal: CancelResponse.ACCEPT, callback_group=group)
+        self._server = action_server(node, PlayMotion, topics.PLAY_MOTION, execute_callback=self.bodies(self._execute),
+                                     goal_callback=self._on_goal,
+                                     cancel_callback=lambda _goal: CancelResponse.ACCEPT, callback_group=group)
         node.get_logger().info(f"play_motion ready for {self.robot}")
 
     def _on_joint_state(self, msg: JointState) -> None:

@@ -50,7 +50,7 @@ import numpy as np
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Twist, WrenchStamped
-from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.action import CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
@@ -61,6 +61,7 @@ from humanoid_control.ros import (
     NodeHost,
     Offload,
     SetpointStream,
+    action_server,
     declare_control_node,
     run_node,
     seconds,
@@ -155,9 +156,9 @@ class WalkControllerNode:
                                      lambda msg, side=side: self._on_wrench(side, msg), QoSProfile(depth=1))
         node.create_subscription(Twist, topics.CMD_VEL, self._on_cmd_vel, 10)
         self.falls = FallWatch(node, self._on_fall)
-        self._action = ActionServer(node, Walk, topics.WALK, execute_callback=self.bodies(self._execute),
-                                    goal_callback=self.goal_checks(self._on_goal),
-                                    cancel_callback=lambda _goal: CancelResponse.ACCEPT, callback_group=actions)
+        self._action = action_server(node, Walk, topics.WALK, execute_callback=self.bodies(self._execute),
+                                     goal_callback=self.goal_checks(self._on_goal),
+                                     cancel_callback=lambda _goal: CancelResponse.ACCEPT, callback_group=actions)
         node.create_timer(0.5, self._watch)
         node.create_timer(1.0 / self.params.diagnostics_rate, self._publish_diagnostics)
         p = self.params

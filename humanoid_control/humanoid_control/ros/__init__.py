@@ -15,7 +15,14 @@ import lazy_loader
 # The room's public face: what other rooms use, imported on first use (lazy_loader).
 __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
     "action_client": ["ActionClient"],
-    "action_result": ["ASK_AGAIN_AFTER", "ResultWaiter", "SERVER_ANSWER_WAIT", "wait_until_answering"],
+    "action_result": [
+        "ASK_AGAIN_AFTER",
+        "RESULT_KEPT",
+        "ResultWaiter",
+        "SERVER_ANSWER_WAIT",
+        "action_server",
+        "wait_until_answering",
+    ],
     "balance_markers": ["CLOSE", "OUTSIDE", "SAFE", "margin_colour"],
     "driver_node": ["DriverNode"],
     "fall_watch": ["FALL_STATE_QOS", "FallWatch"],

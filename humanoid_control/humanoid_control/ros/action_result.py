@@ -7,7 +7,8 @@ can be lost: rmw_fastrtps drops a service response whose reader it has not match
 then waits forever for a goal the server finished long ago (under heavy load: a play_motion
 that never returns). The goal's status topic still says the
 goal ended, so a waiter that sees a terminal status without a result asks again; the
-server keeps results for a while after the goal ends (the action's result timeout).
+server keeps results for a while after the goal ends (the action's result timeout:
+:data:`RESULT_KEPT` for this stack's servers, made by :func:`action_server`).
 
 A lost *goal* response cannot be asked again (sending the goal twice could start it
 twice). It happens right after start-up, when the server has not yet matched this
@@ -24,6 +25,7 @@ import threading
 import time
 
 from action_msgs.msg import GoalStatus
+from rclpy.action import ActionServer
 from rclpy.action.client import ClientGoalHandle
 from unique_identifier_msgs.msg import UUID
 
@@ -37,6 +39,16 @@ SERVER_ANSWER_WAIT = 5.0
 #: again; longer than the server's wait, so that repeated questions do not queue up behind a
 #: server still waiting to answer the first (an action server's lock is held meanwhile).
 ASK_AGAIN_AFTER = SERVER_ANSWER_WAIT + 1.0
+#: Seconds a server of this stack keeps a finished goal's result: rcl's own default (15
+#: minutes). rclpy's is 10 s, after which a client asking (again, its first answer lost, or
+#: late, behind a loaded machine) is told STATUS_UNKNOWN with an empty result.
+RESULT_KEPT = 900
+
+
+def action_server(node, action_type, name: str, execute_callback, **options) -> ActionServer:
+    """An rclpy ActionServer that keeps each finished goal's result :data:`RESULT_KEPT` s."""
+    return ActionServer(node, action_type, name, execute_callback=execute_callback,
+                        result_timeout=RESULT_KEPT, **options)
 
 
 class ResultWaiter:

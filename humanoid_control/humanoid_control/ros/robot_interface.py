@@ -43,7 +43,7 @@ from collections.abc import Callable
 
 import numpy as np
 from control_msgs.action import FollowJointTrajectory as StandardFollowJointTrajectory
-from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.action import CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -52,6 +52,7 @@ from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from humanoid_control.ros import topics
+from humanoid_control.ros.action_result import action_server
 from humanoid_control.ros.fall_watch import FALL_STATE_QOS, describe_manager
 from humanoid_control.ros.lockstep import LOCKSTEP_QOS, LOCKSTEP_TOPIC
 from humanoid_control.ros.offload import Offload
@@ -146,13 +147,13 @@ class RobotInterface:
         node.create_subscription(LockstepReady, LOCKSTEP_TOPIC, self._on_ready, LOCKSTEP_QOS)
         self._falling = False
         node.create_subscription(FallManagerState, topics.FALL_MANAGER_STATE, self._on_fall_manager, FALL_STATE_QOS)
-        self._action = ActionServer(
-            node, FollowJointTrajectory, "follow_joint_trajectory",
-            execute_callback=self.bodies(self._execute_goal), goal_callback=self._on_goal,
+        self._action = action_server(
+            node, FollowJointTrajectory, "follow_joint_trajectory", self.bodies(self._execute_goal),
+            goal_callback=self._on_goal,
             cancel_callback=lambda _goal: CancelResponse.ACCEPT, callback_group=ReentrantCallbackGroup())
-        self._standard_action = ActionServer(
+        self._standard_action = action_server(
             node, StandardFollowJointTrajectory, topics.STANDARD_FOLLOW_JOINT_TRAJECTORY,
-            execute_callback=self.bodies(self._execute_standard_goal), goal_callback=self._on_goal,
+            self.bodies(self._execute_standard_goal), goal_callback=self._on_goal,
             cancel_callback=lambda _goal: CancelResponse.ACCEPT, callback_group=ReentrantCallbackGroup())
 
     # -- life cycle ---------------------------------------------------------------------
