@@ -76,7 +76,7 @@ def test_riccati_solves_the_preview_equation_as_scipy_does(dt, com_height, r_jer
     the augmented cart-table system preview_gains builds."""
     from scipy.linalg import solve_discrete_are
 
-    from humanoid_core.biped_walking.preview_control import riccati
+    from humanoid_core.biped_walking import riccati
 
     a = np.array([[1.0, dt, dt * dt / 2.0], [0.0, 1.0, dt], [0.0, 0.0, 1.0]])
     b = np.array([dt**3 / 6.0, dt * dt / 2.0, dt])
@@ -93,7 +93,7 @@ def test_riccati_solves_the_preview_equation_as_scipy_does(dt, com_height, r_jer
 
 
 def test_riccati_refuses_an_unstabilizable_system():
-    from humanoid_core.biped_walking.preview_control import riccati
+    from humanoid_core.biped_walking import riccati
 
     with pytest.raises(ValueError):  # an unstable mode the input cannot reach
         riccati(np.diag([2.0, 0.5]), np.array([[0.0], [1.0]]), np.eye(2), np.eye(1))

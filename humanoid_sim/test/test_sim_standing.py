@@ -12,7 +12,7 @@ simulation node's system tests' (test_sim_node_system.py: the HOAP-2 standing on
 import numpy as np
 import pytest
 
-from humanoid_sim.in_process import SimulatedRobot
+from humanoid_sim import SimulatedRobot
 
 #: Robot seconds the robot must stand.
 SPAN = 10.0

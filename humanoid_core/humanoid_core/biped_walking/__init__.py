@@ -25,7 +25,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
     "footsteps": ["Footstep", "Pose2", "StepLimits", "plan_step", "sole_polygon", "soles_gap", "wrap_angle"],
     "parameters": ["NODE_NAME", "WalkParameters", "walking_robot"],
     "pattern": ["Mode", "WalkPattern"],
-    "preview_control": ["PreviewController", "preview_gains"],
+    "preview_control": ["PreviewController", "preview_gains", "riccati"],
     "stabilizer": ["Sensors", "Stabilizer"],
     "streaming": ["WalkCycle", "walk_sensors"],
     "swing": ["SwingProfile", "rest_to_rest"],
