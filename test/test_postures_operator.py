@@ -112,6 +112,7 @@ def joint(client: RobotClient, name: str = JOINT) -> np.ndarray:
 
 def test_the_operator_judges_each_step_and_fell_at_step_k_gives_step_ks_angle(client, protocol, tmp_path):
     client.start_recording()
+    client.wait_until(client.now() + 2 * HOLD_TIME)  # the start pose held in the recording first
     run, _, out = postures(tmp_path, protocol, ["ready", "stood", "stood", "fell"])
     states = client.stop_recording()
     assert run.returncode == 0, run.stdout + run.stderr
@@ -141,6 +142,9 @@ def test_the_operator_judges_each_step_and_fell_at_step_k_gives_step_ks_angle(cl
 
 def test_abort_after_a_step_leaves_the_robot_holding_and_a_partial_results_file(client, protocol, tmp_path):
     client.start_recording()
+    # the pose the previous test left held in the recording before the command moves (run in
+    # this process, the command starts at once: no interpreter start to wait through)
+    client.wait_until(client.now() + 2 * HOLD_TIME)
     run, script, out = postures(tmp_path, protocol, ["ready", "stood", "abort"])
     states = client.stop_recording()
     assert run.returncode == 1, run.stdout + run.stderr

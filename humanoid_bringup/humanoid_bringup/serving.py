@@ -102,10 +102,10 @@ def with_recorder(nodes: list[NodeSpec], bag: Path | None, lockstep: bool = Fals
     return [recorder, *nodes]
 
 
-#: s the graph is watched at most for a robot already in the namespace asked for (DDS discovery
-#: has no end to wait for: the watch ends sooner once the nodes it discovered stay the same for
-#: a second, humanoid_control.ros.robot_publishers). On the 2-core test machine, loaded, a new
-#: participant took more than a second to learn the running robot's node names.
+#: s the graph is watched for a robot already in the namespace asked for (DDS discovery has no
+#: end to wait for: the watch ends sooner only when it finds one; a free namespace costs its
+#: start this long, humanoid_control.ros.robot_publishers). On the 2-core test machine, loaded, a
+#: new participant took more than a second to learn the running robot's node names.
 NAMESPACE_PROBE = 3.0
 
 

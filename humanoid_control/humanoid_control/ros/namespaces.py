@@ -88,16 +88,15 @@ def unprefixed(prefix: str, frame: str) -> str:
 _UNKNOWN_NODE = "_NODE_NAME_UNKNOWN_"
 
 
-def robot_publishers(namespace: str, wait: float, settle: float = 1.0) -> list[str]:
+def robot_publishers(namespace: str, wait: float) -> list[str]:
     """The nodes that publish ``joint_states`` in ``namespace`` (a robot is running there), as
     the graph shows them: what refuses a second robot into one namespace before anything is
     started. DDS has no moment at which discovery is complete, so the graph is watched until a
-    publisher shows with its node's name, or ``wait`` seconds passed, or (the common case of a
-    free namespace) nodes were discovered, none of them in ``namespace``, and they have not
-    changed for ``settle`` seconds. A node seen in ``namespace`` keeps the watch to ``wait``:
-    each of a robot's processes is discovered on its own, and under load the one publishing
-    ``joint_states`` came seconds after its neighbours. A robot discovered later than
-    ``wait`` is missed."""
+    publisher shows with its node's name, or ``wait`` seconds passed. It is watched to the end
+    even when the nodes discovered stop changing: on a loaded machine the running robot's
+    nodes came in bursts more than a second apart, and a watch that ended on a quiet second
+    let a second robot into a taken namespace. A robot discovered later than ``wait`` is
+    missed."""
     import rclpy
     from rclpy.node import Node
 
@@ -108,35 +107,22 @@ def robot_publishers(namespace: str, wait: float, settle: float = 1.0) -> list[s
         node = Node("humanoid_namespace_probe", context=context, start_parameter_services=False,
                     enable_rosout=False)
         try:
-            return _watch(node, topic, namespace, wait, settle)
+            return _watch(node, topic, wait)
         finally:
             node.destroy_node()
     finally:
         rclpy.shutdown(context=context)
 
 
-def _watch(node, topic: str, namespace: str, wait: float, settle: float) -> list[str]:
+def _watch(node, topic: str, wait: float) -> list[str]:
     """:func:`robot_publishers`' look at the graph through ``node``."""
-    now = time.monotonic()
-    deadline, seen, changed = now + wait, frozenset(), now
-    own = (node.get_name(), node.get_namespace())
+    deadline = time.monotonic() + wait
     while True:
         found = [f"{info.node_namespace.rstrip('/')}/{info.node_name}"
                  for info in node.get_publishers_info_by_topic(topic)]
         # a publisher is seen before its node's name (which DDS discovery brings later)
         if found and _UNKNOWN_NODE not in "".join(found):
             return sorted(set(found))
-        now = time.monotonic()
-        nodes = frozenset(node.get_node_names_and_namespaces()) - {own}
-        if nodes != seen:
-            seen, changed = nodes, now
-        inside = any(_within(node_namespace, namespace) for _name, node_namespace in seen)
-        if now >= deadline or (seen and not found and not inside and now - changed >= settle):
+        if time.monotonic() >= deadline:
             return sorted({name if _UNKNOWN_NODE not in name else "a node not named yet" for name in found})
         time.sleep(0.05)
-
-
-def _within(node_namespace: str, namespace: str) -> bool:
-    """Whether a node in ``node_namespace`` lives in ``namespace`` (or below it)."""
-    inner = namespace.rstrip("/")
-    return node_namespace == inner or node_namespace.startswith(f"{inner}/")
