@@ -307,11 +307,6 @@ class LockstepMember:
         #: answer); one attribute, so another thread reads both of one answer.
         self.latest_answer: tuple[int, Time] | None = None
 
-    @property
-    def latest(self) -> Time | None:
-        """The latest stamp this member answered (None before its first answer)."""
-        return self.latest_answer[1] if self.latest_answer is not None else None
-
     def answered(self, stamp: Time) -> None:
         ns = _nanoseconds(stamp)
         again = self.latest_answer is not None and self.latest_answer[0] == ns
