@@ -7,18 +7,23 @@ them between two turns of its executor (:meth:`RobotClient.action_client`), and 
 ActionClient has its lock before the node can see it. The race is a matter of microseconds
 (made directly with rclpy's ActionClient, 40 clients broke the client in 1 of 3 runs here):
 test_action_client.py forces it at the moment the node is handed a client; here 30 clients
-made while messages stream in check the RobotClient's path end to end (100 took 13–72 s on
-the 2-core machine: each executor turn waits on every client made before).
+made while messages stream in check the RobotClient's path end to end.
+
+A caller waits for the end of the executor's current turn (0.05 s) and goes first: with a
+plain lock the spinning thread took the next turn before the caller woke, and 30 clients
+took 83 s (the bound below is 10 times what a fair hand-off needs at one turn per client).
 """
 
 from __future__ import annotations
 
 import threading
+import time
 
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
 from humanoid_control.ros import RobotClient, poll_until
+from humanoid_control.ros.robot_client import CLIENT_TURN
 from humanoid_interfaces.action import Walk
 
 #: Action clients made while messages stream in (each one a chance for the race).
@@ -43,7 +48,10 @@ def test_action_clients_made_while_spinning_leave_the_client_taking_messages():
     streamer.start()
     try:
         client.wait_for_joint_states(30.0)
+        start = time.monotonic()
         made = [client.action_client(Walk, f"walk_{k}") for k in range(CLIENTS)]
+        took = time.monotonic() - start
+        assert took < 10 * CLIENTS * CLIENT_TURN, f"{CLIENTS} action clients took {took:.1f} s"
         assert client.action_client(Walk, "walk_0") is made[0]  # one per action, kept
         before = client.joint_state.position[0]
         poll_until(lambda: client.joint_state.position[0] > before + 10, "joint_states after the action clients",

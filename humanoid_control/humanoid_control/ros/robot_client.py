@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
@@ -193,6 +194,10 @@ class RobotClient:
         self.trajectories = self.node.create_publisher(JointTrajectory, topics.JOINT_TRAJECTORY, 10)
         self._heard: set = set()  # publishers matched with every subscription once (send)
         self._turn = threading.Lock()  # held through each turn of the executor
+        # callers waiting to act between two turns: the spinning thread lets them in first
+        # (a lock is not fair: re-taken at once, it kept a caller out for seconds)
+        self._gate = threading.Condition()
+        self._waiting = 0
         self._action_clients: dict[tuple[type, str], ActionClient] = {}
         self._answered: set[int] = set()  # action clients whose server has answered them
         self.action = self.action_client(FollowJointTrajectory, topics.FOLLOW_JOINT_TRAJECTORY)
@@ -209,6 +214,8 @@ class RobotClient:
     def _spin(self) -> None:
         never = Future()
         while self.node.context.ok() and not self._closing.is_set():
+            with self._gate:
+                self._gate.wait_for(lambda: self._waiting == 0)
             try:
                 with self._turn:  # one turn (not spin_once: humanoid_control.ros.node_main.spin_while)
                     self._executor.spin_until_future_complete(never, timeout_sec=CLIENT_TURN)
@@ -224,7 +231,7 @@ class RobotClient:
         finished its constructor, and an executor turn in between dies on the half-built
         client (seen: the client then stopped taking any message)."""
         key = (action_type, name)
-        with self._turn:
+        with self._between_turns():
             if key not in self._action_clients:
                 self._action_clients[key] = ActionClient(self.node, action_type, name)
             return self._action_clients[key]
@@ -233,8 +240,21 @@ class RobotClient:
         """The simulation goes on without this client (which then no longer slows it, and can
         no longer hold it); between two turns of the executor."""
         if self.lockstep is not None:
-            with self._turn:
+            with self._between_turns():
                 self.lockstep.leave()
+
+    @contextmanager
+    def _between_turns(self) -> Iterator[None]:
+        """Hold the executor between two of its turns, ahead of the spinning thread."""
+        with self._gate:
+            self._waiting += 1
+        try:
+            with self._turn:
+                yield
+        finally:
+            with self._gate:
+                self._waiting -= 1
+                self._gate.notify_all()
 
     def close(self) -> None:
         """Stop spinning, then destroy the node (destroying it under a spinning executor
