@@ -30,6 +30,8 @@ def normalized_namespace(namespace: str) -> str:
     """``namespace`` as an absolute namespace (``a`` and ``/a`` are ``/a``; empty or ``/``: the
     root), checked by rcl's own rules (each token a name, no trailing ``/``, room for the
     stack's longest topic under it); ValueError saying what is wrong, in one line."""
+    if namespace in ("", ROOT_NAMESPACE):  # argparse converts the option's default too: a graph's
+        return ROOT_NAMESPACE  # command that is given none need not load rclpy to supervise it
     from rclpy.exceptions import InvalidNamespaceException, InvalidTopicNameException
     from rclpy.validate_full_topic_name import validate_full_topic_name
     from rclpy.validate_namespace import validate_namespace

@@ -9,12 +9,14 @@ in their ``robot.yaml`` (``gaits.phases``) get the node.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from humanoid_core.parameter_fields import documented
 from humanoid_core.parameter_files import control_node_defaults
-from humanoid_core.quadruped_gaits.player import RunTiming
 from humanoid_description import Robot, resolve_robot
+
+if TYPE_CHECKING:  # the player imports the gaits and the kinematics: a process that only names the node
+    from humanoid_core.quadruped_gaits.player import RunTiming  # (the graph's command) does without
 
 NODE_NAME = "gait_controller"
 
@@ -60,6 +62,8 @@ class GaitControllerParameters:
 
     @property
     def timing(self) -> RunTiming:
+        from humanoid_core.quadruped_gaits.player import RunTiming
+
         return RunTiming(self.start_duration, self.stop_duration, self.transition_speed)
 
     @classmethod
