@@ -6,10 +6,15 @@ readings a falling, lying and standing trunk would give on ``imu/data`` (the har
 publishes none), stamped with the robot's clock. What is checked: the balance monitor's
 support estimate makes the manager controllable at the start; a reading older than its
 budget decides nothing; a fall fed while a motion plays stops the motion ``FELL`` with the
-manager's cause; lying still on its belly the robot gets up by itself when asked to
-(``--auto-getup``; off by default on the robot) with the library's get-up from the belly,
-played on the servos to its end, while a walk goal is refused ``GETTING_UP``; upright and still again it is
-controllable."""
+manager's cause, and the protective posture (``protect: posture``) sends the robot to its pose
+within its duration (measured on the set-points the hardware node wrote to the servos); lying
+still on its belly the robot gets up by itself when asked to (``--auto-getup``; off by default
+on the robot) with the library's get-up from the belly, played on the servos to its end, while
+a walk goal is refused ``GETTING_UP``; upright and still again it is controllable.
+
+One graph serves the whole story (a graph start and stop fewer than a graph for the protective
+posture and one for the rest): the trunk rocks on the floor (not still) until the posture is
+reached, so the get-up, which begins once the trunk lies still, never cuts the posture short."""
 
 from __future__ import annotations
 
@@ -24,6 +29,7 @@ from system_support import on_emulated_bus
 from humanoid_bringup import real_nodes
 from humanoid_control.nodes import FALL_MANAGER, with_node_parameters
 from humanoid_control.ros import FALL_STATE_QOS, poll_until, to_time
+from humanoid_core.balance import FallManagerParameters
 from humanoid_interfaces.action import PlayMotion, Walk
 from humanoid_interfaces.msg import FallManagerState
 
@@ -66,30 +72,40 @@ class Trunk:
         msg.angular_velocity.y = math.radians(self.rate)
         self._publisher.publish(msg)
 
-    def fall(self, sign: float) -> None:
+    def fall(self, sign: float, rocking: float = 0.0) -> None:
         """From upright to lying (90 deg; ``sign`` -1: backward onto the back, 1: forward onto
-        the belly) as a pendulum tips, in wall time."""
+        the belly) as a pendulum tips, in wall time; then still, or turning at ``rocking`` deg/s
+        (rocking on the floor: not lying still)."""
         theta, dtheta = math.radians(2.0), 0.0
         while theta < math.radians(90.0):
             time.sleep(PERIOD)
             dtheta += 8.0 ** 2 * math.sin(theta) * PERIOD
             theta = min(theta + dtheta * PERIOD, math.radians(90.0))
             self.pitch, self.rate = sign * math.degrees(theta), sign * math.degrees(dtheta)
-        self.rate = 0.0
+        self.rate = sign * rocking
 
 
 def test_the_fall_manager_on_the_emulated_bus(robot_graph):
+    from sensor_msgs.msg import JointState
+
+    from humanoid_control.ros import seconds
+    from humanoid_description import RobotModel
     from humanoid_hw.emulator import emulator_process
 
+    model = RobotModel("bioloid")
+    pose = model.pose_positions("home")
     with emulator_process("bioloid", 1, 1_000_000, timing=False) as port:
         nodes = with_node_parameters(on_emulated_bus(real_nodes("bioloid", port=port, auto_getup=True)),
-                                     FALL_MANAGER, {"max_attempts": 2})
+                                     FALL_MANAGER, {"max_attempts": 2, "protect": "posture", "protect_pose": "home",
+                                                    "protect_duration": 0.5})
         _, client = robot_graph(nodes)
-        lock, states = threading.Lock(), []
+        lock, states, setpoints = threading.Lock(), [], []
 
-        def on_state(msg: FallManagerState) -> None:
-            with lock:
-                states.append(msg)
+        def keep(into):
+            def on_message(msg) -> None:
+                with lock:
+                    into.append(msg)
+            return on_message
 
         def first(state: int, since: int = 0, what: str = "") -> FallManagerState:
             def found():
@@ -97,10 +113,13 @@ def test_the_fall_manager_on_the_emulated_bus(robot_graph):
                     return next((m for m in states[since:] if m.state == state), None)
             return poll_until(found, what or f"fall_manager_state {state}", PATIENCE)
 
-        client.node.create_subscription(FallManagerState, "fall_manager_state", on_state, FALL_STATE_QOS)
+        client.node.create_subscription(FallManagerState, "fall_manager_state", keep(states), FALL_STATE_QOS)
+        client.node.create_subscription(JointState, "joint_setpoints", keep(setpoints), 1000)
         # no IMU on the robot: the balance monitor's support estimate says upright
         start = first(FallManagerState.CONTROLLABLE)
         assert start.source == "support" and "upright" in start.cause, start.cause
+        names = list(client.wait_for_joint_states(PATIENCE).name)
+        index = [model.joints.index(n) for n in names]
 
         trunk = Trunk(client.node)
         # a reading of a lying trunk, half a second old (budget 0.1 s): nothing decided
@@ -123,12 +142,28 @@ def test_the_fall_manager_on_the_emulated_bus(robot_graph):
             poll_until(lambda: feedback, "the wave in force on the robot", PATIENCE)
             client.wait_until(client.now() + 0.5, timeout=PATIENCE)
             mark = len(states)
-            trunk.fall(1.0)
+            trunk.fall(1.0, rocking=2.0 * FallManagerParameters().still_rate)  # lands rocking: not still yet
             falling = first(FallManagerState.FALLING, mark)
+            seen = seconds(falling.header.stamp)
             motion = client.wait_result(handle, PATIENCE, "play_motion result after the fall").result
             assert motion.error_code == PlayMotion.Result.FELL, motion.error_string
             assert "the fall manager: falling" in motion.error_string
             assert "a fall is seen coming" in falling.cause and falling.side == FallManagerState.BELLY
+
+            # the protective posture: the set-points at the named pose within its duration
+            def at_the_pose():
+                with lock:
+                    return next((seconds(m.header.stamp) for m in setpoints if seconds(m.header.stamp) > seen
+                                 and max(abs(m.position[k] - pose[i]) for k, i in enumerate(index)) < 1e-3), None)
+
+            reached = poll_until(at_the_pose, "the set-points at the protective pose", PATIENCE)
+            print(f"protective posture (home) reached {reached - seen:.2f} s after the reading that said falling")
+            # 0.5 s (the servos are fast enough for it) from the second sending, 50 ms after the
+            # first; the rest: the graph runs at real time here, on a shared machine
+            assert reached - seen <= 0.05 + 0.5 + 0.3
+            with lock:
+                assert not any(m.state == FallManagerState.GETTING_UP for m in states[mark:])  # still rocking
+            trunk.rate = 0.0  # lying still
 
             # lying still on its belly: the library's get-up from the belly (the one the simulated
             # robot stands up with) plays on the servos, not refused by limits or the self-collision
@@ -148,56 +183,5 @@ def test_the_fall_manager_on_the_emulated_bus(robot_graph):
             trunk.pitch, trunk.rate = 0.0, 0.0
             up = first(FallManagerState.CONTROLLABLE, states.index(ended))
             assert "up after get-up attempt 1" in up.cause, up.cause
-        finally:
-            trunk.stop()
-
-
-def test_the_protective_posture_on_the_emulated_bus(robot_graph):
-    """``protect: posture``: a fall seen coming sends the robot to the named pose within its
-    duration (lengthened to the servos' speed), then holds it; measured on the set-points the
-    hardware node wrote to the servos."""
-    from sensor_msgs.msg import JointState
-
-    from humanoid_control.ros import seconds
-    from humanoid_description import RobotModel
-    from humanoid_hw.emulator import emulator_process
-
-    pose = RobotModel("bioloid").pose_positions("home")
-    with emulator_process("bioloid", 1, 1_000_000, timing=False) as port:
-        nodes = with_node_parameters(on_emulated_bus(real_nodes("bioloid", port=port)), FALL_MANAGER,
-                                     {"protect": "posture", "protect_pose": "home", "protect_duration": 0.5})
-        _, client = robot_graph(nodes)
-        lock, states, setpoints = threading.Lock(), [], []
-
-        def keep(into):
-            def on_message(msg) -> None:
-                with lock:
-                    into.append(msg)
-            return on_message
-
-        client.node.create_subscription(FallManagerState, "fall_manager_state", keep(states), FALL_STATE_QOS)
-        client.node.create_subscription(JointState, "joint_setpoints", keep(setpoints), 1000)
-        poll_until(lambda: states and states[-1].state == FallManagerState.CONTROLLABLE, "controllable", PATIENCE)
-        names = list(client.wait_for_joint_states(PATIENCE).name)
-        index = [RobotModel("bioloid").joints.index(n) for n in names]
-        trunk = Trunk(client.node)
-        trunk.start()
-        try:
-            poll_until(lambda: states[-1].source == "imu", "the manager on the IMU readings", PATIENCE)
-            trunk.fall(-1.0)
-            falling = poll_until(lambda: next((m for m in states if m.state == FallManagerState.FALLING), None),
-                                 "falling", PATIENCE)
-            seen = seconds(falling.header.stamp)
-
-            def at_the_pose():
-                with lock:
-                    return next((seconds(m.header.stamp) for m in setpoints if seconds(m.header.stamp) > seen
-                                 and max(abs(m.position[k] - pose[i]) for k, i in enumerate(index)) < 1e-3), None)
-
-            reached = poll_until(at_the_pose, "the set-points at the protective pose", PATIENCE)
-            print(f"protective posture (home) reached {reached - seen:.2f} s after the reading that said falling")
-            # 0.5 s (the servos are fast enough for it) from the second sending, 50 ms after the
-            # first; the rest: the graph runs at real time here, on a shared machine
-            assert reached - seen <= 0.05 + 0.5 + 0.3
         finally:
             trunk.stop()
