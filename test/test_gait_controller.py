@@ -15,7 +15,9 @@ every gait goes through the estimate in humanoid_core/test/test_fall_estimate_tw
 
 The two graphs share the test's ROS domain, so they run one after the other; each is started
 once and everything the checks need is collected while it runs (on the simulation also
-``humanoid play-gait``, the command, run twice against it). A few seconds of gait each.
+``humanoid play-gait``, the command, run twice against it: to its end through its entry point
+in the test's process, where what is checked is its output, and as a process of its own stopped
+with Ctrl-C). A few seconds of gait each.
 
 Each graph is also where the quadruped is first seen behind the robot interface (these checks
 had a graph of their own each, the same default graphs, in test_bioloid_quadruped_graphs.py):
@@ -43,7 +45,7 @@ from trajectory_msgs.msg import JointTrajectory
 
 from humanoid_bringup import real_nodes
 from humanoid_control.ros import RobotClient, poll_until, seconds
-from humanoid_core.processes import NodeSpec
+from humanoid_core.processes import Graph, NodeSpec
 from humanoid_core.quadruped_gaits import GaitControllerParameters, load_gait
 from humanoid_description import load_model
 from humanoid_hw.emulator import emulator_process
@@ -160,7 +162,7 @@ def arrive_on_simulation(client: RobotClient) -> Arrival:
     balance.close()
     response = client.play_motion("nod", timeout=PATIENCE)
     arrival.nod, arrival.fallen_after_nod = (response.status, response.result.error_string), client.fallen
-    client.reset()  # the gaits start from the home pose, as the graph started the robot
+    client.reset(timeout=PATIENCE)  # the gaits start from the home pose, as the graph started the robot
     return arrival
 
 
@@ -227,6 +229,7 @@ class Report:
     searched: Played | None = None
     canceled: Played | None = None
     refused: dict[str, Played] = field(default_factory=dict)
+    sent_refused: list[JointTrajectory] = field(default_factory=list)  # joint_trajectory while refusing
     busy: Played | None = None
     command: subprocess.CompletedProcess | None = None  # humanoid play-gait to its end
     interrupted: tuple[int, str, str] | None = None  # humanoid play-gait stopped by Ctrl-C: code, stdout, stderr
@@ -245,40 +248,74 @@ def small_search(output: Path) -> Path:
     return output
 
 
+def refuse(client: RobotClient, log: TrajectoryLog, goals: dict[str, tuple[str, float, float]]
+           ) -> tuple[dict[str, Played], list[JointTrajectory]]:
+    """Each goal to its result, one after the other; then what joint_trajectory carried from
+    the first goal's sending to ``SETTLE`` s of robot time after the last result (nothing,
+    for goals refused)."""
+    log.take()
+    played = {}
+    for name, (gait, frequency, duration) in goals.items():
+        handle = client.send_gait(gait, frequency, duration, timeout=PATIENCE)
+        response = client.wait_result(handle, PATIENCE, "play_gait result")
+        played[name] = Played(response.status, response.result)
+    client.wait_until(client.now() + SETTLE, timeout=PATIENCE)
+    return played, log.take()
+
+
 def run_simulation(log_dir: Path, search: Path) -> Report:
-    nodes = sim_nodes(ROBOT, **SIM_GRAPH)
-    with running(nodes, log_dir, "gait_test") as client:
-        arrival = arrive_on_simulation(client)
-        log = TrajectoryLog(client)
-        report = Report(arrival, trot=play(client, log, GAIT, FREQUENCY))
-        report.searched = play(client, log, str(search), duration=1.5)
-        client.reset()  # a searched gait may have fallen: the robot stands in its home pose again
-        for name, (gait, frequency, duration) in {"unknown gait": ("tolt", 0.0, 1.0),
-                                                   "no duration": (GAIT, 0.0, 0.0),
-                                                   "too fast": ("pace", 2.0, 1.0),
-                                                   "beyond the range": (GAIT, 3.0, 1.0)}.items():
-            report.refused[name] = play(client, log, gait, frequency, duration)
-        busy: list[Played] = []
+    """The simulation graph. The test's client is closed before ``humanoid play-gait`` runs in
+    this process (the command makes and shuts down a ROS context of its own)."""
+    graph = Graph(sim_nodes(ROBOT, **SIM_GRAPH), log_dir=log_dir).start()
+    try:
+        with RobotClient("gait_test") as client:
+            poll_until(lambda: client.joint_state is not None or graph.exited(), "joint_states from the robot node",
+                       PATIENCE)
+            assert not graph.exited(), f"node(s) exited: {graph.exited()}"
+            arrival = arrive_on_simulation(client)
+            log = TrajectoryLog(client)
+            report = Report(arrival, trot=play(client, log, GAIT, FREQUENCY))
+            report.searched = play(client, log, str(search), duration=1.5)
+            client.reset(timeout=PATIENCE)  # a searched gait may have fallen: the robot stands in its home pose again
+            report.refused, report.sent_refused = refuse(client, log, {
+                "unknown gait": ("tolt", 0.0, 1.0), "no duration": (GAIT, 0.0, 0.0),
+                "too fast": ("pace", 2.0, 1.0), "beyond the range": (GAIT, 3.0, 1.0)})
+            busy: list[Played] = []
 
-        def another_goal() -> None:  # while the pace to cancel plays: one gait at a time
-            second = client.wait_result(client.send_gait(GAIT, 1.0, 1.0, timeout=PATIENCE), PATIENCE)
-            busy.append(Played(second.status, second.result))
+            def another_goal() -> None:  # while the pace to cancel plays: one gait at a time
+                second = client.wait_result(client.send_gait(GAIT, 1.0, 1.0, timeout=PATIENCE), PATIENCE)
+                busy.append(Played(second.status, second.result))
 
-        report.canceled = play(client, log, "pace", 1.0, 20.0, cancel_after=0.5, meanwhile=another_goal)
-        report.busy = busy[0]
-        report.command, report.interrupted = play_gait_command()
+            report.canceled = play(client, log, "pace", 1.0, 20.0, cancel_after=0.5, meanwhile=another_goal)
+            report.busy = busy[0]
+        # the command's logic (progress, the JSON result) through its entry point in this process;
+        # Ctrl-C in a process of its own, as a user stops it
+        report.command = entry_point("play-gait", GAIT, "--frequency", str(FREQUENCY), "--duration", "1.5", "--json")
+        report.interrupted = interrupted_play_gait()
         return report
+    except BaseException:
+        for spec in graph.nodes:
+            print(f"----- log of {spec.name} -----\n{graph.log_text(spec.name)[-4000:]}")
+        raise
+    finally:
+        graph.stop()
 
 
-def play_gait_command() -> tuple[subprocess.CompletedProcess, tuple[int, str, str]]:
-    """``humanoid play-gait`` on the running simulation, as a user runs it: once to its end, and
-    once stopped with Ctrl-C as soon as the gait plays."""
+def interrupted_play_gait() -> tuple[int, str, str]:
+    """``humanoid play-gait`` on the running simulation, as a user runs it, stopped with Ctrl-C
+    as soon as the gait plays: exit status, stdout, stderr. A client of the test holds the
+    simulation (a lockstep participant) while the command's interpreter starts, until the
+    command's node is seen: a lockstep simulation nobody holds runs as fast as it can, and
+    spent the seconds of that start simulating a robot standing still. Held, it sends its
+    state again (the command's first state and ground truth); the command sees nothing of it."""
     import signal
 
-    done = subprocess.run(["humanoid", "play-gait", GAIT, "--frequency", str(FREQUENCY), "--duration", "1.5",
-                           "--json"], capture_output=True, text=True, timeout=PATIENCE)
-    process = subprocess.Popen(["humanoid", "play-gait", "pace", "--frequency", "1", "--duration", "30"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    with RobotClient("gait_test_holder", lockstep=True) as holder:
+        holder.lockstep.run_to(holder.now() + PERIOD, PATIENCE)  # joins the lockstep, holds the simulation
+        process = subprocess.Popen(["humanoid", "play-gait", "pace", "--frequency", "1", "--duration", "30"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        poll_until(lambda: "humanoid_play_gait" in holder.node.get_node_names() or process.poll() is not None,
+                   "the command's node", PATIENCE)
     try:
         assert process.stderr is not None
         for line in process.stderr:  # progress, until the gait plays
@@ -290,7 +327,7 @@ def play_gait_command() -> tuple[subprocess.CompletedProcess, tuple[int, str, st
         if process.poll() is None:
             process.kill()
             process.wait()
-    return done, (process.returncode, stdout, stderr)
+    return process.returncode, stdout, stderr
 
 
 def hardware_nodes(port: str) -> list[NodeSpec]:
@@ -418,9 +455,10 @@ def test_a_cancel_returns_to_the_stance_from_where_the_gait_is(reports):
 
 
 def test_bad_goals_are_refused_with_the_reason_and_one_gait_plays_at_a_time(reports):
-    """The second goal is sent while the pace canceled above plays (it was a pace of its own,
-    played and canceled for this alone): the refusal needs no state of the robot, so it comes
-    while the canceller holds the simulation, and the cancel's timing is untouched."""
+    """The bad goals are sent one after the other, and nothing is sent on joint_trajectory from
+    the first to SETTLE s of robot time after the last refusal. The second goal is sent while
+    the pace canceled above plays: the refusal needs no state of the robot, so it comes while
+    the canceller holds the simulation, and the cancel's timing is untouched."""
     refused = {name: (p.status, p.result.error_code, p.result.error_string)
                for name, p in reports["sim"].refused.items()}
     invalid = PlayGait.Result.INVALID_GOAL
@@ -432,8 +470,7 @@ def test_bad_goals_are_refused_with_the_reason_and_one_gait_plays_at_a_time(repo
     assert "pace at 2 Hz drives" in refused["too fast"][2] and "beyond its limit" in refused["too fast"][2]
     assert refused["beyond the range"][:2] == (GoalStatus.STATUS_ABORTED, invalid)
     assert "3 Hz is outside 0.5-2 Hz" in refused["beyond the range"][2]
-    for played in reports["sim"].refused.values():
-        assert played.setpoints == {}  # nothing sent
+    assert reports["sim"].sent_refused == []  # nothing sent, up to SETTLE s after the last refusal
     busy = reports["sim"].busy
     assert (busy.status, busy.result.error_code) == (GoalStatus.STATUS_ABORTED, PlayGait.Result.CANNOT_START)
     assert "a gait is playing (pace)" in busy.result.error_string
