@@ -9,7 +9,9 @@ leave the other joints served. Every wait polls the expected condition with a de
 The faults injected while the node runs share one node on one emulated bus (a node start
 costs seconds of imports and discovery): each such test leaves the bus whole, counts from
 what it found, and touches servos no other test touches; the servo errors, whose shut-down
-servos stay off until the node restarts, come last. Start-up and shutdown get a node each.
+servos stay off until the node restarts, come last but one, and SIGINT ends that node last
+(the shipped on_shutdown: limp). The refused start gets a node of its own; the degraded
+start's node is also the one ended by SIGINT with on_shutdown: hold.
 The diagnostics are published at 10 Hz instead of the shipped 1 Hz, so that a wait on a
 reported change ends a tenth of a second after the change, not up to a second.
 """
@@ -167,6 +169,13 @@ def torques_after_exit(emulator: BusEmulator) -> list[int]:
     return torques(emulator)
 
 
+def assert_stops_on_sigint(graph: Graph) -> None:
+    """SIGINT (Ctrl-C, a launch file stopping) ends the hardware node with exit status 0."""
+    process = graph.processes["humanoid_hw"]
+    process.send_signal(signal.SIGINT)
+    assert process.wait(timeout=PATIENCE) == 0
+
+
 def last_goal_write(emulator: BusEmulator) -> list[int]:
     """The servo IDs of the latest SYNC_WRITE of goals received (protocol 1.0, address 30)."""
     for raw in reversed(list(emulator.received)):
@@ -280,6 +289,17 @@ class TestFaultsWhileRunning:
                                and "shut itself down" in s.message and "re-armed" in s.message,
                                "reported as shut down")
 
+    def test_sigint_leaves_the_servos_limp(self, running: Running) -> None:
+        """SIGINT (Ctrl-C, a launch file stopping) must leave the servos as on_shutdown says: the
+        shipped limp, every torque off. Last of the class (it ends the node): every servo but the
+        two the error test shut down (torque off already) still holds its torque until then."""
+        emulator, graph, _client = running
+        shut_down = {9, 10}
+        assert [t for i, t in zip(emulator.servo_ids, torques(emulator), strict=True) if i not in shut_down] \
+            == [1] * (18 - len(shut_down))
+        assert_stops_on_sigint(graph)
+        assert torques_after_exit(emulator) == [0] * 18
+
 
 # -- start-up and shutdown -----------------------------------------------------------------
 def test_a_missing_servo_with_on_missing_refuse_exits_1_naming_the_id_and_the_joint(
@@ -301,14 +321,15 @@ def test_a_missing_servo_with_on_missing_refuse_exits_1_naming_the_id_and_the_jo
     assert fatal and "ID 5" in fatal[0] and "r_elbow" in fatal[0], log
 
 
-def test_a_missing_servo_with_on_missing_degraded_starts_it_stale(
+def test_a_missing_servo_with_on_missing_degraded_starts_it_stale_and_sigint_holds(
         emulator: BusEmulator, robot_graph: RobotGraph) -> None:
     """Degraded start: the node serves the robot, the missing joint is stale until its servo
     answers; then it holds where it is (nothing commanded it: it must not be driven to the
-    placeholder the node held for it)."""
+    placeholder the node held for it). The node is the one with on_shutdown: hold as well
+    (the class's has the shipped limp): SIGINT ends it with every servo's torque on."""
     emulator.place(5, 712)  # r_elbow, about 1 rad away from the centre
     emulator.silence(5)
-    _graph, client = robot_graph([hw_node(emulator.port, on_missing="degraded")])
+    graph, client = robot_graph([hw_node(emulator.port, on_missing="degraded", on_shutdown="hold")])
     stale = joint_status_where(client, "r_elbow", lambda s: s.level == DiagnosticStatus.STALE, "stale")
     assert "r_elbow" in stale.message and "ID 5" in stale.message
     assert_moves(client, "l_elbow", 0.4)
@@ -324,14 +345,6 @@ def test_a_missing_servo_with_on_missing_degraded_starts_it_stale(
     assert abs(emulator.register(5, "goal_position") - 712) <= 3
     assert abs(emulator.register(5, "present_position") - 712) <= 3
     assert_moves(client, "r_elbow", 0.4)
-
-
-@pytest.mark.parametrize(("policy", "torque"), [("limp", 0), ("hold", 1)])
-def test_shutdown_goes_limp_or_holds(emulator: BusEmulator, robot_graph: RobotGraph, policy: str, torque: int) -> None:
-    """SIGINT (Ctrl-C, a launch file stopping) must leave the servos as on_shutdown says."""
-    graph, _client = robot_graph([hw_node(emulator.port, on_shutdown=policy)])
     assert torques(emulator) == [1] * 18
-    process = graph.processes["humanoid_hw"]
-    process.send_signal(signal.SIGINT)
-    assert process.wait(timeout=PATIENCE) == 0
-    assert torques_after_exit(emulator) == [torque] * 18
+    assert_stops_on_sigint(graph)
+    assert torques_after_exit(emulator) == [1] * 18
