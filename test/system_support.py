@@ -57,14 +57,17 @@ def running(nodes: Sequence[NodeSpec], log_dir: Path, client_name: str = "test_c
 
 @contextlib.contextmanager
 def recording_graph(nodes: Sequence[NodeSpec], bag: Path, log_dir: Path, client_name: str,
-              heard: Sequence[tuple[str, str]], lockstep: bool = False) -> Iterator[RobotClient]:
+              heard: Sequence[tuple[str, str]], lockstep: bool = False,
+              client_lockstep: bool = False) -> Iterator[RobotClient]:
     """The nodes with the recorder (as ``--record`` adds it) and a client, once the robot
     publishes and each (topic, node) of ``heard`` is subscribed; on exit the graph stops, and
     the container (the recorder's host) must have ended cleanly: the bag is closed. The node
-    logs are printed if something failed."""
+    logs are printed if something failed. ``client_lockstep``: the client is a participant of
+    the lockstep graph (named in its participants), holding it at its first state until
+    ``client.lockstep.go()``."""
     graph = Graph(with_recorder(list(nodes), bag, lockstep=lockstep), log_dir=log_dir).start()
     try:
-        with RobotClient(client_name) as client:
+        with RobotClient(client_name, lockstep=client_lockstep) as client:
             client.wait_for_joint_states(PATIENCE)
             for topic, node in heard:
                 client.wait_for_subscriber(topic, node, PATIENCE)
