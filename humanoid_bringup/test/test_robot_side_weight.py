@@ -1,8 +1,14 @@
-"""The graph's command stays light: ``humanoid real`` lives as long as the robot's graph
-and supervises it, so on the robot's small computer it is one more resident process. It
-parses, resolves the robot and builds the node specs without loading rclpy, the kinematics
-(Pinocchio, Coal) or the physics: 35 MB resident where it took 103 MB when a namespace
-default loaded rclpy and a node name loaded the gait player (``humanoid bench graph``)."""
+"""The robot-side processes load only what they use (a robot's small computer holds them all;
+``humanoid bench graph --robot bioloid --real --emulate`` prints their memory).
+
+- The graph's command (``humanoid real``) lives as long as the graph and supervises it: it
+  parses, resolves the robot and builds the node specs without rclpy, the kinematics
+  (Pinocchio, Coal) or the physics: 35 MB resident where it took 103 MB when a namespace
+  default loaded rclpy and a node name loaded the gait player.
+- The hardware node's front validates and maps joint values: the joint table is all it needs
+  of the model, and the self-collision veto runs in its loop's process, so it loads neither
+  Pinocchio nor Coal, even after logging (rclpy's logger looks up every loaded module's file,
+  which loads a lazy module): 87 MB resident where it took 134 MB."""
 
 from __future__ import annotations
 
@@ -12,10 +18,19 @@ import sys
 import textwrap
 
 HEAVY = ("rclpy", "pinocchio", "coal", "pybullet", "scipy")
+KINEMATICS = ("pinocchio", "coal")
+
+
+def loaded_by(script: str) -> dict:
+    """What ``script`` (run in a fresh interpreter) prints as JSON."""
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.splitlines()[-1])
 
 
 def test_the_real_command_supervises_its_graph_without_ros_or_the_kinematics():
-    script = textwrap.dedent("""
+    report = loaded_by("""
         import json, sys
         from humanoid_bringup import cli
         from humanoid_bringup.graphs import real_nodes
@@ -26,8 +41,21 @@ def test_the_real_command_supervises_its_graph_without_ros_or_the_kinematics():
         print(json.dumps({"nodes": [node.name for node in nodes],
                           "loaded": sorted({name.split(".")[0] for name in sys.modules})}))
     """)
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    report = json.loads(done.stdout)
     assert report["nodes"], "no node specs were built"
     assert not set(HEAVY) & set(report["loaded"]), f"the command loaded {set(HEAVY) & set(report['loaded'])}"
+
+
+def test_the_hardware_front_uses_the_joint_table_without_the_kinematics():
+    report = loaded_by("""
+        import json, sys
+        import rclpy
+        from humanoid_control.ros import RobotInterface, driver_node
+        from humanoid_description import RobotModel
+        from humanoid_hw import hw_node
+
+        model = RobotModel("bioloid")
+        model.joints.to_array(model.home_positions()), model.urdf
+        rclpy.logging.get_logger("front").info(f"{len(model.joints)} joints")
+        print(json.dumps({"loaded": sorted({name.split(".")[0] for name in sys.modules})}))
+    """)
+    assert not set(KINEMATICS) & set(report["loaded"]), f"the front loaded {set(KINEMATICS) & set(report['loaded'])}"

@@ -22,8 +22,7 @@ import time
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
-from humanoid_control.ros import RobotClient, poll_until
-from humanoid_control.ros.robot_client import CLIENT_TURN
+from humanoid_control.ros import CLIENT_TURN, RobotClient, poll_until
 from humanoid_interfaces.action import Walk
 
 #: Action clients made while messages stream in (each one a chance for the race).

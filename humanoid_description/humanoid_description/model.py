@@ -13,134 +13,36 @@ A :class:`RobotModel` owns one Pinocchio ``Data``: use one instance per thread.
 
 from __future__ import annotations
 
+import functools
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pinocchio as pin
 
 from humanoid_description.config import RobotConfig, load_config
+from humanoid_description.joints import JointPositions, JointTable, joint_table
 from humanoid_description.robots import urdf_xml
 from humanoid_description.support import levelling_rotation, resting_points, supporting_side
 
-JointPositions = np.ndarray | Mapping[str, float] | Sequence[float]
+
+class _PinocchioOnFirstUse:
+    """Stands for the ``pinocchio`` module until a rigid-body computation needs it, then puts
+    the module in its place. Not a lazy module in ``sys.modules`` (lazy_loader.load): rclpy's
+    logging looks up every module's file at each log call, which loads lazy modules."""
+
+    def __getattr__(self, name: str) -> object:
+        global pin
+        import pinocchio
+
+        pin = pinocchio
+        return getattr(pinocchio, name)
 
 
-@dataclass(frozen=True)
-class JointLimits:
-    """Limits of one joint from the URDF (rad, rad/s, N m)."""
-
-    lower: float
-    upper: float
-    velocity: float
-    effort: float
-
-    def contains(self, value: float, tolerance: float = 0.0) -> bool:
-        return self.lower - tolerance <= value <= self.upper + tolerance
-
-    def clamp(self, value: float) -> float:
-        return min(self.upper, max(self.lower, value))
-
-
-@dataclass(frozen=True)
-class JointInfo:
-    """One actuated joint: its position in the canonical order and its URDF data."""
-
-    name: str
-    index: int
-    limits: JointLimits
-    axis: tuple[float, float, float]
-    parent_link: str
-    child_link: str
-
-
-class JointTable(Sequence[JointInfo]):
-    """The actuated joints in canonical order, with name lookup and array helpers."""
-
-    def __init__(self, joints: Sequence[JointInfo]) -> None:
-        self._joints = tuple(joints)
-        self._index = {j.name: j.index for j in self._joints}
-        self.names: tuple[str, ...] = tuple(j.name for j in self._joints)
-        self.lower = np.array([j.limits.lower for j in self._joints])
-        self.upper = np.array([j.limits.upper for j in self._joints])
-        self.velocity = np.array([j.limits.velocity for j in self._joints])
-        self.effort = np.array([j.limits.effort for j in self._joints])
-
-    def __getitem__(self, key):  # type: ignore[override]
-        if isinstance(key, str):
-            return self._joints[self.index(key)]
-        return self._joints[key]
-
-    def __len__(self) -> int:
-        return len(self._joints)
-
-    def __iter__(self) -> Iterator[JointInfo]:
-        return iter(self._joints)
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._index
-
-    def index(self, name: str) -> int:  # type: ignore[override]
-        try:
-            return self._index[name]
-        except KeyError:
-            raise KeyError(f"unknown joint {name!r}") from None
-
-    def to_array(self, positions: JointPositions, default: np.ndarray | None = None) -> np.ndarray:
-        """Canonical-order array from an array or a (partial) name -> value mapping.
-
-        Joints missing from a mapping take ``default`` (zeros when not given).
-        """
-        if isinstance(positions, Mapping):
-            out = np.zeros(len(self)) if default is None else np.array(default, dtype=float)
-            for name, value in positions.items():
-                out[self.index(name)] = float(value)
-            return out
-        out = np.asarray(positions, dtype=float)
-        if out.shape != (len(self),):
-            raise ValueError(f"expected {len(self)} joint values, got shape {out.shape}")
-        return out
-
-    def to_dict(self, values: Sequence[float]) -> dict[str, float]:
-        return {name: float(v) for name, v in zip(self.names, values, strict=True)}
-
-
-def _parse_joint_table(urdf: str, order: Sequence[str]) -> JointTable:
-    root = ET.fromstring(urdf)
-    found: dict[str, ET.Element] = {
-        j.get("name", ""): j for j in root.iter("joint") if j.get("type") in ("revolute", "continuous")}
-    missing = [n for n in order if n not in found]
-    extra = [n for n in found if n not in order]
-    if missing or extra:
-        raise ValueError(f"joint order and URDF disagree: missing {missing}, not ordered {extra}")
-    joints = []
-    for index, name in enumerate(order):
-        element = found[name]
-        limit = element.find("limit")
-        axis = element.find("axis")
-        xyz = axis.get("xyz", "1 0 0") if axis is not None else "1 0 0"
-        unbounded = element.get("type") == "continuous" or limit is None
-        joints.append(JointInfo(
-            name=name, index=index,
-            limits=JointLimits(
-                lower=-np.inf if unbounded else float(limit.get("lower", 0.0)),
-                upper=np.inf if unbounded else float(limit.get("upper", 0.0)),
-                velocity=float(limit.get("velocity", np.inf)) if limit is not None else np.inf,
-                effort=float(limit.get("effort", np.inf)) if limit is not None else np.inf),
-            axis=tuple(float(v) for v in xyz.split()),  # type: ignore[arg-type]
-            parent_link=element.find("parent").get("link", ""),  # type: ignore[union-attr]
-            child_link=element.find("child").get("link", "")))  # type: ignore[union-attr]
-    return JointTable(joints)
-
-
-def urdf_joint_table(urdf: str) -> JointTable:
-    """The actuated (revolute, continuous) joints of a URDF in the order the URDF lists them,
-    with its limits: the table of a robot known only by its ``robot_description`` (a viewer
-    checking what it sends against the limits the robot interface checks)."""
-    order = [j.get("name", "") for j in ET.fromstring(urdf).iter("joint")
-             if j.get("type") in ("revolute", "continuous")]
-    return _parse_joint_table(urdf, order)
+if TYPE_CHECKING:
+    import pinocchio as pin
+else:
+    pin = _PinocchioOnFirstUse()
 
 
 def _root_link(urdf: str) -> str:
@@ -177,20 +79,41 @@ class RobotModel:
         self.name = robot
         self.config: RobotConfig = load_config(robot)
         self.urdf: str = urdf_xml(robot) if urdf is None else urdf
-        self.joints = _parse_joint_table(self.urdf, self.config.joints)
-        self.model = pin.buildModelFromXML(self.urdf, pin.JointModelFreeFlyer())
-        self.data = self.model.createData()
-        ids = [self.model.getJointId(n) for n in self.joints.names]
-        #: Where each joint (canonical order) sits in Pinocchio's configuration vector.
-        self.q_index = np.array([self.model.joints[i].idx_q for i in ids])
-        #: Where each joint (canonical order) sits in Pinocchio's velocity vector.
-        self.v_index = np.array([self.model.joints[i].idx_v for i in ids])
-        self._v_order = np.concatenate([np.arange(6), self.v_index])
-        self.total_mass = float(pin.computeTotalMass(self.model))
+        self.joints: JointTable = joint_table(self.urdf, self.config.joints)
         self.root_link = _root_link(self.urdf)
         self._link_inertials = _parse_link_inertials(self.urdf)
-        self._link_frames = {link: self.model.getFrameId(link, pin.FrameType.BODY)
-                             for link in self._link_inertials}
+
+    # Pinocchio's model and what derives from it are built on first use: a process that only
+    # needs the joint table (a driver node's front) does without Pinocchio and Coal (about 50 MB).
+    @functools.cached_property
+    def model(self) -> pin.Model:
+        return pin.buildModelFromXML(self.urdf, pin.JointModelFreeFlyer())
+
+    @functools.cached_property
+    def data(self) -> pin.Data:
+        return self.model.createData()
+
+    @functools.cached_property
+    def q_index(self) -> np.ndarray:
+        """Where each joint (canonical order) sits in Pinocchio's configuration vector."""
+        return np.array([self.model.joints[self.model.getJointId(n)].idx_q for n in self.joints.names])
+
+    @functools.cached_property
+    def v_index(self) -> np.ndarray:
+        """Where each joint (canonical order) sits in Pinocchio's velocity vector."""
+        return np.array([self.model.joints[self.model.getJointId(n)].idx_v for n in self.joints.names])
+
+    @functools.cached_property
+    def _v_order(self) -> np.ndarray:
+        return np.concatenate([np.arange(6), self.v_index])
+
+    @functools.cached_property
+    def total_mass(self) -> float:
+        return float(pin.computeTotalMass(self.model))
+
+    @functools.cached_property
+    def _link_frames(self) -> dict[str, int]:
+        return {link: self.model.getFrameId(link, pin.FrameType.BODY) for link in self._link_inertials}
 
     # -- configuration ---------------------------------------------------------------
     def home_positions(self) -> np.ndarray:
@@ -253,8 +176,10 @@ class RobotModel:
         return {link: mass for link, (mass, _) in self._link_inertials.items()}
 
     def frame_jacobian(self, frame: str, positions: JointPositions, base: pin.SE3 | None = None,
-                       reference: pin.ReferenceFrame = pin.LOCAL_WORLD_ALIGNED) -> np.ndarray:
-        """6 x (6 + n) Jacobian of a frame: base columns, then joints in canonical order."""
+                       reference: pin.ReferenceFrame | None = None) -> np.ndarray:
+        """6 x (6 + n) Jacobian of a frame: base columns, then joints in canonical order
+        (``reference`` default: LOCAL_WORLD_ALIGNED)."""
+        reference = pin.LOCAL_WORLD_ALIGNED if reference is None else reference
         fid = self.frame_id(frame)
         q = self.configuration(positions, base)
         jac = pin.computeFrameJacobian(self.model, self.data, q, fid, reference)

@@ -46,6 +46,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
     "parameters": ["declare", "declare_control_node", "declare_dataclass", "declare_robot"],
     "restart_report": ["report_restart"],
     "robot_client": [
+        "CLIENT_TURN",
         "GoalOutcome",
         "JOINT_STATES_DEPTH",
         "RobotClient",

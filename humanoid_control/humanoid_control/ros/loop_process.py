@@ -28,9 +28,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from humanoid_core.guards import CompositeGuard, SelfCollisionGuard, SelfCollisionGuardParameters
+from humanoid_core.guards import SelfCollisionGuardParameters
 from humanoid_core.loop import (
     ControlLoop,
     Finished,
@@ -40,6 +40,9 @@ from humanoid_core.loop import (
     LoopServer,
     RobotDriver,
 )
+
+if TYPE_CHECKING:
+    from humanoid_core.guards import CompositeGuard
 
 __all__ = ["DriverSpec", "LoopHost", "LoopProcess", "LoopSpec", "LoopThread", "build_guard", "load"]
 
@@ -88,7 +91,11 @@ def load(reference: str) -> Callable[..., Any]:
 def build_guard(robot: str, params: SelfCollisionGuardParameters, log) -> CompositeGuard:
     """The guards of every driver node (sim and hw alike): the one place that decides which
     checks stand between accepted commands and the driver. Today the self-collision veto
-    (:mod:`humanoid_core.guards.self_collision_guard`), on unless ``params.veto`` is false."""
+    (:mod:`humanoid_core.guards.self_collision_guard`), on unless ``params.veto`` is false.
+    Imported here, in the loop's process: the collision model (Coal, Pinocchio) is no
+    business of the front's."""
+    from humanoid_core.guards import CompositeGuard, SelfCollisionGuard
+
     guard = SelfCollisionGuard(robot, params, warn=log.warning, inform=log.info)
     if params.veto:
         log.info(f"self-collision veto on (safety distance {guard.safety_distance * 1000:g} mm)")

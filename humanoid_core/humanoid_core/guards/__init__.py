@@ -12,6 +12,7 @@ import lazy_loader
 # The room's public face: what other rooms use, imported on first use (lazy_loader).
 __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
     "composite": ["CompositeGuard"],
-    "self_collision_guard": ["PARAMETER_PREFIX", "SelfCollisionGuard", "SelfCollisionGuardParameters"],
+    "parameters": ["PARAMETER_PREFIX", "SelfCollisionGuardParameters"],
+    "self_collision_guard": ["SelfCollisionGuard"],
     "trajectory_collision": ["FINEST_PERIOD", "check_path", "check_trajectory", "sample_times"],
 })
