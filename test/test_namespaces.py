@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -41,6 +42,11 @@ def robots(tmp_path_factory):
     graphs = [Graph(sim_nodes(ROBOT, namespace=namespace), log_dir=logs / namespace.strip("/"))
               for namespace in NAMESPACES]
     clients: list[RobotClient] = []
+    # the clients share a context the fixture owns (a client that owned it would shut it down
+    # while the other one still closes beside it)
+    own_context = not rclpy.ok()
+    if own_context:
+        rclpy.init()
     try:
         for graph in graphs:
             graph.start()
@@ -54,10 +60,13 @@ def robots(tmp_path_factory):
                 print(f"----- {spec.namespace}/{spec.name} -----\n{graph.log_text(spec.name)[-3000:]}")
         raise
     finally:
-        for client in clients:
-            client.close()
-        for graph in graphs:
-            graph.stop()
+        # the two robots' clients, then their graphs, end side by side (each waits for its own:
+        # a client's spinning thread, a graph's nodes ending on SIGINT), not one after the other
+        with ThreadPoolExecutor(len(NAMESPACES)) as pool:
+            list(pool.map(RobotClient.close, clients))
+            list(pool.map(Graph.stop, graphs))
+        if own_context:
+            rclpy.try_shutdown()
 
 
 # -- the namespace's validation -------------------------------------------------------------------
