@@ -17,17 +17,20 @@ scarcity explains is told from one the message causes.
 
 from __future__ import annotations
 
+import array
 import subprocess
 import sys
 import time
 
 import numpy as np
 import pytest
+from builtin_interfaces.msg import Duration
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from system_support import SourceStamps, largest_gap
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from humanoid_bringup import real_nodes
-from humanoid_control.ros import make_trajectory, poll_until
+from humanoid_control.ros import poll_until
 from humanoid_core.loop import InterfaceParameters
 from humanoid_experiments.bench import own_cpu_seconds, process_tree
 from humanoid_hw.emulator import emulator_process
@@ -115,11 +118,14 @@ KEEP_EVERY_MESSAGE = QoSProfile(depth=100_000, history=HistoryPolicy.KEEP_LAST,
 
 
 
-def huge_trajectory(names: list[str], current: np.ndarray):
-    """POINTS points 10 ms apart, every one at the current pose (valid but for its size)."""
-    times = 0.01 * (1 + np.arange(POINTS))
-    positions = np.tile(current, (POINTS, 1))
-    return make_trajectory(names, times.tolist(), positions.tolist())
+def huge_trajectory(names: list[str], current: np.ndarray) -> JointTrajectory:
+    """POINTS points 10 ms apart, every one at the current pose (valid but for its size). The
+    points share one array of positions (what the message carries is the same), which the
+    message's setter takes as it is instead of checking 100 000 lists value by value."""
+    positions = array.array("d", np.asarray(current, dtype=float))
+    return JointTrajectory(joint_names=list(names), points=[
+        JointTrajectoryPoint(positions=positions, time_from_start=Duration(sec=k // 100, nanosec=k % 100 * 10_000_000))
+        for k in range(1, POINTS + 1)])
 
 
 def loop_work(node_pid: int, period: float) -> float:
