@@ -33,8 +33,13 @@ ROLLED_ONTO = ("back", "belly")
 
 
 def test_the_bioloid_gets_up_from_every_side():
-    """The library's get-ups a fallen Bioloid needs (the HOAP-2 has none yet: docs/energy_and_falls.md)."""
+    """The library's get-ups a fallen Bioloid needs."""
     assert {f"{PREFIX}{side}" for side in ("back", "belly", "left", "right")} <= set(list_motions("bioloid"))
+
+
+def test_the_hoap2_gets_up_from_its_belly():
+    """The HOAP-2's get-up from the belly (from its back and sides it has none yet: docs/energy_and_falls.md)."""
+    assert f"{PREFIX}belly" in set(list_motions("hoap2"))
 
 
 @pytest.mark.parametrize(("robot", "name"), GETUPS)
