@@ -13,7 +13,9 @@ the robot clock is known exactly (feedback's ``elapsed`` while the clock stands 
 and the measured ``joint_states`` can be compared with the plan sample by sample.
 
 One graph serves the module (``module_graph``): each test starts from the robot reset to
-its home pose and settled there (:func:`robot`), as a freshly started graph has it, or,
+its home pose and settled there (:func:`robot`), as a freshly started graph has it (the
+malformed files are played one after the other on one such start, and the robot's hold is
+checked once after the last: :func:`refusals`), or,
 when a played motion is compared with its plan, reset with one light joint off the
 motion's start (:func:`away_from_the_start`: a reset of its own, which leaves nothing of
 the robot's state before it, so a reset home and settled before it would only cost time).
@@ -203,17 +205,21 @@ def largest_change_deg(before: dict[str, float], after: dict[str, float]) -> flo
 SETTLE = 1.0
 
 
-@pytest.fixture
-def robot(module_graph: RobotClient) -> RobotClient:
-    """The module's robot reset to its home pose, settled, and its readings from after the
-    reset reached this client (states from before it may still be queued)."""
-    client = module_graph
+def reset_and_settle(client: RobotClient) -> RobotClient:
+    """The robot reset to its home pose, settled, and its readings from after the reset
+    reached this client (states from before it may still be queued)."""
     client.reset()
     reset_at = client.simulator_time()  # the simulator's clock goes on through a reset
     client.wait_for_state(lambda m: seconds(m.header.stamp) >= reset_at, "joint_states from after the reset",
                           robot_seconds=JOINT_STATES_DEPTH / 100.0 + 0.5)
     client.wait_until(client.now() + SETTLE, timeout=PATIENCE)
     return client
+
+
+@pytest.fixture
+def robot(module_graph: RobotClient) -> RobotClient:
+    """The module's robot reset to its home pose and settled (:func:`reset_and_settle`)."""
+    return reset_and_settle(module_graph)
 
 
 # -- tests ------------------------------------------------------------------------------------
@@ -273,7 +279,8 @@ def test_cancel_stops_the_motion_and_the_robot_holds(robot):
     assert 1.0 < knee < 49.0  # stopped on the way down to the squat's 50 deg, not at either end
 
 
-@pytest.mark.parametrize(("name", "content", "line", "problem"), [
+#: Malformed motion files: name, content, the line and the problem the refusal must name.
+MALFORMED = [
     ("bad.csv", "10,0" + ",0" * 21 + "\n10,0" + ",0" * 21 + "\n10,0,0,0,x" + ",0" * 18 + "\n",
      3, "field 4 (rleg_joint3) is not an integer pulse count: 'x'"),
     ("bad.yaml", "robot: hoap2\nunits: deg\njoints: [rleg_joint4]\nkeyframes:\n  - time: 0.0\n"
@@ -282,22 +289,47 @@ def test_cancel_stops_the_motion_and_the_robot_holds(robot):
     ("binary.csv", bytes(range(256)) * 16, 1, "NUL byte at column 1: a binary file?"),
     ("latin1.yaml", "robot: hoap2\n# caf\xe9\n".encode("latin-1"), 2,
      "not UTF-8 text (byte 6 of the line is 0xe9): a binary file?"),
-], ids=["csv", "keyframes", "binary", "not-utf8"])
-def test_a_malformed_motion_file_is_refused_and_the_robot_stays(robot, tmp_path, name, content, line, problem):
-    client = robot
-    path = tmp_path / name
-    if isinstance(content, bytes):
-        path.write_bytes(content)
-    else:
-        path.write_text(content)
+]
+
+
+@dataclass
+class Refusals:
+    """Each malformed file's path and play_motion response, played one after the other on the
+    robot reset and settled; its positions before the first and a second after the last."""
+
+    responses: dict[str, tuple[Path, object]]
+    before: dict[str, float]
+    after: dict[str, float]
+
+
+@pytest.fixture(scope="module")
+def refusals(module_graph: RobotClient, tmp_path_factory: pytest.TempPathFactory) -> Refusals:
+    """The four malformed files on one reset and settle, and one second's hold check after the
+    last refusal: a file that moved the robot would show there as it did after its own."""
+    client = reset_and_settle(module_graph)
+    folder = tmp_path_factory.mktemp("malformed")
     before = client.current_positions()
-    response = client.play_motion(path=str(path), timeout=PATIENCE)
+    responses = {}
+    for name, content, _, _ in MALFORMED:
+        path = folder / name
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content)
+        responses[name] = (path, client.play_motion(path=str(path), timeout=PATIENCE))
+    _, after = settled_positions(client)
+    return Refusals(responses, before, after)
+
+
+@pytest.mark.parametrize(("name", "content", "line", "problem"), MALFORMED,
+                         ids=["csv", "keyframes", "binary", "not-utf8"])
+def test_a_malformed_motion_file_is_refused_and_the_robot_stays(refusals, name, content, line, problem):
+    path, response = refusals.responses[name]
 
     assert response.status == GoalStatus.STATUS_ABORTED
     assert response.result.error_code == PlayMotion.Result.INVALID_MOTION
     assert response.result.error_string == f"{path}:{line}: {problem}"
-    _, after = settled_positions(client)
-    assert largest_change_deg(before, after) < HOLD_TOLERANCE_DEG
+    assert largest_change_deg(refusals.before, refusals.after) < HOLD_TOLERANCE_DEG
 
 
 def test_a_speed_beyond_the_limits_is_slowed_and_reported(module_graph):
