@@ -27,7 +27,7 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 
 from humanoid_bringup import RECORDER_NODE, real_nodes
 from humanoid_control.ros import RobotClient, poll_until
-from humanoid_core.processes import is_running
+from humanoid_core.processes import child_processes, is_running
 from humanoid_hw.emulator import robot_servos
 from humanoid_interfaces.msg import BalanceState
 from humanoid_sim import sim_nodes
@@ -46,19 +46,6 @@ def test_humanoid_sim_duration_ends_it():
 
 
 # -- the nodes die with the launcher ------------------------------------------------------------
-def children(pid: int) -> list[int]:
-    """Processes whose parent is ``pid`` (from the process table)."""
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except (FileNotFoundError, ProcessLookupError):
-            continue
-        if int(fields[1]) == pid:
-            found.append(int(stat.parent.name))
-    return found
-
-
 @contextlib.contextmanager
 def launched(command: list[str], node_count: int) -> Iterator[tuple[subprocess.Popen, list[int], RobotClient]]:
     """A ``humanoid`` graph command serving, its node processes, and a client that has received
@@ -70,7 +57,7 @@ def launched(command: list[str], node_count: int) -> Iterator[tuple[subprocess.P
     try:
         with RobotClient("lifetime_client") as client:
             client.wait_for_joint_states(60.0)
-            nodes = poll_until(lambda: (found := children(launcher.pid)) and len(found) == node_count and found,
+            nodes = poll_until(lambda: (found := child_processes(launcher.pid)) and len(found) == node_count and found,
                                f"{node_count} node processes", PATIENCE)
             yield launcher, nodes, client
     except BaseException:
@@ -205,8 +192,8 @@ def kill_the_monitor_and_see_it_back(launcher: subprocess.Popen, nodes: list[int
                      r"SIGKILL; restarting it in", text), text[-3000:]
     before = len(received)
     poll_until(lambda: len(received) > before, "balance_state from the restarted monitor", PATIENCE)
-    assert launcher.poll() is None and monitor not in children(launcher.pid)
-    assert node_process(children(launcher.pid), "balance_monitor") != monitor
+    assert launcher.poll() is None and monitor not in child_processes(launcher.pid)
+    assert node_process(child_processes(launcher.pid), "balance_monitor") != monitor
     poll_until(lambda: restarts, "the restarted monitor's report on diagnostics", PATIENCE)  # not only a log line
     assert restarts[0].level == DiagnosticStatus.WARN
     assert f"process {monitor} was killed by SIGKILL" in restarts[0].message
@@ -214,7 +201,7 @@ def kill_the_monitor_and_see_it_back(launcher: subprocess.Popen, nodes: list[int
 
 def kill_the_driver_and_see_the_graph_end(launcher: subprocess.Popen, driver: str) -> None:
     """SIGKILL the driver: the launcher says so, stops every other node and fails."""
-    nodes = children(launcher.pid)
+    nodes = child_processes(launcher.pid)
     os.kill(node_process(nodes, driver), signal.SIGKILL)
     assert launcher.wait(PATIENCE) == 1
     assert f"{driver} was killed by SIGKILL: stopping the graph" in output(launcher)
@@ -269,9 +256,9 @@ def test_a_dying_recorder_leaves_a_readable_bag_and_the_robot_running(tmp_path):
                          r"restarting it", text), text[-3000:]
         with Bag(bag) as recorded:
             assert recorded.counts.get("/joint_states", 0) > 0, recorded.counts
-        assert node_process(children(launcher.pid), RECORDER_NODE) != recorder
+        assert node_process(child_processes(launcher.pid), RECORDER_NODE) != recorder
         poll_until(lambda: f"{RECORDER_NODE} is not started again in a restarted container" in output(launcher),
                    "the restarted container without the recorder", PATIENCE)
         client.wait_for_joint_states(PATIENCE)  # the robot still served
-        assert launcher.poll() is None and recorder not in children(launcher.pid)
-        stop_launcher(launcher, children(launcher.pid), signal.SIGINT)
+        assert launcher.poll() is None and recorder not in child_processes(launcher.pid)
+        stop_launcher(launcher, child_processes(launcher.pid), signal.SIGINT)

@@ -20,7 +20,7 @@ from sensor_msgs.msg import Imu, JointState
 
 from humanoid_control.ros import RobotClient, make_trajectory, poll_until, seconds
 from humanoid_core.loop import Law, Spline
-from humanoid_core.processes import Graph
+from humanoid_core.processes import Graph, child_processes
 from humanoid_description import load_model, units
 from humanoid_sim.sim_node_spec import sim_node_spec
 
@@ -406,11 +406,6 @@ def test_a_fall_is_detected_and_reported(robot):
     assert simulation.level == bytes([2]) and "fallen" in simulation.message
 
 
-def _children(pid: int) -> list[int]:
-    return [int(entry.name) for entry in Path("/proc").iterdir() if entry.name.isdigit()
-            and (entry / "stat").exists() and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid]
-
-
 def test_the_control_loop_runs_at_its_priority_against_the_whole_machine(hoap2_graph):
     """The loop's process at ``loop_nice`` (-5, the default), and where the kernel schedules by
     session (autogroup) the node's session too: a process's nice then weighs only against its
@@ -418,8 +413,8 @@ def test_the_control_loop_runs_at_its_priority_against_the_whole_machine(hoap2_g
     command (test_oversized_messages)."""
     graph, _ = hoap2_graph
     (front,) = graph.processes.values()
-    loops = [pid for pid in _children(front.pid) if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()]
-    assert len(loops) == 1, f"the node's children: {_children(front.pid)}"
+    loops = [pid for pid in child_processes(front.pid) if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+    assert len(loops) == 1, f"the node's children: {child_processes(front.pid)}"
     assert os.getpriority(os.PRIO_PROCESS, loops[0]) == -5
     autogroup = Path(f"/proc/{loops[0]}/autogroup")
     if autogroup.exists():

@@ -15,6 +15,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
     "process_lifetime": [
         "LAUNCHER_PID_VARIABLE",
         "RESTART_VARIABLE",
+        "child_processes",
         "die_with_parent",
         "exit_within",
         "hang_up_like_terminate",

@@ -91,6 +91,12 @@ def running_process_groups() -> set[int]:
     return groups
 
 
+def child_processes(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (zombies included), from the process table."""
+    return [int(entry.name) for entry in Path("/proc").iterdir()
+            if entry.name.isdigit() and (fields := _stat(int(entry.name))) is not None and int(fields[1]) == pid]
+
+
 def _stat(pid: int) -> list[str] | None:
     """The fields of ``/proc/<pid>/stat`` after the command name (state, parent, process
     group, ...); None when the process is gone."""
