@@ -13,15 +13,17 @@ are compared, bit for bit.
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
 from trajectory_msgs.msg import JointTrajectory
 
 from humanoid_control.ros import RobotClient, poll_until, robot_state
-from humanoid_core.processes import Graph
+from humanoid_core.processes import Graph, child_processes
 from humanoid_experiments.walk import walk
 from humanoid_interfaces.msg import RobotState
 from humanoid_sim import sim_nodes
@@ -127,8 +129,21 @@ def held_simulation(tmp_path_factory):
     that left cannot hold again). Each checks what it did before on a graph of its own: what
     is sent again at the states it holds, and the run without its answers once it left; a
     graph's start (6-8 CPU-s) is saved."""
-    with Graph(graph(), log_dir=tmp_path_factory.mktemp("held")), RobotClient(CLIENT, lockstep=True) as client:
-        yield client
+    with Graph(graph(), log_dir=tmp_path_factory.mktemp("held")) as running, \
+            RobotClient(CLIENT, lockstep=True) as client:
+        yield running, client
+
+
+def test_a_simulation_as_fast_as_possible_leaves_its_loop_at_the_default_priority(held_simulation):
+    """Lockstep runs at real_time_factor 0: its loop has no wall-clock deadline, so it keeps nice
+    0 (a real-time loop runs at ``loop_nice``: test_sim_node_system). At -5 it took the CPU from
+    the participants it waits for and from other graphs' real-time loops' nodes."""
+    running, client = held_simulation
+    client.wait_for_joint_states(PATIENCE)  # the loop's process sends the states
+    front = running.processes["humanoid_sim"]
+    loops = [pid for pid in child_processes(front.pid) if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+    assert len(loops) == 1, f"the simulation node's children: {child_processes(front.pid)}"
+    assert os.getpriority(os.PRIO_PROCESS, loops[0]) == 0
 
 
 def test_what_the_simulation_sends_again_while_it_waits_is_what_it_first_sent(held_simulation):
@@ -140,7 +155,7 @@ def test_what_the_simulation_sends_again_while_it_waits_is_what_it_first_sent(he
     from geometry_msgs.msg import PoseStamped, TwistStamped
 
     poses, twists = [], []
-    client = held_simulation
+    _, client = held_simulation
     client.node.create_subscription(PoseStamped, "ground_truth/base_pose", poses.append, 1000)
     client.node.create_subscription(TwistStamped, "ground_truth/base_twist", twists.append, 1000)
     client.wait_for_base_pose(PATIENCE)
@@ -174,7 +189,7 @@ def test_a_client_that_leaves_while_it_holds_the_simulation_lets_it_run_on(held_
     lockstep``) leaves: the simulation, held by it, runs on without its answers. On the
     module's held simulation, after the test that holds it at 0.31 s (this one holds it 0.3 s
     later, at 0.3 s when run alone): the hold, the leaving and the run on are the same."""
-    client = held_simulation
+    _, client = held_simulation
     held = client.lockstep.run_to((client.lockstep.held_at or 0.0) + 0.3, PATIENCE)
     client.leave_lockstep()
     client.wait_until(held + 1.0, timeout=PATIENCE)  # the client answers nothing any more

@@ -153,7 +153,7 @@ def declare_driver(node: Node, model: RobotModel, defaults: dict[str, Any]) -> D
         f"{name} {value}" for name, value in physics_profiles.values_in_force(sim, servo).items()))
     return DriverSpec(f"{__name__}:build_driver", SimDriverConfig(sim, servo, transmission, noise, push, corrections),
                       clock_is_ros_time=True, extension=f"{__name__}:SimulationPublishing",
-                      extension_config=(rates, lockstep))
+                      extension_config=(rates, lockstep), paced=sim.real_time_factor > 0.0)
 
 
 def build_driver(model: RobotModel, config: SimDriverConfig) -> PyBulletDriver:

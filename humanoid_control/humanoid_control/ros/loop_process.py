@@ -67,6 +67,10 @@ class DriverSpec:
     #: operations), or None.
     extension: str | None = None
     extension_config: Any = None
+    #: The loop keeps to the wall clock (a robot; a simulation at a real-time factor): it runs
+    #: at ``loop_nice``. A simulation as fast as possible has no deadline: raised, it only took
+    #: the CPU from the nodes it waits for and from other graphs' deadlines.
+    paced: bool = True
 
 
 @dataclass(frozen=True)
@@ -191,7 +195,8 @@ def _loop_process_main(spec: LoopSpec, connection: Connection, front: int) -> No
 
     rclpy.init(args=[], signal_handler_options=rclpy.signals.SignalHandlerOptions.NO)
     node = Node(f"{spec.node_name}_loop", namespace=spec.namespace, start_parameter_services=False)
-    _raise_priority(spec.interface.loop_nice, node.get_logger())
+    if spec.driver.paced:
+        _raise_priority(spec.interface.loop_nice, node.get_logger())
     host = None
     finished = Finished("not started", failed=True)
     try:

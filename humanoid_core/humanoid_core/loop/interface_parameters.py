@@ -42,7 +42,9 @@ class InterfaceParameters:
         "the front's handling of large commands never takes the CPU from the loop; where the kernel schedules by "
         "session (autogroup) the node's session gets this nice too, since a process's nice then weighs only within "
         "its session; a value the process may not set (an unprivileged user and a negative value) is logged and "
-        "the loop runs at the default priority")
+        "the loop runs at the default priority. A simulation at real_time_factor 0 (as fast as possible, lockstep's "
+        "default) keeps the default priority: it has no deadline, and raised it took the CPU from the nodes it "
+        "waits for")
     gil_turn_period: float = documented(
         0.05, "s, a control loop that keeps the CPU (a simulation at real_time_factor 0) sleeps 0.1 ms this often, "
         "so that the node's other threads (action feedback, cancels, services) get the interpreter lock")
