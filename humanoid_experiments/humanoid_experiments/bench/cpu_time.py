@@ -4,18 +4,25 @@ load beside which they measured it."""
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 __all__ = ["load_average", "own_cpu_seconds", "process_cpu_seconds", "process_tree"]
 
 
+#: The kernel's per-process scheduler CPU clock (include/linux/posix-timers.h: CPUCLOCK_SCHED).
+_CPUCLOCK_SCHED = 2
+
+
 def own_cpu_seconds(pid: int) -> float | None:
-    """User + system CPU time of one process (all its threads); None once it has ended."""
+    """User + system CPU time of one process (all its threads, ended ones included); None once
+    it has ended. Read from the process's CPU-time clock (``clock_getcpuclockid``: Linux names
+    it ``(~pid << 3) | 2``), in nanoseconds: ``/proc/<pid>/stat`` counts in 10 ms ticks, and a
+    node that took 200 messages in a short benchmark could read 0."""
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (FileNotFoundError, ProcessLookupError):
+        return time.clock_gettime(((~pid) << 3) | _CPUCLOCK_SCHED)
+    except OSError:  # the process has ended (or is not ours to read)
         return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def process_cpu_seconds(pid: int) -> float:
