@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from humanoid_experiments.bench.cpu_time import own_cpu_seconds
+from humanoid_experiments.bench import own_cpu_seconds
 
 TICK = 1.0 / os.sysconf("SC_CLK_TCK")
 
