@@ -43,7 +43,7 @@ from humanoid_sim import sim_nodes
 
 pytestmark = pytest.mark.system
 
-GRAPH = sim_nodes("hoap2", walk_controller=False)
+GRAPH = sim_nodes("hoap2")  # the default graph, as `humanoid sim` starts it
 JOINT, TARGET_DEG = "larm_joint4", -30.0  # the left elbow: limits [-115, 1] deg
 #: s: how long a set from the page may take to show in joint_states before it is set again.
 RESEND_AFTER = 10.0
