@@ -37,8 +37,18 @@ START, END = 0.6, 4.0  # s of simulated time compared: from the walk's start (go
 PATIENCE = 300.0
 
 
-def graph():
-    return sim_nodes(ROBOT, lockstep=True, participants=(CLIENT,))
+#: s (wall) a silent participant is named after on the held simulation (the default 5 s would
+#: keep the test waiting 10 s for two reports; the gate's behaviour does not depend on it).
+LOCKSTEP_TIMEOUT = 1.0
+
+
+def graph(lockstep_timeout: float | None = None):
+    nodes = sim_nodes(ROBOT, lockstep=True, participants=(CLIENT,))
+    if lockstep_timeout is not None:
+        for spec in nodes:
+            if spec.name == "humanoid_sim":
+                spec.parameters["lockstep_timeout"] = lockstep_timeout
+    return nodes
 
 
 def seconds(stamp) -> float:
@@ -102,34 +112,16 @@ def test_the_same_walk_gives_bit_identical_states_and_commands_beside_cpu_hogs(t
     assert np.max(moved) > 0.1, "the robot did not walk"
 
 
-def test_a_silent_participant_pauses_the_simulation_and_is_named(tmp_path):
-    nodes = sim_nodes(ROBOT,
-                      lockstep=True, participants=(CLIENT, "a_controller_that_never_answers"))
-    for spec in nodes:
-        if spec.name == "humanoid_sim":
-            spec.parameters["lockstep_timeout"] = 1.0
-    with Graph(nodes, log_dir=tmp_path) as running, RobotClient(CLIENT, lockstep=True) as client:
-        client.lockstep.go()  # the test's client answers every state: only the silent one holds the loop
-        first = client.wait_for_joint_states(PATIENCE)
-
-        def reports() -> int:
-            return len(re.findall(r"for [a-z_, ]*a_controller_that_never_answers[a-z_, ]* to answer",
-                                  running.log_text("humanoid_sim")))
-
-        poll_until(lambda: reports() >= 2, "the silent participant named twice in the simulator's log", PATIENCE)
-        latest = client.wait_for_joint_states(PATIENCE)
-        assert latest.header.stamp == first.header.stamp  # robot time did not move meanwhile
-
-
 @pytest.fixture(scope="module")
 def held_simulation(tmp_path_factory):
-    """One lockstep graph (the default one, the test's client its only other participant) for
-    the two tests that hold it: the one that reads what a waiting simulation sends again holds
-    it at 0.30 and 0.31 s, then the one that leaves holds it later and leaves last (a client
-    that left cannot hold again). Each checks what it did before on a graph of its own: what
-    is sent again at the states it holds, and the run without its answers once it left; a
-    graph's start (6-8 CPU-s) is saved."""
-    with Graph(graph(), log_dir=tmp_path_factory.mktemp("held")) as running, \
+    """One lockstep graph (the default one, the test's client its only other participant; a
+    silent participant named every LOCKSTEP_TIMEOUT) for the tests that hold it: the one that
+    reads what a waiting simulation sends again holds it at 0.30 and 0.31 s, the one that
+    stays silent holds it later, then the one that leaves holds it later still and leaves last
+    (a client that left cannot hold again). Each checks what it did before on a graph of its
+    own: what is sent again at the states it holds, the pause and the naming, and the run
+    without its answers once it left; a graph's start (6-8 CPU-s) is saved each."""
+    with Graph(graph(LOCKSTEP_TIMEOUT), log_dir=tmp_path_factory.mktemp("held")) as running, \
             RobotClient(CLIENT, lockstep=True) as client:
         yield running, client
 
@@ -182,6 +174,23 @@ def test_what_the_simulation_sends_again_while_it_waits_is_what_it_first_sent(he
     assert max(Counter(stamp(m) for m in poses).values()) > 1, "no ground truth was sent twice"
     assert all(len(values) == 1 for values in pose.values()), {s: v for s, v in pose.items() if len(v) > 1}
     assert all(len(values) == 1 for values in twist.values()), {s: v for s, v in twist.items() if len(v) > 1}
+
+
+def test_a_silent_participant_pauses_the_simulation_and_is_named(held_simulation):
+    """A participant that answers nothing holds the loop: robot time stops, and the simulator
+    names it in its log every lockstep_timeout. On the module's held simulation, the silent
+    participant being the test's client, holding it 0.1 s after the state the test before held
+    (the container, the other participant, answers every state)."""
+    running, client = held_simulation
+
+    def reports() -> int:
+        return len(re.findall(rf"for [a-z_, ]*{CLIENT}[a-z_, ]* to answer", running.log_text("humanoid_sim")))
+
+    held = client.lockstep.run_to((client.lockstep.held_at or 0.0) + 0.1, PATIENCE)
+    named = reports()
+    poll_until(lambda: reports() >= named + 2, "the silent participant named twice more in the simulator's log",
+               PATIENCE)
+    assert seconds(client.wait_for_joint_states(PATIENCE).header.stamp) == pytest.approx(held, abs=1e-6)
 
 
 def test_a_client_that_leaves_while_it_holds_the_simulation_lets_it_run_on(held_simulation):
