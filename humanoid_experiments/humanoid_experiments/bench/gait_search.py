@@ -5,8 +5,9 @@ One batch of ``--evaluations`` gaits (random points of the search box, seeded) o
 ``--seconds`` simulated seconds each is evaluated three times in the same run:
 
 - **bare**: in this process, one after the other, no Ray (the baseline);
-- **Ray, 1 worker** and **Ray, 2 workers**: a local Ray instance of 1 or 2 CPUs, the same
-  batch as Ray tasks (:class:`~humanoid_experiments.gait_search.search.RayEvaluation`).
+- **Ray, 1 worker** and **Ray, 2 workers**: the same batch as Ray tasks
+  (:class:`~humanoid_experiments.gait_search.search.RayEvaluation`) on one local Ray instance
+  of 2 CPUs, started once for both runs, one task in flight at a time, then two.
 
 Random gaits often fall within a second, so evaluations differ in length: the batch must
 hold several per worker for the speed-up to measure the parallelism, not the batch's tail.
@@ -48,9 +49,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
 
 
-def timed(evaluation, points: np.ndarray) -> tuple[float, list]:
+def timed(evaluation, points: np.ndarray, at_once: int | None = None) -> tuple[float, list]:
     started = time.perf_counter()
-    outcomes = evaluation.evaluate(points)
+    outcomes = evaluation.evaluate(points) if at_once is None else evaluation.evaluate(points, at_once=at_once)
     return time.perf_counter() - started, outcomes
 
 
@@ -70,14 +71,16 @@ def run(args: argparse.Namespace) -> int:
     finally:
         bare.close()
     ray_seconds, same = {}, True
-    for workers in (1, 2):
-        evaluation = RayEvaluation(settings, workers=workers)
-        try:
-            evaluation.evaluate(points[:workers])  # warm-up: the actors built and their models loaded
-            ray_seconds[workers], outcomes = timed(evaluation, points)
-        finally:
-            evaluation.close()
-        same = same and outcomes == bare_outcomes
+    # one local instance of 2 CPUs for both runs (one start-up, not one per run): 1 worker is
+    # one evaluation in flight at a time, 2 workers two
+    evaluation = RayEvaluation(settings, workers=2)
+    try:
+        evaluation.evaluate(points[:2], at_once=2)  # warm-up: both workers started and their models loaded
+        for workers in (1, 2):
+            ray_seconds[workers], outcomes = timed(evaluation, points, workers)
+            same = same and outcomes == bare_outcomes
+    finally:
+        evaluation.close()
 
     scale = REFERENCE_SECONDS / args.seconds
     per_evaluation = ray_seconds[1] / args.evaluations * scale  # core-seconds per 32-s evaluation

@@ -206,12 +206,13 @@ class RayEvaluation:
             self._task = ray.remote(num_cpus=1)(evaluate_network)
             self._arguments = (settings.robot, space.experiment, replace(settings.fitness, seconds=settings.seconds))
 
-    def evaluate(self, points: np.ndarray) -> list[GaitOutcome]:
+    def evaluate(self, points: np.ndarray, at_once: int | None = None) -> list[GaitOutcome]:
+        """The points' outcomes; at most ``at_once`` evaluations in flight when given."""
         import ray
 
         # a local instance runs as many at once as it has CPUs: queue them all; on a cluster,
         # keep ``workers`` in flight
-        window = len(points) if self._ray.local else self.workers
+        window = at_once or (len(points) if self._ray.local else self.workers)
         queue, running, outcomes = list(enumerate(points)), {}, {}
         while queue or running:
             while queue and len(running) < window:
