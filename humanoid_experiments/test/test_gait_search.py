@@ -4,7 +4,7 @@ saves its history, is reproduced by its seed without Ray, resumes after an inter
 to the same result, and leaves no Ray process behind, even when killed. The bench prints
 its figures from one short batch.
 
-The search is small (4 particles x 3 iterations of 1 s): long enough for seed 0 to
+The search is small (4 particles x 2 iterations of 0.5 s): long enough for seed 0 to
 improve on its first iteration (evaluations are deterministic, so a run that improves once
 improves every time; the improvement, not the gait's length, is the property), far from the
 reference's 50 x 240 x 32 s (`humanoid optimize-gait` with its defaults, a command, not a
@@ -36,8 +36,8 @@ from humanoid_experiments.gait_search import (
 
 pytestmark = pytest.mark.system
 
-SEARCH = ["--particles", "4", "--iterations", "3", "--seconds", "1", "--seed", "0"]
-SETTINGS = SearchSettings("bioloid_quadruped", "paired", 1.0, 0, SwarmSettings(particles=4, iterations=3))
+SEARCH = ["--particles", "4", "--iterations", "2", "--seconds", "0.5", "--seed", "0"]
+SETTINGS = SearchSettings("bioloid_quadruped", "paired", 0.5, 0, SwarmSettings(particles=4, iterations=2))
 
 
 def optimize(output: Path, *extra: str) -> tuple[subprocess.CompletedProcess, int]:
@@ -71,9 +71,9 @@ def test_a_small_search_on_ray_improves_on_its_first_best_and_saves_everything(o
     done, directory, _ = on_ray
     assert done.returncode == 0, done.stderr[-3000:]
     assert "2 worker(s) on a local Ray instance" in done.stdout
-    assert "iteration 3/3" in done.stdout  # progress, per iteration
+    assert "iteration 2/2" in done.stdout  # progress, per iteration
     history = directory.history()
-    assert [entry["iteration"] for entry in history] == [1, 2, 3]
+    assert [entry["iteration"] for entry in history] == [1, 2]
     assert all(len(entry["fitness"]) == 4 for entry in history)
     bests = [entry["best_fitness"] for entry in history]
     assert bests == sorted(bests)
@@ -122,7 +122,7 @@ def test_the_seed_reproduces_the_search_without_ray_and_an_interrupted_one_resum
         capsys.readouterr().err[-3000:]
     out = capsys.readouterr().out
     assert "in this process" in out and "resumed at iteration 1" in out
-    assert "iteration 3/3" in out
+    assert "iteration 2/2" in out
     assert comparable(directory.history()) == comparable(on_ray_directory.history())
 
 
@@ -149,7 +149,7 @@ def test_a_killed_search_leaves_no_ray_process_and_resumes(tmp_path):
 
 def test_bench_gait_search_prints_its_figures_and_identical_outcomes():
     """Two evaluations of 0.1 s: the figures' arithmetic and the three runs' identical outcomes do
-    not depend on the gaits' length (Ray's start-ups, twice, are most of the test)."""
+    not depend on the gaits' length (Ray's start-up is most of the test)."""
     done = subprocess.run(["humanoid", "bench", "gait-search", "--evaluations", "2", "--seconds", "0.1", "--json"],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -159,6 +159,33 @@ def test_bench_gait_search_prints_its_figures_and_identical_outcomes():
     assert figures["evaluations_per_core_hour"] == pytest.approx(
         3600.0 / (figures["ray_1_worker_s"] / 2 * 32.0 / 0.1))
     assert figures["projected_full_search_h_50_cores"] > 0.0
+
+
+def test_the_bench_starts_ray_once_for_its_one_and_two_worker_runs(monkeypatch, capsys):
+    """One local instance of 2 CPUs serves both timed runs, one evaluation in flight at a time,
+    then two, after a warm-up of both workers (a start-up per run cost users several seconds
+    for nothing). Ray's evaluation is stood in for by one in this process that records how it
+    is made and asked; the figures' arithmetic is checked on the real bench above."""
+    import argparse
+
+    from humanoid_experiments import gait_search
+    from humanoid_experiments.bench import gait_search as bench
+
+    made: list[tuple[int | None, list]] = []
+
+    class Recorded(InProcessEvaluation):
+        def __init__(self, settings: SearchSettings, workers: int | None = None, address: str | None = None) -> None:
+            super().__init__(settings)
+            made.append((workers, []))
+
+        def evaluate(self, points: np.ndarray, at_once: int | None = None):
+            made[-1][1].append((len(points), at_once))
+            return super().evaluate(points)
+
+    monkeypatch.setattr(gait_search, "RayEvaluation", Recorded)
+    assert bench.run(argparse.Namespace(evaluations=2, seconds=0.1, structure="paired", seed=0, json=True)) == 0
+    assert made == [(2, [(2, 2), (2, 1), (2, 2)])]  # one instance: the warm-up, 1 worker, 2 workers
+    assert json.loads(capsys.readouterr().out)["outcomes_identical"] is True
 
 
 def test_an_experiment_of_the_report_searches_its_free_parameters_scored_by_eq_17(tmp_path, capsys):
