@@ -5,7 +5,7 @@ holds), the whole recording moved in time."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
@@ -15,14 +15,17 @@ from rosbags.rosbag2 import Reader
 from humanoid_tools.recording import BagWriter
 
 
-def derived_bag(source: Path, target: Path, change: Callable[[str, Any], Any], later: int = 0) -> Path:
+def derived_bag(source: Path, target: Path, change: Callable[[str, Any], Any], later: int = 0,
+                topics: Collection[str] | None = None) -> Path:
     """A copy of ``source`` with each message passed through ``change(topic, message)`` (None
-    leaves it out), logged ``later`` seconds later."""
+    leaves it out), logged ``later`` seconds later; ``topics``: only their messages are read
+    and copied (every topic is still declared), the others left out unread."""
     with Reader(source) as reader:
         store = bag_typestore(reader)
         writer = BagWriter(target)
         added = {c.id: writer.add_topic(c.topic, c.msgtype, c.msgdef.data, c.digest) for c in reader.connections}
-        for connection, log, raw in reader.messages():
+        read = [c for c in reader.connections if topics is None or c.topic in topics]
+        for connection, log, raw in reader.messages(connections=read):
             message = change(connection.topic, store.deserialize_cdr(raw, connection.msgtype))
             if message is not None:  # None: left out
                 writer.write(added[connection.id], log + later * 1_000_000_000,
