@@ -44,7 +44,7 @@ from system_support import on_emulated_bus, running
 from trajectory_msgs.msg import JointTrajectory
 
 from humanoid_bringup import real_nodes
-from humanoid_control.ros import RobotClient, poll_until, seconds
+from humanoid_control.ros import RobotClient, poll_until, seconds, topics
 from humanoid_core.processes import Graph, NodeSpec
 from humanoid_core.quadruped_gaits import GaitControllerParameters, load_gait
 from humanoid_description import load_model
@@ -312,9 +312,10 @@ def interrupted_play_gait() -> tuple[int, str, str]:
 
     with RobotClient("gait_test_holder", lockstep=True) as holder:
         holder.lockstep.run_to(holder.now() + PERIOD, PATIENCE)  # joins the lockstep, holds the simulation
+        before = command_endpoints(holder)
         process = subprocess.Popen(["humanoid", "play-gait", "pace", "--frequency", "1", "--duration", "30"],
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        poll_until(lambda: "humanoid_play_gait" in holder.node.get_node_names() or process.poll() is not None,
+        poll_until(lambda: command_endpoints(holder) - before or process.poll() is not None,
                    "the command's node", PATIENCE)
     try:
         assert process.stderr is not None
@@ -328,6 +329,14 @@ def interrupted_play_gait() -> tuple[int, str, str]:
             process.kill()
             process.wait()
     return process.returncode, stdout, stderr
+
+
+def command_endpoints(client: RobotClient) -> set[tuple[int, ...]]:
+    """The robot_state subscriptions of nodes named as the command's, by endpoint: a new one is
+    the command's process (the in-process run's node, gone, stays listed by name for seconds,
+    and the simulation was once let go at once, to run free through the command's start)."""
+    return {tuple(info.endpoint_gid) for info in client.node.get_subscriptions_info_by_topic("/" + topics.ROBOT_STATE)
+            if info.node_name == "humanoid_play_gait"}
 
 
 def hardware_nodes(port: str) -> list[NodeSpec]:
