@@ -1,12 +1,13 @@
 """Helpers the system tests share: a graph with its client, a node's parameters changed, the
-hardware graph on the emulated bus, a graph recording as --record does, joint_states publish times."""
+hardware graph on the emulated bus, a graph recording as --record does, joint_states publish times,
+messages collected under a lock, a driver node's loop process."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +18,7 @@ from sensor_msgs.msg import JointState
 from humanoid_bringup import with_recorder
 from humanoid_control.nodes import CONTROL_CONTAINER, with_node_parameters
 from humanoid_control.ros import RobotClient, poll_until
-from humanoid_core.processes import Graph, NodeSpec
+from humanoid_core.processes import Graph, NodeSpec, child_processes
 from humanoid_hw import NODE_NAME as HW_NODE
 
 #: Wall seconds the helpers wait for a robot node (generous: the machine may be loaded).
@@ -120,3 +121,21 @@ def largest_gap(stamps: np.ndarray, since_ns: int, until_ns: int) -> float:
     as stamps (a stall at either end counts)."""
     inside = stamps[(stamps >= since_ns) & (stamps <= until_ns)]
     return float(np.max(np.diff(np.concatenate([[since_ns], inside, [until_ns]])))) * 1e-9
+
+
+def collector(lock: threading.Lock, into: list) -> Callable[[object], None]:
+    """A subscription callback appending each message to ``into`` under ``lock`` (the test's
+    thread reads the lists while the client's executor fills them)."""
+
+    def on_message(msg: object) -> None:
+        with lock:
+            into.append(msg)
+
+    return on_message
+
+
+def loop_process(front_pid: int) -> int:
+    """The process of a driver node's control loop: the one child its front spawned."""
+    loops = [pid for pid in child_processes(front_pid) if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+    assert len(loops) == 1, f"the node's children: {child_processes(front_pid)}"
+    return loops[0]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 
 import pytest
-from system_support import on_emulated_bus
+from system_support import collector, on_emulated_bus
 
 from humanoid_bringup import real_nodes
 from humanoid_control.ros import FALL_STATE_QOS, poll_until
@@ -31,14 +31,8 @@ def test_energy_uses_the_servos_voltage_and_the_fall_estimate_runs_on_the_hardwa
         _, client = robot_graph(on_emulated_bus(real_nodes("bioloid", port=port)))
         lock, energy, falls = threading.Lock(), [], []
 
-        def keep(into):
-            def on_message(msg) -> None:
-                with lock:
-                    into.append(msg)
-            return on_message
-
-        client.node.create_subscription(EnergyState, "energy_state", keep(energy), 100)
-        client.node.create_subscription(FallState, "fall_state", keep(falls), FALL_STATE_QOS)
+        client.node.create_subscription(EnergyState, "energy_state", collector(lock, energy), 100)
+        client.node.create_subscription(FallState, "fall_state", collector(lock, falls), FALL_STATE_QOS)
 
         def at_the_servos_voltage():
             with lock:

@@ -24,7 +24,7 @@ import time
 
 import pytest
 from sensor_msgs.msg import Imu
-from system_support import on_emulated_bus
+from system_support import collector, on_emulated_bus
 
 from humanoid_bringup import real_nodes
 from humanoid_control.nodes import FALL_MANAGER, with_node_parameters
@@ -101,20 +101,14 @@ def test_the_fall_manager_on_the_emulated_bus(robot_graph):
         _, client = robot_graph(nodes)
         lock, states, setpoints = threading.Lock(), [], []
 
-        def keep(into):
-            def on_message(msg) -> None:
-                with lock:
-                    into.append(msg)
-            return on_message
-
         def first(state: int, since: int = 0, what: str = "") -> FallManagerState:
             def found():
                 with lock:
                     return next((m for m in states[since:] if m.state == state), None)
             return poll_until(found, what or f"fall_manager_state {state}", PATIENCE)
 
-        client.node.create_subscription(FallManagerState, "fall_manager_state", keep(states), FALL_STATE_QOS)
-        client.node.create_subscription(JointState, "joint_setpoints", keep(setpoints), 1000)
+        client.node.create_subscription(FallManagerState, "fall_manager_state", collector(lock, states), FALL_STATE_QOS)
+        client.node.create_subscription(JointState, "joint_setpoints", collector(lock, setpoints), 1000)
         # no IMU on the robot: the balance monitor's support estimate says upright
         start = first(FallManagerState.CONTROLLABLE)
         assert start.source == "support" and "upright" in start.cause, start.cause
