@@ -32,7 +32,8 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from humanoid_bringup import real_nodes
 from humanoid_control.ros import poll_until
 from humanoid_core.loop import InterfaceParameters
-from humanoid_experiments.bench import own_cpu_seconds, process_tree
+from humanoid_core.processes import process_tree
+from humanoid_experiments.bench import own_cpu_seconds
 from humanoid_hw.emulator import emulator_process
 from humanoid_interfaces.action import FollowJointTrajectory
 from humanoid_sim import sim_nodes

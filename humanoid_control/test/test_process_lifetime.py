@@ -192,3 +192,24 @@ def test_exit_within_ends_a_process_without_running_any_of_its_python():
     assert result.returncode == -signal.SIGALRM, result.stderr
     assert "handled" not in result.stdout
     assert time.monotonic() - started < PATIENCE / 2
+
+
+def test_the_process_table_gives_a_process_its_children_and_its_whole_tree():
+    """What the tests and benchmarks count a node's CPU over: its children, and every
+    descendant (a driver node's loop is its front's child)."""
+    from humanoid_core.processes import child_processes, process_tree
+
+    script = "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); " \
+             "print('ready', flush=True); time.sleep(60)"
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        (grandchild,) = poll_until(lambda: child_processes(child.pid), "the grandchild", PATIENCE)
+        assert child.pid in child_processes(os.getpid())
+        assert sorted(process_tree(child.pid)) == sorted([child.pid, grandchild])
+        assert process_tree(grandchild) == [grandchild]
+    finally:
+        for pid in process_tree(child.pid)[1:]:
+            os.kill(pid, signal.SIGKILL)
+        child.kill()
+        child.wait(10)

@@ -20,6 +20,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
         "exit_within",
         "hang_up_like_terminate",
         "is_running",
+        "process_tree",
         "tethered_child",
         "tethered_program",
     ],

@@ -93,8 +93,26 @@ def running_process_groups() -> set[int]:
 
 def child_processes(pid: int) -> list[int]:
     """The processes whose parent is ``pid`` (zombies included), from the process table."""
-    return [int(entry.name) for entry in Path("/proc").iterdir()
-            if entry.name.isdigit() and (fields := _stat(int(entry.name))) is not None and int(fields[1]) == pid]
+    return _children_by_parent().get(pid, [])
+
+
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and its descendants (zombies included), from one read of the process table."""
+    children = _children_by_parent()
+    tree, todo = [], [pid]
+    while todo:
+        member = todo.pop()
+        tree.append(member)
+        todo.extend(children.get(member, []))
+    return tree
+
+
+def _children_by_parent() -> dict[int, list[int]]:
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and (fields := _stat(int(entry.name))) is not None:
+            children.setdefault(int(fields[1]), []).append(int(entry.name))
+    return children
 
 
 def _stat(pid: int) -> list[str] | None:

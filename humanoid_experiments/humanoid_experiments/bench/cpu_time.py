@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import os
 import time
-from pathlib import Path
 
-__all__ = ["load_average", "own_cpu_seconds", "process_cpu_seconds", "process_tree"]
+from humanoid_core.processes import process_tree
+
+__all__ = ["load_average", "own_cpu_seconds", "process_cpu_seconds"]
 
 
 #: The kernel's per-process scheduler CPU clock (include/linux/posix-timers.h: CPUCLOCK_SCHED).
@@ -29,24 +30,6 @@ def process_cpu_seconds(pid: int) -> float:
     """User + system CPU time of a process (all its threads) and of the processes it started
     (a driver node's control loop runs in a child process), from /proc."""
     return sum(seconds for member in process_tree(pid) if (seconds := own_cpu_seconds(member)) is not None)
-
-
-def process_tree(pid: int) -> list[int]:
-    """``pid`` and its descendants."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (FileNotFoundError, ProcessLookupError, ValueError):
-                continue
-            children.setdefault(parent, []).append(int(entry.name))
-    tree, todo = [], [pid]
-    while todo:
-        member = todo.pop()
-        tree.append(member)
-        todo.extend(children.get(member, []))
-    return tree
 
 
 def load_average() -> list[float]:

@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from humanoid_core import UsageError, positive_number, robot_name
-from humanoid_experiments.bench.cpu_time import load_average, own_cpu_seconds, process_tree
+from humanoid_core.processes import process_tree
+from humanoid_experiments.bench.cpu_time import load_average, own_cpu_seconds
 
 #: s after the robot interface is up before the window opens: the control nodes finish
 #: starting (their first states, the self-collision model, the walk controller's pattern).

@@ -69,8 +69,8 @@ def graph_walk(robot: str, distance: float, physics: str | None, lockstep: bool,
     in lockstep, the simulation's waits."""
     from humanoid_bringup import with_recorder
     from humanoid_control.ros import RobotClient
-    from humanoid_core.processes import Graph
-    from humanoid_experiments.bench.cpu_time import own_cpu_seconds, process_tree
+    from humanoid_core.processes import Graph, process_tree
+    from humanoid_experiments.bench.cpu_time import own_cpu_seconds
     from humanoid_experiments.bench.graph import named_processes
     from humanoid_experiments.walk import walk
     from humanoid_sim import sim_nodes
