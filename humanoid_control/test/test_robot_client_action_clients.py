@@ -60,3 +60,51 @@ def test_action_clients_made_while_spinning_leave_the_client_taking_messages():
         streamer.join(10.0)
         publisher_node.destroy_node()
         client.close()
+
+
+FLOOD = """
+import sys, time
+import rclpy
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+rclpy.init()
+node = Node("flood_publisher", namespace=sys.argv[1])
+publisher = node.create_publisher(JointState, "joint_states", 10)
+end, k = time.monotonic() + float(sys.argv[2]), 0
+while time.monotonic() < end:  # as fast as this process can: faster than a Python client takes them
+    msg = JointState(name=["a"], position=[float(k)])
+    msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(k * 1000, 1_000_000_000)
+    publisher.publish(msg)
+    k += 1
+"""
+
+
+def test_a_caller_gets_between_two_turns_while_messages_never_stop_coming():
+    """rclpy's EventsExecutor ends a turn only once its queue is empty, whatever the turn's
+    timeout: a client taking messages more slowly than they come (a simulation running free
+    beside a loaded client) never emptied it, and leaving lockstep or making an action
+    client waited for the flood to end (a lockstep test's client waited 600 s to close, in a
+    suite run beside two CPU hogs). A caller now ends the turn."""
+    import subprocess
+    import sys
+
+    namespace, flood_seconds = "client_flood_test", 60.0
+    client = RobotClient("client_flood_test", namespace=namespace, standard_topics=True)
+    floods = [subprocess.Popen([sys.executable, "-c", FLOOD, namespace, str(flood_seconds)]) for _ in range(3)]
+    try:
+        client.wait_for_joint_states(30.0)
+        poll_until(lambda: client.joint_state.position[0] > 10_000, "the flood under way", timeout=30.0)
+        took = []
+        for k in range(10):
+            start = time.monotonic()
+            client.action_client(Walk, f"walk_during_the_flood_{k}")
+            took.append(time.monotonic() - start)
+        assert all(flood.poll() is None for flood in floods), "the flood ended first: the test proved nothing"
+        # measured 0.01-0.06 s each, up to 0.3 s at load 10; before the fix the turn lasted until
+        # the flood ended (60 s) in 5 of 6 runs
+        assert max(took) < 40 * CLIENT_TURN, f"action clients took {', '.join(f'{t:.2f}' for t in took)} s"
+    finally:
+        for flood in floods:
+            flood.kill()
+            flood.wait(10.0)
+        client.close()

@@ -198,6 +198,7 @@ class RobotClient:
         # (a lock is not fair: re-taken at once, it kept a caller out for seconds)
         self._gate = threading.Condition()
         self._waiting = 0
+        self._turn_end = Future()  # completed to end the executor's current turn early
         self._action_clients: dict[tuple[type, str], ActionClient] = {}
         self._answered: set[int] = set()  # action clients whose server has answered them
         self.action = self.action_client(FollowJointTrajectory, topics.FOLLOW_JOINT_TRAJECTORY)
@@ -212,13 +213,13 @@ class RobotClient:
         self._thread.start()
 
     def _spin(self) -> None:
-        never = Future()
         while self.node.context.ok() and not self._closing.is_set():
             with self._gate:
                 self._gate.wait_for(lambda: self._waiting == 0)
+                self._turn_end = Future()
             try:
                 with self._turn:  # one turn (not spin_once: humanoid_control.ros.node_main.spin_while)
-                    self._executor.spin_until_future_complete(never, timeout_sec=CLIENT_TURN)
+                    self._executor.spin_until_future_complete(self._turn_end, timeout_sec=CLIENT_TURN)
             except Exception:  # shutting down while spinning
                 if not rclpy.ok() or self._closing.is_set():
                     return
@@ -245,9 +246,14 @@ class RobotClient:
 
     @contextmanager
     def _between_turns(self) -> Iterator[None]:
-        """Hold the executor between two of its turns, ahead of the spinning thread."""
+        """Hold the executor between two of its turns, ahead of the spinning thread. The turn
+        is ended for the caller: rclpy's EventsExecutor ends one at its timeout only once no
+        message is waiting, never while they keep coming faster than this client takes them."""
         with self._gate:
             self._waiting += 1
+            turn_end = self._turn_end
+        if not turn_end.done():
+            turn_end.set_result(None)
         try:
             with self._turn:
                 yield
