@@ -103,8 +103,15 @@ def test_a_caller_gets_between_two_turns_while_messages_never_stop_coming():
         # measured 0.01-0.06 s each, up to 0.3 s at load 10; before the fix the turn lasted until
         # the flood ended (60 s) in 5 of 6 runs
         assert max(took) < 40 * CLIENT_TURN, f"action clients took {', '.join(f'{t:.2f}' for t in took)} s"
+        taken = client.joint_state.position[0]
+        poll_until(lambda: client.joint_state.position[0] > taken + 20_000, "a turn under the flood", timeout=30.0)
+        start = time.monotonic()
+        client.close()  # ends the turn too: its spinning thread would outlast close's wait
+        closing, client = time.monotonic() - start, None
+        assert closing < 40 * CLIENT_TURN, f"closing the client took {closing:.2f} s"
     finally:
         for flood in floods:
             flood.kill()
             flood.wait(10.0)
-        client.close()
+        if client is not None:
+            client.close()

@@ -214,8 +214,10 @@ class RobotClient:
 
     def _spin(self) -> None:
         while self.node.context.ok() and not self._closing.is_set():
-            with self._gate:
+            with self._gate:  # a turn's end is made where close() and callers look for it
                 self._gate.wait_for(lambda: self._waiting == 0)
+                if self._closing.is_set():
+                    return
                 self._turn_end = Future()
             try:
                 with self._turn:  # one turn (not spin_once: humanoid_control.ros.node_main.spin_while)
@@ -251,9 +253,7 @@ class RobotClient:
         message is waiting, never while they keep coming faster than this client takes them."""
         with self._gate:
             self._waiting += 1
-            turn_end = self._turn_end
-        if not turn_end.done():
-            turn_end.set_result(None)
+        self._end_turn()
         try:
             with self._turn:
                 yield
@@ -262,11 +262,19 @@ class RobotClient:
                 self._waiting -= 1
                 self._gate.notify_all()
 
+    def _end_turn(self) -> None:
+        """End the executor's current turn now (after the callback it is running, if any)."""
+        with self._gate:
+            turn_end = self._turn_end
+        if not turn_end.done():
+            turn_end.set_result(None)
+
     def close(self) -> None:
         """Stop spinning, then destroy the node (destroying it under a spinning executor
         makes the executor raise)."""
         self.leave_lockstep()
         self._closing.set()
+        self._end_turn()
         self._thread.join(timeout=5.0)
         self._executor.shutdown(timeout_sec=1.0)
         self.node.destroy_node()
