@@ -1,6 +1,6 @@
 """Helpers the system tests share: a graph with its client, a node's parameters changed, the
 hardware graph on the emulated bus, a graph recording as --record does, joint_states publish times,
-messages collected under a lock, a driver node's loop process."""
+messages collected under a lock."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from sensor_msgs.msg import JointState
 from humanoid_bringup import with_recorder
 from humanoid_control.nodes import CONTROL_CONTAINER, with_node_parameters
 from humanoid_control.ros import RobotClient, poll_until
-from humanoid_core.processes import Graph, NodeSpec, child_processes
+from humanoid_core.processes import Graph, NodeSpec
 from humanoid_hw import NODE_NAME as HW_NODE
 
 #: Wall seconds the helpers wait for a robot node (generous: the machine may be loaded).
@@ -132,10 +132,3 @@ def collector(lock: threading.Lock, into: list) -> Callable[[object], None]:
             into.append(msg)
 
     return on_message
-
-
-def loop_process(front_pid: int) -> int:
-    """The process of a driver node's control loop: the one child its front spawned."""
-    loops = [pid for pid in child_processes(front_pid) if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()]
-    assert len(loops) == 1, f"the node's children: {child_processes(front_pid)}"
-    return loops[0]

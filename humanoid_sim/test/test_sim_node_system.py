@@ -17,11 +17,10 @@ from action_msgs.msg import GoalStatus
 from geometry_msgs.msg import WrenchStamped
 from scipy.spatial.transform import Rotation
 from sensor_msgs.msg import Imu, JointState
-from system_support import loop_process
 
 from humanoid_control.ros import RobotClient, make_trajectory, poll_until, seconds
 from humanoid_core.loop import Law, Spline
-from humanoid_core.processes import Graph
+from humanoid_core.processes import Graph, child_processes
 from humanoid_description import load_model, units
 from humanoid_sim.sim_node_spec import sim_node_spec
 
@@ -423,8 +422,9 @@ def test_the_control_loop_runs_at_its_priority_against_the_whole_machine(hoap2_g
     command (test_oversized_messages)."""
     graph, _ = hoap2_graph
     (front,) = graph.processes.values()
-    loop = loop_process(front.pid)
-    assert os.getpriority(os.PRIO_PROCESS, loop) == -5
-    autogroup = Path(f"/proc/{loop}/autogroup")
+    loops = [pid for pid in child_processes(front.pid) if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+    assert len(loops) == 1, f"the node's children: {child_processes(front.pid)}"
+    assert os.getpriority(os.PRIO_PROCESS, loops[0]) == -5
+    autogroup = Path(f"/proc/{loops[0]}/autogroup")
     if autogroup.exists():
         assert autogroup.read_text().split()[-1] == "-5", autogroup.read_text()
