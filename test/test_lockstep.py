@@ -22,10 +22,12 @@ import numpy as np
 import pytest
 from trajectory_msgs.msg import JointTrajectory
 
+from humanoid_control.nodes import with_node_parameters
 from humanoid_control.ros import RobotClient, poll_until, robot_state
 from humanoid_core.processes import Graph, child_processes
 from humanoid_experiments.walk import walk
 from humanoid_interfaces.msg import RobotState
+from humanoid_sim import NODE_NAME as SIM_NODE
 from humanoid_sim import sim_nodes
 
 pytestmark = pytest.mark.system
@@ -44,11 +46,9 @@ LOCKSTEP_TIMEOUT = 1.0
 
 def graph(lockstep_timeout: float | None = None):
     nodes = sim_nodes(ROBOT, lockstep=True, participants=(CLIENT,))
-    if lockstep_timeout is not None:
-        for spec in nodes:
-            if spec.name == "humanoid_sim":
-                spec.parameters["lockstep_timeout"] = lockstep_timeout
-    return nodes
+    if lockstep_timeout is None:
+        return nodes
+    return with_node_parameters(nodes, SIM_NODE, {"lockstep_timeout": lockstep_timeout})
 
 
 def seconds(stamp) -> float:
