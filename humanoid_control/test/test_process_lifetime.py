@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from humanoid_control.ros import poll_until
-from humanoid_core.processes import LAUNCHER_PID_VARIABLE, is_running
+from humanoid_core.processes import LAUNCHER_PID_VARIABLE, child_processes, is_running, process_tree
 
 PATIENCE = 30.0
 
@@ -197,8 +197,6 @@ def test_exit_within_ends_a_process_without_running_any_of_its_python():
 def test_the_process_table_gives_a_process_its_children_and_its_whole_tree():
     """What the tests and benchmarks count a node's CPU over: its children, and every
     descendant (a driver node's loop is its front's child)."""
-    from humanoid_core.processes import child_processes, process_tree
-
     script = "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); " \
              "print('ready', flush=True); time.sleep(60)"
     child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)

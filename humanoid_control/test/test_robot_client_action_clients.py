@@ -16,6 +16,8 @@ took 83 s (the bound below is 10 times what a fair hand-off needs at one turn pe
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 
@@ -85,9 +87,6 @@ def test_a_caller_gets_between_two_turns_while_messages_never_stop_coming():
     beside a loaded client) never emptied it, and leaving lockstep or making an action
     client waited for the flood to end (a lockstep test's client waited 600 s to close, in a
     suite run beside two CPU hogs). A caller now ends the turn."""
-    import subprocess
-    import sys
-
     namespace, flood_seconds = "client_flood_test", 60.0
     client = RobotClient("client_flood_test", namespace=namespace, standard_topics=True)
     floods = [subprocess.Popen([sys.executable, "-c", FLOOD, namespace, str(flood_seconds)]) for _ in range(3)]
