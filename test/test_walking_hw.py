@@ -65,12 +65,22 @@ class TestTheDefaultGraph:
                    timeout=60.0)
         forward = Twist()
         forward.linear.x = 0.04
-        end = client.now() + 3.0
         knees = []
-        while client.now() < end:
+
+        def walk_on() -> None:
             publisher.publish(forward)
             client.wait_until(client.now() + 0.1, timeout=60.0)
             knees.append(client.positions()[knee])
+
+        # the walk's 3 s of robot time count from its first set-points: on a loaded machine the
+        # controller may get its first readings (and take commands) some seconds after it subscribed
+        asked = client.now()
+        while not sent:
+            assert client.now() - asked < 60.0, "the walk controller sent nothing in 60 s of cmd_vel"
+            walk_on()
+        end = sent[0][0] + 3.0
+        while client.now() < end:
+            walk_on()
         publisher.publish(Twist())  # stop
         poll_until(lambda: sent and client.now() - sent[-1][0] > 1.5, "the walk controller to stop sending",
                    timeout=120.0)
