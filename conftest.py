@@ -32,6 +32,9 @@ from pathlib import Path
 
 import pytest
 
+#: a hung test ends its worker, not the run (test/hard_timeout.py)
+pytest_plugins = ["hard_timeout"]
+
 _DOMAIN_LOCKS = []  # held open (and locked) for the whole test session
 
 
