@@ -5,7 +5,8 @@ Topics and actions (named in humanoid_control.ros.topics and the README):
 - ``cmd_vel`` (geometry_msgs/Twist, subscribed): walk at this velocity (linear.x forward,
   linear.y left, angular.z counter-clockwise; m/s, rad/s), within the robot's step
   limits and acceleration limits; zero, or nothing for ``cmd_vel_timeout``, stops the
-  walk in double support with the feet side by side.
+  walk in double support with the feet side by side. Before the robot's first
+  ``joint_states`` a velocity is ignored, with an error in the log.
 - ``walk`` (humanoid_interfaces/action/Walk): walk the centre of the feet to a pose
   relative to where it is, then stop; feedback (distance, lateral, turn, phase, steps),
   cancel (the walk stops cleanly), result with an error code and a message.
@@ -237,6 +238,10 @@ class WalkControllerNode:
     # -- commands -----------------------------------------------------------------------
     def _on_cmd_vel(self, msg: Twist) -> None:
         now = self._now()
+        if self._state is None and (msg.linear.x or msg.linear.y or msg.angular.z):
+            self._log.error("cmd_vel ignored: no joint_states from the robot yet (a walk starts from where the robot "
+                            "is; is the robot interface up?)", throttle_duration_sec=1.0)
+            return
         fallen = self.falls.getting_up_text() or self.falls.fallen_text()
         if fallen is not None and (msg.linear.x or msg.linear.y or msg.angular.z):
             self._log.error(f"cmd_vel ignored: {fallen}", throttle_duration_sec=1.0)
