@@ -114,7 +114,7 @@ def main(args: Sequence[str] | None = None) -> int:
             executor = EventsExecutor()
             for node in (container, *(node for node, _ in hosted)):
                 executor.add_node(node)
-            spin_while(executor, lambda: not stop.is_set() and rclpy.ok())
+            spin_while(executor, lambda: not stop.is_set() and rclpy.ok(), stop=stop)
             for _node, behaviour in hosted:  # while the executor can still take messages
                 if hasattr(behaviour, "stop"):
                     behaviour.stop(lambda timeout: executor.spin_once(timeout_sec=timeout))

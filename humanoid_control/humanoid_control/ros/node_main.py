@@ -20,7 +20,9 @@ Every node is spun by rclpy's EventsExecutor (its blocking callbacks offloaded:
 
 from __future__ import annotations
 
+import contextlib
 import signal
+import threading
 from collections.abc import Callable
 
 import rclpy
@@ -34,7 +36,7 @@ from rclpy.task import Future
 from humanoid_control.ros.node_host import NodeHost, OwnProcess
 from humanoid_control.ros.offload import stop_offloads
 from humanoid_control.ros.restart_report import report_restart
-from humanoid_core.processes import hang_up_like_terminate, stop_on_signals
+from humanoid_core.processes import StopRequest, hang_up_like_terminate, stop_on_signals
 from humanoid_description import UnknownRobotError
 
 #: s: longest a stopping node waits for its running callbacks before it is destroyed
@@ -44,14 +46,43 @@ SPIN_TURN = 0.1
 
 
 def spin_while(executor: Executor, going: Callable[[], bool], ended: Future | None = None,
-               turn: float = SPIN_TURN) -> None:
+               turn: float = SPIN_TURN, stop: StopRequest | None = None) -> None:
     """Spin ``executor`` while ``going()`` (looked at every ``turn`` s, and at once when the
-    future ``ended`` completes). Not ``spin_once`` in a loop: rclpy's EventsExecutor revisits
-    every task awaiting something at each call, a busy loop while one waits (an offloaded
-    goal's body); not ``spin()``: it returns only when the context shuts down."""
+    future ``ended`` completes, or the ``stop`` request is set). Not ``spin_once`` in a loop:
+    rclpy's EventsExecutor revisits every task awaiting something at each call, a busy loop
+    while one waits (an offloaded goal's body); not ``spin()``: it returns only when the
+    context shuts down.
+
+    rclpy's EventsExecutor ends a turn at its timeout only once its queue is empty: a node
+    that takes messages more slowly than they come would never look at ``going()`` again. A
+    completed future ends the turn at once, so a thread completes ``ended`` when ``stop`` is
+    set (a signal handler cannot: it runs in the spinning thread, which may hold the
+    future's lock)."""
     ended = ended if ended is not None else Future()
-    while going() and not ended.done():
-        executor.spin_until_future_complete(ended, timeout_sec=turn)
+    spinning = threading.Event()
+    spinning.set()
+    watcher = None
+    if stop is not None:
+        watcher = threading.Thread(target=_end_on_stop, args=(stop, ended, spinning, turn), name="stop watcher",
+                                   daemon=True)
+        watcher.start()
+    try:
+        while going() and not ended.done():
+            executor.spin_until_future_complete(ended, timeout_sec=turn)
+    finally:
+        spinning.clear()
+        if watcher is not None:
+            watcher.join(timeout=2 * turn)
+
+
+def _end_on_stop(stop: StopRequest, ended: Future, spinning: threading.Event, turn: float) -> None:
+    """Complete ``ended`` once ``stop`` is set, while the executor spins."""
+    while spinning.is_set() and not ended.done():
+        if stop.wait(turn):
+            with contextlib.suppress(Exception):  # completed meanwhile
+                if not ended.done():
+                    ended.set_result(None)
+            return
 
 
 def run_node(name: str, build: Callable[[Node, NodeHost], object], args: list[str] | None = None) -> int:
@@ -68,7 +99,7 @@ def run_node(name: str, build: Callable[[Node, NodeHost], object], args: list[st
             report_restart(node)
             executor = EventsExecutor()
             executor.add_node(node)
-            spin_while(executor, lambda: not stop.is_set() and rclpy.ok())
+            spin_while(executor, lambda: not stop.is_set() and rclpy.ok(), stop=stop)
             return 0
         except (ValueError, UnknownRobotError) as error:
             (node.get_logger() if node is not None else rclpy.logging.get_logger(name)).fatal(f"cannot start: {error}")
