@@ -29,7 +29,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from humanoid_core import UsageError, host_and_port, integer_in
+from humanoid_core import UsageError, host_and_port, integer_in, non_negative_number
 
 #: The optimiser's defaults: points per generation per parameter (scipy's popsize), generations,
 #: evaluations of the local polish.
@@ -63,6 +63,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--hold-out", default=None, metavar="NUMBERS",
                         help="with --postures: tests or static experiments (comma-separated numbers) the fit never "
                              "sees, reported before and after the fit (e.g. 3,5,8)")
+    parser.add_argument("--imu-weight", type=non_negative_number, default=None, metavar="W",
+                        help="with --bag: weight of the trunk tilt's RMS (rad; roll and pitch of imu/data) in the "
+                             "cost, beside the joints' RMS (rad) (default 1; 0: off; off for a bag without imu/data)")
+    parser.add_argument("--wrench-weight", type=non_negative_number, default=None, metavar="W",
+                        help="with --bag: weight (rad/m) of the ground reaction's RMS (m; the feet's summed "
+                             "<side>_foot/wrench) in the cost (default 1; 0: off; off for a bag without them)")
+    parser.add_argument("--demo-sensors", action="store_true",
+                        help="with --demo: the proof of the IMU and wrench terms (a Bioloid squat with a hidden "
+                             "trunk centre of mass offset and gear stiffness) instead of the servo's")
     parser.add_argument("--no-sensitivity", action="store_true",
                         help="skip the curvature at the optimum (three evaluations per parameter)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -98,6 +107,8 @@ def run(args: argparse.Namespace) -> int:
                              "simulation's parameters")
         args.current_topic = absolute(args.current_topic or CURRENT_TOPIC)
         return run_current(args)
+    if args.demo_sensors and args.demo is None:
+        raise UsageError("--demo-sensors goes with --demo DIR")
     if args.demo is not None:
         from humanoid_experiments.identify.proof import run_proof
 
@@ -146,10 +157,42 @@ def checked_request(args: argparse.Namespace) -> dict[str, Any]:
             targets = {"fitted": data, "held_out": held if numbers else ()}
     except (FitError, MotionError) as error:
         raise UsageError(str(error)) from None
-    problem = Problem(args.robot, profile, None if base is None else str(base), tuple(parameters))
+    weights, notes = _sensor_terms(args, data if args.bag is not None else None)
+    problem = Problem(args.robot, profile, None if base is None else str(base), tuple(parameters), *weights)
     sources = (str(args.bag if args.bag is not None else args.postures)
                + (f" less {_held_out_name(numbers)}" if numbers else ""),)
-    return {"problem": problem, "data": data, "held_out": held_out, "sources": sources, "targets": targets}
+    return {"problem": problem, "data": data, "held_out": held_out, "sources": sources, "targets": targets,
+            "notes": notes}
+
+
+def _sensor_terms(args: argparse.Namespace, motions: Any) -> tuple[tuple[float, float], list[str]]:
+    """The IMU and wrench terms' weights (--imu-weight, --wrench-weight, default
+    :data:`~humanoid_experiments.identify.problem.IMU_WEIGHT` and ``WRENCH_WEIGHT``) and what to
+    say of each: on, off (weight 0), or off for a bag without the readings. Postures data has no
+    such terms: weights 0, nothing said (unless a weight was given: refused)."""
+    from humanoid_experiments.identify.motion import FOOT_WRENCHES, IMU
+    from humanoid_experiments.identify.problem import IMU_WEIGHT, WRENCH_WEIGHT
+
+    given = (getattr(args, "imu_weight", None), getattr(args, "wrench_weight", None))
+    if motions is None:
+        if any(weight is not None for weight in given):
+            raise UsageError("--imu-weight and --wrench-weight weigh a bag's readings: they go with --bag")
+        return (0.0, 0.0), []
+    weights = tuple(default if weight is None else weight for weight, default in zip(given, (IMU_WEIGHT, WRENCH_WEIGHT),
+                                                                                      strict=True))
+    notes = []
+    for (term, topic, present), weight in zip((
+            ("IMU (trunk tilt)", IMU, all(m.imu is not None for m in motions)),
+            ("wrench (ground reaction)", " and ".join(FOOT_WRENCHES.values()), all(m.wrenches is not None
+                                                                               for m in motions))), weights,
+            strict=True):
+        if weight == 0.0:
+            notes.append(f"{term} term off (weight 0)")
+        elif not present:
+            notes.append(f"{term} term off: {args.bag} holds no {topic}")
+        else:
+            notes.append(f"{term} term on, weight {weight:g}")
+    return weights, notes
 
 
 def _numbers(text: str) -> list[int]:
@@ -180,6 +223,8 @@ def identify(request: dict[str, Any], args: argparse.Namespace, progress=say) ->
     settings = Settings(problem, request["sources"], args.seed, args.population, args.generations, args.polish)
     state = args.state or args.output.with_suffix(".state.jsonl")
     evaluations = Evaluations(settings, request["data"], state, args.workers, args.address, progress)
+    for note in request.get("notes", ()):
+        progress(note)
     try:
         known = evaluations.open(args.resume, args.overwrite)
         where = ("in this process" if args.workers == 0 else
@@ -223,6 +268,9 @@ def identify(request: dict[str, Any], args: argparse.Namespace, progress=say) ->
     unit = "deg" if args.postures is not None else "rad"
     report = {"robot": problem.robot, "output": str(args.output), "sources": list(request["sources"]), "unit": unit,
               "bounds": {p.name: [p.low, p.high] for p in problem.parameters}, **result.as_dict()}
+    if args.postures is None:
+        report["weights"] = {"imu": problem.imu_weight, "wrench": problem.wrench_weight}
+        report["terms"] = list(request.get("notes", ()))
     if per_target is not None:
         report["targets"] = report_targets
     report_path(args.output).write_text(json.dumps(report, indent=2) + "\n")

@@ -12,6 +12,12 @@ robot interface took: trajectories on ``joint_trajectory`` (started at their hea
 else when they arrived) and streaming set-points on ``joint_commands``.
 Times are the robot's clock (the ``joint_states`` stamps); a message without a stamp is placed
 on it through the log times of ``joint_states``, as :mod:`humanoid_tools.plots.series` does.
+
+Where the bag holds them, the robot's other readings come along, on the same clock: the IMU
+(``imu/data``: orientation and angular velocity) and the feet's wrenches (``<side>_foot/wrench``,
+force and moment about the sole frame's origin, in that frame). The replay then records the
+simulated ones (:func:`replay_sensed`), for the fit's IMU and wrench terms
+(:mod:`humanoid_experiments.identify.problem`).
 """
 
 from __future__ import annotations
@@ -30,8 +36,13 @@ JOINT_STATES = absolute(topics.JOINT_STATES)
 JOINT_SETPOINTS = absolute(topics.JOINT_SETPOINTS)
 JOINT_TRAJECTORY = absolute(topics.JOINT_TRAJECTORY)
 JOINT_COMMANDS = absolute(topics.JOINT_COMMANDS)
+IMU = absolute(topics.IMU)
+#: The feet whose wrenches are read, and their topics.
+FOOT_WRENCHES = {side: absolute(topics.foot_wrench(side)) for side in topics.FOOT_SIDES}
 JOINT_STATE_TYPE = "sensor_msgs/msg/JointState"
 TRAJECTORY_TYPE = "trajectory_msgs/msg/JointTrajectory"
+IMU_TYPE = "sensor_msgs/msg/Imu"
+WRENCH_TYPE = "geometry_msgs/msg/WrenchStamped"
 
 
 class MotionError(ValueError):
@@ -76,6 +87,27 @@ class Setpoints:
 
 
 @dataclass(frozen=True)
+class ImuSeries:
+    """IMU readings: orientation (quaternion x, y, z, w: the IMU frame in a gravity-aligned
+    one) and angular velocity (rad/s, IMU frame)."""
+
+    times: np.ndarray  # s from the motion's start
+    orientation: np.ndarray  # (len(times), 4)
+    angular_velocity: np.ndarray  # (len(times), 3)
+
+
+@dataclass(frozen=True)
+class WrenchSeries:
+    """The feet's wrenches at the times every foot was read: force (N) and moment about the sole
+    frame's origin (N m), each in its sole frame."""
+
+    times: np.ndarray  # s from the motion's start
+    sides: tuple[str, ...]
+    force: np.ndarray  # (len(times), len(sides), 3)
+    torque: np.ndarray  # (len(times), len(sides), 3)
+
+
+@dataclass(frozen=True)
 class Motion:
     """What the robot executed and the positions measured meanwhile (every joint of the robot,
     canonical order): its set-points where the bag has them, else the commands it took."""
@@ -86,6 +118,8 @@ class Motion:
     positions: np.ndarray  # (len(times), joints) rad; NaN = not measured
     setpoints: Setpoints | None = None
     origin: float = 0.0  # the robot time (s) of time 0: the first measurement's stamp
+    imu: ImuSeries | None = None  # the IMU's readings, where the bag has them
+    wrenches: WrenchSeries | None = None  # the feet's wrenches, where the bag has them
 
     @property
     def duration(self) -> float:
@@ -114,9 +148,12 @@ def read_bag(path: Path, joint_names: Sequence[str]) -> Motion:
     except Exception as error:  # rosbags refuses a folder that is no bag in several ways
         raise MotionError(f"cannot read bag {path}: {error}") from None
     with bag:
-        bag.preload([JOINT_STATES, JOINT_SETPOINTS, JOINT_TRAJECTORY, JOINT_COMMANDS])  # one pass over the bag
+        bag.preload([JOINT_STATES, JOINT_SETPOINTS, JOINT_TRAJECTORY, JOINT_COMMANDS, IMU,
+                     *FOOT_WRENCHES.values()])  # one pass over the bag
         states = bag.all(JOINT_STATES)
         setpoints = bag.all(JOINT_SETPOINTS)
+        imu_messages = bag.all(IMU)
+        wrench_messages = {side: bag.all(topic) for side, topic in FOOT_WRENCHES.items()}
         # the commands only where the robot's own set-points are missing
         kinds = {topic: [] if setpoints else bag.all(topic) for topic in (JOINT_TRAJECTORY, JOINT_COMMANDS)}
     if len(states) < 2:
@@ -144,12 +181,15 @@ def read_bag(path: Path, joint_names: Sequence[str]) -> Motion:
         nearest = int(np.argmin(np.abs(log_ns - log)))  # the robot's clock at the log time
         return float(stamps[nearest] + (log - log_ns[nearest]) * 1e-9 - origin)
 
+    imu = _imu_series([(robot_time(log, _seconds(msg.header.stamp)), msg) for log, msg in imu_messages])
+    wrenches = _wrench_series({side: [(robot_time(log, _seconds(msg.header.stamp)), msg) for log, msg in found]
+                               for side, found in wrench_messages.items() if found})
     if setpoints:
         executed = _setpoints(setpoints, index, origin)
         if not executed.moved().any():
             raise MotionError(f"bag {path}: the robot's {JOINT_SETPOINTS} never change: nothing was executed to "
                               "replay")
-        return Motion(positions[0].copy(), (), stamps - origin, positions, executed, origin)
+        return Motion(positions[0].copy(), (), stamps - origin, positions, executed, origin, imu, wrenches)
     found: list[Command] = []
     for log, msg in kinds[JOINT_TRAJECTORY]:
         unknown = [name for name in msg.joint_names if name not in index]
@@ -165,7 +205,39 @@ def read_bag(path: Path, joint_names: Sequence[str]) -> Motion:
     if not found:
         raise MotionError(f"bag {path} holds no command ({JOINT_TRAJECTORY} or {JOINT_COMMANDS}) to replay")
     found.sort(key=lambda command: command.time)
-    return Motion(positions[0].copy(), tuple(found), stamps - origin, positions, origin=origin)
+    return Motion(positions[0].copy(), tuple(found), stamps - origin, positions, origin=origin, imu=imu,
+                  wrenches=wrenches)
+
+
+def _imu_series(messages: Sequence[tuple[float, Any]]) -> ImuSeries | None:
+    """The IMU's readings (robot time, message) in time order; None without any."""
+    if not messages:
+        return None
+    messages = sorted(messages, key=lambda item: item[0])
+    return ImuSeries(np.array([t for t, _ in messages]),
+                     np.array([[m.orientation.x, m.orientation.y, m.orientation.z, m.orientation.w]
+                               for _, m in messages], dtype=float),
+                     np.array([[m.angular_velocity.x, m.angular_velocity.y, m.angular_velocity.z]
+                               for _, m in messages], dtype=float))
+
+
+def _wrench_series(feet: Mapping[str, Sequence[tuple[float, Any]]]) -> WrenchSeries | None:
+    """The feet's wrenches at the times (to the microsecond) every foot has one; None without
+    any (or no common time)."""
+    if not feet:
+        return None
+    by_time = {side: {round(t * 1e6): m for t, m in found} for side, found in feet.items()}
+    common = sorted(set.intersection(*(set(found) for found in by_time.values())))
+    if not common:
+        return None
+    sides = tuple(by_time)
+
+    def vectors(side: str, part: str) -> list[list[float]]:
+        return [[getattr(getattr(by_time[side][key].wrench, part), axis) for axis in "xyz"] for key in common]
+
+    force = np.stack([np.array(vectors(side, "force"), dtype=float) for side in sides], axis=1)
+    torque = np.stack([np.array(vectors(side, "torque"), dtype=float) for side in sides], axis=1)
+    return WrenchSeries(np.array(common, dtype=float) * 1e-6, sides, force, torque)
 
 
 def _setpoints(messages: Sequence[tuple[int, Any]], index: Mapping[str, int], origin: float) -> Setpoints:
@@ -187,19 +259,44 @@ def _setpoints(messages: Sequence[tuple[int, Any]], index: Mapping[str, int], or
     return Setpoints(times, positions, velocities)
 
 
+@dataclass(frozen=True)
+class Sensed:
+    """What the simulated robot measured during a replay: joint positions at the motion's
+    times, and its IMU and feet at its own reading times (the recording's stamps, as the
+    readings come at the same publishing rate from the same start)."""
+
+    positions: np.ndarray
+    imu: ImuSeries | None
+    wrenches: WrenchSeries | None
+
+
 def replay(robot: Any, motion: Motion) -> np.ndarray:
     """The positions the simulated ``robot`` (a :class:`~humanoid_sim.in_process.SimulatedRobot`)
     measures at the motion's times when given its commands, from its start positions."""
+    return replay_sensed(robot, motion, sensors=False).positions
+
+
+def replay_sensed(robot: Any, motion: Motion, sensors: bool = True) -> Sensed:
+    """:func:`replay`, with the simulated IMU and foot wrenches at each reading when ``sensors``
+    (none where the robot has no such sensor)."""
     robot.reset(motion.start)
     origin = robot.now()
     times: list[float] = []
     readings: list[np.ndarray] = []
+    imu: list[tuple[float, Any]] = []
+    feet: dict[str, list[tuple[float, Any]]] = {}
 
     def on_reading(reading: Any) -> None:
         times.append(reading.state.stamp - origin)
         readings.append(reading.state.position)
+        if reading.sensors is not None:
+            stamp = reading.sensors.stamp - origin
+            if reading.sensors.imu is not None:
+                imu.append((stamp, reading.sensors.imu))
+            for foot in reading.sensors.feet:
+                feet.setdefault(foot.side, []).append((stamp, foot))
 
-    robot.listen(on_reading)
+    robot.listen(on_reading, sensors=sensors)
     try:
         if motion.setpoints is not None:
             _write_setpoints(robot, motion.setpoints, origin, motion.duration + robot.period)
@@ -211,7 +308,26 @@ def replay(robot: Any, motion: Motion) -> np.ndarray:
     finally:
         robot.unlisten(on_reading)
     simulated = np.array(readings)
-    return np.column_stack([np.interp(motion.times, times, simulated[:, j]) for j in range(simulated.shape[1])])
+    positions = np.column_stack([np.interp(motion.times, times, simulated[:, j])
+                                 for j in range(simulated.shape[1])])
+    return Sensed(positions, _simulated_imu(imu), _simulated_wrenches(feet))
+
+
+def _simulated_imu(readings: Sequence[tuple[float, Any]]) -> ImuSeries | None:
+    if not readings:
+        return None
+    return ImuSeries(np.array([t for t, _ in readings]), np.array([r.orientation for _, r in readings], dtype=float),
+                     np.array([r.angular_velocity for _, r in readings], dtype=float))
+
+
+def _simulated_wrenches(feet: Mapping[str, Sequence[tuple[float, Any]]]) -> WrenchSeries | None:
+    if not feet:
+        return None
+    sides = tuple(feet)
+    times = np.array([t for t, _ in feet[sides[0]]])
+    force = np.stack([np.array([r.force for _, r in feet[side]], dtype=float) for side in sides], axis=1)
+    torque = np.stack([np.array([r.torque for _, r in feet[side]], dtype=float) for side in sides], axis=1)
+    return WrenchSeries(times, sides, force, torque)
 
 
 def _write_setpoints(robot: Any, setpoints: Setpoints, origin: float, duration: float) -> None:
@@ -250,12 +366,13 @@ def rms(simulated: np.ndarray, motion: Motion, joints: Sequence[int]) -> float:
 
 
 # -- recording a simulated robot ------------------------------------------------------------
-def record(robot: Any, commands: Sequence[Command], duration: float, path: Path) -> None:
+def record(robot: Any, commands: Sequence[Command], duration: float, path: Path, sensors: bool = True) -> None:
     """Stand the simulated ``robot`` at home, give it ``commands`` (times from now) for ``duration`` s and write what
-    ``humanoid record`` would have recorded: ``joint_states`` at the publish rate and the commands
-    (trajectories stamped with their start), as CDR messages of the installed types' definitions
-    in an MCAP bag (:class:`~humanoid_tools.recording.bag_writer.BagWriter`); log times are the
-    robot's clock."""
+    ``humanoid record`` would have recorded: ``joint_states`` at the publish rate, with ``sensors``
+    the IMU (``imu/data``) and the feet's wrenches (``<side>_foot/wrench``) at the same stamps, and
+    the commands (trajectories stamped with their start), as CDR messages of the installed types'
+    definitions in an MCAP bag (:class:`~humanoid_tools.recording.bag_writer.BagWriter`); log
+    times are the robot's clock."""
     from humanoid_tools.recording import BagWriter
 
     writer = BagWriter(path)
@@ -270,9 +387,24 @@ def record(robot: Any, commands: Sequence[Command], duration: float, path: Path)
         state = reading.state
         data = messages.joint_state(state.stamp, names, state.position, state.velocity)
         writer.write(topics[JOINT_STATES], round(state.stamp * 1e9), data)
+        found = reading.sensors
+        if found is None:
+            return
+        log = round(found.stamp * 1e9)
+        if found.imu is not None:
+            if IMU not in topics:
+                topics[IMU] = writer.add_topic(IMU, IMU_TYPE, *messages.register(IMU_TYPE))
+            writer.write(topics[IMU], log, messages.imu(found.stamp, found.imu))
+        for foot in found.feet:
+            topic = FOOT_WRENCHES.get(foot.side)
+            if topic is None:
+                continue
+            if topic not in topics:
+                topics[topic] = writer.add_topic(topic, WRENCH_TYPE, *messages.register(WRENCH_TYPE))
+            writer.write(topics[topic], log, messages.wrench(found.stamp, foot))
 
     origin = robot.now()
-    robot.listen(on_reading)
+    robot.listen(on_reading, sensors=sensors)
     try:
         _record_commands(robot, commands, duration, writer, topics, messages, origin)
     finally:
@@ -313,12 +445,12 @@ class _Messages:
         self.store.register(get_types_from_msg(definition, kind))
         return definition, type_hash(kind)
 
-    def _header(self, stamp: float) -> Any:
+    def _header(self, stamp: float, frame: str = "") -> Any:
         types = self.store.types
         whole = int(np.floor(stamp))
         return types["std_msgs/msg/Header"](
             stamp=types["builtin_interfaces/msg/Time"](sec=whole, nanosec=round((stamp - whole) * 1e9)),
-            frame_id="")
+            frame_id=frame)
 
     def joint_state(self, stamp: float, names: Sequence[str], positions: Sequence[float],
                     velocities: Sequence[float]) -> bytes:
@@ -326,6 +458,27 @@ class _Messages:
             header=self._header(stamp), name=list(names), position=np.asarray(positions, dtype=float),
             velocity=np.asarray(velocities, dtype=float), effort=np.zeros(0))
         return bytes(self.store.serialize_cdr(msg, JOINT_STATE_TYPE))
+
+    def imu(self, stamp: float, reading: Any) -> bytes:
+        types = self.store.types
+        x, y, z, w = reading.orientation
+        msg = types[IMU_TYPE](
+            header=self._header(stamp, reading.frame),
+            orientation=types["geometry_msgs/msg/Quaternion"](x=x, y=y, z=z, w=w),
+            orientation_covariance=np.zeros(9), angular_velocity=self._vector(reading.angular_velocity),
+            angular_velocity_covariance=np.zeros(9), linear_acceleration=self._vector(reading.linear_acceleration),
+            linear_acceleration_covariance=np.zeros(9))
+        return bytes(self.store.serialize_cdr(msg, IMU_TYPE))
+
+    def wrench(self, stamp: float, foot: Any) -> bytes:
+        types = self.store.types
+        msg = types[WRENCH_TYPE](header=self._header(stamp, foot.frame), wrench=types["geometry_msgs/msg/Wrench"](
+            force=self._vector(foot.force), torque=self._vector(foot.torque)))
+        return bytes(self.store.serialize_cdr(msg, WRENCH_TYPE))
+
+    def _vector(self, values: Sequence[float]) -> Any:
+        x, y, z = (float(v) for v in values)
+        return self.store.types["geometry_msgs/msg/Vector3"](x=x, y=y, z=z)
 
     def trajectory(self, stamp: float, command: Command) -> bytes:
         types = self.store.types

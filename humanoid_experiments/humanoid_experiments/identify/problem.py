@@ -7,6 +7,20 @@ evaluation simulates the robot in-process (:class:`~humanoid_sim.in_process.Simu
 with the robot's parameter file, the physics profile, the base parameter file, then the
 point's values: :func:`cost` is a plain function of picklable arguments, so that it runs as a
 Ray task anywhere this project is installed.
+
+The cost of recorded motions is the RMS joint difference (rad, the joints the motion moved)
+plus, where the bag holds the readings and the weight is not 0 (:func:`motion_terms`):
+
+- ``imu_weight`` x the RMS difference of the trunk's tilt (rad): roll and pitch of the IMU's
+  orientation (yaw left out: it drifts on a real IMU, and the ground does not pin it);
+- ``wrench_weight`` (rad/m) x the RMS distance (m) between the simulated and recorded ground
+  reactions' lines: the point of the line of action of the feet's summed wrench nearest the
+  trunk's origin, in the trunk's frame (the soles placed by the recorded joint positions). It
+  holds the vertical force share of the feet and their centre of pressure; standing still it is
+  the point under (or over) the whole body's centre of mass, wherever the contact solver puts
+  the load between the feet. This is what a link's mass or centre of mass moves, which joint
+  positions barely see behind stiff position servos; the tilt is what the gears' stiffness and
+  play bend.
 """
 
 from __future__ import annotations
@@ -19,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from humanoid_experiments.identify.motion import Motion, replay
+from humanoid_experiments.identify.motion import Motion, WrenchSeries, replay_sensed
 
 #: Default bounds of the names most worth fitting (others need ``NAME=LOW:HIGH``).
 DEFAULT_BOUNDS: dict[str, tuple[float, float]] = {
@@ -45,6 +59,17 @@ DEFAULT_BOUNDS: dict[str, tuple[float, float]] = {
 #: would stop there on a real robot too): far above any fit error, so that the optimiser
 #: leaves such values, and finite, so that it can still compare them.
 UNFIT_POSTURES_COST = 1000.0
+#: Default weights of the IMU's tilt term (rad per rad) and of the ground reaction's term (rad per
+#: m); 0 turns a term off (docs/identification.md, "IMU and foot wrenches").
+IMU_WEIGHT = 1.0
+WRENCH_WEIGHT = 1.0
+#: Total force (N) under which the feet's wrenches say nothing of where the ground reaction is
+#: (the robot in the air, or barely touching): such readings are left out of the wrench term.
+MIN_GROUND_FORCE = 1.0
+#: s: the ground reaction is compared in means over windows of this length (from the motion's
+#: start): the contact solver's chatter (millimetres to centimetres from one reading to the
+#: next) averages out, what the body's mass distribution does to it stays.
+WRENCH_WINDOW = 0.2
 #: Default bounds of a link correction's fields (``model.links.<link>.<field>``).
 LINK_BOUNDS: dict[str, tuple[float, float]] = {"mass_scale": (0.7, 1.3), "com_x": (-0.02, 0.02),
                                                "com_y": (-0.02, 0.02), "com_z": (-0.02, 0.02)}
@@ -137,6 +162,8 @@ class Problem:
     profile: str
     params_file: str | None  # the values the fit starts from (besides the robot's own)
     parameters: tuple[FitParameter, ...]
+    imu_weight: float = 0.0  # of the trunk tilt's RMS (rad) in a motion's cost; 0: not counted
+    wrench_weight: float = 0.0  # rad/m, of the ground reaction's RMS (m); 0: not counted
 
     @property
     def names(self) -> list[str]:
@@ -203,18 +230,106 @@ def _rms(errors: Sequence[float]) -> float:
 
 
 def motions_cost(problem: Problem, motions: Sequence[Motion], values: Mapping[str, float] | None) -> float:
+    """Joint RMS (rad) + ``imu_weight`` x tilt RMS (rad) + ``wrench_weight`` x ground reaction RMS (m),
+    each over every motion that has its readings (:func:`motion_terms`)."""
+    terms = motion_terms(problem, motions, values)
+    return (terms["joints"] + problem.imu_weight * (terms["imu"] or 0.0)
+            + problem.wrench_weight * (terms["wrench"] or 0.0))
+
+
+def motion_terms(problem: Problem, motions: Sequence[Motion],
+                 values: Mapping[str, float] | None) -> dict[str, float | None]:
+    """The cost's terms, unweighted: ``joints`` (RMS rad), ``imu`` (RMS tilt, rad) and ``wrench``
+    (RMS ground reaction distance, m), each None where its weight is 0 or no motion has the readings."""
     from humanoid_sim import SimulatedRobot
 
-    squares, count = 0.0, 0
+    sums = {"joints": [0.0, 0], "imu": [0.0, 0], "wrench": [0.0, 0]}
+
+    def add(term: str, squares: np.ndarray) -> None:
+        known = ~np.isnan(squares)
+        sums[term][0] += float(np.sum(squares[known]))
+        sums[term][1] += int(np.sum(known))
+
     for motion in motions:
+        imu = problem.imu_weight > 0.0 and motion.imu is not None
+        wrench = problem.wrench_weight > 0.0 and motion.wrenches is not None
         with SimulatedRobot(problem.robot, problem.profile, values, params_file=problem.params_file) as robot:
-            simulated = replay(robot, motion)
+            simulated = replay_sensed(robot, motion, sensors=imu or wrench)
             joints = motion.commanded_joints(robot.model.joints.names)
-        difference = simulated[:, joints] - motion.positions[:, joints]
-        known = ~np.isnan(difference)
-        squares += float(np.sum(difference[known] ** 2))
-        count += int(np.sum(known))
-    return math.sqrt(squares / max(count, 1))
+            model = robot.model
+        add("joints", (simulated.positions[:, joints] - motion.positions[:, joints]) ** 2)
+        if imu and simulated.imu is not None:
+            assert motion.imu is not None
+            measured = tilt(motion.imu.orientation)
+            found = tilt(simulated.imu.orientation)
+            at = np.column_stack([np.interp(motion.imu.times, simulated.imu.times, found[:, k]) for k in (0, 1)])
+            add("imu", (at - measured) ** 2)
+        if wrench and simulated.wrenches is not None:
+            assert motion.wrenches is not None
+            measured = ground_reaction(model, motion, motion.wrenches)
+            found = ground_reaction(model, motion, simulated.wrenches)
+            at = np.column_stack([np.interp(motion.wrenches.times, simulated.wrenches.times, found[:, k])
+                                  for k in range(3)])
+            windows = _windows(motion.wrenches.times, WRENCH_WINDOW)
+            add("wrench", np.sum((_window_means(at, windows) - _window_means(measured, windows)) ** 2, axis=1))
+    return {term: (math.sqrt(total / count) if count else (0.0 if term == "joints" else None))
+            for term, (total, count) in sums.items()}
+
+
+def _windows(times: np.ndarray, window: float) -> np.ndarray:
+    """Each time's window number (windows of ``window`` s from time 0)."""
+    return np.floor(np.asarray(times) / window).astype(int)
+
+
+def _window_means(values: np.ndarray, windows: np.ndarray) -> np.ndarray:
+    """Mean of the known (not NaN) rows of ``values`` in each window (NaN for a window with none)."""
+    found = np.full((int(windows.max()) + 1 if len(windows) else 0, values.shape[1]), np.nan)
+    for number in np.unique(windows):
+        rows = values[windows == number]
+        known = rows[~np.isnan(rows).any(axis=1)]
+        if len(known):
+            found[number] = known.mean(axis=0)
+    return found
+
+
+def tilt(orientation: np.ndarray) -> np.ndarray:
+    """Roll and pitch (rad, Z-Y-X angles: free of the yaw) of orientations (quaternions x, y, z, w)."""
+    q = np.asarray(orientation, dtype=float)
+    q = q / np.linalg.norm(q, axis=1, keepdims=True)
+    x, y, z, w = q.T
+    roll = np.arctan2(2.0 * (w * x + y * z), 1.0 - 2.0 * (x * x + y * y))
+    pitch = np.arcsin(np.clip(2.0 * (w * y - z * x), -1.0, 1.0))
+    return np.column_stack([roll, pitch])
+
+
+def ground_reaction(model: Any, motion: Motion, wrenches: WrenchSeries) -> np.ndarray:
+    """Per reading, the point (m, trunk frame) of the feet's summed wrench's line of action nearest
+    the trunk's origin, the soles placed by the motion's recorded joint positions at the reading's
+    time; NaN where the feet carry less than :data:`MIN_GROUND_FORCE` in total."""
+    import pinocchio as pin
+
+    data = model.model.createData()
+    q = pin.neutral(model.model)
+    soles = [model.frame_id(model.config.feet[side].sole) for side in wrenches.sides]
+    names = list(model.joints.names)
+    points = np.full((len(wrenches.times), 3), np.nan)
+    measured = np.column_stack([np.interp(wrenches.times, motion.times, motion.positions[:, j])
+                                for j in range(len(names))])
+    for row, positions in enumerate(measured):
+        if np.isnan(positions).any():
+            continue
+        q[model.q_index] = positions
+        pin.framesForwardKinematics(model.model, data, q)
+        force, moment = np.zeros(3), np.zeros(3)
+        for k, frame in enumerate(soles):
+            placement = data.oMf[frame]
+            f = placement.rotation @ wrenches.force[row, k]
+            force += f
+            moment += placement.rotation @ wrenches.torque[row, k] + np.cross(placement.translation, f)
+        size = float(force @ force)
+        if size > MIN_GROUND_FORCE**2:
+            points[row] = np.cross(force, moment) / size
+    return points
 
 
 def postures_cost(problem: Problem, targets: Sequence[PostureTarget], values: Mapping[str, float] | None) -> float:

@@ -9,6 +9,13 @@ The servo's speed and acceleration limits are what joint positions reveal (the r
 the motors' angles: the gears' play and deflection, and the links' masses, hide behind the
 servo's stiff position loop). ``humanoid identify --demo DIR`` runs it in full (the reference
 physics, a longer search); the test runs it short (the fast physics profile, few evaluations).
+
+What the joints cannot see, the IMU and the feet can: ``humanoid identify --demo DIR
+--demo-sensors`` is the proof of the cost's IMU and wrench terms. A simulated Bioloid whose
+trunk's centre of mass sits :data:`SENSED_TRUTH` forward of the model's and whose gears bend
+records a squat (joint states, IMU, foot wrenches); the cost is first shown along the trunk's
+offset with the joints alone and with the new terms (:func:`cost_profile`), then the fit, with
+the terms, must find both hidden values within :data:`SENSED_TOLERANCES`.
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from humanoid_experiments.identify.motion import Command, plan_commands
+from humanoid_experiments.identify.motion import Command, Motion, plan_commands
 
 ROBOT = "hoap2"
 #: The truth: what the stand-in robot's parameter file sets (the robot's own: 4.76 rad/s, 417.5 rad/s^2).
@@ -36,6 +43,18 @@ HELD_OUT_GAIN = 30.0
 #: How many times smaller than the robot's own values' the fit error must be on the fitted
 #: motion (measured: 165 with the test's short settings, 225 with the defaults).
 FIT_GAIN = 50.0
+
+#: The sensors' proof: the robot, the trunk's centre of mass correction fitted, the truth (8 mm
+#: forward: a battery pack or a board moved; gears bending 5 mrad under 1 N m) and the bounds the
+#: fit is told.
+SENSED_ROBOT = "bioloid"
+TRUNK_COM = "model.links.base_link.com_x"
+SENSED_TRUTH = {TRUNK_COM: 0.008, "transmission.stiffness": 200.0}
+SENSED_FIT = f"{TRUNK_COM}=-0.02:0.02,transmission.stiffness=100:1000"
+#: Each fitted value's tolerance against the truth (relative: 2 mm of the 8 mm offset).
+SENSED_TOLERANCES = {TRUNK_COM: 0.25, "transmission.stiffness": 0.15}
+#: The trunk offsets (m, from the truth's) the cost is shown at.
+PROFILE_OFFSETS = (-0.008, -0.004, 0.0, 0.004, 0.008)
 
 _SQUAT = {"rleg_joint3": -0.4, "lleg_joint3": -0.4, "rleg_joint4": 0.8, "lleg_joint4": 0.8,
           "rleg_joint5": -0.4, "lleg_joint5": -0.4}
@@ -61,6 +80,15 @@ def motion_b() -> tuple[list[Command], float]:
                "rarm_joint4": 0.0, "larm_joint4": 0.0}, 0.0),
         (1.6, _SQUAT, 0.0),
         (2.1, _STAND, 0.0)]), 2.6
+
+
+def squat(home: dict[str, float]) -> tuple[list[Command], float]:
+    """The Bioloid's squat (its motion library's, humanoid_description/robots/bioloid/motions/squat.yaml):
+    down in 1 s, held 0.5 s, up in 1 s, held 1 s; ``home`` the robot's home positions."""
+    down = {"r_hip_pitch": -40.0, "l_hip_pitch": -40.0, "r_knee": 80.0, "l_knee": 80.0, "r_ankle_pitch": -40.0,
+            "l_ankle_pitch": -40.0}
+    low = {joint: math.radians(value) for joint, value in down.items()}
+    return plan_commands([(0.1, low, 1.0), (1.6, {joint: home[joint] for joint in low}, 1.0)]), 3.6
 
 
 @dataclass(frozen=True)
@@ -102,7 +130,7 @@ def record_truth(directory: Path, physics: str | None) -> tuple[Path, Path, Path
         bag = directory / name
         shutil.rmtree(bag, ignore_errors=True)
         with SimulatedRobot(ROBOT, physics or REFERENCE, params_file=truth) as robot:
-            record(robot, commands, seconds, bag)
+            record(robot, commands, seconds, bag, sensors=False)  # what the servo's proof needs: the joints
         bags.append(bag)
     return truth, bags[0], bags[1]
 
@@ -149,6 +177,8 @@ def run_proof(args: argparse.Namespace) -> int:
 
     settings = ProofSettings(physics=args.physics, population=args.population, generations=args.generations,
                              polish=args.polish, workers=args.workers, address=args.address, seed=args.seed)
+    if getattr(args, "demo_sensors", False):
+        return _run_sensed(args, settings)
     outcome = prove(args.demo, settings)
     if args.json:
         print(json.dumps({"report": outcome.report, "truth": outcome.truth, "within": outcome.within,
@@ -156,4 +186,115 @@ def run_proof(args: argparse.Namespace) -> int:
     else:
         print(report_text(outcome.report))
         print(proof_text(outcome))
+    return 0 if outcome.passed else 1
+
+
+# -- the sensors' proof ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SensedOutcome:
+    report: dict[str, Any]
+    profile: list[dict[str, float]]  # the cost along the trunk's offset (cost_profile)
+    fitted: dict[str, float]
+    within: dict[str, bool]
+    passed: bool
+
+
+def record_squat(directory: Path) -> Path:
+    """The stand-in Bioloid (:data:`SENSED_TRUTH`, its parameter file in ``directory``) recording
+    its squat with its IMU and feet: the bag's path."""
+    from humanoid_experiments.identify.motion import record
+    from humanoid_sim import REFERENCE, SimulatedRobot, params_file
+
+    directory.mkdir(parents=True, exist_ok=True)
+    truth = directory / "truth.yaml"
+    params_file.write(truth, SENSED_TRUTH, "the stand-in robot's truth (humanoid identify --demo --demo-sensors): "
+                                           "the fit never reads it")
+    bag = directory / "squat"
+    shutil.rmtree(bag, ignore_errors=True)
+    with SimulatedRobot(SENSED_ROBOT, REFERENCE, params_file=truth) as robot:
+        commands, seconds = squat(dict(zip(robot.model.joints.names, robot.model.home_positions(), strict=True)))
+        record(robot, commands, seconds, bag)
+    return bag
+
+
+def cost_profile(motion: Motion, offsets: tuple[float, ...] = PROFILE_OFFSETS,
+                 imu_weight: float | None = None, wrench_weight: float | None = None) -> list[dict[str, float]]:
+    """The cost's terms with the trunk's offset moved by each of ``offsets`` (m) from the truth,
+    the rest the truth's: the joints' RMS (the cost with the weights 0) and the cost with the
+    IMU and wrench terms (default weights)."""
+    from humanoid_experiments.identify.problem import IMU_WEIGHT, WRENCH_WEIGHT, Problem, motion_terms
+    from humanoid_sim import REFERENCE
+
+    weights = (IMU_WEIGHT if imu_weight is None else imu_weight,
+               WRENCH_WEIGHT if wrench_weight is None else wrench_weight)
+    problem = Problem(SENSED_ROBOT, REFERENCE, None, (), *weights)
+    found = []
+    for offset in offsets:
+        terms = motion_terms(problem, (motion,), {**SENSED_TRUTH, TRUNK_COM: SENSED_TRUTH[TRUNK_COM] + offset})
+        imu, wrench = terms["imu"] or 0.0, terms["wrench"] or 0.0
+        found.append({"offset": offset, "joints": terms["joints"], "imu": imu, "wrench": wrench,
+                      "cost": terms["joints"] + weights[0] * imu + weights[1] * wrench})
+    return found
+
+
+def prove_sensed(directory: Path, settings: ProofSettings,
+                 progress: Callable[[str], None] | None = None) -> SensedOutcome:
+    """Record the squat with the truth, show the cost along the trunk's offset, fit both hidden
+    values with the IMU and wrench terms and check them against the truth."""
+    from humanoid_description import load_model
+    from humanoid_experiments.identify.command import checked_request, identify, say
+    from humanoid_experiments.identify.motion import read_bag
+
+    progress = progress or say
+    bag = record_squat(directory)
+    truth = ", ".join(f"{name} {value:g}" for name, value in SENSED_TRUTH.items())
+    progress(f"recorded {bag} on the stand-in robot ({truth})")
+    profile = cost_profile(read_bag(bag, load_model(SENSED_ROBOT).joints.names))
+    progress(profile_text(profile))
+    args = argparse.Namespace(
+        robot=SENSED_ROBOT, bag=bag, postures=None, fit=SENSED_FIT, output=directory / "fitted.yaml", validate=[],
+        seed=settings.seed, population=settings.population, generations=settings.generations,
+        polish=settings.polish, address=settings.address, workers=settings.workers, state=None, resume=False,
+        overwrite=True, physics=None, params=None, imu_weight=None, wrench_weight=None)
+    report = identify(checked_request(args), args, progress)
+    fitted = {name: entry["value"] for name, entry in report["parameters"].items()}
+    within = {name: abs(fitted[name] - value) <= SENSED_TOLERANCES[name] * abs(value)
+              for name, value in SENSED_TRUTH.items()}
+    return SensedOutcome(report, profile, fitted, within, all(within.values()))
+
+
+def profile_text(profile: list[dict[str, float]]) -> str:
+    lines = [f"the cost along the trunk's centre of mass offset ({TRUNK_COM}), the rest at the truth:",
+             f"{'com_x (mm)':>10s} {'joints (rad)':>13s} {'tilt (rad)':>11s} {'reaction (m)':>13s} "
+             f"{'cost (rad)':>11s}"]
+    for entry in profile:
+        lines.append(f"{1000 * (SENSED_TRUTH[TRUNK_COM] + entry['offset']):10.1f} {entry['joints']:13.3e} "
+                     f"{entry['imu']:11.3e} {entry['wrench']:13.3e} {entry['cost']:11.3e}")
+    return "\n".join(lines)
+
+
+def sensed_text(outcome: SensedOutcome) -> str:
+    lines = [f"{'parameter':36s} {'truth':>10s} {'fitted':>10s} {'tolerance':>10s}  within"]
+    for name, value in SENSED_TRUTH.items():
+        lines.append(f"{name:36s} {value:10.4g} {outcome.fitted[name]:10.4g} {SENSED_TOLERANCES[name]:10.0%}  "
+                     f"{'yes' if outcome.within[name] else 'NO'}")
+    lines.append("proof " + ("passed" if outcome.passed else "FAILED"))
+    return "\n".join(lines)
+
+
+def _run_sensed(args: argparse.Namespace, settings: ProofSettings) -> int:
+    import json
+
+    from humanoid_core import UsageError
+    from humanoid_experiments.identify.command import report_text
+
+    if args.physics is not None:
+        raise UsageError("--demo-sensors runs the reference physics: the Bioloid has no other for it")
+    outcome = prove_sensed(args.demo, settings)
+    if args.json:
+        print(json.dumps({"report": outcome.report, "truth": SENSED_TRUTH, "profile": outcome.profile,
+                          "within": outcome.within, "passed": outcome.passed}, indent=2))
+    else:
+        print(report_text(outcome.report))
+        print(sensed_text(outcome))
     return 0 if outcome.passed else 1
