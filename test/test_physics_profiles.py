@@ -14,7 +14,7 @@ from rclpy.parameter import Parameter
 
 from humanoid_bringup import main
 from humanoid_core import node_parameters
-from humanoid_description import SIM_NODE_PARAMETERS, load_model
+from humanoid_description import SIM_NODE_PARAMETERS, load_model, resolve_robot
 from humanoid_experiments.walk_in_process import walk_in_process
 from humanoid_sim import NODE_NAME, SimDriverConfig, SimulatedRobot, declare_driver, physics_profiles
 
@@ -22,7 +22,7 @@ ROBOT = "hoap2"
 
 
 def fast_values() -> dict:
-    return physics_profiles.robot_profiles(ROBOT)["fast"]
+    return physics_profiles.robot_profiles(resolve_robot(ROBOT))["fast"]
 
 
 @pytest.mark.parametrize("command", [

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from humanoid_description.config import RobotConfig, load_config
 from humanoid_description.data_file import load_package_yaml
-from humanoid_description.robots import RobotFiles, robot_files
+from humanoid_description.robots import RobotFiles, robot_files, urdf_xml
 from humanoid_description.runtime_files import CONTROL_NODE_PARAMETERS, RuntimeFile
 
 
@@ -37,6 +37,11 @@ class Robot:
     def path(self, runtime_file: RuntimeFile) -> Path:
         """Where one of the robot's runtime files is (:mod:`humanoid_description.runtime_files`)."""
         return runtime_file.path(self.name)
+
+    @functools.cached_property
+    def urdf(self) -> str:
+        """The robot's URDF, its xacro description expanded (once: :func:`~humanoid_description.robots.urdf_xml`)."""
+        return urdf_xml(self.name)
 
     def configures(self, node_name: str) -> bool:
         """Whether ``control.yaml`` has a section for control node ``node_name`` (the walk

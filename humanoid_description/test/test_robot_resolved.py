@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from humanoid_description import ROBOTS, Robot, UnknownRobotError, load_config, resolve_robot
+from humanoid_description import ROBOTS, Robot, UnknownRobotError, load_config, resolve_robot, robot_directory
 
 
 def test_each_robot_resolves_to_one_object_per_process():
@@ -33,3 +33,14 @@ def test_what_a_robot_can_do_comes_from_its_files(name, walks, gaits, bus):
 def test_an_unknown_robot_is_refused_with_the_known_ones():
     with pytest.raises(UnknownRobotError, match=r"unknown robot 'nao' \(known robots: .*hoap2"):
         resolve_robot("nao")
+
+
+def test_a_robots_urdf_is_its_xacro_description_expanded_once():
+    import xacro
+    import yaml
+
+    folder = robot_directory("bioloid")
+    description = folder / yaml.safe_load((folder / "robot.yaml").read_text())["description"]
+    robot = resolve_robot("bioloid")
+    assert robot.urdf == xacro.process_file(str(description)).toprettyxml(indent="  ")
+    assert robot.urdf is robot.urdf

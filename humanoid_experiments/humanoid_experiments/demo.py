@@ -215,23 +215,25 @@ def run(args: argparse.Namespace) -> int:
     from humanoid_bringup import free_namespace
     from humanoid_control.ros import RobotClient
     from humanoid_core.processes import Graph
+    from humanoid_description import resolve_robot
     from humanoid_sim import sim_nodes
 
+    robot = resolve_robot("hoap2")  # once: the option checks and the graph below ask this object
     if args.walk is not None:
         from humanoid_experiments.walk import check_goal
 
-        check_goal("hoap2", args.walk)
+        check_goal(robot, args.walk)
     from humanoid_sim import params_file, physics_profiles
 
-    physics_profiles.chosen("hoap2", args.physics)
-    params = params_file.chosen("hoap2", args.params)
+    physics_profiles.chosen(robot, args.physics)
+    params = params_file.chosen(robot, args.params)
     namespace = free_namespace(args.namespace)
     log_dir = args.log_dir or Path(tempfile.mkdtemp(prefix="humanoid_demo_"))
     real_time_factor = args.real_time_factor
     if real_time_factor is None:
         real_time_factor = 1.0 if args.walk is not None and not args.lockstep else 0.0
     print(f"starting the HOAP-2 simulation (logs: {log_dir}) ...", flush=True)
-    nodes = sim_nodes("hoap2", gui=args.gui, real_time_factor=real_time_factor, physics_profile=args.physics,
+    nodes = sim_nodes(robot, gui=args.gui, real_time_factor=real_time_factor, physics_profile=args.physics,
                       params_file=params, lockstep=args.lockstep, participants=(CLIENT,), namespace=namespace)
     with Graph(nodes, log_dir=log_dir), RobotClient(CLIENT, namespace=namespace, lockstep=args.lockstep) as client:
         summary = run_demo(client)

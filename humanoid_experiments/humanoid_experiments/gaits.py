@@ -130,10 +130,14 @@ def _players(args: argparse.Namespace, model, period: float) -> list:
 
 def run(args: argparse.Namespace) -> int:
     from humanoid_core.quadruped_gaits import GaitError, IKGait
-    from humanoid_description import UnknownRobotError, load_model
+    from humanoid_description import UnknownRobotError, load_model, resolve_robot
     from humanoid_sim import control_period, params_file
 
-    params = params_file.chosen(args.robot, args.params)
+    try:
+        robot = resolve_robot(args.robot)  # once: the option check and the simulation's period below ask it
+    except UnknownRobotError as error:
+        raise UsageError(str(error).strip('"')) from None
+    params = params_file.chosen(robot, args.params)
     if args.sweep == (args.gait is not None):
         raise UsageError("give either --sweep or --gait NAME")
     if args.sweep and args.frequency is not None:
@@ -146,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--chart: {args.chart}: no folder {args.chart.parent}")
     try:
         model = load_model(args.robot)
-        period = control_period(args.robot)  # one set-point per control cycle of the simulation node
+        period = control_period(robot)  # one set-point per control cycle of the simulation node
         players = _players(args, model, period)
         fitness = _fitness_settings(args.robot)
         spot = float(((model.config.sections.get("gaits") or {}).get("chart") or {}).get("spot_distance", 0.05))

@@ -266,9 +266,11 @@ def run(args: argparse.Namespace) -> int:
     from humanoid_control.ros import RobotClient
     from humanoid_core import UsageError
     from humanoid_core.processes import Graph
+    from humanoid_description import resolve_robot
     from humanoid_sim import physics_profiles, sim_nodes
 
-    physics_profiles.chosen(args.robot, args.physics)
+    robot = resolve_robot(args.robot)  # once: the option check and the graph below ask this object
+    physics_profiles.chosen(robot, args.physics)
     if args.motions is not None and not args.motions.is_dir():
         raise UsageError(f"--motions {args.motions}: not a folder")
     starts = list(dict.fromkeys(args.starts or ["back", "belly"]))
@@ -277,7 +279,7 @@ def run(args: argparse.Namespace) -> int:
     out = sys.stderr if args.json else sys.stdout
     print(f"starting the {args.robot} simulation (logs: {log_dir}) ...", file=out, flush=True)
     # the recorder, hosted in the graph's container, answers the lockstep with the container
-    nodes = sim_nodes(args.robot, real_time_factor=0.0, lockstep=True, auto_getup=True, physics_profile=args.physics,
+    nodes = sim_nodes(robot, real_time_factor=0.0, lockstep=True, auto_getup=True, physics_profile=args.physics,
                       namespace=namespace)
     if args.motions is not None:
         nodes = with_node_parameters(nodes, FALL_MANAGER, {"getup_directory": str(args.motions.resolve())})

@@ -375,19 +375,21 @@ def run(args: argparse.Namespace) -> int:
     from humanoid_core import UsageError
     from humanoid_core.biped_walking import walking_robot
     from humanoid_core.processes import Graph
+    from humanoid_description import resolve_robot
     from humanoid_sim import PushParameters, physics_profiles, sim_nodes
 
+    robot = resolve_robot(args.robot)  # once: the option check and the graph below ask this object
     limits = PushParameters()
     if args.push_duration > limits.max_duration:
         raise UsageError(f"--push-duration must be at most {limits.max_duration:g} s (push.max_duration), "
                          f"got {args.push_duration:g}")
-    physics_profiles.chosen(args.robot, args.physics)
+    physics_profiles.chosen(robot, args.physics)
     namespace = free_namespace(args.namespace)
     log_dir = args.log_dir or Path(tempfile.mkdtemp(prefix="humanoid_push_"))
     print(f"starting the {args.robot} simulation (logs: {log_dir}) ...", file=sys.stderr if args.json else sys.stdout,
           flush=True)
-    walking = args.walking and walking_robot(args.robot)
-    nodes = sim_nodes(args.robot, real_time_factor=0.0, lockstep=True, participants=(CLIENT,),
+    walking = args.walking and walking_robot(robot)
+    nodes = sim_nodes(robot, real_time_factor=0.0, lockstep=True, participants=(CLIENT,),
                       walk_controller=walking, gait_controller=False, self_collision_checker=False,
                       physics_profile=args.physics, auto_getup=False,  # each trial starts from a reset
                       namespace=namespace)

@@ -28,10 +28,14 @@ import tempfile
 import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from humanoid_control.ros import topics
+
+if TYPE_CHECKING:
+    from humanoid_description import Robot
 
 # rclpy, Pinocchio and the clients are imported where they are used: the `humanoid`
 # command builds its parser from this module and must start fast.
@@ -300,14 +304,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-dir", type=new_folder, default=None, help="keep the nodes' logs here")
 
 
-def check_goal(robot: str, distance: float, lateral: float = 0.0) -> None:
-    """Refuse (UsageError) a walk the robot's walk controller would refuse, before anything starts."""
+def check_goal(robot: Robot, distance: float, lateral: float = 0.0) -> None:
+    """Refuse (UsageError) a walk the robot's walk controller would refuse, before anything starts
+    (``robot``: resolved once by the command)."""
     from humanoid_core.biped_walking import WalkParameters, WalkRefusedError, checked_walk_goal, walking_robot
 
     if not walking_robot(robot):
         return  # the walk controller says so itself when it starts
     try:
-        checked_walk_goal(distance, lateral, 0.0, WalkParameters.for_robot(robot))
+        checked_walk_goal(distance, lateral, 0.0, WalkParameters.for_robot(robot.name))
     except WalkRefusedError as error:
         from humanoid_core import UsageError
 
@@ -319,8 +324,10 @@ def run(args: argparse.Namespace) -> int:
     from humanoid_control.ros import RobotClient
     from humanoid_core import UsageError
     from humanoid_core.processes import Graph
+    from humanoid_description import resolve_robot
     from humanoid_sim import sim_nodes
 
+    robot = resolve_robot(args.robot)  # once: the option checks and the graph below ask this object
     if (args.distance is None) == (args.teleop is None):
         raise UsageError("give --distance METRES (a walk goal) or --teleop SECONDS (cmd_vel), one of them")
     if abs(args.turn) > 180.0:
@@ -328,21 +335,21 @@ def run(args: argparse.Namespace) -> int:
     if args.teleop is not None:
         from humanoid_core.biped_walking import walking_robot
 
-        if not walking_robot(args.robot):
+        if not walking_robot(robot):
             raise UsageError(f"--teleop walks a biped: {args.robot} has no walk controller")
     else:
-        check_goal(args.robot, args.distance, args.lateral)
+        check_goal(robot, args.distance, args.lateral)
     from humanoid_sim import params_file, physics_profiles
 
-    physics_profiles.chosen(args.robot, args.physics)
-    params = params_file.chosen(args.robot, args.params)
+    physics_profiles.chosen(robot, args.physics)
+    params = params_file.chosen(robot, args.params)
     namespace = free_namespace(args.namespace)
     log_dir = args.log_dir or Path(tempfile.mkdtemp(prefix="humanoid_walk_"))
     if not args.json:
         print(f"starting the {args.robot} simulation (logs: {log_dir}) ...", flush=True)
     rtf = args.real_time_factor if args.real_time_factor is not None or args.lockstep else 1.0
     # the teleop stands a fallen robot up by a reset: the fall manager must not get it up meanwhile
-    nodes = sim_nodes(args.robot, gui=args.gui, real_time_factor=rtf, lockstep=args.lockstep,
+    nodes = sim_nodes(robot, gui=args.gui, real_time_factor=rtf, lockstep=args.lockstep,
                       participants=(CLIENT,), physics_profile=args.physics, params_file=params,
                       auto_getup=False if args.teleop is not None else None, namespace=namespace)
     with Graph(nodes, log_dir=log_dir), RobotClient(CLIENT, namespace=namespace, lockstep=args.lockstep) as client:

@@ -35,7 +35,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -43,6 +43,9 @@ from humanoid_core import documented, flatten
 from humanoid_sim.servo_profiles import ServoParameters, value_error
 from humanoid_sim.sim_parameters import SimParameters
 from humanoid_sim.transmission import TransmissionParameters
+
+if TYPE_CHECKING:
+    from humanoid_description import Robot
 
 #: Where link corrections sit: ``model.links.<link>.<field>``.
 LINK_PREFIX = "model.links."
@@ -233,16 +236,15 @@ def add_argument(parser: Any) -> None:
                              "docs/identification.md), over the robot's own values")
 
 
-def chosen(robot: str, path: Path | None) -> Path | None:
-    """``--params``' file checked for ``robot`` (absolute, as nodes started elsewhere need it), or
-    None; a UsageError naming what is wrong otherwise."""
+def chosen(robot: Robot, path: Path | None) -> Path | None:
+    """``--params``' file checked for ``robot`` (resolved once by the command; absolute, as nodes
+    started elsewhere need it), or None; a UsageError naming what is wrong otherwise."""
     if path is None:
         return None
     from humanoid_core import UsageError
-    from humanoid_description import urdf_xml
 
     try:
-        load(path, link_names(urdf_xml(robot)))
+        load(path, link_names(robot.urdf))
     except ParamsFileError as error:
         raise UsageError(f"--params: {error}") from None
     return path.resolve()

@@ -28,6 +28,7 @@ from humanoid_description import SIM_NODE_PARAMETERS
 from humanoid_sim.sim_node_spec import NODE_NAME
 
 if TYPE_CHECKING:
+    from humanoid_description import Robot
     from humanoid_sim.servo_profiles import ServoParameters
     from humanoid_sim.sim_parameters import SimParameters
 
@@ -65,21 +66,21 @@ def profiles(values: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     return found
 
 
-def robot_profiles(robot: str) -> dict[str, dict[str, Any]]:
+def robot_profiles(robot: Robot) -> dict[str, dict[str, Any]]:
     """The profiles in ``robot``'s simulation parameter file."""
-    return profiles(node_parameters(SIM_NODE_PARAMETERS.path(robot), NODE_NAME))
+    return profiles(node_parameters(robot.path(SIM_NODE_PARAMETERS), NODE_NAME))
 
 
-def profile_names(robot: str) -> list[str]:
+def profile_names(robot: Robot) -> list[str]:
     return list(robot_profiles(robot))
 
 
-def check_name(robot: str, name: str) -> str:
+def check_name(robot: Robot, name: str) -> str:
     """``name`` if ``robot`` has that profile, else UnknownProfileError naming the known ones."""
     known = profile_names(robot)
     if name not in known:
-        raise UnknownProfileError(f"unknown physics profile {name!r} for {robot} (known: {', '.join(known)}; "
-                                  f"humanoid_description/robots/{robot}/sim.yaml, {SECTION}:)")
+        raise UnknownProfileError(f"unknown physics profile {name!r} for {robot.name} (known: {', '.join(known)}; "
+                                  f"humanoid_description/robots/{robot.name}/sim.yaml, {SECTION}:)")
     return name
 
 
@@ -111,9 +112,10 @@ def add_argument(parser: Any) -> None:
                              f"fast: quicker, validated by `humanoid bench physics`); the robot's {SECTION} list them")
 
 
-def chosen(robot: str, name: str | None) -> str | None:
-    """``--physics``'s value checked for ``robot``: None (the node's default) or a profile its
-    parameter file names; a UsageError naming the known ones otherwise."""
+def chosen(robot: Robot, name: str | None) -> str | None:
+    """``--physics``'s value checked for ``robot`` (resolved once by the command): None (the
+    node's default) or a profile its parameter file names; a UsageError naming the known ones
+    otherwise."""
     if name is None:
         return None
     from humanoid_core import UsageError

@@ -43,8 +43,8 @@ def run(args: argparse.Namespace) -> int:
     if args.lockstep_participant and not args.lockstep:
         raise UsageError("--lockstep-participant needs --lockstep")
     robot = resolve_robot(args.robot)  # once: the checks and the graph below ask this object
-    physics = physics_profiles.chosen(robot.name, args.physics)
-    params = params_file.chosen(robot.name, args.params)
+    physics = physics_profiles.chosen(robot, args.physics)
+    params = params_file.chosen(robot, args.params)
     recording = args.lockstep and args.record is not None
     namespace = free_namespace(args.namespace)
     nodes = sim_nodes(robot, gui=args.gui, real_time_factor=args.real_time_factor,

@@ -6,11 +6,15 @@ rates of what only the simulator publishes, which in-process runs (no ROS) keep 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from humanoid_core import node_parameters
 from humanoid_core.loop import InterfaceParameters
 from humanoid_core.processes import NodeSpec, driver_node_spec
 from humanoid_description import SIM_NODE_PARAMETERS
+
+if TYPE_CHECKING:
+    from humanoid_description import Robot
 
 NODE_NAME = "humanoid_sim"
 
@@ -20,8 +24,8 @@ def sim_node_spec(robot: str, parameters: Mapping[str, object] | None = None) ->
     return driver_node_spec(NODE_NAME, "humanoid_sim.sim_node", robot, parameters)
 
 
-def control_period(robot: str) -> float:
+def control_period(robot: Robot) -> float:
     """Seconds per control cycle of ``robot``'s simulation node (its parameter file's
     ``control_rate``, else the interface's default)."""
-    values = node_parameters(SIM_NODE_PARAMETERS.path(robot), NODE_NAME)
+    values = node_parameters(robot.path(SIM_NODE_PARAMETERS), NODE_NAME)
     return 1.0 / float(values.get("control_rate", InterfaceParameters().control_rate))

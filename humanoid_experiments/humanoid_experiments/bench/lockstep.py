@@ -146,11 +146,13 @@ def raw_run(robot: str, physics: str | None):
 
 
 def run(args: argparse.Namespace) -> int:
+    from humanoid_description import resolve_robot
     from humanoid_experiments.walk import check_goal
     from humanoid_sim import physics_profiles
 
-    check_goal(args.robot, args.distance)
-    physics = physics_profiles.chosen(args.robot, args.physics)
+    robot = resolve_robot(args.robot)  # once: the option checks ask this object
+    check_goal(robot, args.distance)
+    physics = physics_profiles.chosen(robot, args.physics)
     say = (lambda text: print(text, file=sys.stderr, flush=True)) if not args.json else (lambda _text: None)
     with tempfile.TemporaryDirectory(prefix="humanoid_bench_lockstep_") as folder:
         say(f"{args.robot}: raw PyBullet stepping ({RAW_SECONDS:g} s) ...")

@@ -137,12 +137,12 @@ def compare(reference: dict[str, Any], fast: dict[str, Any]) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     from humanoid_core import UsageError
-    from humanoid_description import load_model
+    from humanoid_description import load_model, resolve_robot
     from humanoid_experiments.postures import parse_tests
     from humanoid_sim import physics_profiles, simulation_settings
 
     try:
-        physics_profiles.check_name(args.robot, args.physics)
+        physics_profiles.check_name(resolve_robot(args.robot), args.physics)
         overrides = parse_values(args.set)
         tests = None if args.tests is None else parse_tests(args.tests)
         model = load_model(args.robot)

@@ -149,12 +149,13 @@ def postures(robot: str, profile: str, tests: list[int], overrides: dict[str, An
 
 def run(args: argparse.Namespace) -> int:
     from humanoid_core.motion import list_motions
+    from humanoid_description import resolve_robot
     from humanoid_experiments.bench.physics import parse_values
     from humanoid_experiments.postures import parse_tests
     from humanoid_sim import physics_profiles
 
     try:
-        physics_profiles.check_name(args.robot, LAWS["pd_torque"])
+        physics_profiles.check_name(resolve_robot(args.robot), LAWS["pd_torque"])
         changes = {"position_motor": {}, "pd_torque": parse_values(args.set)}
         _settings(args.robot, LAWS["pd_torque"], changes["pd_torque"])  # a bad value refused here
         motions = [m.strip() for m in args.motions.split(",") if m.strip()]

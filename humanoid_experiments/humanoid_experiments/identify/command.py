@@ -126,17 +126,18 @@ def run(args: argparse.Namespace) -> int:
 
 def checked_request(args: argparse.Namespace) -> dict[str, Any]:
     """The problem, its data and held-out data, checked: a UsageError (one line) otherwise."""
-    from humanoid_description import UnknownRobotError, load_model
+    from humanoid_description import UnknownRobotError, load_model, resolve_robot
     from humanoid_experiments.identify.motion import MotionError, read_bag
     from humanoid_experiments.identify.problem import FitError, Problem, parse_fit, read_postures, split_held_out
     from humanoid_sim import params_file, physics_profiles
 
     try:
+        robot = resolve_robot(args.robot)  # once: the option checks below ask this object
         model = load_model(args.robot)
     except UnknownRobotError as error:
         raise UsageError(str(error).strip('"')) from None
-    profile = physics_profiles.chosen(args.robot, args.physics) or physics_profiles.REFERENCE
-    base = params_file.chosen(args.robot, args.params)
+    profile = physics_profiles.chosen(robot, args.physics) or physics_profiles.REFERENCE
+    base = params_file.chosen(robot, args.params)
     links = params_file.link_names(model.urdf)
     names = model.joints.names
     if getattr(args, "hold_out", None) is not None and args.postures is None:

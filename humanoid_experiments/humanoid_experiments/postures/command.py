@@ -193,7 +193,7 @@ def run(args: argparse.Namespace, stdin: TextIO | None = None, out: TextIO | Non
     out = sys.stderr if out is None else out
 
     from humanoid_control.ros import RobotClient, RobotClientError
-    from humanoid_description import ROBOTS, load_model
+    from humanoid_description import ROBOTS, load_model, resolve_robot
     from humanoid_experiments.postures.operator import AnswerError, OperatorStopError, ScriptedAnswers
     from humanoid_experiments.postures.protocol import load_protocol
     from humanoid_experiments.postures.report import table, to_json
@@ -206,13 +206,14 @@ def run(args: argparse.Namespace, stdin: TextIO | None = None, out: TextIO | Non
         return compare_command(*args.compare, args.json)
     if args.robot not in ROBOTS:
         raise UsageError(f"unknown robot {args.robot!r} (known robots: {', '.join(ROBOTS)})")
+    robot = resolve_robot(args.robot)  # once: the option checks below ask this object
     if args.physics is not None:
         from humanoid_sim import physics_profiles
 
-        physics_profiles.chosen(args.robot, args.physics)
+        physics_profiles.chosen(robot, args.physics)
     from humanoid_sim import params_file
 
-    params = params_file.chosen(args.robot, args.params)
+    params = params_file.chosen(robot, args.params)
     overrides = {}
     if args.set:
         from humanoid_sim import parameter_names
