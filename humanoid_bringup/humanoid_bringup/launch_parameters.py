@@ -27,9 +27,13 @@ import shlex
 import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from humanoid_core.processes import RESTART_POLICY, NodeSpec, OnExit, describe_exit, tethered_program
-from humanoid_description import package_share_directory, urdf_xml
+from humanoid_description import package_share_directory
+
+if TYPE_CHECKING:
+    from humanoid_description import Robot
 
 #: The launch arguments both launch files take to switch parts of the graph on or off
 #: ("true"/"false", default "true"): the keyword arguments of :func:`graphs.sim_nodes`
@@ -111,11 +115,12 @@ def full_install_tools(rviz: bool, warn: Callable[[str], None],
     return FullInstallTools(state_publisher, rviz)
 
 
-def tool_nodes(tools: FullInstallTools, robot: str, use_sim_time: bool,
+def tool_nodes(tools: FullInstallTools, robot: Robot | str, use_sim_time: bool,
                namespace: str = "/") -> list[dict[str, object]]:
     """``launch_ros.actions.Node`` keyword arguments of the tools to start, tethered too;
     robot_state_publisher in the robot's ``namespace`` (its frames prefixed, its clock the
-    robot's), RViz in the root (its configuration names the root's topics)."""
+    robot's), RViz in the root (its configuration names the root's topics). ``robot``: resolved
+    once (:func:`~humanoid_description.robot.resolve_robot`) when given by name."""
     nodes: list[dict[str, object]] = []
     if tools.state_publisher:
         spec = NodeSpec("robot_state_publisher", "", namespace=namespace)
@@ -198,12 +203,15 @@ def number_or_none(text: str) -> float | None:
     return float(text) if text else None
 
 
-def state_publisher_parameters(robot: str, use_sim_time: bool = False, namespace: str = "/") -> dict[str, object]:
+def state_publisher_parameters(robot: Robot | str, use_sim_time: bool = False,
+                               namespace: str = "/") -> dict[str, object]:
     """robot_state_publisher's parameters: the robot's URDF (it publishes robot_description)
-    and, in a namespace, its ``frame_prefix`` (``a/``: the frames the stack's nodes use there)."""
+    and, in a namespace, its ``frame_prefix`` (``a/``: the frames the stack's nodes use there).
+    ``robot``: resolved once when given by name."""
     from humanoid_control.ros import frame_prefix
+    from humanoid_description import resolve_robot
 
-    return {"robot_description": urdf_xml(robot), "use_sim_time": use_sim_time,
+    return {"robot_description": resolve_robot(robot).urdf, "use_sim_time": use_sim_time,
             **({"frame_prefix": frame_prefix(namespace)} if frame_prefix(namespace) else {})}
 
 
