@@ -264,16 +264,23 @@ def motion_terms(problem: Problem, motions: Sequence[Motion],
             found = tilt(simulated.imu.orientation)
             at = np.column_stack([np.interp(motion.imu.times, simulated.imu.times, found[:, k]) for k in (0, 1)])
             add("imu", (at - measured) ** 2)
-        if wrench and simulated.wrenches is not None:
+        sides = motion.wrenches.sides if motion.wrenches is not None else ()
+        if wrench and simulated.wrenches is not None and set(sides) <= set(simulated.wrenches.sides):
             assert motion.wrenches is not None
             measured = ground_reaction(model, motion, motion.wrenches)
-            found = ground_reaction(model, motion, simulated.wrenches)
+            found = ground_reaction(model, motion, _feet(simulated.wrenches, sides))
             at = np.column_stack([np.interp(motion.wrenches.times, simulated.wrenches.times, found[:, k])
                                   for k in range(3)])
             windows = _windows(motion.wrenches.times, WRENCH_WINDOW)
             add("wrench", np.sum((_window_means(at, windows) - _window_means(measured, windows)) ** 2, axis=1))
     return {term: (math.sqrt(total / count) if count else (0.0 if term == "joints" else None))
             for term, (total, count) in sums.items()}
+
+
+def _feet(wrenches: WrenchSeries, sides: Sequence[str]) -> WrenchSeries:
+    """The wrenches of the feet ``sides`` alone, in that order (those a bag holds)."""
+    order = [wrenches.sides.index(side) for side in sides]
+    return WrenchSeries(wrenches.times, tuple(sides), wrenches.force[:, order], wrenches.torque[:, order])
 
 
 def _windows(times: np.ndarray, window: float) -> np.ndarray:
