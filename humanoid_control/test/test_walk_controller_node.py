@@ -9,9 +9,9 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from trajectory_msgs.msg import JointTrajectory
 
-from humanoid_control.nodes.walk_controller import NODE_NAME, WalkControllerNode
-from humanoid_control.ros import poll_until
-from humanoid_control.ros.node_host import OwnProcess
+from humanoid_control.nodes import WalkControllerNode
+from humanoid_control.ros import OwnProcess, poll_until
+from humanoid_core.biped_walking import NODE_NAME
 
 
 def test_cmd_vel_before_the_robots_first_joint_states_is_refused_in_the_log(capfd):

@@ -34,4 +34,5 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
         "walk_controller_node_spec",
         "with_node_parameters",
     ],
+    "walk_controller": ["WalkControllerNode"],
 })

@@ -40,7 +40,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
         "robot_publishers",
         "unprefixed",
     ],
-    "node_host": ["NodeHost", "Shared"],
+    "node_host": ["NodeHost", "OwnProcess", "Shared"],
     "node_main": ["STOP_TIMEOUT", "run_node", "spin_while"],
     "offload": ["Offload", "stop_offloads"],
     "parameters": ["declare", "declare_control_node", "declare_dataclass", "declare_robot"],
