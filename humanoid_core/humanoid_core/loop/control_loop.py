@@ -13,6 +13,14 @@ through :meth:`ControlLoop.accept_trajectory` and :meth:`ControlLoop.stream`, wh
 all per-command work (validation, the spline, the guard's check) in the caller's thread:
 the control thread only samples. Nothing here imports ROS, so the loop is tested
 in-process with any driver and a fake clock (``humanoid_core/test/test_control_loop.py``).
+
+Torque off (:meth:`ControlLoop.set_torque`, the robot interface's ``torque`` service, the fall
+manager's ``protect: limp``): the control thread releases every joint through the driver at
+its next cycle and, while they are released, writes no set-point (the robot goes limp; the
+state is still read and published). The next command accepted (a trajectory, streaming
+set-points, a hold, or torque on) takes them again: its set-points start from the positions
+measured at that moment, are written, and only then is the torque switched on, so that no
+joint jumps to a set-point from before the release.
 """
 
 from __future__ import annotations
@@ -22,12 +30,12 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from humanoid_core.loop.command_guard import CheckInterruptedError, CommandGuard, Veto
-from humanoid_core.loop.driver import DriverError, JointCommand, JointState, RobotDriver
+from humanoid_core.loop.driver import DriverError, JointCommand, JointState, RobotDriver, TorqueUnsupportedError
 from humanoid_core.loop.interface_parameters import InterfaceParameters
 from humanoid_core.loop.lockstep import LockstepGate
 from humanoid_core.loop.trajectory_executor import (
@@ -51,6 +59,8 @@ CycleHook = Callable[[JointState], None]
 
 #: How often a trajectory is planned again when other commands keep changing the set-points.
 PLAN_ATTEMPTS = 10
+#: s (wall): how long :meth:`ControlLoop.set_torque` waits for the control thread to carry it out.
+TORQUE_TIMEOUT = 10.0
 
 
 class GilTurns:
@@ -118,6 +128,19 @@ class TrajectoryRequest:
     goal_time_tolerance: float = 0.0
 
 
+@dataclass
+class TorqueRequest:
+    """Torque on or off for every joint, carried out by the control thread at its next cycle
+    (:meth:`ControlLoop.request_torque`): ``done`` is set then, with ``error`` (None: done),
+    ``message`` (what was done) and ``stamp`` (the driver-clock time of that cycle's reading)."""
+
+    enabled: bool
+    done: threading.Event = field(default_factory=threading.Event)
+    error: str | None = None
+    message: str = ""
+    stamp: float = math.nan
+
+
 @dataclass(frozen=True)
 class LoopStatus:
     """Health of the loop, for diagnostics."""
@@ -172,6 +195,11 @@ class ControlLoop:
         #: an older one still being checked gives way (:meth:`accept_trajectory`).
         self._newest = 0
         self._numbering = threading.Lock()
+        #: Torque requests not yet carried out by the control thread, and the torque's state.
+        self._torque_requests: list[TorqueRequest] = []
+        self._torque_lock = threading.Lock()
+        self._limp = False
+        self._take_back = False  # a command came in while limp: the next cycle takes the joints again
 
     # -- life cycle ---------------------------------------------------------------------
     def add_cycle_hook(self, hook: CycleHook) -> None:
@@ -206,8 +234,11 @@ class ControlLoop:
     def hold(self, positions: np.ndarray) -> None:
         """Make every joint hold ``positions``, ending any run (a reset: the positions the robot
         is set to, given before it is, so that no cycle drives it back to the old set-points;
-        reading them back instead could return the reading of a cycle that ran meanwhile)."""
+        reading them back instead could return the reading of a cycle that ran meanwhile). Released
+        joints (:attr:`limp`) are taken again."""
         self.trajectory_executor.hold(positions)
+        if self._limp:
+            self._take_back = True
 
     @property
     def state(self) -> JointState | None:
@@ -221,22 +252,112 @@ class ControlLoop:
         return self._act()
 
     def _act(self) -> JointState:
-        """The cycle after the driver's sync: read, command, write, hooks."""
+        """The cycle after the driver's sync: read, torque requests, command, write, hooks."""
         state = self.driver.read()
         self._state = state
-        command = self.trajectory_executor.update(state)
-        decision = self.guard.filter_setpoint(command, state)
-        if isinstance(decision, Veto):
-            self.trajectory_executor.substitute(command, decision.setpoint.position, decision.code, decision.message)
-            decision = decision.setpoint
-        self.driver.write(decision)
-        self.written = decision
+        requests = self._take_torque_requests()
+        try:
+            for request in requests:
+                self._torque(request, state)
+            if self._limp and not self._take_back:  # released: no set-point
+                self.written = None
+            else:
+                command = self.trajectory_executor.update(state)
+                decision = self.guard.filter_setpoint(command, state)
+                if isinstance(decision, Veto):
+                    self.trajectory_executor.substitute(command, decision.setpoint.position, decision.code,
+                                                        decision.message)
+                    decision = decision.setpoint
+                self.driver.write(decision)
+                self.written = decision
+                if self._limp:  # the set-points at the measured positions are written: torque on
+                    self.driver.set_torque(True)
+                    self._limp = self._take_back = False
+        except DriverError as error:
+            for request in requests:
+                request.error = request.error or str(error)
+                request.done.set()
+            raise
+        for request in requests:
+            request.done.set()
         for hook in self._hooks:
             hook(state)
         self._cycles += 1
         self._meter(state.stamp)
         self._error = ""
         return state
+
+    # -- torque (any thread; carried out by the control thread) ----------------------------
+    @property
+    def limp(self) -> bool:
+        """True while every joint is released (torque off): no set-point is written."""
+        return self._limp
+
+    def request_torque(self, enabled: bool) -> TorqueRequest:
+        """Ask the control thread to switch every joint's torque off (``False``: the robot goes
+        limp) or on again (``True``: the joints hold where they are measured), at its next
+        cycle; raises :class:`TorqueUnsupportedError` at once where the driver cannot."""
+        if not self.driver.releases_torque:
+            raise TorqueUnsupportedError(f"{type(self.driver).__name__} has no torque-off command: its joints "
+                                         "cannot be released while it runs")
+        request = TorqueRequest(enabled)
+        with self._torque_lock:
+            self._torque_requests.append(request)
+        return request
+
+    def set_torque(self, enabled: bool, timeout: float = TORQUE_TIMEOUT) -> str:
+        """:meth:`request_torque` and wait until the control thread carried it out; returns what
+        was done, raises :class:`DriverError` with the reason when it could not be."""
+        request = self.request_torque(enabled)
+        if not request.done.wait(timeout):
+            raise DriverError(f"torque {'on' if enabled else 'off'}: the control loop did not carry it out "
+                              f"within {timeout:g} s")
+        if request.error is not None:
+            raise DriverError(f"torque {'on' if enabled else 'off'} failed: {request.error}")
+        return request.message
+
+    def _take_torque_requests(self) -> list[TorqueRequest]:
+        if not self._torque_requests:  # the usual cycle: no lock
+            return []
+        with self._torque_lock:
+            requests, self._torque_requests = self._torque_requests, []
+        return requests
+
+    def _torque(self, request: TorqueRequest, state: JointState) -> None:
+        """Carry out one torque request in the control thread, at the cycle of ``state``."""
+        request.stamp = state.stamp
+        if not request.enabled:
+            if self._limp and not self._take_back:
+                request.message = f"torque already off: the joints are released (t = {state.stamp:.3f} s)"
+                return
+            self.trajectory_executor.stop(state=RunState.PREEMPTED, code=ErrorCode.PREEMPTED,
+                                          message="the joints were released (torque off)")
+            self.driver.set_torque(False)
+            self._limp, self._take_back = True, False
+            request.message = f"torque off: every joint released at t = {state.stamp:.3f} s"
+        elif not self._limp:
+            request.message = f"torque already on (t = {state.stamp:.3f} s)"
+        else:
+            self._take_back_at(state)
+            request.message = f"torque on: every joint holds where it was measured at t = {state.stamp:.3f} s"
+
+    def _take_back_at(self, state: JointState | None) -> None:
+        """Torque on while limp: hold the measured positions; the next cycle writes them, then
+        switches the torque on."""
+        self._from_measured(state)
+        self._take_back = True
+
+    def _from_measured(self, state: JointState | None) -> None:
+        """While limp, before a command reaches the executor: its set-points start from the
+        measured positions (the executor still has those from before the release)."""
+        if self._limp and not self._take_back:
+            setpoint, _ = self.trajectory_executor.setpoint()
+            self.trajectory_executor.hold(known_positions(state, setpoint))
+
+    def _taken(self) -> None:
+        """A command was accepted: released joints are taken again at the next cycle."""
+        if self._limp:
+            self._take_back = True
 
     def _run(self) -> None:
         turns = GilTurns(period=self.params.gil_turn_period)
@@ -313,12 +434,15 @@ class ControlLoop:
         true) ends CANCELED, never started: checks never pile up, and a client's cancel is
         answered at once by a goal that never moves. Neither counts as a rejection."""
         number = self.number_trajectory() if number is None else number
+        self._from_measured(self._state)
 
         def stop() -> bool:
             return self._newest != number or canceled()
 
         try:
-            return self._start(trajectory, tolerances, stop, canceled)
+            run = self._start(trajectory, tolerances, stop, canceled)
+            self._taken()
+            return run
         except CommandRejectedError as error:
             if error.code not in (ErrorCode.PREEMPTED, ErrorCode.CANCELED):
                 self._rejected += 1
@@ -389,8 +513,11 @@ class ControlLoop:
         return setpoint
 
     def stream_setpoint(self, setpoint: ValidatedSetpoint) -> None:
-        """Apply a validated streaming set-point."""
+        """Apply a validated streaming set-point (released joints are taken again, from where
+        they are measured, for the joints it does not name)."""
+        self._from_measured(self._state)
         self.trajectory_executor.stream(setpoint)
+        self._taken()
 
     def stop_trajectory(self, run: TrajectoryRun | None = None, state: RunState = RunState.CANCELED,
                         code: ErrorCode = ErrorCode.CANCELED, message: str = "canceled by the client") -> None:

@@ -109,6 +109,10 @@ class DriverError(RuntimeError):
     """A driver cannot start or has lost the robot; the message says what and why."""
 
 
+class TorqueUnsupportedError(DriverError):
+    """The driver cannot release its joints while it runs (:meth:`RobotDriver.set_torque`)."""
+
+
 class RobotDriver(ABC):
     """Back end of the shared robot interface (simulator or hardware)."""
 
@@ -134,6 +138,19 @@ class RobotDriver(ABC):
     @abstractmethod
     def write(self, command: JointCommand) -> None:
         """Send set-points (already validated and within limits) to every joint."""
+
+    #: True when :meth:`set_torque` can release the joints while the driver runs.
+    releases_torque: bool = False
+
+    def set_torque(self, enabled: bool) -> None:
+        """Release every joint (``False``: torque off, the robot goes limp under gravity) or
+        take them again (``True``: the motors hold the set-point written last). Called from
+        the control loop's thread only, between cycles; the loop writes no set-point while the
+        joints are released and, before it takes them again, writes set-points at the measured
+        positions (no jump to an old one). Raises :class:`TorqueUnsupportedError` where the
+        driver has no torque-off command, :class:`DriverError` when it could not be sent."""
+        raise TorqueUnsupportedError(f"{type(self).__name__} has no torque-off command: its joints cannot be "
+                                     "released while it runs")
 
     def read_sensors(self) -> SensorReadings | None:
         """IMU and foot sensors, where the robot has them."""

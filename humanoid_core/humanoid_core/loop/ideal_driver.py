@@ -35,7 +35,11 @@ class IdealDriver(RobotDriver):
         #: An error ``sync`` raises once (then clears), like a bus that failed for a cycle.
         self.fail_next: DriverError | None = None
         self.started = self.closed = False
+        #: False while the joints are released (set_torque): they stay where they are (no gravity here).
+        self.torque = True
         self._state: JointState | None = None
+
+    releases_torque = True
 
     def start(self) -> JointState:
         self.started = True
@@ -45,6 +49,10 @@ class IdealDriver(RobotDriver):
         if self.fail_next is not None:
             error, self.fail_next = self.fail_next, None
             raise error
+        if not self.torque:  # released: no motor, and no gravity to move the joints
+            self.velocity = np.zeros(len(self.position))
+            self.time += period
+            return
         step = np.clip(self.goal - self.position, -self.joints.velocity * period, self.joints.velocity * period)
         self.position = self.position + step
         self.velocity = step / period
@@ -65,6 +73,9 @@ class IdealDriver(RobotDriver):
     def write(self, command: JointCommand) -> None:
         self.written.append(command)
         self.goal = np.clip(command.position, self.joints.lower, self.joints.upper)
+
+    def set_torque(self, enabled: bool) -> None:
+        self.torque = bool(enabled)
 
     def now(self) -> float:
         return self.time

@@ -44,7 +44,10 @@ from humanoid_core.loop.validation import (
 )
 from humanoid_core.processes import StopRequest
 
-__all__ = ["LoopClient", "LoopServer", "RemoteError", "RunHandle"]
+__all__ = ["TORQUE", "LoopClient", "LoopServer", "RemoteError", "RunHandle"]
+
+#: The operation every server has: ``call(TORQUE, enabled)``, ControlLoop.set_torque's answer.
+TORQUE = "torque"
 
 #: s: how often a client waiting for an answer looks whether to pass on a cancel.
 ASK_POLL = 0.05
@@ -257,6 +260,7 @@ class LoopServer:
         self._stopped = StopRequest()  # set by finish(), which a signal handler may call: no lock
         self._finished: Finished | None = None
         loop.add_cycle_hook(self._on_cycle)
+        self.register(TORQUE, loop.set_torque)
 
     def register(self, name: str, operation: Callable[..., Any]) -> None:
         """Let the front call ``operation(*args)`` by ``name`` (its result is sent back)."""
