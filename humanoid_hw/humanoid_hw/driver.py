@@ -263,10 +263,24 @@ class DynamixelDriver(RobotDriver):
             except PortLostError as error:
                 self.port_recovery.lose(str(error), self._clock())
 
+    releases_torque = True
+
     def set_torque(self, enabled: bool) -> None:
-        """Torque on or off for every driven servo, in one SYNC_WRITE."""
+        """Torque on or off for every driven servo, in one SYNC_WRITE (sent again once if a serial
+        glitch kept it from going out, as at shutdown). Off, the servos go limp: the control loop
+        writes no goal until it takes them again, goals at the measured positions first."""
         with self._lock:
-            self.io.write_torque(enabled)
+            self._require_started()
+            if not self.bus.is_open:
+                raise DriverError(f"torque {'on' if enabled else 'off'}: the port {self.config.port} is lost "
+                                  "(reopening)")
+            try:
+                if not self.io.write_torque(enabled) and not self.io.write_torque(enabled):
+                    raise DriverError(f"torque {'on' if enabled else 'off'}: the SYNC_WRITE did not go out twice "
+                                      f"on {self.config.port}")
+            except PortLostError as error:
+                self.port_recovery.lose(str(error), self._clock())
+                raise DriverError(f"torque {'on' if enabled else 'off'}: {error}") from error
 
     def _require_started(self) -> None:
         if not self._started:

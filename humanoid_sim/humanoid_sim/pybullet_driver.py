@@ -14,7 +14,10 @@ PyBullet's limit constraints. Sensors: an IMU at the model's IMU frame, and the
 ground reaction wrench under each foot from the contact points; their readings (and the
 joints') corrupted as :mod:`humanoid_sim.sensor_noise` says when its noise is enabled.
 Pushes (:meth:`PyBulletDriver.apply_push`): a constant force at a link's centre of mass,
-in the world frame, applied at every physics step of its duration.
+in the world frame, applied at every physics step of its duration. Torque off
+(:meth:`PyBulletDriver.set_torque`): the motors apply no force (position motors at zero
+force, no PD torque) and the joints move under gravity and contacts, slowed only by the
+URDF's joint damping; torque on, the servo models restart from the positions reached.
 """
 
 from __future__ import annotations
@@ -172,6 +175,7 @@ class PyBulletDriver(RobotDriver):
                                         if self._pd else self.pd_gains)
         self.pd_gains_in_force = (self._k_theta, self._k_omega)
         self._torques = np.zeros(count)
+        self._limp = False  # torque off: no motor force (set_torque)
         self._tmpdir = tempfile.TemporaryDirectory(prefix="humanoid_sim_")
         #: wall and CPU (this thread's) seconds spent stepping: servo references and physics
         self.stepping_wall = 0.0
@@ -322,7 +326,9 @@ class PyBulletDriver(RobotDriver):
             c, dt = self._client, self.params.physics_period
             wall, cpu = time.perf_counter(), time.thread_time()
             for _ in range(steps):
-                if self._pd:
+                if self._limp:
+                    pass  # the motors were given zero force by set_torque
+                elif self._pd:
                     self._pd_step(dt)
                 elif not (self._targets_sent and self.servos.settled):
                     # PyBullet keeps motor targets between steps: send them only when they change
@@ -454,6 +460,35 @@ class PyBulletDriver(RobotDriver):
             self.servos.command(command.position, command.velocity, self._control_period)
             if not self.servos.settled:
                 self._targets_sent = False
+
+    releases_torque = True
+
+    def set_torque(self, enabled: bool) -> None:
+        """Off: every motor at zero force (the robot collapses under gravity, the joints'
+        damping and limits only); on: the servo models and the bus reference restart from the
+        positions the joints reached (the next set-point written moves them from there)."""
+        with self._lock:
+            if self._client is None:
+                raise DriverError("the simulation is not running")
+            c = self._client
+            if not enabled:
+                pybullet.setJointMotorControlArray(self._body, self._joint_ids, pybullet.VELOCITY_CONTROL,
+                                                   forces=[0.0] * len(self._joint_ids), physicsClientId=c)
+                self._torques = np.zeros(len(self.joint_names))
+                self._limp = True
+                return
+            if not self._limp:
+                return
+            states = pybullet.getJointStates(self._body, self._joint_ids, physicsClientId=c)
+            positions = np.fromiter((s[0] for s in states), float, len(states))
+            self.servos.reset(positions)
+            self._bus.reset(positions)
+            self.transmissions.reset()
+            written = self._written  # the set-point the control loop wrote before taking the joints
+            if written is not None:
+                self.servos.command(written.position, written.velocity, self._control_period)
+            self._targets_sent = False
+            self._limp = False
 
     def now(self) -> float:
         return self._time
