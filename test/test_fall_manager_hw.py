@@ -179,3 +179,73 @@ def test_the_fall_manager_on_the_emulated_bus(robot_graph):
             assert "up after get-up attempt 1" in up.cause, up.cause
         finally:
             trunk.stop()
+
+
+def test_protect_limp_on_the_emulated_bus_releases_the_servos_and_the_get_up_takes_them_again(robot_graph,
+                                                                                               tmp_path):
+    """``protect: limp``: the robot interface releases every servo (its answer, in the manager's
+    diagnostics, says the driver did it), no goal is written while the robot lies limp, and the
+    get-up's first command takes the servos again: the (short) get-up plays on them to its end."""
+    from diagnostic_msgs.msg import DiagnosticArray
+    from sensor_msgs.msg import JointState
+
+    from humanoid_control.ros import seconds
+    from humanoid_description import RobotModel
+    from humanoid_hw.emulator import emulator_process
+
+    model = RobotModel("bioloid")
+    home = model.pose_positions("home")
+    joints = ", ".join(model.joints.names)
+    positions = ", ".join(f"{math.degrees(v):.2f}" for v in home)
+    (tmp_path / "getup_belly.yaml").write_text(
+        f"format: keyframes\nrobot: bioloid\nname: getup_belly\nunits: deg\nlaw: cubic\njoints: [{joints}]\n"
+        f"keyframes:\n  - time: 1.0\n    positions: [{positions}]\n")
+    with emulator_process("bioloid", 1, 1_000_000, timing=False) as port:
+        nodes = with_node_parameters(on_emulated_bus(real_nodes("bioloid", port=port, auto_getup=True)),
+                                     FALL_MANAGER, {"max_attempts": 1, "protect": "limp", "diagnostics_rate": 10.0,
+                                                    "getup_directory": str(tmp_path)})
+        _, client = robot_graph(nodes)
+        lock, states, setpoints, diagnostics = threading.Lock(), [], [], []
+        client.node.create_subscription(FallManagerState, "fall_manager_state", collector(lock, states), FALL_STATE_QOS)
+        client.node.create_subscription(JointState, "joint_setpoints", collector(lock, setpoints), 1000)
+        client.node.create_subscription(DiagnosticArray, "diagnostics", collector(lock, diagnostics), 100)
+
+        def first(state: int, since: int = 0) -> FallManagerState:
+            def found():
+                with lock:
+                    return next((m for m in states[since:] if m.state == state), None)
+            return poll_until(found, f"fall_manager_state {state}", PATIENCE)
+
+        def protect_result() -> str | None:
+            with lock:
+                values = [v.value for d in diagnostics for s in d.status for v in s.values if v.key == "protect_result"]
+            return next((v for v in reversed(values) if v != "none yet"), None)
+
+        first(FallManagerState.CONTROLLABLE)
+        trunk = Trunk(client.node)
+        trunk.start()
+        try:
+            poll_until(lambda: states[-1].source == "imu", "the manager on the IMU readings", PATIENCE)
+            mark = len(states)
+            trunk.fall(1.0)  # onto the belly, lying still
+            seen = seconds(first(FallManagerState.FALLING, mark).header.stamp)
+            result = poll_until(protect_result, "the limp's answer in the manager's diagnostics", PATIENCE)
+            assert result.startswith("torque off: every joint released at t = "), result
+            released = float(result.rsplit("t = ", 1)[1].split()[0])
+            print(f"limp in force {released - seen:.3f} s after the reading that said falling")
+            assert 0.0 <= released - seen < 1.0  # the graph runs at real time here, on a shared machine
+            getting_up = first(FallManagerState.GETTING_UP, mark)
+            assert getting_up.getup_motion.endswith("getup_belly.yaml")
+            ended = poll_until(lambda: next((m for m in states[mark:] if "ended (attempt 1" in m.cause), None),
+                               "the get-up motion's end", PATIENCE)
+            with lock:
+                limp = [seconds(m.header.stamp) for m in setpoints
+                        if released < seconds(m.header.stamp) < seconds(getting_up.since)]
+                after = [m for m in setpoints if seconds(m.header.stamp) > seconds(getting_up.since)]
+            assert not limp, f"{len(limp)} set-points written while limp"
+            assert after and max(abs(p - h) for p, h in zip(after[-1].position, home, strict=True)) < 1e-3
+            trunk.pitch, trunk.rate = 0.0, 0.0
+            up = first(FallManagerState.CONTROLLABLE, states.index(ended))
+            assert "up after get-up attempt 1" in up.cause, up.cause
+        finally:
+            trunk.stop()

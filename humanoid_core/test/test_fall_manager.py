@@ -244,13 +244,17 @@ def test_up_by_other_means_and_a_fall_that_did_not_happen():
     assert decisions[-1].state is State.CONTROLLABLE and "did not happen" in decisions[-1].cause
 
 
-def test_posture_protection_and_limp_refused():
+def test_posture_and_limp_protection_and_an_unknown_one_refused():
     m = manager(protect="posture", protect_pose="crouch")
     decisions = feed(m, [reading(0.0), *fall(0.01)])
     falling = next(d for d in decisions if d.state is State.FALLING)
     assert falling.actions[1].protect is Protect.POSTURE
-    with pytest.raises(ValueError, match="limp is not available"):
-        FallManagerParameters(protect="limp")
+    m = manager(protect="limp")
+    decisions = feed(m, [reading(0.0), *fall(0.01)])
+    falling = next(d for d in decisions if d.state is State.FALLING)
+    assert falling.actions[1].protect is Protect.LIMP and "protective action: limp" in falling.cause
+    with pytest.raises(ValueError, match="must be hold, posture or limp, got 'floppy'"):
+        FallManagerParameters(protect="floppy")
     with pytest.raises(ValueError, match="protect_pose"):
         FallManagerParameters(protect="posture")
 

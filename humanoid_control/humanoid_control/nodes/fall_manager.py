@@ -13,6 +13,7 @@ fall_state                 humanoid_interfaces/FallState (no IMU)        subscri
 joint_states               sensor_msgs/JointState (robot time, pose)     subscribed
 fall_manager_state         humanoid_interfaces/FallManagerState (latched) published
 joint_trajectory           trajectory_msgs/JointTrajectory (protection)  published
+torque                     std_srvs/SetBool (protect: limp)              service client
 play_motion                humanoid_interfaces/action/PlayMotion         action client
 diagnostics                diagnostic_msgs/DiagnosticArray               published
 ========================== ============================================= ==========
@@ -26,9 +27,13 @@ What each decision does:
   ``PREEMPTED``) with it too.
 - *protective action* (``protect``): ``hold``, an empty trajectory on ``joint_trajectory``
   (every joint stops at its set-point); ``posture``, a trajectory to the robot's named pose
-  ``protect_pose`` in ``protect_duration`` (lengthened to the joints' velocity limits). Sent
-  at once and again ``protect_repeat`` later, so that a controller's command sent before it
-  saw the state is overridden.
+  ``protect_pose`` in ``protect_duration`` (lengthened to the joints' velocity limits);
+  ``limp``, torque off through the robot interface's ``torque`` service (``data`` false: every
+  joint released, the robot falls limp; the get-up's first command takes the joints again). A
+  limp the robot interface refuses (a driver with no torque-off command) or cannot be asked
+  for (no ``torque`` service) is said in one error line and replaced by ``hold``; the answer
+  is in the diagnostics (``protect_result``). Sent at once and again ``protect_repeat`` later,
+  so that a controller's command sent before it saw the state is overridden.
 - *get up*: the side's get-up motion through ``play_motion``, its goal id published in the
   state first (the trajectory generator plays that goal and refuses other clients' while
   ``GETTING_UP``); its result and the readings that follow tell whether the robot is up.
@@ -56,6 +61,7 @@ from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Imu, JointState
+from std_srvs.srv import SetBool
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from unique_identifier_msgs.msg import UUID
 
@@ -126,6 +132,8 @@ class FallManagerNode:
                                                      QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE))
         self._diagnostics_pub = node.create_publisher(DiagnosticArray, topics.DIAGNOSTICS, 10)
         self._play = ActionClient(node, PlayMotion, topics.PLAY_MOTION)
+        self._torque = node.create_client(SetBool, topics.TORQUE) if p.protect == Protect.LIMP.value else None
+        self._protect_result = "none yet"
         self.lockstep = host.lockstep(node)
         if p.use_imu:
             host.subscribe_state(node, Imu, topics.IMU, self._on_imu, 10)
@@ -138,6 +146,7 @@ class FallManagerNode:
         node.create_timer(1.0 / p.diagnostics_rate, self._publish_diagnostics,
                           clock=Clock(clock_type=ClockType.STEADY_TIME))
         protect = (f"posture {p.protect_pose!r} in {p.protect_duration:g} s" if self._protect_pose is not None
+                   else "limp (torque off through the robot interface's torque service)" if self._torque is not None
                    else "hold")
         getup = ("off" if not p.auto_getup else
                  f"on, at most {p.max_attempts} attempts, motions {p.getup_prefix}<side> from "
@@ -241,6 +250,12 @@ class FallManagerNode:
                 goal.cancel_goal_async()
 
     def _protect(self, protect: Protect, stamp: float) -> None:
+        if protect is Protect.LIMP and self._torque is not None:
+            if self._torque.service_is_ready():
+                self._torque.call_async(SetBool.Request(data=False)).add_done_callback(self._on_limp_answer)
+                return
+            self._limp_refused(f"no {topics.TORQUE} service (the robot interface is not running)")
+            return
         msg = JointTrajectory()
         if protect is Protect.POSTURE and self._protect_pose is not None and self._positions is not None:
             known = [(n, v) for n, v in zip(self._positions.name, self._positions.position, strict=False)
@@ -255,6 +270,23 @@ class FallManagerNode:
             msg.points = [JointTrajectoryPoint(positions=target.tolist(), velocities=[0.0] * len(names),
                                                time_from_start=to_duration(duration))]
         self._trajectory_pub.publish(msg)  # empty: hold where it is (the robot interface stops every motion)
+
+    def _on_limp_answer(self, future) -> None:
+        response = future.result()
+        if response is None or not response.success:
+            self._limp_refused(response.message if response is not None else "no answer")
+            return
+        if response.message.startswith("torque already off"):  # the second sending found it released
+            self._log.info(f"protective action limp: {response.message}")
+            return
+        self._protect_result = response.message
+        self._log.warning(f"protective action limp: {response.message}")
+
+    def _limp_refused(self, why: str) -> None:
+        """Limp could not be had: say why, once per sending, and hold instead."""
+        self._protect_result = f"limp refused ({why}): held instead"
+        self._log.error(f"protect: limp refused ({why}); holding instead")
+        self._trajectory_pub.publish(JointTrajectory())
 
     def _get_up(self, motion: str) -> None:
         if not self._play.server_is_ready():
@@ -311,7 +343,8 @@ class FallManagerNode:
                   "stale": str(stale).lower(), "readings": str(c.readings), "stale_readings": str(c.stale),
                   "decisions": str(c.decisions), "falls_seen": str(c.falls), "getups": str(c.getups),
                   "getups_failed": str(c.getups_failed), "last_decision": self._last_decision,
-                  "protect": self.params.protect, "auto_getup": str(self.params.auto_getup).lower()}
+                  "protect": self.params.protect, "protect_result": self._protect_result,
+                  "auto_getup": str(self.params.auto_getup).lower()}
         status = DiagnosticStatus(level=level, name=f"{self.node.get_name()}: falls", message=summary,
                                   hardware_id=self.robot)
         status.values = [KeyValue(key=k, value=v) for k, v in values.items()]

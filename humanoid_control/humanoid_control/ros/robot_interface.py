@@ -14,6 +14,7 @@ joint_trajectory_controller/follow_joint_trajectory
                            control_msgs/action/FollowJointTrajectory    action
 robot_description          std_msgs/String (transient local)            published
 fall_manager_state         humanoid_interfaces/FallManagerState         subscribed
+torque                     std_srvs/SetBool                             service
 ========================== ============================================ ===========
 
 The second action is the standard type MoveIt and rqt_joint_trajectory_controller send, under
@@ -24,6 +25,17 @@ When the fall manager sees a fall coming (``fall_manager_state`` entering ``FALL
 running trajectory (a ``follow_joint_trajectory`` goal or a ``joint_trajectory``) stops where
 it is, ``PREEMPTED`` with the manager's cause: the robot holds until the manager's protective
 action or a new command.
+
+``torque`` (``data`` false) releases every joint at the loop's next cycle (torque off: the
+robot goes limp, as the fall manager's ``protect: limp`` asks), and answers once the driver has
+done it: ``success`` true, ``message`` "torque off: every joint released at t = <ROS time> s"
+(the loop's cycle that released them).
+While released the loop writes no set-point (``joint_setpoints`` falls silent; ``joint_states``
+goes on). The next command (a trajectory, ``joint_commands``, a motion, a reset, or ``data``
+true) takes the joints again: its set-points start from the positions measured then, and are
+written before the torque comes back on. A driver that has no torque-off command answers
+``success`` false with the reason (the three drivers here, PyBullet, Dynamixel and the ideal
+driver, have one).
 
 What the loop publishes every cycle (``robot_state``, ``joint_states``, the sensors, ``diagnostics``) goes
 out from the loop's own process (:mod:`humanoid_control.ros.state_publisher`), so that no
@@ -49,6 +61,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState as JointStateMsg
 from std_msgs.msg import String
+from std_srvs.srv import SetBool
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from humanoid_control.ros import topics
@@ -58,6 +71,7 @@ from humanoid_control.ros.lockstep import LOCKSTEP_QOS, LOCKSTEP_TOPIC
 from humanoid_control.ros.offload import Offload
 from humanoid_control.ros.ros_time import DriverClock, seconds, to_duration, to_time
 from humanoid_core.loop import (
+    TORQUE,
     CommandRejectedError,
     CommandValidator,
     ErrorCode,
@@ -155,6 +169,9 @@ class RobotInterface:
             node, StandardFollowJointTrajectory, topics.STANDARD_FOLLOW_JOINT_TRAJECTORY,
             self.bodies(self._execute_standard_goal), goal_callback=self._on_goal,
             cancel_callback=lambda _goal: CancelResponse.ACCEPT, callback_group=ReentrantCallbackGroup())
+        # waits for the loop's cycle: off the spinning thread, one at a time
+        node.create_service(SetBool, topics.TORQUE, Offload(node, "torque")(self._on_torque),
+                            callback_group=ReentrantCallbackGroup())
 
     # -- life cycle ---------------------------------------------------------------------
     def start(self, timeout: float | None = None) -> JointState | None:
@@ -242,6 +259,20 @@ class RobotInterface:
             self.loop.stop(state=RunState.PREEMPTED, code=ErrorCode.PREEMPTED, message=reason)
             self._log.warning(reason)
         self._falling = falling
+
+    def _on_torque(self, request: SetBool.Request, response: SetBool.Response) -> SetBool.Response:
+        """Torque off (``data`` false: limp) or on again, carried out by the loop's next cycle."""
+        what = "on" if request.data else "off"
+        try:
+            done, stamp = self.loop.call(TORQUE, bool(request.data), timeout=LOOP_ANSWER_TIMEOUT)
+            response.message = f"{done} at t = {self.clock.to_ros(stamp):.3f} s"
+            response.success = True
+        except RemoteError as error:
+            response.success, response.message = False, f"torque {what} refused: {error}"
+            self._log.error(response.message)
+            return response
+        (self._log.warning if not request.data else self._log.info)(response.message)
+        return response
 
     def _on_ready(self, msg: LockstepReady) -> None:
         self.loop.ready(msg.participant, self.clock.from_ros(seconds(msg.stamp)), msg.leaving)

@@ -52,6 +52,8 @@ PAUSE = "pause"
 RESUME = "resume"
 STEP = "step"
 APPLY_PUSH = "apply_push"
+#: The robot interface's (std_srvs/SetBool): false releases every joint (limp), true takes them again.
+TORQUE = "torque"
 #: The self-collision checker's.
 CHECK_SELF_COLLISION = "check_self_collision"
 CHECK_TRAJECTORY_SELF_COLLISION = "check_trajectory_self_collision"

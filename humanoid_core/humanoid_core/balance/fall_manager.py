@@ -13,7 +13,7 @@ messages and commands. States:
   nothing is protected any more.) Without an IMU: the balance monitor's support estimate says fallen (the
   model's CoM far outside the reach of the feet): nothing earlier can be seen. Actions: the
   running goals stop (:attr:`ActionKind.STOP_GOALS`: the controllers watch the state) and the
-  protective action (``protect``: hold where the robot is, or move to ``protect_pose``) is
+  protective action (``protect``: hold where the robot is, move to ``protect_pose``, or go limp) is
   sent at once and again ``protect_repeat`` s later (a controller's last command, sent
   before it saw the state, is overridden).
 - ``FALLEN``: lying still (trunk tilt beyond ``lying_tilt``, its rate below ``still_rate``
@@ -87,6 +87,9 @@ class Protect(enum.Enum):
     HOLD = "hold"
     #: Move to ``protect_pose`` within ``protect_duration`` (arms forward, knees bent ...).
     POSTURE = "posture"
+    #: Release every joint (torque off through the robot interface's ``torque`` service): the
+    #: robot falls limp; the get-up's first command takes the joints again.
+    LIMP = "limp"
 
 
 class ActionKind(enum.Enum):
@@ -136,9 +139,9 @@ class FallManagerParameters:
     reading_budget: float = documented(
         0.1, "s (robot time), nothing is decided on a reading older than this")
     protect: str = documented(
-        "hold", "the protective action when a fall is seen coming: hold (every joint stops where it is) or "
-                "posture (protect_pose in protect_duration); limp is not available (the robot interface has no "
-                "torque-off command while it runs, only its on_shutdown policy)")
+        "hold", "the protective action when a fall is seen coming: hold (every joint stops where it is), "
+                "posture (protect_pose in protect_duration) or limp (torque off through the robot interface's "
+                "torque service; hold where the driver has no torque-off command)")
     protect_pose: str = documented(
         "", "posture: a named pose of the robot's robot.yaml (poses:) the robot moves to")
     protect_duration: float = documented(
@@ -179,11 +182,8 @@ class FallManagerParameters:
                              f"not exceed fall_tilt ({self.fall_tilt})")
         if not self.up_tilt < self.lying_tilt:
             raise ValueError(f"parameter up_tilt ({self.up_tilt}) must be below lying_tilt ({self.lying_tilt})")
-        if self.protect == "limp":
-            raise ValueError("parameter protect: limp is not available: the robot interface has no torque-off "
-                             "command while it runs (only its on_shutdown policy); use hold or posture")
         if self.protect not in {p.value for p in Protect}:
-            raise ValueError(f"parameter protect must be hold or posture, got {self.protect!r}")
+            raise ValueError(f"parameter protect must be hold, posture or limp, got {self.protect!r}")
         if self.protect == Protect.POSTURE.value and not self.protect_pose:
             raise ValueError("parameter protect is posture: name the pose in protect_pose (a pose of robot.yaml)")
 

@@ -305,16 +305,17 @@ class ControlLoop:
             self._torque_requests.append(request)
         return request
 
-    def set_torque(self, enabled: bool, timeout: float = TORQUE_TIMEOUT) -> str:
+    def set_torque(self, enabled: bool, timeout: float = TORQUE_TIMEOUT) -> tuple[str, float]:
         """:meth:`request_torque` and wait until the control thread carried it out; returns what
-        was done, raises :class:`DriverError` with the reason when it could not be."""
+        was done and the driver-clock time of the cycle that did it; raises :class:`DriverError`
+        with the reason when it could not be."""
         request = self.request_torque(enabled)
         if not request.done.wait(timeout):
             raise DriverError(f"torque {'on' if enabled else 'off'}: the control loop did not carry it out "
                               f"within {timeout:g} s")
         if request.error is not None:
             raise DriverError(f"torque {'on' if enabled else 'off'} failed: {request.error}")
-        return request.message
+        return request.message, request.stamp
 
     def _take_torque_requests(self) -> list[TorqueRequest]:
         if not self._torque_requests:  # the usual cycle: no lock
@@ -328,18 +329,18 @@ class ControlLoop:
         request.stamp = state.stamp
         if not request.enabled:
             if self._limp and not self._take_back:
-                request.message = f"torque already off: the joints are released (t = {state.stamp:.3f} s)"
+                request.message = "torque already off: the joints are released"
                 return
             self.trajectory_executor.stop(state=RunState.PREEMPTED, code=ErrorCode.PREEMPTED,
                                           message="the joints were released (torque off)")
             self.driver.set_torque(False)
             self._limp, self._take_back = True, False
-            request.message = f"torque off: every joint released at t = {state.stamp:.3f} s"
+            request.message = "torque off: every joint released"
         elif not self._limp:
-            request.message = f"torque already on (t = {state.stamp:.3f} s)"
+            request.message = "torque already on"
         else:
             self._take_back_at(state)
-            request.message = f"torque on: every joint holds where it was measured at t = {state.stamp:.3f} s"
+            request.message = "torque on: every joint holds where it was measured"
 
     def _take_back_at(self, state: JointState | None) -> None:
         """Torque on while limp: hold the measured positions; the next cycle writes them, then
