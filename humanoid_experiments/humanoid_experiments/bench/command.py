@@ -34,6 +34,10 @@ TARGETS: dict[str, tuple[str, str]] = {
                                                               "search on 50 cores"),
     "messages": ("humanoid_experiments.bench.messages", "CPU per ROS message for its sender and each receiver, "
                                                         "one at a time at a state's pace vs back to back"),
+    "fall-protection": ("humanoid_experiments.bench.fall_protection", "robot time from a fall seen coming to the "
+                                                                      "running goal ended FELL and the protective "
+                                                                      "action (hold, posture, limp) in force, beside "
+                                                                      "the time to the ground"),
     "service-answers": ("humanoid_experiments.bench.service_answers", "service answers lost while a graph starts on "
                                                                       "a busy machine: the project's DDS profile vs "
                                                                       "Fast DDS's default wait"),
