@@ -353,7 +353,7 @@ def run(args: argparse.Namespace) -> int:
               "least_margin_s": math.nan if args.real else min(r["margin_s"] for r in rows),
               "load_average": load_average()}
     if args.json:  # NaN (not measured) as null
-        print(json.dumps(result, default=None).replace("NaN", "null"))
+        print(json.dumps(result).replace("NaN", "null"))
         return 0
     print(f"{args.robot}, protect {args.protect}, {where} (load average {result['load_average']}): robot seconds "
           "from the fall seen coming (FALLING) to")
