@@ -14,13 +14,19 @@ import pytest
 from cli_entry import entry_point
 
 from humanoid_description import load_model
-from humanoid_experiments.identify.motion import plan_commands, read_bag, record, replay, rms
-from humanoid_experiments.identify.problem import Problem, motion_terms, motions_cost
-from humanoid_experiments.identify.proof import (
+from humanoid_experiments.identify import (
     SENSED_ROBOT,
     SENSED_TRUTH,
+    Problem,
     cost_profile,
+    motion_terms,
+    motions_cost,
+    plan_commands,
+    read_bag,
+    record,
     record_squat,
+    replay,
+    rms,
 )
 from humanoid_sim import REFERENCE, SimulatedRobot
 

@@ -15,8 +15,11 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
         "Problem",
         "UNFIT_POSTURES_COST",
         "cost",
+        "motion_terms",
+        "motions_cost",
         "parse_fit",
         "postures_cost",
     ],
-    "proof": ["FIT", "FIT_GAIN", "HELD_OUT_GAIN", "TOLERANCES", "TRUTH"],
+    "proof": ["FIT", "FIT_GAIN", "HELD_OUT_GAIN", "SENSED_ROBOT", "SENSED_TRUTH", "TOLERANCES", "TRUTH",
+              "cost_profile", "record_squat"],
 })
