@@ -30,5 +30,6 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
         "tethered",
         "tool_nodes",
     ],
-    "serving": ["NAMESPACE_PROBE", "add_graph_switches", "free_namespace", "serve", "with_recorder"],
+    "serving": ["NAMESPACE_PROBE", "OWN_ROBOT_HELP", "add_graph_switches", "add_own_robot_namespace",
+                "add_refused_namespace", "free_namespace", "serve", "with_recorder"],
 })

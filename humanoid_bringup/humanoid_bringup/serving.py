@@ -124,13 +124,36 @@ def free_namespace(namespace: str) -> str:
     return namespace
 
 
-def add_graph_switches(parser: argparse.ArgumentParser) -> None:
-    """The options both graphs share: namespace, recording and the nodes that may be left out."""
+#: What ``--namespace`` means to a command that starts a robot's graph of its own (``sim``, ``real``,
+#: the experiments, the benchmarks that run a graph): :func:`add_own_robot_namespace`.
+OWN_ROBOT_HELP = ("run the robot this command starts under NAME: its nodes, topics, services and actions "
+                  "(/NAME/joint_states, /NAME/clock; TF frames NAME/base_link), and the command's own client if it "
+                  "has one: several robots on one DDS domain. Refused when a robot already runs there")
+
+
+def add_own_robot_namespace(parser: argparse.ArgumentParser, help_text: str = OWN_ROBOT_HELP) -> None:
+    """``--namespace NAME`` of a command that starts a robot of its own: the one option (validated,
+    absolute, ``/`` when not given: ``humanoid_control.ros.add_namespace_option``) every such
+    command shares; its ``run`` hands it to :func:`free_namespace` before starting anything."""
     from humanoid_control.ros import add_namespace_option
 
-    add_namespace_option(parser, "run the robot's nodes, topics, services and actions under NAME "
-                                 "(/NAME/joint_states, /NAME/clock; TF frames NAME/base_link): several robots on one "
-                                 "DDS domain. Refused when a robot already runs there")
+    add_namespace_option(parser, help_text)
+
+
+def add_refused_namespace(parser: argparse.ArgumentParser, reason: str) -> None:
+    """``--namespace`` of a command that cannot honour it: refused in one line with ``reason``
+    (instead of argparse's "unrecognized arguments"), whatever the name given; not in the help."""
+
+    class Refused(argparse.Action):
+        def __call__(self, parser, _namespace, _values, option_string=None):
+            parser.error(f"{option_string}: {reason}")
+
+    parser.add_argument("--namespace", action=Refused, metavar="NAME", help=argparse.SUPPRESS)
+
+
+def add_graph_switches(parser: argparse.ArgumentParser) -> None:
+    """The options both graphs share: namespace, recording and the nodes that may be left out."""
+    add_own_robot_namespace(parser)
     parser.add_argument("--record", type=new_folder, default=None, metavar="DIR",
                         help="also record the default topics into a new bag DIR (as humanoid record)")
     parser.add_argument("--no-balance-monitor", dest="balance_monitor", action="store_false",

@@ -190,7 +190,7 @@ def run_demo(client, robot: str = "hoap2") -> DemoSummary:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from humanoid_control.ros import add_namespace_option
+    from humanoid_bringup import add_own_robot_namespace
     from humanoid_sim import params_file, physics_profiles
 
     parser.add_argument("--real-time-factor", type=non_negative_number, default=None,
@@ -203,8 +203,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="then walk M metres forward through the walk action and print what the walk achieved "
                              "(humanoid walk's measurements)")
     parser.add_argument("--gui", action="store_true", help="show the PyBullet window (needs a display)")
-    add_namespace_option(parser, "run the robot's graph under NAME (beside other robots on the DDS domain; "
-                                 "refused when a robot already runs there)")
+    add_own_robot_namespace(parser)
     physics_profiles.add_argument(parser)
     params_file.add_argument(parser)
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")

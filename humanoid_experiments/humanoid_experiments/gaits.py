@@ -64,9 +64,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "which the AX-12 takes as its moving speed; default: positions alone, approached at "
                              "full speed, as the gait search evaluates")
     parser.add_argument("--json", action="store_true", help="print the runs as JSON")
+    from humanoid_bringup import add_refused_namespace
     from humanoid_sim import params_file
 
     params_file.add_argument(parser)
+    add_refused_namespace(parser, "gaits runs its simulations in this process, without ROS: there is no graph to "
+                                  "put in a namespace (humanoid play-gait --namespace NAME plays a gait on a robot "
+                                  "running in one)")
 
 
 def classify(outcome: GaitOutcome, spot_distance: float) -> str:

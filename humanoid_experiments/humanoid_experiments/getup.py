@@ -230,7 +230,7 @@ def text(report: dict) -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from humanoid_control.ros import add_namespace_option
+    from humanoid_bringup import add_own_robot_namespace
     from humanoid_core import integer_in, new_folder, positive_number
     from humanoid_sim import physics_profiles
 
@@ -251,8 +251,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--motions", type=Path, default=None, metavar="DIR",
                         help="play the get-up motions getup_<side>.yaml of this folder instead of the robot's "
                              "library (the fall manager's getup_directory): to try a motion of your own")
-    add_namespace_option(parser, "run the robot's graph under NAME (beside other robots on the DDS domain; "
-                                 "refused when a robot already runs there)")
+    add_own_robot_namespace(parser)
     physics_profiles.add_argument(parser)
     parser.add_argument("--record", type=new_folder, default=None, metavar="BAG",
                         help="record the run into this new bag (humanoid plot draws its current over time)")

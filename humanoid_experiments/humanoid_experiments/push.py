@@ -341,7 +341,7 @@ def measure(client, robot: str, iterations: int, duration: float, watch: float, 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from humanoid_control.ros import add_namespace_option
+    from humanoid_bringup import add_own_robot_namespace
     from humanoid_core import integer_in, new_folder, positive_number
     from humanoid_description import ROBOTS
     from humanoid_sim import physics_profiles
@@ -360,8 +360,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="s of robot time from the walk goal to the push in walking trials (default 2)")
     parser.add_argument("--no-walking", dest="walking", action="store_false",
                         help="standing trials only (the quadruped has no walk: standing only anyway)")
-    add_namespace_option(parser, "run the robot's graph under NAME (beside other robots on the DDS domain; "
-                                 "refused when a robot already runs there)")
+    add_own_robot_namespace(parser)
     physics_profiles.add_argument(parser)
     parser.add_argument("--json", action="store_true", help="print the measurements as JSON")
     parser.add_argument("--log-dir", type=new_folder, default=None, help="keep the nodes' logs here")

@@ -273,7 +273,7 @@ def walk_report(robot: str, requested: tuple[float, float, float], start: tuple[
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from humanoid_control.ros import add_namespace_option
+    from humanoid_bringup import add_own_robot_namespace
     from humanoid_core import finite_number, new_folder, non_negative_number, positive_number
     from humanoid_description import ROBOTS
     from humanoid_sim import params_file, physics_profiles
@@ -296,8 +296,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="let the simulation run on its own clock instead of waiting for its nodes at every "
                         "state (lockstep, the default: as fast as the machine allows, and the same walk twice)")
     parser.add_argument("--gui", action="store_true", help="show the PyBullet window (needs a display)")
-    add_namespace_option(parser, "run the walked robot's graph under NAME (beside other robots on the DDS domain; "
-                                 "refused when a robot already runs there)")
+    add_own_robot_namespace(parser)
     physics_profiles.add_argument(parser)
     params_file.add_argument(parser)
     parser.add_argument("--json", action="store_true", help="print the measurements as JSON")

@@ -171,7 +171,8 @@ def protect_pose(robot: str, protect: str) -> tuple[str, list[float] | None]:
     return name, RobotModel(robot).pose_positions(name).tolist()
 
 
-def sim_trials(robot: str, protect: str, trials: int, stand: bool, folder: Path) -> list[dict[str, float]]:
+def sim_trials(robot: str, protect: str, trials: int, stand: bool, folder: Path,
+               namespace: str = "/") -> list[dict[str, float]]:
     from humanoid_control.nodes import FALL_MANAGER, with_node_parameters
     from humanoid_control.ros import RobotClient, seconds
     from humanoid_core.processes import Graph
@@ -183,9 +184,9 @@ def sim_trials(robot: str, protect: str, trials: int, stand: bool, folder: Path)
     parameters: dict[str, Any] = {"protect": protect, "auto_getup": False, "diagnostics_rate": 10.0}
     if pose_name:
         parameters["protect_pose"] = pose_name
-    nodes = with_node_parameters(sim_nodes(robot, lockstep=True), FALL_MANAGER, parameters)
+    nodes = with_node_parameters(sim_nodes(robot, lockstep=True, namespace=namespace), FALL_MANAGER, parameters)
     rows = []
-    with Graph(nodes, log_dir=folder / "logs") as graph, RobotClient(CLIENT) as client:
+    with Graph(nodes, log_dir=folder / "logs") as graph, RobotClient(CLIENT, namespace=namespace) as client:
         client.wait_for_joint_states(PATIENCE)
         watch = Watch(client.node, None)
         walk = None if stand else client.action_client(Walk, "walk")
@@ -264,7 +265,8 @@ class Trunk:
         self._thread.join(5.0)
 
 
-def emulated_trials(robot: str, protect: str, trials: int, folder: Path) -> list[dict[str, float]]:
+def emulated_trials(robot: str, protect: str, trials: int, folder: Path,
+                    namespace: str = "/") -> list[dict[str, float]]:
     from humanoid_bringup import real_nodes
     from humanoid_control.nodes import FALL_MANAGER, with_node_parameters
     from humanoid_control.ros import RobotClient, poll_until, seconds
@@ -280,9 +282,9 @@ def emulated_trials(robot: str, protect: str, trials: int, folder: Path) -> list
         parameters["protect_pose"] = pose_name
     rows = []
     with emulator_process(robot, 1, 1_000_000, timing=False) as port:
-        nodes = with_node_parameters(with_node_parameters(real_nodes(robot, port=port), HW_NODE,
+        nodes = with_node_parameters(with_node_parameters(real_nodes(robot, port=port, namespace=namespace), HW_NODE,
                                                           {"latency_timer_ms": 50.0}), FALL_MANAGER, parameters)
-        with Graph(nodes, log_dir=folder / "logs") as graph, RobotClient(CLIENT) as client:
+        with Graph(nodes, log_dir=folder / "logs") as graph, RobotClient(CLIENT, namespace=namespace) as client:
             client.wait_for_joint_states(PATIENCE)
             watch = Watch(client.node, None)
             watch.first((S.CONTROLLABLE,), 0, "controllable (the support estimate)")
@@ -319,12 +321,15 @@ def emulated_trials(robot: str, protect: str, trials: int, folder: Path) -> list
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from humanoid_bringup import add_own_robot_namespace
+
     parser.add_argument("--robot", default="hoap2", choices=ROBOTS)
     parser.add_argument("--protect", default="hold", choices=PROTECTS, help="the protective action (hold)")
     parser.add_argument("--trials", type=positive_number, default=3, help="falls to measure (3)")
     parser.add_argument("--stand", action="store_true", help="simulation: push the standing robot (default: walking)")
     parser.add_argument("--real", action="store_true", help="the real-robot graph (with --emulate)")
     parser.add_argument("--emulate", action="store_true", help="with --real: on the emulated Dynamixel bus")
+    add_own_robot_namespace(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -337,11 +342,14 @@ def run(args: argparse.Namespace) -> int:
         print("humanoid bench fall-protection: error: --real needs --emulate (the benchmark tips the robot over: "
               "not on a real one)", file=sys.stderr)
         return 2
+    from humanoid_bringup import free_namespace
+
+    namespace = free_namespace(args.namespace)
     with tempfile.TemporaryDirectory(prefix="humanoid_bench_fall_protection_") as folder:
         if args.real:
-            rows = emulated_trials(args.robot, args.protect, trials, Path(folder))
+            rows = emulated_trials(args.robot, args.protect, trials, Path(folder), namespace)
         else:
-            rows = sim_trials(args.robot, args.protect, trials, args.stand, Path(folder))
+            rows = sim_trials(args.robot, args.protect, trials, args.stand, Path(folder), namespace)
 
     def worst(key: str) -> float:
         values = [r[key] for r in rows if key in r]

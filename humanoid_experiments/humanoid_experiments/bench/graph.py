@@ -56,11 +56,14 @@ class ProcessCost:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from humanoid_bringup import add_own_robot_namespace
+
     parser.add_argument("--robot", required=True, type=robot_name, help="the robot")
     parser.add_argument("--real", action="store_true",
                         help="the hardware graph (humanoid real) instead of the simulation's; needs --emulate")
     parser.add_argument("--emulate", action="store_true", help="with --real: on the bus emulator")
     parser.add_argument("--seconds", type=positive_number, default=20.0, help="wall seconds measured (20)")
+    add_own_robot_namespace(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -68,7 +71,8 @@ def graph_command(args: argparse.Namespace, per_node: bool) -> list[str]:
     """The ``humanoid`` command a user runs for this graph."""
     command = [sys.executable, "-m", "humanoid_bringup.cli"]
     command += ["real", "--robot", args.robot, "--emulate"] if args.real else ["sim", "--robot", args.robot]
-    return [*command, *(["--process-per-node"] if per_node else [])]
+    return [*command, *(["--process-per-node"] if per_node else []),
+            *(["--namespace", args.namespace] if args.namespace != "/" else [])]
 
 
 def measure(command: list[str], seconds: float, say) -> list[ProcessCost]:
@@ -184,6 +188,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--real measures the hardware graph on the bus emulator: give --emulate too")
     if args.emulate and not args.real:
         raise UsageError("--emulate goes with --real")
+    from humanoid_bringup import free_namespace
+
+    free_namespace(args.namespace)  # refused here in one line, not by the graph's command after a wait
     say = (lambda text: print(text, file=sys.stderr, flush=True)) if not args.json else (lambda _text: None)
     result: dict[str, Any] = {"robot": args.robot, "graph": "real (emulated bus)" if args.real else "simulation",
                               "seconds": args.seconds}

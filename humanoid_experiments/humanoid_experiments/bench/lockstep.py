@@ -53,6 +53,7 @@ BEHIND = "behind the robot's clock"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from humanoid_bringup import add_own_robot_namespace
     from humanoid_sim import physics_profiles
 
     parser.add_argument("--robot", default=ROBOT, choices=[ROBOT], help="the robot that walks (hoap2)")
@@ -60,13 +61,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--real-time-factor", type=positive_number, default=1.0,
                         help="of the comparison run without lockstep (1: real time)")
     physics_profiles.add_argument(parser)
+    add_own_robot_namespace(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def graph_walk(robot: str, distance: float, physics: str | None, lockstep: bool, real_time_factor: float,
-               folder: Path) -> dict[str, Any]:
+               folder: Path, namespace: str = "/") -> dict[str, Any]:
     """The walk through the full graph (recorder included), with the CPU time of each node and,
-    in lockstep, the simulation's waits."""
+    in lockstep, the simulation's waits; the graph and the client in ``namespace``."""
     from humanoid_bringup import with_recorder
     from humanoid_control.ros import RobotClient
     from humanoid_core.processes import Graph, process_tree
@@ -76,10 +78,11 @@ def graph_walk(robot: str, distance: float, physics: str | None, lockstep: bool,
     from humanoid_sim import sim_nodes
 
     nodes = sim_nodes(robot, real_time_factor=None if lockstep else real_time_factor, physics_profile=physics,
-                      lockstep=lockstep, participants=(CLIENT,) if lockstep else ())
+                      lockstep=lockstep, participants=(CLIENT,) if lockstep else (), namespace=namespace)
     folder.mkdir(parents=True)
     nodes = with_recorder(nodes, folder / "bag", lockstep=lockstep)
-    with Graph(nodes, log_dir=folder / "logs") as graph, RobotClient(CLIENT, lockstep=lockstep) as client:
+    with Graph(nodes, log_dir=folder / "logs") as graph, \
+            RobotClient(CLIENT, namespace=namespace, lockstep=lockstep) as client:
         gate = GateWatch(client.node)
         client.wait_for_joint_states(120.0)
         members = named_processes([pid for p in graph.processes.values() for pid in process_tree(p.pid)])
@@ -146,6 +149,7 @@ def raw_run(robot: str, physics: str | None):
 
 
 def run(args: argparse.Namespace) -> int:
+    from humanoid_bringup import free_namespace
     from humanoid_description import resolve_robot
     from humanoid_experiments.walk import check_goal
     from humanoid_sim import physics_profiles
@@ -153,17 +157,18 @@ def run(args: argparse.Namespace) -> int:
     robot = resolve_robot(args.robot)  # once: the option checks ask this object
     check_goal(robot, args.distance)
     physics = physics_profiles.chosen(robot, args.physics)
+    namespace = free_namespace(args.namespace)  # the two graphs below, one after the other, run there
     say = (lambda text: print(text, file=sys.stderr, flush=True)) if not args.json else (lambda _text: None)
     with tempfile.TemporaryDirectory(prefix="humanoid_bench_lockstep_") as folder:
         say(f"{args.robot}: raw PyBullet stepping ({RAW_SECONDS:g} s) ...")
         raw_runs = [raw_run(args.robot, physics)]
         say(f"{args.distance:g} m walk, full graph, lockstep ...")
-        lockstep = graph_walk(args.robot, args.distance, physics, True, 0.0, Path(folder) / "lockstep")
+        lockstep = graph_walk(args.robot, args.distance, physics, True, 0.0, Path(folder) / "lockstep", namespace)
         say(f"{args.robot}: raw PyBullet stepping ({RAW_SECONDS:g} s) ...")
         raw_runs.append(raw_run(args.robot, physics))
         say(f"{args.distance:g} m walk, full graph, real-time factor {args.real_time_factor:g} ...")
         realtime = graph_walk(args.robot, args.distance, physics, False, args.real_time_factor,
-                              Path(folder) / "realtime")
+                              Path(folder) / "realtime", namespace)
     raw = max(r.real_time_factor for r in raw_runs)
     raw_cpu = min(r.cpu_per_sim_second for r in raw_runs)
     graph_cpu = sum(lockstep["cpu_per_sim_s"].values())

@@ -74,6 +74,7 @@ def parse_overrides(items: list[str], known: Sequence[str]) -> dict[str, str]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from humanoid_bringup import add_own_robot_namespace
     from humanoid_sim import params_file, physics_profiles
 
     parser.add_argument("--robot", default=None,
@@ -116,6 +117,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="simulation only: let the simulation run on its own clock instead of waiting for "
                              "this command at every state (lockstep, the default: each step at the same simulated "
                              "time in every run, as fast as the machine allows)")
+    add_own_robot_namespace(parser, "in simulation: run the simulated robot under NAME (/NAME/joint_states, "
+                                    "/NAME/clock), and this command's client there, beside other robots on the DDS "
+                                    "domain (refused when a robot already runs there); with --real: the namespace "
+                                    "of the running robot to drive (humanoid real --namespace NAME)")
     physics_profiles.add_argument(parser)
     params_file.add_argument(parser)
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
@@ -154,7 +159,8 @@ def check_options(args: argparse.Namespace) -> None:
     if args.experiments is not None:
         given = [name for name, value in (("--tests", args.tests), ("--real", args.real), ("--answers", args.answers),
                                           ("--compare", args.compare), ("--set", args.set),
-                                          ("--real-time-factor", args.real_time_factor)) if value]
+                                          ("--real-time-factor", args.real_time_factor),
+                                          ("--namespace", args.namespace != "/")) if value]
         if given:
             raise UsageError(f"--experiments runs the reference's experiments in simulation: {', '.join(given)} "
                              "cannot go with it")
@@ -162,7 +168,8 @@ def check_options(args: argparse.Namespace) -> None:
         given = [name for name, value in (("--robot", args.robot), ("--tests", args.tests), ("--real", args.real),
                                           ("--answers", args.answers), ("--protocol", args.protocol),
                                           ("--set", args.set), ("--physics", args.physics), ("--params", args.params),
-                                          ("--real-time-factor", args.real_time_factor)) if value]
+                                          ("--real-time-factor", args.real_time_factor),
+                                          ("--namespace", args.namespace != "/")) if value]
         if given:
             raise UsageError(f"--compare reads two results files: {', '.join(given)} cannot go with it")
         return
@@ -229,11 +236,18 @@ def run(args: argparse.Namespace, stdin: TextIO | None = None, out: TextIO | Non
         return run_reference(args, model, protocol, params, out)
     operator = operator_for(args, stdin, out) if args.real else None
 
+    # the simulated robot goes into a free namespace; --real drives the robot running in the one given
+    if args.real:
+        namespace = args.namespace
+    else:
+        from humanoid_bringup import free_namespace
+
+        namespace = free_namespace(args.namespace)
     results = []
     out_of_step: AnswerError | None = None
     with contextlib.ExitStack() as stack:
         if not args.real:
-            from humanoid_core.processes import Graph
+            from humanoid_core.processes import Graph, in_namespace
             from humanoid_sim.sim_node_spec import sim_node_spec
 
             log_dir = Path(tempfile.mkdtemp(prefix="humanoid_postures_"))
@@ -246,8 +260,8 @@ def run(args: argparse.Namespace, stdin: TextIO | None = None, out: TextIO | Non
             node = sim_node_spec(args.robot, {"real_time_factor": args.real_time_factor, **simulation,
                                               **physics, **lockstep, **overrides})
             print(f"starting the {args.robot} simulation (logs: {log_dir}) ...", file=out, flush=True)
-            stack.enter_context(Graph([node], log_dir=log_dir))
-        client = stack.enter_context(RobotClient(CLIENT, lockstep=args.lockstep and not args.real))
+            stack.enter_context(Graph(in_namespace([node], namespace), log_dir=log_dir))
+        client = stack.enter_context(RobotClient(CLIENT, namespace=namespace, lockstep=args.lockstep and not args.real))
         try:
             client.wait_for_joint_states(60.0)
         except RobotClientError as error:
@@ -255,8 +269,10 @@ def run(args: argparse.Namespace, stdin: TextIO | None = None, out: TextIO | Non
             return 1
         robots = client.node.count_publishers("joint_states")
         if robots > 1:  # commands and resets would reach the other robot too
-            print(f"humanoid postures: {robots} robots publish joint_states in ROS domain "
-                  f"{os.environ.get('ROS_DOMAIN_ID', '0')}: stop the others or use another ROS_DOMAIN_ID", file=out)
+            where = "" if namespace == "/" else f"namespace {namespace} of "
+            print(f"humanoid postures: {robots} robots publish joint_states in {where}ROS domain "
+                  f"{os.environ.get('ROS_DOMAIN_ID', '0')}: stop the others, or use another ROS_DOMAIN_ID or "
+                  "--namespace", file=out)
             return 1
         judges = args.real and not publishes_balance_sensors(client, model)
         if judges:
