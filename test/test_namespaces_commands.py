@@ -1,0 +1,145 @@
+"""The commands that start or drive a robot, in a namespace (issue 39 item 2).
+
+``humanoid real --robot bioloid --emulate --namespace r``, the command a user runs, in a
+process of its own: the hardware graph on the emulated bus serves ``/r/joint_states`` from its
+driver's loop, and puts nothing of the robot in the root namespace (only ROS's own topics and
+the global ``/tf``). Beside it, ``humanoid walk --namespace a`` (through the entry point, in
+this process) starts its own simulated robot in ``/a``, walks it there in lockstep and leaves
+the robot in ``/r`` standing as it stood. Plus every command that takes ``--namespace``
+refusing an invalid one, and the commands that cannot honour it refusing it, in one line.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+from cli_entry import entry_point
+from sensor_msgs.msg import JointState
+from system_support import PATIENCE
+
+from humanoid_control.ros import RobotClient, poll_until
+
+ROBOT = "bioloid"
+#: Topics outside the robot's namespace that its graph may have (ROS's own, and /tf).
+GLOBAL_TOPICS = {"/tf", "/rosout", "/parameter_events"}
+#: rad: an emulated servo holding its goal reads back this close to it (the AX-12's step is 5 mrad).
+STILL = 0.006
+#: m: the walk's goal, and how close to it the walk must end (its own test's 20 %).
+DISTANCE, WITHIN = 0.1, 0.02
+
+
+@pytest.fixture(scope="module")
+def robot_in_r(tmp_path_factory):
+    """``humanoid real --robot bioloid --emulate --namespace r`` and a client of it in ``/r``."""
+    log = tmp_path_factory.mktemp("real_in_r") / "real.log"
+    with log.open("w") as out:
+        process = subprocess.Popen([sys.executable, "-m", "humanoid_bringup.cli", "real", "--robot", ROBOT,
+                                    "--emulate", "--namespace", "r"], stdin=subprocess.DEVNULL, stdout=out,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+    client = None
+    try:
+        client = RobotClient("namespaces_commands_test", namespace="r")
+        poll_until(lambda: client.joint_state is not None or process.poll() is not None,
+                   "/r/joint_states from humanoid real --namespace r", PATIENCE)
+        assert process.poll() is None, f"humanoid real ended ({process.returncode}): {log.read_text()[-3000:]}"
+        yield client
+    except BaseException:
+        print(f"----- humanoid real --namespace r -----\n{log.read_text()[-4000:]}")
+        raise
+    finally:
+        if client is not None:
+            client.close()
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
+            try:
+                process.wait(60)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+                raise
+
+
+def test_the_hardware_graph_runs_under_its_namespace(robot_in_r):
+    """``/r/joint_states`` comes from the driver's loop in ``/r``; every node of the graph is in
+    ``/r``, and every topic the domain knows is under ``/r`` but ROS's global ones."""
+    node = robot_in_r.node
+    publishers = node.get_publishers_info_by_topic("/r/joint_states")
+    assert [(p.node_namespace, p.node_name) for p in publishers] == [("/r", "humanoid_hw_loop")]
+    # (humanoid real's own look for a robot already in /r, a node in the root namespace, ended
+    # before the graph started; discovery may still list it)
+    elsewhere = {(namespace, name) for name, namespace in node.get_node_names_and_namespaces() if namespace != "/r"}
+    assert elsewhere <= {("/", "humanoid_namespace_probe")}, elsewhere
+    names = {name for name, namespace in node.get_node_names_and_namespaces()}
+    assert {"humanoid_hw", "control_container", "trajectory_generator", "fall_manager"} <= names, names
+    outside = {topic for topic, _types in node.get_topic_names_and_types()
+               if not topic.startswith("/r/") and topic not in GLOBAL_TOPICS}
+    assert not outside, f"topics outside /r: {sorted(outside)}"
+
+
+def test_a_walk_in_its_own_namespace_leaves_the_robot_in_r_standing(robot_in_r):
+    """``humanoid walk --namespace a`` beside the robot in ``/r``: its robot publishes in ``/a``
+    (nothing in the root namespace) and walks there; ``/r``'s joints do not move meanwhile."""
+    node = robot_in_r.node
+    heard = {"/a/joint_states": 0, "/joint_states": 0}
+    lock = threading.Lock()
+
+    def counter(topic):
+        def count(_msg: JointState) -> None:
+            with lock:
+                heard[topic] += 1
+        return count
+
+    subscriptions = [node.create_subscription(JointState, topic, counter(topic), 10) for topic in heard]
+    robot_in_r.start_recording()
+    try:
+        result = entry_point("walk", "--robot", ROBOT, "--distance", str(DISTANCE), "--namespace", "a", "--json")
+    finally:
+        recorded = robot_in_r.stop_recording()
+        for subscription in subscriptions:
+            node.destroy_subscription(subscription)
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(result.stdout)
+    assert report["distance_m"] == pytest.approx(DISTANCE, abs=WITHIN) and not report["fell"], report
+    with lock:
+        assert heard["/a/joint_states"] > 0 and heard["/joint_states"] == 0, heard
+    assert len(recorded) > 10, "the robot in /r stopped publishing while a walked"
+    positions = np.array([msg.position for msg in recorded])
+    moved = np.max(np.abs(positions - positions[0]), axis=0)
+    assert np.all(moved < STILL), dict(zip(recorded[0].name, moved.round(4), strict=True))
+
+
+# -- bad input ----------------------------------------------------------------------------------------
+#: Every command that starts or drives a robot, or talks to one, and takes --namespace.
+COMMANDS = [["sim", "--robot", ROBOT], ["real", "--robot", ROBOT, "--emulate"], ["demo"], ["push", "--robot", ROBOT],
+            ["getup", "--robot", ROBOT], ["walk", "--robot", ROBOT, "--distance", "0.1"],
+            ["postures", "--robot", "hoap2"], ["postures", "--robot", "hoap2", "--real"], ["pose", "--robot", ROBOT],
+            ["play-gait", "trot"], ["view"], ["record", "--output", "/nonexistent/bag"], ["bench", "lockstep"],
+            ["bench", "graph", "--robot", ROBOT], ["bench", "fall-protection"]]
+
+
+@pytest.mark.parametrize("verb", COMMANDS, ids=" ".join)
+@pytest.mark.parametrize(("given", "reason"), [
+    ("2robots", "must not have a token that starts with a number"), ("a-b", "characters other than"),
+    ("a/", "must not end with"), ("a//b", "repeated"), ("x" * 300, "exceed")])
+def test_an_invalid_namespace_is_refused_in_one_line(verb, given, reason):
+    result = entry_point(*verb, "--namespace", given)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().count("\n") == 0, result.stderr
+    assert f"invalid namespace {given!r}" in result.stderr and reason in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize(("verb", "words"), [
+    (["gaits"], "gaits runs its simulations in this process, without ROS"),
+    (["postures", "--robot", "hoap2", "--experiments", "reference"], "--namespace cannot go with it"),
+    (["postures", "--compare", "a.json", "b.json"], "--namespace cannot go with it")])
+def test_a_command_that_cannot_honour_a_namespace_refuses_it_in_one_line(verb, words):
+    result = entry_point(*verb, "--namespace", "a")
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().count("\n") == 0, result.stderr
+    assert words in result.stderr, result.stderr
