@@ -26,7 +26,6 @@ import os
 import socket
 import struct
 import subprocess
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -138,34 +137,34 @@ def test_every_socket_of_every_node_is_on_loopback_but_unread_send_sockets(robot
     assert all(queued.values()) and len(queued) == len(send_sockets), f"read by someone: {queued}"
 
 
-def _run_sh(command: str) -> subprocess.CompletedProcess:
+def _run_sh(command: str, lock_folder: Path | None = None) -> subprocess.CompletedProcess:
+    """``scripts/run.sh`` running ``command``; its domains' lock files in ``lock_folder`` (its
+    ``TMPDIR``), else the machine's."""
     environment = {k: v for k, v in os.environ.items() if k != "HUMANOID_DOMAIN_ID"}
+    if lock_folder is not None:
+        environment["TMPDIR"] = str(lock_folder)
     return subprocess.run([str(ROOT / "scripts" / "run.sh"), "bash", "-c", command], capture_output=True,
                           text=True, timeout=60, env=environment)
 
 
-def test_scripts_run_sh_takes_a_ros_domain_no_other_run_holds():
+def test_scripts_run_sh_takes_a_ros_domain_no_other_run_holds(tmp_path):
     """Two runs at once (a demo next to a test session, say) must never share a domain: run.sh
-    takes the one domain left unlocked, and refuses when none is."""
-    held, free = [], None
+    takes the one domain left unlocked, and refuses when none is. The lock files are in a
+    folder of the test's own (run.sh's ``TMPDIR``): the machine's other runs take and free
+    domains meanwhile (the suite's other worker too), and one freed between the test's locking
+    and run.sh's choice was taken instead, rightly."""
+    free, held = 37, []
     try:
-        for domain in range(1, 101):  # lock every domain nobody holds, but one
-            handle = open(Path(tempfile.gettempdir()) / f"humanoid-ros-domain-{domain}.lock", "w")  # noqa: SIM115
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:  # this session's own, or another run's
-                handle.close()
+        for domain in range(1, 101):  # lock every domain but one
+            if domain == free:
                 continue
-            if free is None:
-                free = domain
-                handle.close()
-            else:
-                held.append(handle)
-        assert free is not None, "every domain is held by other runs"
-        result = _run_sh("echo $ROS_DOMAIN_ID")
+            handle = open(tmp_path / f"humanoid-ros-domain-{domain}.lock", "w")  # noqa: SIM115
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            held.append(handle)
+        result = _run_sh("echo $ROS_DOMAIN_ID", tmp_path)
         assert result.returncode == 0, result.stderr
         assert int(result.stdout) == free
-        inner = _run_sh(f"{ROOT}/scripts/run.sh true")  # the outer run holds `free` while its command lives
+        inner = _run_sh(f"{ROOT}/scripts/run.sh true", tmp_path)  # the outer run holds `free` while its command lives
         assert inner.returncode == 1
         assert "every ROS domain 1..100 is locked" in inner.stderr
     finally:
