@@ -74,6 +74,7 @@ class SimulatedRobot:
         self._listeners: list[tuple[Listener, bool]] = []
         self.fall: FallState | None = None  # the latest fall watch
         self.fell_at: float | None = None  # robot time of the first fall seen
+        self._reset_ahead: np.ndarray | None = None  # a reset the next cycle makes after its step (reset_held)
         self.loop.start()
 
     @property
@@ -103,7 +104,13 @@ class SimulatedRobot:
     # -- running ----------------------------------------------------------------------
     def cycle(self) -> JointState:
         """One control cycle, then what the node does at this time (readings, fall watch)."""
-        state = self.loop.cycle()
+        if self._reset_ahead is None:
+            state = self.loop.cycle()
+        else:  # reset_held: the step, then the reset, then the cycle's reading and command
+            positions, self._reset_ahead = self._reset_ahead, None
+            self.driver.sync(self.period)
+            self.driver.reset(positions)
+            state = self.loop._act()
         if self._listeners and self._publish.due(state.stamp):
             sensors = self.driver.read_sensors() if any(wants for _, wants in self._listeners) else None
             reading = Reading(state, sensors)
@@ -132,6 +139,18 @@ class SimulatedRobot:
         positions = self.model.home_positions() if positions is None else np.asarray(positions, dtype=float)
         self.loop.hold(positions)
         self.driver.reset(positions)
+        self.fall, self.fell_at = None, None
+
+    def reset_held(self, positions: np.ndarray) -> None:
+        """Stand the robot in ``positions`` as the node's ``reset`` service does while a lockstep
+        client holds it at its latest published state: the node's control thread has already
+        stepped the physics on to the next cycle (with the set-points written at the held state;
+        it steps while the participants work on that state), so the robot is put in ``positions``
+        after that step and read at that cycle unstepped. The set-points hold ``positions`` from
+        now on (a trajectory sent before the next cycle starts from them)."""
+        positions = np.asarray(positions, dtype=float)
+        self.loop.hold(positions)
+        self._reset_ahead = positions
         self.fall, self.fell_at = None, None
 
     def send(self, times: Sequence[float], positions: Sequence[np.ndarray],

@@ -199,27 +199,25 @@ class ClientRobot:
 
     # -- lockstep: the simulation held between looks ----------------------------------------
     def _lockstep_run(self, until: float, event: EventCheck | None) -> FootEvent | None:
-        """Run the held simulation to ``until`` in looks ``LOCKSTEP_LOOK`` apart, each with the
-        sensors' readings of its state; the first event seen at a look ends it there, held."""
+        """:func:`look_until` on the held simulation, each look with the sensors' readings of its state."""
+        return look_until(self._look_at, self.now(), until, event)
+
+    def _look_at(self, stamp: float) -> float:
+        """Run the held simulation to its first state at or after ``stamp`` and hold it there,
+        every sensor's reading of that state in (they come on topics of their own)."""
         assert self.lockstep is not None
-        now = self.now()
-        while now < until:
-            try:
-                now = self.lockstep.run_to(min(now + LOCKSTEP_LOOK, until), WALL_TIMEOUT)
-            except TimeoutError as error:
-                raise RobotClientError(f"robot time did not advance: {error}") from None
-            # each sensor's reading of the held state first (they come on topics of their own)
-            poll_until(lambda at=now: self.watch.has_read(at), f"the sensors' readings of t = {now:.3f} s",
-                       WALL_TIMEOUT, interval=0.001)
-            if event is not None and (found := event()) is not None:
-                return found
-        return None if event is None else event()
+        try:
+            now = self.lockstep.run_to(stamp, WALL_TIMEOUT)
+        except TimeoutError as error:
+            raise RobotClientError(f"robot time did not advance: {error}") from None
+        poll_until(lambda: self.watch.has_read(now), f"the sensors' readings of t = {now:.3f} s",
+                   WALL_TIMEOUT, interval=0.001)
+        return now
 
     def _lockstep_move(self, handle, feedback: list, duration: float, event: EventCheck | None) -> FootEvent | None:
         """A goal in force at the held state runs ``duration`` from it: run to its end
         (canceled, held, at the first event), then take its result."""
-        # run past the end by the stamps' rounding: the state at the end may fall short of it by that
-        found = self._lockstep_run(self.now() + duration + STAMP_TOLERANCE, event)
+        found = self._lockstep_run(move_end(self.now(), duration), event)
         if found is not None:
             self.client.cancel(handle)
             return found
@@ -227,6 +225,26 @@ class ClientRobot:
         if outcome.error_code != 0:
             raise RobotClientError(f"the robot refused or failed a step: {outcome.error_string}")
         return None
+
+
+def look_until(look_at: Callable[[float], float], now: float, until: float,
+               event: EventCheck | None) -> FootEvent | None:
+    """The protocol's watch in lockstep, the same for every robot that is held between looks
+    (the graph's lockstep client, the in-process robot): from the held state at ``now``, run
+    to ``until`` in looks ``LOCKSTEP_LOOK`` apart (``look_at(stamp)`` runs to the first
+    published state at or after ``stamp``, holds it and returns its stamp); the first event
+    seen at a look ends it there, held; else the event at ``until``'s look, if any."""
+    while now < until:
+        now = look_at(min(now + LOCKSTEP_LOOK, until))
+        if event is not None and (found := event()) is not None:
+            return found
+    return None if event is None else event()
+
+
+def move_end(now: float, duration: float) -> float:
+    """Where a move of ``duration`` started at the held state ``now`` is looked at last: just past
+    its end by the stamps' rounding (the state at the end may fall short of it by that)."""
+    return now + duration + STAMP_TOLERANCE
 
 
 class PosturesRunner:
