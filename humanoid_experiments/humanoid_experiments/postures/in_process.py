@@ -20,7 +20,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from humanoid_control.ros import RobotClientError, seconds, to_time
+from humanoid_control.ros import RobotClientError, seconds, to_duration, to_time
 from humanoid_core.loop import CommandRejectedError, RunState
 from humanoid_experiments.postures.protocol import Protocol, load_protocol
 from humanoid_experiments.postures.runner import (
@@ -94,8 +94,8 @@ class SimulatedPostureRobot:
         return dict(zip(self.names, self.robot.driver.read().position.tolist(), strict=True))
 
     def move(self, target: np.ndarray, duration: float, event: EventCheck | None = None) -> FootEvent | None:
-        try:
-            run = self.robot.send([duration], [target], [np.zeros(len(self.names))])
+        try:  # the duration as the trajectory message carries it (whole nanoseconds)
+            run = self.robot.send([seconds(to_duration(duration))], [target], [np.zeros(len(self.names))])
         except CommandRejectedError as error:
             raise RobotClientError(f"the robot refused a step: {error}") from None
         found = look_until(self._look_at, self.now(), move_end(self.now(), duration), event)
