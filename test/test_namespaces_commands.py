@@ -1,17 +1,20 @@
 """The commands that start or drive a robot, in a namespace (issue 39 item 2).
 
-``humanoid real --robot bioloid --emulate --namespace r``, the command a user runs, in a
-process of its own: the hardware graph on the emulated bus serves ``/r/joint_states`` from its
-driver's loop, and puts nothing of the robot in the root namespace (only ROS's own topics and
-the global ``/tf``). Beside it, ``humanoid walk --namespace a`` (through the entry point, in
-this process) starts its own simulated robot in ``/a``, walks it there in lockstep and leaves
-the robot in ``/r`` standing as it stood. Plus every command that takes ``--namespace``
-refusing an invalid one, and the commands that cannot honour it refusing it, in one line.
+``humanoid real --robot bioloid_quadruped --emulate --namespace r``, the command a user runs,
+in a process of its own: the hardware graph on the emulated bus serves ``/r/joint_states`` from
+its driver's loop, and puts nothing of the robot in the root namespace (only ROS's own topics
+and the global ``/tf``). Beside it, ``humanoid walk --robot bioloid --namespace a`` (through the
+entry point, in this process) starts its own simulated robot in ``/a``, walks it there in
+lockstep and leaves the robot in ``/r`` standing as it stood; then ``humanoid postures --real
+--namespace r`` drives the robot in ``/r`` (a scripted operator). Plus every command that takes
+``--namespace`` refusing an invalid one, and the commands that cannot honour it refusing it,
+in one line.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import signal
 import subprocess
 import sys
@@ -19,24 +22,34 @@ import threading
 
 import numpy as np
 import pytest
+import yaml
 from cli_entry import entry_point
 from sensor_msgs.msg import JointState
 from system_support import PATIENCE
 
 from humanoid_control.ros import RobotClient, poll_until
+from humanoid_experiments.postures import protocol_path
 
-ROBOT = "bioloid"
+#: The robot in /r (on the emulated bus) and the one the walk starts in /a.
+ROBOT, WALKER = "bioloid_quadruped", "bioloid"
 #: Topics outside the robot's namespace that its graph may have (ROS's own, and /tf).
 GLOBAL_TOPICS = {"/tf", "/rosout", "/parameter_events"}
 #: rad: an emulated servo holding its goal reads back this close to it (the AX-12's step is 5 mrad).
 STILL = 0.006
 #: m: the walk's goal, and how close to it the walk must end (its own test's 20 %).
 DISTANCE, WITHIN = 0.1, 0.02
+#: The postures protocol's test 1 in steps of 2 deg with short holds (test_postures_operator.py's).
+STEP_DEG, SHORT = 2.0, {"step": 2.0, "step_time": 0.25, "settle_time": 0.25, "start_settle_time": 0.25}
+POSTURES_JOINT = "fl_hip_pitch"
+#: deg: a reading this close to a step's angle is the joint held there (an AX-12 reads in 0.29 deg);
+#: s of robot time held there (a step settles 0.25 s; the move from home to the start pose at
+#: 10 deg/s passes through the window in 0.08 s).
+HELD_DEG, HOLD_TIME = 0.4, 0.2
 
 
 @pytest.fixture(scope="module")
 def robot_in_r(tmp_path_factory):
-    """``humanoid real --robot bioloid --emulate --namespace r`` and a client of it in ``/r``."""
+    """``humanoid real --robot bioloid_quadruped --emulate --namespace r`` and a client of it in ``/r``."""
     log = tmp_path_factory.mktemp("real_in_r") / "real.log"
     with log.open("w") as out:
         process = subprocess.Popen([sys.executable, "-m", "humanoid_bringup.cli", "real", "--robot", ROBOT,
@@ -65,6 +78,7 @@ def robot_in_r(tmp_path_factory):
                 raise
 
 
+@pytest.mark.system
 def test_the_hardware_graph_runs_under_its_namespace(robot_in_r):
     """``/r/joint_states`` comes from the driver's loop in ``/r``; every node of the graph is in
     ``/r``, and every topic the domain knows is under ``/r`` but ROS's global ones."""
@@ -76,12 +90,14 @@ def test_the_hardware_graph_runs_under_its_namespace(robot_in_r):
     elsewhere = {(namespace, name) for name, namespace in node.get_node_names_and_namespaces() if namespace != "/r"}
     assert elsewhere <= {("/", "humanoid_namespace_probe")}, elsewhere
     names = {name for name, namespace in node.get_node_names_and_namespaces()}
-    assert {"humanoid_hw", "control_container", "trajectory_generator", "fall_manager"} <= names, names
+    assert {"humanoid_hw", "control_container", "trajectory_generator", "gait_controller", "fall_manager"} <= names, \
+        names
     outside = {topic for topic, _types in node.get_topic_names_and_types()
                if not topic.startswith("/r/") and topic not in GLOBAL_TOPICS}
     assert not outside, f"topics outside /r: {sorted(outside)}"
 
 
+@pytest.mark.system
 def test_a_walk_in_its_own_namespace_leaves_the_robot_in_r_standing(robot_in_r):
     """``humanoid walk --namespace a`` beside the robot in ``/r``: its robot publishes in ``/a``
     (nothing in the root namespace) and walks there; ``/r``'s joints do not move meanwhile."""
@@ -98,7 +114,7 @@ def test_a_walk_in_its_own_namespace_leaves_the_robot_in_r_standing(robot_in_r):
     subscriptions = [node.create_subscription(JointState, topic, counter(topic), 10) for topic in heard]
     robot_in_r.start_recording()
     try:
-        result = entry_point("walk", "--robot", ROBOT, "--distance", str(DISTANCE), "--namespace", "a", "--json")
+        result = entry_point("walk", "--robot", WALKER, "--distance", str(DISTANCE), "--namespace", "a", "--json")
     finally:
         recorded = robot_in_r.stop_recording()
         for subscription in subscriptions:
@@ -109,15 +125,58 @@ def test_a_walk_in_its_own_namespace_leaves_the_robot_in_r_standing(robot_in_r):
     with lock:
         assert heard["/a/joint_states"] > 0 and heard["/joint_states"] == 0, heard
     assert len(recorded) > 10, "the robot in /r stopped publishing while a walked"
+    # (a reading the loaded emulator missed is NaN: each joint from its first and its other readings)
     positions = np.array([msg.position for msg in recorded])
-    moved = np.max(np.abs(positions - positions[0]), axis=0)
+    assert np.all(np.isfinite(positions).any(axis=0)), "a joint of /r never read"
+    first = np.array([column[np.isfinite(column)][0] for column in positions.T])
+    moved = np.nanmax(np.abs(positions - first), axis=0)
     assert np.all(moved < STILL), dict(zip(recorded[0].name, moved.round(4), strict=True))
+
+
+@pytest.mark.system
+def test_postures_real_drives_the_robot_in_its_namespace(robot_in_r, tmp_path):
+    """``humanoid postures --real --namespace r``: the scripted operator's ``fell`` at step 2
+    is the limit, and it was /r's joint that the command stepped there."""
+    data = yaml.safe_load(protocol_path(ROBOT).read_text())
+    data["parameters"].update(SHORT)
+    protocol, answers, out = tmp_path / "protocol.yaml", tmp_path / "answers.txt", tmp_path / "results.json"
+    protocol.write_text(yaml.safe_dump(data))
+    answers.write_text("ready\nstood\nfell\n")
+    robot_in_r.start_recording()
+    try:
+        result = entry_point("postures", "--robot", ROBOT, "--real", "--namespace", "r", "--tests", "1",
+                             "--protocol", protocol, "--answers", answers, "--json", out)
+    finally:
+        recorded = robot_in_r.stop_recording()
+    assert result.returncode == 0, result.stderr[-3000:]
+    (entry,) = json.loads(out.read_text())
+    assert entry["joints"] == [POSTURES_JOINT]
+    assert entry["stopped_by"] == "the operator saw it fall at step 2: +4.00 deg", entry
+    assert held_at(recorded, POSTURES_JOINT, 2 * STEP_DEG) >= HOLD_TIME, "/r's joint was not held at step 2"
+
+
+def held_at(states, joint: str, degrees: float) -> float:
+    """Robot seconds ``joint`` stayed within HELD_DEG of ``degrees`` at a stretch, the longest."""
+    from humanoid_control.ros import seconds
+
+    longest, since = 0.0, None
+    for state in states:
+        value = math.degrees(dict(zip(state.name, state.position, strict=True))[joint])
+        if not math.isfinite(value):
+            continue  # a reading the bus missed
+        stamp = seconds(state.header.stamp)
+        if abs(value - degrees) <= HELD_DEG:
+            since = stamp if since is None else since
+            longest = max(longest, stamp - since)
+        else:
+            since = None
+    return longest
 
 
 # -- bad input ----------------------------------------------------------------------------------------
 #: Every command that starts or drives a robot, or talks to one, and takes --namespace.
-COMMANDS = [["sim", "--robot", ROBOT], ["real", "--robot", ROBOT, "--emulate"], ["demo"], ["push", "--robot", ROBOT],
-            ["getup", "--robot", ROBOT], ["walk", "--robot", ROBOT, "--distance", "0.1"],
+COMMANDS = [["sim", "--robot", ROBOT], ["real", "--robot", ROBOT, "--emulate"], ["demo"], ["push", "--robot", WALKER],
+            ["getup", "--robot", WALKER], ["walk", "--robot", WALKER, "--distance", "0.1"],
             ["postures", "--robot", "hoap2"], ["postures", "--robot", "hoap2", "--real"], ["pose", "--robot", ROBOT],
             ["play-gait", "trot"], ["view"], ["record", "--output", "/nonexistent/bag"], ["bench", "lockstep"],
             ["bench", "graph", "--robot", ROBOT], ["bench", "fall-protection"]]
