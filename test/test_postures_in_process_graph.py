@@ -3,11 +3,12 @@ item 5): the in-process runs ``humanoid identify --postures`` fits are what ``hu
 postures`` runs through the node graph in lockstep.
 
 What users rely on: a model fitted in-process is fitted to the limits the graph finds. So
-both ways the same tests give the same limits, and the robot is given the same set-points
-at the same robot times (the simulation node's ``joint_setpoints`` against the in-process
-control loop's, stamp by stamp): the same resets, trajectories started at the same state,
-the feet looked at at the same states. The HOAP-2's tests 3 and 5 are the two that ended a
-whole step apart before. Coarse, quick steps keep it short.
+both ways the same tests give the same limits, read as the same tilt of the feet at the same
+look, and the robot is given the same set-points at the same robot times (the simulation
+node's ``joint_setpoints`` against the in-process control loop's, stamp by stamp): the same
+resets, trajectories started at the same state, the feet looked at at the same states. The
+HOAP-2's tests 3 and 5 are the two that ended a whole step apart before. Coarse, quick steps
+keep it short.
 
 Left out of the set-point comparison: the hold after each test's event, from the event to
 the next reset. The graph stops the canceled move when the robot interface next looks at the
@@ -119,6 +120,8 @@ def test_in_process_runs_are_the_graphs_runs_limit_for_limit_and_setpoint_for_se
     for mine, theirs in zip(ours, graph, strict=True):
         assert mine.limit is not None and mine.limit == theirs.limit, (mine, theirs)
         assert mine.steps == theirs.steps, (mine, theirs)
+        # the event as the feet were read at the same look: the same physics, not only the same commands
+        assert mine.stopped_by == theirs.stopped_by, (mine, theirs)
 
     settle = protocol.parameters.settle_time
     assert len(events) >= 2 * len(TESTS)  # a coarse and a fine event per test
