@@ -29,7 +29,6 @@ from collections.abc import Iterator
 from operator import itemgetter
 
 from builtin_interfaces.msg import Time
-from rclpy.duration import Duration
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
@@ -42,8 +41,6 @@ __all__ = ["LOCKSTEP_QOS", "LOCKSTEP_TOPIC", "LockstepMember", "LockstepParticip
            "lockstep_requested", "participant_of"]
 
 LOCKSTEP_TOPIC = topics.LOCKSTEP_READY
-#: s a participant leaving waits for its leaving to be acknowledged by the subscribers matched.
-LEAVE_ACK_TIMEOUT = 2.0
 #: Every answer must arrive: reliable, and deep enough for a burst of participants.
 LOCKSTEP_QOS = QoSProfile(depth=100, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.RELIABLE,
                           durability=DurabilityPolicy.VOLATILE)
@@ -226,14 +223,6 @@ class LockstepParticipant:
             self._others.clear()
             self._others_changed.notify_all()
         self._publisher.publish(LockstepReady(participant=self.name, leaving=True))
-        # the node is often destroyed next, its writer with it: a reliable message the
-        # simulator has not acknowledged yet (a sample its transport dropped, to be sent
-        # again) would be lost, and the simulation would wait for this node for ever (seen
-        # once: a test's client left after a cancel and the simulation waited 180 s for it)
-        if not self._publisher.wait_for_all_acked(Duration(seconds=LEAVE_ACK_TIMEOUT)):
-            self._node.get_logger().warning(
-                f"lockstep: {self.name}'s leaving was not acknowledged within {LEAVE_ACK_TIMEOUT:g} s: the "
-                "simulation may go on waiting for it")
         if self._answers is not None:
             self._node.destroy_subscription(self._answers)
             self._answers = None
