@@ -15,9 +15,9 @@ Fixtures for system tests (real nodes in their own processes, talking over DDS):
 - ``cpu_hogs``: ``with cpu_hogs(count):`` runs ``count`` processes spinning on the CPU
   (a loaded machine), killed when the block ends.
 
-Only one robot graph may run at a time in a session (they share the session's domain
-and topic names): a module that keeps a graph alive in a module-scoped fixture must not
-also start others.
+Only one robot graph per namespace may run at a time in a session (they share the session's
+domain): a module that keeps a graph alive in a module-scoped fixture starts others only
+under namespaces of their own.
 """
 
 import contextlib
