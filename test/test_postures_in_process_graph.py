@@ -41,8 +41,7 @@ NOISE = 1e-9
 
 def _protocol(tmp_path):
     from humanoid_description import load_model
-    from humanoid_experiments.postures import protocol_path
-    from humanoid_experiments.postures.protocol import load_protocol
+    from humanoid_experiments.postures import load_protocol, protocol_path
 
     text = yaml.safe_load(protocol_path(ROBOT).read_text())
     text["parameters"].update(COARSE)
@@ -54,8 +53,7 @@ def _protocol(tmp_path):
 
 def _in_process(model, protocol):
     """The tests in-process: results, set-points by stamp, and the robot times of the events."""
-    from humanoid_experiments.postures.in_process import SimulatedPostureRobot, protocol_simulation
-    from humanoid_experiments.postures.runner import PosturesRunner
+    from humanoid_experiments.postures import PosturesRunner, SimulatedPostureRobot, protocol_simulation
     from humanoid_sim import REFERENCE, SimulatedRobot
 
     events: list[float] = []
@@ -92,9 +90,7 @@ def _graph(model, protocol, tmp_path):
 
     from humanoid_control.ros import RobotClient, seconds, topics
     from humanoid_core.processes import Graph
-    from humanoid_experiments.postures.command import CLIENT
-    from humanoid_experiments.postures.in_process import protocol_simulation
-    from humanoid_experiments.postures.runner import PosturesRunner
+    from humanoid_experiments.postures import CLIENT, PosturesRunner, protocol_simulation
     from humanoid_sim.sim_node_spec import sim_node_spec
 
     node = sim_node_spec(ROBOT, {"real_time_factor": 0.0, **protocol_simulation(protocol, model, None),
