@@ -117,8 +117,10 @@ def test_in_process_runs_are_the_graphs_runs_limit_for_limit_and_setpoint_for_se
     for mine, theirs in zip(ours, graph, strict=True):
         assert mine.limit is not None and mine.limit == theirs.limit, (mine, theirs)
         assert mine.steps == theirs.steps, (mine, theirs)
-        # the event as the feet were read at the same look: the same physics, not only the same commands
-        assert mine.stopped_by == theirs.stopped_by, (mine, theirs)
+        assert mine.tipped == theirs.tipped, (mine, theirs)
+        # not the feet's tilt read at the event: the graph stops a cancelled move at a wall-clock
+        # poll, so the hold after the coarse event, and the contacts the fine pass starts from,
+        # differ from run to run (16.3 against 19.0 deg once in a full suite run)
 
     settle = protocol.parameters.settle_time
     assert len(events) >= 2 * len(TESTS)  # a coarse and a fine event per test
