@@ -9,28 +9,15 @@ import time
 import numpy as np
 import pytest
 import rclpy
+from paced_driver import PacedIdealDriver
 from rclpy.executors import MultiThreadedExecutor
 from sensor_msgs.msg import Imu, JointState
 
 from humanoid_control.ros import LoopThread, RobotInterface, seconds
-from humanoid_core.loop import IdealDriver, ImuReading, InterfaceParameters, SensorReadings
+from humanoid_core.loop import ImuReading, InterfaceParameters, SensorReadings
 from humanoid_description import RobotModel
 
 PATIENCE = 30.0
-
-
-class PacedIdealDriver(IdealDriver):
-    """The ideal robot on a monotonic clock, one cycle per period of wall time (like hardware)."""
-
-    def __init__(self, joints) -> None:
-        super().__init__(joints, start_time=time.monotonic())
-        self._next = time.monotonic()
-
-    def sync(self, period: float) -> None:
-        self._next += period
-        time.sleep(max(0.0, self._next - time.monotonic()))
-        super().sync(period)
-        self.time = time.monotonic()
 
 
 class SensingDriver(PacedIdealDriver):

@@ -3,31 +3,17 @@ the ideal driver: torque off answered once the loop released the joints, with th
 that cycle; a driver with no torque-off command refused with its reason, in one line."""
 
 import threading
-import time
 
 import rclpy
+from paced_driver import PacedIdealDriver
 from rclpy.executors import MultiThreadedExecutor
 from std_srvs.srv import SetBool
 
 from humanoid_control.ros import LoopThread, RobotInterface
-from humanoid_core.loop import IdealDriver, InterfaceParameters
+from humanoid_core.loop import InterfaceParameters
 from humanoid_description import RobotModel
 
 PATIENCE = 30.0
-
-
-class PacedIdealDriver(IdealDriver):
-    """The ideal robot on a monotonic clock, one cycle per period of wall time (like hardware)."""
-
-    def __init__(self, joints) -> None:
-        super().__init__(joints, start_time=time.monotonic())
-        self._next = time.monotonic()
-
-    def sync(self, period: float) -> None:
-        self._next += period
-        time.sleep(max(0.0, self._next - time.monotonic()))
-        super().sync(period)
-        self.time = time.monotonic()
 
 
 class StiffDriver(PacedIdealDriver):
