@@ -4,8 +4,9 @@ Two simulated Bioloids, each the default graph with its container, in namespaces
 ``b``: a trajectory on ``a/joint_trajectory`` moves ``a`` and leaves ``b`` where it stands;
 every topic the two graphs publish is under its robot's namespace, but for ``/tf`` (global
 by ROS convention), whose frames carry the robot's prefix (``a/base_link``); a third robot
-asked into ``a`` is refused before anything starts; ``humanoid record --namespace a`` records
-``a``'s topics, and the bag reads back as the robot's own. Plus the namespace's validation.
+asked into ``a`` is refused before anything starts (and one started by other means fails to
+start); ``humanoid record --namespace a`` records ``a``'s topics, and the bag reads back as
+the robot's own. Plus the namespace's validation.
 """
 
 from __future__ import annotations
@@ -176,6 +177,20 @@ def test_a_second_robot_asked_into_a_taken_namespace_is_refused(robots):
     assert result.returncode == 2, result.stderr
     assert result.stderr.strip().count("\n") == 0, result.stderr
     assert "already runs in namespace /a" in result.stderr and "/a/humanoid_sim_loop" in result.stderr
+    node = robots["/a"].node
+    assert [info.node_name for info in node.get_publishers_info_by_topic("/a/joint_states")] == \
+        ["humanoid_sim_loop"]
+
+
+def test_a_robot_started_into_a_taken_namespace_by_other_means_than_a_command_does_not_start(robots, tmp_path):
+    """The simulation node started in ``/a`` as a launch file starts it (no command's look
+    first): its loop finds the namespace claimed and the node ends with status 1, saying which
+    robot holds it; ``a`` keeps its one simulator."""
+    second = [spec for spec in sim_nodes(ROBOT, namespace="/a") if spec.name == "humanoid_sim"]
+    with Graph(second, log_dir=tmp_path) as graph:
+        assert graph.wait(PATIENCE) == {"humanoid_sim": 1}
+        log = graph.log_text("humanoid_sim")
+    assert "cannot start" in log and "a robot already runs in namespace /a (/a/humanoid_sim_loop" in log, log
     node = robots["/a"].node
     assert [info.node_name for info in node.get_publishers_info_by_topic("/a/joint_states")] == \
         ["humanoid_sim_loop"]

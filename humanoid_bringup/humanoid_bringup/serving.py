@@ -102,21 +102,28 @@ def with_recorder(nodes: list[NodeSpec], bag: Path | None, lockstep: bool = Fals
     return [recorder, *nodes]
 
 
-#: s the graph is watched for a robot already in the namespace asked for (DDS discovery has no
-#: end to wait for: the watch ends sooner only when it finds one; a free namespace costs its
-#: start this long, humanoid_control.ros.robot_publishers). On the 2-core test machine, loaded, a
-#: new participant took more than a second to learn the running robot's node names.
+#: s the graph is watched for a robot already in the namespace asked for, on another machine
+#: (this machine's robots claim their namespace: humanoid_control.ros.namespace_claim). DDS
+#: discovery has no end to wait for: the watch ends sooner only when it finds one; a free
+#: namespace costs its start this long (humanoid_control.ros.robot_publishers).
 NAMESPACE_PROBE = 3.0
 
 
 def free_namespace(namespace: str) -> str:
     """The namespace to start a robot in (``--namespace``, absolute); a namespace where a robot
-    already publishes ``joint_states`` is a :class:`UsageError`, before anything starts. The
-    root namespace is not probed (every graph started without the option would pay the wait)."""
+    already runs is a :class:`UsageError`, before anything starts: one this machine's robot
+    claimed (its loop holds the claim: certain), or one where the graph shows a ``joint_states``
+    publisher within :data:`NAMESPACE_PROBE` (a robot elsewhere: as far as discovery got). The
+    root namespace is neither claimed nor probed (every graph started without the option would
+    pay the wait)."""
     if namespace == "/":
         return namespace
-    from humanoid_control.ros import robot_publishers
+    from humanoid_control.ros import namespace_holder, robot_publishers
 
+    holder = namespace_holder(namespace)
+    if holder is not None:
+        raise UsageError(f"a robot already runs in namespace {namespace} ({holder}, on this machine): "
+                         "give another --namespace")
     found = robot_publishers(namespace, NAMESPACE_PROBE)
     if found:
         raise UsageError(f"a robot already runs in namespace {namespace} ({', '.join(found)} publishes "

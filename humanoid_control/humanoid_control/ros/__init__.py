@@ -30,6 +30,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
     "lockstep": ["LOCKSTEP_QOS", "LOCKSTEP_TOPIC", "LockstepParticipant", "SharedParticipant"],
     "loop_process": ["DriverSpec", "LoopHost", "LoopThread"],
     "matched_publisher": ["MatchedPublisher", "STREAM_HISTORY", "heard_by_all"],
+    "namespace_claim": ["claim_namespace", "namespace_holder"],
     "namespaces": [
         "ROOT_NAMESPACE",
         "add_namespace_option",

@@ -200,6 +200,7 @@ def _loop_process_main(spec: LoopSpec, connection: Connection, front: int) -> No
     host = None
     finished = Finished("not started", failed=True)
     try:
+        _claim(node, spec)
         model = RobotModel(spec.robot)
         driver = load(spec.driver.factory)(model, spec.driver.config)
         host = LoopHost.from_spec(node, driver, model, connection, spec)
@@ -221,6 +222,20 @@ def _loop_process_main(spec: LoopSpec, connection: Connection, front: int) -> No
         node.destroy_node()
         rclpy.try_shutdown()
     sys.exit(1 if finished.failed else 0)
+
+
+def _claim(node, spec: LoopSpec) -> None:
+    """Claim the robot's namespace on this machine (``namespace_claim``) before the robot is
+    taken: a second robot in a taken namespace (two commands started at once, or one started
+    by other means than a command) fails to start, saying which robot holds it."""
+    if spec.namespace == "/":
+        return
+    from humanoid_control.ros.namespace_claim import claim_namespace
+
+    name = f"{node.get_namespace().rstrip('/')}/{node.get_name()}"
+    holder = claim_namespace(spec.namespace, f"{name} driving {spec.robot}, pid {os.getpid()}")
+    if holder is not None:
+        raise RuntimeError(f"a robot already runs in namespace {spec.namespace} ({holder}, on this machine)")
 
 
 #: The kernel's scheduling group of this process's session (Linux with autogroup scheduling).
