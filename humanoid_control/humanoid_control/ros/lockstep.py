@@ -25,10 +25,11 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from operator import itemgetter
 
 from builtin_interfaces.msg import Time
+from rclpy.event_handler import QoSSubscriptionMatchedInfo, SubscriptionEventCallbacks
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
@@ -37,13 +38,24 @@ from humanoid_control.ros.ros_time import seconds
 from humanoid_core.loop import STAMP_TOLERANCE
 from humanoid_interfaces.msg import LockstepReady
 
-__all__ = ["LOCKSTEP_QOS", "LOCKSTEP_TOPIC", "LockstepMember", "LockstepParticipant", "SharedParticipant",
-           "lockstep_requested", "participant_of"]
+__all__ = ["LOCKSTEP_QOS", "LOCKSTEP_READER_QOS", "LOCKSTEP_TOPIC", "LockstepAnswers", "LockstepMember",
+           "LockstepParticipant", "SharedParticipant", "lockstep_requested", "participant_of"]
 
 LOCKSTEP_TOPIC = topics.LOCKSTEP_READY
 #: Every answer must arrive: reliable, and deep enough for a burst of participants.
 LOCKSTEP_QOS = QoSProfile(depth=100, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.RELIABLE,
                           durability=DurabilityPolicy.VOLATILE)
+#: The simulator's reader of the answers keeps all it has not taken yet: with KEEP_LAST 100, a
+#: front busy for a while (the state sent again every 0.25 s, each participant answering it
+#: again) lost the oldest answers beyond 100, a leave among them, which nothing sends again.
+#: (History is not matched between writer and reader: the writers keep LOCKSTEP_QOS.)
+LOCKSTEP_READER_QOS = QoSProfile(depth=100, history=HistoryPolicy.KEEP_ALL, reliability=ReliabilityPolicy.RELIABLE,
+                                 durability=DurabilityPolicy.VOLATILE)
+#: s between two looks at the graph after a writer of answers went away, while the graph still
+#: shows more writers than are matched (it learns of a writer's end apart from the reader).
+GRAPH_RECHECK_PERIOD = 0.1
+#: s after a writer went away that the graph is looked at, at most.
+GRAPH_RECHECK_FOR = 5.0
 
 
 class LockstepParticipant:
@@ -329,6 +341,89 @@ class LockstepMember:
 
     def leave(self) -> None:
         self._shared._member_left(self)
+
+
+class LockstepAnswers:
+    """The simulator's side of ``lockstep/ready``: every answer handed to ``relay(participant,
+    stamp, leaving)`` in the order received, and a leave for a participant whose node went
+    away without sending one (closed, crashed, killed; or its leave lost).
+
+    A participant's name is its node's name (the protocol, README "Lockstep"; every participant
+    of this stack; a container answers for its nodes under its own node's name). When a writer
+    of answers goes away (the subscription's matched count falls: at once for a node closed,
+    after DDS's lease, 20 s, for a process killed), a participant that answered, has not left,
+    and whose node had a writer on the topic but has none any more, has left: its leave is
+    relayed and the log names it. One never seen answering (an expected participant still
+    starting) is kept waited for; one whose name no writer's node bears (a custom name) is
+    only dropped by its own leave, as before. An answer of a dropped participant joins it again
+    (as any first answer does) once its node has a writer again; until then it is taken for
+    a late one of the writer that went away, and ignored.
+
+    rclpy's EventsExecutor does not hand a subscription callback the message's info (the
+    publisher's GID: ``SystemError: null argument to internal routine``), hence names, not
+    writers' GIDs."""
+
+    def __init__(self, node: Node, relay: Callable[[str, Time, bool], None]) -> None:
+        self._node = node
+        self._relay = relay
+        self._answering: set[str] = set()  # answered and not left
+        self._writer_nodes: set[str] = set()  # every node name seen with a writer of answers
+        self._dropped: set[str] = set()  # went away without leaving
+        self._matched = 0
+        self._recheck_until = 0.0
+        self._subscription = node.create_subscription(
+            LockstepReady, LOCKSTEP_TOPIC, self._on_ready, LOCKSTEP_READER_QOS,
+            event_callbacks=SubscriptionEventCallbacks(matched=self._on_matched))
+        self._topic = self._subscription.topic_name
+        self._recheck = node.create_timer(GRAPH_RECHECK_PERIOD, self._on_recheck)
+        self._recheck.cancel()
+
+    def _on_ready(self, msg: LockstepReady) -> None:
+        name = msg.participant
+        if msg.leaving:
+            self._answering.discard(name)
+            self._dropped.discard(name)
+        elif name not in self._answering:
+            nodes = self._look()
+            if name in self._dropped:
+                if name not in nodes:
+                    return  # a late answer of the writer that went away
+                self._dropped.discard(name)
+            self._answering.add(name)
+        self._relay(name, msg.stamp, msg.leaving)
+
+    def _on_matched(self, status: QoSSubscriptionMatchedInfo) -> None:
+        self._matched = status.current_count
+        if status.current_count_change < 0:
+            self._recheck_until = time.monotonic() + GRAPH_RECHECK_FOR
+            if not self._drop_gone() and self._recheck.is_canceled():
+                self._recheck.reset()
+        else:
+            self._look()
+
+    def _on_recheck(self) -> None:
+        if self._drop_gone() or time.monotonic() >= self._recheck_until:
+            self._recheck.cancel()
+
+    def _look(self) -> set[str]:
+        """The names of the nodes with a writer of answers now (remembered)."""
+        nodes = {info.node_name for info in self._node.get_publishers_info_by_topic(self._topic)}
+        self._writer_nodes |= nodes
+        return nodes
+
+    def _drop_gone(self) -> bool:
+        """Relay a leave for each participant whose node's writer is gone; whether the graph
+        showed no more writers than are matched (else it may not know yet of one gone)."""
+        writers = self._node.get_publishers_info_by_topic(self._topic)
+        nodes = {info.node_name for info in writers}
+        self._writer_nodes |= nodes
+        for name in sorted(self._answering & self._writer_nodes - nodes):
+            self._answering.discard(name)
+            self._dropped.add(name)
+            self._node.get_logger().warning(
+                f"lockstep participant {name} went away without leaving: not waited for any more")
+            self._relay(name, Time(), True)
+        return len(writers) <= self._matched
 
 
 def lockstep_requested(node: Node) -> bool:

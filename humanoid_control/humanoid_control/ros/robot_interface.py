@@ -54,6 +54,7 @@ import time
 from collections.abc import Callable
 
 import numpy as np
+from builtin_interfaces.msg import Time
 from control_msgs.action import FollowJointTrajectory as StandardFollowJointTrajectory
 from rclpy.action import CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
@@ -67,7 +68,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from humanoid_control.ros import topics
 from humanoid_control.ros.action_result import action_server
 from humanoid_control.ros.fall_watch import FALL_STATE_QOS, describe_manager
-from humanoid_control.ros.lockstep import LOCKSTEP_QOS, LOCKSTEP_TOPIC
+from humanoid_control.ros.lockstep import LockstepAnswers
 from humanoid_control.ros.offload import Offload
 from humanoid_control.ros.ros_time import DriverClock, seconds, to_duration, to_time
 from humanoid_core.loop import (
@@ -88,7 +89,7 @@ from humanoid_core.loop import (
 )
 from humanoid_description import RobotModel
 from humanoid_interfaces.action import FollowJointTrajectory
-from humanoid_interfaces.msg import FallManagerState, JointTolerance, LockstepReady
+from humanoid_interfaces.msg import FallManagerState, JointTolerance
 
 __all__ = ["InterfaceParameters", "RobotInterface", "standard_result"]
 
@@ -154,11 +155,12 @@ class RobotInterface:
         # waiting for its check, and of trajectories sent faster than they are validated only
         # the latest is kept. A lockstep participant's answer goes the same way, so it reaches
         # the loop after the commands the participant sent before it
-        # (humanoid_core.loop.lockstep).
+        # (humanoid_core.loop.lockstep); so does the leave of one whose node went away without
+        # sending it.
         node.create_subscription(JointStateMsg, topics.JOINT_COMMANDS, self._on_joint_commands, 10)
         node.create_subscription(JointTrajectory, topics.JOINT_TRAJECTORY, self._on_joint_trajectory,
                                  QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE))
-        node.create_subscription(LockstepReady, LOCKSTEP_TOPIC, self._on_ready, LOCKSTEP_QOS)
+        self._answers = LockstepAnswers(node, self._on_ready)
         self._falling = False
         node.create_subscription(FallManagerState, topics.FALL_MANAGER_STATE, self._on_fall_manager, FALL_STATE_QOS)
         self._action = action_server(
@@ -274,8 +276,8 @@ class RobotInterface:
         (self._log.warning if not request.data else self._log.info)(response.message)
         return response
 
-    def _on_ready(self, msg: LockstepReady) -> None:
-        self.loop.ready(msg.participant, self.clock.from_ros(seconds(msg.stamp)), msg.leaving)
+    def _on_ready(self, participant: str, stamp: Time, leaving: bool) -> None:
+        self.loop.ready(participant, self.clock.from_ros(seconds(stamp)), leaving)
 
     def _start(self, msg: JointTrajectory, path: list[JointTolerance] | None = None,
                goal: list[JointTolerance] | None = None, goal_time: float = 0.0,

@@ -1,0 +1,274 @@
+"""A lockstep simulation never waits for ever for a participant that went away: the robot
+interface's front in-process over real DDS (its loop in a thread, on the paced ideal driver,
+behind a lockstep gate), participants in a DDS participant of their own (another context, as
+another process would be).
+
+What users rely on: a participant whose node is closed (or crashes, or is killed) without its
+leave reaching the simulator is not waited for any more, and the simulator's log names it; a
+participant that leaves, a container's members, an expected participant still starting and one
+that comes back work as before; a leave is not lost while the front is busy (answers pile up).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import pytest
+import rclpy
+from builtin_interfaces.msg import Time
+from paced_driver import PacedIdealDriver
+from rclpy.context import Context
+from rclpy.executors import MultiThreadedExecutor
+from sensor_msgs.msg import JointState
+
+from humanoid_control.ros import (
+    LOCKSTEP_QOS,
+    LOCKSTEP_TOPIC,
+    LockstepParticipant,
+    LoopThread,
+    RobotInterface,
+    SharedParticipant,
+    poll_until,
+    seconds,
+)
+from humanoid_core.loop import InterfaceParameters, LockstepGate
+from humanoid_description import RobotModel
+from humanoid_interfaces.msg import LockstepReady
+
+#: Generous limit (s) for anything awaited; each wait ends as soon as its condition holds.
+PATIENCE = 30.0
+#: States the simulation must go through to be seen running.
+RUNNING = 10
+#: s of waiting after which the gate names the participants it waits for (short: the tests
+#: wait for that report).
+REPORT_AFTER = 0.5
+
+
+class States:
+    """The distinct stamps of joint_states (a waiting simulation sends its state again)."""
+
+    def __init__(self) -> None:
+        self.stamps: list[float] = []
+        self.changed = threading.Condition()
+
+    def __call__(self, msg: JointState) -> None:
+        stamp = seconds(msg.header.stamp)
+        with self.changed:
+            if not self.stamps or stamp > self.stamps[-1]:
+                self.stamps.append(stamp)
+                self.changed.notify_all()
+
+    def count(self) -> int:
+        with self.changed:
+            return len(self.stamps)
+
+    def wait_for(self, count: int, what: str) -> None:
+        with self.changed:
+            assert self.changed.wait_for(lambda: len(self.stamps) >= count, PATIENCE), \
+                f"{what}: the simulation stayed at t = {self.stamps[-1] if self.stamps else None} s"
+
+
+@dataclass
+class Simulation:
+    front: rclpy.node.Node
+    gate: LockstepGate
+    states: States
+    reports: list[str]
+    context: Context  # the participants' own
+    executor: MultiThreadedExecutor  # spins the participants' nodes
+    start_front: threading.Event  # the front spins once set
+    made: list = field(default_factory=list)
+
+    def node(self, name: str):
+        made = rclpy.create_node(name, context=self.context)
+        self.executor.add_node(made)
+        self.made.append(made)
+        return made
+
+    def destroy(self, node) -> None:
+        """The node closed (no leave sent): its writer of answers goes away with it."""
+        self.executor.remove_node(node)
+        node.destroy_node()
+        self.made.remove(node)
+
+    def participants(self) -> tuple[str, ...]:
+        return self.gate.status().participants
+
+    def reported(self, name: str, since: int = 0) -> bool:
+        """Whether the gate named ``name`` among those it waited for (in a report from the
+        ``since``-th on)."""
+        return any(name in text.split(" for ", 1)[1].split(" to answer", 1)[0].split(", ")
+                   for text in self.reports[since:])
+
+    def runs_on(self, what: str) -> None:
+        self.states.wait_for(self.states.count() + RUNNING, what)
+
+
+def answering(node, participant) -> None:
+    """``participant`` answers each joint_states ``node`` receives."""
+    node.create_subscription(JointState, "joint_states", lambda msg: participant.answered(msg.header.stamp), 50)
+
+
+@pytest.fixture
+def simulation() -> Iterator[Simulation]:
+    """A simulated robot in lockstep (expecting no participant unless a test says so before
+    the front spins): its front, gate, states, and nodes for participants."""
+    model = RobotModel("bioloid")
+    rclpy.init()
+    front = rclpy.create_node("robot_interface_under_test")
+    observer = rclpy.create_node("observer")
+    params = InterfaceParameters(control_rate=100.0, publish_rate=50.0)
+    loop = LoopThread(front, PacedIdealDriver(model.joints), model, params)
+    reports: list[str] = []
+    gate = LockstepGate(timeout=REPORT_AFTER, report=reports.append)
+    loop.host.loop.gate = gate
+    interface = RobotInterface(front, loop.client, model, params, clock_is_ros_time=False)
+    states = States()
+    observer.create_subscription(JointState, "joint_states", states, 50)
+    front_executor = MultiThreadedExecutor()
+    front_executor.add_node(front)
+    front_executor.add_node(observer)
+    start_front = threading.Event()
+
+    def spin_front() -> None:
+        start_front.wait()
+        front_executor.spin()
+
+    context = Context()
+    rclpy.init(context=context)
+    executor = MultiThreadedExecutor(context=context)
+    spinners = [threading.Thread(target=spin_front, daemon=True), threading.Thread(target=executor.spin, daemon=True)]
+    sim = Simulation(front, gate, states, reports, context, executor, start_front)
+    loop.start()
+    try:
+        assert interface.start(timeout=PATIENCE) is not None
+        for spinner in spinners:
+            spinner.start()
+        yield sim
+    finally:
+        start_front.set()
+        interface.stop()
+        loop.stop()
+        front_executor.shutdown()
+        executor.shutdown()
+        for spinner in spinners:
+            spinner.join(timeout=10.0)
+        for made in sim.made:
+            made.destroy_node()
+        front.destroy_node()
+        observer.destroy_node()
+        rclpy.try_shutdown(context=context)
+        rclpy.try_shutdown()
+
+
+def went_away(capfd, name: str) -> bool:
+    out, err = capfd.readouterr()
+    return f"lockstep participant {name} went away without leaving: not waited for any more" in out + err
+
+
+def test_a_participant_whose_node_closed_without_leaving_is_not_waited_for_and_is_named(simulation, capfd):
+    simulation.start_front.set()
+    quitter = simulation.node("quitter")
+    answering(quitter, LockstepParticipant(quitter))
+    poll_until(lambda: "quitter" in simulation.participants(), "the quitter to join", PATIENCE)
+    simulation.runs_on("with the quitter answering")
+
+    simulation.destroy(quitter)
+    simulation.runs_on("after the quitter's node closed without leaving")
+    assert "quitter" not in simulation.participants()
+    assert went_away(capfd, "quitter"), "the simulator's log did not name the participant that went away"
+
+
+def test_a_participant_that_left_goes_on_unwaited_and_one_that_answers_after_being_dropped_joins_again(
+        simulation, capfd):
+    simulation.start_front.set()
+    leaver, stayer = simulation.node("leaver"), simulation.node("stayer")
+    leaving = LockstepParticipant(leaver)
+    answering(leaver, leaving)
+    answering(stayer, LockstepParticipant(stayer))
+    poll_until(lambda: {"leaver", "stayer"} <= set(simulation.participants()), "both to join", PATIENCE)
+    simulation.runs_on("with both answering")
+
+    leaving.leave()  # its node lives on, receiving the states it no longer answers
+    poll_until(lambda: "leaver" not in simulation.participants(), "the leaver to be let go", PATIENCE)
+    simulation.runs_on("after the leave")
+    simulation.destroy(stayer)  # a writer goes away: the one that left is not named for it
+    simulation.runs_on("after the stayer's node closed")
+    assert not went_away(capfd, "leaver")
+
+    back = simulation.node("stayer")  # the same participant, started again
+    coming_back = LockstepParticipant(back)
+    answering(back, coming_back)
+    poll_until(lambda: "stayer" in simulation.participants(), "the stayer to join again", PATIENCE)
+    simulation.runs_on("with the stayer answering again")
+    coming_back.take_hold()  # answers no more: the simulation waits for it as for any participant
+    waiting_from = len(simulation.reports)
+    poll_until(lambda: simulation.reported("stayer", waiting_from), "the simulation to wait for the stayer again",
+               PATIENCE)
+    coming_back.leave()
+    simulation.runs_on("after the stayer left")
+
+
+def test_a_containers_members_answer_as_one_and_its_closing_without_leaving_is_not_waited_for(simulation, capfd):
+    simulation.start_front.set()
+    container = simulation.node("container")
+    shared = SharedParticipant(container)
+    first, second = shared.member("first"), shared.member("second")
+    answering(container, first)
+    answering(container, second)
+    poll_until(lambda: "container" in simulation.participants(), "the container to join", PATIENCE)
+    simulation.runs_on("with both members answering")
+    second.leave()  # one member leaves: the other answers for the container
+    simulation.runs_on("after a member left")
+    assert "container" in simulation.participants()
+
+    simulation.destroy(container)
+    simulation.runs_on("after the container closed without leaving")
+    assert "container" not in simulation.participants()
+    assert went_away(capfd, "container")
+
+
+def test_an_expected_participant_that_never_answered_is_still_waited_for_when_its_writer_goes(simulation, capfd):
+    simulation.gate.answer("starting", float("-inf"))  # expected from the start (never answered)
+    simulation.start_front.set()
+    starting = simulation.node("starting")
+    LockstepParticipant(starting)  # its writer: matched, then gone, never an answer
+    writers = simulation.front.get_publishers_info_by_topic
+    poll_until(lambda: writers(f"/{LOCKSTEP_TOPIC}"), "the starting node's writer", PATIENCE)
+    simulation.destroy(starting)
+    poll_until(lambda: not writers(f"/{LOCKSTEP_TOPIC}"), "its writer to go", PATIENCE)
+    waiting_from = len(simulation.reports)
+    poll_until(lambda: simulation.reported("starting", waiting_from + 1),  # two reports: the front took the event
+               "the simulation to go on waiting for the expected participant", PATIENCE)
+    assert "starting" in simulation.participants()
+    assert not went_away(capfd, "starting")
+
+    started = simulation.node("starting")
+    answering(started, LockstepParticipant(started))
+    simulation.runs_on("once the expected participant answered")
+
+
+def test_a_leave_is_not_lost_while_the_front_is_busy_and_answers_pile_up(simulation):
+    """The front does not take answers for a while (here: it does not spin yet); a leave, then
+    more than 100 answers of another participant (what a waiting simulation's resends bring
+    from a few participants in a few seconds), all wait for it: the leave is taken too."""
+    simulation.gate.answer("leaver", float("-inf"))  # both expected from the start
+    simulation.gate.answer("busy", float("-inf"))
+    leaver, busy = simulation.node("leaver"), simulation.node("busy")
+    writers = {name: node.create_publisher(LockstepReady, LOCKSTEP_TOPIC, LOCKSTEP_QOS)
+               for name, node in (("leaver", leaver), ("busy", busy))}
+    poll_until(lambda: all(w.get_subscription_count() >= 1 for w in writers.values()),
+               "the front to match both writers", PATIENCE)
+    writers["leaver"].publish(LockstepReady(participant="leaver", leaving=True))
+    for _ in range(150):
+        writers["busy"].publish(LockstepReady(participant="busy", stamp=Time()))
+    for writer in writers.values():
+        assert writer.wait_for_all_acked(rclpy.duration.Duration(seconds=PATIENCE))
+    busy_answers = LockstepParticipant(busy)
+    answering(busy, busy_answers)
+
+    simulation.start_front.set()
+    simulation.runs_on("with the leaver gone and the busy participant answering")
+    assert simulation.participants() == ("busy",)
