@@ -20,7 +20,7 @@ import rclpy
 from builtin_interfaces.msg import Time
 from paced_driver import PacedIdealDriver
 from rclpy.context import Context
-from rclpy.executors import MultiThreadedExecutor
+from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
 from sensor_msgs.msg import JointState
 
 from humanoid_control.ros import (
@@ -77,21 +77,30 @@ class Simulation:
     states: States
     reports: list[str]
     context: Context  # the participants' own
-    executor: MultiThreadedExecutor  # spins the participants' nodes
     start_front: threading.Event  # the front spins once set
-    made: list = field(default_factory=list)
+    spun: dict = field(default_factory=dict)  # node -> (its executor, its thread)
 
     def node(self, name: str):
+        """A participant's node, spun by an executor of its own (so that it can be destroyed
+        between two turns: one executor's wait set may still hold a node being removed)."""
         made = rclpy.create_node(name, context=self.context)
-        self.executor.add_node(made)
-        self.made.append(made)
+        executor = SingleThreadedExecutor(context=self.context)
+        executor.add_node(made)
+        spinner = threading.Thread(target=executor.spin, daemon=True)
+        spinner.start()
+        self.spun[made] = (executor, spinner)
         return made
 
     def destroy(self, node) -> None:
         """The node closed (no leave sent): its writer of answers goes away with it."""
-        self.executor.remove_node(node)
+        executor, spinner = self.spun.pop(node)
+        executor.shutdown()
+        spinner.join(PATIENCE)
         node.destroy_node()
-        self.made.remove(node)
+
+    def destroy_all(self) -> None:
+        for node in list(self.spun):
+            self.destroy(node)
 
     def participants(self) -> tuple[str, ...]:
         return self.gate.status().participants
@@ -138,25 +147,20 @@ def simulation() -> Iterator[Simulation]:
 
     context = Context()
     rclpy.init(context=context)
-    executor = MultiThreadedExecutor(context=context)
-    spinners = [threading.Thread(target=spin_front, daemon=True), threading.Thread(target=executor.spin, daemon=True)]
-    sim = Simulation(front, gate, states, reports, context, executor, start_front)
+    front_spinner = threading.Thread(target=spin_front, daemon=True)
+    sim = Simulation(front, gate, states, reports, context, start_front)
     loop.start()
     try:
         assert interface.start(timeout=PATIENCE) is not None
-        for spinner in spinners:
-            spinner.start()
+        front_spinner.start()
         yield sim
     finally:
         start_front.set()
+        sim.destroy_all()
         interface.stop()
         loop.stop()
         front_executor.shutdown()
-        executor.shutdown()
-        for spinner in spinners:
-            spinner.join(timeout=10.0)
-        for made in sim.made:
-            made.destroy_node()
+        front_spinner.join(timeout=10.0)
         front.destroy_node()
         observer.destroy_node()
         rclpy.try_shutdown(context=context)

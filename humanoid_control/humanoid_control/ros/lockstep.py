@@ -56,6 +56,9 @@ LOCKSTEP_READER_QOS = QoSProfile(depth=100, history=HistoryPolicy.KEEP_ALL, reli
 GRAPH_RECHECK_PERIOD = 0.1
 #: s after a writer went away that the graph is looked at, at most.
 GRAPH_RECHECK_FOR = 5.0
+#: s between two looks at the graph for the node of a participant that answers under a name no
+#: writer's node was seen with yet (a custom name is looked for this often, as long as it answers).
+NODE_LOOK_PERIOD = 0.25
 
 
 class LockstepParticipant:
@@ -355,7 +358,10 @@ class LockstepAnswers:
     and whose node had a writer on the topic but has none any more, has left: its leave is
     relayed and the log names it. One never seen answering (an expected participant still
     starting) is kept waited for; one whose name no writer's node bears (a custom name) is
-    only dropped by its own leave, as before. An answer of a dropped participant joins it again
+    only dropped by its own leave, as before (its writer's node is looked for every
+    ``NODE_LOOK_PERIOD`` while it answers: the graph learns a writer's node after DDS matched
+    the writer, often after its first answers; without looking again, the README's example
+    closed without leaving was waited for for ever). An answer of a dropped participant joins it again
     (as any first answer does) once its node has a writer again; until then it is taken for
     a late one of the writer that went away, and ignored.
 
@@ -369,6 +375,7 @@ class LockstepAnswers:
         self._answering: set[str] = set()  # answered and not left
         self._writer_nodes: set[str] = set()  # every node name seen with a writer of answers
         self._dropped: set[str] = set()  # went away without leaving
+        self._next_look: dict[str, float] = {}  # answering, node not seen yet: when to look again
         self._matched = 0
         self._recheck_until = 0.0
         self._subscription = node.create_subscription(
@@ -390,6 +397,12 @@ class LockstepAnswers:
                     return  # a late answer of the writer that went away
                 self._dropped.discard(name)
             self._answering.add(name)
+            self._next_look[name] = time.monotonic() + NODE_LOOK_PERIOD
+        elif name not in self._writer_nodes and time.monotonic() >= self._next_look.get(name, 0.0):
+            # DDS matches a writer before the graph knows its node (the node's own announcement
+            # tells it), and a new participant's first answers may come in between
+            self._look()
+            self._next_look[name] = time.monotonic() + NODE_LOOK_PERIOD
         self._relay(name, msg.stamp, msg.leaving)
 
     def _on_matched(self, status: QoSSubscriptionMatchedInfo) -> None:
