@@ -1,10 +1,18 @@
-"""A test-support driver: :class:`~humanoid_core.loop.IdealDriver` paced like hardware."""
+"""Test support for the robot interface in process: :class:`~humanoid_core.loop.IdealDriver`
+paced like hardware, and the interface running on it over real DDS (:func:`interface_running`)."""
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 
 from humanoid_core.loop import IdealDriver
+
+#: s: generous bound on anything the in-process interface is waited for.
+PATIENCE = 30.0
 
 
 class PacedIdealDriver(IdealDriver):
@@ -19,3 +27,48 @@ class PacedIdealDriver(IdealDriver):
         time.sleep(max(0.0, self._next - time.monotonic()))
         super().sync(period)
         self.time = time.monotonic()
+
+
+@dataclass
+class RunningInterface:
+    """What :func:`interface_running` yields."""
+
+    node: object  # the interface's node
+    peers: dict[str, object]  # the other nodes, by name, spun by the same executor
+    interface: object  # humanoid_control.ros.RobotInterface
+
+
+@contextlib.contextmanager
+def interface_running(driver: IdealDriver, model, peers: tuple[str, ...] = ()) -> Iterator[RunningInterface]:
+    """The robot interface on ``driver`` in this process (its loop in a thread; control 100 Hz,
+    joint_states 50 Hz, driver time not ROS time) and nodes named ``peers`` beside it, all spun
+    by one multi-threaded executor over real DDS; everything is closed at the end."""
+    import rclpy
+    from rclpy.executors import MultiThreadedExecutor
+
+    from humanoid_control.ros import LoopThread, RobotInterface
+    from humanoid_core.loop import InterfaceParameters
+
+    rclpy.init()
+    node = rclpy.create_node("robot_interface_under_test")
+    others = {name: rclpy.create_node(name) for name in peers}
+    params = InterfaceParameters(control_rate=100.0, publish_rate=50.0)
+    loop = LoopThread(node, driver, model, params)
+    interface = RobotInterface(node, loop.client, model, params, clock_is_ros_time=False)
+    executor = MultiThreadedExecutor()
+    for each in (node, *others.values()):
+        executor.add_node(each)
+    spinner = threading.Thread(target=executor.spin, daemon=True)
+    loop.start()
+    try:
+        assert interface.start(timeout=PATIENCE) is not None
+        spinner.start()
+        yield RunningInterface(node, others, interface)
+    finally:
+        interface.stop()
+        loop.stop()
+        executor.shutdown()
+        for each in (node, *others.values()):
+            each.destroy_node()
+        rclpy.try_shutdown()
+        spinner.join(timeout=10.0)

@@ -8,16 +8,12 @@ import time
 
 import numpy as np
 import pytest
-import rclpy
-from paced_driver import PacedIdealDriver
-from rclpy.executors import MultiThreadedExecutor
+from paced_driver import PATIENCE, PacedIdealDriver, interface_running
 from sensor_msgs.msg import Imu, JointState
 
-from humanoid_control.ros import LoopThread, RobotInterface, seconds
-from humanoid_core.loop import ImuReading, InterfaceParameters, SensorReadings
+from humanoid_control.ros import seconds
+from humanoid_core.loop import ImuReading, SensorReadings
 from humanoid_description import RobotModel
-
-PATIENCE = 30.0
 
 
 class SensingDriver(PacedIdealDriver):
@@ -65,36 +61,16 @@ def model():
 
 @pytest.fixture
 def running(model):
-    rclpy.init()
-    node = rclpy.create_node("robot_interface_under_test")
-    listener = rclpy.create_node("listener")
     driver = SensingDriver(model.joints)
-    params = InterfaceParameters(control_rate=100.0, publish_rate=50.0)
-    loop = LoopThread(node, driver, model, params)
-    interface = RobotInterface(node, loop.client, model, params, clock_is_ros_time=False)
     received = Received()
-    listener.create_subscription(JointState, "joint_states", received, 50)
-    executor = MultiThreadedExecutor()
-    executor.add_node(node)
-    executor.add_node(listener)
-    spinner = threading.Thread(target=executor.spin, daemon=True)
-    loop.start()
-    assert interface.start(timeout=PATIENCE) is not None
-    spinner.start()
-    try:
-        yield driver, received, node
-    finally:
-        interface.stop()
-        loop.stop()
-        executor.shutdown()
-        node.destroy_node()
-        listener.destroy_node()
-        rclpy.try_shutdown()
-        spinner.join(timeout=10.0)
+    with interface_running(driver, model, peers=("listener", "imu_listener")) as interface:
+        interface.peers["listener"].create_subscription(JointState, "joint_states", received, 50)
+        yield driver, received, interface
 
 
 def test_a_joint_not_read_is_published_as_nan_and_the_stamp_is_ros_time(running, model):
-    driver, received, node = running
+    driver, received, interface = running
+    node = interface.node
     msg = received.read_after(0.0)
     assert all(math.isfinite(v) for v in msg.position)
     assert abs(seconds(msg.header.stamp) - ros_now(node)) < 5.0  # ROS time, not the driver's monotonic clock
@@ -110,7 +86,8 @@ def test_a_joint_not_read_is_published_as_nan_and_the_stamp_is_ros_time(running,
 
 
 def test_nothing_is_published_while_no_joint_is_read(running, node_clock_period=0.02):
-    driver, received, node = running
+    driver, received, interface = running
+    node = interface.node
     received.read_after(0.0)
     driver.silent[:] = True
     silenced = ros_now(node) + node_clock_period
@@ -127,31 +104,23 @@ def test_nothing_is_published_while_no_joint_is_read(running, node_clock_period=
 
 
 def test_sensors_are_read_only_while_subscribed_and_published_from_the_second_reading(running):
-    driver, received, node = running
+    driver, received, interface = running
+    node = interface.node
     received.read_after(ros_now(node) + 0.1)  # five publishing periods
     assert driver.sensor_reads == 1  # the start's reading only: nobody listens to imu/data
 
-    listener = rclpy.create_node("imu_listener")
+    listener = interface.peers["imu_listener"]
     imu = Received()
     subscription = listener.create_subscription(Imu, "imu/data", imu, 50)
-    executor = MultiThreadedExecutor()
-    executor.add_node(listener)
-    spinner = threading.Thread(target=executor.spin, daemon=True)
-    spinner.start()
-    try:
-        first = imu.read_after(0.0)
-        # reading 1, the first since the subscription came, only primed the next one (a
-        # differentiating IMU needs the reading one period earlier)
-        assert first.linear_acceleration.z >= 2.0
-        listener.destroy_subscription(subscription)
-        deadline = time.monotonic() + PATIENCE
-        while True:  # nobody listens again: the readings stop (once the front hears the subscription left)
-            before = driver.sensor_reads
-            received.read_after(ros_now(node) + 0.1)  # five publishing periods
-            if driver.sensor_reads == before:
-                break
-            assert time.monotonic() < deadline, "the sensors are still read with nobody subscribed"
-    finally:
-        executor.shutdown()
-        listener.destroy_node()
-        spinner.join(timeout=10.0)
+    first = imu.read_after(0.0)
+    # reading 1, the first since the subscription came, only primed the next one (a
+    # differentiating IMU needs the reading one period earlier)
+    assert first.linear_acceleration.z >= 2.0
+    listener.destroy_subscription(subscription)
+    deadline = time.monotonic() + PATIENCE
+    while True:  # nobody listens again: the readings stop (once the front hears the subscription left)
+        before = driver.sensor_reads
+        received.read_after(ros_now(node) + 0.1)  # five publishing periods
+        if driver.sensor_reads == before:
+            break
+        assert time.monotonic() < deadline, "the sensors are still read with nobody subscribed"

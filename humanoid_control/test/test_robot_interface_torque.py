@@ -4,16 +4,10 @@ that cycle; a driver with no torque-off command refused with its reason, in one 
 
 import threading
 
-import rclpy
-from paced_driver import PacedIdealDriver
-from rclpy.executors import MultiThreadedExecutor
+from paced_driver import PATIENCE, PacedIdealDriver, interface_running
 from std_srvs.srv import SetBool
 
-from humanoid_control.ros import LoopThread, RobotInterface
-from humanoid_core.loop import InterfaceParameters
 from humanoid_description import RobotModel
-
-PATIENCE = 30.0
 
 
 class StiffDriver(PacedIdealDriver):
@@ -24,21 +18,9 @@ def ask(driver_type, data: bool) -> tuple[SetBool.Response, object, float]:
     """Start the interface on a ``driver_type``, call ``torque`` with ``data``; the answer, the
     driver, and the ROS time the call was made at."""
     model = RobotModel("bioloid")
-    rclpy.init()
-    node = rclpy.create_node("robot_interface_under_test")
-    caller = rclpy.create_node("caller")
     driver = driver_type(model.joints)
-    params = InterfaceParameters(control_rate=100.0, publish_rate=50.0)
-    loop = LoopThread(node, driver, model, params)
-    interface = RobotInterface(node, loop.client, model, params, clock_is_ros_time=False)
-    executor = MultiThreadedExecutor()
-    executor.add_node(node)
-    executor.add_node(caller)
-    spinner = threading.Thread(target=executor.spin, daemon=True)
-    loop.start()
-    try:
-        assert interface.start(timeout=PATIENCE) is not None
-        spinner.start()
+    with interface_running(driver, model, peers=("caller",)) as running:
+        caller = running.peers["caller"]
         client = caller.create_client(SetBool, "torque")
         assert client.wait_for_service(timeout_sec=PATIENCE)
         asked = caller.get_clock().now().nanoseconds * 1e-9
@@ -47,14 +29,6 @@ def ask(driver_type, data: bool) -> tuple[SetBool.Response, object, float]:
         future.add_done_callback(lambda _f: done.set())
         assert done.wait(PATIENCE), "no answer from the torque service"
         return future.result(), driver, asked
-    finally:
-        interface.stop()
-        loop.stop()
-        executor.shutdown()
-        node.destroy_node()
-        caller.destroy_node()
-        rclpy.try_shutdown()
-        spinner.join(timeout=10.0)
 
 
 def test_torque_off_is_answered_once_the_loop_released_the_joints_at_ros_time():

@@ -31,7 +31,7 @@ from humanoid_control.ros import topics
 from humanoid_control.ros.ros_time import seconds
 from humanoid_interfaces.msg import FallManagerState, FallState
 
-__all__ = ["FALL_STATE_QOS", "FallWatch", "describe_fall", "describe_manager"]
+__all__ = ["DOWN", "FALL_STATE_QOS", "FallWatch", "describe_fall", "describe_manager"]
 
 #: fall_state and fall_manager_state (publishers and subscribers): the latest for a
 #: subscriber that comes later (a controller started after the fall), every change delivered.

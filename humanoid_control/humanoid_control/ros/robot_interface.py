@@ -24,7 +24,12 @@ and results (:func:`standard_result`); its multi-DOF fields must stay empty.
 When the fall manager sees a fall coming (``fall_manager_state`` entering ``FALLING``) the
 running trajectory (a ``follow_joint_trajectory`` goal or a ``joint_trajectory``) stops where
 it is, ``PREEMPTED`` with the manager's cause: the robot holds until the manager's protective
-action or a new command.
+action or a new command. ``joint_commands`` are refused from then on (an error in the log,
+at most once a second, with the manager's state and cause) while the manager says the robot
+is falling, lying or getting up, and taken again once it says controllable: a stream is not
+a command that ended, and a controller streaming on would undo the protective action (limp
+included: a set-point takes the joints again) and fight the get-up. Trajectories and goals
+are still taken once the fall is seen (to move a fallen robot by hand, or the get-up's own).
 
 ``torque`` (``data`` false) releases every joint at the loop's next cycle (torque off: the
 robot goes limp, as the fall manager's ``protect: limp`` asks), and answers once the driver has
@@ -67,7 +72,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from humanoid_control.ros import topics
 from humanoid_control.ros.action_result import action_server
-from humanoid_control.ros.fall_watch import FALL_STATE_QOS, describe_manager
+from humanoid_control.ros.fall_watch import DOWN, FALL_STATE_QOS, describe_manager
 from humanoid_control.ros.lockstep import LockstepAnswers
 from humanoid_control.ros.offload import Offload
 from humanoid_control.ros.ros_time import DriverClock, seconds, to_duration, to_time
@@ -162,6 +167,7 @@ class RobotInterface:
                                  QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE))
         self._answers = LockstepAnswers(node, self._on_ready)
         self._falling = False
+        self._streams_refused: str | None = None  # why joint_commands are refused (a fall), or None
         node.create_subscription(FallManagerState, topics.FALL_MANAGER_STATE, self._on_fall_manager, FALL_STATE_QOS)
         self._action = action_server(
             node, FollowJointTrajectory, "follow_joint_trajectory", self.bodies(self._execute_goal),
@@ -221,6 +227,11 @@ class RobotInterface:
 
     # -- commands (callback threads) ---------------------------------------------------
     def _on_joint_commands(self, msg: JointStateMsg) -> None:
+        if self._streams_refused is not None:
+            self.loop.count_rejection()
+            self._log.error(f"joint_commands refused: {self._streams_refused}; taken again once the fall manager "
+                            "says controllable", throttle_duration_sec=1.0)
+            return
         try:
             setpoint = self.validator.setpoint(msg.name, msg.position, msg.velocity)
         except CommandRejectedError as error:
@@ -261,6 +272,11 @@ class RobotInterface:
             self.loop.stop(state=RunState.PREEMPTED, code=ErrorCode.PREEMPTED, message=reason)
             self._log.warning(reason)
         self._falling = falling
+        refused = msg.state in (*DOWN, FallManagerState.GETTING_UP)
+        if refused != (self._streams_refused is not None):
+            self._log.info(f"joint_commands refused while {describe_manager(msg)}" if refused
+                           else f"joint_commands taken again: {describe_manager(msg)}")
+        self._streams_refused = describe_manager(msg) if refused else None
 
     def _on_torque(self, request: SetBool.Request, response: SetBool.Response) -> SetBool.Response:
         """Torque off (``data`` false: limp) or on again, carried out by the loop's next cycle."""

@@ -1,0 +1,93 @@
+"""While the fall manager says the robot is falling, lying or getting up, the robot interface
+refuses a controller's ``joint_commands`` (in process over real DDS, on the paced ideal driver):
+a stream going on would undo the protective action (limp included: a set-point takes the joints
+again) and fight the get-up. Each refusal is in the log with the manager's state and cause; once
+the manager says controllable the stream is taken again. The manager's states are published
+as the manager publishes them (``fall_manager_state``, transient local)."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from builtin_interfaces.msg import Time
+from paced_driver import PATIENCE, PacedIdealDriver, interface_running
+from rcl_interfaces.msg import Log
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Header
+
+from humanoid_control.ros import poll_until
+from humanoid_control.ros.fall_watch import FALL_STATE_QOS
+from humanoid_description import RobotModel
+from humanoid_interfaces.msg import FallManagerState
+
+JOINT = "r_shoulder_pitch"
+#: rad from where the joint stands: the refused set-point, and the one taken afterwards.
+REFUSED, TAKEN = 0.3, 0.2
+#: The interface's log, as /rosout keeps it for a subscriber that comes later.
+ROSOUT_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE,
+                        durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+class Logs:
+    """The interface node's log lines, read from /rosout."""
+
+    def __init__(self, node) -> None:
+        self.lines: list[str] = []
+        self._lock = threading.Lock()
+        node.create_subscription(Log, "/rosout", self._on_log, ROSOUT_QOS)
+
+    def _on_log(self, msg: Log) -> None:
+        if msg.name == "robot_interface_under_test":
+            with self._lock:
+                self.lines.append(msg.msg)
+
+    def find(self, text: str) -> str | None:
+        with self._lock:
+            return next((line for line in self.lines if text in line), None)
+
+
+def manager_state(state: int, name: str) -> FallManagerState:
+    return FallManagerState(state=state, state_name=name, cause=f"{name} (the test's manager)",
+                            header=Header(stamp=Time(sec=1)))
+
+
+@pytest.mark.parametrize(("state", "name"), [(FallManagerState.FALLING, "falling"),
+                                             (FallManagerState.FALLEN, "fallen"),
+                                             (FallManagerState.GETTING_UP, "getting_up")])
+def test_joint_commands_are_refused_while_the_robot_is_down_and_taken_again_once_controllable(state, name):
+    model = RobotModel("bioloid")
+    driver = PacedIdealDriver(model.joints)  # keeps every command written to it
+    index = model.joints.index(JOINT)
+    with interface_running(driver, model, peers=("controller",)) as running:
+        controller = running.peers["controller"]
+        logs = Logs(controller)
+        states = controller.create_publisher(FallManagerState, "fall_manager_state", FALL_STATE_QOS)
+        commands = controller.create_publisher(JointState, "joint_commands", 10)
+        poll_until(lambda: commands.get_subscription_count() >= 1 and states.get_subscription_count() >= 1,
+                   "the interface subscribed to joint_commands and fall_manager_state", PATIENCE)
+        standing = float(driver.position[index])
+
+        def stream_until(offset: float, done, what: str) -> None:
+            """joint_commands for JOINT at ``offset`` from where it stood, every 20 ms until ``done()``."""
+            command = JointState(name=[JOINT], position=[standing + offset])
+            stop = threading.Event()
+            poll_until(lambda: commands.publish(command) or stop.wait(0.02) or done(), what, PATIENCE)
+
+        states.publish(manager_state(state, name))
+        poll_until(lambda: logs.find(f"joint_commands refused while the fall manager: {name}"),
+                   f"the interface heard the manager say {name}", PATIENCE)
+        stream_until(REFUSED, lambda: logs.find("joint_commands refused: the fall manager: "), "a refusal logged")
+        refusal = logs.find("joint_commands refused: the fall manager: ")
+        assert f"{name} at t = 1.000 s ({name} (the test's manager))" in refusal, refusal
+        assert "taken again once the fall manager says controllable" in refusal, refusal
+
+        states.publish(manager_state(FallManagerState.CONTROLLABLE, "controllable"))
+        poll_until(lambda: logs.find("joint_commands taken again: the fall manager: controllable"),
+                   "the interface heard the manager say controllable", PATIENCE)
+        stream_until(TAKEN, lambda: abs(driver.goal[index] - (standing + TAKEN)) < 1e-9,
+                     "the set-point sent once controllable reached the robot")
+        goals = np.array([command.position[index] for command in driver.written])
+        assert not np.any(np.abs(goals - (standing + REFUSED)) < 1e-6), "a refused set-point reached the robot"
