@@ -1,7 +1,11 @@
 """The README's lockstep example (docs/examples/lockstep_node.py), run as users run it beside
 ``humanoid sim --lockstep``: the simulation waits for it from the start when it is named a
 participant, runs while it answers, stands still while it is stopped (SIGSTOP: its answer
-held), and goes on without it once it has left (Ctrl-C)."""
+held), and goes on without it once it has left (Ctrl-C). Then, beside the same simulation, the
+example without its leave (a crash after its node is destroyed, a leave lost): the simulation
+runs on without it too, and the simulator's log names it. (The simulator's front is spun by
+rclpy's EventsExecutor here, as in every graph; humanoid_control/test/test_lockstep_went_away.py
+has the cases in-process.)"""
 
 from __future__ import annotations
 
@@ -17,8 +21,9 @@ from pathlib import Path
 import pytest
 from sensor_msgs.msg import JointState
 
-from humanoid_control.ros import RobotClient, poll_until, seconds
+from humanoid_control.ros import LOCKSTEP_QOS, LOCKSTEP_TOPIC, RobotClient, poll_until, seconds
 from humanoid_core.processes import is_running
+from humanoid_interfaces.msg import LockstepReady
 
 pytestmark = pytest.mark.system
 
@@ -27,12 +32,41 @@ PATIENCE = 120.0
 #: The simulation sends the state it waits at again every 0.25 s (wall): this many copies of
 #: one stamp in a row, with nothing newer, show it standing still.
 STILL = 4
+#: The README's example node again under another name (NAME), without its leave.
+NAME = "closing_controller"
+#: The README's example node (docs/examples/lockstep_node.py) without its leave: Ctrl-C closes
+#: its node and the process ends.
+CLOSING_NODE = f"""
+import signal, threading
+import rclpy
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.signals import SignalHandlerOptions
+from sensor_msgs.msg import JointState
+from humanoid_interfaces.msg import LockstepReady
+
+rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+stop = threading.Event()
+signal.signal(signal.SIGINT, lambda _signum, _frame: stop.set())
+node = Node("{NAME}")
+ready = node.create_publisher(LockstepReady, "lockstep/ready",
+                              QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE))
+node.create_subscription(JointState, "joint_states",
+                         lambda msg: ready.publish(LockstepReady(participant=node.get_name(),
+                                                                 stamp=msg.header.stamp)), 10)
+while not stop.is_set():
+    rclpy.spin_once(node, timeout_sec=0.1)
+node.destroy_node()
+rclpy.try_shutdown()
+"""
 
 
 @contextlib.contextmanager
-def started(command: list[str]) -> Iterator[subprocess.Popen]:
-    """A process (and its session) that is killed at the end if still there."""
-    log = tempfile.TemporaryFile("w+")  # noqa: SIM115 - closed below
+def started(command: list[str], log=None) -> Iterator[subprocess.Popen]:
+    """A process (and its session), its output to ``log`` (a file of its own if none), killed at
+    the end if still there."""
+    own = log is None
+    log = tempfile.TemporaryFile("w+") if own else log  # noqa: SIM115 - closed below
     process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         yield process
@@ -44,7 +78,8 @@ def started(command: list[str]) -> Iterator[subprocess.Popen]:
         if is_running(process.pid):
             os.killpg(process.pid, signal.SIGKILL)
         process.wait(PATIENCE)
-        log.close()
+        if own:
+            log.close()
 
 
 class Stamps:
@@ -70,25 +105,54 @@ def test_the_readme_shows_the_example_whole():
     assert f"```python\n{EXAMPLE.read_text()}```" in (EXAMPLE.parents[2] / "README.md").read_text()
 
 
-def test_the_readme_example_holds_the_simulation_while_it_holds_its_answer():
+@pytest.fixture(scope="module")
+def simulation():
+    """``humanoid sim --lockstep`` waiting for ``my_controller`` (the example), its log, and an
+    observer's client."""
     sim = ["humanoid", "sim", "--robot", "bioloid", "--lockstep", "--lockstep-participant", "my_controller"]
-    with started(sim), RobotClient("lockstep_example_observer") as client:
-        stamps = Stamps(client)
-        client.wait_for_joint_states(PATIENCE)
-        first = stamps.standing_still()  # named up front: nothing runs before the example answers
-        with started([sys.executable, str(EXAMPLE)]) as example:
-            client.wait_until(first + 1.0, PATIENCE)  # it answers: the simulation runs with it
+    with tempfile.TemporaryFile("w+") as log, started(sim, log), \
+            RobotClient("lockstep_example_observer") as client:
+        yield log, client
 
-            example.send_signal(signal.SIGSTOP)  # its answer to the next state never comes
-            held = stamps.standing_still()
-            stamps.seen.clear()
-            poll_until(lambda: len(stamps.seen) >= STILL, f"{STILL} more joint_states", PATIENCE)
-            assert set(stamps.seen) == {held}  # robot time does not advance while it holds
 
-            example.send_signal(signal.SIGCONT)
-            client.wait_until(held + 1.0, PATIENCE)  # and runs on once it answers again
+def test_the_readme_example_holds_the_simulation_while_it_holds_its_answer(simulation):
+    _log, client = simulation
+    stamps = Stamps(client)
+    client.wait_for_joint_states(PATIENCE)
+    first = stamps.standing_still()  # named up front: nothing runs before the example answers
+    with started([sys.executable, str(EXAMPLE)]) as example:
+        client.wait_until(first + 1.0, PATIENCE)  # it answers: the simulation runs with it
 
-            example.send_signal(signal.SIGINT)  # Ctrl-C: it leaves, and exits
-            assert example.wait(PATIENCE) == 0
-            gone = client.now()
-            client.wait_until(gone + 1.0, PATIENCE)  # the simulation goes on without it
+        example.send_signal(signal.SIGSTOP)  # its answer to the next state never comes
+        held = stamps.standing_still()
+        stamps.seen.clear()
+        poll_until(lambda: len(stamps.seen) >= STILL, f"{STILL} more joint_states", PATIENCE)
+        assert set(stamps.seen) == {held}  # robot time does not advance while it holds
+
+        example.send_signal(signal.SIGCONT)
+        client.wait_until(held + 1.0, PATIENCE)  # and runs on once it answers again
+
+        example.send_signal(signal.SIGINT)  # Ctrl-C: it leaves, and exits
+        assert example.wait(PATIENCE) == 0
+        gone = client.now()
+        client.wait_until(gone + 1.0, PATIENCE)  # the simulation goes on without it
+
+
+def test_a_participant_closed_without_leaving_is_not_waited_for_and_the_log_names_it(simulation):
+    log, client = simulation
+    client.wait_for_joint_states(PATIENCE)
+    answers: list[str] = []
+    client.node.create_subscription(LockstepReady, LOCKSTEP_TOPIC, lambda msg: answers.append(msg.participant),
+                                    LOCKSTEP_QOS)
+    with started([sys.executable, "-c", CLOSING_NODE]) as closing:
+        poll_until(lambda: answers.count(NAME) >= 20, "the node to take part (20 answers)", PATIENCE)
+        closing.send_signal(signal.SIGINT)
+        assert closing.wait(PATIENCE) == 0
+    gone = client.now()
+    client.wait_until(gone + 1.0, PATIENCE)  # the simulation goes on without it
+
+    def named() -> bool:
+        log.seek(0)
+        return f"lockstep participant {NAME} went away without leaving: not waited for any more" in log.read()
+
+    poll_until(named, "the simulator's log to name the node that went away", PATIENCE)
