@@ -289,7 +289,12 @@ class RobotInterface:
             response.success, response.message = False, f"torque {what} refused: {error}"
             self._log.error(response.message)
             return response
-        (self._log.warning if not request.data else self._log.info)(response.message)
+        # two call sites: rclpy refuses one call site logging at two severities (the second
+        # call raised, and the torque-on request after a torque off was never answered)
+        if request.data:
+            self._log.info(response.message)
+        else:
+            self._log.warning(response.message)
         return response
 
     def _on_ready(self, participant: str, stamp: Time, leaving: bool) -> None:

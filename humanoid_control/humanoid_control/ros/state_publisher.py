@@ -250,9 +250,10 @@ class StatePublisher:
         stamp = self.clock.to_ros(state.stamp) if state is not None else 0.0
         entries = [StatusEntry(
             name=f"{self.name}: control loop",
-            level=Level.ERROR if status.error else Level.OK,
-            message=status.error or "running",
-            values={"loop_rate_hz": f"{status.loop_rate_hz:.1f}", "real_time_factor": f"{status.real_time_factor:.3f}",
+            level=Level.ERROR if status.error else Level.WARN if status.limp else Level.OK,
+            message=status.error or (LIMP_MESSAGE if status.limp else "running"),
+            values={"torque": "off" if status.limp else "on",
+                    "loop_rate_hz": f"{status.loop_rate_hz:.1f}", "real_time_factor": f"{status.real_time_factor:.3f}",
                     "cycles": str(status.cycles), "commands_rejected": str(status.commands_rejected),
                     "driver_errors": str(status.driver_errors),
                     "joint_states_withheld": str(self._withheld),
@@ -262,6 +263,10 @@ class StatePublisher:
         entries.extend(self.loop.guard.status())
         entries.extend(self.driver.status())
         self._diagnostics_pub.publish(diagnostic_array(entries, stamp, self.hardware_id))
+
+
+#: The control loop's diagnostics message while the joints are released (torque off).
+LIMP_MESSAGE = "torque off: every joint released (limp) until the next command takes them again"
 
 
 def diagnostic_array(entries: list[StatusEntry], stamp: float, hardware_id: str) -> DiagnosticArray:

@@ -151,6 +151,7 @@ class LoopStatus:
     error: str  # the last cycle's driver error, "" when the last cycle went through
     loop_rate_hz: float  # cycles per wall-clock second (NaN until measured)
     real_time_factor: float  # driver-clock seconds per wall-clock second
+    limp: bool = False  # torque off: the joints released, no set-point written (until the next command)
 
 
 class ControlLoop:
@@ -394,7 +395,7 @@ class ControlLoop:
             self._rate_window = (wall, stamp, self._cycles)
 
     def status(self) -> LoopStatus:
-        return LoopStatus(self._cycles, self._rejected, self._errors, self._error, *self._rates)
+        return LoopStatus(self._cycles, self._rejected, self._errors, self._error, *self._rates, limp=self._limp)
 
     # -- commands (callback threads) ------------------------------------------------------
     def count_rejection(self) -> None:
