@@ -135,6 +135,22 @@ def test_a_walk_in_its_own_namespace_leaves_the_robot_in_r_standing(robot_in_r):
 
 
 @pytest.mark.system
+def test_benchmarks_run_in_their_namespace_and_refuse_a_taken_one(robot_in_r):
+    """``bench sim --namespace r`` beside the robot in ``/r``: refused in one line before
+    anything starts; ``bench balance --namespace a``: its balance monitor and the joint_states
+    it is fed are both in ``/a`` (it answers them), beside ``/r``."""
+    taken = entry_point("bench", "sim", "--robot", WALKER, "--namespace", "r", "--seconds", "0.5", "--rounds", "1")
+    assert taken.returncode == 2 and taken.stderr.strip().count("\n") == 0, taken.stderr
+    assert "a robot already runs in namespace /r" in taken.stderr, taken.stderr
+    # (a process of its own, as users run it: the benchmark initialises rclpy's default context)
+    result = subprocess.run(["humanoid", "bench", "balance", "--robot", WALKER, "--namespace", "a", "--seconds", "0.5",
+                             "--rate", "100", "--configurations", "10", "--rounds", "1", "--json"],
+                            capture_output=True, text=True, timeout=PATIENCE)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["answered_ratio"] >= 0.9, result.stdout
+
+
+@pytest.mark.system
 def test_postures_real_drives_the_robot_in_its_namespace(robot_in_r, tmp_path):
     """``humanoid postures --real --namespace r``: the scripted operator's ``fell`` at step 2
     is the limit, and it was /r's joint that the command stepped there."""
@@ -180,7 +196,8 @@ COMMANDS = [["sim", "--robot", ROBOT], ["real", "--robot", ROBOT, "--emulate"], 
             ["getup", "--robot", WALKER], ["walk", "--robot", WALKER, "--distance", "0.1"],
             ["postures", "--robot", "hoap2"], ["postures", "--robot", "hoap2", "--real"], ["pose", "--robot", ROBOT],
             ["play-gait", "trot"], ["view"], ["record", "--output", "/nonexistent/bag"], ["bench", "lockstep"],
-            ["bench", "graph", "--robot", ROBOT], ["bench", "fall-protection"]]
+            ["bench", "graph", "--robot", ROBOT], ["bench", "fall-protection"], ["bench", "sim"], ["bench", "balance"],
+            ["balance-poses", "--robot", WALKER, "--poses", "poses.csv", "--json", "-", "--simulate"]]
 
 
 @pytest.mark.parametrize("verb", COMMANDS, ids=" ".join)
@@ -197,7 +214,8 @@ def test_an_invalid_namespace_is_refused_in_one_line(verb, given, reason):
 @pytest.mark.parametrize(("verb", "words"), [
     (["gaits"], "gaits runs its simulations in this process, without ROS"),
     (["postures", "--robot", "hoap2", "--experiments", "reference"], "--namespace cannot go with it"),
-    (["postures", "--compare", "a.json", "b.json"], "--namespace cannot go with it")])
+    (["postures", "--compare", "a.json", "b.json"], "--namespace cannot go with it"),
+    (["balance-poses", "--robot", WALKER, "--poses", "poses.csv", "--json", "-"], "only with --simulate")])
 def test_a_command_that_cannot_honour_a_namespace_refuses_it_in_one_line(verb, words):
     result = entry_point(*verb, "--namespace", "a")
     assert result.returncode == 2, result.stderr

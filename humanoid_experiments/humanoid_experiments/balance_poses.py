@@ -52,6 +52,7 @@ def _thesis_robot(text: str) -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from humanoid_bringup import add_own_robot_namespace
     from humanoid_core import file_or_stdout, positive_number
 
     parser.add_argument("--robot", required=True, type=_thesis_robot, help="bioloid")
@@ -66,12 +67,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--hold", type=positive_number, default=2.0, help="seconds each pose must be held (2)")
     parser.add_argument("--progress", type=positive_number, default=PROGRESS_PERIOD, metavar="SECONDS",
                         help=f"seconds between progress lines on stderr for long batches ({PROGRESS_PERIOD:g})")
+    add_own_robot_namespace(parser, "with --simulate: run the simulated robot and this command's client under NAME "
+                                    "(refused where a robot runs)")
 
 
 def run(args: argparse.Namespace) -> int:
     """Judge every pose of the file; a malformed file is a usage error (one line, exit 2)."""
+    from humanoid_bringup import free_namespace
     from humanoid_core import UsageError
 
+    if args.namespace != "/" and not args.simulate:
+        raise UsageError("--namespace: only with --simulate (without it no robot runs)")
+    args.namespace = free_namespace(args.namespace)
     try:
         return _run(args)
     except BatchError as error:
@@ -96,7 +103,7 @@ def _run(args: argparse.Namespace) -> int:
         if args.simulate:
             from humanoid_experiments.balance_simulation import PoseSimulator
 
-            simulator = stack.enter_context(PoseSimulator(args.robot, args.hold))
+            simulator = stack.enter_context(PoseSimulator(args.robot, args.hold, args.namespace))
         for index, pose in enumerate(iter_pose_csv(args.poses), start=1):
             entry = analyse(frame, pose)
             outside += bool(entry["outside_limits"])

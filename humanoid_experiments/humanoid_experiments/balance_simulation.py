@@ -46,7 +46,7 @@ from std_msgs.msg import Bool
 from humanoid_control.ros import RobotClient, playback_trajectory, seconds, topics
 from humanoid_core.loop import STAMP_TOLERANCE
 from humanoid_core.motion import JointPose, Motion, plan_playback, pose_demo_motion
-from humanoid_core.processes import Graph
+from humanoid_core.processes import Graph, in_namespace
 from humanoid_description import load_model
 from humanoid_robot_bioloid.thesis import ThesisFrame
 from humanoid_sim.sim_node_spec import sim_node_spec
@@ -179,11 +179,13 @@ class PoseSimulator:
     """A headless simulation of ``robot`` (only its simulation node, as fast as it runs) in
     which poses are played one after another; a context manager that starts and stops it."""
 
-    def __init__(self, robot: str, hold_seconds: float = 2.0) -> None:
+    def __init__(self, robot: str, hold_seconds: float = 2.0, namespace: str = "/") -> None:
+        """``namespace``: the simulation and this command's client run there (absolute, checked)."""
         if not hold_seconds > 0.0 or not math.isfinite(hold_seconds):
             raise ValueError(f"hold time must be a positive number of seconds, got {hold_seconds}")
         self.robot = robot
         self.hold_seconds = hold_seconds
+        self.namespace = namespace
         self._stack = contextlib.ExitStack()
         self._client: RobotClient | None = None
         self._falls: FallLog | None = None
@@ -193,8 +195,9 @@ class PoseSimulator:
         print(f"starting the {self.robot} simulation (logs: {log_dir}) ...", file=sys.stderr, flush=True)
         with contextlib.ExitStack() as stack:
             overrides = {"real_time_factor": 0.0, "lockstep": True, "lockstep_participants": CLIENT}
-            stack.enter_context(Graph([sim_node_spec(self.robot, overrides)], log_dir=log_dir))
-            self._client = stack.enter_context(RobotClient(CLIENT, lockstep=True))
+            stack.enter_context(Graph(in_namespace([sim_node_spec(self.robot, overrides)], self.namespace),
+                                      log_dir=log_dir))
+            self._client = stack.enter_context(RobotClient(CLIENT, lockstep=True, namespace=self.namespace))
             self._client.wait_for_joint_states(60.0)
             self._falls = FallLog(self._client)
             self._stack = stack.pop_all()

@@ -101,8 +101,9 @@ def estimator_rate(robot: str, configurations: np.ndarray, rounds: int) -> float
 
 # -- node over DDS ------------------------------------------------------------------------
 def node_answers(robot: str, configurations: np.ndarray, rate: float, seconds: float,
-                 log_dir: Path) -> dict[str, float]:
-    """Feed the balance_monitor node joint_states at ``rate`` for ``seconds``; count answers."""
+                 log_dir: Path, namespace: str = "/") -> dict[str, float]:
+    """Feed the balance_monitor node joint_states at ``rate`` for ``seconds``; count answers.
+    The node and the feed run in ``namespace`` (its joint_states are not a robot's there)."""
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -111,7 +112,7 @@ def node_answers(robot: str, configurations: np.ndarray, rate: float, seconds: f
     from humanoid_control.nodes import balance_monitor_node_spec
     from humanoid_control.ros import seconds as to_seconds
     from humanoid_control.ros import to_time
-    from humanoid_core.processes import Graph
+    from humanoid_core.processes import Graph, in_namespace
     from humanoid_description import load_model
     from humanoid_interfaces.msg import BalanceState
 
@@ -127,8 +128,8 @@ def node_answers(robot: str, configurations: np.ndarray, rate: float, seconds: f
     qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
     rclpy.init()
     try:
-        with Graph([balance_monitor_node_spec(robot)], log_dir=log_dir) as graph:
-            node = rclpy.create_node("humanoid_bench_balance")
+        with Graph(in_namespace([balance_monitor_node_spec(robot)], namespace), log_dir=log_dir) as graph:
+            node = rclpy.create_node("humanoid_bench_balance", namespace=namespace)
             publisher = node.create_publisher(JointState, topics.JOINT_STATES, qos)
             node.create_subscription(BalanceState, topics.BALANCE_STATE, on_state, qos)
             executor = SingleThreadedExecutor()
@@ -187,12 +188,16 @@ def node_answers(robot: str, configurations: np.ndarray, rate: float, seconds: f
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from humanoid_bringup import add_own_robot_namespace
+
     parser.add_argument("--robot", default="hoap2", choices=ROBOTS)
     parser.add_argument("--configurations", type=int, default=5000,
                         help="configurations of the estimator part (5000, 5 s of motion at 1 kHz)")
     parser.add_argument("--rounds", type=int, default=3, help="estimator rounds, the best one counts (3)")
     parser.add_argument("--rate", type=float, default=1000.0, help="joint_states rate fed to the node, Hz (1000)")
     parser.add_argument("--seconds", type=float, default=10.0, help="how long the node is fed, s (10)")
+    add_own_robot_namespace(parser, "run the balance monitor and the joint_states it is fed under NAME (they stand "
+                                    "for a robot there: refused where a robot runs)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -201,9 +206,12 @@ def run(args: argparse.Namespace) -> int:
         print("humanoid bench balance: error: --rounds >= 1, --configurations >= 10, --rate and --seconds > 0",
               file=sys.stderr)
         return 2
+    from humanoid_bringup import free_namespace
+
+    namespace = free_namespace(args.namespace)
     standing = motion(args.robot, args.configurations)
     with tempfile.TemporaryDirectory(prefix="humanoid_bench_balance_") as logs:
-        node = node_answers(args.robot, standing, args.rate, args.seconds, Path(logs))
+        node = node_answers(args.robot, standing, args.rate, args.seconds, Path(logs), namespace)
     still = estimator_rate(args.robot, standing, args.rounds)
     stepping = estimator_rate(args.robot, motion(args.robot, args.configurations, stepping=True), args.rounds)
     result = {"robot": args.robot,

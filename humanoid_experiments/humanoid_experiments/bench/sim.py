@@ -135,10 +135,11 @@ def subscribe_all(node, robot: str) -> list[str]:
     return sorted(topics)
 
 
-def node_real_time_factor(robot: str, sim_seconds: float, log_dir: Path, every_topic: bool = False) -> Run:
+def node_real_time_factor(robot: str, sim_seconds: float, log_dir: Path, every_topic: bool = False,
+                          namespace: str = "/") -> Run:
     """The simulation node, seen by one subscriber (records the wall time and stamp of
     every joint_states message; the node process's CPU time between two of them), which
-    also subscribes to every per-cycle topic if ``every_topic``."""
+    also subscribes to every per-cycle topic if ``every_topic``; both in ``namespace``."""
     import rclpy
     from sensor_msgs.msg import JointState
 
@@ -153,13 +154,13 @@ def node_real_time_factor(robot: str, sim_seconds: float, log_dir: Path, every_t
                 raise TimeoutError(f"no progress of the simulation node within {timeout:g} s")
             rclpy.spin_once(node, timeout_sec=0.1)
 
-    nodes = sim_nodes(robot, real_time_factor=0.0, publish_rate=PUBLISH_RATE)
+    nodes = sim_nodes(robot, real_time_factor=0.0, publish_rate=PUBLISH_RATE, namespace=namespace)
     nodes = [n for n in nodes if n.name == "humanoid_sim"]  # the simulation node alone
     rclpy.init()
     try:
         with Graph(nodes, log_dir=log_dir) as graph:
             pid = graph.processes[nodes[0].name].pid
-            node = rclpy.create_node("humanoid_bench")
+            node = rclpy.create_node("humanoid_bench", namespace=namespace)
             node.create_subscription(JointState, topics.JOINT_STATES,
                                      lambda msg: samples.append((time.perf_counter(), seconds(msg.header.stamp))), 10)
             if every_topic:
@@ -187,11 +188,14 @@ def median_round_ratio(node_runs: list[float], raw_runs: list[float]) -> float:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from humanoid_bringup import add_own_robot_namespace
+
     parser.add_argument("--robot", default="hoap2", choices=ROBOTS)
     parser.add_argument("--seconds", type=float, default=10.0, help="simulated seconds per run (10)")
     parser.add_argument("--rounds", type=int, default=3, help="node runs, each between two raw runs (3)")
     parser.add_argument("--subscribe-all", action="store_true",
                         help="subscribe to every topic the node publishes per cycle, not joint_states alone")
+    add_own_robot_namespace(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -199,12 +203,15 @@ def run(args: argparse.Namespace) -> int:
     if args.rounds < 1 or args.seconds <= 0:
         print("humanoid bench sim: error: --rounds must be >= 1 and --seconds > 0", file=sys.stderr)
         return 2
+    from humanoid_bringup import free_namespace
+
+    namespace = free_namespace(args.namespace)  # the node runs there (refused there if taken)
     raw_runs = [raw_real_time_factor(args.robot, args.seconds)]
     node_runs = []
     with tempfile.TemporaryDirectory(prefix="humanoid_bench_") as logs:
         for round_ in range(args.rounds):
             node_runs.append(node_real_time_factor(args.robot, args.seconds, Path(logs) / str(round_),
-                                                   args.subscribe_all))
+                                                   args.subscribe_all, namespace))
             raw_runs.append(raw_real_time_factor(args.robot, args.seconds))
     raw, node = max(r.real_time_factor for r in raw_runs), max(r.real_time_factor for r in node_runs)
     ratio_median = median_round_ratio([r.real_time_factor for r in node_runs],
