@@ -1,6 +1,7 @@
 """Torque off on the simulated robot (in-process, real PyBullet; the fall manager's ``protect:
 limp``): the motors let go and the standing robot collapses under gravity; torque on again, the
-joints hold where they came to rest, with either servo law."""
+joints hold where they came to rest: the Bioloid with either servo law, the quadruped and the
+HOAP-2 with their default one."""
 
 import dataclasses
 
@@ -22,9 +23,10 @@ def run(driver, seconds, command=None):
     return driver.read()
 
 
-@pytest.mark.parametrize("law", ["position_motor", "pd_torque"])
-def test_the_released_robot_collapses_and_holds_where_it_lies_when_taken_again(law):
-    model = load_model("bioloid")
+@pytest.mark.parametrize(("robot", "law"), [("bioloid", "position_motor"), ("bioloid", "pd_torque"),
+                                            ("bioloid_quadruped", "position_motor"), ("hoap2", "position_motor")])
+def test_the_released_robot_collapses_and_holds_where_it_lies_when_taken_again(robot, law):
+    model = load_model(robot)
     servo = dataclasses.replace(ServoParameters.for_model(model), law=law)
     driver = PyBulletDriver(model, servo, SimParameters(real_time_factor=0.0))
     driver.start()
