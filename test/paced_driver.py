@@ -39,10 +39,12 @@ class RunningInterface:
 
 
 @contextlib.contextmanager
-def interface_running(driver: IdealDriver, model, peers: tuple[str, ...] = ()) -> Iterator[RunningInterface]:
+def interface_running(driver: IdealDriver, model, peers: tuple[str, ...] = (),
+                      **parameters: float) -> Iterator[RunningInterface]:
     """The robot interface on ``driver`` in this process (its loop in a thread; control 100 Hz,
-    joint_states 50 Hz, driver time not ROS time) and nodes named ``peers`` beside it, all spun
-    by one multi-threaded executor over real DDS; everything is closed at the end."""
+    joint_states 50 Hz and ``parameters`` of the interface, driver time not ROS time) and nodes
+    named ``peers`` beside it, all spun by one multi-threaded executor over real DDS; everything
+    is closed at the end."""
     import rclpy
     from rclpy.executors import MultiThreadedExecutor
 
@@ -52,7 +54,7 @@ def interface_running(driver: IdealDriver, model, peers: tuple[str, ...] = ()) -
     rclpy.init()
     node = rclpy.create_node("robot_interface_under_test")
     others = {name: rclpy.create_node(name) for name in peers}
-    params = InterfaceParameters(control_rate=100.0, publish_rate=50.0)
+    params = InterfaceParameters(**{"control_rate": 100.0, "publish_rate": 50.0, **parameters})
     loop = LoopThread(node, driver, model, params)
     interface = RobotInterface(node, loop.client, model, params, clock_is_ros_time=False)
     executor = MultiThreadedExecutor()

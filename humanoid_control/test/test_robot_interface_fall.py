@@ -70,16 +70,22 @@ def test_joint_commands_are_refused_while_the_robot_is_down_and_taken_again_once
                    "the interface subscribed to joint_commands and fall_manager_state", PATIENCE)
         standing = float(driver.position[index])
 
-        def stream_until(offset: float, done, what: str) -> None:
-            """joint_commands for JOINT at ``offset`` from where it stood, every 20 ms until ``done()``."""
-            command = JointState(name=[JOINT], position=[standing + offset])
-            stop = threading.Event()
-            poll_until(lambda: commands.publish(command) or stop.wait(0.02) or done(), what, PATIENCE)
+        def stream_until(command: JointState, done, what: str) -> None:
+            """``command`` on joint_commands every 20 ms until ``done()``."""
+            pause = threading.Event()
+            poll_until(lambda: commands.publish(command) or pause.wait(0.02) or done(), what, PATIENCE)
+
+        def at(offset: float) -> JointState:
+            return JointState(name=[JOINT], position=[standing + offset])
+
+        # the interface's log reaches this node (a line logged before /rosout matched is lost)
+        stream_until(JointState(name=["no_such_joint"], position=[0.0]), lambda: logs.find("joint_commands rejected"),
+                     "the interface's log heard on /rosout")
 
         states.publish(manager_state(state, name))
         poll_until(lambda: logs.find(f"joint_commands refused while the fall manager: {name}"),
                    f"the interface heard the manager say {name}", PATIENCE)
-        stream_until(REFUSED, lambda: logs.find("joint_commands refused: the fall manager: "), "a refusal logged")
+        stream_until(at(REFUSED), lambda: logs.find("joint_commands refused: the fall manager: "), "a refusal logged")
         refusal = logs.find("joint_commands refused: the fall manager: ")
         assert f"{name} at t = 1.000 s ({name} (the test's manager))" in refusal, refusal
         assert "taken again once the fall manager says controllable" in refusal, refusal
@@ -87,7 +93,7 @@ def test_joint_commands_are_refused_while_the_robot_is_down_and_taken_again_once
         states.publish(manager_state(FallManagerState.CONTROLLABLE, "controllable"))
         poll_until(lambda: logs.find("joint_commands taken again: the fall manager: controllable"),
                    "the interface heard the manager say controllable", PATIENCE)
-        stream_until(TAKEN, lambda: abs(driver.goal[index] - (standing + TAKEN)) < 1e-9,
+        stream_until(at(TAKEN), lambda: abs(driver.goal[index] - (standing + TAKEN)) < 1e-9,
                      "the set-point sent once controllable reached the robot")
-        goals = np.array([command.position[index] for command in driver.written])
+        goals = np.array([command.position[index] for command in driver.written.copy()])
         assert not np.any(np.abs(goals - (standing + REFUSED)) < 1e-6), "a refused set-point reached the robot"

@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import threading
 import time
 from collections.abc import Callable
 
@@ -169,14 +170,15 @@ class RobotInterface:
         self._falling = False
         self._streams_refused: str | None = None  # why joint_commands are refused (a fall), or None
         node.create_subscription(FallManagerState, topics.FALL_MANAGER_STATE, self._on_fall_manager, FALL_STATE_QOS)
+        self._following: dict[bytes, RunHandle] = {}  # the running goals' runs, by goal id
+        self._following_lock = threading.Lock()
         self._action = action_server(
             node, FollowJointTrajectory, "follow_joint_trajectory", self.bodies(self._execute_goal),
-            goal_callback=self._on_goal,
-            cancel_callback=lambda _goal: CancelResponse.ACCEPT, callback_group=ReentrantCallbackGroup())
+            goal_callback=self._on_goal, cancel_callback=self._on_cancel, callback_group=ReentrantCallbackGroup())
         self._standard_action = action_server(
             node, StandardFollowJointTrajectory, topics.STANDARD_FOLLOW_JOINT_TRAJECTORY,
             self.bodies(self._execute_standard_goal), goal_callback=self._on_goal,
-            cancel_callback=lambda _goal: CancelResponse.ACCEPT, callback_group=ReentrantCallbackGroup())
+            cancel_callback=self._on_cancel, callback_group=ReentrantCallbackGroup())
         # waits for the loop's cycle: off the spinning thread, one at a time
         node.create_service(SetBool, topics.TORQUE, Offload(node, "torque")(self._on_torque),
                             callback_group=ReentrantCallbackGroup())
@@ -372,14 +374,21 @@ class RobotInterface:
                 goal_handle.abort()
             return error.code, str(error)
         point_times = [seconds(p.time_from_start) for p in goal.trajectory.points]
-        self._publish_started(goal_handle, run, feedback_type)
-        period = 1.0 / self.params.feedback_rate
-        while not run.done.wait(period):
-            if goal_handle.is_cancel_requested:
-                self.loop.stop(run)
-                break
-            self._publish_feedback(goal_handle, run, feedback_type, point_times)
-        run.done.wait()
+        key = bytes(goal_handle.goal_id.uuid)
+        with self._following_lock:
+            self._following[key] = run
+        try:
+            self._publish_started(goal_handle, run, feedback_type)
+            period = 1.0 / self.params.feedback_rate
+            while not run.done.wait(period):
+                if goal_handle.is_cancel_requested:  # a cancel that came before the run was known
+                    self.loop.stop(run)
+                    break
+                self._publish_feedback(goal_handle, run, feedback_type, point_times)
+            run.done.wait()
+        finally:
+            with self._following_lock:
+                self._following.pop(key, None)
         if run.state is RunState.SUCCEEDED:
             goal_handle.succeed()
         elif run.state is RunState.CANCELED:
@@ -389,6 +398,16 @@ class RobotInterface:
         if run.code is not ErrorCode.SUCCESSFUL:
             self._log.warning(f"follow_joint_trajectory: {run.state.value}: {run.message}")
         return run.code, run.message
+
+    def _on_cancel(self, goal_handle) -> CancelResponse:
+        """A goal's cancel stops its run from here, in the order the node took the requests: in
+        lockstep it reaches the loop before the answer the client sent after it, at the same
+        state in every run (a stop at the goal's next feedback poll came at a wall-clock moment)."""
+        with self._following_lock:
+            run = self._following.get(bytes(goal_handle.goal_id.uuid))
+        if run is not None:
+            self.loop.stop(run)
+        return CancelResponse.ACCEPT
 
     def _publish_started(self, goal_handle, run: RunHandle, feedback_type: type) -> None:
         """Feedback at once when the trajectory has started in the loop: a client that waits
