@@ -36,6 +36,7 @@ class RunningInterface:
     node: object  # the interface's node
     peers: dict[str, object]  # the other nodes, by name, spun by the same executor
     interface: object  # humanoid_control.ros.RobotInterface
+    loop: object  # humanoid_control.ros.LoopThread: the control loop (``loop.host.loop``) in this process
 
 
 @contextlib.contextmanager
@@ -65,7 +66,7 @@ def interface_running(driver: IdealDriver, model, peers: tuple[str, ...] = (),
     try:
         assert interface.start(timeout=PATIENCE) is not None
         spinner.start()
-        yield RunningInterface(node, others, interface)
+        yield RunningInterface(node, others, interface, loop)
     finally:
         interface.stop()
         loop.stop()

@@ -106,13 +106,14 @@ def test_the_readme_shows_the_example_whole():
 
 
 @pytest.fixture(scope="module")
-def simulation():
-    """``humanoid sim --lockstep`` waiting for ``my_controller`` (the example), its log, and an
-    observer's client."""
+def simulation(tmp_path_factory):
+    """``humanoid sim --lockstep`` waiting for ``my_controller`` (the example), the path of its
+    log (read through a file description of its own: seeking the one the simulation writes
+    through would move its writing to the start, over what it wrote), and an observer's client."""
     sim = ["humanoid", "sim", "--robot", "bioloid", "--lockstep", "--lockstep-participant", "my_controller"]
-    with tempfile.TemporaryFile("w+") as log, started(sim, log), \
-            RobotClient("lockstep_example_observer") as client:
-        yield log, client
+    path = tmp_path_factory.mktemp("lockstep_example") / "sim.log"
+    with path.open("w+") as log, started(sim, log), RobotClient("lockstep_example_observer") as client:
+        yield path, client
 
 
 def test_the_readme_example_holds_the_simulation_while_it_holds_its_answer(simulation):
@@ -152,7 +153,6 @@ def test_a_participant_closed_without_leaving_is_not_waited_for_and_the_log_name
     client.wait_until(gone + 1.0, PATIENCE)  # the simulation goes on without it
 
     def named() -> bool:
-        log.seek(0)
-        return f"lockstep participant {NAME} went away without leaving: not waited for any more" in log.read()
+        return f"lockstep participant {NAME} went away without leaving: not waited for any more" in log.read_text()
 
     poll_until(named, "the simulator's log to name the node that went away", PATIENCE)

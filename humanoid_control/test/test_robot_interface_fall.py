@@ -3,7 +3,8 @@ refuses a controller's ``joint_commands`` (in process over real DDS, on the pace
 a stream going on would undo the protective action (limp included: a set-point takes the joints
 again) and fight the get-up. Each refusal is in the log with the manager's state and cause; once
 the manager says controllable the stream is taken again. The manager's states are published
-as the manager publishes them (``fall_manager_state``, transient local)."""
+as the manager publishes them (``fall_manager_state``, transient local); the interface's log is
+read from the process's console output."""
 
 from __future__ import annotations
 
@@ -13,40 +14,30 @@ import numpy as np
 import pytest
 from builtin_interfaces.msg import Time
 from paced_driver import PATIENCE, PacedIdealDriver, interface_running
-from rcl_interfaces.msg import Log
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
 
-from humanoid_control.ros import poll_until
-from humanoid_control.ros.fall_watch import FALL_STATE_QOS
+from humanoid_control.ros import FALL_STATE_QOS, poll_until
 from humanoid_description import RobotModel
 from humanoid_interfaces.msg import FallManagerState
 
 JOINT = "r_shoulder_pitch"
 #: rad from where the joint stands: the refused set-point, and the one taken afterwards.
 REFUSED, TAKEN = 0.3, 0.2
-#: The interface's log, as /rosout keeps it for a subscriber that comes later.
-ROSOUT_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE,
-                        durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
 class Logs:
-    """The interface node's log lines, read from /rosout."""
+    """What this process wrote to its standard error and output (the interface's log lines, as
+    rclpy's console logger writes them), read as it comes through pytest's ``capfd``."""
 
-    def __init__(self, node) -> None:
-        self.lines: list[str] = []
-        self._lock = threading.Lock()
-        node.create_subscription(Log, "/rosout", self._on_log, ROSOUT_QOS)
-
-    def _on_log(self, msg: Log) -> None:
-        if msg.name == "robot_interface_under_test":
-            with self._lock:
-                self.lines.append(msg.msg)
+    def __init__(self, capfd) -> None:
+        self._capfd = capfd
+        self._text = ""
 
     def find(self, text: str) -> str | None:
-        with self._lock:
-            return next((line for line in self.lines if text in line), None)
+        out, err = self._capfd.readouterr()
+        self._text += out + err
+        return next((line for line in self._text.splitlines() if text in line), None)
 
 
 def manager_state(state: int, name: str) -> FallManagerState:
@@ -57,35 +48,40 @@ def manager_state(state: int, name: str) -> FallManagerState:
 @pytest.mark.parametrize(("state", "name"), [(FallManagerState.FALLING, "falling"),
                                              (FallManagerState.FALLEN, "fallen"),
                                              (FallManagerState.GETTING_UP, "getting_up")])
-def test_joint_commands_are_refused_while_the_robot_is_down_and_taken_again_once_controllable(state, name):
+def test_joint_commands_are_refused_while_the_robot_is_down_and_taken_again_once_controllable(state, name, capfd):
     model = RobotModel("bioloid")
     driver = PacedIdealDriver(model.joints)  # keeps every command written to it
     index = model.joints.index(JOINT)
     with interface_running(driver, model, peers=("controller",)) as running:
         controller = running.peers["controller"]
-        logs = Logs(controller)
+        logs = Logs(capfd)
         states = controller.create_publisher(FallManagerState, "fall_manager_state", FALL_STATE_QOS)
         commands = controller.create_publisher(JointState, "joint_commands", 10)
         poll_until(lambda: commands.get_subscription_count() >= 1 and states.get_subscription_count() >= 1,
                    "the interface subscribed to joint_commands and fall_manager_state", PATIENCE)
         standing = float(driver.position[index])
 
-        def stream_until(command: JointState, done, what: str) -> None:
-            """``command`` on joint_commands every 20 ms until ``done()``."""
+        def rejected() -> int:
+            return running.loop.host.loop.status().commands_rejected
+
+        def refused_until(command: JointState, done, what: str) -> None:
+            """``command`` on joint_commands, one at a time, each once the loop has counted the one
+            before it as refused (none is left in the subscription's queue), until ``done()``."""
             pause = threading.Event()
-            poll_until(lambda: commands.publish(command) or pause.wait(0.02) or done(), what, PATIENCE)
 
-        def at(offset: float) -> JointState:
-            return JointState(name=[JOINT], position=[standing + offset])
+            def one() -> bool:
+                before = rejected()
+                commands.publish(command)
+                poll_until(lambda: rejected() > before, "a command counted as refused", PATIENCE)
+                return bool(done()) or pause.wait(0.02)
 
-        # the interface's log reaches this node (a line logged before /rosout matched is lost)
-        stream_until(JointState(name=["no_such_joint"], position=[0.0]), lambda: logs.find("joint_commands rejected"),
-                     "the interface's log heard on /rosout")
+            poll_until(one, what, PATIENCE)
 
         states.publish(manager_state(state, name))
         poll_until(lambda: logs.find(f"joint_commands refused while the fall manager: {name}"),
                    f"the interface heard the manager say {name}", PATIENCE)
-        stream_until(at(REFUSED), lambda: logs.find("joint_commands refused: the fall manager: "), "a refusal logged")
+        refused_until(JointState(name=[JOINT], position=[standing + REFUSED]),
+                      lambda: logs.find("joint_commands refused: the fall manager: "), "a refusal logged")
         refusal = logs.find("joint_commands refused: the fall manager: ")
         assert f"{name} at t = 1.000 s ({name} (the test's manager))" in refusal, refusal
         assert "taken again once the fall manager says controllable" in refusal, refusal
@@ -93,7 +89,9 @@ def test_joint_commands_are_refused_while_the_robot_is_down_and_taken_again_once
         states.publish(manager_state(FallManagerState.CONTROLLABLE, "controllable"))
         poll_until(lambda: logs.find("joint_commands taken again: the fall manager: controllable"),
                    "the interface heard the manager say controllable", PATIENCE)
-        stream_until(at(TAKEN), lambda: abs(driver.goal[index] - (standing + TAKEN)) < 1e-9,
-                     "the set-point sent once controllable reached the robot")
+        taken = JointState(name=[JOINT], position=[standing + TAKEN])
+        poll_until(lambda: commands.publish(taken) or threading.Event().wait(0.02)
+                   or abs(driver.goal[index] - (standing + TAKEN)) < 1e-9,
+                   "the set-point sent once controllable reached the robot", PATIENCE)
         goals = np.array([command.position[index] for command in driver.written.copy()])
         assert not np.any(np.abs(goals - (standing + REFUSED)) < 1e-6), "a refused set-point reached the robot"

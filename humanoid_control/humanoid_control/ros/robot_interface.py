@@ -102,6 +102,8 @@ __all__ = ["InterfaceParameters", "RobotInterface", "standard_result"]
 #: s: how long a command waits for the loop's answer (a trajectory's self-collision check
 #: included) before it is refused as a driver failure.
 LOOP_ANSWER_TIMEOUT = 60.0
+#: s: how long a goal stopped by its cancel's callback waits for rclpy to mark it canceling.
+CANCELING_WAIT = 5.0
 
 
 def standard_result(code: ErrorCode, message: str) -> StandardFollowJointTrajectory.Result:
@@ -392,6 +394,11 @@ class RobotInterface:
         if run.state is RunState.SUCCEEDED:
             goal_handle.succeed()
         elif run.state is RunState.CANCELED:
+            # stopped from the cancel's callback: the goal is canceling once rclpy has taken the
+            # callback's answer, a moment later (canceled() before that is refused: aborted)
+            deadline = time.monotonic() + CANCELING_WAIT
+            while not goal_handle.is_cancel_requested and time.monotonic() < deadline:
+                time.sleep(0.001)
             goal_handle.canceled()
         else:
             goal_handle.abort()
