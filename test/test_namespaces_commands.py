@@ -83,8 +83,12 @@ def test_the_hardware_graph_runs_under_its_namespace(robot_in_r):
     """``/r/joint_states`` comes from the driver's loop in ``/r``; every node of the graph is in
     ``/r``, and every topic the domain knows is under ``/r`` but ROS's global ones."""
     node = robot_in_r.node
-    publishers = node.get_publishers_info_by_topic("/r/joint_states")
-    assert [(p.node_namespace, p.node_name) for p in publishers] == [("/r", "humanoid_hw_loop")]
+
+    def publishers() -> list[tuple[str, str]] | None:  # once discovery has named their nodes
+        found = [(p.node_namespace, p.node_name) for p in node.get_publishers_info_by_topic("/r/joint_states")]
+        return found if found and not any("_UNKNOWN_" in name for _, name in found) else None
+
+    assert poll_until(publishers, "/r/joint_states's publishers named", PATIENCE) == [("/r", "humanoid_hw_loop")]
     # (humanoid real's own look for a robot already in /r, a node in the root namespace, ended
     # before the graph started; discovery may still list it)
     graph_nodes = {"humanoid_hw", "control_container", "trajectory_generator", "gait_controller", "fall_manager"}
