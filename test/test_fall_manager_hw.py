@@ -153,8 +153,10 @@ def test_the_fall_manager_on_the_emulated_bus(robot_graph):
             reached = poll_until(at_the_pose, "the set-points at the protective pose", PATIENCE)
             print(f"protective posture (home) reached {reached - seen:.2f} s after the reading that said falling")
             # 0.5 s (the servos are fast enough for it) from the second sending, 50 ms after the
-            # first; the rest: the graph runs at real time here, on a shared machine
-            assert reached - seen <= 0.05 + 0.5 + 0.3
+            # first; the rest: the graph runs at real time here, beside the suite's other workers
+            # (1.18 s once with three of them: the figure itself is `humanoid bench
+            # fall-protection`'s; this bound is against a posture that never comes or comes late)
+            assert reached - seen <= 0.05 + 0.5 + 1.45
             with lock:
                 assert not any(m.state == FallManagerState.GETTING_UP for m in states[mark:])  # still rocking
             trunk.rate = 0.0  # lying still
