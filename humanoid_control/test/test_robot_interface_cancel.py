@@ -7,13 +7,11 @@ that poll would let the trajectory run to its end."""
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 from action_msgs.msg import GoalStatus
 from paced_driver import PATIENCE, PacedIdealDriver, interface_running
 
-from humanoid_control.ros import ActionClient, make_trajectory, poll_until
+from humanoid_control.ros import ActionClient, ResultWaiter, RobotClient, make_trajectory, poll_until
 from humanoid_description import RobotModel
 from humanoid_interfaces.action import FollowJointTrajectory
 
@@ -27,10 +25,7 @@ CYCLES_AFTER = 20
 
 
 def wait(future, what: str):
-    done = threading.Event()
-    future.add_done_callback(lambda _f: done.set())
-    assert done.wait(PATIENCE), f"no {what} within {PATIENCE} s"
-    return future.result()
+    return RobotClient.wait_future(future, PATIENCE, what)
 
 
 def test_a_cancel_stops_the_robot_where_it_is_taken_not_at_the_next_feedback():
@@ -48,7 +43,9 @@ def test_a_cancel_stops_the_robot_where_it_is_taken_not_at_the_next_feedback():
         answer = wait(handle.cancel_goal_async(), "cancel answer")
         assert len(answer.goals_canceling) == 1
         canceled_at = len(driver.written)
-        result = wait(handle.get_result_async(), "result")
+        waiter = ResultWaiter(handle)  # asks again if a result is lost
+        assert waiter.wait(PATIENCE), "no result"
+        result = waiter.response
         assert result.status == GoalStatus.STATUS_CANCELED, result.result.error_string
         # from the last set-point written before the answer came (the loop may have written none since)
         after = np.array([command.position[index] for command in list(driver.written.copy())[canceled_at - 1:]])

@@ -3,13 +3,12 @@ the ideal driver: torque off answered once the loop released the joints, with th
 that cycle, and the loop's diagnostics saying so until torque is on again; a driver with no
 torque-off command refused with its reason, in one line."""
 
-import threading
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from paced_driver import PATIENCE, PacedIdealDriver, interface_running
 from std_srvs.srv import SetBool
 
-from humanoid_control.ros import poll_until
+from humanoid_control.ros import RobotClient, poll_until
 from humanoid_description import RobotModel
 
 #: The control loop's entry in the diagnostics (the in-process loop's node is named "robot").
@@ -21,11 +20,7 @@ class StiffDriver(PacedIdealDriver):
 
 
 def call(client, data: bool) -> SetBool.Response:
-    done = threading.Event()
-    future = client.call_async(SetBool.Request(data=data))
-    future.add_done_callback(lambda _f: done.set())
-    assert done.wait(PATIENCE), "no answer from the torque service"
-    return future.result()
+    return RobotClient.wait_future(client.call_async(SetBool.Request(data=data)), PATIENCE, "torque answer")
 
 
 def ask(driver_type, data: bool) -> tuple[SetBool.Response, object, float]:
