@@ -141,7 +141,11 @@ def test_the_fall_manager_on_the_emulated_bus(robot_graph):
             seen = seconds(falling.header.stamp)
             motion = client.wait_result(handle, PATIENCE, "play_motion result after the fall").result
             assert motion.error_code == PlayMotion.Result.FELL, motion.error_string
-            assert "the fall manager: falling" in motion.error_string
+            # the manager's word, or the trajectory generator's own sight of the robot lying, when
+            # the manager's readings came too late for it (a machine loaded from outside: its
+            # readings older than reading_budget, its "falling" after the generator's "fell")
+            assert "the fall manager: falling" in motion.error_string or "the robot fell (on_belly" in \
+                motion.error_string, motion.error_string
             assert "a fall is seen coming" in falling.cause and falling.side == FallManagerState.BELLY
 
             # the protective posture: the set-points at the named pose within its duration
@@ -223,11 +227,19 @@ def test_protect_limp_on_the_emulated_bus_releases_the_servos_and_the_get_up_tak
                 values = [v.value for d in diagnostics for s in d.status for v in s.values if v.key == "protect_result"]
             return next((v for v in reversed(values) if v != "none yet"), None)
 
+        def diagnostic(key: str) -> str | None:
+            with lock:
+                values = [v.value for d in diagnostics for s in d.status for v in s.values if v.key == key]
+            return values[-1] if values else None
+
         first(FallManagerState.CONTROLLABLE)
         trunk = Trunk(client.node)
         trunk.start()
         try:
             poll_until(lambda: states[-1].source == "imu", "the manager on the IMU readings", PATIENCE)
+            # a limp asked for before the manager has discovered the torque service is refused (held)
+            poll_until(lambda: diagnostic("torque_service") == "found", "the manager finding the torque service",
+                       PATIENCE)
             mark = len(states)
             trunk.fall(1.0)  # onto the belly, lying still
             seen = seconds(first(FallManagerState.FALLING, mark).header.stamp)

@@ -27,6 +27,9 @@ def test_the_fall_manager_gets_the_laid_down_robot_up(robot, start, tmp_path):
     result = subprocess.run(["humanoid", "getup", "--robot", robot, "--trials", "1", "--from", start, "--json",
                              "--record", str(bag), "--log-dir", str(tmp_path / "logs")],
                             capture_output=True, text=True, timeout=900, check=False)
+    if result.returncode != 0:
+        for log in sorted((tmp_path / "logs").glob("*.log")):
+            print(f"----- {log.name} -----\n{log.read_text()[-3000:]}")
     assert result.returncode == 0, result.stderr[-3000:]
     report = json.loads(result.stdout)
     figures = report[start]

@@ -206,6 +206,12 @@ def commands(command_log):
     return command_log
 
 
+def late_from_the_move(msg) -> bool:
+    """A joint_commands message of the test that moves JOINT to TARGET_DEG (or a tenth of a
+    degree beside it), delivered late: a loaded machine once brought one into the next test."""
+    return list(msg.name) == [JOINT] and abs(math.degrees(msg.position[0]) - TARGET_DEG) < 0.2
+
+
 def page_origin(url: str) -> str:
     return url.split("/", 3)[0] + "//" + url.split("/", 3)[2]
 
@@ -284,7 +290,8 @@ def test_a_value_that_is_not_a_joint_position_is_refused_with_a_message(view, mo
         page.set(JOINT, value)
         poll_until(lambda: commands or traceback(view) or len(log_lines(view, "refused"))
                    + len(log_lines(view, f"{JOINT} not moved")) > refusals, f"the view refusing {value!r}", TIMEOUT)
-        assert commands == [], f"{value!r} reached joint_commands: {commands}"
+        sent = [m for m in commands if not late_from_the_move(m)]
+        assert sent == [], f"{value!r} reached joint_commands: {sent}"
         assert not traceback(view), traceback(view)
         if not isinstance(value, str):  # a non-number is refused by viser, before the page's callbacks
             poll_until(lambda: f"{JOINT} not moved" in page.texts(), "the refusal in the page", TIMEOUT)

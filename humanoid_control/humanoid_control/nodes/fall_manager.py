@@ -333,6 +333,13 @@ class FallManagerNode:
         msg.since = to_time(m.since)
         self._state_pub.publish(msg)
 
+    def _torque_service(self) -> str:
+        """Whether a limp can be had now: the robot interface's torque service found or not
+        (a limp asked for before it is found is refused, and the robot held)."""
+        if self._torque is None:
+            return "not used"
+        return "found" if self._torque.service_is_ready() else "not found"
+
     def _publish_diagnostics(self) -> None:
         m, c = self.manager, self.manager.counts
         stale = m.stale(self._now())
@@ -344,7 +351,7 @@ class FallManagerNode:
                   "decisions": str(c.decisions), "falls_seen": str(c.falls), "getups": str(c.getups),
                   "getups_failed": str(c.getups_failed), "last_decision": self._last_decision,
                   "protect": self.params.protect, "protect_result": self._protect_result,
-                  "auto_getup": str(self.params.auto_getup).lower()}
+                  "torque_service": self._torque_service(), "auto_getup": str(self.params.auto_getup).lower()}
         status = DiagnosticStatus(level=level, name=f"{self.node.get_name()}: falls", message=summary,
                                   hardware_id=self.robot)
         status.values = [KeyValue(key=k, value=v) for k, v in values.items()]

@@ -32,7 +32,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from humanoid_control.ros import robot_state, topics
 from humanoid_control.ros.action_client import ActionClient
-from humanoid_control.ros.action_result import ResultWaiter, wait_until_answering
+from humanoid_control.ros.action_result import ASK_AGAIN_AFTER, ResultWaiter, wait_until_answering
 from humanoid_control.ros.lockstep import LockstepParticipant
 from humanoid_control.ros.matched_publisher import heard_by_all
 from humanoid_control.ros.robot_state import RobotState
@@ -55,6 +55,9 @@ T = TypeVar("T")
 #: s: one turn of the client's executor; an action client is made between two.
 CLIENT_TURN = 0.05
 
+#: Times an idempotent service request (a reset, a pause) is sent again while no answer
+#: came, ``ASK_AGAIN_AFTER`` s apart: its answer may be lost (:meth:`RobotClient._call`).
+ASK_AGAIN_TIMES = 2
 #: joint_states messages queued for this client before the oldest is dropped.
 JOINT_STATES_DEPTH = 1000
 #: Lockstep: robot seconds the held simulation is run further while a goal's result has not
@@ -587,19 +590,20 @@ class RobotClient:
         if positions:
             request.joint_state.name = list(positions)
             request.joint_state.position = [float(v) for v in positions.values()]
-        response = self._call(ResetSimulation, topics.RESET, request, timeout)
+        response = self._call(ResetSimulation, topics.RESET, request, timeout, idempotent=True)
         if not response.success:
             raise RobotClientError(response.message)
         return response.message
 
     def pause(self, timeout: float = 10.0) -> None:
-        self._call(Trigger, topics.PAUSE, Trigger.Request(), timeout)
+        self._call(Trigger, topics.PAUSE, Trigger.Request(), timeout, idempotent=True)
 
     def resume(self, timeout: float = 10.0) -> None:
-        self._call(Trigger, topics.RESUME, Trigger.Request(), timeout)
+        self._call(Trigger, topics.RESUME, Trigger.Request(), timeout, idempotent=True)
 
     def step(self, cycles: int, timeout: float = 60.0) -> float:
-        response = self._call(StepSimulation, topics.STEP, StepSimulation.Request(cycles=cycles), timeout)
+        response = self._call(StepSimulation, topics.STEP, StepSimulation.Request(cycles=cycles), timeout,
+                              idempotent=cycles == 0)
         if not response.success:
             raise RobotClientError(response.message)
         return seconds(response.sim_time)
@@ -626,7 +630,7 @@ class RobotClient:
         """Ask the self-collision checker about a configuration (joints not given: as they are)."""
         request = CheckSelfCollision.Request(joint_state=JointState(name=list(positions),
                                                                     position=[float(v) for v in positions.values()]))
-        return self._call(CheckSelfCollision, topics.CHECK_SELF_COLLISION, request, timeout)
+        return self._call(CheckSelfCollision, topics.CHECK_SELF_COLLISION, request, timeout, idempotent=True)
 
     def check_trajectory_self_collision(self, trajectory: JointTrajectory, start: Mapping[str, float] | None = None,
                                         timeout: float = 60.0):
@@ -635,19 +639,42 @@ class RobotClient:
         request = CheckTrajectorySelfCollision.Request(trajectory=trajectory)
         if start is not None:
             request.start = JointState(name=list(start), position=[float(v) for v in start.values()])
-        return self._call(CheckTrajectorySelfCollision, topics.CHECK_TRAJECTORY_SELF_COLLISION, request, timeout)
+        return self._call(CheckTrajectorySelfCollision, topics.CHECK_TRAJECTORY_SELF_COLLISION, request, timeout,
+                          idempotent=True)
 
-    def _call(self, kind, name: str, request, timeout: float):
+    def _call(self, kind, name: str, request, timeout: float, idempotent: bool = False):
         """Call a service through a client kept for the node's life: a client made for one call
         can send its request before the server has matched it for the response, which is
-        then lost (DDS matches the request and response topics separately)."""
+        then lost (DDS matches the request and response topics separately). The first call
+        of a client still can be, on a machine so busy that the server's wait for the reader
+        (docs/ros_and_dds.md, "Service answers") ends first: an ``idempotent`` request (one
+        that does the same when it comes twice) is then sent again after ``ASK_AGAIN_AFTER``
+        s without an answer, up to ``ASK_AGAIN_TIMES`` times; the first answer counts."""
         with self._lock:
             client = self._service_clients.get(name)
             if client is None:
                 client = self._service_clients[name] = self.node.create_client(kind, name)
         if not client.wait_for_service(timeout_sec=timeout):
             raise RobotClientError(f"service {name} not available within {timeout:g} s")
-        return self.wait_future(client.call_async(request), timeout, f"service {name}")
+        answered = threading.Event()
+        answers: list = []
+
+        def send() -> None:
+            def take(future) -> None:
+                answers.append(future)
+                answered.set()
+            client.call_async(request).add_done_callback(take)
+
+        deadline = time.monotonic() + timeout
+        send()
+        for _again in range(ASK_AGAIN_TIMES if idempotent else 0):
+            if answered.wait(min(ASK_AGAIN_AFTER, max(0.0, deadline - time.monotonic()))) \
+                    or time.monotonic() >= deadline:
+                break
+            send()
+        if not answered.wait(max(0.0, deadline - time.monotonic())):
+            raise RobotClientError(f"no service {name} within {timeout:g} s")
+        return answers[0].result()
 
     @staticmethod
     def wait_result(handle, timeout: float, what: str = "result"):
