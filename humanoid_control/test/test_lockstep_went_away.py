@@ -234,6 +234,31 @@ def test_a_containers_members_answer_as_one_and_its_closing_without_leaving_is_n
     assert went_away(capfd, "container")
 
 
+def test_a_participant_no_node_is_named_after_is_let_go_once_no_writer_left_can_be_its_own(simulation, capfd):
+    """Answering under a name no node bears (as a node gone before the graph learned its name
+    answers: seen in a clean-clone run, its node closed 76 ms after its first answer): kept
+    while a writer it may own is left, let go and named once every writer left is another
+    participant's."""
+    simulation.start_front.set()
+    stayer, custom, other = simulation.node("stayer"), simulation.node("custom_node"), simulation.node("other")
+    answering(stayer, LockstepParticipant(stayer))
+    answering(custom, LockstepParticipant(custom, name="custom_name"))
+    answering(other, LockstepParticipant(other))
+    poll_until(lambda: {"stayer", "custom_name", "other"} <= set(simulation.participants()), "all three to join",
+               PATIENCE)
+    simulation.runs_on("with the three answering")
+
+    simulation.destroy(other)  # a writer goes: two are left, one of them may be custom_name's
+    poll_until(lambda: went_away(capfd, "other"), "the simulator naming the node that closed", PATIENCE)
+    simulation.runs_on("after the other node closed")
+    assert "custom_name" in simulation.participants()
+
+    simulation.destroy(custom)  # the writer left is the stayer's own: custom_name has none
+    simulation.runs_on("after the node answering as custom_name closed without leaving")
+    assert "custom_name" not in simulation.participants()
+    assert went_away(capfd, "custom_name")
+
+
 def test_an_expected_participant_that_never_answered_is_still_waited_for_when_its_writer_goes(simulation, capfd):
     simulation.gate.answer("starting", float("-inf"))  # expected from the start (never answered)
     simulation.start_front.set()

@@ -357,11 +357,14 @@ class LockstepAnswers:
     after DDS's lease, 20 s, for a process killed), a participant that answered, has not left,
     and whose node had a writer on the topic but has none any more, has left: its leave is
     relayed and the log names it. One never seen answering (an expected participant still
-    starting) is kept waited for; one whose name no writer's node bears (a custom name) is
-    only dropped by its own leave, as before (its writer's node is looked for every
-    ``NODE_LOOK_PERIOD`` while it answers: the graph learns a writer's node after DDS matched
-    the writer, often after its first answers; without looking again, the README's example
-    closed without leaving was waited for for ever). An answer of a dropped participant joins it again
+    starting) is kept waited for; one whose name no writer's node bears (a custom name, or a
+    node the graph had not named yet) is dropped only when no writer is left that could be
+    its own (every writer left is another answering participant's node's), else by its own
+    leave (its writer's node is looked for every ``NODE_LOOK_PERIOD`` while it answers: the
+    graph learns a writer's node after DDS matched the writer, often after its first answers;
+    without looking again, the README's example closed without leaving was waited for for
+    ever; one gone within that period, before any look, was waited for for ever until the
+    count of writers left was looked at). An answer of a dropped participant joins it again
     (as any first answer does) once its node has a writer again; until then it is taken for
     a late one of the writer that went away, and ignored.
 
@@ -426,17 +429,25 @@ class LockstepAnswers:
 
     def _drop_gone(self) -> bool:
         """Relay a leave for each participant whose node's writer is gone; whether the graph
-        showed no more writers than are matched (else it may not know yet of one gone)."""
+        showed as many writers as are matched (else it may not know yet of one gone, or of
+        one come)."""
         writers = self._node.get_publishers_info_by_topic(self._topic)
         nodes = {info.node_name for info in writers}
         self._writer_nodes |= nodes
-        for name in sorted(self._answering & self._writer_nodes - nodes):
+        gone = self._answering & self._writer_nodes - nodes
+        settled = len(writers) == self._matched
+        unresolved = self._answering - nodes - gone
+        if settled and unresolved and len(writers) <= len(self._answering & nodes):
+            # every writer left is a participant's own: the ones whose node was never learned
+            # (gone within a look period of their first answer) have none left either
+            gone |= unresolved
+        for name in sorted(gone):
             self._answering.discard(name)
             self._dropped.add(name)
             self._node.get_logger().warning(
                 f"lockstep participant {name} went away without leaving: not waited for any more")
             self._relay(name, Time(), True)
-        return len(writers) <= self._matched
+        return settled
 
 
 def lockstep_requested(node: Node) -> bool:
