@@ -19,8 +19,11 @@ def test_bench_fall_protection_times_one_limp_fall_as_json():
     (trial,) = result["trials"]
     assert trial["trial"] == 1
     # robot seconds after the fall was seen coming: the walk ended FELL, the joints released
-    # (reported by the driver), the simulator saying fallen; bounds against real defects only
-    assert 0.0 <= trial["goal_fell_s"] < 2.0, trial
+    # (reported by the driver), the simulator saying fallen; bounds against real defects only.
+    # The walk's figure is its result's arrival on the client's clock while the lockstep
+    # simulation runs on without this client, so it grows with the machine's load (3.07 s in
+    # a loaded clean-clone run); a walk not stopped by the fall ends otherwise than FELL (NaN)
+    assert 0.0 <= trial["goal_fell_s"] < 5.0, trial
     assert 0.0 <= trial["protect_s"] < 1.0, trial
     assert 0.0 < trial["margin_s"] < 3.0, trial
     assert result["worst_protect_s"] == trial["protect_s"] and result["least_margin_s"] == trial["margin_s"]
