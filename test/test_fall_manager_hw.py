@@ -10,7 +10,9 @@ manager's cause, and the protective posture (``protect: posture``) sends the rob
 within its duration (measured on the set-points the hardware node wrote to the servos); lying
 still on its belly the robot gets up by itself when asked to (``--auto-getup``; off by default
 on the robot) with the library's get-up from the belly, played on the servos to its end, while
-a walk goal is refused ``GETTING_UP``; upright and still again it is controllable.
+a walk goal is refused ``GETTING_UP``; upright and still again it is controllable. And
+``protect: limp``: on the bus (the servos released, then taken again by the get-up), and with
+no robot interface at all (the limp refused with its reason, the robot held).
 
 One graph serves the whole story (a graph start and stop fewer than a graph for the protective
 posture and one for the rest): the trunk rocks on the floor (not still) until the posture is
@@ -261,5 +263,57 @@ def test_protect_limp_on_the_emulated_bus_releases_the_servos_and_the_get_up_tak
             trunk.pitch, trunk.rate = 0.0, 0.0
             up = first(FallManagerState.CONTROLLABLE, states.index(ended))
             assert "up after get-up attempt 1" in up.cause, up.cause
+        finally:
+            trunk.stop()
+
+
+def test_a_limp_without_the_robot_interface_is_refused_and_the_robot_held(tmp_path):
+    """``protect: limp`` with no robot interface to release the joints (its ``torque`` service
+    not found): the manager says so in its diagnostics before any fall, and when the fall
+    comes it logs why the limp was refused, holds instead (an empty trajectory: the robot
+    interface stops every motion) and says so in its diagnostics; it keeps running."""
+    from diagnostic_msgs.msg import DiagnosticArray
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+    from trajectory_msgs.msg import JointTrajectory
+
+    from humanoid_control.nodes import fall_manager_node_spec
+    from humanoid_control.ros import RobotClient
+    from humanoid_core.processes import Graph
+
+    spec = fall_manager_node_spec("bioloid", {"protect": "limp", "auto_getup": False, "diagnostics_rate": 10.0})
+    with Graph([spec], log_dir=tmp_path) as graph, RobotClient("limp_refused_test") as client:
+        lock, states, diagnostics, trajectories = threading.Lock(), [], [], []
+        client.node.create_subscription(FallManagerState, "fall_manager_state", collector(lock, states), FALL_STATE_QOS)
+        client.node.create_subscription(DiagnosticArray, "diagnostics", collector(lock, diagnostics), 100)
+        client.node.create_subscription(JointTrajectory, "joint_trajectory", collector(lock, trajectories),
+                                        QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE))
+
+        def diagnostic(key: str) -> str | None:
+            with lock:
+                values = [v.value for d in diagnostics for s in d.status for v in s.values if v.key == key]
+            return values[-1] if values else None
+
+        trunk = Trunk(client.node)
+        trunk.start()
+        try:
+            poll_until(lambda: states and states[-1].source == "imu"
+                       and states[-1].state == FallManagerState.CONTROLLABLE, "the manager on the IMU readings",
+                       PATIENCE)
+            poll_until(lambda: diagnostic("torque_service") == "not found", "the manager saying no torque service",
+                       PATIENCE)
+            with lock:
+                before = len(trajectories)
+            trunk.fall(1.0)
+            refused = poll_until(lambda: (r := diagnostic("protect_result")) and r != "none yet" and r,
+                                 "the limp's outcome in the manager's diagnostics", PATIENCE)
+            assert refused == ("limp refused (no torque service (the robot interface is not running)): "
+                               "held instead"), refused
+            with lock:
+                assert len(trajectories) > before and trajectories[-1].points == [], trajectories  # the hold
+            assert "protect: limp refused (no torque service" in graph.log_text(spec.name)
+            assert graph.exited() == {}
+        except BaseException:
+            print(graph.log_text(spec.name)[-4000:])
+            raise
         finally:
             trunk.stop()
