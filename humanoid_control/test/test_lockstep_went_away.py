@@ -185,6 +185,25 @@ def test_a_participant_whose_node_closed_without_leaving_is_not_waited_for_and_i
     assert went_away(capfd, "quitter"), "the simulator's log did not name the participant that went away"
 
 
+def test_a_held_client_is_not_left_waiting_for_a_participant_that_went_away(simulation, capfd):
+    """A client that holds the simulation and runs it to given times waits, at each, for the
+    other participants' answers (``run_to``); one of them closes without leaving: the front
+    sends its leave on its behalf, and the client's next run_to is not left waiting for it."""
+    simulation.gate.answer("held_client", float("-inf"))  # expected from the start, as users name it
+    simulation.start_front.set()
+    client_node, quitter = simulation.node("held_client"), simulation.node("quitter")
+    held = LockstepParticipant(client_node, start_held=True)
+    answering(client_node, held)
+    answering(quitter, LockstepParticipant(quitter))
+    poll_until(lambda: "quitter" in simulation.participants(), "the quitter to join", PATIENCE)
+    at = held.run_to(0.2, PATIENCE)  # the quitter answered every state up to there
+    simulation.destroy(quitter)
+    poll_until(lambda: went_away(capfd, "quitter"), "the simulator naming the node that closed", PATIENCE)
+    assert held.run_to(at + 0.2, PATIENCE) >= at + 0.2
+    assert "quitter" not in simulation.participants()
+    held.leave()
+
+
 def test_a_participant_that_left_goes_on_unwaited_and_one_that_answers_after_being_dropped_joins_again(
         simulation, capfd):
     simulation.start_front.set()
@@ -264,10 +283,13 @@ def test_an_expected_participant_that_never_answered_is_still_waited_for_when_it
     simulation.start_front.set()
     starting = simulation.node("starting")
     LockstepParticipant(starting)  # its writer: matched, then gone, never an answer
-    writers = simulation.front.get_publishers_info_by_topic
-    poll_until(lambda: writers(f"/{LOCKSTEP_TOPIC}"), "the starting node's writer", PATIENCE)
+    def writers():  # but the front's own (the leaves it sends on behalf of participants gone)
+        return [w for w in simulation.front.get_publishers_info_by_topic(f"/{LOCKSTEP_TOPIC}")
+                if w.node_name != simulation.front.get_name()]
+
+    poll_until(writers, "the starting node's writer", PATIENCE)
     simulation.destroy(starting)
-    poll_until(lambda: not writers(f"/{LOCKSTEP_TOPIC}"), "its writer to go", PATIENCE)
+    poll_until(lambda: not writers(), "its writer to go", PATIENCE)
     waiting_from = len(simulation.reports)
     poll_until(lambda: simulation.reported("starting", waiting_from + 1),  # two reports: the front took the event
                "the simulation to go on waiting for the expected participant", PATIENCE)

@@ -356,17 +356,18 @@ class LockstepAnswers:
     of answers goes away (the subscription's matched count falls: at once for a node closed,
     after DDS's lease, 20 s, for a process killed), a participant that answered, has not left,
     and whose node had a writer on the topic but has none any more, has left: its leave is
-    relayed and the log names it. One never seen answering (an expected participant still
-    starting) is kept waited for; one whose name no writer's node bears (a custom name, or a
-    node the graph had not named yet) is dropped only when no writer is left that could be
-    its own (every writer left is another answering participant's node's), else by its own
-    leave (its writer's node is looked for every ``NODE_LOOK_PERIOD`` while it answers: the
-    graph learns a writer's node after DDS matched the writer, often after its first answers;
-    without looking again, the README's example closed without leaving was waited for for
-    ever; one gone within that period, before any look, was waited for for ever until the
-    count of writers left was looked at). An answer of a dropped participant joins it again
-    (as any first answer does) once its node has a writer again; until then it is taken for
-    a late one of the writer that went away, and ignored.
+    relayed, the log names it, and the leave is sent on the topic on its behalf (a held client
+    follows the other participants' answers and would wait for its answer). One never seen
+    answering (an expected participant still starting) is kept waited for; one whose name no
+    writer's node bears (a custom name, or a node the graph had not named yet) is dropped only
+    when no writer is left that could be its own (every writer left is another answering
+    participant's node's), else by its own leave (its writer's node is looked for every
+    ``NODE_LOOK_PERIOD`` while it answers: the graph learns a writer's node after DDS matched
+    the writer, often after its first answers; without looking again, the README's example
+    closed without leaving was waited for for ever; one gone within that period, before any
+    look, was waited for for ever until the count of writers left was looked at). An answer of a
+    dropped participant joins it again (as any first answer does) once its node has a writer
+    again; until then it is taken for a late one of the writer that went away, and ignored.
 
     rclpy's EventsExecutor does not hand a subscription callback the message's info (the
     publisher's GID: ``SystemError: null argument to internal routine``), hence names, not
@@ -385,11 +386,17 @@ class LockstepAnswers:
             LockstepReady, LOCKSTEP_TOPIC, self._on_ready, LOCKSTEP_READER_QOS,
             event_callbacks=SubscriptionEventCallbacks(matched=self._on_matched))
         self._topic = self._subscription.topic_name
+        # the leave of a participant that went away, sent on its behalf: held clients follow
+        # the other participants' answers (LockstepParticipant._others) and would wait for it
+        self._leaves = node.create_publisher(LockstepReady, LOCKSTEP_TOPIC, LOCKSTEP_QOS)
+        self._own = (node.get_name(), node.get_namespace())
         self._recheck = node.create_timer(GRAPH_RECHECK_PERIOD, self._on_recheck)
         self._recheck.cancel()
 
     def _on_ready(self, msg: LockstepReady) -> None:
         name = msg.participant
+        if msg.leaving and name in self._dropped:
+            return  # the leave sent on its behalf (or its own, late): let go already
         if msg.leaving:
             self._answering.discard(name)
             self._dropped.discard(name)
@@ -409,17 +416,32 @@ class LockstepAnswers:
         self._relay(name, msg.stamp, msg.leaving)
 
     def _on_matched(self, status: QoSSubscriptionMatchedInfo) -> None:
-        self._matched = status.current_count
-        if status.current_count_change < 0:
-            self._recheck_until = time.monotonic() + GRAPH_RECHECK_FOR
-            if not self._drop_gone() and self._recheck.is_canceled():
-                self._recheck.reset()
-        else:
-            self._look()
+        # an exception out of an event callback ends the process with a segfault (rclpy 9.1's
+        # EventsExecutor): the node closing while writers go (every node of a graph stopped at
+        # once) made the graph calls below raise, and the simulation node died on SIGINT
+        with self._unless_closing():
+            self._matched = status.current_count
+            if status.current_count_change < 0:
+                self._recheck_until = time.monotonic() + GRAPH_RECHECK_FOR
+                if not self._drop_gone() and self._recheck.is_canceled():
+                    self._recheck.reset()
+            else:
+                self._look()
 
     def _on_recheck(self) -> None:
-        if self._drop_gone() or time.monotonic() >= self._recheck_until:
-            self._recheck.cancel()
+        with self._unless_closing():
+            if self._drop_gone() or time.monotonic() >= self._recheck_until:
+                self._recheck.cancel()
+
+    @contextlib.contextmanager
+    def _unless_closing(self) -> Iterator[None]:
+        """Swallow what rcl and the loop raise once the node closes (InvalidHandle, RCLError,
+        RemoteError: all RuntimeErrors); the same while the node runs is logged."""
+        try:
+            yield
+        except RuntimeError as error:
+            if self._node.context.ok():
+                self._node.get_logger().error(f"lockstep: the writers of answers could not be looked at: {error}")
 
     def _look(self) -> set[str]:
         """The names of the nodes with a writer of answers now (remembered)."""
@@ -431,11 +453,12 @@ class LockstepAnswers:
         """Relay a leave for each participant whose node's writer is gone; whether the graph
         showed as many writers as are matched (else it may not know yet of one gone, or of
         one come)."""
-        writers = self._node.get_publishers_info_by_topic(self._topic)
+        listed = self._node.get_publishers_info_by_topic(self._topic)
+        writers = [info for info in listed if (info.node_name, info.node_namespace) != self._own]  # not its leaves
         nodes = {info.node_name for info in writers}
         self._writer_nodes |= nodes
         gone = self._answering & self._writer_nodes - nodes
-        settled = len(writers) == self._matched
+        settled = len(listed) == self._matched
         unresolved = self._answering - nodes - gone
         if settled and unresolved and len(writers) <= len(self._answering & nodes):
             # every writer left is a participant's own: the ones whose node was never learned
@@ -447,6 +470,7 @@ class LockstepAnswers:
             self._node.get_logger().warning(
                 f"lockstep participant {name} went away without leaving: not waited for any more")
             self._relay(name, Time(), True)
+            self._leaves.publish(LockstepReady(participant=name, leaving=True))
         return settled
 
 
