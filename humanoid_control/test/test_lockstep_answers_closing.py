@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import rclpy
 from rclpy.context import Context
 
-from humanoid_control.ros.lockstep import LockstepAnswers
+from humanoid_control.ros import LockstepAnswers
 
 
 def test_a_writer_gone_while_the_node_closes_is_taken_quietly():
