@@ -23,10 +23,12 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Callable
 
 from action_msgs.msg import GoalStatus
 from rclpy.action import ActionServer
 from rclpy.action.client import ClientGoalHandle
+from rclpy.task import Future
 from unique_identifier_msgs.msg import UUID
 
 #: Statuses after which the server has the result.
@@ -101,14 +103,34 @@ class ResultWaiter:
                 return False
 
 
+def first_answer(ask: Callable[[], Future], timeout: float, attempt: float = ASK_AGAIN_AFTER,
+                 again: int | None = None) -> Future | None:
+    """Send a request (``ask()``: its future), and again every ``attempt`` s while no answer
+    came, at most ``again`` times more (None: until ``timeout``); the future of the first
+    answer, or None when none came within ``timeout`` s. For questions that do the same when
+    asked twice: an answer may be lost (see above)."""
+    deadline = time.monotonic() + timeout
+    answers: list[Future] = []
+    answered = threading.Event()  # by any of the attempts
+
+    def take(future: Future) -> None:
+        answers.append(future)
+        answered.set()
+
+    sent = 0
+    while True:
+        ask().add_done_callback(take)
+        sent += 1
+        last = again is not None and sent > again
+        left = max(0.0, deadline - time.monotonic())
+        if answered.wait(left if last else min(attempt, left)):
+            return answers[0]
+        if last or time.monotonic() >= deadline:
+            return None
+
+
 def wait_until_answering(action_client, timeout: float, attempt: float = ASK_AGAIN_AFTER) -> bool:
     """Ask ``action_client``'s server to cancel an unknown goal, again every ``attempt`` s,
     until it answers (True) or ``timeout`` s have passed (False)."""
-    deadline = time.monotonic() + timeout
     nobody = ClientGoalHandle(action_client, UUID(uuid=list(os.urandom(16))), None)
-    answered = threading.Event()  # by any of the attempts
-    while time.monotonic() < deadline:
-        nobody.cancel_goal_async().add_done_callback(lambda _f: answered.set())
-        if answered.wait(min(attempt, max(0.0, deadline - time.monotonic()))):
-            return True
-    return False
+    return first_answer(nobody.cancel_goal_async, timeout, attempt) is not None

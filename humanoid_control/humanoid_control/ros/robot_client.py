@@ -32,7 +32,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from humanoid_control.ros import robot_state, topics
 from humanoid_control.ros.action_client import ActionClient
-from humanoid_control.ros.action_result import ASK_AGAIN_AFTER, ResultWaiter, wait_until_answering
+from humanoid_control.ros.action_result import ASK_AGAIN_AFTER, ResultWaiter, first_answer, wait_until_answering
 from humanoid_control.ros.lockstep import LockstepParticipant
 from humanoid_control.ros.matched_publisher import heard_by_all
 from humanoid_control.ros.robot_state import RobotState
@@ -656,25 +656,11 @@ class RobotClient:
                 client = self._service_clients[name] = self.node.create_client(kind, name)
         if not client.wait_for_service(timeout_sec=timeout):
             raise RobotClientError(f"service {name} not available within {timeout:g} s")
-        answered = threading.Event()
-        answers: list = []
-
-        def send() -> None:
-            def take(future) -> None:
-                answers.append(future)
-                answered.set()
-            client.call_async(request).add_done_callback(take)
-
-        deadline = time.monotonic() + timeout
-        send()
-        for _again in range(ASK_AGAIN_TIMES if idempotent else 0):
-            if answered.wait(min(ASK_AGAIN_AFTER, max(0.0, deadline - time.monotonic()))) \
-                    or time.monotonic() >= deadline:
-                break
-            send()
-        if not answered.wait(max(0.0, deadline - time.monotonic())):
+        answer = first_answer(lambda: client.call_async(request), timeout, ASK_AGAIN_AFTER,
+                              again=ASK_AGAIN_TIMES if idempotent else 0)
+        if answer is None:
             raise RobotClientError(f"no service {name} within {timeout:g} s")
-        return answers[0].result()
+        return answer.result()
 
     @staticmethod
     def wait_result(handle, timeout: float, what: str = "result"):
