@@ -87,6 +87,17 @@ class Trunk:
         self.rate = sign * rocking
 
 
+def diagnostic_values(lock: threading.Lock, diagnostics: list, key: str) -> list[str]:
+    """Every value of ``key`` in the diagnostics heard so far, oldest first."""
+    with lock:
+        return [v.value for d in diagnostics for s in d.status for v in s.values if v.key == key]
+
+
+def latest_diagnostic(lock: threading.Lock, diagnostics: list, key: str) -> str | None:
+    values = diagnostic_values(lock, diagnostics, key)
+    return values[-1] if values else None
+
+
 def test_the_fall_manager_on_the_emulated_bus(robot_graph):
     from sensor_msgs.msg import JointState
 
@@ -225,14 +236,11 @@ def test_protect_limp_on_the_emulated_bus_releases_the_servos_and_the_get_up_tak
             return poll_until(found, f"fall_manager_state {state}", PATIENCE)
 
         def protect_result() -> str | None:
-            with lock:
-                values = [v.value for d in diagnostics for s in d.status for v in s.values if v.key == "protect_result"]
+            values = diagnostic_values(lock, diagnostics, "protect_result")
             return next((v for v in reversed(values) if v != "none yet"), None)
 
         def diagnostic(key: str) -> str | None:
-            with lock:
-                values = [v.value for d in diagnostics for s in d.status for v in s.values if v.key == key]
-            return values[-1] if values else None
+            return latest_diagnostic(lock, diagnostics, key)
 
         first(FallManagerState.CONTROLLABLE)
         trunk = Trunk(client.node)
@@ -289,9 +297,7 @@ def test_a_limp_without_the_robot_interface_is_refused_and_the_robot_held(tmp_pa
                                         QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE))
 
         def diagnostic(key: str) -> str | None:
-            with lock:
-                values = [v.value for d in diagnostics for s in d.status for v in s.values if v.key == key]
-            return values[-1] if values else None
+            return latest_diagnostic(lock, diagnostics, key)
 
         trunk = Trunk(client.node)
         trunk.start()
