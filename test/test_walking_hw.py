@@ -27,13 +27,19 @@ from system_support import on_emulated_bus, running
 from trajectory_msgs.msg import JointTrajectory
 
 from humanoid_bringup import real_nodes
-from humanoid_control.ros import poll_until
+from humanoid_control.ros import poll_until, seconds
 
 pytestmark = pytest.mark.system
 
 
 def level(status: DiagnosticStatus) -> int:
     return status.level[0] if isinstance(status.level, bytes) else int(status.level)
+
+
+def walk_phase(statuses: list[DiagnosticStatus]) -> str | None:
+    """The walk controller's phase in the latest of ``statuses`` that gives it."""
+    phases = [v.value for s in statuses if s.name.endswith(": walking") for v in s.values if v.key == "phase"]
+    return phases[-1] if phases else None
 
 
 @pytest.fixture(scope="class")
@@ -81,18 +87,24 @@ class TestTheDefaultGraph:
         end = sent[0][0] + 3.0
         while client.now() < end:
             walk_on()
+        stopped = len(statuses)
         publisher.publish(Twist())  # stop
-        poll_until(lambda: sent and client.now() - sent[-1][0] > 1.5, "the walk controller to stop sending",
-                   timeout=120.0)
+        # the walk stands again when its controller says so and its last trajectory ends at rest (the
+        # final set-point, zero velocities): both come from the same cycle, on two topics
+        poll_until(lambda: walk_phase(statuses[stopped:]) == "idle" and not any(sent[-1][1].points[-1].velocities),
+                   "the walk controller to say it stands, its final set-point sent", timeout=120.0)
         assert len(sent) >= 10, f"{len(sent)} trajectories sent"  # a stream of them, not one
         assert max(abs(k - start) for k in knees) > 0.1  # the servos followed: the knees bent and moved
         last = sent[-1][1]
-        client.wait_until(client.now() + 0.5, timeout=60.0)
+        client.wait_until(seconds(last.header.stamp) + seconds(last.points[-1].time_from_start) + 0.5, timeout=60.0)
         state = client.wait_for_joint_states()
         assert all(math.isfinite(v) for v in state.position)  # every servo still answers
         final = dict(zip(last.joint_names, last.points[-1].positions, strict=True))
         measured = dict(zip(state.name, state.position, strict=True))
-        assert max(abs(measured[n] - final[n]) for n in final) < 0.05  # standing at the last set-point
+        worst = max(final, key=lambda n: abs(measured[n] - final[n]))
+        # standing at the last set-point
+        assert abs(measured[worst] - final[worst]) < 0.05, (worst, measured[worst], final[worst], [
+            (s.name, s.message) for s in statuses if level(s) > DiagnosticStatus.OK[0]][-10:])
         rest = np.array([m.position for m in client.record(0.5)])
         assert np.ptp(rest, axis=0).max() < 0.01
         assert len(statuses) > 0  # the hardware node reported while the robot walked

@@ -108,6 +108,10 @@ class GettingUpError(Exception):
     """A walk goal while the fall manager gets the robot up (its description)."""
 
 
+class CannotStartError(Exception):
+    """A walk goal the robot would not hear (why)."""
+
+
 class WalkControllerNode:
     """The ROS side of a :class:`WalkController`."""
 
@@ -132,7 +136,7 @@ class WalkControllerNode:
         self._abandoned = False
         self._waiting: JointState | None = None  # lockstep: a state waiting for its IMU reading
         # by id() of the request, until executed
-        self._goals: dict[int, WalkGoal | WalkRefusedError | FellError | GettingUpError] = {}
+        self._goals: dict[int, WalkGoal | WalkRefusedError | FellError | GettingUpError | CannotStartError] = {}
         self._fell: str | None = None  # why the goal in hand ended: the robot fell
         self.lockstep = host.lockstep(node)
 
@@ -246,6 +250,12 @@ class WalkControllerNode:
         if fallen is not None and (msg.linear.x or msg.linear.y or msg.angular.z):
             self._log.error(f"cmd_vel ignored: {fallen}", throttle_duration_sec=1.0)
             return
+        if self.controller.phase is Phase.IDLE and (msg.linear.x or msg.linear.y or msg.angular.z):
+            unheard = self._stream.unheard()
+            if unheard is not None:
+                self._log.error(f"cmd_vel ignored: {unheard} (a walk's first set-points would be lost)",
+                                throttle_duration_sec=1.0)
+                return
         with self._lock:
             try:
                 self.controller.walk_velocity(msg.linear.x, msg.linear.y, msg.angular.z, now)
@@ -327,7 +337,11 @@ class WalkControllerNode:
             deadline = time.monotonic() + CONNECT_TIMEOUT
             while self._state is None and time.monotonic() < deadline:
                 time.sleep(0.05)
-            if self._state is not None:
+            while (unheard := self._stream.unheard()) is not None and time.monotonic() < deadline:
+                time.sleep(0.05)
+            if self._state is not None and unheard is not None:
+                self._goals[id(request)] = CannotStartError(f"{unheard} after {CONNECT_TIMEOUT:g} s: no walk")
+            elif self._state is not None:
                 with self._lock:
                     self._fell = None
                     self._goals[id(request)] = self.controller.walk_to(request.distance, request.lateral,
@@ -349,10 +363,11 @@ class WalkControllerNode:
             goal_handle.abort()
             self._log.error(f"walk goal refused: {goal}")
             return Walk.Result(error_code=Walk.Result.FELL, error_string=f"{goal}: no walk on a fallen robot")
-        if goal is None:
+        if goal is None or isinstance(goal, CannotStartError):
             goal_handle.abort()
-            return Walk.Result(error_code=Walk.Result.CANNOT_START,
-                               error_string=f"no joint_states from the robot within {CONNECT_TIMEOUT:g} s")
+            why = str(goal) if goal is not None else f"no joint_states from the robot within {CONNECT_TIMEOUT:g} s"
+            self._log.error(f"walk goal refused: {why}")
+            return Walk.Result(error_code=Walk.Result.CANNOT_START, error_string=why)
         self._log.info(f"walk goal: {request.distance:g} m forward, {request.lateral:g} m left, "
                        f"{request.turn:g} rad")
         period = 1.0 / self.params.feedback_rate

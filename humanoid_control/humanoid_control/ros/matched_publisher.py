@@ -23,6 +23,8 @@ from rclpy.event_handler import PublisherEventCallbacks, QoSPublisherMatchedInfo
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
 
+from humanoid_control.ros.namespaces import UNKNOWN_NODE
+
 #: History (samples) each per-cycle stream keeps for its reliable subscriptions. A
 #: subscriber starved of CPU misses samples at the transport, and the middleware can resend
 #: only what the publisher still holds: with ROS's usual 10, the balance monitor lost 0.76 s
@@ -65,3 +67,26 @@ def heard_by_all(node: Node, publisher: Any) -> bool:
     could be lost so, with no error anywhere."""
     subscriptions = node.count_subscribers(publisher.topic_name)
     return subscriptions > 0 and publisher.get_subscription_count() >= subscriptions
+
+
+def robot_unheard(node: Node, publisher: Any, interface_topic: str) -> str | None:
+    """Why a command ``publisher`` (of ``node``) sends now could reach no robot, or None when
+    it reaches it: every robot interface in the node's namespace (a node publishing
+    ``interface_topic``, a topic only the interface publishes) must subscribe to the command's
+    topic, and the publisher be matched with every subscription the graph shows there
+    (:func:`heard_by_all`). A controller started with the robot hears the robot's readings
+    before its own publisher has matched the robot's subscription: what it sent first was
+    lost, and the robot refused the rest as too far from where it stood."""
+    topic = publisher.topic_name
+    robots = {(i.node_namespace, i.node_name)
+              for i in node.get_publishers_info_by_topic(node.resolve_topic_name(interface_topic))}
+    if not robots:
+        return "no robot interface found yet"
+    listening = {(i.node_namespace, i.node_name) for i in node.get_subscriptions_info_by_topic(topic)}
+    deaf = sorted(f"{namespace.rstrip('/')}/{name}" for namespace, name in robots - listening
+                  if name != UNKNOWN_NODE)
+    if deaf or any(name == UNKNOWN_NODE for _namespace, name in robots):
+        return f"the robot interface ({', '.join(deaf) or 'a node not yet named'}) does not subscribe to {topic} yet"
+    if not heard_by_all(node, publisher):
+        return f"{node.get_name()}'s publisher on {topic} is not yet matched with every subscription"
+    return None

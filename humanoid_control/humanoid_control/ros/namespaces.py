@@ -87,7 +87,7 @@ def unprefixed(prefix: str, frame: str) -> str:
 
 
 #: What rmw names a publisher's node by before its node's name is discovered.
-_UNKNOWN_NODE = "_NODE_NAME_UNKNOWN_"
+UNKNOWN_NODE = "_NODE_NAME_UNKNOWN_"
 
 
 def robot_publishers(namespace: str, wait: float) -> list[str]:
@@ -123,8 +123,8 @@ def _watch(node, topic: str, wait: float) -> list[str]:
         found = [f"{info.node_namespace.rstrip('/')}/{info.node_name}"
                  for info in node.get_publishers_info_by_topic(topic)]
         # a publisher is seen before its node's name (which DDS discovery brings later)
-        if found and _UNKNOWN_NODE not in "".join(found):
+        if found and UNKNOWN_NODE not in "".join(found):
             return sorted(set(found))
         if time.monotonic() >= deadline:
-            return sorted({name if _UNKNOWN_NODE not in name else "a node not named yet" for name in found})
+            return sorted({name if UNKNOWN_NODE not in name else "a node not named yet" for name in found})
         time.sleep(0.05)

@@ -16,6 +16,7 @@ from rclpy.node import Node
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from humanoid_control.ros import topics
+from humanoid_control.ros.matched_publisher import robot_unheard
 from humanoid_control.ros.ros_time import to_duration, to_time
 from humanoid_core.loop import Batch, Setpoint, SetpointBatcher, farthest_joint
 
@@ -25,6 +26,7 @@ class SetpointStream:
 
     def __init__(self, node: Node, joint_names: tuple[str, ...], batcher: SetpointBatcher) -> None:
         self.batcher = batcher
+        self._node = node
         self._publisher = node.create_publisher(JointTrajectory, topics.JOINT_TRAJECTORY, 10)
         self._names = list(joint_names)
 
@@ -39,6 +41,12 @@ class SetpointStream:
     @property
     def sent_until(self) -> float:
         return self.batcher.sent_until
+
+    def unheard(self) -> str | None:
+        """Why a trajectory sent now could reach no robot (None: it would reach it; the robot
+        interface: the node that serves follow_joint_trajectory): a motion starts only once it
+        is heard (:func:`~humanoid_control.ros.matched_publisher.robot_unheard`)."""
+        return robot_unheard(self._node, self._publisher, topics.action_topics(topics.FOLLOW_JOINT_TRAJECTORY)[1])
 
     def flush(self, now: float, final: bool = False, clock: float | None = None) -> None:
         """At a reading stamped ``now`` (the node's clock reading ``clock``): send the
