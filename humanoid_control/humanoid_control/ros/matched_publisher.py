@@ -71,22 +71,23 @@ def heard_by_all(node: Node, publisher: Any) -> bool:
 
 def robot_unheard(node: Node, publisher: Any, interface_topic: str) -> str | None:
     """Why a command ``publisher`` (of ``node``) sends now could reach no robot, or None when
-    it reaches it: every robot interface in the node's namespace (a node publishing
+    it reaches it: a robot interface in the node's namespace (a node publishing
     ``interface_topic``, a topic only the interface publishes) must subscribe to the command's
     topic, and the publisher be matched with every subscription the graph shows there
     (:func:`heard_by_all`). A controller started with the robot hears the robot's readings
-    before its own publisher has matched the robot's subscription: what it sent first was
-    lost, and the robot refused the rest as too far from where it stood."""
+    before its own publisher has necessarily matched the robot's subscription: what it sent
+    then would be lost. One interface listening is enough: the graph may still list one that
+    died without a word (until its lease ends)."""
     topic = publisher.topic_name
     robots = {(i.node_namespace, i.node_name)
-              for i in node.get_publishers_info_by_topic(node.resolve_topic_name(interface_topic))}
+              for i in node.get_publishers_info_by_topic(node.resolve_topic_name(interface_topic))
+              if i.node_name != UNKNOWN_NODE}
     if not robots:
         return "no robot interface found yet"
     listening = {(i.node_namespace, i.node_name) for i in node.get_subscriptions_info_by_topic(topic)}
-    deaf = sorted(f"{namespace.rstrip('/')}/{name}" for namespace, name in robots - listening
-                  if name != UNKNOWN_NODE)
-    if deaf or any(name == UNKNOWN_NODE for _namespace, name in robots):
-        return f"the robot interface ({', '.join(deaf) or 'a node not yet named'}) does not subscribe to {topic} yet"
+    if not robots & listening:
+        names = ", ".join(sorted(f"{namespace.rstrip('/')}/{name}" for namespace, name in robots))
+        return f"the robot interface ({names}) does not subscribe to {topic} yet"
     if not heard_by_all(node, publisher):
         return f"{node.get_name()}'s publisher on {topic} is not yet matched with every subscription"
     return None
