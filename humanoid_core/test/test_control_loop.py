@@ -322,6 +322,43 @@ def test_a_stale_joint_is_validated_from_its_setpoint_not_its_frozen_reading(joi
     loop.accept_trajectory(TrajectoryRequest([ARM], [PointData(0.0, [0.5]), PointData(1.0, [0.6])]))
 
 
+class LaggingDriver(IdealDriver):
+    """Servos that reach their set-points at a third of their velocity limits: a bus or a loop
+    that cannot keep up (an overrunning loop on a slow computer, an emulator starved of CPU)."""
+
+    def sync(self, period: float) -> None:
+        step = np.clip(self.goal - self.position, -self.joints.velocity * period / 3,
+                       self.joints.velocity * period / 3)
+        self.position = self.position + step
+        self.velocity = step / period
+        self.time += period
+
+
+def test_a_trajectory_continuing_a_running_one_is_checked_from_the_setpoint_not_the_lagging_servo(joints):
+    """A walk streams trajectories that each continue the last where its set-point is; a servo
+    lagging its set-point must not make the next look like a jump (the robot refused every
+    later trajectory of a walk so, and the walk stood still mid-crouch). At rest a trajectory
+    is still checked from where the servo is."""
+    arm = joints.index(ARM)
+    speed = 0.8 * joints.velocity[arm]
+    driver = LaggingDriver(joints)
+    loop = ControlLoop(driver, joints, InterfaceParameters(control_rate=100.0), wall_clock=FakeWallClock())
+    loop.start()
+    loop.accept_trajectory(request((0.4, 0.4 * speed)))
+    for _ in range(20):
+        loop.cycle()
+    setpoint = loop.trajectory_executor.setpoint()[0][arm]
+    # the same motion on, from its set-point: 0.8 of the limit from there, beyond it from the servo
+    assert (setpoint + 0.1 * speed - driver.position[arm]) / 0.1 > 1.5 * joints.velocity[arm]
+    run = loop.accept_trajectory(request((0.1, setpoint + 0.1 * speed), (0.3, setpoint + 0.3 * speed)))
+    run_until(loop, run.done.is_set)
+    assert run.state is RunState.SUCCEEDED
+    run_until(loop, lambda: driver.position[arm] == pytest.approx(setpoint + 0.3 * speed))
+    # at rest, from the servo: a point 0.1 s away that needs twice the limit is refused
+    with pytest.raises(CommandRejectedError, match="from the current position to point 0"):
+        loop.accept_trajectory(request((0.1, driver.position[arm] - 0.2 * joints.velocity[arm])))
+
+
 def test_a_driver_error_is_counted_and_the_loop_goes_on(joints):
     loop, driver, _ = make_loop(joints)
     driver.fail_next = DriverError("bus gone for a cycle")

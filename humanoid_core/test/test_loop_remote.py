@@ -93,6 +93,21 @@ def test_a_trajectory_runs_in_the_loop_and_its_result_and_feedback_come_back(joi
         served.stop()
 
 
+def test_the_front_knows_which_joints_a_run_still_drives(joints):
+    """What the front checks a new trajectory's speed from (the set-point of a driven joint,
+    humanoid_core.loop.start_positions): the joints of the runs the loop has not reported done."""
+    served = Served(joints)
+    try:
+        assert served.client.driven_joints() == set()
+        run = served.client.start_trajectory(*served.trajectory((30.0, 0.3)), timeout=PATIENCE)
+        assert served.client.driven_joints() == {ARM}  # 30 s long: still running
+        served.client.stop(run)
+        assert run.done.wait(PATIENCE) and run.state is RunState.CANCELED
+        assert served.client.driven_joints() == set()
+    finally:
+        served.stop()
+
+
 def test_a_refusal_in_the_loop_reaches_the_front_with_its_code(joints):
     served = Served(joints, guard=RefusingGuard(joints.index(ARM), 0.5))
     try:

@@ -91,6 +91,7 @@ from humanoid_core.loop import (
     RunState,
     ToleranceSpec,
     known_positions,
+    start_positions,
     trajectory_tolerances,
 )
 from humanoid_description import RobotModel
@@ -229,6 +230,15 @@ class RobotInterface:
             setpoint = self.model.home_positions()
         return known_positions(self.loop.state, setpoint)
 
+    def start_positions(self) -> np.ndarray:
+        """Where a new trajectory's speed is checked from: the set-point for the joints a run
+        still drives, the measured positions elsewhere (:func:`~humanoid_core.loop.start_positions`)."""
+        setpoint = self.loop.setpoint
+        if setpoint is None:
+            return self.current_positions()
+        driven = np.array([self.model.joints.index(name) for name in self.loop.driven_joints()], dtype=int)
+        return start_positions(self.loop.state, setpoint, driven)
+
     # -- commands (callback threads) ---------------------------------------------------
     def _on_joint_commands(self, msg: JointStateMsg) -> None:
         if self._streams_refused is not None:
@@ -331,7 +341,7 @@ class RobotInterface:
         stamp = seconds(msg.header.stamp)
         points = [PointData(seconds(p.time_from_start), p.positions, p.velocities, p.accelerations)
                   for p in msg.points]
-        trajectory = self.validator.trajectory(msg.joint_names, points, self.current_positions(),
+        trajectory = self.validator.trajectory(msg.joint_names, points, self.start_positions(),
                                                start_time=self.clock.from_ros(stamp) if stamp > 0.0 else None,
                                                now=self.now())
 

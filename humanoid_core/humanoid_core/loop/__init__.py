@@ -22,6 +22,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
         "ToleranceSpec",
         "TrajectoryRequest",
         "known_positions",
+        "start_positions",
         "trajectory_tolerances",
     ],
     "decimation": ["Decimator"],

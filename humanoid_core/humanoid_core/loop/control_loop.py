@@ -498,9 +498,11 @@ class ControlLoop:
         return self.driver.now()
 
     def current_positions(self) -> np.ndarray:
-        """Measured positions where known, else the set-point (a stale joint's reading is unknown)."""
+        """Where a new trajectory starts from (:func:`start_positions`)."""
         setpoint, _ = self.trajectory_executor.setpoint()
-        return known_positions(self._state, setpoint)
+        run = self.trajectory_executor.active
+        driven = run.trajectory.joint_indices if run is not None and not self._limp else np.zeros(0, dtype=int)
+        return start_positions(self._state, setpoint, driven)
 
     def stream(self, joint_names: Sequence[str], positions: Sequence[float],
                velocities: Sequence[float] = ()) -> ValidatedSetpoint:
@@ -538,6 +540,18 @@ def known_positions(state: JointState | None, setpoint: np.ndarray) -> np.ndarra
         return setpoint
     known = state.valid & np.isfinite(state.position)
     return np.where(known, state.position, setpoint)
+
+
+def start_positions(state: JointState | None, setpoint: np.ndarray, driven: np.ndarray) -> np.ndarray:
+    """Where a new trajectory's speed is checked from: the set-point for the joints a running
+    trajectory drives (``driven``: their canonical indices), since the executor joins the new
+    one from there, wherever the servos are; elsewhere the measured positions where known. A
+    servo that lags its set-point (a loop overrunning its period on a slow computer) made a
+    walk's next trajectory look like a jump from where the servo was, and the robot refused
+    the rest of the walk."""
+    positions = known_positions(state, setpoint).copy()
+    positions[driven] = setpoint[driven]
+    return positions
 
 
 def trajectory_tolerances(params: InterfaceParameters, joint_names: Sequence[str], path: Sequence[ToleranceSpec],

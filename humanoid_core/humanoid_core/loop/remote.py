@@ -506,6 +506,11 @@ class LoopClient:
         """Every joint's set-point when the latest state was sent."""
         return self._setpoint
 
+    def driven_joints(self) -> set[str]:
+        """The joints of the runs the loop has not yet reported done."""
+        with self._lock:
+            return {name for handle in self._runs.values() for name in handle.joint_names}
+
     # -- commands -------------------------------------------------------------------------
     def start_trajectory(self, trajectory: ValidatedTrajectory, tolerances: Tolerances,
                          timeout: float | None = None, canceled: Callable[[], bool] = lambda: False) -> RunHandle:
