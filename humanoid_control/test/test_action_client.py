@@ -82,3 +82,30 @@ def test_a_client_has_its_lock_before_a_spinning_executor_can_see_it(spinning_no
     node.add_waitable = watched
     ActionClient(node, PlayMotion, "play")
     assert locked_when_added == [True]
+
+
+def test_a_goal_sent_before_the_server_could_hear_it_is_sent_again_and_played_once(spinning_nodes):
+    """A goal request reaches no server that has not matched the client yet, and neither side
+    hears of it: the caller waited for ever (CI: a gait goal, 180 s). Sent before any server
+    exists, the goal is sent again under its ID and answered once a server is there; it runs
+    once."""
+    from humanoid_control.ros.action_result import ASK_AGAIN_AFTER, ASK_AGAIN_TIMES
+
+    client_node, server_node = spinning_nodes("early_goal_sender", "late_action_server")
+    client = ActionClient(client_node, PlayMotion, "late_play")
+    done = threading.Event()
+    answer = client.send_goal_async(PlayMotion.Goal(motion_name="once"))
+    answer.add_done_callback(lambda _f: done.set())
+    played: list[str] = []
+    ran = threading.Event()
+
+    def execute(goal):
+        played.append(goal.request.motion_name)
+        ran.set()
+        goal.succeed()
+        return PlayMotion.Result()
+
+    ActionServer(server_node, PlayMotion, "late_play", execute)
+    assert done.wait(ASK_AGAIN_AFTER * (ASK_AGAIN_TIMES + 1)), "no answer to a goal sent before the server was up"
+    assert answer.result().accepted
+    assert ran.wait(30.0) and played == ["once"]

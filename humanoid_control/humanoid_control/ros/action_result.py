@@ -41,6 +41,10 @@ SERVER_ANSWER_WAIT = 5.0
 #: again; longer than the server's wait, so that repeated questions do not queue up behind a
 #: server still waiting to answer the first (an action server's lock is held meanwhile).
 ASK_AGAIN_AFTER = SERVER_ANSWER_WAIT + 1.0
+#: Times a request whose answer may have been lost is sent again, ``ASK_AGAIN_AFTER`` s apart:
+#: an idempotent service request (``RobotClient._call``), a goal no server answered
+#: (:class:`~humanoid_control.ros.action_client.ActionClient`).
+ASK_AGAIN_TIMES = 2
 #: Seconds a server of this stack keeps a finished goal's result: rcl's own default (15
 #: minutes). rclpy's is 10 s, after which a client asking (again, its first answer lost, or
 #: late, behind a loaded machine) is told STATUS_UNKNOWN with an empty result.

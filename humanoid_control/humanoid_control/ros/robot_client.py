@@ -32,7 +32,13 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from humanoid_control.ros import robot_state, topics
 from humanoid_control.ros.action_client import ActionClient
-from humanoid_control.ros.action_result import ASK_AGAIN_AFTER, ResultWaiter, first_answer, wait_until_answering
+from humanoid_control.ros.action_result import (
+    ASK_AGAIN_AFTER,
+    ASK_AGAIN_TIMES,
+    ResultWaiter,
+    first_answer,
+    wait_until_answering,
+)
 from humanoid_control.ros.lockstep import LockstepParticipant
 from humanoid_control.ros.matched_publisher import heard_by_all
 from humanoid_control.ros.robot_state import RobotState
@@ -55,9 +61,6 @@ T = TypeVar("T")
 #: s: one turn of the client's executor; an action client is made between two.
 CLIENT_TURN = 0.05
 
-#: Times an idempotent service request (a reset, a pause) is sent again while no answer
-#: came, ``ASK_AGAIN_AFTER`` s apart: its answer may be lost (:meth:`RobotClient._call`).
-ASK_AGAIN_TIMES = 2
 #: joint_states messages queued for this client before the oldest is dropped.
 JOINT_STATES_DEPTH = 1000
 #: Lockstep: robot seconds the held simulation is run further while a goal's result has not
