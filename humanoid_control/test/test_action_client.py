@@ -13,7 +13,7 @@ import threading
 import pytest
 from rclpy.action import ActionServer
 
-from humanoid_control.ros import ActionClient
+from humanoid_control.ros import ASK_AGAIN_AFTER, ASK_AGAIN_TIMES, ActionClient
 from humanoid_interfaces.action import PlayMotion
 
 
@@ -89,8 +89,6 @@ def test_a_goal_sent_before_the_server_could_hear_it_is_sent_again_and_played_on
     hears of it: the caller waited for ever (CI: a gait goal, 180 s). Sent before any server
     exists, the goal is sent again under its ID and answered once a server is there; it runs
     once."""
-    from humanoid_control.ros.action_result import ASK_AGAIN_AFTER, ASK_AGAIN_TIMES
-
     client_node, server_node = spinning_nodes("early_goal_sender", "late_action_server")
     client = ActionClient(client_node, PlayMotion, "late_play")
     done = threading.Event()
