@@ -129,17 +129,28 @@ def test_every_topic_of_the_robots_is_under_its_namespace(robots):
     """Nothing of the two graphs is in the root namespace: each node is in its robot's
     namespace, and every topic they publish too, but ROS's global ones (``/tf`` among them)."""
     node = robots["/a"].node
-    nodes = [(namespace, name) for name, namespace in node.get_node_names_and_namespaces()]
-    for namespace in NAMESPACES:
-        names = {name for ns, name in nodes if ns == namespace}
-        assert {"humanoid_sim", "humanoid_sim_loop", "control_container", "trajectory_generator",
-                "balance_monitor", "odometry", "fall_manager"} <= names, names
-    published = {}
-    for topic, _types in node.get_topic_names_and_types():
-        owners = {info.node_namespace for info in node.get_publishers_info_by_topic(topic)} & set(NAMESPACES)
-        if owners:
-            published[topic] = owners
-    assert "/a/joint_states" in published and "/b/joint_states" in published and "/a/clock" in published
+    expected = {"humanoid_sim", "humanoid_sim_loop", "control_container", "trajectory_generator",
+                "balance_monitor", "odometry", "fall_manager"}
+
+    def listed() -> dict[str, set[str]]:
+        nodes = [(namespace, name) for name, namespace in node.get_node_names_and_namespaces()]
+        return {namespace: {name for ns, name in nodes if ns == namespace} for namespace in NAMESPACES}
+
+    # the graph names nodes as discovery reaches them: both robots answer before every node of
+    # theirs is listed to this client (run 82: the second robot's container nodes not yet)
+    poll_until(lambda: all(expected <= names for names in listed().values()),
+               "every node of both robots listed in its namespace", PATIENCE)
+    published: dict[str, set[str]] = {}
+
+    def publishing() -> bool:
+        published.clear()
+        for topic, _types in node.get_topic_names_and_types():
+            owners = {info.node_namespace for info in node.get_publishers_info_by_topic(topic)} & set(NAMESPACES)
+            if owners:
+                published[topic] = owners
+        return {"/a/joint_states", "/b/joint_states", "/a/clock"} <= published.keys()
+
+    poll_until(publishing, "both robots' joint_states and /a/clock listed", PATIENCE)
     outside = {topic: owners for topic, owners in published.items()
                if topic not in GLOBAL_TOPICS and not any(topic.startswith(f"{o}/") for o in owners)}
     assert not outside, f"topics outside their robot's namespace: {outside}"
