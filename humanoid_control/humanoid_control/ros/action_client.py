@@ -20,7 +20,7 @@ spinning (seen in a test: every answer of that node lost for 30 s). The lock is 
 
 A goal request sent before the server's request reader has matched this client's writer
 reaches nobody (volatile, and the server's reader ignores a writer it does not know yet):
-neither side learns of it, and the caller waited for ever (CI's suite: a gait goal on the
+neither side learns of it, and the caller waited for ever (a suite run: a gait goal on the
 emulated bus, 180 s without an answer, the gait controller never told of it). Answering the
 client's earlier probe (``action_result.wait_until_answering``, a cancel request) proves
 another service's path, not the goal's. A goal without an answer after ``ASK_AGAIN_AFTER``
