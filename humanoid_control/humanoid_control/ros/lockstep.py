@@ -401,9 +401,9 @@ class LockstepAnswers:
             self._answering.discard(name)
             self._dropped.discard(name)
         elif name not in self._answering:
-            nodes = self._look()
+            _listed, writers = self._look()
             if name in self._dropped:
-                if name not in nodes:
+                if name not in {info.node_name for info in writers}:
                     return  # a late answer of the writer that went away
                 self._dropped.discard(name)
             self._answering.add(name)
@@ -443,22 +443,22 @@ class LockstepAnswers:
             if self._node.context.ok():
                 self._node.get_logger().error(f"lockstep: the writers of answers could not be looked at: {error}")
 
-    def _look(self) -> set[str]:
-        """The names of the nodes with a writer of answers now (remembered)."""
-        nodes = {info.node_name for info in self._node.get_publishers_info_by_topic(self._topic)}
-        self._writer_nodes |= nodes
-        return nodes
+    def _look(self) -> tuple[int, list]:
+        """How many writers of answers the graph lists now, and those not this front's own (the
+        leaves it sends on others' behalf); their nodes' names are remembered."""
+        listed = self._node.get_publishers_info_by_topic(self._topic)
+        writers = [info for info in listed if (info.node_name, info.node_namespace) != self._own]
+        self._writer_nodes |= {info.node_name for info in writers}
+        return len(listed), writers
 
     def _drop_gone(self) -> bool:
         """Relay a leave for each participant whose node's writer is gone; whether the graph
         showed as many writers as are matched (else it may not know yet of one gone, or of
         one come)."""
-        listed = self._node.get_publishers_info_by_topic(self._topic)
-        writers = [info for info in listed if (info.node_name, info.node_namespace) != self._own]  # not its leaves
+        listed, writers = self._look()
         nodes = {info.node_name for info in writers}
-        self._writer_nodes |= nodes
         gone = self._answering & self._writer_nodes - nodes
-        settled = len(listed) == self._matched
+        settled = listed == self._matched
         unresolved = self._answering - nodes - gone
         if settled and unresolved and len(writers) <= len(self._answering & nodes):
             # every writer left is a participant's own: the ones whose node was never learned
