@@ -322,8 +322,7 @@ class GaitControllerNode:
         if self._positions is None:
             return self._refuse(goal_handle, PlayGait.Result.CANNOT_START,
                                 f"no joint_states from the robot within {CONNECT_TIMEOUT:g} s")
-        while (unheard := self._stream.unheard()) is not None and time.monotonic() < deadline and rclpy.ok():
-            time.sleep(0.05)
+        unheard = self._stream.unheard_until(deadline, rclpy.ok)
         if unheard is not None:
             return self._refuse(goal_handle, PlayGait.Result.CANNOT_START, f"{unheard} after {CONNECT_TIMEOUT:g} s")
         getting_up = self.falls.getting_up_text()

@@ -337,8 +337,7 @@ class WalkControllerNode:
             deadline = time.monotonic() + CONNECT_TIMEOUT
             while self._state is None and time.monotonic() < deadline:
                 time.sleep(0.05)
-            while (unheard := self._stream.unheard()) is not None and time.monotonic() < deadline:
-                time.sleep(0.05)
+            unheard = self._stream.unheard_until(deadline)
             if self._state is not None and unheard is not None:
                 self._goals[id(request)] = CannotStartError(f"{unheard} after {CONNECT_TIMEOUT:g} s: no walk")
             elif self._state is not None:

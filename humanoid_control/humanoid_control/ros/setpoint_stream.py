@@ -48,6 +48,13 @@ class SetpointStream:
         is heard (:func:`~humanoid_control.ros.matched_publisher.robot_unheard`)."""
         return robot_unheard(self._node, self._publisher, topics.action_topics(topics.FOLLOW_JOINT_TRAJECTORY)[1])
 
+    def unheard_until(self, deadline: float, going_on: Callable[[], bool] = lambda: True) -> str | None:
+        """:meth:`unheard`, waited on until it says None or ``deadline`` (``time.monotonic()``)
+        passes or ``going_on()`` turns False: why the robot still would not hear, or None."""
+        while (unheard := self.unheard()) is not None and time.monotonic() < deadline and going_on():
+            time.sleep(0.05)
+        return unheard
+
     def flush(self, now: float, final: bool = False, clock: float | None = None) -> None:
         """At a reading stamped ``now`` (the node's clock reading ``clock``): send the
         set-points still ahead when a trajectory is due."""
