@@ -68,7 +68,7 @@ class Served:
 
     def trajectory(self, *points):
         validated = self.validator.trajectory([ARM], [PointData(t, [p]) for t, p in points],
-                                              self.loop.current_positions(), now=self.driver.now())
+                                              self.loop.start_positions(), now=self.driver.now())
         return validated, trajectory_tolerances(self.params, validated.joint_names, (), (), 0.0)
 
     def stop(self):

@@ -409,7 +409,7 @@ class ControlLoop:
         caller's thread; the running trajectory, if any, is preempted only on success
         (see :meth:`start_trajectory`)."""
         try:
-            trajectory = self.validator.trajectory(request.joint_names, request.points, self.current_positions(),
+            trajectory = self.validator.trajectory(request.joint_names, request.points, self.start_positions(),
                                                    start_time=request.start_time, now=self.command_time())
             tolerances = trajectory_tolerances(self.params, trajectory.joint_names, request.path_tolerance,
                                                request.goal_tolerance, request.goal_time_tolerance)
@@ -497,8 +497,8 @@ class ControlLoop:
             return state.stamp
         return self.driver.now()
 
-    def current_positions(self) -> np.ndarray:
-        """Where a new trajectory starts from (:func:`start_positions`)."""
+    def start_positions(self) -> np.ndarray:
+        """Where a new trajectory's speed is checked from (:func:`start_positions`)."""
         setpoint, _ = self.trajectory_executor.setpoint()
         run = self.trajectory_executor.active
         driven = run.trajectory.joint_indices if run is not None and not self._limp else np.zeros(0, dtype=int)
