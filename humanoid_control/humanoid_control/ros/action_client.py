@@ -105,3 +105,4 @@ class ActionClient(RclpyActionClient):
         timer = threading.Timer(ASK_AGAIN_AFTER, again)
         timer.daemon = True
         timer.start()
+        answer.add_done_callback(lambda _answer: timer.cancel())  # answered: no thread left waiting
