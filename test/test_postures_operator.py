@@ -26,6 +26,7 @@ import numpy as np
 import pytest
 import yaml
 from cli_entry import entry_point
+from sensor_msgs.msg import JointState
 from system_support import on_emulated_bus
 
 from humanoid_bringup import real_nodes
@@ -83,6 +84,14 @@ def postures(tmp_path, protocol: str, answers: list[str]) -> tuple[CompletedProc
     return run, str(script), str(out)
 
 
+def held_on(client: RobotClient) -> list[JointState]:
+    """The recording, continued for 2 * HOLD_TIME of robot time after the command returned:
+    the command ends as soon as the operator answers, and the readings of the step it left
+    held reach this client later than that (a loaded machine delivers them late)."""
+    client.wait_until(client.now() + 2 * HOLD_TIME)
+    return client.stop_recording()
+
+
 def held_steps(states) -> list[int]:
     """The steps (k for k * STEP_DEG from the start) at which JOINT stayed for HOLD_TIME or
     more, in order: a move passes through the others."""
@@ -114,7 +123,7 @@ def test_the_operator_judges_each_step_and_fell_at_step_k_gives_step_ks_angle(cl
     client.start_recording()
     client.wait_until(client.now() + 2 * HOLD_TIME)  # the start pose held in the recording first
     run, _, out = postures(tmp_path, protocol, ["ready", "stood", "stood", "fell"])
-    states = client.stop_recording()
+    states = held_on(client)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "you judge each step (stood or fell)" in run.stderr
     assert "test 1 (FL swing back) step 2: +4.00 deg: did the robot stand or fall? [stood/fell/abort] stood" \
@@ -146,7 +155,7 @@ def test_abort_after_a_step_leaves_the_robot_holding_and_a_partial_results_file(
     # this process, the command starts at once: no interpreter start to wait through)
     client.wait_until(client.now() + 2 * HOLD_TIME)
     run, script, out = postures(tmp_path, protocol, ["ready", "stood", "abort"])
-    states = client.stop_recording()
+    states = held_on(client)
     assert run.returncode == 1, run.stdout + run.stderr
     assert (f"humanoid postures: aborted by the operator ({script}:3) after test 1 (FL swing back) step 2: "
             "+4.00 deg: the robot holds its last pose; 0 of 1 tests done") in run.stderr

@@ -52,6 +52,10 @@ PUSH_DURATION = 0.1
 DOWN_WITHIN = 5.0
 #: Wall seconds allowed for one service call or wait on the graph (a loaded machine).
 WAIT = 120.0
+#: s of robot time the lockstep simulation runs on after the last trial before the graph stops:
+#: the recorder, in the graph's container, writes the last messages (the manager's
+#: ``controllable``) before it is stopped.
+RECORD_TAIL = 0.5
 
 
 @dataclass
@@ -286,5 +290,7 @@ def run(args: argparse.Namespace) -> int:
             RobotClient(CLIENT, namespace=namespace) as client:
         client.wait_for_joint_states(WAIT)
         report = measure(client, args.robot, starts, args, progress=lambda line: print(line, file=out, flush=True))
+        if args.record is not None:
+            client.wait_until(client.now() + RECORD_TAIL)
     print(json.dumps(report, indent=2) if args.json else text(report))
     return 0
