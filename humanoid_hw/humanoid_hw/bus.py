@@ -176,6 +176,9 @@ class CountingPortHandler(PortHandler):
         self._request_on_wire = 0.0  # monotonic time the last request's last byte leaves the adapter
         self._answer_due = 0.0  # monotonic time the awaited answer's last byte should have come
         self._polls_paused = 0  # waits left that sleep without polling (see _readable)
+        #: Whether the waits may poll at all (the driver turns it off while its cycles have
+        #: time to spare: DynamixelConfig.answer_poll_slack).
+        self.polling = True
 
     def getCurrentTime(self) -> float:  # noqa: N802 - SDK method name
         return time.monotonic() * 1000.0
@@ -240,8 +243,10 @@ class CountingPortHandler(PortHandler):
         late (the other end's own wake-up) keep it on.
         """
         window = self.answer_poll_s
-        if window <= 0.0 or self._polls_paused > 0:
-            self._polls_paused = max(0, self._polls_paused - 1)
+        if window <= 0.0 or not self.polling:
+            return bool(select.select([fd], [], [], timeout)[0])
+        if self._polls_paused > 0:
+            self._polls_paused -= 1
             return bool(select.select([fd], [], [], timeout)[0])
         now = time.monotonic()
         deadline = now + timeout
@@ -297,6 +302,7 @@ class DynamixelBus:
         self.answer_poll_us = answer_poll_us
         self.return_delay_s = return_delay_s
         self.traffic = Traffic()
+        self._answer_polling = True
         #: False once the servos are told to answer only PING and READ (status return level 1).
         self.writes_answered = True
         self._packets = PacketHandler(float(protocol))
@@ -310,11 +316,23 @@ class DynamixelBus:
     def is_open(self) -> bool:
         return self._port is not None
 
+    @property
+    def answer_polling(self) -> bool:
+        """Whether answers are polled for around their due time (``answer_poll_us``) or only slept for."""
+        return self._answer_polling
+
+    @answer_polling.setter
+    def answer_polling(self, on: bool) -> None:
+        self._answer_polling = on
+        if self._port is not None:
+            self._port.polling = on
+
     def open(self) -> None:
         """Open the port at the bus's baud rate; BusError says why it cannot."""
         self.close()
         port = CountingPortHandler(self.port_name, self.traffic, self.latency_timer_ms, self.answer_poll_us,
                                    self.return_delay_s)
+        port.polling = self._answer_polling
         try:
             if not port.setBaudRate(self.baud):
                 raise BusError(f"baud rate {self.baud} is not supported by the Dynamixel SDK")

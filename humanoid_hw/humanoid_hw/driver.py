@@ -183,7 +183,9 @@ class DynamixelDriver(RobotDriver):
     # -- control cycle -----------------------------------------------------------------
     def sync(self, period: float) -> None:
         """Wait for the next deadline (monotonic clock); a cycle that overran is counted as a
-        deadline miss and the schedule restarts from now (no burst of catch-up cycles)."""
+        deadline miss and the schedule restarts from now (no burst of catch-up cycles). The
+        next cycle polls for its answers only if this one left less than ``answer_poll_slack``
+        of the period free: a cycle with time to spare gains nothing from polling."""
         now = self._clock()
         if self._deadline is None:
             self._deadline = now + period
@@ -193,8 +195,10 @@ class DynamixelDriver(RobotDriver):
                 self.deadline_misses += 1
                 self.worst_overrun = max(self.worst_overrun, now - self._deadline)
                 self._deadline = now
-        if self._deadline > now:
-            self._sleep(self._deadline - now)
+        spare = self._deadline - now
+        self.bus.answer_polling = spare <= self.config.answer_poll_slack * period
+        if spare > 0.0:
+            self._sleep(spare)
 
     def read(self) -> JointState:
         """Read every answering servo; probe stale ones when due; reopen a lost port when due.

@@ -53,6 +53,11 @@ class DynamixelConfig:
     #: the window (an adapter whose latency timer holds it back) pauses polling for the
     #: next 100 waits. 0: never poll (least CPU).
     answer_poll_us: float = 100.0
+    #: Polling buys a cycle a little time (a wake-up per answer) for CPU: a control loop
+    #: polls in a cycle only when the cycle before it left less than this share of the
+    #: control period free, and sleeps through its waits while it has time to spare
+    #: (1: poll whatever the spare time; a driver run without a deadline always polls).
+    answer_poll_slack: float = 0.2
     #: A configured servo missing (or of the wrong model) at start-up: "refuse" to start,
     #: or start "degraded" with that joint marked stale.
     on_missing: str = "refuse"
@@ -81,6 +86,8 @@ class DynamixelConfig:
             problems.append(f"latency_timer_ms must be >= 0, not {self.latency_timer_ms!r}")
         if self.answer_poll_us < 0:
             problems.append(f"answer_poll_us must be >= 0, not {self.answer_poll_us!r}")
+        if not 0.0 <= self.answer_poll_slack <= 1.0:
+            problems.append(f"answer_poll_slack must be within [0, 1], not {self.answer_poll_slack!r}")
         if self.on_missing not in ("refuse", "degraded"):
             problems.append(f"on_missing must be 'refuse' or 'degraded', not {self.on_missing!r}")
         if self.on_shutdown not in ("limp", "hold"):

@@ -484,6 +484,41 @@ def test_sync_waits_for_deadlines_and_counts_misses(bioloid, emulator):
     assert loop.level == Level.WARN and "1 deadline miss" in loop.message and "15.0 ms" in loop.message
 
 
+def test_a_cycle_with_time_to_spare_sleeps_through_its_answers(bioloid, emulator):
+    """Polling for answers buys a cycle a few wake-ups for CPU: the loop polls only in a
+    cycle after one that left under ``answer_poll_slack`` (0.2) of its period free; a
+    standing robot's cycles have time to spare and only sleep in their waits.
+
+    With a 2 ms window, each of 40 answers that come 1.5 ms late (within the window) would be
+    polled for 1.5 ms and more: over 60 ms of CPU; slept for, a fraction of a millisecond each."""
+    now = [100.0]
+    joint_map = bioloid.config.joint_map
+    joints = [HardwareJoint(joint_map[j.name], j.limits.lower, j.limits.upper) for j in bioloid.joints]
+    paced = DynamixelDriver(joints, config_for(emulator), clock=lambda: now[0],
+                            sleep=lambda seconds: now.__setitem__(0, now[0] + seconds))
+    polling = []
+    for cycle in (0.0, 0.004, 0.009, 0.025, 0.007, 0.0085):  # the work of each cycle before its sync
+        now[0] += cycle
+        paced.sync(0.01)
+        polling.append(paced.bus.answer_polling)
+    # first deadline; 6 ms free; 1 ms free; overrun; 3 ms free; 1.5 ms free (<= 2 ms: poll)
+    assert polling == [False, False, True, True, False, True]
+
+    driver = driver_for(bioloid, emulator, answer_poll_us=2000.0)
+    try:
+        driver.start()
+        driver.bus.answer_polling = False
+        emulator.delay_replies(5, 0.0015)
+        position = driver.control_table.item("present_position")
+        start = time.thread_time()
+        replies = [driver.bus.read(5, position.address, position.size) for _ in range(40)]
+        spent = time.thread_time() - start
+    finally:
+        driver.close()
+    assert all(reply.ok for reply in replies)
+    assert spent < 0.04, f"{1e3 * spent:.1f} ms of CPU for 40 answers: the waits polled"
+
+
 def torques_after_close(emulator):
     """Torque Enable of every servo once everything sent before was handled (the emulator
     handles packets in order: a PING answered after close comes after all of them)."""
