@@ -10,8 +10,11 @@ process of its own, as the stack ran them before the container).
 
 Memory: ``rss`` counts every page a process maps, so a shared library mapped by five
 processes is counted five times in a sum of RSS; ``pss`` divides each shared page among the
-processes that map it, so the sum of PSS is the memory the graph takes from the machine.
-Both are printed; the totals to judge a small computer by are the PSS ones.
+processes that map it, including processes outside the graph (the bus emulator, another
+Python program), so a sum of PSS understates what the graph alone would hold. The total to
+judge a small computer by is ``resident_mb``: the physical pages the graph's processes hold,
+each counted once however many of them map it (the page frames of ``/proc/<pid>/pagemap``,
+which only a privileged reader sees; ``None`` otherwise).
 
 Nothing subscribes to the graph from here (a subscriber would make the driver publish for
 it): readiness is read from the command's log.
@@ -30,6 +33,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from humanoid_core import UsageError, positive_number, robot_name
 from humanoid_core.processes import process_tree
@@ -75,9 +80,10 @@ def graph_command(args: argparse.Namespace, per_node: bool) -> list[str]:
             *(["--namespace", args.namespace] if args.namespace != "/" else [])]
 
 
-def measure(command: list[str], seconds: float, say) -> list[ProcessCost]:
+def measure(command: list[str], seconds: float, say) -> tuple[list[ProcessCost], float | None]:
     """Run ``command`` (a graph), wait for its robot to be up and settled, measure each of its
-    processes over ``seconds``, stop it."""
+    processes over ``seconds``, stop it: the processes' costs, and the memory they hold
+    together (:func:`resident_once_mb`)."""
     process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE, text=True, start_new_session=True)
     up = threading.Event()
@@ -108,9 +114,10 @@ def measure(command: list[str], seconds: float, say) -> list[ProcessCost]:
                 continue
             rss, pss = memory_mb(pid)
             costs.append(ProcessCost(name, pid, round((after - before[pid]) / elapsed, 4), rss, pss))
+        resident = resident_once_mb([c.pid for c in costs])
         if process.poll() is not None:
             raise RuntimeError(f"the graph ended during the measurement: {''.join(log[-5:])}")
-        return costs
+        return costs, resident
     finally:
         if process.poll() is None:
             process.send_signal(signal.SIGINT)
@@ -178,9 +185,49 @@ def memory_mb(pid: int) -> tuple[float, float]:
     return round(rss, 1), round(pss, 1)
 
 
-def totals(costs: list[ProcessCost]) -> dict[str, float]:
+#: /proc/<pid>/pagemap: one 64-bit entry per virtual page; bit 63 "present", bits 0-54 the
+#: page frame (zero for an unprivileged reader).
+PAGE_PRESENT = np.uint64(1 << 63)
+PAGE_FRAME = np.uint64((1 << 55) - 1)
+
+
+def resident_once_mb(pids: list[int]) -> float | None:
+    """The physical memory ``pids`` hold together, MB: each page frame once, however many of
+    them map it. None when the page frames cannot be read (an unprivileged reader sees zeros)."""
+    frames = [page_frames(pid) for pid in pids]
+    present = [f for f in frames if f is not None]
+    if not present:
+        return None
+    union = np.unique(np.concatenate(present))
+    if union.size and not union.any():
+        return None
+    return round(union.size * os.sysconf("SC_PAGE_SIZE") / 1048576.0, 1)
+
+
+def page_frames(pid: int) -> np.ndarray | None:
+    """The page frames of one process's resident pages (None once it is gone)."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    try:
+        ranges = [tuple(int(x, 16) for x in line.split(None, 1)[0].split("-"))
+                  for line in Path(f"/proc/{pid}/maps").read_text().splitlines()]
+        found = []
+        with open(f"/proc/{pid}/pagemap", "rb") as pagemap:
+            for start, end in ranges:
+                pagemap.seek(start // page * 8)
+                try:
+                    entries = np.frombuffer(pagemap.read((end - start) // page * 8), dtype="<u8")
+                except OSError:  # a range the kernel does not map per page ([vsyscall])
+                    continue
+                found.append(entries[(entries & PAGE_PRESENT) != 0] & PAGE_FRAME)
+    except OSError:
+        return None
+    return np.concatenate(found) if found else np.zeros(0, dtype=np.uint64)
+
+
+def totals(costs: list[ProcessCost], resident_mb: float | None) -> dict[str, float | None]:
     return {"processes": len(costs), "cpu": round(sum(c.cpu for c in costs), 3),
-            "rss_mb": round(sum(c.rss_mb for c in costs), 1), "pss_mb": round(sum(c.pss_mb for c in costs), 1)}
+            "rss_mb": round(sum(c.rss_mb for c in costs), 1), "pss_mb": round(sum(c.pss_mb for c in costs), 1),
+            "resident_mb": resident_mb}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -196,11 +243,11 @@ def run(args: argparse.Namespace) -> int:
                               "seconds": args.seconds}
     for label, per_node in (("container", False), ("process_per_node", True)):
         say(f"{args.robot}: {' '.join(graph_command(args, per_node)[3:])} ...")
-        costs = measure(graph_command(args, per_node), args.seconds, say)
-        result[label] = {"processes": [asdict(c) for c in costs], "total": totals(costs)}
+        costs, resident = measure(graph_command(args, per_node), args.seconds, say)
+        result[label] = {"processes": [asdict(c) for c in costs], "total": totals(costs, resident)}
     shared, apart = result["container"]["total"], result["process_per_node"]["total"]
-    result["ratio"] = {key: round(shared[key] / apart[key], 3) if apart[key] else None
-                       for key in ("cpu", "rss_mb", "pss_mb")}
+    result["ratio"] = {key: round(shared[key] / apart[key], 3) if shared[key] and apart[key] else None
+                       for key in ("cpu", "rss_mb", "pss_mb", "resident_mb")}
     result["load"] = load_average()
     print(json.dumps(result) if args.json else text(result))
     return 0
@@ -217,6 +264,10 @@ def text(r: dict[str, Any]) -> str:
         t = r[label]["total"]
         lines.append(f"    {'all ' + str(t['processes']) + ' processes':32} {t['cpu']:11.3f} {t['rss_mb']:8.1f} "
                      f"{t['pss_mb']:8.1f}")
+        once = ("unknown (reading page frames needs root)" if t["resident_mb"] is None
+                else f"{t['resident_mb']:.1f} MB")
+        lines.append(f"    resident in all, each page once: {once}")
     ratio = r["ratio"]
-    lines.append(f"  container / process per node: CPU {ratio['cpu']}, RSS {ratio['rss_mb']}, PSS {ratio['pss_mb']}")
+    lines.append(f"  container / process per node: CPU {ratio['cpu']}, RSS {ratio['rss_mb']}, PSS {ratio['pss_mb']}, "
+                 f"resident {ratio['resident_mb']}")
     return "\n".join(lines)
