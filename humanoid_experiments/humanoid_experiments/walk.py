@@ -116,7 +116,7 @@ class WalkWitness:
         client.node.create_subscription(BalanceState, topics.BALANCE_STATE, self._on_balance, 50)
         from nav_msgs.msg import Odometry
         self.odom = None  # the latest odometry (odom -> base_link), if the odometry node runs
-        client.node.create_subscription(Odometry, "odom", self._on_odom, 50)
+        client.node.create_subscription(Odometry, topics.ODOM, self._on_odom, 50)
 
     def _on_odom(self, msg) -> None:
         self.odom = msg

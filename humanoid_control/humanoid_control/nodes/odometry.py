@@ -57,10 +57,6 @@ from humanoid_control.ros import (
 from humanoid_core.odometry import NODE_NAME, KinematicOdometry, OdometryParameters
 from humanoid_description import RobotModel
 
-#: Topics of the node (relative: under the robot's namespace).
-ODOM = "odom"
-GROUND_TRUTH_ODOM = "ground_truth/odom"
-TF = "/tf"
 QUEUE_DEPTH = 100
 
 
@@ -109,9 +105,10 @@ class OdometryNode:
         self._imu: list[tuple[float, np.ndarray]] = []
         self._twist: TwistStamped | None = None
         # messages built only while some subscription listens (the odometry itself always runs)
-        self._odom_pub = MatchedPublisher(node, Odometry, ODOM, QUEUE_DEPTH) if p.kinematic else None
-        self._truth_pub = MatchedPublisher(node, Odometry, GROUND_TRUTH_ODOM, QUEUE_DEPTH) if p.ground_truth else None
-        self._tf_pub = MatchedPublisher(node, TFMessage, TF, QUEUE_DEPTH) if p.publish_tf else None
+        self._odom_pub = MatchedPublisher(node, Odometry, topics.ODOM, QUEUE_DEPTH) if p.kinematic else None
+        self._truth_pub = (MatchedPublisher(node, Odometry, topics.GROUND_TRUTH_ODOM, QUEUE_DEPTH)
+                           if p.ground_truth else None)
+        self._tf_pub = MatchedPublisher(node, TFMessage, topics.TF, QUEUE_DEPTH) if p.publish_tf else None
         # a state's odometry and ground truth by stamp (ns) until both came, for world -> odom
         self._odom_at: dict[int, pin.SE3] = {}
         self._truth_at: dict[int, tuple[pin.SE3, str]] = {}
@@ -123,7 +120,7 @@ class OdometryNode:
             host.subscribe_state(node, TwistStamped, topics.BASE_TWIST, self._on_twist, QUEUE_DEPTH)
             host.subscribe_state(node, PoseStamped, topics.BASE_POSE, self._on_pose, QUEUE_DEPTH)
         what = [w for w, on in (("kinematic odometry on odom", p.kinematic),
-                                (f"ground truth on {GROUND_TRUTH_ODOM}", p.ground_truth)) if on]
+                                (f"ground truth on {topics.GROUND_TRUTH_ODOM}", p.ground_truth)) if on]
         node.get_logger().info(f"odometry of {self.robot}: {', '.join(what) or 'nothing (both off)'}"
                                f"{'; /tf' if p.publish_tf else ''}")
 

@@ -97,9 +97,13 @@ SELF_COLLISION = (SELF_COLLISION_STATE, SELF_COLLISION_MARKERS)
 #: The simulator's (``clock`` is not among them: a bag's messages carry the robot's time in
 #: their stamps, and ``ros2 bag play --clock`` makes its own; record it with ``--topics``).
 SIMULATION = (BASE_POSE, BASE_TWIST, FALLEN)
-#: The odometry node's (humanoid_control.nodes.odometry): the kinematic odometry, /tf, and in
-#: simulation the ground truth as nav_msgs/Odometry.
-ODOMETRY = ("odom", "/tf", "ground_truth/odom")
+#: The odometry node's (humanoid_control.nodes.odometry): the kinematic odometry, /tf (absolute:
+#: TF is one tree per DDS domain, its frames prefixed by the namespace), and in simulation the
+#: ground truth as nav_msgs/Odometry.
+ODOM = "odom"
+TF = "/tf"
+GROUND_TRUTH_ODOM = "ground_truth/odom"
+ODOMETRY = (ODOM, TF, GROUND_TRUTH_ODOM)
 
 DEFAULT_TOPICS: tuple[str, ...] = (*ROBOT_INTERFACE, *BALANCE, *ENERGY, *FALL_MANAGER, *SELF_COLLISION, *SIMULATION,
                                    *ODOMETRY)

@@ -67,7 +67,7 @@ class Watch:
         from diagnostic_msgs.msg import DiagnosticArray
         from sensor_msgs.msg import JointState
 
-        from humanoid_control.ros import FALL_STATE_QOS
+        from humanoid_control.ros import FALL_STATE_QOS, topics
         from humanoid_interfaces.msg import FallManagerState, RobotState
 
         self.lock = threading.Condition()
@@ -75,10 +75,10 @@ class Watch:
         self.setpoints: list[tuple[float, tuple[float, ...]]] = []
         self.fell: list[float] = []  # ground truth: stamps of states said fallen
         self.protect_results: list[str] = []
-        node.create_subscription(FallManagerState, "fall_manager_state", self._on_state, FALL_STATE_QOS)
-        node.create_subscription(RobotState, "robot_state", self._on_robot_state, 1000)
-        node.create_subscription(JointState, "joint_setpoints", self._on_setpoints, 1000)
-        node.create_subscription(DiagnosticArray, "diagnostics", self._on_diagnostics, 100)
+        node.create_subscription(FallManagerState, topics.FALL_MANAGER_STATE, self._on_state, FALL_STATE_QOS)
+        node.create_subscription(RobotState, topics.ROBOT_STATE, self._on_robot_state, 1000)
+        node.create_subscription(JointState, topics.JOINT_SETPOINTS, self._on_setpoints, 1000)
+        node.create_subscription(DiagnosticArray, topics.DIAGNOSTICS, self._on_diagnostics, 100)
         self._via_robot_state = False
 
     def _on_state(self, msg) -> None:
@@ -230,8 +230,10 @@ class Trunk:
     def __init__(self, node) -> None:
         from sensor_msgs.msg import Imu
 
+        from humanoid_control.ros import topics
+
         self.node, self.pitch, self.rate = node, 0.0, 0.0
-        self._publisher = node.create_publisher(Imu, "imu/data", 10)
+        self._publisher = node.create_publisher(Imu, topics.IMU, 10)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
