@@ -11,9 +11,8 @@ from typing import Any
 import numpy as np
 
 from humanoid_description import units
-from humanoid_description.data_file import load_package_yaml
 from humanoid_description.joint_map import JointMap
-from humanoid_description.robots import robot_files
+from humanoid_description.robots import robot_document, robot_files
 from humanoid_description.support import rectangle_corners
 
 
@@ -121,7 +120,7 @@ class RobotConfig:
 def load_config(robot: str) -> RobotConfig:
     """Read and check ``robot.yaml`` (and the joint map when the robot has one)."""
     files = robot_files(robot)
-    data = load_package_yaml(files.config.read_text())
+    data = robot_document(robot)
     joints = tuple(data["joints"])
     joint_map_path = files.config_file("joint_map.yaml")
     joint_map = JointMap.from_file(joint_map_path) if joint_map_path.exists() else None

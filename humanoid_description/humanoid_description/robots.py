@@ -72,12 +72,19 @@ class RobotFiles:
 
 def robot_files(name: str) -> RobotFiles:
     """Locate the files of robot ``name``; raises :class:`UnknownRobotError`."""
-    if name not in ROBOTS:
-        raise UnknownRobotError(name)
     config = robot_directory(name) / "robot.yaml"
-    data = load_package_yaml(config.read_text())
+    data = robot_document(name)
     return RobotFiles(name=name, config=config, xacro=config.parent / data["description"],
                       srdf=config.parent / data["srdf"])
+
+
+@functools.cache
+def robot_document(name: str) -> dict:
+    """Robot ``name``'s ``robot.yaml`` as parsed, once per process (its files and its typed
+    configuration are both read from it); raises :class:`UnknownRobotError`. Not to be changed."""
+    if name not in ROBOTS:
+        raise UnknownRobotError(name)
+    return load_package_yaml((robot_directory(name) / "robot.yaml").read_text())
 
 
 #: Where expanded descriptions are kept between processes (default: $XDG_CACHE_HOME/humanoid).

@@ -44,3 +44,38 @@ def test_a_robots_urdf_is_its_xacro_description_expanded_once():
     robot = resolve_robot("bioloid")
     assert robot.urdf == xacro.process_file(str(description)).toprettyxml(indent="  ")
     assert robot.urdf is robot.urdf
+
+
+def test_robot_yaml_is_parsed_once_for_the_files_and_the_configuration():
+    """In a fresh interpreter: resolving each robot and asking its files, configuration and URDF
+    parses each ``robot.yaml`` once."""
+    import json
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent("""
+        import collections, json, sys
+        from humanoid_description import ROBOTS, load_config, resolve_robot, robots
+        from humanoid_description.data_file import load_package_yaml as parse
+
+        parsed = collections.Counter()
+
+        def counting(text):
+            data = parse(text)
+            if isinstance(data, dict) and "joints" in data and "srdf" in data:
+                parsed[data.get("name", "?")] += 1
+            return data
+
+        for module in list(sys.modules.values()):  # every module that took the parser by name
+            if module.__name__.startswith("humanoid_description") and getattr(module, "load_package_yaml", None) is parse:
+                module.load_package_yaml = counting
+        for name in ROBOTS:
+            robot = resolve_robot(name)
+            robots.robot_files(name), load_config(name), robot.config, robot.files
+        print(json.dumps({"robots": len(ROBOTS), "parsed": sorted(parsed.values())}))
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.splitlines()[-1])
+    assert report["parsed"] == [1] * report["robots"], report
