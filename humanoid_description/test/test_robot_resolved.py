@@ -68,7 +68,8 @@ def test_robot_yaml_is_parsed_once_for_the_files_and_the_configuration():
             return data
 
         for module in list(sys.modules.values()):  # every module that took the parser by name
-            if module.__name__.startswith("humanoid_description") and getattr(module, "load_package_yaml", None) is parse:
+            ours = module.__name__.startswith("humanoid_description")
+            if ours and getattr(module, "load_package_yaml", None) is parse:
                 module.load_package_yaml = counting
         for name in ROBOTS:
             robot = resolve_robot(name)
