@@ -42,7 +42,9 @@ def test_bench_bus_json_measures_the_protocol_minimum():
     assert figures["sdk_baseline_hz"] == max(figures["sdk_baseline_hz_runs"])
     assert figures["loop_vs_sdk"] == pytest.approx(figures["loop_hz"] / figures["sdk_baseline_hz"], abs=5e-4)
     round_ratios = [d / s for d, s in zip(figures["loop_hz_runs"], figures["sdk_baseline_hz_runs"], strict=True)]
-    assert figures["loop_vs_sdk_median"] == pytest.approx(sum(round_ratios) / 2, abs=5e-3)  # two rounds
+    # two rounds; the runs' rates are printed to 0.01 Hz, which on a loaded machine's slow runs
+    # (a few Hz) moves their ratio by up to a per cent
+    assert figures["loop_vs_sdk_median"] == pytest.approx(sum(round_ratios) / 2, rel=1e-2, abs=5e-3)
     # The driver's own CPU per cycle: some, and less than the cycle's wall time (it sleeps for
     # each answer but in a window around its due time: 100 us each side, the robot's bus.yaml).
     assert figures["answer_poll_us"] == 100.0

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import signal
 
-from humanoid_experiments.bench.graph import memory_mb, resident_once_mb
+from humanoid_experiments.bench import graph as bench_graph
 
 #: Present pages of the same process read at two moments differ by what it touched between
 #: (reading the page frames itself allocates a few MB).
@@ -15,13 +15,13 @@ SAME_PROCESS = 0.1
 
 
 def test_the_pages_of_processes_that_share_them_are_counted_once():
-    rss, _pss = memory_mb(os.getpid())
-    alone = resident_once_mb([os.getpid()])
+    rss, _pss = bench_graph.memory_mb(os.getpid())
+    alone = bench_graph.resident_once_mb([os.getpid()])
     if os.geteuid() != 0:  # page frames read as zeros without the privilege: no figure, not a wrong one
         assert alone is None
         return
     assert abs(alone - rss) <= SAME_PROCESS * rss, (alone, rss)
-    twice = resident_once_mb([os.getpid(), os.getpid()])
+    twice = bench_graph.resident_once_mb([os.getpid(), os.getpid()])
     assert abs(twice - alone) <= SAME_PROCESS * alone, (twice, alone)  # not twice as much
     read, write = os.pipe()
     child = os.fork()
@@ -32,8 +32,8 @@ def test_the_pages_of_processes_that_share_them_are_counted_once():
     try:
         os.close(write)
         assert os.read(read, 1) == b"x"
-        child_rss, _ = memory_mb(child)
-        both = resident_once_mb([os.getpid(), child])
+        child_rss, _ = bench_graph.memory_mb(child)
+        both = bench_graph.resident_once_mb([os.getpid(), child])
         assert max(rss, child_rss) * (1 - SAME_PROCESS) <= both < 0.75 * (rss + child_rss), (both, rss, child_rss)
     finally:
         os.kill(child, signal.SIGKILL)
