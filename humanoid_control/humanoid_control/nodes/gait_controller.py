@@ -52,6 +52,8 @@ from rclpy.qos import QoSProfile
 from sensor_msgs.msg import JointState
 
 from humanoid_control.ros import (
+    CONNECT_TIMEOUT,
+    STATE_TIMEOUT,
     FallWatch,
     NodeHost,
     Offload,
@@ -77,12 +79,6 @@ from humanoid_core.quadruped_gaits import (
 )
 from humanoid_description import RobotModel
 from humanoid_interfaces.action import PlayGait
-
-#: Wall seconds without joint_states after which the robot counts as gone: the gait under
-#: way is abandoned (the robot interface holds the last set-point it was sent).
-STATE_TIMEOUT = 1.0
-#: Wall seconds a goal may wait for the robot's first joint_states.
-CONNECT_TIMEOUT = 30.0
 
 
 @dataclass

@@ -35,6 +35,7 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
 from humanoid_control.ros import (
+    CONNECT_TIMEOUT,
     ActionClient,
     FallWatch,
     NodeHost,
@@ -51,9 +52,6 @@ from humanoid_control.ros import (
 )
 from humanoid_core.motion import MotionError, Playback, load_motion, plan_playback
 from humanoid_interfaces.action import FollowJointTrajectory, PlayMotion
-
-#: How long to wait for the robot (joint_states, the trajectory action), seconds.
-CONNECT_TIMEOUT = 30.0
 
 
 class TrajectoryGenerator:

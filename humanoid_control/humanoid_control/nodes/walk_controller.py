@@ -58,6 +58,8 @@ from rclpy.qos import QoSProfile
 from sensor_msgs.msg import Imu, JointState
 
 from humanoid_control.ros import (
+    CONNECT_TIMEOUT,
+    STATE_TIMEOUT,
     FallWatch,
     NodeHost,
     Offload,
@@ -87,14 +89,6 @@ from humanoid_core.biped_walking import (
 )
 from humanoid_description import RobotModel
 from humanoid_interfaces.action import Walk
-
-#: Wall seconds without joint_states after which the robot counts as gone: a walk under
-#: way is abandoned (the robot interface holds the last set-point). Wall time, not robot
-#: time: a simulation slowed down by a busy machine still publishes every few tens of
-#: milliseconds, and a paused one stops the controller's clock too.
-STATE_TIMEOUT = 1.0
-#: Wall seconds a walk goal may wait for the robot's first joint_states.
-CONNECT_TIMEOUT = 30.0
 
 _RESULT_CODES = {GoalState.SUCCEEDED: Walk.Result.SUCCESSFUL, GoalState.STOPPED: Walk.Result.STOPPED,
                  GoalState.CANCELED: Walk.Result.CANCELED, GoalState.REFUSED: Walk.Result.CANNOT_START}
