@@ -337,10 +337,18 @@ def test_answers_later_than_the_polling_window_are_slept_for(bioloid, emulator):
     Polling each of these waits would spend about 2 ms of CPU (until 2 ms after the due
     time, a fraction of a millisecond after the request) on answers that come 5 ms late:
     about 80 ms for the 40 reads."""
+    spent = cpu_for_late_answers(bioloid, emulator, late=0.005, polling=True)
+    assert spent < 0.04, f"{1e3 * spent:.1f} ms of CPU for 40 late answers: the waits polled"
+
+
+def cpu_for_late_answers(bioloid, emulator, late: float, polling: bool) -> float:
+    """CPU seconds of 40 reads of servo 5 answering ``late`` s late, polled for 2 ms each side of
+    their due time when ``polling`` (else slept for)."""
     driver = driver_for(bioloid, emulator, answer_poll_us=2000.0)
     try:
         driver.start()
-        emulator.delay_replies(5, 0.005)
+        driver.bus.answer_polling = polling
+        emulator.delay_replies(5, late)
         position = driver.control_table.item("present_position")
         start = time.thread_time()
         replies = [driver.bus.read(5, position.address, position.size) for _ in range(40)]
@@ -348,7 +356,7 @@ def test_answers_later_than_the_polling_window_are_slept_for(bioloid, emulator):
     finally:
         driver.close()
     assert all(reply.ok for reply in replies)
-    assert spent < 0.04, f"{1e3 * spent:.1f} ms of CPU for 40 late answers: the waits polled"
+    return spent
 
 
 @pytest.mark.parametrize("answer_poll_us", [0.0, 5000.0])
@@ -504,18 +512,7 @@ def test_a_cycle_with_time_to_spare_sleeps_through_its_answers(bioloid, emulator
     # first deadline; 6 ms free; 1 ms free; overrun; 3 ms free; 1.5 ms free (<= 2 ms: poll)
     assert polling == [False, False, True, True, False, True]
 
-    driver = driver_for(bioloid, emulator, answer_poll_us=2000.0)
-    try:
-        driver.start()
-        driver.bus.answer_polling = False
-        emulator.delay_replies(5, 0.0015)
-        position = driver.control_table.item("present_position")
-        start = time.thread_time()
-        replies = [driver.bus.read(5, position.address, position.size) for _ in range(40)]
-        spent = time.thread_time() - start
-    finally:
-        driver.close()
-    assert all(reply.ok for reply in replies)
+    spent = cpu_for_late_answers(bioloid, emulator, late=0.0015, polling=False)
     assert spent < 0.04, f"{1e3 * spent:.1f} ms of CPU for 40 answers: the waits polled"
 
 
