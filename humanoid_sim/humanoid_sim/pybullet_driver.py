@@ -263,8 +263,8 @@ class PyBulletDriver(RobotDriver):
         """``reload``: the robot's body is loaded afresh, so that nothing of what it went through
         carries over: PyBullet keeps state in a body that no reset of its joints and base clears
         (the joint motors' warm start, suspected); with the same body, the path after a reset
-        differed by 0.2 mm in a second between resets at different times, and a postures test's
-        limit depended on the tests before it. About 20 ms for the HOAP-2, 6 for the Bioloids."""
+        differed by 0.2 mm in a second between resets at different times. About 20 ms for the
+        HOAP-2, 6 for the Bioloids."""
         if reload:
             self._load_body()
         c = self._client

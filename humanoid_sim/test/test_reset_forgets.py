@@ -1,9 +1,10 @@
 """A reset forgets what the robot went through: the same reset followed by the same commands
 gives the same motion, to the last bit, whatever came before (a motion, a long stand, nothing).
-Experiments rely on it: a postures test's limit must not depend on the tests run before it in
-the same simulation, nor one get-up trial on the previous one, nor a fit's evaluation on the
-order of its tests. (PyBullet keeps state in a body that resetting its joints and base does not
-clear; the driver loads the body afresh at each reset.)"""
+Experiments that reset between trials rely on it (get-up trials, postures tests, a fit's
+evaluations): a trial's physics must not carry the trials before it. (PyBullet keeps state in a
+body that resetting its joints and base does not clear; the driver loads the body afresh at
+each reset. A postures test's timing against the publishing grid is another matter:
+docs/postures.md.)"""
 
 from __future__ import annotations
 
