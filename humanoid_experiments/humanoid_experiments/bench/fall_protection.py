@@ -75,11 +75,11 @@ class Watch:
         self.setpoints: list[tuple[float, tuple[float, ...]]] = []
         self.fell: list[float] = []  # ground truth: stamps of states said fallen
         self.protect_results: list[str] = []
+        self._via_robot_state = False  # before the subscriptions: the client's node already spins
         node.create_subscription(FallManagerState, topics.FALL_MANAGER_STATE, self._on_state, FALL_STATE_QOS)
         node.create_subscription(RobotState, topics.ROBOT_STATE, self._on_robot_state, 1000)
         node.create_subscription(JointState, topics.JOINT_SETPOINTS, self._on_setpoints, 1000)
         node.create_subscription(DiagnosticArray, topics.DIAGNOSTICS, self._on_diagnostics, 100)
-        self._via_robot_state = False
 
     def _on_state(self, msg) -> None:
         with self.lock:
