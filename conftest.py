@@ -189,10 +189,16 @@ def module_graph(tmp_path_factory, request):
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
-    """Remember each phase's report on the test item (for fixtures that print logs on failure)."""
+    """Remember each phase's report on the test item (for fixtures that print logs on failure);
+    a failed test's report carries the logs of the graphs ``system_support.running`` holds."""
     outcome = yield
     report = outcome.get_result()
     setattr(item, f"rep_{report.when}", report)
+    support = sys.modules.get("system_support")
+    if report.failed and support is not None:
+        for graph in support.LIVE_GRAPHS:
+            for spec in graph.nodes:
+                report.sections.append((f"log of {spec.name}", graph.log_text(spec.name)[-4000:]))
 
 
 @pytest.fixture

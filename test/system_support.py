@@ -37,11 +37,17 @@ def on_emulated_bus(nodes: Sequence[NodeSpec]) -> list[NodeSpec]:
     return with_node_parameters(nodes, HW_NODE, {"latency_timer_ms": BUS_LATENCY_TIMER_MS})
 
 
+#: The graphs :func:`running` holds now: a test that fails while one runs gets its nodes' logs in
+#: its report (conftest.py), also when the graph is a fixture shared by several tests.
+LIVE_GRAPHS: list[Graph] = []
+
+
 @contextlib.contextmanager
 def running(nodes: Sequence[NodeSpec], log_dir: Path, client_name: str = "test_client") -> Iterator[RobotClient]:
     """The nodes and a client, stopped on exit; the node logs are printed if something failed."""
     graph = Graph(nodes, log_dir=log_dir).start()
     client = RobotClient(client_name)
+    LIVE_GRAPHS.append(graph)
     try:
         poll_until(lambda: client.joint_state is not None or graph.exited(), "joint_states from the robot node",
                    PATIENCE)
@@ -52,6 +58,7 @@ def running(nodes: Sequence[NodeSpec], log_dir: Path, client_name: str = "test_c
             print(f"----- log of {spec.name} -----\n{graph.log_text(spec.name)[-4000:]}")
         raise
     finally:
+        LIVE_GRAPHS.remove(graph)
         client.close()
         graph.stop()
 
