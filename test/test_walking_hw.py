@@ -42,6 +42,15 @@ def walk_phase(statuses: list[DiagnosticStatus]) -> str | None:
     return phases[-1] if phases else None
 
 
+def warnings_by_name(statuses: list[DiagnosticStatus]) -> dict[str, list[str]]:
+    """Each reporter's distinct warnings and errors, first seen first (a failure's context)."""
+    seen: dict[str, list[str]] = {}
+    for status in statuses:
+        if level(status) > DiagnosticStatus.OK[0] and status.message not in seen.setdefault(status.name, []):
+            seen[status.name].append(status.message)
+    return {name: messages[:5] for name, messages in seen.items() if messages}
+
+
 @pytest.fixture(scope="class")
 def default_graph(tmp_path_factory):
     """The default hardware graph on an emulated bus of its own, for one class's tests; stopped
@@ -103,8 +112,9 @@ class TestTheDefaultGraph:
         measured = dict(zip(state.name, state.position, strict=True))
         worst = max(final, key=lambda n: abs(measured[n] - final[n]))
         # standing at the last set-point
-        assert abs(measured[worst] - final[worst]) < 0.05, (worst, measured[worst], final[worst], [
-            (s.name, s.message) for s in statuses if level(s) > DiagnosticStatus.OK[0]][-10:])
+        assert abs(measured[worst] - final[worst]) < 0.05, (
+            worst, measured[worst], final[worst], {joint: round(measured[joint] - final[joint], 3) for joint in final},
+            warnings_by_name(statuses))
         rest = np.array([m.position for m in client.record(0.5)])
         assert np.ptp(rest, axis=0).max() < 0.01
         assert len(statuses) > 0  # the hardware node reported while the robot walked
