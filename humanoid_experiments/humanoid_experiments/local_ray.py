@@ -9,11 +9,17 @@ a small reaper, ``python -m humanoid_experiments.local_ray OWNER``, which waits 
 the owner: when the pipe closes (the owner stopped Ray, exited or was killed), it kills
 every process that still carries the owner's mark.
 
-The instance binds its services to 127.0.0.1 and sends no usage report (no traffic beyond
-this machine). Its workers run at niceness 0, the command's own, not Ray's default 15: a
+The instance listens on the loopback interface only and sends no usage report. Ray turns
+the ``127.0.0.1`` given to ``ray.init`` into the machine's network address and has its
+servers listen on every interface, unless its single-machine mode is on, which it keeps for
+Windows and macOS: :data:`LOCAL_ENVIRONMENT` turns it on for the local instance (every
+server then listens on 127.0.0.1; ``test_local_ray.py`` reads the instance's sockets from
+``/proc``). A cluster given by address keeps its own settings.
+
+The local instance's workers run at niceness 0, the command's own, not Ray's default 15: a
 search started by hand is the work the user asked for, and at 15 anything else running in
-the same session (the kernel's autogroup weighs nice values within it) took nearly all
-the CPU from the evaluations (a fit of 2 minutes took over 10 beside two busy processes).
+the same session (the kernel's autogroup weighs nice values within it) took nearly all the
+CPU from the evaluations (a fit of 2 minutes took over 10 beside two busy processes).
 ``RAY_worker_niceness`` in the environment overrides it (15: a search in the background).
 """
 
@@ -30,6 +36,9 @@ from pathlib import Path
 OWNER_VARIABLE = "HUMANOID_RAY_OWNER"
 #: Ray's environment: no usage report sent to its makers.
 RAY_ENVIRONMENT = {"RAY_USAGE_STATS_ENABLED": "0"}
+#: The local instance's besides: Ray's single-machine mode (loopback addresses only; the
+#: variable's name says what it was made for, its effect is the same on Linux).
+LOCAL_ENVIRONMENT = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
 #: The local instance's workers' niceness unless the environment sets ``RAY_worker_niceness``.
 WORKER_NICENESS = 0
 
@@ -50,8 +59,12 @@ class LocalRay:
 
 
 def start(cpus: int) -> LocalRay:
-    """``ray.init`` of a local instance of ``cpus`` CPUs on 127.0.0.1, reaped with this process."""
-    os.environ.update(RAY_ENVIRONMENT | {OWNER_VARIABLE: str(os.getpid())})
+    """``ray.init`` of a local instance of ``cpus`` CPUs on 127.0.0.1, reaped with this process.
+    Call it before anything imports ``ray``: Ray reads its single-machine mode at import."""
+    if "ray" in sys.modules:
+        raise RuntimeError("local_ray.start() must come before `import ray`: Ray reads its single-machine mode "
+                           "(loopback only) when it is imported")
+    os.environ.update(RAY_ENVIRONMENT | LOCAL_ENVIRONMENT | {OWNER_VARIABLE: str(os.getpid())})
     os.environ.setdefault("RAY_worker_niceness", str(WORKER_NICENESS))
     reaper = subprocess.Popen([sys.executable, "-m", "humanoid_experiments.local_ray", str(os.getpid())],
                               stdin=subprocess.PIPE)
@@ -68,14 +81,16 @@ class RayConnection:
     leaves the cluster running."""
 
     def __init__(self, workers: int | None, address: str | None) -> None:
-        import ray
-
         self._local: LocalRay | None = None
         if address:
             os.environ.update(RAY_ENVIRONMENT)
+            import ray
+
             ray.init(address=address, logging_level="ERROR", log_to_driver=False)
         else:
             self._local = start(workers or os.cpu_count() or 1)
+        import ray
+
         self.workers = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
 
     @property

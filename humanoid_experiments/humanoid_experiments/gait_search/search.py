@@ -190,13 +190,13 @@ class RayEvaluation:
     must have this project installed) and uses ``workers`` of its CPUs at once (default: all)."""
 
     def __init__(self, settings: SearchSettings, workers: int | None = None, address: str | None = None) -> None:
-        import ray
-
         from humanoid_sim import evaluate_cpg, evaluate_network
 
         self.settings = settings
         space = SearchSpace(settings)
-        self._ray = local_ray.RayConnection(workers, address)
+        self._ray = local_ray.RayConnection(workers, address)  # before `import ray` (local_ray.start)
+        import ray
+
         self.workers = self._ray.workers
         if space.experiment is None:
             self._task = ray.remote(num_cpus=1)(evaluate_cpg)

@@ -171,9 +171,9 @@ class _RayPool:
     (:mod:`humanoid_experiments.local_ray`), or the cluster at ``address``."""
 
     def __init__(self, workers: int | None, address: str | None, data: Data) -> None:
+        self._ray = local_ray.RayConnection(workers, address)  # before `import ray` (local_ray.start)
         import ray
 
-        self._ray = local_ray.RayConnection(workers, address)
         self.workers = self._ray.workers
         self._task = ray.remote(num_cpus=1)(cost)
         self._errors = ray.remote(num_cpus=1)(target_errors)

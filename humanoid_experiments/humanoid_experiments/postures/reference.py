@@ -275,11 +275,11 @@ def in_process(tasks: list[Task], robot: str, profile: str, params_file: str | N
 def on_ray(tasks: list[Task], robot: str, profile: str, params_file: str | None, workers: int | None,
            address: str | None, progress: Callable[[str], None]) -> list[CandidateResult]:
     """The tasks as Ray tasks (a local instance unless ``address``), queued at once."""
-    import ray
-
     from humanoid_experiments import local_ray
 
-    connection = local_ray.RayConnection(workers, address)
+    connection = local_ray.RayConnection(workers, address)  # before `import ray` (local_ray.start)
+    import ray
+
     try:
         remote = ray.remote(num_cpus=1)(run_candidate)
         references = [remote.remote(robot, t.experiment, t.candidate.servo, t.candidate.way, profile, params_file,
