@@ -18,6 +18,7 @@ never moved ended SUCCESSFUL at its stance, as it should).
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 import pytest
@@ -180,3 +181,66 @@ def test_a_walk_whose_set_points_the_robot_refuses_ends_stopped_naming_the_joint
         assert any(name in result.error_string for name in standing), result.error_string  # the joint named
         now = client.current_positions()
         assert max(abs(now[name] - standing[name]) for name in standing) < 0.05  # it never moved
+
+
+def test_a_walk_whose_controller_gets_no_cpu_for_a_while_resumes_and_stands_where_it_said(robot_graph):
+    """The control nodes' process stopped for 0.6 s in every second of a cmd_vel walk from the
+    robot's start-up pose (SIGSTOP and SIGCONT: a machine too busy to run it, as CI's was when
+    a walk on the bus froze with the shoulders halfway through the crouch). Each time, the
+    robot runs out of set-points and holds the last one; the walk must resume from there, not
+    head for where its plan is by then (a jump the hardware node refuses, and every later
+    trajectory with it: the robot stayed halfway for good), and end standing where its last
+    trajectory says."""
+    import signal
+    import threading
+
+    from humanoid_hw.emulator import emulator_process
+
+    with emulator_process("bioloid", 1, 1_000_000, timing=False) as port:
+        graph, client = robot_graph(on_emulated_bus(real_nodes("bioloid", port=port)))
+        container = graph.processes["control_container"].pid
+        sent: list[JointTrajectory] = []
+        client.node.create_subscription(JointTrajectory, "joint_trajectory", sent.append, 100)
+        publisher = client.node.create_publisher(Twist, "cmd_vel", 10)
+        poll_until(lambda: publisher.get_subscription_count() > 0, "the walk controller subscribed to cmd_vel",
+                   timeout=60.0)
+        forward = Twist()
+        forward.linear.x = 0.04
+        done = threading.Event()
+
+        def starve() -> None:
+            while not done.wait(0.4):
+                os.kill(container, signal.SIGSTOP)
+                try:
+                    done.wait(0.6)
+                finally:
+                    os.kill(container, signal.SIGCONT)
+
+        def walk_for(seconds_: float) -> None:
+            end = client.now() + seconds_
+            while client.now() < end:
+                publisher.publish(forward)
+                client.wait_until(client.now() + 0.1, timeout=60.0)
+
+        asked = client.now()
+        while not sent:  # the crouch begins: starve it from here
+            assert client.now() - asked < 60.0, "the walk controller sent nothing in 60 s of cmd_vel"
+            walk_for(0.1)
+        starver = threading.Thread(target=starve, daemon=True)
+        starver.start()
+        try:
+            walk_for(4.0)
+            publisher.publish(Twist())  # stop
+            client.wait_until(client.now() + 2.0, timeout=60.0)
+        finally:
+            done.set()
+            starver.join()
+            os.kill(container, signal.SIGCONT)
+        poll_until(lambda: not any(sent[-1].points[-1].velocities), "the walk's final set-point sent", timeout=60.0)
+        last = sent[-1]
+        client.wait_until(seconds(last.header.stamp) + seconds(last.points[-1].time_from_start) + 0.5, timeout=60.0)
+        state = client.wait_for_joint_states()
+        final = dict(zip(last.joint_names, last.points[-1].positions, strict=True))
+        measured = dict(zip(state.name, state.position, strict=True))
+        errors = {joint: round(measured[joint] - final[joint], 3) for joint in final}
+        assert max(abs(error) for error in errors.values()) < 0.05, errors

@@ -1,16 +1,17 @@
-"""Which of a controller's computed set-points a trajectory sent now still carries.
+"""Which of a controller's computed set-points a trajectory sent now carries, and when.
 
 The walk and gait controller nodes compute set-points ahead of the robot's clock and send
-those not yet due when the trajectory begins (:class:`SetpointBatcher`).
-The last set-point of a motion (at rest) must always reach the robot, or the motion would
-end at whatever set-point was sent before it; when the node lagged so far that even that
-one is due already, it is given a new time.
+those not yet due when the trajectory begins (:class:`SetpointBatcher`). A node that got no
+CPU for longer than its lead leaves the robot holding the last set-point it sent; its next
+trajectory then resumes the motion from there, later by the time the robot held, instead of
+heading for where the motion would be by now (a jump the front refuses, and every later
+trajectory with it: the robot would stay where it stopped).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,28 +27,6 @@ class Setpoint:
     stamp: float  # robot time the set-point is for
     positions: np.ndarray
     velocities: np.ndarray
-
-
-@dataclass(frozen=True)
-class Window:
-    """The set-points to send, and how late (s) the final one came when it was retimed."""
-
-    setpoints: list[Setpoint]
-    final_late_by: float | None = None
-
-
-def still_ahead(setpoints: Sequence[Setpoint], begins: float, final: bool, retime_at: float) -> Window:
-    """The ``setpoints`` due after ``begins`` (the trajectory's start, robot time). With the
-    motion's ``final`` set-point among them but due already, that one alone, at ``retime_at``:
-    a time the trajectory can still reach after the transport's delays (the node's command
-    lead after now), not one period after its start, which a trajectory a few tenths of a
-    second late would have missed (it was then refused as ended before it could start)."""
-    ahead = [s for s in setpoints if s.stamp > begins + 1e-6]
-    if final and not ahead and setpoints:
-        last = setpoints[-1]
-        return Window([Setpoint(max(retime_at, begins + 1e-3), last.positions, last.velocities)],
-                      final_late_by=begins - last.stamp)
-    return Window(ahead)
 
 
 #: s: a node's clock this far or more ahead of the reading it handles is not the robot's clock
@@ -77,7 +56,15 @@ class SetpointBatcher:
     is, so the robot moves on through a controller that gets no CPU for a while instead of
     holding a stale set-point mid-motion. Without ROS: the nodes publish its batches
     (:mod:`humanoid_control.ros.setpoint_stream`), the in-process runs hand them to the
-    simulation directly, so both send the same set-points."""
+    simulation directly, so both send the same set-points.
+
+    The controller's set-points are stamped on its plan; the robot's time of each is the
+    plan's plus ``delay``, 0 while the node keeps up. When a set-point never sent is due
+    before the next trajectory begins (the node had no CPU for longer than its lead), the
+    robot has run out of set-points and holds the last one sent: ``delay`` then grows so that
+    the motion resumes from that one at the trajectory's start, each set-point as far from the
+    one before as planned (so within the joints' speed limits, as the controller made them),
+    and stays so until the motion's final set-point."""
 
     def __init__(self, velocity_limit: np.ndarray, command_lead: float, send_period: float,
                  smooth_velocities: bool = True, warn: Callable[[str], None] = lambda _text: None) -> None:
@@ -91,9 +78,11 @@ class SetpointBatcher:
         #: two robot times of 1.8e9 s, wall-clock time, loses digits)
         self.smooth_velocities = smooth_velocities
         self.warn = warn
-        self.ahead: list[Setpoint] = []  # computed, not yet due
+        self.ahead: list[Setpoint] = []  # computed (plan stamps), not yet due
+        self.delay = 0.0  # s, the robot's time of a set-point minus its plan stamp (this motion)
         self.sent_at = -math.inf  # robot time of the last trajectory sent
-        self.last_sent: Setpoint | None = None  # its last point
+        self.last_sent: Setpoint | None = None  # its last point (robot time)
+        self._sent_plan = -math.inf  # plan stamp of the last point sent
 
     @property
     def sent_until(self) -> float:
@@ -114,23 +103,43 @@ class SetpointBatcher:
         after which nothing is kept). ``clock``: the node's clock when it handles the reading.
         Where that is the robot's clock too (the hardware node stamps its readings with the
         system clock), a node behind its readings (a queue of them on a loaded machine)
-        sends only set-points still ahead of the robot, none the robot would refuse as past,
-        and the final one retimed from the clock, so the motion still ends where it should.
-        A clock more than :data:`MAX_LAG` from the readings is another clock (the system's
-        against a simulation's time) and is not used."""
+        schedules from the clock: nothing it sends is already past. A clock more than
+        :data:`MAX_LAG` from the readings is another clock (the system's against a
+        simulation's time) and is not used."""
         if clock is not None and now < clock < now + MAX_LAG:
             now = clock
-        window = still_ahead(self.ahead, now + TRAJECTORY_DELAY, final, now + self.command_lead)
-        if window.final_late_by is not None:
-            self.warn(f"the final set-point came {window.final_late_by:.3f} s late (this node lagged behind the "
-                      f"robot's clock): sent for {self.command_lead:g} s from now")
-        self.ahead = window.setpoints
+        begins = now + TRAJECTORY_DELAY
+        self._resume_if_run_out(begins)
+        kept = [s for s in self.ahead if s.stamp + self.delay > begins + 1e-6]
+        if final and not kept and self.ahead:  # the final one, sent and due already: again, to end on it
+            kept = [Setpoint(begins + self.send_period - self.delay, self.ahead[-1].positions,
+                             self.ahead[-1].velocities)]
+        self.ahead = kept
         batch = None
         if self.ahead and (final or now - self.sent_at >= self.send_period - 1e-9):
             batch = self._batch(now)
         if final:
             self.ahead = []
+            self.delay = 0.0
+            self._sent_plan = -math.inf
         return batch
+
+    def _resume_if_run_out(self, begins: float) -> None:
+        """A set-point never sent and due before ``begins``: the robot holds the last one sent
+        until then; the motion resumes from it at ``begins`` (``delay`` grows)."""
+        unsent = [s for s in self.ahead if s.stamp > self._sent_plan + 1e-9]
+        if not unsent or unsent[0].stamp + self.delay > begins + 1e-6:
+            return
+        first = unsent[0]
+        spacing = first.stamp - self._sent_plan if math.isfinite(self._sent_plan) else self.send_period
+        delay = begins + spacing - first.stamp
+        if math.isfinite(self._sent_plan):
+            self.warn(f"the robot ran out of set-points (this node got no CPU for a while) and held the last one "
+                      f"sent for {begins - (self._sent_plan + self.delay):.3f} s: the motion resumes from there, "
+                      f"{delay:.3f} s behind its plan")
+        else:
+            self.warn(f"this node lagged behind the robot's clock: the motion starts {delay:.3f} s behind its plan")
+        self.delay = delay
 
     def _batch(self, now: float) -> Batch:
         """The set-points still ahead, as one trajectory starting ``TRAJECTORY_DELAY`` after
@@ -138,7 +147,8 @@ class SetpointBatcher:
         from where its set-point is then, so the motion keeps its timing whatever the
         transport's delay below that (a later arrival joins it where its timeline is then:
         :func:`~humanoid_core.loop.trajectory_executor.joined_at`)."""
-        ahead = self.ahead
+        delay = self.delay
+        ahead = [Setpoint(s.stamp + delay, s.positions, s.velocities) for s in self.ahead] if delay else self.ahead
         velocities = [s.velocities for s in ahead]
         for k in range(1, len(ahead) - 1 if self.smooth_velocities else 1):  # where both neighbours are known
             before, after = ahead[k - 1], ahead[k + 1]
@@ -147,6 +157,7 @@ class SetpointBatcher:
                                         -self._velocity_limit, self._velocity_limit)
         self.sent_at = now
         self.last_sent = ahead[-1]
+        self._sent_plan = self.ahead[-1].stamp
         return Batch(now + TRAJECTORY_DELAY, list(ahead), velocities)
 
 
