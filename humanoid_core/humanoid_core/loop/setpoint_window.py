@@ -62,9 +62,9 @@ class SetpointBatcher:
     plan's plus ``delay``, 0 while the node keeps up. When a set-point never sent is due
     before the next trajectory begins (the node had no CPU for longer than its lead), the
     robot has run out of set-points and holds the last one sent: ``delay`` then grows so that
-    the motion resumes from that one at the trajectory's start, each set-point as far from the
-    one before as planned (so within the joints' speed limits, as the controller made them),
-    and stays so until the motion's final set-point."""
+    the motion resumes from that one (the robot moves from it to the next set-point over the
+    node's command lead, then on as planned: within the joints' speed limits, as the
+    controller made them), and stays so until the motion's final set-point."""
 
     def __init__(self, velocity_limit: np.ndarray, command_lead: float, send_period: float,
                  smooth_velocities: bool = True, warn: Callable[[str], None] = lambda _text: None) -> None:
@@ -109,11 +109,15 @@ class SetpointBatcher:
         if clock is not None and now < clock < now + MAX_LAG:
             now = clock
         begins = now + TRAJECTORY_DELAY
-        self._resume_if_run_out(begins)
+        self._resume_if_run_out(now, begins)
         kept = [s for s in self.ahead if s.stamp + self.delay > begins + 1e-6]
-        if final and not kept and self.ahead:  # the final one, sent and due already: again, to end on it
-            kept = [Setpoint(begins + self.send_period - self.delay, self.ahead[-1].positions,
-                             self.ahead[-1].velocities)]
+        if final and not kept and self.ahead:
+            # the final set-point due already: sent alone, for a time a late trajectory still
+            # reaches (the command lead after now), so that the motion ends where it should
+            last = self.ahead[-1]
+            self.warn(f"the final set-point came {begins - (last.stamp + self.delay):.3f} s late (this node lagged "
+                      f"behind the robot's clock): sent for {self.command_lead:g} s from now")
+            kept = [Setpoint(now + self.command_lead - self.delay, last.positions, last.velocities)]
         self.ahead = kept
         batch = None
         if self.ahead and (final or now - self.sent_at >= self.send_period - 1e-9):
@@ -124,22 +128,23 @@ class SetpointBatcher:
             self._sent_plan = -math.inf
         return batch
 
-    def _resume_if_run_out(self, begins: float) -> None:
-        """A set-point never sent and due before ``begins``: the robot holds the last one sent
-        until then; the motion resumes from it at ``begins`` (``delay`` grows)."""
+    def _resume_if_run_out(self, now: float, begins: float) -> None:
+        """A set-point of a motion under way never sent and due before ``begins``: the robot
+        holds the last one sent; the motion resumes from it, its next set-point ``command_lead``
+        after ``now`` (the margin a motion's first trajectory has against a late arrival), the
+        rest as planned after it (``delay`` grows). Before anything of the motion was sent, the
+        motion starts at its first set-point still ahead, from where the robot is."""
+        if not math.isfinite(self._sent_plan):
+            return
         unsent = [s for s in self.ahead if s.stamp > self._sent_plan + 1e-9]
         if not unsent or unsent[0].stamp + self.delay > begins + 1e-6:
             return
-        first = unsent[0]
-        spacing = first.stamp - self._sent_plan if math.isfinite(self._sent_plan) else self.send_period
-        delay = begins + spacing - first.stamp
-        if math.isfinite(self._sent_plan):
-            self.warn(f"the robot ran out of set-points (this node got no CPU for a while) and held the last one "
-                      f"sent for {begins - (self._sent_plan + self.delay):.3f} s: the motion resumes from there, "
-                      f"{delay:.3f} s behind its plan")
-        else:
-            self.warn(f"this node lagged behind the robot's clock: the motion starts {delay:.3f} s behind its plan")
-        self.delay = delay
+        held = begins - (self._sent_plan + self.delay)
+        self.ahead = unsent  # those sent are behind the robot, which holds the last of them
+        self.delay = now + self.command_lead - unsent[0].stamp
+        self.warn(f"the robot ran out of set-points (this node got no CPU for a while) and holds the last one sent "
+                  f"from {held:.3f} s before this trajectory's start: the motion resumes from there, "
+                  f"{self.delay:.3f} s behind its plan")
 
     def _batch(self, now: float) -> Batch:
         """The set-points still ahead, as one trajectory starting ``TRAJECTORY_DELAY`` after
