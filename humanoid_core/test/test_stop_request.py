@@ -81,3 +81,19 @@ def test_a_stop_set_after_close_writes_to_no_descriptor():
     finally:
         os.close(read)
         os.close(write)
+
+
+def test_a_wait_notices_a_request_whose_wake_up_came_late():
+    """A signal that arrives just before ``select`` starts waiting runs its handler only once
+    ``select`` returns: the request is then known but nothing woke the wait. Stood in for by a
+    request flagged without its pipe's byte: ``wait(None)`` still returns, within RECHECK."""
+    from humanoid_core.processes import RECHECK
+
+    request = StopRequest()
+    try:
+        threading.Timer(0.1, setattr, (request, "_requested", True)).start()
+        start = time.monotonic()
+        assert request.wait(None)
+        assert time.monotonic() - start < RECHECK + 5.0
+    finally:
+        request.close()

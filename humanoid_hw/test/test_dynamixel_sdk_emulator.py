@@ -57,15 +57,6 @@ def patient_sdk(monkeypatch):
     sys.setswitchinterval(previous)
 
 
-@pytest.fixture(autouse=True)
-def patient_sdk(monkeypatch):
-    """The maker's packet timeout (2 x its 16 ms latency timer + 2 ms) with a 50 ms latency
-    timer, as the system tests' emulated bus has (system_support.BUS_LATENCY_TIMER_MS): the
-    emulator here is a thread of the test's own process, which a loaded machine (the suite
-    beside it, twice the usual CPU time) kept from answering within 34 ms once in a run."""
-    monkeypatch.setattr("dynamixel_sdk.port_handler.LATENCY_TIMER", 50)
-
-
 @pytest.fixture(params=[1, 2], ids=["protocol1", "protocol2"])
 def protocol(request):
     return request.param

@@ -24,5 +24,5 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
         "tethered_child",
         "tethered_program",
     ],
-    "stop_request": ["StopRequest", "stop_on_signals"],
+    "stop_request": ["RECHECK", "StopRequest", "stop_on_signals"],
 })

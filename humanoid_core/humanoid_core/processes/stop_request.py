@@ -7,6 +7,14 @@ handler's ``Event.set`` waits for that lock for ever. The bus emulator hung like
 after a SIGTERM in CI (three threads asleep, the main one on the lock). A
 :class:`StopRequest` is set by assigning a flag and writing a byte to a pipe, which
 takes no lock; :meth:`StopRequest.wait` sleeps in ``select`` on that pipe.
+
+The pipe's byte can still come late: CPython runs a Python signal handler between two
+bytecodes, so a signal that arrives after the last check before ``select`` and before the
+system call itself starts waiting interrupts nothing, and its handler (which writes the
+byte) runs only once ``select`` returns. A waiter with no other wake-up then slept for ever
+(the bus emulator, standard input closed, stopped with SIGTERM: CI and a clean-clone run
+each saw it once). Waits therefore look again every :data:`RECHECK` seconds, when the
+handler has had its chance.
 """
 
 from __future__ import annotations
@@ -15,7 +23,11 @@ import contextlib
 import os
 import select
 import signal
+import time
 from collections.abc import Iterator
+
+#: s: longest a wait sleeps before it looks again (a signal's handler may have been held back).
+RECHECK = 1.0
 
 
 class StopRequest:
@@ -44,8 +56,12 @@ class StopRequest:
     def wait(self, timeout: float | None) -> bool:
         """Sleep until the stop is requested or ``timeout`` seconds pass (None: no limit);
         whether it was."""
-        if not self._requested:
-            select.select([self._read], [], [], timeout)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self._requested:
+            left = RECHECK if deadline is None else min(RECHECK, deadline - time.monotonic())
+            if left <= 0.0:
+                break
+            select.select([self._read], [], [], left)
         return self._requested
 
     def close(self) -> None:

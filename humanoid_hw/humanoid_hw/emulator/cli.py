@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from humanoid_core import integer_in, new_link
-from humanoid_core.processes import StopRequest, stop_on_signals
+from humanoid_core.processes import RECHECK, StopRequest, stop_on_signals
 from humanoid_hw.control_tables import stand_in_joint_map
 from humanoid_hw.emulator.chain import BusEmulator, LinkTakenError, is_emulator_link
 from humanoid_hw.emulator.commands import COMMANDS_HELP, FaultCommands
@@ -124,7 +124,7 @@ def serve_until(stop: StopRequest, commands: FaultCommands, lines: TextIO, answe
         if fd is None:
             stop.wait(None)
             continue
-        ready, _, _ = select.select([fd, stop], [], [])
+        ready, _, _ = select.select([fd, stop], [], [], RECHECK)  # a held-back signal: see RECHECK
         if fd not in ready:
             continue
         data = os.read(fd, 4096)
