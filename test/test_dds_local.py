@@ -21,15 +21,13 @@ process's descriptors; Unix-domain sockets are local by nature.
 from __future__ import annotations
 
 import fcntl
-import ipaddress
 import os
 import socket
-import struct
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from proc_sockets import inet_sockets, is_loopback, process_sockets
 
 from humanoid_control.ros import poll_until
 from humanoid_sim import sim_nodes
@@ -40,50 +38,6 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: RTPS port mapping (DDS-RTPS 9.6.1.1): PB + DG * domain + offsets.
 PORT_BASE, DOMAIN_GAIN = 7400, 250
-
-
-@dataclass(frozen=True)
-class InetSocket:
-    protocol: str  # "udp" or "tcp"
-    address: str
-    port: int
-    queued: int  # bytes received and not read yet
-
-
-def inet_sockets() -> dict[int, InetSocket]:
-    """Socket inode -> the socket, for every UDP and TCP socket on the machine."""
-    found = {}
-    for protocol in ("udp", "tcp"):
-        for table, family in ((f"/proc/net/{protocol}", socket.AF_INET), (f"/proc/net/{protocol}6", socket.AF_INET6)):
-            if not Path(table).exists():
-                continue
-            for row in Path(table).read_text().splitlines()[1:]:
-                fields = row.split()
-                address, port = fields[1].split(":")
-                raw = bytes.fromhex(address)
-                # the kernel prints each 32-bit word in host byte order
-                words = struct.unpack(f"<{len(raw) // 4}I", raw)
-                packed = b"".join(struct.pack(">I", w) for w in words)
-                queued = int(fields[4].split(":")[1], 16)
-                found[int(fields[9])] = InetSocket(protocol, socket.inet_ntop(family, packed), int(port, 16), queued)
-    return found
-
-
-def socket_inodes(pid: int) -> set[int]:
-    inodes = set()
-    for fd in Path(f"/proc/{pid}/fd").iterdir():
-        try:
-            target = os.readlink(fd)
-        except OSError:
-            continue
-        if target.startswith("socket:["):
-            inodes.add(int(target[8:-1]))
-    return inodes
-
-
-def is_loopback(address: str) -> bool:
-    ip = ipaddress.ip_address(address)
-    return ip.is_loopback or (ip.version == 6 and ip.ipv4_mapped is not None and ip.ipv4_mapped.is_loopback)
 
 
 def is_local_address(address: str) -> bool:
@@ -101,11 +55,6 @@ def ephemeral_ports() -> range:
     return range(low, high + 1)
 
 
-def node_sockets(pid: int) -> list[InetSocket]:
-    table = inet_sockets()
-    return [table[i] for i in socket_inodes(pid) if i in table]
-
-
 def test_every_socket_of_every_node_is_on_loopback_but_unread_send_sockets(robot_graph):
     graph, client = robot_graph(sim_nodes("bioloid"))
     # every node up (a node still importing its libraries has no socket yet)
@@ -114,7 +63,7 @@ def test_every_socket_of_every_node_is_on_loopback_but_unread_send_sockets(robot
     domain_ports = range(PORT_BASE + DOMAIN_GAIN * domain, PORT_BASE + DOMAIN_GAIN * (domain + 1))
     send_sockets = []
     for name, process in graph.processes.items():
-        sockets = node_sockets(process.pid)
+        sockets = process_sockets(process.pid)
         assert not [s for s in sockets if s.protocol == "tcp"], f"{name} has TCP sockets: {sockets}"
         assert [s for s in sockets if s.port in domain_ports and is_loopback(s.address)], \
             f"{name}: no socket on the DDS ports of domain {domain}: {sockets}"
