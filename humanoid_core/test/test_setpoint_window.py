@@ -141,3 +141,18 @@ def test_a_clock_that_is_not_the_robots_is_not_used():
     """A simulation's time against the node's system clock: the readings' own time rules."""
     batch = fed(setpoints(5.0 + LEAD, 160)).flush(5.0, clock=1.8e9)
     assert batch is not None and batch.start == pytest.approx(5.0 + TRAJECTORY_DELAY)
+
+
+def test_an_abandoned_motion_leaves_no_delay_to_the_next():
+    """A fall ends a motion that had been held back by a stall: the next one runs on its own plan."""
+    filled = fed(setpoints(1.6, 41))
+    filled.flush(1.0)
+    for setpoint in setpoints(1.805, 100):
+        filled.add(setpoint, final=False)
+    filled.flush(2.5)
+    assert filled.delay > 0.0
+    filled.abandon()
+    assert (filled.ahead, filled.delay) == ([], 0.0)
+    for setpoint in setpoints(5.0 + LEAD, 10):
+        filled.add(setpoint, final=False)
+    assert filled.flush(5.0).setpoints[0].stamp == pytest.approx(5.0 + LEAD)

@@ -213,7 +213,7 @@ class GaitControllerNode:
             return False
         playing.run = GaitRun(playing.player, positions, self.stance, playing.duration, self.params.timing)
         playing.begins = now + TRAJECTORY_DELAY
-        self._stream.ahead = []  # anything left of a gait abandoned before
+        self._stream.abandon()  # anything left of a gait abandoned before
         return True
 
     def _stop(self, playing: Playing, now: float) -> bool:
@@ -267,7 +267,7 @@ class GaitControllerNode:
             playing.code = PlayGait.Result.FELL
             playing.message = f"{reason}: gait stopped, nothing more sent"
             playing.finished.set()
-            self._stream.ahead = []
+            self._stream.abandon()
         self._log.error(playing.message)
 
     # -- the action -------------------------------------------------------------------------

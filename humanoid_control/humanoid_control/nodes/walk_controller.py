@@ -228,7 +228,7 @@ class WalkControllerNode:
             if walking:
                 self._fell = reason
                 controller.abandon(f"{reason}: walk stopped, nothing more sent")
-                self.cycle.batcher.ahead = []
+                self.cycle.batcher.abandon()
                 self._report(controller)
         if walking:
             self._log.error(f"{reason}: walk stopped, nothing more sent")

@@ -38,6 +38,10 @@ class SetpointStream:
     def ahead(self, setpoints: list[Setpoint]) -> None:
         self.batcher.ahead = setpoints
 
+    def abandon(self) -> None:
+        """Forget the motion under way (:meth:`SetpointBatcher.abandon`)."""
+        self.batcher.abandon()
+
     @property
     def sent_until(self) -> float:
         return self.batcher.sent_until

@@ -97,6 +97,13 @@ class SetpointBatcher:
         elif final:
             self.ahead[-1] = setpoint
 
+    def abandon(self) -> None:
+        """Forget the motion under way (nothing more of it is sent: a fall, a new gait): the
+        next motion starts on its own plan, whatever delay this one had."""
+        self.ahead = []
+        self.delay = 0.0
+        self._sent_plan = -math.inf
+
     def flush(self, now: float, final: bool = False, clock: float | None = None) -> Batch | None:
         """At a reading stamped ``now``: keep the set-points still ahead and return the
         trajectory to send when one is due (always with the motion's ``final`` set-point,
@@ -123,9 +130,7 @@ class SetpointBatcher:
         if self.ahead and (final or now - self.sent_at >= self.send_period - 1e-9):
             batch = self._batch(now)
         if final:
-            self.ahead = []
-            self.delay = 0.0
-            self._sent_plan = -math.inf
+            self.abandon()
         return batch
 
     def _resume_if_run_out(self, now: float, begins: float) -> None:
