@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 import math
 import threading
 
@@ -159,10 +160,13 @@ def test_the_checker_follows_joint_states_and_reports_the_robot_clear(robot):
                "the checker's state of the last reading", PATIENCE)
     checked = {seconds(s.header.stamp) for s in list(robot.states)}
     assert len(joint_states) >= 10  # the emulated bus on a busy machine runs well below 100 Hz
-    # one state per joint_states message, with its stamp: most readings have their state (on a
-    # machine as busy as the shared test machines every subscriber drops some); a node
-    # publishing on a timer of its own, or for every few readings only, would not reach half
-    assert len(stamps & checked) >= 0.5 * len(stamps)
+    # one state per joint_states message, with its stamp. On a machine as busy as the shared test
+    # machines every subscriber drops some (47 of 100 in a loaded clean-clone run), so what tells
+    # a state per reading from a node publishing on a timer of its own or for every few readings
+    # is that readings one after the other both have theirs, again and again
+    ordered = sorted(stamps)
+    successive = sum(a in checked and b in checked for a, b in itertools.pairwise(ordered))
+    assert successive >= min(5, len(ordered) // 3), (successive, len(stamps & checked), len(stamps))
     latest = robot.states[-1]
     model = load_model(robot.name)
     assert not latest.in_collision and latest.closest_pair.distance > model.config.safety_distance
