@@ -12,7 +12,7 @@ every process that still carries the owner's mark.
 The instance listens on the loopback interface only and sends no usage report. Ray turns
 the ``127.0.0.1`` given to ``ray.init`` into the machine's network address and has its
 servers listen on every interface, unless its single-machine mode is on, which it keeps for
-Windows and macOS: :data:`LOCAL_ENVIRONMENT` turns it on for the local instance (every
+Windows and macOS: :data:`LOCAL_MODE` turns it on for the local instance (every
 server then listens on 127.0.0.1; ``test_local_ray.py`` reads the instance's sockets from
 ``/proc``). A cluster given by address keeps its own settings.
 
@@ -38,7 +38,7 @@ OWNER_VARIABLE = "HUMANOID_RAY_OWNER"
 RAY_ENVIRONMENT = {"RAY_USAGE_STATS_ENABLED": "0"}
 #: The local instance's besides: Ray's single-machine mode (loopback addresses only; the
 #: variable's name says what it was made for, its effect is the same on Linux).
-LOCAL_ENVIRONMENT = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+LOCAL_MODE = ("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 #: The local instance's workers' niceness unless the environment sets ``RAY_worker_niceness``.
 WORKER_NICENESS = 0
 
@@ -60,11 +60,12 @@ class LocalRay:
 
 def start(cpus: int) -> LocalRay:
     """``ray.init`` of a local instance of ``cpus`` CPUs on 127.0.0.1, reaped with this process.
-    Call it before anything imports ``ray``: Ray reads its single-machine mode at import."""
-    if "ray" in sys.modules:
+    Call it before anything imports ``ray``: Ray reads its single-machine mode at import (a
+    second instance after the first one stopped is fine: the mode was read then)."""
+    if "ray" in sys.modules and os.environ.get(LOCAL_MODE[0]) != LOCAL_MODE[1]:
         raise RuntimeError("local_ray.start() must come before `import ray`: Ray reads its single-machine mode "
                            "(loopback only) when it is imported")
-    os.environ.update(RAY_ENVIRONMENT | LOCAL_ENVIRONMENT | {OWNER_VARIABLE: str(os.getpid())})
+    os.environ.update(RAY_ENVIRONMENT | dict([LOCAL_MODE]) | {OWNER_VARIABLE: str(os.getpid())})
     os.environ.setdefault("RAY_worker_niceness", str(WORKER_NICENESS))
     reaper = subprocess.Popen([sys.executable, "-m", "humanoid_experiments.local_ray", str(os.getpid())],
                               stdin=subprocess.PIPE)
@@ -81,16 +82,12 @@ class RayConnection:
     leaves the cluster running."""
 
     def __init__(self, workers: int | None, address: str | None) -> None:
-        self._local: LocalRay | None = None
+        self._local: LocalRay | None = None if address else start(workers or os.cpu_count() or 1)
+        import ray  # after start(), which must come first
+
         if address:
             os.environ.update(RAY_ENVIRONMENT)
-            import ray
-
             ray.init(address=address, logging_level="ERROR", log_to_driver=False)
-        else:
-            self._local = start(workers or os.cpu_count() or 1)
-        import ray
-
         self.workers = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
 
     @property

@@ -60,3 +60,20 @@ def test_the_local_instance_listens_on_loopback_only_and_its_workers_at_the_comm
 def test_the_environment_may_put_the_workers_in_the_background():
     report, _ = run_instance({"RAY_worker_niceness": "15"})
     assert report["niceness"] == os.nice(0) + 15
+
+
+def test_a_second_instance_starts_in_the_same_process_and_one_after_a_foreign_import_is_refused():
+    """Ray reads its single-machine mode when imported: a process that imported ray itself
+    first would get an instance on every interface, so ``start`` refuses with the reason; one
+    whose first instance set the mode may start another once that one stopped."""
+    again = ("from humanoid_experiments import local_ray\nlocal_ray.start(1).stop()\nlocal_ray.start(1).stop()\n"
+             "print('started twice')")
+    refused = ("import ray\nfrom humanoid_experiments import local_ray\ntry:\n    local_ray.start(1)\n"
+               "except RuntimeError as error:\n    print(error)")
+    env = {key: value for key, value in os.environ.items() if key != "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"}
+    twice = subprocess.run([sys.executable, "-c", again], env=env, capture_output=True, text=True, timeout=300,
+                           check=False)
+    assert twice.returncode == 0 and "started twice" in twice.stdout, twice.stderr[-3000:]
+    foreign = subprocess.run([sys.executable, "-c", refused], env=env, capture_output=True, text=True, timeout=120,
+                             check=False)
+    assert "must come before `import ray`" in foreign.stdout, foreign.stderr[-3000:]
