@@ -5,8 +5,10 @@ command connects to a running robot (the simulation or the hardware alike: it us
 only the shared interface) and reads commands on stdin, one per line. Every move is a
 smooth rest-to-rest trajectory through ``follow_joint_trajectory``, planned by the
 motion package like the transition before any motion (within the joints' rate
-limits), and every target is kept within the joint's position limits. Angles are in
-degrees, joints are the URDF names (case does not matter)::
+limits), and every target is kept within the joint's position limits. A move is over once
+the moved joints have come to rest (see below), so what it reports and what ``save`` stores
+next is the pose the robot rests in. Angles are in degrees, joints are the URDF names (case
+does not matter)::
 
     help                 list the commands
     show [JOINT]         current position of every joint (or of one), with its limits
@@ -27,6 +29,16 @@ piped in. A command that fails (unknown command or joint, malformed number, a mo
 the robot did not complete, a file that cannot be written, which is then left as it was)
 prints one line ``error: ...`` on stderr and the session goes on; the exit status is 1
 when any command failed, 0 otherwise.
+
+Coming to rest: the trajectory's goal succeeds once the joints are within the interface's
+goal tolerance (0.05 rad on the simulated robots), while the servo still closes the rest of
+the gap; the move then waits for a reading in which the moved joints are slower than 1 deg/s
+(``SETTLED_SPEED``), or 1 robot second (``SETTLE_LIMIT``) after the trajectory's end for a
+joint that never comes to rest. Only readings stamped from the trajectory's end on count,
+that end taken from the goal's feedback (robot time): the command takes the robot's readings
+in order and can be behind it (a loaded machine, a simulation faster than real time), so when
+the goal's result comes, readings from during the move, and from before it, where the joint
+stood still, may not be taken yet; the latest reading taken is not the robot's time then.
 """
 
 from __future__ import annotations
@@ -45,7 +57,9 @@ from humanoid_core import positive_number
 from humanoid_description import ROBOTS
 
 if TYPE_CHECKING:
-    from humanoid_control.ros import RobotClient
+    from trajectory_msgs.msg import JointTrajectory
+
+    from humanoid_control.ros import GoalOutcome, RobotClient
     from humanoid_core.motion import JointBounds
 
 # rclpy and the motion package are imported where they are used: the `humanoid`
@@ -193,11 +207,14 @@ class PosingSession:
         motion = Motion(name="pose", robot=self.robot, joint_names=joints, times=[0.0],
                         positions=[[goal[j] for j in joints]])
         playback = plan_playback(motion, current=before)
+        ended = None
         if playback.transition_duration > 0.0:
-            outcome = self.client.follow(playback_trajectory(playback), timeout=MOVE_TIMEOUT)
+            trajectory = playback_trajectory(playback)
+            outcome = self.client.follow(trajectory, timeout=MOVE_TIMEOUT)
             if not outcome.succeeded:
                 raise CommandError(f"the robot did not complete the move: {outcome.error_string}")
-        after = self.settle(joints)
+            ended = trajectory_end(outcome, trajectory)
+        after = self.settle(joints, ended)
         if len(joints) == 1:
             (joint,) = joints
             self.say(f"{joint}: {math.degrees(before[joint]):.2f} -> {math.degrees(after[joint]):.2f} deg")
@@ -206,13 +223,17 @@ class PosingSession:
             self.say(f"{len(joints)} joints moved; the most: {moved}: "
                      f"{math.degrees(before[moved]):.2f} -> {math.degrees(after[moved]):.2f} deg")
 
-    def settle(self, joints: tuple[str, ...]) -> dict[str, float]:
-        """Positions once the moved joints have stopped: a trajectory ends when the joints are
-        within the interface's goal tolerance, while a loaded servo still creeps the last
-        fraction of a degree, which a saved pose would otherwise miss."""
+    def settle(self, joints: tuple[str, ...], ended: float | None = None) -> dict[str, float]:
+        """Positions once the moved joints have come to rest (module docstring): a trajectory
+        ends when the joints are within the interface's goal tolerance, while the servo still
+        closes the gap (up to 0.05 rad), which a saved pose would otherwise miss. ``ended``:
+        robot time by which the trajectory had ended (:func:`trajectory_end`); None (no move,
+        or not known): the latest reading taken."""
         from humanoid_control.ros import seconds
 
         start = self.client.now()
+        if ended is not None:  # this client's latest reading may be from during the move, or before it
+            start = max(start, ended)
         while True:
             msg = self.client.wait_for_joint_states()
             stamp = seconds(msg.header.stamp)
@@ -222,6 +243,19 @@ class PosingSession:
             if (not speeds or stamp >= start + SETTLE_LIMIT
                     or all(abs(speeds[j]) < SETTLED_SPEED for j in joints)):
                 return dict(zip(msg.name, msg.position, strict=True))
+
+
+def trajectory_end(outcome: GoalOutcome, trajectory: JointTrajectory) -> float | None:
+    """Robot time by which a followed trajectory had ended, from its goal's feedback (stamped
+    on the robot's clock): its start (a feedback's stamp less its time from the start; the
+    first feedback, sent when the trajectory started, has 0) plus its duration; None without
+    feedback."""
+    from humanoid_control.ros import seconds
+
+    starts = [seconds(f.header.stamp) - seconds(f.desired.time_from_start) for f in outcome.feedback]
+    if not starts or not trajectory.points:
+        return None
+    return min(starts) + seconds(trajectory.points[-1].time_from_start)
 
 
 def degrees(text: str) -> float:

@@ -13,12 +13,13 @@ from __future__ import annotations
 import math
 import re
 import subprocess
+from collections import deque
 
 import numpy as np
 import pytest
 from cli_entry import entry_point
 
-from humanoid_control.ros import seconds
+from humanoid_control.ros import RobotClient, seconds
 from humanoid_core.motion import load_motion, plan_playback, read_keyframes
 from humanoid_robot_bioloid import read_thesis_poses
 from humanoid_robot_hoap2 import read_hoap2_csv
@@ -33,10 +34,42 @@ COMMAND = ["pose"]
 #: How close (deg) a held joint's measurement is to its target: the simulated servos hold
 #: unloaded arm joints to a few hundredths of a degree; 0.5 deg is a tenth of any move here.
 REACHED_DEG = 0.5
+#: Robot seconds a lagging command's readings are behind the robot: three times its 0.5 s moves.
+LAG = 1.5
 
 
 def pose(robot: str, script: str, *options: str) -> subprocess.CompletedProcess:
     return entry_point(*COMMAND, "--robot", robot, *options, input=script)
+
+
+def after_the_session(client: RobotClient) -> dict[str, float]:
+    """Positions the robot measured after the session (rad), once ``client`` has taken every
+    reading up to then (its recording complete). A client's latest reading is not where the
+    robot is: it takes the readings in order and can be behind (a loaded machine, the command
+    running in this process, a simulation as fast as the machine allows); CI's run once measured
+    the elbow 0.41 s into its 0.5 s move, at 17.85 deg. A client made now hears only readings
+    published from now on."""
+    with RobotClient("pose_test_after") as fresh:
+        state = fresh.wait_for_joint_states(60.0)
+    stamp = seconds(state.header.stamp)
+    while (taken := client.joint_state) is None or seconds(taken.header.stamp) < stamp:
+        client.wait_for_joint_states(60.0)
+    return dict(zip(state.name, state.position, strict=True))
+
+
+def lagging(client_type: type, lag: float):
+    """``client_type``'s robot_state callback for clients made from now on: each reading taken
+    once one ``lag`` robot seconds newer has come, as by a client that far behind the robot."""
+    take = client_type._on_robot_state
+
+    def on_robot_state(self, msg) -> None:
+        held = self.__dict__.setdefault("_lagging", deque())
+        held.append(msg)
+        newest = seconds(msg.joint_states.header.stamp)
+        while held and seconds(held[0].joint_states.header.stamp) <= newest - lag:
+            take(self, held.popleft())
+
+    return on_robot_state
 
 
 def degrees_of(recorded: list, joint: str) -> np.ndarray:
@@ -72,7 +105,7 @@ reset rarm_joint1
 """
     client.start_recording()
     result = pose("hoap2", script)
-    final = client.current_positions()
+    final = after_the_session(client)
     recorded = client.stop_recording()
 
     # every bad line got its one-line error, and nothing else failed
@@ -128,7 +161,7 @@ def test_bioloid_poses_are_saved_as_thesis_poses(robot_graph, tmp_path):
     result = pose("bioloid", f"move r_elbow 20\nsave {path} elbow bent\nsave {path}\nquit\nmove r_elbow 20\n")
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
-    measured = client.current_positions()
+    measured = after_the_session(client)
 
     poses = read_thesis_poses(path, "bioloid")
     assert [p.label for p in poses] == ["elbow bent", "pose 2"]
@@ -136,6 +169,28 @@ def test_bioloid_poses_are_saved_as_thesis_poses(robot_graph, tmp_path):
         for joint, value in saved.positions.items():
             assert math.degrees(value) == pytest.approx(math.degrees(measured[joint]), abs=0.1), joint
     assert math.degrees(measured["r_elbow"]) == pytest.approx(20.0, abs=REACHED_DEG)  # quit ended the session
+
+
+def test_a_session_behind_the_robot_saves_the_pose_the_robot_rests_in(robot_graph, tmp_path, monkeypatch):
+    """The command's readings 1.5 robot seconds behind the robot: when the move's result comes,
+    the latest reading it has taken is from before the move, the joint at rest there; the move
+    still ends, and the pose is saved, where the robot came to rest (not at the pose before the
+    move, as when the move's end was the latest reading taken)."""
+    _graph, client = robot_graph(sim_nodes("bioloid", lockstep=True))
+    path = tmp_path / "poses.csv"
+    with monkeypatch.context() as patch:
+        patch.setattr(RobotClient, "_on_robot_state", lagging(RobotClient, LAG))
+        result = pose("bioloid", f"move r_elbow 20\nsave {path} elbow bent\n")
+    assert result.returncode == 0, result.stderr
+    measured = after_the_session(client)
+
+    assert math.degrees(measured["r_elbow"]) == pytest.approx(20.0, abs=REACHED_DEG)
+    moved = re.search(r"r_elbow: (\S+) -> (\S+) deg", result.stdout)
+    assert moved is not None, result.stdout
+    assert float(moved.group(2)) == pytest.approx(math.degrees(measured["r_elbow"]), abs=0.1)
+    (saved,) = read_thesis_poses(path, "bioloid")
+    for joint, value in saved.positions.items():
+        assert math.degrees(value) == pytest.approx(math.degrees(measured[joint]), abs=0.1), joint
 
 
 def test_without_a_robot_the_session_does_not_start():
