@@ -1,6 +1,7 @@
 """The set-points a controller's trajectories carry (loop.setpoint_window): those not yet due
 when a trajectory begins; after a stall longer than the node's lead, the motion resumes from
-the last set-point sent (never a jump the front would refuse); the final set-point always."""
+the last set-point sent, and after the robot refused what was sent, from where it stands
+(never a jump the front would refuse); the final set-point always."""
 
 from __future__ import annotations
 
@@ -15,9 +16,9 @@ SPEED = 1.0  # rad/s of the synthetic motion (below the limit)
 LIMIT = np.full(3, 5.0)  # rad/s
 
 
-def setpoints(first: float, count: int) -> list[Setpoint]:
-    """A motion at SPEED rad/s, one set-point per PERIOD from robot time ``first``."""
-    return [Setpoint(first + k * PERIOD, np.full(3, SPEED * (first + k * PERIOD)), np.full(3, SPEED))
+def setpoints(first: float, count: int, speed: float = SPEED) -> list[Setpoint]:
+    """A motion at ``speed`` rad/s, one set-point per PERIOD from robot time ``first``."""
+    return [Setpoint(first + k * PERIOD, np.full(3, speed * (first + k * PERIOD)), np.full(3, speed))
             for k in range(count)]
 
 
@@ -156,3 +157,70 @@ def test_an_abandoned_motion_leaves_no_delay_to_the_next():
     for setpoint in setpoints(5.0 + LEAD, 10):
         filled.add(setpoint, final=False)
     assert filled.flush(5.0).setpoints[0].stamp == pytest.approx(5.0 + LEAD)
+
+
+FAST = 4.0  # rad/s: a motion near the limit (a Bioloid's arms in its walk)
+
+
+def streamed(measured_at, until: float) -> tuple[SetpointBatcher, list[Setpoint], list[str], list]:
+    """A motion at FAST rad/s from robot time 1.1 (the first trajectory's start), flushed at
+    every reading (PERIOD apart) from 1.0 until ``until`` with the joints measured at
+    ``measured_at(now)``: the batcher, the plan, the warnings and the trajectories sent
+    (reading time, batch)."""
+    warnings: list[str] = []
+    plan = setpoints(1.1, 800, FAST)
+    filled = fed(plan, warnings)
+    sent = []
+    for now in np.arange(1.0, until, PERIOD):
+        batch = filled.flush(float(now), measured=measured_at(float(now)))
+        if batch is not None:
+            sent.append((float(now), batch))
+    return filled, plan, warnings, sent
+
+
+def test_a_robot_that_refused_what_was_sent_is_sent_the_motion_from_where_it_stands():
+    """The robot took the trajectories up to robot time 1.2 and then refused one (too late,
+    say): it holds there while the node's plan goes on at 4 rad/s, so every later trajectory
+    would be a jump the front refuses. Once the robot is measured off every set-point of the
+    last half second, the motion resumes from where it stands, reachable within the limits;
+    and the robot that takes it is then followed without a second shift."""
+    stopped = np.full(3, FAST * 1.2)
+    filled, _plan, warnings, sent = streamed(lambda now: np.full(3, FAST * min(max(now, 1.1), 1.2)), 2.0)
+    assert len(warnings) == 1 and "did not take the set-points sent" in warnings[0]
+    when, resumed = next((now, batch) for now, batch in sent if batch.setpoints[0].stamp > now + 0.2)
+    assert 1.2 + 0.5 < when < 1.2 + 0.6  # as soon as it is off the last half second's set-points
+    first = resumed.setpoints[0]
+    assert np.max(np.abs(first.positions - stopped)) / (first.stamp - resumed.start) <= LIMIT[0] / 2 + 1e-9
+    assert np.diff([s.stamp for s in resumed.setpoints]) == pytest.approx(PERIOD)  # then as planned
+    # the robot takes it: its set-point leads in from where it stood, then goes on as planned
+    times = [resumed.start] + [s.stamp for s in resumed.setpoints]
+    path = np.array([stopped[0]] + [s.positions[0] for s in resumed.setpoints])
+    for now in np.arange(when + PERIOD, when + 1.0, PERIOD):
+        filled.flush(float(now), measured=np.full(3, np.interp(now - 0.05, times, path)))  # lagging 50 ms
+    assert len(warnings) == 1
+    assert filled.delay == pytest.approx(first.stamp - first.positions[0] / FAST)  # the plan's time of it
+
+
+def test_a_servo_that_lags_its_set_points_is_not_taken_for_a_refusal():
+    """Measured 0.1 s behind the plan at 4 rad/s, the robot is 0.8 rad from each next
+    trajectory's first set-point (the front would refuse that jump from where the servos are),
+    yet it follows: nothing changes."""
+    filled, _plan, warnings, sent = streamed(lambda now: np.full(3, FAST * max(1.1, now - 0.1)), 2.5)
+    assert warnings == [] and filled.delay == 0.0
+    assert all(batch.setpoints[0].stamp < now + TRAJECTORY_DELAY + 2 * PERIOD for now, batch in sent[1:])
+
+
+def test_a_node_behind_the_robots_clock_at_a_motions_start_leads_in_to_what_is_still_ahead():
+    """The node handles the motion's first reading (stamped 5.0, the robot where the plan
+    begins) when the robot's clock reads 5.5: the set-points up to 5.6 are due already, and
+    the plan at 4 rad/s is 2.4 rad away by then. The first trajectory leads in to the first
+    set-point still ahead within the limits (the front refuses a jump, and then every later
+    trajectory: the robot would never have moved)."""
+    warnings: list[str] = []
+    plan = setpoints(5.0, 300, FAST)
+    batch = fed(plan, warnings).flush(5.0, clock=5.5, measured=plan[0].positions)
+    assert batch is not None and batch.start == pytest.approx(5.5 + TRAJECTORY_DELAY)
+    first = batch.setpoints[0]
+    assert np.max(np.abs(first.positions - plan[0].positions)) / (first.stamp - batch.start) <= LIMIT[0] / 2 + 1e-9
+    assert np.diff([s.stamp for s in batch.setpoints]) == pytest.approx(PERIOD)
+    assert warnings and "out of reach from where the robot is" in warnings[-1]

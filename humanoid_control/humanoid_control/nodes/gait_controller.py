@@ -169,7 +169,7 @@ class GaitControllerNode:
             if playing is None or playing.finished.is_set():
                 return
             final = self._cycle(playing, now, positions)
-        self._stream.flush(now, final, self.node.get_clock().now().nanoseconds * 1e-9)
+        self._stream.flush(now, final, self.node.get_clock().now().nanoseconds * 1e-9, positions)
 
     def _cycle(self, playing: Playing, now: float, positions: np.ndarray) -> bool:
         """Compute the run's set-points up to ``command_lead`` ahead (with the lock held);

@@ -20,6 +20,9 @@ from humanoid_control.ros.matched_publisher import robot_unheard
 from humanoid_control.ros.ros_time import to_duration, to_time
 from humanoid_core.loop import Batch, Setpoint, SetpointBatcher, farthest_joint
 
+#: Times a controller sends its last set-point again to a robot not there once it is due.
+FINAL_RESENDS = 1
+
 
 class SetpointStream:
     """A batcher whose trajectories go out on ``joint_trajectory``."""
@@ -59,10 +62,11 @@ class SetpointStream:
             time.sleep(0.05)
         return unheard
 
-    def flush(self, now: float, final: bool = False, clock: float | None = None) -> None:
-        """At a reading stamped ``now`` (the node's clock reading ``clock``): send the
-        set-points still ahead when a trajectory is due."""
-        self.publish(self.batcher.flush(now, final, clock))
+    def flush(self, now: float, final: bool = False, clock: float | None = None,
+              measured: np.ndarray | None = None) -> None:
+        """At a reading stamped ``now`` (the node's clock reading ``clock``, the joints
+        ``measured``): send the set-points still ahead when a trajectory is due."""
+        self.publish(self.batcher.flush(now, final, clock, measured))
 
     def publish(self, batch: Batch | None) -> None:
         if batch is None:
@@ -82,11 +86,14 @@ class SetpointStream:
         how far off. ``reading``: the robot's time and measured positions (canonical order);
         ``going_on``: False stops the wait (the robot silent, the node shutting down). The
         controllers stream open loop: a robot that refused their set-points (come too late,
-        too fast from where it stood, too long) would otherwise pass for one that moved."""
+        too fast from where it stood, too long) would otherwise pass for one that moved. A
+        robot not there is sent the last set-point again, from where it is, up to
+        :data:`FINAL_RESENDS` times (a last trajectory refused as late on a loaded machine)."""
         target = self.batcher.last_sent
         if target is None:
             return None
         deadline = reading()[0] + settle
+        resends = 0
         while True:
             now, measured = reading()
             if measured is None:
@@ -94,8 +101,22 @@ class SetpointStream:
             joint, error = farthest_joint(measured, target.positions)
             if error <= tolerance:
                 return None
-            if now >= deadline or not going_on():
-                return (f"the robot did not reach the last set-point sent: {names[joint]} {error:.3f} rad from it "
-                        f"{settle:g} s after it was due (tolerance {tolerance:g} rad; set-points refused or late? "
-                        "the robot interface's log says why)")
+            if not going_on():
+                return self._short(names[joint], error, settle, tolerance)
+            if now >= deadline:
+                if resends == FINAL_RESENDS:
+                    return self._short(names[joint], error, settle, tolerance)
+                resends += 1
+                self._node.get_logger().warning(
+                    f"the robot did not reach the last set-point sent ({names[joint]} {error:.3f} rad from it "
+                    f"{settle:g} s after it was due): sent again from where it is ({resends} of {FINAL_RESENDS})")
+                self.publish(self.batcher.resend_last(now, measured))
+                target = self.batcher.last_sent
+                deadline = target.stamp + settle
             time.sleep(period)
+
+    @staticmethod
+    def _short(joint: str, error: float, settle: float, tolerance: float) -> str:
+        return (f"the robot did not reach the last set-point sent: {joint} {error:.3f} rad from it {settle:g} s after "
+                f"it was due (tolerance {tolerance:g} rad; set-points refused or late? the robot interface's log "
+                "says why)")

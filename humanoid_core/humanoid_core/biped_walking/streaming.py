@@ -69,7 +69,7 @@ class WalkCycle:
             if final:
                 break
         self.updated = now
-        return self.batcher.flush(now, final, clock)
+        return self.batcher.flush(now, final, clock, positions)
 
 
 def walk_sensors(params: WalkParameters, imu: tuple[float, float, float, float] | None,

@@ -5,7 +5,9 @@ those not yet due when the trajectory begins (:class:`SetpointBatcher`). A node 
 CPU for longer than its lead leaves the robot holding the last set-point it sent; its next
 trajectory then resumes the motion from there, later by the time the robot held, instead of
 heading for where the motion would be by now (a jump the front refuses, and every later
-trajectory with it: the robot would stay where it stopped).
+trajectory with it: the robot would stay where it stopped). A robot measured away from what
+it was sent (a trajectory refused, as one come too late) is sent the motion from where it
+stands in the same way.
 """
 
 from __future__ import annotations
@@ -32,6 +34,12 @@ class Setpoint:
 #: s: a node's clock this far or more ahead of the reading it handles is not the robot's clock
 #: (:meth:`SetpointBatcher.flush`): a node a minute behind its readings has no motion left to save.
 MAX_LAG = 60.0
+
+#: rad, s: a robot measured farther than this from every set-point it was sent for the last
+#: ``FOLLOW_WINDOW`` did not take them (:meth:`SetpointBatcher.flush`); servos that lag their
+#: set-points by less than the window, or miss them by less than the tolerance, follow.
+FOLLOW_TOLERANCE = 0.15
+FOLLOW_WINDOW = 0.5
 
 #: s: a trajectory sent begins this far after the reading it answers (its header stamp):
 #: the front runs the previous one until then, so delays below it change nothing.
@@ -64,7 +72,9 @@ class SetpointBatcher:
     robot has run out of set-points and holds the last one sent: ``delay`` then grows so that
     the motion resumes from that one (the robot moves from it to the next set-point over the
     node's command lead, then on as planned: within the joints' speed limits, as the
-    controller made them), and stays so until the motion's final set-point."""
+    controller made them), and stays so until the motion's final set-point. It grows too when
+    the measured joints show that the robot did not take what was sent
+    (:meth:`_resume_from_measured`)."""
 
     def __init__(self, velocity_limit: np.ndarray, command_lead: float, send_period: float,
                  smooth_velocities: bool = True, warn: Callable[[str], None] = lambda _text: None) -> None:
@@ -83,6 +93,7 @@ class SetpointBatcher:
         self.sent_at = -math.inf  # robot time of the last trajectory sent
         self.last_sent: Setpoint | None = None  # its last point (robot time)
         self._sent_plan = -math.inf  # plan stamp of the last point sent
+        self._sent: list[Setpoint] = []  # the robot's set-points if it took all sent (robot time)
 
     @property
     def sent_until(self) -> float:
@@ -103,8 +114,10 @@ class SetpointBatcher:
         self.ahead = []
         self.delay = 0.0
         self._sent_plan = -math.inf
+        self._sent = []
 
-    def flush(self, now: float, final: bool = False, clock: float | None = None) -> Batch | None:
+    def flush(self, now: float, final: bool = False, clock: float | None = None,
+              measured: np.ndarray | None = None) -> Batch | None:
         """At a reading stamped ``now``: keep the set-points still ahead and return the
         trajectory to send when one is due (always with the motion's ``final`` set-point,
         after which nothing is kept). ``clock``: the node's clock when it handles the reading.
@@ -112,7 +125,9 @@ class SetpointBatcher:
         system clock), a node behind its readings (a queue of them on a loaded machine)
         schedules from the clock: nothing it sends is already past. A clock more than
         :data:`MAX_LAG` from the readings is another clock (the system's against a
-        simulation's time) and is not used."""
+        simulation's time) and is not used. ``measured``: the reading's joint positions
+        (canonical order, NaN: unknown), which tell a robot that did not take what was sent
+        (:meth:`_resume_from_measured`)."""
         if clock is not None and now < clock < now + MAX_LAG:
             now = clock
         begins = now + TRAJECTORY_DELAY
@@ -128,6 +143,8 @@ class SetpointBatcher:
         self.ahead = kept
         batch = None
         if self.ahead and (final or now - self.sent_at >= self.send_period - 1e-9):
+            if measured is not None:
+                self._resume_from_measured(now, measured)
             batch = self._batch(now)
         if final:
             self.abandon()
@@ -138,7 +155,8 @@ class SetpointBatcher:
         holds the last one sent; the motion resumes from it, its next set-point ``command_lead``
         after ``now`` (the margin a motion's first trajectory has against a late arrival), the
         rest as planned after it (``delay`` grows). Before anything of the motion was sent, the
-        motion starts at its first set-point still ahead, from where the robot is."""
+        motion starts at its first set-point still ahead, from where the robot is (led in to it
+        within the speed limits: :meth:`_resume_from_measured`)."""
         if not math.isfinite(self._sent_plan):
             return
         unsent = [s for s in self.ahead if s.stamp > self._sent_plan + 1e-9]
@@ -150,6 +168,62 @@ class SetpointBatcher:
         self.warn(f"the robot ran out of set-points (this node got no CPU for a while) and holds the last one sent "
                   f"from {held:.3f} s before this trajectory's start: the motion resumes from there, "
                   f"{self.delay:.3f} s behind its plan")
+
+    def _resume_from_measured(self, now: float, measured: np.ndarray) -> None:
+        """The next trajectory's first set-point is out of reach from where the robot is
+        measured (faster than the joints' limits: the front would refuse it). Either nothing
+        of the motion was sent yet (a node behind the robot's clock skipped its first
+        set-points, already due) or the robot did not take what was sent: it is measured away
+        from every set-point it was sent for the last :data:`FOLLOW_WINDOW` (servos lagging
+        behind their set-points are near one of them), standing where a refused trajectory
+        left it (the robot interface's log says why). The motion goes on from where the robot
+        is: its next set-point after a lead-in at half the joints' speed limits, the rest as
+        planned after it (``delay`` grows)."""
+        known = np.isfinite(measured)
+        first = self.ahead[0]
+        need = float(np.max(np.abs(first.positions - measured)[known] / self._velocity_limit[known], initial=0.0))
+        if need <= first.stamp + self.delay - now:
+            return
+        if self._sent:
+            off = self._off_path(now, measured, known)
+            if off <= FOLLOW_TOLERANCE:
+                return
+            why = (f"the robot did not take the set-points sent (measured {off:.3f} rad from every one of the last "
+                   f"{FOLLOW_WINDOW:g} s; refused? the robot interface's log says why)")
+        else:
+            why = "the motion's first set-point still ahead is out of reach from where the robot is (this node lagged)"
+        lead_in = max(self.command_lead, TRAJECTORY_DELAY + 2.0 * need)
+        self.delay = now + lead_in - first.stamp
+        begins = now + TRAJECTORY_DELAY
+        start = np.where(known, measured, first.positions)
+        self._sent = [s for s in self._sent if s.stamp < begins] + [Setpoint(begins, start, np.zeros_like(start))]
+        self.warn(f"{why}: the motion goes on from where the robot is, {self.delay:.3f} s behind its plan")
+
+    def resend_last(self, now: float, measured: np.ndarray) -> Batch | None:
+        """The last set-point sent, again, as a trajectory starting ``TRAJECTORY_DELAY`` after
+        ``now`` and led in from where the robot is ``measured`` at half the joints' speed
+        limits (at least the command lead): for a robot that is not there once it is due (its
+        last trajectory refused, as one that came too late); None before anything was sent."""
+        last = self.last_sent
+        if last is None:
+            return None
+        known = np.isfinite(measured)
+        need = float(np.max(np.abs(last.positions - measured)[known] / self._velocity_limit[known], initial=0.0))
+        again = Setpoint(now + max(self.command_lead, TRAJECTORY_DELAY + 2.0 * need), last.positions,
+                         np.zeros_like(last.positions))
+        self.sent_at, self.last_sent = now, again
+        return Batch(now + TRAJECTORY_DELAY, [again], [again.velocities])
+
+    def _off_path(self, now: float, measured: np.ndarray, known: np.ndarray) -> float:
+        """How far (rad, the farthest joint) ``measured`` is from the nearest set-point the
+        robot was sent for the last :data:`FOLLOW_WINDOW` up to ``now``."""
+        times = np.array([s.stamp for s in self._sent])
+        path = np.array([s.positions for s in self._sent])
+        recent = (times >= now - FOLLOW_WINDOW) & (times <= now)
+        samples = [np.array([np.interp(t, times, path[:, j]) for j in range(path.shape[1])])
+                   for t in (now - FOLLOW_WINDOW, now)]
+        candidates = np.vstack([path[recent], *samples])
+        return float(np.min(np.max(np.abs(candidates - measured)[:, known], axis=1, initial=0.0)))
 
     def _batch(self, now: float) -> Batch:
         """The set-points still ahead, as one trajectory starting ``TRAJECTORY_DELAY`` after
@@ -168,7 +242,9 @@ class SetpointBatcher:
         self.sent_at = now
         self.last_sent = ahead[-1]
         self._sent_plan = self.ahead[-1].stamp
-        return Batch(now + TRAJECTORY_DELAY, list(ahead), velocities)
+        start = now + TRAJECTORY_DELAY
+        self._sent = [s for s in self._sent if now - FOLLOW_WINDOW - self.send_period <= s.stamp <= start] + ahead
+        return Batch(start, list(ahead), velocities)
 
 
 def farthest_joint(measured: np.ndarray, target: np.ndarray) -> tuple[int, float]:
