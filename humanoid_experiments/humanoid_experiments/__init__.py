@@ -17,5 +17,5 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
     "local_ray": ["marked_processes"],
     "push": ["Trial", "bisect"],
     "walk": [],
-    "walk_in_process": [],
+    "walk_in_process": ["InProcessWalker"],
 })

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from humanoid_core.loop import CommandRejectedError, ErrorCode, farthest_joint
-from humanoid_experiments.walk_in_process import InProcessWalker
+from humanoid_experiments import InProcessWalker
 from humanoid_sim import REFERENCE, SimulatedRobot
 
 ROBOT = "bioloid"

@@ -62,6 +62,6 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
     "robot_state": ["RobotState"],
     "ros_time": ["DriverClock", "seconds", "to_duration", "to_time"],
     "robot_waits": ["CONNECT_TIMEOUT", "STATE_TIMEOUT"],
-    "setpoint_stream": ["SetpointStream"],
+    "setpoint_stream": ["FINAL_RESENDS", "SetpointStream"],
     "topics": ["DEFAULT_TOPICS", "RECORDED_AS_ITS_PARTS", "absolute"],
 })

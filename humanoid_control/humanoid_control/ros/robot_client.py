@@ -367,12 +367,17 @@ class RobotClient:
         return dict(zip(msg.name, msg.position, strict=True))
 
     def current_positions(self, timeout: float = 30.0) -> dict[str, float]:
-        """Measured positions no older than the robot clock now.
+        """Measured positions no older than the robot clock now (:meth:`now`).
 
         ``positions()`` is the latest joint_states this client has processed, which lags the
         robot while messages queue up (a simulation running faster than real time can be
         half a second ahead of it); this waits until the readings have caught up with the
-        clock, so that what a controller does next starts from where the robot is."""
+        clock, so that what a controller does next starts from where the robot is. Only a
+        client that hears the simulator's ``/clock`` (``standard_topics``) knows the robot
+        clock apart from its readings: otherwise :meth:`now` is the latest reading taken,
+        and a client behind the robot (a loaded machine, a command sharing its process) gets
+        that reading. A reading the robot published after the call is the first one a
+        subscription made after it takes (how the posing tests measure)."""
         now = self.now()
         deadline = time.monotonic() + timeout
         while (msg := self._joint_state) is None or seconds(msg.header.stamp) < now:
