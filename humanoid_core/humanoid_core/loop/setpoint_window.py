@@ -181,7 +181,7 @@ class SetpointBatcher:
         planned after it (``delay`` grows)."""
         known = np.isfinite(measured)
         first = self.ahead[0]
-        need = float(np.max(np.abs(first.positions - measured)[known] / self._velocity_limit[known], initial=0.0))
+        need = self._time_to_reach(first.positions, measured)
         if need <= first.stamp + self.delay - now:
             return
         if self._sent:
@@ -192,8 +192,7 @@ class SetpointBatcher:
                    f"{FOLLOW_WINDOW:g} s; refused? the robot interface's log says why)")
         else:
             why = "the motion's first set-point still ahead is out of reach from where the robot is (this node lagged)"
-        lead_in = max(self.command_lead, TRAJECTORY_DELAY + 2.0 * need)
-        self.delay = now + lead_in - first.stamp
+        self.delay = now + self._lead_in(need) - first.stamp
         begins = now + TRAJECTORY_DELAY
         start = np.where(known, measured, first.positions)
         self._sent = [s for s in self._sent if s.stamp < begins] + [Setpoint(begins, start, np.zeros_like(start))]
@@ -207,12 +206,20 @@ class SetpointBatcher:
         last = self.last_sent
         if last is None:
             return None
-        known = np.isfinite(measured)
-        need = float(np.max(np.abs(last.positions - measured)[known] / self._velocity_limit[known], initial=0.0))
-        again = Setpoint(now + max(self.command_lead, TRAJECTORY_DELAY + 2.0 * need), last.positions,
+        again = Setpoint(now + self._lead_in(self._time_to_reach(last.positions, measured)), last.positions,
                          np.zeros_like(last.positions))
         self.sent_at, self.last_sent = now, again
         return Batch(now + TRAJECTORY_DELAY, [again], [again.velocities])
+
+    def _time_to_reach(self, positions: np.ndarray, measured: np.ndarray) -> float:
+        """s the farthest joint needs at its speed limit from ``measured`` (NaN: left out) to ``positions``."""
+        known = np.isfinite(measured)
+        return float(np.max(np.abs(positions - measured)[known] / self._velocity_limit[known], initial=0.0))
+
+    def _lead_in(self, need: float) -> float:
+        """s from a reading to a set-point ``need`` s away at the speed limits, reached at half
+        of them after the trajectory's start, and no sooner than the command lead."""
+        return max(self.command_lead, TRAJECTORY_DELAY + 2.0 * need)
 
     def _off_path(self, now: float, measured: np.ndarray, known: np.ndarray) -> float:
         """How far (rad, the farthest joint) ``measured`` is from the nearest set-point the
