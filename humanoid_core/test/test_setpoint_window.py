@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from humanoid_core.loop import TRAJECTORY_DELAY, Setpoint, SetpointBatcher, points_still_ahead
+from humanoid_core.loop import MAX_RESUMES, TRAJECTORY_DELAY, Setpoint, SetpointBatcher, points_still_ahead
 
 PERIOD = 0.005
 LEAD = 0.8  # s, the HOAP-2's command_lead
@@ -224,3 +224,17 @@ def test_a_node_behind_the_robots_clock_at_a_motions_start_leads_in_to_what_is_s
     assert np.max(np.abs(first.positions - plan[0].positions)) / (first.stamp - batch.start) <= LIMIT[0] / 2 + 1e-9
     assert np.diff([s.stamp for s in batch.setpoints]) == pytest.approx(PERIOD)
     assert warnings and "out of reach from where the robot is" in warnings[-1]
+
+
+def test_a_robot_that_takes_nothing_is_resumed_twice_in_a_row_then_the_motion_goes_on_as_planned():
+    """A robot that refuses everything (standing where the motion began): without a bound,
+    every lead-in refused would be followed by another from the same set-point, and the motion
+    (and its goal) would never end. After two resumes it did not take, the motion goes on as
+    planned, later by those two lead-ins only, and ends; the controller's end check then says
+    the robot did not reach it."""
+    filled, _plan, warnings, sent = streamed(lambda now: np.full(3, FAST * 1.1), 8.0)
+    resumed = [w for w in warnings if "the motion goes on from where the robot is" in w]
+    assert len(resumed) == MAX_RESUMES, warnings
+    assert len(warnings) == MAX_RESUMES + 1 and "goes on as planned" in warnings[-1]
+    assert filled.delay < MAX_RESUMES * (LEAD + 0.5 + PERIOD)
+    assert filled.ahead == [] and sent[-1][1].setpoints[-1].stamp < 8.0  # the motion ended

@@ -43,8 +43,8 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
     "interpolation": ["Law", "Spline", "cubic", "quintic", "two_segment", "two_segment_mid_velocity"],
     "lockstep": ["ANSWER_TIMES_KEPT", "LockstepGate", "RESEND_PERIOD", "STAMP_TOLERANCE"],
     "remote": ["TORQUE", "Finished", "LoopClient", "LoopServer", "RemoteError", "RunHandle", "StartFailed"],
-    "setpoint_window": ["Batch", "Setpoint", "SetpointBatcher", "TRAJECTORY_DELAY", "VELOCITY_MARGIN",
-                        "farthest_joint"],
+    "setpoint_window": ["FOLLOW_TOLERANCE", "FOLLOW_WINDOW", "MAX_RESUMES", "Batch", "Setpoint", "SetpointBatcher",
+                        "TRAJECTORY_DELAY", "VELOCITY_MARGIN", "farthest_joint"],
     "trajectory_executor": [
         "PlanOutdatedError",
         "PlannedTrajectory",

@@ -40,6 +40,9 @@ MAX_LAG = 60.0
 #: set-points by less than the window, or miss them by less than the tolerance, follow.
 FOLLOW_TOLERANCE = 0.15
 FOLLOW_WINDOW = 0.5
+#: Resumes from where the robot stands in a row that it did not take, after which a motion
+#: goes on as planned (:meth:`SetpointBatcher.flush`).
+MAX_RESUMES = 2
 
 #: s: a trajectory sent begins this far after the reading it answers (its header stamp):
 #: the front runs the previous one until then, so delays below it change nothing.
@@ -94,6 +97,9 @@ class SetpointBatcher:
         self.last_sent: Setpoint | None = None  # its last point (robot time)
         self._sent_plan = -math.inf  # plan stamp of the last point sent
         self._sent: list[Setpoint] = []  # the robot's set-points if it took all sent (robot time)
+        self._resumed_to: float | None = None  # robot time a resume's lead-in ends (under way)
+        self._resumes = 0  # resumes in a row the robot did not take
+        self._gave_up = False  # said that the motion goes on as planned
 
     @property
     def sent_until(self) -> float:
@@ -115,6 +121,7 @@ class SetpointBatcher:
         self.delay = 0.0
         self._sent_plan = -math.inf
         self._sent = []
+        self._resumed_to, self._resumes, self._gave_up = None, 0, False
 
     def flush(self, now: float, final: bool = False, clock: float | None = None,
               measured: np.ndarray | None = None) -> Batch | None:
@@ -178,8 +185,17 @@ class SetpointBatcher:
         behind their set-points are near one of them), standing where a refused trajectory
         left it (the robot interface's log says why). The motion goes on from where the robot
         is: its next set-point after a lead-in at half the joints' speed limits, the rest as
-        planned after it (``delay`` grows)."""
+        planned after it (``delay`` grows). The robot has until that set-point is due to take
+        it; after :data:`MAX_RESUMES` resumes in a row that it did not take, the motion goes on
+        as planned (a robot that refuses everything: the motion ends on time, and the
+        controller's end check says the robot did not reach it)."""
         known = np.isfinite(measured)
+        if self._resumed_to is not None:
+            if now < self._resumed_to:
+                return  # the lead-in under way: the robot has until its end to take it
+            if self._sent and self._off_path(now, measured, known) <= FOLLOW_TOLERANCE:
+                self._resumes = 0  # it took the lead-in
+            self._resumed_to = None
         first = self.ahead[0]
         need = self._time_to_reach(first.positions, measured)
         if need <= first.stamp + self.delay - now:
@@ -192,7 +208,15 @@ class SetpointBatcher:
                    f"{FOLLOW_WINDOW:g} s; refused? the robot interface's log says why)")
         else:
             why = "the motion's first set-point still ahead is out of reach from where the robot is (this node lagged)"
+        if self._resumes == MAX_RESUMES:
+            if math.isfinite(self._sent_plan) and not self._gave_up:
+                self._gave_up = True
+                self.warn(f"{why}: it took none of the last {MAX_RESUMES} resumes from where it stood; the motion "
+                          "goes on as planned")
+            return
+        self._resumes += 1
         self.delay = now + self._lead_in(need) - first.stamp
+        self._resumed_to = first.stamp + self.delay
         begins = now + TRAJECTORY_DELAY
         start = np.where(known, measured, first.positions)
         self._sent = [s for s in self._sent if s.stamp < begins] + [Setpoint(begins, start, np.zeros_like(start))]
