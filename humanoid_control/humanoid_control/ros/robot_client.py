@@ -8,7 +8,6 @@ is event-driven with a timeout.
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -24,7 +23,6 @@ from geometry_msgs.msg import PoseStamped, Vector3
 from rclpy.experimental import EventsExecutor
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
-from rclpy.serialization import deserialize_message
 from rclpy.task import Future
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
@@ -182,10 +180,6 @@ class RobotClient:
         self._base_pose: PoseStamped | None = None
         self._diagnostics: DiagnosticArray | None = None
         self._carried: frozenset[str] = frozenset()
-        self._standard_topics = standard_topics
-        self._newest_subscription = None  # made at the first current_positions() (a lockstep participant: never)
-        self._newest: tuple[float, bytes] = (-math.inf, b"")  # (time.monotonic() taken, serialized reading)
-        self._newest_event = threading.Event()
         self._service_clients: dict[str, object] = {}
         # a deep queue: a recording client must not lose readings while a simulation runs
         # faster than real time and this process is slow to take them (10 s at 100 Hz)
@@ -373,63 +367,25 @@ class RobotClient:
         return dict(zip(msg.name, msg.position, strict=True))
 
     def current_positions(self, timeout: float = 30.0) -> dict[str, float]:
-        """Measured positions no older than this call.
+        """Measured positions no older than the robot clock now (:meth:`now`).
 
         ``positions()`` is the latest joint_states this client has processed, which lags the
-        robot while messages queue up (a loaded machine, a simulation running faster than
-        real time, a command sharing this process); so that what a controller does next
-        starts from where the robot is, this takes the newest reading the middleware holds
-        for this client after the call (a subscription of depth 1 kept serialized, made at the
-        first call: the readings between cost a take each, no decoding), and waits until this
-        client has processed that reading too (a recording is complete up to it). A lockstep
-        participant is never behind (the simulation waits for its answers): the robot clock
-        now is enough for it."""
+        robot while messages queue up (a simulation running faster than real time can be
+        half a second ahead of it); this waits until the readings have caught up with the
+        clock, so that what a controller does next starts from where the robot is. Only a
+        client that hears the simulator's ``/clock`` (``standard_topics``) knows the robot
+        clock apart from its readings: otherwise :meth:`now` is the latest reading taken,
+        and a client behind the robot (a loaded machine, a command sharing its process) gets
+        that reading. A reading the robot published after the call is the first one a
+        subscription made after it takes (how the posing tests measure)."""
+        now = self.now()
         deadline = time.monotonic() + timeout
-        if self.lockstep is not None:
-            now = self.now()
-            self._wait_for_stamp(now, deadline, f"no joint_states of robot time {now:.3f} s within {timeout:g} s")
-            msg = self._joint_state
-        else:
-            msg = self._newest_after(time.monotonic(), deadline, timeout)
-            self._wait_for_stamp(seconds(msg.header.stamp), deadline,
-                                 f"this client took no joint_states of robot time {seconds(msg.header.stamp):.3f} s "
-                                 f"within {timeout:g} s")
-        assert msg is not None
-        return dict(zip(msg.name, msg.position, strict=True))
-
-    def _wait_for_stamp(self, stamp: float, deadline: float, error: str) -> None:
-        """Until this client has processed a joint_states of robot time ``stamp`` or later."""
-        while (msg := self._joint_state) is None or seconds(msg.header.stamp) < stamp:
+        while (msg := self._joint_state) is None or seconds(msg.header.stamp) < now:
             if time.monotonic() > deadline:
-                raise RobotClientError(error)
+                raise RobotClientError(f"no joint_states of robot time {now:.3f} s within {timeout:g} s")
             self._joint_event.clear()
             self._joint_event.wait(0.1)
-
-    def _newest_after(self, asked: float, deadline: float, timeout: float) -> JointState:
-        """The newest reading the middleware holds for this client, taken after ``asked``
-        (``time.monotonic()``)."""
-        if self._newest_subscription is None:
-            kind = JointState if self._standard_topics else RobotState
-            topic = robot_state.JOINT_STATES if self._standard_topics else robot_state.TOPIC
-            with self._between_turns():  # an entity made while the executor turns may be half-made in its turn
-                self._newest_subscription = self.node.create_subscription(kind, topic, self._on_newest, 1, raw=True)
-        while True:
-            with self._lock:
-                taken, raw = self._newest
-            if taken >= asked:
-                break
-            if time.monotonic() > deadline:
-                raise RobotClientError(f"no joint_states within {timeout:g} s: is the robot node running?")
-            self._newest_event.clear()
-            self._newest_event.wait(0.1)
-        if self._standard_topics:
-            return deserialize_message(raw, JointState)
-        return deserialize_message(raw, RobotState).joint_states
-
-    def _on_newest(self, raw: bytes) -> None:
-        with self._lock:
-            self._newest = (time.monotonic(), raw)
-        self._newest_event.set()
+        return dict(zip(msg.name, msg.position, strict=True))
 
     def now(self) -> float:
         """Robot time: the simulator's clock (``standard_topics``), or the latest joint state's stamp."""
