@@ -246,16 +246,15 @@ class PosingSession:
 
 
 def trajectory_end(outcome: GoalOutcome, trajectory: JointTrajectory) -> float | None:
-    """Robot time by which a followed trajectory had ended, from its goal's feedback (stamped
-    on the robot's clock): its start (a feedback's stamp less its time from the start; the
-    first feedback, sent when the trajectory started, has 0) plus its duration; None without
-    feedback."""
+    """Robot time by which a followed trajectory had ended: its start, from its goal's
+    feedback (:attr:`GoalOutcome.start_time`, the robot's clock), plus its duration; None
+    without feedback."""
     from humanoid_control.ros import seconds
 
-    starts = [seconds(f.header.stamp) - seconds(f.desired.time_from_start) for f in outcome.feedback]
-    if not starts or not trajectory.points:
+    start = outcome.start_time
+    if start is None or not trajectory.points:
         return None
-    return min(starts) + seconds(trajectory.points[-1].time_from_start)
+    return start + seconds(trajectory.points[-1].time_from_start)
 
 
 def degrees(text: str) -> float:
