@@ -358,8 +358,9 @@ class GaitControllerNode:
             with self._lock:
                 return self._robot_time, self._positions
 
-        def going_on() -> bool:
-            return rclpy.ok() and (self.lockstep is not None or time.monotonic() - self._state_arrival <= STATE_TIMEOUT)
+        def going_on() -> bool:  # nothing sent again to a robot going down (the fall manager's)
+            return (rclpy.ok() and self.falls.fall is None
+                    and (self.lockstep is not None or time.monotonic() - self._state_arrival <= STATE_TIMEOUT))
 
         return self._stream.short_of_the_end(reading, self._joints.names, self.params.final_tolerance,
                                              self.params.final_settle_time, going_on, period)

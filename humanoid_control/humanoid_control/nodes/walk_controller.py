@@ -383,6 +383,7 @@ class WalkControllerNode:
         result = self._result(goal)
         with self._lock:
             fell, self._fell = self._fell, None
+        fell = fell or self.falls.fall  # going down as it came to a stop: a fall of this walk
         if fell is not None:
             goal_handle.abort()
             result.error_code, result.error_string = Walk.Result.FELL, f"{fell}: walk stopped"
@@ -409,8 +410,9 @@ class WalkControllerNode:
                 state = self._state
             return self._robot_time, None if state is None else self._positions(state)
 
-        def going_on() -> bool:
-            return rclpy.ok() and (self.lockstep is not None or time.monotonic() - self._state_arrival <= STATE_TIMEOUT)
+        def going_on() -> bool:  # nothing sent again to a robot going down (the fall manager's)
+            return (rclpy.ok() and self.falls.fall is None
+                    and (self.lockstep is not None or time.monotonic() - self._state_arrival <= STATE_TIMEOUT))
 
         return self._stream.short_of_the_end(reading, self._joints.names, self.params.final_tolerance,
                                              self.params.final_settle_time, going_on, period)

@@ -63,5 +63,6 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
     "ros_time": ["DriverClock", "seconds", "to_duration", "to_time"],
     "robot_waits": ["CONNECT_TIMEOUT", "STATE_TIMEOUT"],
     "setpoint_stream": ["FINAL_RESENDS", "SetpointStream"],
+    "state_feed": ["FEED_QOS", "StateFeed"],
     "topics": ["DEFAULT_TOPICS", "RECORDED_AS_ITS_PARTS", "absolute"],
 })

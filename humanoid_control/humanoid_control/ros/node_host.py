@@ -70,7 +70,7 @@ class Shared:
     def subscribe_state(self, node: Node, msg_type: type, topic: str, callback: Callable[[Any], None],
                         qos: QoSProfile | int, callback_group: CallbackGroup | None = None) -> None:
         if topic == robot_state.TOPIC or (robot_state.carries(topic) and not topic.startswith("/")):
-            self.feed.subscribe(topic, callback, node.get_name())
+            self.feed.subscribe(topic, callback, node.get_name(), qos)
         else:
             node.create_subscription(msg_type, topic, callback, qos, callback_group=callback_group)
 

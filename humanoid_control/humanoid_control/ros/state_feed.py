@@ -13,6 +13,16 @@ simulator's time advances by its states, so the node's clock reads the latest st
 stamp, as it read the latest ``/clock`` (one message less per state to every process that
 hosts such nodes).
 
+Each node keeps the depth of queue it asked for, as a subscription of its own would. When
+the process falls behind the robot (a machine short of CPU), states wait in the feed's
+history; the feed takes every waiting state at once and gives each node the newest ones, up
+to its depth: the walk controller (depth 1) the newest only, the recorder all of them. Taking
+them one callback at a time would give every node every state, and the executor, which runs
+its events in the order they came, would run everything else (a goal, a fall manager's
+state, a service) behind all the states that came before it: a process short of CPU for a
+minute delayed a walk goal's start by 43 s while the walk it had accepted went on without it
+(docs/graph_cost.md).
+
 An IMU need not be the driver's: a robot without one in its driver (the Bioloid on its bus)
 may carry an IMU whose own node publishes ``imu/data``. The feed takes ``imu/data`` from
 that topic too until a state carries an IMU reading, then from the states only (so a
@@ -22,7 +32,9 @@ IMU once).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from rclpy.clock import ROSClock
@@ -42,23 +54,43 @@ __all__ = ["StateFeed"]
 FEED_QOS = QoSProfile(depth=STREAM_HISTORY, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.RELIABLE)
 
 
+def queue_depth(qos: QoSProfile | int) -> float:
+    """The number of messages a subscription of ``qos`` keeps (infinite: keep all)."""
+    if not isinstance(qos, QoSProfile):
+        return int(qos)
+    return math.inf if qos.history == HistoryPolicy.KEEP_ALL else qos.depth
+
+
+@dataclass(frozen=True)
+class _Taker:
+    """A node's callback for one topic, and how many of the waiting states it takes."""
+
+    subscriber: str
+    callback: Callable[[Any], None]
+    depth: float
+
+
 class StateFeed:
     """``robot_state`` taken once on ``node``, its parts handed to the callbacks of their topics."""
 
     def __init__(self, node: Node) -> None:
         self._node = node
-        self._callbacks: dict[str, list[tuple[str, Callable[[Any], None]]]] = {}
+        self._callbacks: dict[str, list[_Taker]] = {}
+        self._deepest: float = 0  # the largest depth asked for: older waiting states go to no one
         self._clocks: list[ROSClock] = []
         self._subscription = None
         self._outside_imu = None  # imu/data from its own topic, until the states carry it
 
-    def subscribe(self, topic: str, callback: Callable[[Any], None], subscriber: str) -> None:
+    def subscribe(self, topic: str, callback: Callable[[Any], None], subscriber: str,
+                  qos: QoSProfile | int = STREAM_HISTORY) -> None:
         """Call ``callback`` with each part of ``robot_state`` that stands for ``topic`` (a
-        relative name :func:`~humanoid_control.ros.robot_state.carries`); ``subscriber`` names
-        the node (a callback that raises is reported with it)."""
+        relative name :func:`~humanoid_control.ros.robot_state.carries`), of the newest states
+        up to ``qos``'s depth when several wait; ``subscriber`` names the node (a callback that
+        raises is reported with it)."""
         if topic != robot_state.TOPIC and (not robot_state.carries(topic) or topic.startswith("/")):
             raise ValueError(f"robot_state does not carry {topic!r} (only relative names of the per-state topics)")
-        self._callbacks.setdefault(topic, []).append((subscriber, callback))
+        self._callbacks.setdefault(topic, []).append(_Taker(subscriber, callback, queue_depth(qos)))
+        self._deepest = max(self._deepest, queue_depth(qos))
         self._subscribe()
         if topic == robot_state.IMU and self._outside_imu is None:
             # best effort matches a sensor driver's publisher of either reliability
@@ -78,10 +110,29 @@ class StateFeed:
     def _on_outside_imu(self, msg: Imu) -> None:
         if self._outside_imu is None:  # a message already taken when the states began to carry the IMU
             return
-        for subscriber, callback in self._callbacks.get(robot_state.IMU, ()):
-            self._deliver(subscriber, robot_state.IMU, callback, msg)
+        for taker in self._callbacks.get(robot_state.IMU, ()):
+            self._deliver(taker, robot_state.IMU, msg)
 
     def _on_state(self, msg: RobotState) -> None:
+        states = [msg, *self._waiting()]
+        for age, state in zip(range(len(states) - 1, -1, -1), states, strict=True):
+            self._hand_out(state, age)
+
+    def _waiting(self) -> list[RobotState]:
+        """The states waiting behind the one being handled, oldest first (taken as rclpy's own
+        ``wait_for_message`` takes a message: the executor's events for them then find none)."""
+        subscription, taken = self._subscription, []
+        with subscription.handle:
+            while len(taken) < STREAM_HISTORY:
+                info = subscription.handle.take_message(subscription.msg_type, subscription.raw)
+                if info is None:
+                    break
+                taken.append(info[0])
+        return taken
+
+    def _hand_out(self, msg: RobotState, age: int) -> None:
+        """One state to the callbacks that take it: those whose depth reaches back ``age``
+        states from the newest waiting one."""
         if msg.imu and self._outside_imu is not None:
             self._node.destroy_subscription(self._outside_imu)
             self._outside_imu = None
@@ -89,16 +140,20 @@ class StateFeed:
             now = Time.from_msg(msg.header.stamp)
             for clock in self._clocks:
                 clock.set_ros_time_override(now)
-        for subscriber, callback in self._callbacks.get(robot_state.TOPIC, ()):
-            self._deliver(subscriber, robot_state.TOPIC, callback, msg)
+        if age >= self._deepest:
+            return
+        for taker in self._callbacks.get(robot_state.TOPIC, ()):
+            if age < taker.depth:
+                self._deliver(taker, robot_state.TOPIC, msg)
         for topic, part in robot_state.parts(msg):
-            for subscriber, callback in self._callbacks.get(topic, ()):
-                self._deliver(subscriber, topic, callback, part)
+            for taker in self._callbacks.get(topic, ()):
+                if age < taker.depth:
+                    self._deliver(taker, topic, part)
 
-    def _deliver(self, subscriber: str, topic: str, callback: Callable[[Any], None], message: Any) -> None:
+    def _deliver(self, taker: _Taker, topic: str, message: Any) -> None:
         try:
-            callback(message)
+            taker.callback(message)
         except Exception:
-            self._node.get_logger().fatal(f"{subscriber}: its {topic} callback raised (the process ends; its "
+            self._node.get_logger().fatal(f"{taker.subscriber}: its {topic} callback raised (the process ends; its "
                                           "graph restarts it with every node it hosts)")
             raise
