@@ -11,7 +11,8 @@ graph of its own, on the Bioloid (the lightest robot; what the launcher does wit
 is the same for every robot, and for both commands: ``serve``). Each signal to the launcher
 is sent once: SIGTERM and SIGKILL to ``humanoid sim`` (the simulation node's own SIGTERM, the
 parent-death signal), SIGKILL and SIGHUP to ``humanoid real`` (the servos limp after each),
-SIGKILL to ``humanoid real --emulate`` (the emulator goes too), SIGINT to the recording graph,
+SIGKILL to ``humanoid real --emulate`` (the emulator goes too), SIGTERM to ``humanoid walk`` (a
+command acting as a client of the graph it started), SIGINT to the recording graph,
 whose container (hosting the recorder and the balance monitor) is killed first: the bag made
 readable, the monitor back. The driver's death ends the hardware graph, after its monitor was
 killed and came back while the servos held. The hardware tests share one ``humanoid emulate``
@@ -102,6 +103,21 @@ def test_humanoid_sim_serves_until_signalled_and_its_nodes_die_with_it(kill):
         client.wait_until(client.now() + 1.0)
         assert launcher.poll() is None  # still running: no duration given
         stop_launcher(launcher, nodes, kill)
+
+
+def test_a_client_command_ends_on_sigterm_and_stops_its_graph():
+    """``humanoid walk`` (a command that starts a simulation and acts on it as a client) ends
+    on SIGTERM as on Ctrl-C, its nodes stopped: rclpy's own handler only shut its context
+    down, and the command waited on the walk's result until its timeout (a process manager's
+    stop, the parent-death signal)."""
+    command = ["humanoid", "walk", "--robot", "bioloid", "--distance", "0.3"]
+    with launched(command, len(sim_nodes("bioloid"))) as (launcher, nodes, client):
+        client.wait_until(client.now() + 1.0)  # the command's client is up and acting meanwhile
+        assert launcher.poll() is None
+        os.kill(launcher.pid, signal.SIGTERM)
+        code = launcher.wait(PATIENCE)
+        assert code == 130, output(launcher)[-3000:]
+        poll_until(lambda: not any(is_running(pid) for pid in nodes), "every node process gone", PATIENCE)
 
 
 class Emulator:

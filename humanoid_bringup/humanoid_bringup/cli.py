@@ -10,7 +10,10 @@ whose package is not installed (a robot's computer has neither the simulation, n
 workstation tools, nor the experiments) is simply not listed. The registrations are read
 once per process (:func:`humanoid_core.registrations.registered`), and only the chosen
 verb's module is imported. Bad input is one line on stderr and
-exit status 2 (:class:`~humanoid_core.command_line.UsageError`).
+exit status 2 (:class:`~humanoid_core.command_line.UsageError`). SIGTERM and SIGHUP end a
+verb as Ctrl-C does (what it started is stopped on the way out; exit status 130): rclpy's
+own handler of SIGTERM only shuts its context down, which left a command waiting on a
+robot's answer until its timeout (a process manager's stop, the parent-death signal).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 import argparse
 import functools
 import importlib
+import signal
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import NoReturn
@@ -105,8 +109,14 @@ def _chosen(argv: Sequence[str]) -> str:
     return next((word for word in argv if not word.startswith("-")), "")
 
 
+def _interrupt(_signum: int, _frame: object) -> NoReturn:
+    raise KeyboardInterrupt
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    for number in (signal.SIGTERM, signal.SIGHUP):  # before rclpy's handlers, which call it after theirs
+        signal.signal(number, _interrupt)
     try:
         args = build_parser(_chosen(argv)).parse_args(argv)
         return int(args.func(args) or 0)

@@ -277,8 +277,10 @@ class RobotClient:
 
     def close(self) -> None:
         """Stop spinning, then destroy the node (destroying it under a spinning executor
-        makes the executor raise)."""
-        self.leave_lockstep()
+        makes the executor raise). A context already shut down (rclpy's handler of SIGINT or
+        SIGTERM) can send nothing: the simulation then sees this client's node go."""
+        if self.node.context.ok():
+            self.leave_lockstep()
         self._closing.set()
         self._end_turn()
         self._thread.join(timeout=5.0)
