@@ -23,6 +23,7 @@ import functools
 import importlib
 import signal
 import sys
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import NoReturn
 
@@ -115,8 +116,10 @@ def _interrupt(_signum: int, _frame: object) -> NoReturn:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    for number in (signal.SIGTERM, signal.SIGHUP):  # before rclpy's handlers, which call it after theirs
-        signal.signal(number, _interrupt)
+    previous = {}
+    if threading.current_thread() is threading.main_thread():  # signals are handled there only
+        # before rclpy's handlers, which call it after theirs
+        previous = {number: signal.signal(number, _interrupt) for number in (signal.SIGTERM, signal.SIGHUP)}
     try:
         args = build_parser(_chosen(argv)).parse_args(argv)
         return int(args.func(args) or 0)
@@ -125,6 +128,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    finally:  # main called in a process of the caller's (a test) leaves its handlers as they were
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 if __name__ == "__main__":

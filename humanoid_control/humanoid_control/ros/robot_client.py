@@ -43,6 +43,7 @@ from humanoid_control.ros.lockstep import LockstepParticipant
 from humanoid_control.ros.matched_publisher import heard_by_all
 from humanoid_control.ros.robot_state import RobotState
 from humanoid_control.ros.ros_time import seconds, to_duration, to_time
+from humanoid_control.ros.state_feed import StateFeed
 from humanoid_interfaces.action import FollowJointTrajectory, PlayGait, PlayMotion
 from humanoid_interfaces.msg import JointTolerance
 from humanoid_interfaces.srv import (
@@ -191,9 +192,14 @@ class RobotClient:
             self.node.create_subscription(Bool, robot_state.FALLEN, self._on_fallen, 10)
             self.node.create_subscription(PoseStamped, robot_state.BASE_POSE, self._on_pose, 10)
         else:
-            self._parts = {robot_state.JOINT_STATES: self._on_joint_state, robot_state.FALLEN: self._on_fallen,
-                           robot_state.BASE_POSE: self._on_pose}
-            self.node.create_subscription(RobotState, robot_state.TOPIC, self._on_robot_state, JOINT_STATES_DEPTH)
+            # the feed the container's nodes take their states from: states waiting behind a busy
+            # client are taken at once, so an answer (a service's, an action's) does not wait
+            # behind each of them in the executor's queue
+            feed = StateFeed(self.node, JOINT_STATES_DEPTH)
+            feed.subscribe(robot_state.TOPIC, self._on_robot_state, name, JOINT_STATES_DEPTH)
+            for topic, handle in ((robot_state.FALLEN, self._on_fallen), (robot_state.BASE_POSE, self._on_pose),
+                                  (robot_state.JOINT_STATES, self._on_joint_state)):
+                feed.subscribe(topic, handle, name, JOINT_STATES_DEPTH)
         self.node.create_subscription(DiagnosticArray, topics.DIAGNOSTICS, self._on_diagnostics, 10)
         self.lockstep = LockstepParticipant(self.node, start_held=True) if lockstep else None
         self.commands = self.node.create_publisher(JointState, topics.JOINT_COMMANDS, 10)
@@ -306,12 +312,8 @@ class RobotClient:
             self.lockstep.answered(msg.header.stamp)
 
     def _on_robot_state(self, msg: RobotState) -> None:
-        parts = list(robot_state.parts(msg))
-        self._carried = frozenset(topic for topic, _ in parts)
-        for topic, part in parts:
-            handle = self._parts.get(topic)
-            if handle is not None:
-                handle(part)
+        """The parts a state carries, noted before the feed hands them out."""
+        self._carried = frozenset(topic for topic, _ in robot_state.parts(msg))
 
     def _on_clock(self, msg: Clock) -> None:
         self._clock = seconds(msg.clock)

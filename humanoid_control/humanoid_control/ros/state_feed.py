@@ -73,8 +73,11 @@ class _Taker:
 class StateFeed:
     """``robot_state`` taken once on ``node``, its parts handed to the callbacks of their topics."""
 
-    def __init__(self, node: Node) -> None:
+    def __init__(self, node: Node, history: int = STREAM_HISTORY) -> None:
+        """``history``: how many states wait at most (the oldest are dropped beyond)."""
         self._node = node
+        self._qos = FEED_QOS if history == STREAM_HISTORY else QoSProfile(
+            depth=history, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.RELIABLE)
         self._callbacks: dict[str, list[_Taker]] = {}
         self._deepest: float = 0  # the largest depth asked for: older waiting states go to no one
         self._clocks: list[ROSClock] = []
@@ -105,7 +108,7 @@ class StateFeed:
     def _subscribe(self) -> None:
         if self._subscription is None:
             self._subscription = self._node.create_subscription(RobotState, robot_state.TOPIC, self._on_state,
-                                                                FEED_QOS)
+                                                                self._qos)
 
     def _on_outside_imu(self, msg: Imu) -> None:
         if self._outside_imu is None:  # a message already taken when the states began to carry the IMU
@@ -123,7 +126,7 @@ class StateFeed:
         ``wait_for_message`` takes a message: the executor's events for them then find none)."""
         subscription, taken = self._subscription, []
         with subscription.handle:
-            while len(taken) < STREAM_HISTORY:
+            while len(taken) < self._qos.depth:
                 info = subscription.handle.take_message(subscription.msg_type, subscription.raw)
                 if info is None:
                     break
