@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rclpy.clock import ROSClock
+from rclpy.exceptions import InvalidHandle
 from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from rclpy.time import Time
@@ -125,12 +126,15 @@ class StateFeed:
         """The states waiting behind the one being handled, oldest first (taken as rclpy's own
         ``wait_for_message`` takes a message: the executor's events for them then find none)."""
         subscription, taken = self._subscription, []
-        with subscription.handle:
-            while len(taken) < self._qos.depth:
-                info = subscription.handle.take_message(subscription.msg_type, subscription.raw)
-                if info is None:
-                    break
-                taken.append(info[0])
+        try:
+            with subscription.handle:
+                while len(taken) < self._qos.depth:
+                    info = subscription.handle.take_message(subscription.msg_type, subscription.raw)
+                    if info is None:
+                        break
+                    taken.append(info[0])
+        except InvalidHandle:  # the node is being destroyed (a client closing): nothing more to take
+            pass
         return taken
 
     def _hand_out(self, msg: RobotState, age: int) -> None:
