@@ -41,7 +41,6 @@ from humanoid_control.ros.action_result import (
 )
 from humanoid_control.ros.lockstep import LockstepParticipant
 from humanoid_control.ros.matched_publisher import heard_by_all
-from humanoid_control.ros.robot_state import RobotState
 from humanoid_control.ros.ros_time import seconds, to_duration, to_time
 from humanoid_control.ros.state_feed import StateFeed
 from humanoid_interfaces.action import FollowJointTrajectory, PlayGait, PlayMotion
@@ -180,7 +179,7 @@ class RobotClient:
         self._fallen: bool | None = None
         self._base_pose: PoseStamped | None = None
         self._diagnostics: DiagnosticArray | None = None
-        self._carried: frozenset[str] = frozenset()
+        self._feed: StateFeed | None = None  # robot_state's (not with standard_topics)
         self._service_clients: dict[str, object] = {}
         # a deep queue: a recording client must not lose readings while a simulation runs
         # faster than real time and this process is slow to take them (10 s at 100 Hz)
@@ -195,11 +194,10 @@ class RobotClient:
             # the feed the container's nodes take their states from: states waiting behind a busy
             # client are taken at once, so an answer (a service's, an action's) does not wait
             # behind each of them in the executor's queue
-            feed = StateFeed(self.node, JOINT_STATES_DEPTH)
-            feed.subscribe(robot_state.TOPIC, self._on_robot_state, name, JOINT_STATES_DEPTH)
+            self._feed = StateFeed(self.node, JOINT_STATES_DEPTH)
             for topic, handle in ((robot_state.FALLEN, self._on_fallen), (robot_state.BASE_POSE, self._on_pose),
                                   (robot_state.JOINT_STATES, self._on_joint_state)):
-                feed.subscribe(topic, handle, name, JOINT_STATES_DEPTH)
+                self._feed.subscribe(topic, handle, name, JOINT_STATES_DEPTH)
         self.node.create_subscription(DiagnosticArray, topics.DIAGNOSTICS, self._on_diagnostics, 10)
         self.lockstep = LockstepParticipant(self.node, start_held=True) if lockstep else None
         self.commands = self.node.create_publisher(JointState, topics.JOINT_COMMANDS, 10)
@@ -311,10 +309,6 @@ class RobotClient:
         if self.lockstep is not None:
             self.lockstep.answered(msg.header.stamp)
 
-    def _on_robot_state(self, msg: RobotState) -> None:
-        """The parts a state carries, noted before the feed hands them out."""
-        self._carried = frozenset(topic for topic, _ in robot_state.parts(msg))
-
     def _on_clock(self, msg: Clock) -> None:
         self._clock = seconds(msg.clock)
 
@@ -402,7 +396,7 @@ class RobotClient:
     def carried(self) -> frozenset[str]:
         """The standard topics (relative names) the latest ``robot_state`` carried: what the
         robot measures (a part it lacks is absent). Empty with ``standard_topics``."""
-        return self._carried
+        return self._feed.carried if self._feed is not None else frozenset()
 
     @property
     def fallen(self) -> bool | None:

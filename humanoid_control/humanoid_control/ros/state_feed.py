@@ -84,6 +84,7 @@ class StateFeed:
         self._clocks: list[ROSClock] = []
         self._subscription = None
         self._outside_imu = None  # imu/data from its own topic, until the states carry it
+        self._latest: RobotState | None = None  # the newest state handed out
 
     def subscribe(self, topic: str, callback: Callable[[Any], None], subscriber: str,
                   qos: QoSProfile | int = STREAM_HISTORY) -> None:
@@ -93,13 +94,21 @@ class StateFeed:
         raises is reported with it)."""
         if topic != robot_state.TOPIC and (not robot_state.carries(topic) or topic.startswith("/")):
             raise ValueError(f"robot_state does not carry {topic!r} (only relative names of the per-state topics)")
-        self._callbacks.setdefault(topic, []).append(_Taker(subscriber, callback, queue_depth(qos)))
-        self._deepest = max(self._deepest, queue_depth(qos))
+        depth = queue_depth(qos)
+        self._callbacks.setdefault(topic, []).append(_Taker(subscriber, callback, depth))
+        self._deepest = max(self._deepest, depth)
         self._subscribe()
         if topic == robot_state.IMU and self._outside_imu is None:
             # best effort matches a sensor driver's publisher of either reliability
             self._outside_imu = self._node.create_subscription(Imu, robot_state.IMU, self._on_outside_imu,
                                                                qos_profile_sensor_data)
+
+    @property
+    def carried(self) -> frozenset[str]:
+        """The per-state topics (relative names) the newest state handed out carried: what the
+        robot measures (a part it lacks is absent); empty before the first."""
+        latest = self._latest
+        return frozenset() if latest is None else frozenset(topic for topic, _ in robot_state.parts(latest))
 
     def drive_clock(self, clock: ROSClock) -> None:
         """Set ``clock`` (a node's, on ROS time) to each state's stamp before its parts go out."""
@@ -140,6 +149,7 @@ class StateFeed:
     def _hand_out(self, msg: RobotState, age: int) -> None:
         """One state to the callbacks that take it: those whose depth reaches back ``age``
         states from the newest waiting one."""
+        self._latest = msg
         if msg.imu and self._outside_imu is not None:
             self._node.destroy_subscription(self._outside_imu)
             self._outside_imu = None
