@@ -58,18 +58,18 @@ def after_the_session(client: RobotClient) -> dict[str, float]:
 
 
 def lagging(client_type: type, lag: float):
-    """``client_type``'s robot_state callback for clients made from now on: each reading taken
+    """``client_type``'s joint_states callback for clients made from now on: each reading taken
     once one ``lag`` robot seconds newer has come, as by a client that far behind the robot."""
-    take = client_type._on_robot_state
+    take = client_type._on_joint_state
 
-    def on_robot_state(self, msg) -> None:
+    def on_joint_state(self, msg) -> None:
         held = self.__dict__.setdefault("_lagging", deque())
         held.append(msg)
-        newest = seconds(msg.joint_states.header.stamp)
-        while held and seconds(held[0].joint_states.header.stamp) <= newest - lag:
+        newest = seconds(msg.header.stamp)
+        while held and seconds(held[0].header.stamp) <= newest - lag:
             take(self, held.popleft())
 
-    return on_robot_state
+    return on_joint_state
 
 
 def degrees_of(recorded: list, joint: str) -> np.ndarray:
@@ -179,7 +179,7 @@ def test_a_session_behind_the_robot_saves_the_pose_the_robot_rests_in(robot_grap
     _graph, client = robot_graph(sim_nodes("bioloid", lockstep=True))
     path = tmp_path / "poses.csv"
     with monkeypatch.context() as patch:
-        patch.setattr(RobotClient, "_on_robot_state", lagging(RobotClient, LAG))
+        patch.setattr(RobotClient, "_on_joint_state", lagging(RobotClient, LAG))
         result = pose("bioloid", f"move r_elbow 20\nsave {path} elbow bent\n")
     assert result.returncode == 0, result.stderr
     measured = after_the_session(client)
