@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pinocchio as pin
@@ -180,6 +181,63 @@ def test_auto_getup_plays_the_sides_motion_and_checks_the_robot_is_up():
     decisions = stand_up(m, 3.5, 0.5, feet=60.0)
     assert decisions[-1].state is State.CONTROLLABLE and "up after get-up attempt 1" in decisions[-1].cause
     assert m.counts.getups == 1
+
+
+def lie_still_moving_joints(m: FallManager, start: float, seconds: float, joints: Callable[[float], np.ndarray]):
+    """The trunk lying still on its back while the joints read ``joints(t)``; the decisions."""
+    decisions = []
+    t = start
+    while t < start + seconds:
+        m.joints(round(t, 6), joints(t))
+        decisions += feed(m, [reading(round(t, 6), 0.0, -90.0, (0.0, 0.0, 0.0))])
+        t += PERIOD
+    return decisions
+
+
+def test_a_get_up_waits_for_the_joints_to_settle():
+    """The trunk lies still while the servos still move to the protective posture: the get-up
+    starts only once every joint has stayed within joint_still_range for still_time (it would
+    be planned from where a joint no longer is), steps of a servo's resolution read as still."""
+    m = manager({Side.BACK: "getup_back"}, auto_getup=True)
+    feed(m, [reading(0.0), *fall(0.01, "backward", seconds=0.6)])
+    assert m.state in (State.FALLING, State.FALLEN)
+    start = 0.61
+    # one joint at 0.5 rad/s until start + 0.5 s, then settled with an AX-12's 0.29 deg steps
+    steps = math.radians(0.29)
+
+    def joints(t: float) -> np.ndarray:
+        moving = 0.5 * min(t - start, 0.5)
+        jitter = steps * (round(t / PERIOD) % 2)
+        return np.array([0.1, moving + jitter, np.nan])
+
+    decisions = lie_still_moving_joints(m, start, 1.5, joints)
+    getting_up = [d for d in decisions if d.state is State.GETTING_UP]
+    assert getting_up, [d.cause for d in decisions]
+    fallen_at = next(d.stamp for d in decisions if d.state is State.FALLEN)
+    assert fallen_at < start + 0.5  # the trunk alone would have started the get-up then
+    assert getting_up[0].stamp == pytest.approx(start + 0.5 + 0.3, abs=2 * PERIOD)  # settled for still_time
+    assert getting_up[0].actions[0].motion == "getup_back"
+
+
+def test_a_joint_that_never_settles_delays_the_get_up_by_joint_settle_timeout_at_most():
+    m = manager({Side.BACK: "getup_back"}, auto_getup=True, joint_settle_timeout=1.0)
+    feed(m, [reading(0.0), *fall(0.01, "backward", seconds=0.6)])
+    decisions = lie_still_moving_joints(m, 0.61, 2.0, lambda t: np.array([math.sin(20.0 * t)]))
+    fallen_at = next(d.stamp for d in decisions if d.state is State.FALLEN)
+    getting_up = next(d for d in decisions if d.state is State.GETTING_UP)
+    assert getting_up.stamp == pytest.approx(fallen_at + 1.0, abs=2 * PERIOD)
+
+
+def test_without_the_joint_check_the_trunk_alone_decides():
+    """joint_still_range 0, or no joint reading at all: the get-up starts as soon as the trunk
+    is found lying still (one decision: fallen, getting up), while a joint moves."""
+    for m, moving in ((manager({Side.BACK: "getup_back"}, auto_getup=True, joint_still_range=0.0), True),
+                      (manager({Side.BACK: "getup_back"}, auto_getup=True), False)):
+        decisions = feed(m, [reading(0.0), *fall(0.01, "backward", seconds=0.6)])
+        decisions += (lie_still_moving_joints(m, 0.61, 1.0, lambda t: np.array([t])) if moving
+                      else lie_still(m, 0.61, 1.0))
+        down = [d for d in decisions if d.state in (State.FALLEN, State.GETTING_UP)]
+        assert down[0].state is State.GETTING_UP and "lying still" in down[0].cause, [d.cause for d in down]
 
 
 def test_get_up_attempts_are_bounded():

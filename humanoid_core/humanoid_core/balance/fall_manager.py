@@ -134,6 +134,12 @@ class FallManagerParameters:
         0.3, "s (robot time), still this long: lying (FALLEN) or up again (CONTROLLABLE)")
     falling_timeout: float = documented(
         3.0, "s, FALLING this long without lying or being up: FALLEN (the robot leans on something)")
+    joint_still_range: float = documented(
+        1.0, "deg, a get-up starts once every joint has also stayed within this range for still_time (the "
+             "servos done moving, e.g. to protect_pose: a get-up planned from a moving joint starts where the joint "
+             "no longer is, and the robot refuses it); 0: the joints are not checked")
+    joint_settle_timeout: float = documented(
+        2.0, "s (robot time) FALLEN after which the get-up starts even if a joint still moves")
     feet_loaded_fraction: float = documented(
         0.5, "share of the robot's weight the feet must carry for it to be up, where foot sensors tell")
     reading_budget: float = documented(
@@ -170,7 +176,8 @@ class FallManagerParameters:
         positive = ("fall_tilt", "lying_tilt", "lookahead", "up_tilt", "still_rate", "reading_budget",
                     "protect_duration", "up_check_time", "getup_timeout", "state_rate", "diagnostics_rate",
                     "falling_timeout", "max_attempts")
-        non_negative = ("warning_tilt", "min_tilt_rate", "still_time", "feet_loaded_fraction", "protect_repeat")
+        non_negative = ("warning_tilt", "min_tilt_rate", "still_time", "feet_loaded_fraction", "protect_repeat",
+                        "joint_still_range", "joint_settle_timeout")
         for name in positive:
             if not getattr(self, name) > 0:
                 raise ValueError(f"parameter {name} must be > 0, got {getattr(self, name)}")
@@ -296,6 +303,28 @@ class _Still:
 
 
 @dataclass
+class _Settled:
+    """Since when (robot time) every joint has stayed within a band ``width`` wide (rad); a
+    band rather than a speed, so that a servo's position steps (0.29 deg on an AX-12) read
+    as still. Unknown readings (NaN) are left out."""
+
+    width: float
+    since: float | None = None
+    _low: np.ndarray | None = None
+    _high: np.ndarray | None = None
+
+    def update(self, stamp: float, positions: np.ndarray) -> None:
+        if self._low is None or self._low.shape != positions.shape or self.since is None or stamp < self.since:
+            self._low, self._high, self.since = positions.copy(), positions.copy(), stamp
+            return
+        low, high = np.fmin(self._low, positions), np.fmax(self._high, positions)
+        if np.any(high - low > self.width):
+            self._low, self._high, self.since = positions.copy(), positions.copy(), stamp
+        else:
+            self._low, self._high = low, high
+
+
+@dataclass
 class _Attempt:
     motion: str
     started: float
@@ -343,6 +372,8 @@ class FallManager:
         self._repeat_due: float | None = None
         self._last_imu = -math.inf
         self._given_up = ""
+        self._settled = _Settled(math.radians(p.joint_still_range))
+        self._joints_stamp = -math.inf
 
     # -- what the node asks -------------------------------------------------------------
     @property
@@ -367,6 +398,11 @@ class FallManager:
 
     def feet(self, reading: FeetReading) -> None:
         self._feet = reading
+
+    def joints(self, stamp: float, positions: np.ndarray) -> None:
+        """The measured joint positions (rad): a get-up waits for them to settle."""
+        self._settled.update(stamp, np.asarray(positions, dtype=float))
+        self._joints_stamp = stamp
 
     def trunk(self, reading: TrunkReading, now: float) -> Decision | None:
         """An IMU reading: the decisions it allows (None: no change)."""
@@ -516,6 +552,15 @@ class FallManager:
                                     stamp)
         return None
 
+    def _joints_settled(self, stamp: float) -> bool:
+        """Every joint still for ``still_time`` as far as the joint readings show (or no joint
+        reading ever, no check, or FALLEN for ``joint_settle_timeout``: a servo that never settles,
+        or readings that stopped, do not keep the robot down)."""
+        p, since = self.params, self._settled.since
+        if p.joint_still_range <= 0 or since is None:
+            return True
+        return self._joints_stamp - since >= p.still_time or stamp - self.since >= p.joint_settle_timeout
+
     def _falling_seen(self, reading: TrunkReading | None, cause: str, stamp: float) -> Decision:
         self.counts.falls += 1
         self.attempt = 0
@@ -556,6 +601,8 @@ class FallManager:
             if motion is None:
                 reason = (f"no get-up motion {p.getup_prefix}{self.side.value} for this robot: it stays down "
                           "(add the motion to get up by itself)")
+        if motion is not None and not self._joints_settled(stamp):
+            return None  # asked again at the next reading
         if motion is None:
             if reason != self._given_up:
                 self._given_up = reason
