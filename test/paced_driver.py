@@ -4,6 +4,8 @@ paced like hardware, and the interface running on it over real DDS (:func:`inter
 from __future__ import annotations
 
 import contextlib
+import itertools
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -13,6 +15,7 @@ from humanoid_core.loop import IdealDriver
 
 #: s: generous bound on anything the in-process interface is waited for.
 PATIENCE = 30.0
+_NAMESPACES = itertools.count(1)
 
 
 class PacedIdealDriver(IdealDriver):
@@ -45,16 +48,20 @@ def interface_running(driver: IdealDriver, model, peers: tuple[str, ...] = (),
     """The robot interface on ``driver`` in this process (its loop in a thread; control 100 Hz,
     joint_states 50 Hz and ``parameters`` of the interface, driver time not ROS time) and nodes
     named ``peers`` beside it, all spun by one multi-threaded executor over real DDS; everything
-    is closed at the end."""
+    is closed at the end. All in a namespace of their own: a node of an earlier test in this
+    process's domain (a graph still stopping) subscribing to ``imu/data`` or publishing
+    ``fall_manager_state`` is no peer of this interface (seen: the IMU read five times where
+    nobody of the test listened)."""
     import rclpy
     from rclpy.executors import MultiThreadedExecutor
 
     from humanoid_control.ros import LoopThread, RobotInterface
     from humanoid_core.loop import InterfaceParameters
 
+    namespace = f"/paced_interface_{os.getpid()}_{next(_NAMESPACES)}"
     rclpy.init()
-    node = rclpy.create_node("robot_interface_under_test")
-    others = {name: rclpy.create_node(name) for name in peers}
+    node = rclpy.create_node("robot_interface_under_test", namespace=namespace)
+    others = {name: rclpy.create_node(name, namespace=namespace) for name in peers}
     params = InterfaceParameters(**{"control_rate": 100.0, "publish_rate": 50.0, **parameters})
     loop = LoopThread(node, driver, model, params)
     interface = RobotInterface(node, loop.client, model, params, clock_is_ros_time=False)

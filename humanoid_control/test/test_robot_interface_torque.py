@@ -58,7 +58,7 @@ def test_the_loop_s_diagnostics_say_torque_off_until_it_is_on_again():
     with interface_running(PacedIdealDriver(model.joints), model, peers=("caller",)) as running:
         caller = running.peers["caller"]
         entries: list = []
-        caller.create_subscription(DiagnosticArray, "/diagnostics",
+        caller.create_subscription(DiagnosticArray, "diagnostics",
                                    lambda msg: entries.extend(s for s in msg.status if s.name == LOOP_ENTRY), 100)
         client = caller.create_client(SetBool, "torque")
         assert client.wait_for_service(timeout_sec=PATIENCE)
