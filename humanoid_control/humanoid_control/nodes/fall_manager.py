@@ -208,7 +208,7 @@ class FallManagerNode:
             self._positions = msg
             stamp = seconds(msg.header.stamp)
             with self._lock:
-                self.manager.joints(stamp, np.asarray(msg.position, dtype=float))
+                self.manager.joints(stamp, msg.position)
                 decision = self.manager.tick(stamp)
             self._apply(decision)
             if self._published_due.due(stamp):

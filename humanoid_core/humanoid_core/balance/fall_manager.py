@@ -310,10 +310,12 @@ class _Settled:
 
     width: float
     since: float | None = None
+    last: float = -math.inf  # the latest reading's stamp
     _low: np.ndarray | None = None
     _high: np.ndarray | None = None
 
     def update(self, stamp: float, positions: np.ndarray) -> None:
+        self.last = stamp
         if self._low is None or self._low.shape != positions.shape or self.since is None or stamp < self.since:
             self._low, self._high, self.since = positions.copy(), positions.copy(), stamp
             return
@@ -373,7 +375,6 @@ class FallManager:
         self._last_imu = -math.inf
         self._given_up = ""
         self._settled = _Settled(math.radians(p.joint_still_range))
-        self._joints_stamp = -math.inf
 
     # -- what the node asks -------------------------------------------------------------
     @property
@@ -402,7 +403,6 @@ class FallManager:
     def joints(self, stamp: float, positions: np.ndarray) -> None:
         """The measured joint positions (rad): a get-up waits for them to settle."""
         self._settled.update(stamp, np.asarray(positions, dtype=float))
-        self._joints_stamp = stamp
 
     def trunk(self, reading: TrunkReading, now: float) -> Decision | None:
         """An IMU reading: the decisions it allows (None: no change)."""
@@ -556,10 +556,10 @@ class FallManager:
         """Every joint still for ``still_time`` as far as the joint readings show (or no joint
         reading ever, no check, or FALLEN for ``joint_settle_timeout``: a servo that never settles,
         or readings that stopped, do not keep the robot down)."""
-        p, since = self.params, self._settled.since
-        if p.joint_still_range <= 0 or since is None:
+        p, settled = self.params, self._settled
+        if p.joint_still_range <= 0 or settled.since is None:
             return True
-        return self._joints_stamp - since >= p.still_time or stamp - self.since >= p.joint_settle_timeout
+        return settled.last - settled.since >= p.still_time or stamp - self.since >= p.joint_settle_timeout
 
     def _falling_seen(self, reading: TrunkReading | None, cause: str, stamp: float) -> Decision:
         self.counts.falls += 1
