@@ -64,6 +64,7 @@ from humanoid_control.ros import (
     MalformedJointStateError,
     MatchedPublisher,
     NodeHost,
+    ThrottledLog,
     declare_control_node,
     frame_prefix,
     prefixed,
@@ -105,6 +106,7 @@ class BalanceMonitor:
         self.node = node
         self.robot, self.params = declare_control_node(node, BalanceParameters, NODE_NAME)
         self._log = node.get_logger()
+        self._throttled = ThrottledLog(self._log)
         self._set_model(RobotModel(self.robot))
         self.inputs = BalanceInputs()
         self.alarm = MarginAlarm(self.params.min_margin, self.params.warning_hysteresis)
@@ -206,8 +208,8 @@ class BalanceMonitor:
         self._seen[topics.foot_wrench(side)] = time.monotonic()
         sole = self.model.config.feet[side].sole
         if unprefixed(self._frame_prefix, msg.header.frame_id) not in (sole, ""):
-            self._log.error(f"{side}_foot/wrench ignored: expressed in {msg.header.frame_id!r}, "
-                            f"expected the sole frame {sole!r}", throttle_duration_sec=10.0)
+            self._throttled.error(f"{side}_foot/wrench ignored: expressed in {msg.header.frame_id!r}, "
+                                  f"expected the sole frame {sole!r}", 10.0)
             return
         f, t = msg.wrench.force, msg.wrench.torque
         values = (f.x, f.y, f.z, t.x, t.y, t.z)
@@ -273,11 +275,11 @@ class BalanceMonitor:
             issues = self.readings.update(msg.name, msg.position)
         except MalformedJointStateError as error:
             self._last_issue = f"joint_states not readable: {error}"
-            self._log.error(self._last_issue, throttle_duration_sec=1.0)
+            self._throttled.error(self._last_issue, 1.0)
             return
         if issues:
             self._last_issue = f"joint_states: {issues.describe()} (last known values used)"
-            self._log.warning(self._last_issue, throttle_duration_sec=5.0)
+            self._throttled.warning(self._last_issue, 5.0)
         stamp = seconds(msg.header.stamp)
         estimate = self.estimator.update(stamp, self.readings.positions, self.inputs)
         if self._state_pub.heard:

@@ -38,7 +38,15 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
-from humanoid_control.ros import MatchedPublisher, NodeHost, declare_control_node, run_node, seconds, topics
+from humanoid_control.ros import (
+    MatchedPublisher,
+    NodeHost,
+    ThrottledLog,
+    declare_control_node,
+    run_node,
+    seconds,
+    topics,
+)
 from humanoid_core.energy import NODE_NAME, CurrentModel, EnergyIntegral, EnergyParameters
 from humanoid_description import RobotModel
 from humanoid_interfaces.msg import EnergyState
@@ -64,6 +72,7 @@ class EnergyMonitor:
         self.node = node
         self.robot, self.params = declare_control_node(node, EnergyParameters, NODE_NAME)
         self._log = node.get_logger()
+        self._throttled = ThrottledLog(self._log)
         joints = RobotModel(self.robot).joints
         self.model = CurrentModel.of(self.params, len(joints))
         self.integral = EnergyIntegral(self.params.max_integration_gap)
@@ -117,7 +126,7 @@ class EnergyMonitor:
             self._malformed += 1
             self._last_issue = (f"joint_states not used: {count} names, {len(msg.effort)} efforts, "
                                 f"{len(msg.velocity)} velocities")
-            self._log.error(self._last_issue, throttle_duration_sec=5.0)
+            self._throttled.error(self._last_issue, 5.0)
             return
         effort = np.asarray(msg.effort, dtype=float)
         velocity = np.asarray(msg.velocity, dtype=float) if len(msg.velocity) else None

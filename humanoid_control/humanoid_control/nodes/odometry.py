@@ -47,6 +47,7 @@ from humanoid_control.ros import (
     MalformedJointStateError,
     MatchedPublisher,
     NodeHost,
+    ThrottledLog,
     declare_control_node,
     frame_prefix,
     prefixed,
@@ -121,6 +122,7 @@ class OdometryNode:
             host.subscribe_state(node, PoseStamped, topics.BASE_POSE, self._on_pose, QUEUE_DEPTH)
         what = [w for w, on in (("kinematic odometry on odom", p.kinematic),
                                 (f"ground truth on {topics.GROUND_TRUTH_ODOM}", p.ground_truth)) if on]
+        self._throttled = ThrottledLog(node.get_logger())
         node.get_logger().info(f"odometry of {self.robot}: {', '.join(what) or 'nothing (both off)'}"
                                f"{'; /tf' if p.publish_tf else ''}")
 
@@ -149,7 +151,7 @@ class OdometryNode:
         try:
             self.readings.update(msg.name, msg.position)
         except MalformedJointStateError as error:
-            self.node.get_logger().error(f"joint_states not used: {error}", throttle_duration_sec=5.0)
+            self._throttled.error(f"joint_states not used: {error}", 5.0)
             return
         stamp = seconds(msg.header.stamp)
         estimate = self.odometry.update(stamp, self.readings.positions, self._imu_at(stamp))

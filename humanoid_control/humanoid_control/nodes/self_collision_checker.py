@@ -59,6 +59,7 @@ from humanoid_control.ros import (
     MatchedPublisher,
     NodeHost,
     Offload,
+    ThrottledLog,
     declare_control_node,
     frame_prefix,
     prefixed,
@@ -140,6 +141,7 @@ class SelfCollisionChecker:
                                            max_duration=params.max_trajectory_duration)
         self._home = stream_model.home_positions()
         self._log = node.get_logger()
+        self._throttled = ThrottledLog(self._log)
 
         self._lock = threading.Lock()  # latest state, shared with the services and diagnostics
         self._latest: tuple[float, np.ndarray, CollisionReport] | None = None
@@ -197,7 +199,7 @@ class SelfCollisionChecker:
         try:
             q = self.positions_from(msg)
         except ValueError as error:
-            self._log.error(f"joint_states ignored: {error}", throttle_duration_sec=5.0)
+            self._throttled.error(f"joint_states ignored: {error}", 5.0)
             return
         started = time.perf_counter()
         report = self._tracker.report(q)
@@ -220,9 +222,8 @@ class SelfCollisionChecker:
                 unchecked_pairs=len(report.unchecked), safety_distance=self.safety_distance))
         if report.in_collision:
             worst = report.colliding[0]
-            self._log.warning(f"self-collision: {worst.link_a} and {worst.link_b} {worst.distance * 1000:.1f} mm "
-                              f"apart (safety distance {self.safety_distance * 1000:g} mm)",
-                              throttle_duration_sec=1.0)
+            self._throttled.warning(f"self-collision: {worst.link_a} and {worst.link_b} {worst.distance * 1000:.1f} mm "
+                                    f"apart (safety distance {self.safety_distance * 1000:g} mm)", 1.0)
 
     # -- services -----------------------------------------------------------------------
     def _current(self) -> np.ndarray:

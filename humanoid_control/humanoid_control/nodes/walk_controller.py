@@ -64,6 +64,7 @@ from humanoid_control.ros import (
     NodeHost,
     Offload,
     SetpointStream,
+    ThrottledLog,
     action_server,
     declare_control_node,
     run_node,
@@ -119,6 +120,7 @@ class WalkControllerNode:
         self.controller = WalkController(self.model, self.params)
         self._lock = threading.Lock()
         self._log = node.get_logger()
+        self._throttled = ThrottledLog(self._log)
         self._joints = self.model.joints
         self._state: JointState | None = None
         self._state_arrival = 0.0  # time.monotonic() of the latest joint_states
@@ -237,28 +239,27 @@ class WalkControllerNode:
     def _on_cmd_vel(self, msg: Twist) -> None:
         now = self._now()
         if self._state is None and (msg.linear.x or msg.linear.y or msg.angular.z):
-            self._log.error("cmd_vel ignored: no joint_states from the robot yet (a walk starts from where the robot "
-                            "is; is the robot interface up?)", throttle_duration_sec=1.0)
+            self._throttled.error("cmd_vel ignored: no joint_states from the robot yet (a walk starts from where the "
+                                  "robot is; is the robot interface up?)", 1.0)
             return
         fallen = self.falls.getting_up_text() or self.falls.fallen_text()
         if fallen is not None and (msg.linear.x or msg.linear.y or msg.angular.z):
-            self._log.error(f"cmd_vel ignored: {fallen}", throttle_duration_sec=1.0)
+            self._throttled.error(f"cmd_vel ignored: {fallen}", 1.0)
             return
         if self.controller.phase is Phase.IDLE and (msg.linear.x or msg.linear.y or msg.angular.z):
             unheard = self._stream.unheard()
             if unheard is not None:
-                self._log.error(f"cmd_vel ignored: {unheard} (a walk's first set-points would be lost)",
-                                throttle_duration_sec=1.0)
+                self._throttled.error(f"cmd_vel ignored: {unheard} (a walk's first set-points would be lost)", 1.0)
                 return
         with self._lock:
             try:
                 self.controller.walk_velocity(msg.linear.x, msg.linear.y, msg.angular.z, now)
             except WalkRefusedError as error:
-                self._log.error(f"cmd_vel ignored: {error}", throttle_duration_sec=1.0)
+                self._throttled.error(f"cmd_vel ignored: {error}", 1.0)
                 return
         if msg.linear.z or msg.angular.x or msg.angular.y:
-            self._log.warning("cmd_vel: linear.z, angular.x and angular.y are ignored (a walking robot moves "
-                              "in the ground plane)", throttle_duration_sec=5.0)
+            self._throttled.warning("cmd_vel: linear.z, angular.x and angular.y are ignored (a walking robot moves "
+                                    "in the ground plane)", 5.0)
 
     def _now(self) -> float:
         """Robot time: the stamp of the latest joint_states."""
@@ -300,8 +301,8 @@ class WalkControllerNode:
         """Log phase changes, new messages and a controller falling behind its clock (called
         with the lock held)."""
         if controller.phase is Phase.WALKING and controller.lag > LATE_WARNING:
-            self._log.warning(f"the walk pattern is {controller.lag * 1000:.0f} ms behind the robot's clock (this "
-                              "process does not get enough CPU): the walk slows down", throttle_duration_sec=2.0)
+            self._throttled.warning(f"the walk pattern is {controller.lag * 1000:.0f} ms behind the robot's clock "
+                                    "(this process does not get enough CPU): the walk slows down", 2.0)
         if controller.phase is not self._phase:
             text = {Phase.PREPARING: "preparing to walk (crouching to the walking posture)",
                     Phase.WALKING: "walking", Phase.IDLE: "standing"}[controller.phase]

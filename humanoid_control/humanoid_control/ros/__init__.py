@@ -7,7 +7,7 @@
   :mod:`~humanoid_control.ros.offload`, :mod:`~humanoid_control.ros.ros_time`,
   :mod:`~humanoid_control.ros.action_result`,
   :mod:`~humanoid_control.ros.action_client`, :mod:`~humanoid_control.ros.matched_publisher`,
-  :mod:`~humanoid_control.ros.joint_readings`.
+  :mod:`~humanoid_control.ros.joint_readings`, :mod:`~humanoid_control.ros.throttled_log`.
 """
 
 import lazy_loader
@@ -64,5 +64,6 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
     "robot_waits": ["CONNECT_TIMEOUT", "STATE_TIMEOUT"],
     "setpoint_stream": ["FINAL_RESENDS", "SetpointStream"],
     "state_feed": ["FEED_QOS", "StateFeed"],
+    "throttled_log": ["ThrottledLog"],
     "topics": ["DEFAULT_TOPICS", "RECORDED_AS_ITS_PARTS", "absolute"],
 })

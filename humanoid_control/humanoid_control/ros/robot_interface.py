@@ -77,6 +77,7 @@ from humanoid_control.ros.fall_watch import DOWN, FALL_STATE_QOS, describe_manag
 from humanoid_control.ros.lockstep import LockstepAnswers
 from humanoid_control.ros.offload import Offload
 from humanoid_control.ros.ros_time import DriverClock, seconds, to_duration, to_time
+from humanoid_control.ros.throttled_log import ThrottledLog
 from humanoid_core.loop import (
     TORQUE,
     CommandRejectedError,
@@ -150,6 +151,7 @@ class RobotInterface:
         self.clock = DriverClock(self.now, None if clock_is_ros_time
                                  else lambda: node.get_clock().now().nanoseconds * 1e-9)
         self._log = node.get_logger()
+        self._throttled = ThrottledLog(self._log)
         self._stopping = False
 
         #: The action's bodies (each follows its run until it ends), off the spinning thread.
@@ -243,18 +245,18 @@ class RobotInterface:
     def _on_joint_commands(self, msg: JointStateMsg) -> None:
         if self._streams_refused is not None:
             self.loop.count_rejection()
-            self._log.error(f"joint_commands refused: {self._streams_refused}; taken again once the fall manager "
-                            "says controllable", throttle_duration_sec=1.0)
+            self._throttled.error(f"joint_commands refused: {self._streams_refused}; taken again once the fall manager "
+                                  "says controllable", 1.0)
             return
         try:
             setpoint = self.validator.setpoint(msg.name, msg.position, msg.velocity)
         except CommandRejectedError as error:
             self.loop.count_rejection()
-            self._log.error(f"joint_commands rejected: {error}", throttle_duration_sec=1.0)
+            self._throttled.error(f"joint_commands rejected: {error}", 1.0)
             return
         self.loop.stream(setpoint)
         for warning in setpoint.warnings:
-            self._log.warning(f"joint_commands: {warning}", throttle_duration_sec=1.0)
+            self._throttled.warning(f"joint_commands: {warning}", 1.0)
 
     def _on_joint_trajectory(self, msg: JointTrajectory) -> None:
         if len(msg.points) == 0:
