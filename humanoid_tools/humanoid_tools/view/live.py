@@ -98,12 +98,14 @@ class LiveSource:
         return joint_positions(states) if states is not None else {}
 
     def command(self, joint: str, position: float) -> None:
+        """Send ``joint`` to ``position`` (rad); :class:`RobotClientError` when no robot hears
+        the view's commands yet (nothing was sent)."""
         if not self._heard:
             try:
                 wait_until_heard(self.node, self.commands, MATCH_WAIT)
             except RobotClientError as error:
-                self.node.get_logger().error(f"{joint} not sent: {error} (is the robot running?)")
-                return
+                raise RobotClientError(f"not sent, the robot does not hear the view yet ({error}); "
+                                       "is the robot running?") from None
             self._heard = True
         self.commands.publish(JointState(name=[joint], position=[float(position)]))
 
@@ -154,7 +156,11 @@ class PosingPanel:
             self._tell(event, f"{joint} not moved: {error}")
             self._show(joint, self.source.measured().get(joint, math.nan))  # the refused value off the slider
             return
-        self.source.command(joint, target)
+        try:
+            self.source.command(joint, target)
+        except RobotClientError as error:
+            self._tell(event, f"{joint} not moved: {error}")
+            self._show(joint, self.source.measured().get(joint, math.nan))
 
     def to_measured(self) -> None:
         measured = self.source.measured()
