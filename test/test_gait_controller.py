@@ -428,9 +428,9 @@ def test_a_gait_plays_on_the_simulation_and_ends_standing_in_the_stance(reports)
 
 
 def test_the_set_points_sent_are_the_same_on_the_simulation_and_on_the_emulated_bus(reports):
-    """Recorded from joint_trajectory on both: every set-point the bus was sent from the gait's
-    first on (the gait, then the return to the stance) is one the simulation was sent, in the
-    same order, nearly all of them sent to both; and the simulation's are the gait's own
+    """Recorded from joint_trajectory on both: nearly every set-point the bus was sent from the
+    gait's first on (the gait, then the return to the stance) is one the simulation was sent, in
+    the same order, nearly all of them sent to both; and the simulation's are the gait's own
     (GaitPlayer: what humanoid gaits measures) at their elapsed time."""
     sim, hw = reports["sim"].trot, reports["hw"].trot
     assert hw.status == GoalStatus.STATUS_SUCCEEDED, hw.result.error_string
@@ -449,7 +449,9 @@ def test_the_set_points_sent_are_the_same_on_the_simulation_and_on_the_emulated_
     hw_sent = [hw.setpoints[k] for k in sorted(hw.setpoints)]
     places = places_in(hw_sent, sim_sent)
     hw_plan = [(i, place) for i, place in enumerate(places) if place is not None]
-    assert len(hw_plan) >= 0.9 * len(hw_sent), "more than a tenth of the bus's set-points are no gait's in order"
+    first = hw_plan[0][0]  # the lead-in from where the robot stood before it: no gait's (47 in a loaded run)
+    assert len(hw_plan) >= 0.9 * (len(hw_sent) - first), \
+        "more than a tenth of the bus's set-points from the gait's first on are no gait's in order"
     assert hw_plan[0][1] <= 5  # a controller behind its readings at the start begins at the first set-point ahead
     np.testing.assert_array_equal(sim_sent[hw_plan[-1][1]][0], sim_sent[-1][0])  # the last sent: the stance
     assert len({place for _, place in hw_plan}) >= 0.9 * (steps + 100)  # the gait and its return to the stance

@@ -10,7 +10,7 @@ import pytest
 from sensor_msgs.msg import JointState
 
 from humanoid_control.ros import RobotClientError, poll_until
-from humanoid_tools.view.live import MATCH_WAIT, LiveSource
+from humanoid_tools.view import MATCH_WAIT, LiveSource
 
 
 def test_a_command_no_robot_hears_is_not_sent_and_says_why(spinning_nodes):

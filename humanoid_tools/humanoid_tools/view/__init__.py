@@ -6,6 +6,7 @@ import lazy_loader
 # The room's public face: what other rooms use, imported on first use (lazy_loader).
 __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
     "access": ["PageAccess", "RefusalLog"],
+    "live": ["MATCH_WAIT", "LiveSource"],
     "page_input": ["JointTargets", "KeyframeFolder"],
     "replay": ["BagReplay"],
 })
