@@ -37,7 +37,8 @@ REFERENCE = "reference"
 #: Where the profiles sit in the parameter file (flattened keys: ``physics_profiles.<name>.<parameter>``).
 SECTION = "physics_profiles"
 #: Simulation parameters that are not physics, which no profile may change.
-NOT_PHYSICS = frozenset({"real_time_factor", "gui", "fall_tilt", "contact_force_threshold", "drop_height"})
+NOT_PHYSICS = frozenset({"real_time_factor", "pace_window", "pace_share", "gui", "fall_tilt",
+                         "contact_force_threshold", "drop_height"})
 #: Servo parameters a profile may set: the motors' gains (PyBullet's per-step shares) and the
 #: servo law with its bus rate and gains (whose stable values depend on the physics step).
 SERVO_GAINS = frozenset({"servo.position_gain", "servo.velocity_gain", "servo.law", "servo.bus_rate",

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+import time
 from typing import Any
 
 import numpy as np
@@ -52,6 +53,7 @@ from humanoid_control.ros import (
     driver_node,
     frame_prefix,
     prefixed,
+    set_loop_priority,
     to_time,
     topics,
 )
@@ -61,6 +63,7 @@ from humanoid_interfaces.msg import RobotState
 from humanoid_interfaces.srv import ApplyPush, ResetSimulation, StepSimulation
 from humanoid_sim import params_file as params_files
 from humanoid_sim import physics_profiles
+from humanoid_sim.pace_watch import PaceWatch
 from humanoid_sim.params_file import LinkCorrection
 from humanoid_sim.pybullet_driver import PyBulletDriver
 from humanoid_sim.servo_profiles import ServoParameters
@@ -200,6 +203,9 @@ class SimulationPublishing:
         self._pose_msg.header.frame_id = self._twist_msg.header.frame_id = prefixed(
             frame_prefix(node.get_namespace()), WORLD_FRAME)
         self._fallen_msg = Bool()
+        sim = driver.params
+        self._pace = (PaceWatch(sim.real_time_factor, sim.pace_window, sim.pace_share)
+                      if sim.real_time_factor > 0.0 and sim.pace_share > 0.0 else None)
         host.loop.add_cycle_hook(self._on_cycle)
         host.publisher.contributors.append(self._contribute)
         self._latest_stamp: float | None = None  # of the latest state (s), for a resend
@@ -228,11 +234,26 @@ class SimulationPublishing:
         (:mod:`humanoid_control.ros.matched_publisher`); the ground truth is measured (and a
         fall logged) whoever listens, and kept for a resend."""
         self._latest_stamp = state.stamp
+        if self._pace is not None:
+            self._watch_pace(state.stamp)
         if self._clock.due(state.stamp):
             self._publish_clock(state.stamp)
         if self._ground_truth.due(state.stamp):
             self._truth = self._measure_truth(state.stamp)
             self._publish_truth(self._truth)
+
+    def _watch_pace(self, stamp: float) -> None:
+        """A simulation that cannot keep its real-time factor gives its loop's raised priority
+        up, once (:mod:`humanoid_sim.pace_watch`)."""
+        reached = self._pace.update(time.monotonic(), stamp, self.driver.paused)
+        if reached is None:
+            return
+        window, self._pace = self._pace.window, None
+        log = self.node.get_logger()
+        log.warning(f"the simulation reached {reached:.2f} of its real-time factor over the last {window:g} s: "
+                    "this machine cannot keep real time; its control loop goes back to the default priority "
+                    "(nice 0) so that its graph's nodes get their share of the CPU")
+        set_loop_priority(0, log)
 
     def _resend(self) -> None:
         """The latest clock and ground truth again, as first sent: in lockstep the driver has

@@ -21,6 +21,12 @@ class SimParameters:
 
     physics_rate: float = documented(1000.0, "Hz, fixed physics step rate (independent of control_rate)")
     real_time_factor: float = documented(1.0, "simulated seconds per wall second; 0 = as fast as possible")
+    pace_window: float = documented(5.0, "s of wall time over which a simulation at a real-time factor measures "
+                                          "its pace (humanoid_sim.pace_watch)")
+    pace_share: float = documented(
+        0.8, "a simulation at a real-time factor that reaches less than this share of it over pace_window puts "
+             "its control loop back at the default priority (from loop_nice): the machine cannot keep real "
+             "time, and the raised loop only took the CPU from its own graph's nodes; 0: never")
     gui: bool = documented(False, "open the PyBullet window (needs a display)")
     ground_friction: float = documented(0.995, "Coulomb friction coefficient of the foot-ground contact")
     contact_force_threshold: float = documented(1.0, "N, a foot carrying more is in contact")
@@ -47,6 +53,10 @@ class SimParameters:
             raise ValueError(f"parameter physics_rate must be > 0, got {self.physics_rate}")
         if self.real_time_factor < 0.0:
             raise ValueError(f"parameter real_time_factor must be >= 0, got {self.real_time_factor}")
+        if not self.pace_window > 0.0:
+            raise ValueError(f"parameter pace_window must be > 0, got {self.pace_window}")
+        if not 0.0 <= self.pace_share <= 1.0:
+            raise ValueError(f"parameter pace_share must be within 0..1, got {self.pace_share}")
         if self.solver_iterations < 1:
             raise ValueError(f"parameter solver_iterations must be >= 1, got {self.solver_iterations}")
         for name in ("contact_erp", "friction_erp"):

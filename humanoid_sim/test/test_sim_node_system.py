@@ -419,12 +419,20 @@ def test_the_control_loop_runs_at_its_priority_against_the_whole_machine(hoap2_g
     """The loop's process at ``loop_nice`` (-5, the default), and where the kernel schedules by
     session (autogroup) the node's session too: a process's nice then weighs only against its
     own session, and a busy machine took the CPU from the loop of a node busy with a huge
-    command (test_oversized_messages)."""
+    command (test_oversized_messages). Unless the machine could not keep real time, which the
+    log then says: the loop is back at the default priority (test_pace_watch.py)."""
     graph, _ = hoap2_graph
     (front,) = graph.processes.values()
     loops = [pid for pid in child_processes(front.pid) if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()]
     assert len(loops) == 1, f"the node's children: {child_processes(front.pid)}"
-    assert os.getpriority(os.PRIO_PROCESS, loops[0]) == -5
     autogroup = Path(f"/proc/{loops[0]}/autogroup")
-    if autogroup.exists():
-        assert autogroup.read_text().split()[-1] == "-5", autogroup.read_text()
+
+    def priorities() -> set[int]:
+        return {os.getpriority(os.PRIO_PROCESS, loops[0]),
+                *([int(autogroup.read_text().split()[-1])] if autogroup.exists() else [])}
+
+    if priorities() == {-5}:
+        return
+    poll_until(lambda: "cannot keep real time" in graph.log_text("humanoid_sim"),
+               f"the loop at {priorities()} (not -5) and the log saying the machine could not keep real time", 30.0)
+    poll_until(lambda: priorities() == {0}, "the loop and its session at the default priority", 30.0)

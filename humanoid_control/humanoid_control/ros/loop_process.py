@@ -196,7 +196,7 @@ def _loop_process_main(spec: LoopSpec, connection: Connection, front: int) -> No
     rclpy.init(args=[], signal_handler_options=rclpy.signals.SignalHandlerOptions.NO)
     node = Node(f"{spec.node_name}_loop", namespace=spec.namespace, start_parameter_services=False)
     if spec.driver.paced:
-        _raise_priority(spec.interface.loop_nice, node.get_logger())
+        set_loop_priority(spec.interface.loop_nice, node.get_logger())
     host = None
     finished = Finished("not started", failed=True)
     try:
@@ -242,15 +242,19 @@ def _claim(node, spec: LoopSpec) -> None:
 AUTOGROUP = Path("/proc/self/autogroup")
 
 
-def _raise_priority(nice: int, log) -> None:
-    """Run this process at ``nice`` (the loop before the front: see ``loop_nice``), and its
-    session's scheduling group at ``nice`` too where the kernel groups processes by session
-    (autogroup, on in many distributions' kernels). There a process's nice weighs
-    only against its own session; the node's session (front and loop) shared the CPU equally
-    with every other session, so a busy machine starved the loop of a node whose front was
-    busy (joint_states stalled while a huge trajectory was refused)."""
+def set_loop_priority(nice: int, log) -> None:
+    """Run this process at ``nice`` (the loop before the front: see ``loop_nice``), every
+    thread of it (Linux keeps a nice per thread), and its session's scheduling group at
+    ``nice`` too where the kernel groups processes by session (autogroup, on in many
+    distributions' kernels). There a process's nice weighs only against its own session; the
+    node's session (front and loop) shared the CPU equally with every other session, so a busy
+    machine starved the loop of a node whose front was busy (joint_states stalled while a huge
+    trajectory was refused). Also called with 0 to give the raised priority up (a simulation
+    that cannot keep real time: humanoid_sim.pace_watch)."""
     try:
-        os.setpriority(os.PRIO_PROCESS, 0, nice)
+        for task in Path("/proc/self/task").iterdir():
+            with contextlib.suppress(ProcessLookupError):  # a thread that ended meanwhile
+                os.setpriority(os.PRIO_PROCESS, int(task.name), nice)
         if AUTOGROUP.exists():
             AUTOGROUP.write_text(f"{nice}\n")
     except PermissionError:
