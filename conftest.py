@@ -70,6 +70,16 @@ os.environ[SESSION_VARIABLE] = str(os.getpid())
 #: s the processes the tests started may take to end after the last test.
 LEFT_BEHIND_GRACE = 15.0
 
+# Each worker in a session of its own: where the kernel schedules by session (autogroup), each
+# graph node, started in a session of its own (humanoid_core.processes.node_graph), weighs as
+# much as the whole session of the tests; the three workers' clients and in-process tests then
+# shared one node's share. Beside two real-time graphs a worker's in-process test got 6 % of a
+# core and a test's trajectory reached its robot seconds late (test_namespaces beside
+# test_sim_node_system). A worker started by pytest-xdist is no process group leader.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    with contextlib.suppress(PermissionError):
+        os.setsid()
+
 # A session started in the background by a script (`make test &`, nohup) inherits SIGINT or
 # SIGHUP ignored, and so would every process the tests start: the tests that stop a node or a
 # launcher with those signals need them at their defaults.
