@@ -15,6 +15,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
     "graphs": ["sim_nodes"],
     "headless": ["make_driver", "simulation_settings"],
     "in_process": ["RUN_LIMIT", "Reading", "SimulatedRobot"],
+    "pace_watch": ["PaceWatch"],
     "params_file": ["LINK_PREFIX", "ParamsFileError", "check_values", "link_names", "load"],
     "physics_profiles": ["REFERENCE", "allowed_parameters", "values_in_force"],
     "pybullet_driver": ["PyBulletDriver"],

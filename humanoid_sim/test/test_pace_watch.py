@@ -10,7 +10,7 @@ import pytest
 
 from humanoid_control.ros import poll_until
 from humanoid_core.processes import child_processes
-from humanoid_sim.pace_watch import PaceWatch
+from humanoid_sim import PaceWatch
 from humanoid_sim.sim_node_spec import sim_node_spec
 
 
