@@ -6,6 +6,7 @@ result asked late, from this stack's server and from rclpy's default one."""
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 
@@ -98,3 +99,20 @@ def test_a_result_asked_after_rclpys_default_keeping_is_still_there(spinning_nod
         time.sleep(0.5)  # rclpy's server forgets 10 s after the goal ended: asked every 0.5 s till then
     late = _answer(handles["keeping"].get_result_async())
     assert late.status == GoalStatus.STATUS_SUCCEEDED and late.result.error_string == "kept"
+
+
+def test_a_request_whose_client_went_is_no_answer_and_its_exception_is_looked_at(capfd):
+    """A repeated request still pending when its client's node is destroyed ends with an
+    exception: not an answer, and not printed later as an exception nobody retrieved."""
+    from rclpy.exceptions import InvalidHandle
+
+    from humanoid_control.ros.action_result import first_answer
+
+    def ask() -> Future:
+        future = Future()
+        future.set_exception(InvalidHandle("cannot use Destroyable because destruction was requested"))
+        return future
+
+    assert first_answer(ask, timeout=0.3, attempt=0.1) is None
+    gc.collect()
+    assert "never retrieved" not in capfd.readouterr().err

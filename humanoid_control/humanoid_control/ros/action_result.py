@@ -118,6 +118,11 @@ def first_answer(ask: Callable[[], Future], timeout: float, attempt: float = ASK
     answered = threading.Event()  # by any of the attempts
 
     def take(future: Future) -> None:
+        # a request whose client went (its node destroyed, a repeated request still pending):
+        # no answer; its exception is looked at, or rclpy prints it as never retrieved when the
+        # future is collected, into whatever the process writes then
+        if future.exception() is not None:
+            return
         answers.append(future)
         answered.set()
 
