@@ -14,7 +14,7 @@ from action_msgs.msg import GoalStatus
 from rclpy.action import ActionServer
 from rclpy.task import Future
 
-from humanoid_control.ros import ActionClient, ResultWaiter, action_server, wait_until_answering
+from humanoid_control.ros import ActionClient, ResultWaiter, action_server, first_answer, wait_until_answering
 from humanoid_interfaces.action import PlayMotion
 
 
@@ -105,8 +105,6 @@ def test_a_request_whose_client_went_is_no_answer_and_its_exception_is_looked_at
     """A repeated request still pending when its client's node is destroyed ends with an
     exception: not an answer, and not printed later as an exception nobody retrieved."""
     from rclpy.exceptions import InvalidHandle
-
-    from humanoid_control.ros.action_result import first_answer
 
     def ask() -> Future:
         future = Future()

@@ -22,6 +22,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
         "ResultWaiter",
         "SERVER_ANSWER_WAIT",
         "action_server",
+        "first_answer",
         "wait_until_answering",
     ],
     "balance_markers": ["CLOSE", "OUTSIDE", "SAFE", "margin_colour"],
