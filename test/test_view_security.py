@@ -309,7 +309,7 @@ def test_a_message_viser_cannot_read_is_one_line_in_the_log(view, commands, fram
         poll_until(lambda: len(log_lines(view, "connection closed")) > closed or traceback(view),
                    "the view closing the connection", TIMEOUT)
         assert not traceback(view), traceback(view)
-        assert commands == []
+        assert [m for m in commands if not late_from_the_move(m)] == []
     finally:
         page.close()
 

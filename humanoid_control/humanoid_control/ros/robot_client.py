@@ -97,6 +97,17 @@ def wait_until_heard(node: Node, publisher, timeout: float) -> None:
                interval=0.002)
 
 
+def action_graph_view(node: Node, action: str) -> str:
+    """What ``node`` sees of an action's server in the graph: servers of its three services
+    and publishers of its two topics. A server that is running but listed only in part is
+    discovery still under way; one listed whole that is not ready, a client not matched."""
+    full = node.resolve_service_name(action)
+    services = ", ".join(f"{kind} {node.count_services(f'{full}/_action/{kind}')}"
+                         for kind in ("send_goal", "cancel_goal", "get_result"))
+    topics_ = ", ".join(f"{kind} {node.count_publishers(f'{full}/_action/{kind}')}" for kind in ("feedback", "status"))
+    return f"the graph lists for {full}: servers of {services}; publishers of {topics_}"
+
+
 def make_trajectory(joint_names: Sequence[str], times: Sequence[float], positions: Sequence[Sequence[float]],
                     velocities: Sequence[Sequence[float]] | None = None,
                     accelerations: Sequence[Sequence[float]] | None = None,
@@ -487,7 +498,8 @@ class RobotClient:
         """The action server is up and, before this client's first goal to it, has matched
         this client (it answered; see action_result)."""
         if not action_client.wait_for_server(timeout_sec=timeout):
-            raise RobotClientError(f"no {name} server within {timeout:g} s{hint}")
+            raise RobotClientError(f"no {name} server within {timeout:g} s{hint}; "
+                                   f"{action_graph_view(self.node, name)}")
         if id(action_client) in self._answered:
             return
         if not wait_until_answering(action_client, timeout):

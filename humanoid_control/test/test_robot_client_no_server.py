@@ -1,0 +1,37 @@
+"""A follow_joint_trajectory server that never becomes ready is reported with what the
+graph lists of it.
+
+A clean-clone run once failed "no follow_joint_trajectory server within 30 s" twice in a
+row against a hardware node whose joint_states and diagnostics the same client was taking:
+the message alone could not tell discovery in progress (part of the action's services
+listed) from a server that is not there. Here only the action's send_goal service exists:
+the client waits in vain, and its error counts what the graph shows, service by service.
+"""
+
+from __future__ import annotations
+
+import pytest
+from rclpy.node import Node
+
+from humanoid_control.ros import RobotClient, RobotClientError, poll_until
+from humanoid_interfaces.action import FollowJointTrajectory
+
+NAMESPACE = "robot_client_no_server_test"
+
+
+def test_a_server_listed_in_part_is_named_service_by_service():
+    client = RobotClient("no_server_client", namespace=NAMESPACE)
+    half = Node("half_a_server", namespace=NAMESPACE)
+    try:
+        half.create_service(FollowJointTrajectory.Impl.SendGoalService, "follow_joint_trajectory/_action/send_goal",
+                            lambda request, response: response)
+        full = f"/{NAMESPACE}/follow_joint_trajectory/_action/send_goal"
+        poll_until(lambda: client.node.count_services(full) == 1, "the send_goal service listed", 30.0)
+        with pytest.raises(RobotClientError) as error:
+            client.wait_for_server(timeout=0.5)
+        assert str(error.value) == (
+            f"no follow_joint_trajectory server within 0.5 s; the graph lists for /{NAMESPACE}/follow_joint_trajectory:"
+            " servers of send_goal 1, cancel_goal 0, get_result 0; publishers of feedback 0, status 0")
+    finally:
+        half.destroy_node()
+        client.close()
