@@ -6,7 +6,8 @@ every topic the two graphs publish is under its robot's namespace, but for ``/tf
 by ROS convention), whose frames carry the robot's prefix (``a/base_link``); a third robot
 asked into ``a`` is refused before anything starts (and one started by other means fails to
 start); ``humanoid record --namespace a`` records ``a``'s topics, and the bag reads back as
-the robot's own. Plus the namespace's validation.
+the robot's own. Plus the namespace's validation (the commands refusing an invalid one:
+test_namespaces_commands.py).
 """
 
 from __future__ import annotations
@@ -101,17 +102,6 @@ def test_a_namespaced_node_gets_its_namespace_and_its_robot_s_clock():
     assert NodeSpec("n", "m").arguments() == ["--ros-args", "-r", "__node:=n"]
     assert {spec.namespace for spec in sim_nodes(ROBOT, namespace="/a")} == {"/a"}
     assert (frame_prefix("/a"), frame_prefix("/a/b"), frame_prefix("/")) == ("a/", "a/b/", "")
-
-
-@pytest.mark.parametrize("verb", [["sim", "--robot", ROBOT], ["real", "--robot", ROBOT, "--emulate"],
-                                  ["walk", "--robot", ROBOT, "--distance", "0.1"], ["view"],
-                                  ["record", "--output", "/nonexistent/bag"], ["demo"], ["push", "--robot", ROBOT],
-                                  ["getup", "--robot", ROBOT]])
-def test_the_commands_refuse_an_invalid_namespace_in_one_line(verb):
-    result = entry_point(*verb, "--namespace", "2robots")
-    assert result.returncode == 2, result.stderr
-    assert result.stderr.strip().count("\n") == 0, result.stderr
-    assert "invalid namespace '2robots'" in result.stderr
 
 
 # -- two robots ---------------------------------------------------------------------------------------
