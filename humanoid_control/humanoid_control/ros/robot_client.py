@@ -552,9 +552,10 @@ class RobotClient:
         return GoalOutcome.of(waiter.response, feedback)
 
     def follow(self, trajectory: JointTrajectory, timeout: float = 120.0, **tolerances) -> GoalOutcome:
-        """Execute a trajectory through the action and wait for its result."""
+        """Execute a trajectory through the action and wait for its result; ``timeout`` bounds
+        each wait: for the server, its acceptance, the result."""
         feedback: list = []
-        handle = self.send_goal(trajectory, feedback=feedback, **tolerances)
+        handle = self.send_goal(trajectory, feedback=feedback, timeout=timeout, **tolerances)
         return self.result(handle, timeout, feedback)
 
     def cancel(self, handle, timeout: float = 10.0) -> None:
