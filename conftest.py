@@ -197,6 +197,30 @@ def module_graph(tmp_path_factory, request):
         print({name: graph.log_text(name)[-3000:] for name in codes})
 
 
+#: A file to which each test appends the CPU-seconds it cost (this process and the processes it
+#: started and waited for: graphs, commands; not a Ray cluster's) and its id, when set: where the
+#: suite's time goes (docs/testing.md, "Where the time goes"). Module fixtures count in the
+#: test that sets them up and in the one they are torn down after.
+CPU_LOG_VARIABLE = "HUMANOID_TEST_CPU_LOG"
+
+
+def _cpu_seconds() -> float:
+    import resource
+
+    return sum(usage.ru_utime + usage.ru_stime
+               for usage in (resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    log = os.environ.get(CPU_LOG_VARIABLE)
+    before = _cpu_seconds() if log else 0.0
+    yield
+    if log:
+        with open(log, "a") as out:
+            out.write(f"{_cpu_seconds() - before:.3f}\t{item.nodeid}\n")
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     """Remember each phase's report on the test item (for fixtures that print logs on failure);
