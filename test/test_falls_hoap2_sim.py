@@ -119,7 +119,7 @@ def watch(hoap2):
 
 def test_energy_state_answers_joint_states_in_the_sim_graph(hoap2, watch):
     # the test hears the monitor before the simulation runs (the held state is sent again every
-    # 0.25 s, and answered): a subscription matched late heard only the state held at 1 s (run 66)
+    # 0.25 s, and answered): a subscription matched late heard only the state held at 1 s
     poll_until(lambda: watch.energy, "energy_state heard by the test", 60.0)
     hoap2.lockstep.run_to(1.0, 60.0)  # held there: the walk below starts at its own time
 

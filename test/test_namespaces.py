@@ -134,7 +134,7 @@ def test_every_topic_of_the_robots_is_under_its_namespace(robots):
         return {namespace: {name for ns, name in nodes if ns == namespace} for namespace in NAMESPACES}
 
     # the graph names nodes as discovery reaches them: both robots answer before every node of
-    # theirs is listed to this client (run 82: the second robot's container nodes not yet)
+    # theirs is listed to this client (on a loaded machine: the second robot's container nodes not yet)
     poll_until(lambda: all(expected <= names for names in listed().values()),
                "every node of both robots listed in its namespace", PATIENCE)
     published: dict[str, set[str]] = {}

@@ -1,11 +1,11 @@
 """A follow_joint_trajectory server that never becomes ready is reported with what the
 graph lists of it.
 
-A clean-clone run once failed "no follow_joint_trajectory server within 30 s" twice in a
-row against a hardware node whose joint_states and diagnostics the same client was taking:
-the message alone could not tell discovery in progress (part of the action's services
-listed) from a server that is not there. Here only the action's send_goal service exists:
-the client waits in vain, and its error counts what the graph shows, service by service.
+"No follow_joint_trajectory server within 30 s", said to a client that was taking the same
+node's joint_states and diagnostics, could not tell discovery in progress (part of the
+action's services listed) from a server that is not there. Here only the action's send_goal
+service exists: the client waits in vain, and its error counts what the graph shows,
+service by service.
 """
 
 from __future__ import annotations

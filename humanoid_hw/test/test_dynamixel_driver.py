@@ -365,7 +365,7 @@ def cpu_for_late_answers(bioloid, emulator, late: float, polling: bool) -> float
 def test_corrupted_answers_are_retried_within_the_bound_and_reported(bioloid, emulator, answer_poll_us):
     """Also with a wide polling window around each answer's due time: the same answers, the same retries.
     (Packet timeouts of 202 ms, a 100 ms latency timer: a corrupted answer comes at once, and the
-    test is about those; with 42 ms a loaded machine's emulator answered some too late, run 67.)"""
+    test is about those; with 42 ms a loaded machine's emulator answered some too late.)"""
     driver = driver_for(bioloid, emulator, answer_poll_us=answer_poll_us, latency_timer_ms=100.0)
     try:
         _corrupted_answers_are_retried(bioloid, emulator, driver)

@@ -190,7 +190,7 @@ def test_sync_write_of_goal_and_speed_in_one_packet(protocol, emulator, port):
 
 def test_sync_read_protocol2_reads_the_state_block_of_every_servo(monkeypatch):
     """The SDK sets one timeout for the whole sync read (every servo's answer, read one after
-    the other): twice the module's patience here, since one run of the suite (run 41) timed it
+    the other): twice the module's patience here, since a loaded run of the suite timed it
     out at about 0.5 s while the other test worker's real-time graphs took the CPU."""
     monkeypatch.setattr("dynamixel_sdk.port_handler.LATENCY_TIMER", 500)
     with BusEmulator(dict.fromkeys(IDS, "XL430")) as emulator:

@@ -244,7 +244,7 @@ class TestFaultsWhileRunning:
         assert_joint_states_keep_coming(client)
         joint_status_where(client, "l_shoulder_roll",
                            lambda s: s.level == DiagnosticStatus.OK and values(s)["recoveries"] == "1", "recovered")
-        # the count as a later bus report gives it (run 47 read 6 of 7 in the report beside the recovery)
+        # the count as a later bus report gives it (a loaded run read 6 of 7 in the report beside the recovery)
         bus_status_where(client, lambda s: int(values(s)["corrupt_packets"]) >= before + 2 * RETRIES + 1,
                          "all counted")
         assert int(values(bus_status(client))["corrupt_packets"]) == before + 2 * RETRIES + 1  # no attempt beyond

@@ -266,7 +266,7 @@ def test_a_newer_goal_preempts_the_running_one(robot):
 
 def test_cancel_stops_the_robot_where_it_is(robot):
     """Played paused, step by step, so that the cancel arrives a quarter of the way however
-    far a busy client lags behind the real-time robot (run 44: it saw the quarter when the
+    far a busy client lags behind the real-time robot (a loaded run: it saw the quarter when the
     arm was nearly at the goal)."""
     names = list(robot.wait_for_joint_states().name)
     home = robot.positions()
