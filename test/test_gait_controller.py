@@ -452,7 +452,7 @@ def test_the_set_points_sent_are_the_same_on_the_simulation_and_on_the_emulated_
     first = hw_plan[0][0]  # the lead-in from where the robot stood before it: no gait's (47 in a loaded run)
     assert len(hw_plan) >= 0.9 * (len(hw_sent) - first), \
         "more than a tenth of the bus's set-points from the gait's first on are no gait's in order"
-    assert hw_plan[0][1] <= 5  # a controller behind its readings at the start begins at the first set-point ahead
+    assert hw_plan[0][1] <= 5  # a controller behind its readings at the start plays the gait late, from its start
     np.testing.assert_array_equal(sim_sent[hw_plan[-1][1]][0], sim_sent[-1][0])  # the last sent: the stance
     assert len({place for _, place in hw_plan}) >= 0.9 * (steps + 100)  # the gait and its return to the stance
     for i, place in hw_plan:

@@ -4,6 +4,7 @@ humanoid_control <name>``).
 
 - :mod:`~humanoid_control.nodes.trajectory_generator`: ``play_motion``;
 - :mod:`~humanoid_control.nodes.walk_controller`: ``cmd_vel`` and ``walk`` (bipeds);
+- :mod:`~humanoid_control.nodes.gait_controller`: ``play_gait`` (quadrupeds);
 - :mod:`~humanoid_control.nodes.balance_monitor`: CoM, ZMP, support polygon, margin;
 - :mod:`~humanoid_control.nodes.self_collision_checker`: self-collision state and checks;
 - :mod:`~humanoid_control.nodes.fall_manager`: the robot's state with respect to falling;
@@ -34,5 +35,6 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
         "walk_controller_node_spec",
         "with_node_parameters",
     ],
+    "gait_controller": ["GaitControllerNode"],
     "walk_controller": ["WalkControllerNode"],
 })

@@ -65,7 +65,7 @@ from humanoid_control.ros import (
     to_time,
     topics,
 )
-from humanoid_core.loop import TRAJECTORY_DELAY, VELOCITY_MARGIN, Setpoint, SetpointBatcher
+from humanoid_core.loop import TRAJECTORY_DELAY, VELOCITY_MARGIN, Setpoint, SetpointBatcher, handled_at
 from humanoid_core.quadruped_gaits import (
     NODE_NAME,
     GaitControllerParameters,
@@ -162,18 +162,20 @@ class GaitControllerNode:
         for name, value in zip(msg.name, msg.position, strict=False):
             if name in self._joints:
                 positions[self._joints.index(name)] = value
+        clock = self.node.get_clock().now().nanoseconds * 1e-9
         with self._lock:
             self._robot_time, self._positions = now, positions
             self._state_arrival = time.monotonic()
             playing = self._playing
             if playing is None or playing.finished.is_set():
                 return
-            final = self._cycle(playing, now, positions)
-        self._stream.flush(now, final, self.node.get_clock().now().nanoseconds * 1e-9, positions)
+            final = self._cycle(playing, handled_at(now, clock), positions)
+        self._stream.flush(now, final, clock, positions)
 
     def _cycle(self, playing: Playing, now: float, positions: np.ndarray) -> bool:
-        """Compute the run's set-points up to ``command_lead`` ahead (with the lock held);
-        True when the last one (at rest in the stance) was computed."""
+        """Compute the run's set-points up to ``command_lead`` ahead of ``now`` (the robot's time
+        as the reading is handled: :func:`~humanoid_core.loop.setpoint_window.handled_at`), with
+        the lock held; True when the last one (at rest in the stance) was computed."""
         if playing.run is None and not self._begin(playing, now, positions):
             return False
         assert playing.run is not None
@@ -204,7 +206,10 @@ class GaitControllerNode:
         return final
 
     def _begin(self, playing: Playing, now: float, positions: np.ndarray) -> bool:
-        """The run from where the robot stands; False (the goal ends) with a joint unknown."""
+        """The run from where the robot stands, its step 0 a trajectory's delay after ``now``
+        (as handled: a node behind its readings on a loaded machine starts the whole gait
+        late, rather than skip what fell due while it waited); False (the goal ends) with a
+        joint unknown."""
         unknown = [self._joints.names[i] for i in np.flatnonzero(np.isnan(positions))]
         if unknown:
             playing.code = PlayGait.Result.CANNOT_START

@@ -44,7 +44,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
     "lockstep": ["ANSWER_TIMES_KEPT", "LockstepGate", "RESEND_PERIOD", "STAMP_TOLERANCE"],
     "remote": ["TORQUE", "Finished", "LoopClient", "LoopServer", "RemoteError", "RunHandle", "StartFailed"],
     "setpoint_window": ["FOLLOW_TOLERANCE", "FOLLOW_WINDOW", "MAX_RESUMES", "Batch", "Setpoint", "SetpointBatcher",
-                        "TRAJECTORY_DELAY", "VELOCITY_MARGIN", "farthest_joint"],
+                        "TRAJECTORY_DELAY", "VELOCITY_MARGIN", "farthest_joint", "handled_at"],
     "trajectory_executor": [
         "PlanOutdatedError",
         "PlannedTrajectory",

@@ -35,6 +35,15 @@ class Setpoint:
 #: (:meth:`SetpointBatcher.flush`): a node a minute behind its readings has no motion left to save.
 MAX_LAG = 60.0
 
+def handled_at(now: float, clock: float | None) -> float:
+    """The robot's time at which a reading stamped ``now`` is handled: the node's ``clock``
+    where it is the robot's clock too (the hardware node stamps its readings with the system
+    clock) and ahead of the reading (a node behind its readings, a queue of them on a loaded
+    machine); else ``now``. A clock :data:`MAX_LAG` or more ahead is another clock (the
+    system's against a simulation's time)."""
+    return clock if clock is not None and now < clock < now + MAX_LAG else now
+
+
 #: rad, s: a robot measured farther than this from every set-point it was sent for the last
 #: ``FOLLOW_WINDOW`` did not take them (:meth:`SetpointBatcher.flush`); servos that lag their
 #: set-points by less than the window, or miss them by less than the tolerance, follow.
@@ -128,15 +137,11 @@ class SetpointBatcher:
         """At a reading stamped ``now``: keep the set-points still ahead and return the
         trajectory to send when one is due (always with the motion's ``final`` set-point,
         after which nothing is kept). ``clock``: the node's clock when it handles the reading.
-        Where that is the robot's clock too (the hardware node stamps its readings with the
-        system clock), a node behind its readings (a queue of them on a loaded machine)
-        schedules from the clock: nothing it sends is already past. A clock more than
-        :data:`MAX_LAG` from the readings is another clock (the system's against a
-        simulation's time) and is not used. ``measured``: the reading's joint positions
+        A node behind its readings schedules from the clock (:func:`handled_at`): nothing it
+        sends is already past. ``measured``: the reading's joint positions
         (canonical order, NaN: unknown), which tell a robot that did not take what was sent
         (:meth:`_resume_from_measured`)."""
-        if clock is not None and now < clock < now + MAX_LAG:
-            now = clock
+        now = handled_at(now, clock)
         begins = now + TRAJECTORY_DELAY
         self._resume_if_run_out(now, begins)
         kept = [s for s in self.ahead if s.stamp + self.delay > begins + 1e-6]
