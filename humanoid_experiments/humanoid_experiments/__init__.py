@@ -14,7 +14,7 @@ import lazy_loader
 __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
     "demo": ["demo_trajectory"],
     "gaits": ["OUTCOMES", "classify"],
-    "local_ray": ["marked_processes"],
+    "local_ray": ["START_ATTEMPTS", "STARTUP_TIMEOUT_WORDS", "marked_processes", "started_again"],
     "push": ["Trial", "bisect"],
     "walk": [],
     "walk_in_process": ["InProcessWalker"],

@@ -30,6 +30,7 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 #: The mark every Ray process of one owner inherits: the owner's process ID.
@@ -41,6 +42,9 @@ RAY_ENVIRONMENT = {"RAY_USAGE_STATS_ENABLED": "0"}
 LOCAL_MODE = ("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 #: The local instance's workers' niceness unless the environment sets ``RAY_worker_niceness``.
 WORKER_NICENESS = 0
+#: Starts of the local instance tried when Ray's own start-up wait runs out (its words for it).
+START_ATTEMPTS = 3
+STARTUP_TIMEOUT_WORDS = "timed out during startup"
 
 
 class LocalRay:
@@ -71,9 +75,32 @@ def start(cpus: int) -> LocalRay:
                               stdin=subprocess.PIPE)
     import ray
 
-    ray.init(num_cpus=cpus, include_dashboard=False, _node_ip_address="127.0.0.1", logging_level="ERROR",
-             log_to_driver=False)
+    def clean() -> None:  # what the failed start left running (the reaper stays)
+        for pid in marked_processes(os.getpid()):
+            if pid != reaper.pid:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+        ray.shutdown()
+
+    started_again(lambda: ray.init(num_cpus=cpus, include_dashboard=False, _node_ip_address="127.0.0.1",
+                                   logging_level="ERROR", log_to_driver=False), clean)
     return LocalRay(reaper)
+
+
+def started_again(init: Callable[[], object], clean: Callable[[], None], attempts: int = START_ATTEMPTS) -> None:
+    """``init()``, and again after ``clean()`` when it failed on Ray's start-up wait (Ray
+    gives its raylet 30 s, fixed in its code, to register with its GCS: a machine busy with
+    other work missed it), up to ``attempts`` in all; any other error at once. Said on stderr."""
+    for attempt in range(1, attempts + 1):
+        try:
+            init()
+            return
+        except Exception as error:
+            if STARTUP_TIMEOUT_WORDS not in str(error) or attempt == attempts:
+                raise
+            print(f"Ray's local instance did not start in time (\"{error}\"), starting it again "
+                  f"({attempt + 1} of {attempts})", file=sys.stderr)
+            clean()
 
 
 class RayConnection:
