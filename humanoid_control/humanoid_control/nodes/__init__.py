@@ -36,5 +36,6 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
         "with_node_parameters",
     ],
     "gait_controller": ["GaitControllerNode"],
+    "odometry": ["OdometryNode"],
     "walk_controller": ["WalkControllerNode"],
 })

@@ -284,7 +284,7 @@ class BalanceMonitor:
         estimate = self.estimator.update(stamp, self.readings.positions, self.inputs)
         if self._state_pub.heard:
             self._state_pub.publish(self._messages.state(estimate, msg.header.stamp))
-        if self._markers_due.due(stamp) and self._marker_pub.subscribed:
+        if self._markers_due.due(stamp) and self._marker_pub.heard:
             frame = None if self.params.markers_in_ground_frame else self.model.root_link
             self._marker_pub.publish(balance_markers(estimate, msg.header.stamp, self.params.min_margin, frame,
                                                      self._frame_prefix))

@@ -155,9 +155,9 @@ class OdometryNode:
             return
         stamp = seconds(msg.header.stamp)
         estimate = self.odometry.update(stamp, self.readings.positions, self._imu_at(stamp))
-        if self._odom_pub.subscribed:  # type: ignore[union-attr]
+        if self._odom_pub.heard:  # type: ignore[union-attr]
             self._publish_odom(msg.header.stamp, estimate)
-        if self._tf_pub is not None and self._tf_pub.subscribed:
+        if self._tf_pub is not None and self._tf_pub.heard:
             self._tf_pub.publish(TFMessage(transforms=[_transform(msg.header.stamp, self.frames.odom,
                                                                   self.frames.base, estimate.base)]))
             if self.params.ground_truth:
@@ -182,8 +182,9 @@ class OdometryNode:
     def _on_pose(self, msg: PoseStamped) -> None:
         """The simulator's ground truth as nav_msgs/Odometry (twist in the base's axes, as
         Odometry has it) and on /tf."""
-        to_tf = self._tf_pub is not None and self._tf_pub.subscribed
-        if not (self._truth_pub.subscribed or to_tf):  # type: ignore[union-attr]
+        to_tf = self._tf_pub is not None and self._tf_pub.heard
+        to_truth = self._truth_pub.heard  # type: ignore[union-attr]
+        if not (to_truth or to_tf):
             return
         p = msg.pose
         placement = pin.XYZQUATToSE3(np.array([p.position.x, p.position.y, p.position.z, p.orientation.x,
@@ -201,7 +202,7 @@ class OdometryNode:
             t = out.twist.twist
             t.linear.x, t.linear.y, t.linear.z = lin.tolist()
             t.angular.x, t.angular.y, t.angular.z = ang.tolist()
-        if self._truth_pub.subscribed:  # type: ignore[union-attr]
+        if to_truth:
             self._truth_pub.publish(out)  # type: ignore[union-attr]
         if not to_tf:
             return

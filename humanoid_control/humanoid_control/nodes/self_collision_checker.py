@@ -298,7 +298,7 @@ class SelfCollisionChecker:
     def _publish_markers(self) -> None:
         with self._lock:
             latest = self._latest
-        if latest is None or not self._marker_pub.subscribed:
+        if latest is None or not self._marker_pub.heard:
             return
         stamp, q, report = latest
         pairs = [(p, True) for p in report.colliding]
