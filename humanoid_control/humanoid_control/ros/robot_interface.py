@@ -176,6 +176,7 @@ class RobotInterface:
         self._streams_refused: str | None = None  # why joint_commands are refused (a fall), or None
         node.create_subscription(FallManagerState, topics.FALL_MANAGER_STATE, self._on_fall_manager, FALL_STATE_QOS)
         self._following: dict[bytes, RunHandle] = {}  # the running goals' runs, by goal id
+        self._cancel_asked: set[bytes] = set()  # goals whose cancel came before their run was known
         self._following_lock = threading.Lock()
         self._action = action_server(
             node, FollowJointTrajectory, "follow_joint_trajectory", self.bodies(self._execute_goal),
@@ -380,6 +381,8 @@ class RobotInterface:
             run = self._start(goal.trajectory, goal.path_tolerance, goal.goal_tolerance,
                               seconds(goal.goal_time_tolerance), canceled=lambda: goal_handle.is_cancel_requested)
         except CommandRejectedError as error:
+            with self._following_lock:
+                self._cancel_asked.discard(bytes(goal_handle.goal_id.uuid))
             if error.code is ErrorCode.CANCELED:
                 self._log.info(f"follow_joint_trajectory: {error}")
                 goal_handle.canceled()
@@ -391,6 +394,10 @@ class RobotInterface:
         key = bytes(goal_handle.goal_id.uuid)
         with self._following_lock:
             self._following[key] = run
+            asked = key in self._cancel_asked
+            self._cancel_asked.discard(key)
+        if asked:  # its cancel came while the run was being started: stopped now, not at a feedback poll
+            self.loop.stop(run)
         try:
             self._publish_started(goal_handle, run, feedback_type)
             period = 1.0 / self.params.feedback_rate
@@ -403,6 +410,7 @@ class RobotInterface:
         finally:
             with self._following_lock:
                 self._following.pop(key, None)
+                self._cancel_asked.discard(key)
         if run.state is RunState.SUCCEEDED:
             goal_handle.succeed()
         elif run.state is RunState.CANCELED:
@@ -422,8 +430,11 @@ class RobotInterface:
         """A goal's cancel stops its run from here, in the order the node took the requests: in
         lockstep it reaches the loop before the answer the client sent after it, at the same
         state in every run (a stop at the goal's next feedback poll came at a wall-clock moment)."""
+        key = bytes(goal_handle.goal_id.uuid)
         with self._following_lock:
-            run = self._following.get(bytes(goal_handle.goal_id.uuid))
+            run = self._following.get(key)
+            if run is None:  # its run not known yet (being started): the goal's body stops it once it is
+                self._cancel_asked.add(key)
         if run is not None:
             self.loop.stop(run)
         return CancelResponse.ACCEPT
