@@ -169,7 +169,7 @@ def robot_graph(tmp_path, request):
         if failed:
             for spec in graph.nodes:
                 print(f"----- log of {spec.name} (exit {codes.get(spec.name)}) -----")
-                print(graph.log_text(spec.name)[-4000:])
+                print(graph.log_text(graph.key(spec))[-4000:])
 
 
 #: The node name of :func:`module_graph`'s client.
@@ -232,7 +232,7 @@ def pytest_runtest_makereport(item, call):
     if report.failed and support is not None:
         for graph in support.LIVE_GRAPHS:
             for spec in graph.nodes:
-                report.sections.append((f"log of {spec.name}", graph.log_text(spec.name)[-4000:]))
+                report.sections.append((f"log of {graph.key(spec)}", graph.log_text(graph.key(spec))[-4000:]))
 
 
 @pytest.fixture

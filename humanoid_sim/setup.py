@@ -20,7 +20,8 @@ setup(
     description="PyBullet simulation of the humanoids behind the shared robot interface.",
     license="Apache-2.0",
     tests_require=["pytest"],
-    entry_points={"console_scripts": ["sim_node = humanoid_sim.sim_node:main"],
+    entry_points={"console_scripts": ["sim_node = humanoid_sim.sim_node:main",
+                                      "world_node = humanoid_sim.world_node:main"],
                   # the `humanoid sim` verb (humanoid_bringup.cli finds the verbs packages register)
                   "humanoid.verbs": ["humanoid_sim = humanoid_sim.verbs:VERBS"]},
 )

@@ -55,7 +55,7 @@ def running(nodes: Sequence[NodeSpec], log_dir: Path, client_name: str = "test_c
         yield client
     except BaseException:
         for spec in graph.nodes:
-            print(f"----- log of {spec.name} -----\n{graph.log_text(spec.name)[-4000:]}")
+            print(f"----- log of {graph.key(spec)} -----\n{graph.log_text(graph.key(spec))[-4000:]}")
         raise
     finally:
         LIVE_GRAPHS.remove(graph)
@@ -82,7 +82,7 @@ def recording_graph(nodes: Sequence[NodeSpec], bag: Path, log_dir: Path, client_
             yield client
     except BaseException:
         for spec in graph.nodes:
-            print(f"----- log of {spec.name} -----\n{graph.log_text(spec.name)[-3000:]}")
+            print(f"----- log of {graph.key(spec)} -----\n{graph.log_text(graph.key(spec))[-3000:]}")
         raise
     finally:
         codes = graph.stop()

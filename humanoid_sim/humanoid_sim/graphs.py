@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from humanoid_bringup import control_nodes, hosted
-from humanoid_core.processes import NodeSpec, in_namespace
+from humanoid_core.processes import NodeSpec, driver_node_spec, in_namespace
 from humanoid_description import Robot, resolve_robot
-from humanoid_sim.sim_node_spec import sim_node_spec
+from humanoid_sim.sim_node_spec import WORLD_NAMESPACES, WORLD_NODE, WORLD_SPACING, sim_node_spec
 
 
 def sim_nodes(robot: Robot | str, gui: bool = False, real_time_factor: float | None = None,
@@ -23,7 +23,8 @@ def sim_nodes(robot: Robot | str, gui: bool = False, real_time_factor: float | N
               participants: tuple[str, ...] = (), physics_profile: str | None = None,
               energy_monitor: bool = True, params_file: Path | str | None = None,
               shared_process: bool = True, fall_manager: bool = True,
-              auto_getup: bool | None = None, odometry: bool = True, namespace: str = "/") -> list[NodeSpec]:
+              auto_getup: bool | None = None, odometry: bool = True, namespace: str = "/",
+              count: int = 1, spacing: float | None = None) -> list[NodeSpec]:
     """The simulation graph: the PyBullet robot node (plus the nodes that build on it).
     Options left at None keep the robot's parameter file values (``physics_profile``: the
     simulation's named physics profile, :mod:`humanoid_sim.physics_profiles`; ``params_file``:
@@ -44,7 +45,9 @@ def sim_nodes(robot: Robot | str, gui: bool = False, real_time_factor: float | N
     they all go). ``namespace`` (absolute, validated: ``humanoid_control.ros.normalized_namespace``)
     puts every node, topic, service and action of the robot under it, ``/clock`` included
     (docs/robot_interface.md, Namespaces). ``robot``: resolved once here when given by name
-    (:func:`~humanoid_description.robot.resolve_robot`)."""
+    (:func:`~humanoid_description.robot.resolve_robot`). ``count`` > 1: that many robots in one
+    physics world (:mod:`humanoid_sim.world_node`), ``spacing`` m apart, each with its graph in
+    namespace ``<namespace or /robot>_<i>`` (:func:`world_namespaces`)."""
     robot = resolve_robot(robot)
     overrides: dict[str, object] = {"gui": gui}
     for name, value in (("real_time_factor", real_time_factor), ("control_rate", control_rate),
@@ -69,4 +72,17 @@ def sim_nodes(robot: Robot | str, gui: bool = False, real_time_factor: float | N
         overrides.setdefault("real_time_factor", 0.0)
         overrides["lockstep"] = True
         overrides["lockstep_participants"] = ",".join([*(spec.name for spec in controls), *participants])
-    return in_namespace([sim_node_spec(robot.name, overrides), *controls], namespace)
+    if count == 1:
+        return in_namespace([sim_node_spec(robot.name, overrides), *controls], namespace)
+    namespaces = world_namespaces(robot.name, namespace, count)
+    world = {**overrides, WORLD_NAMESPACES: ",".join(namespaces),
+             **({} if spacing is None else {WORLD_SPACING: float(spacing)})}
+    return [driver_node_spec(WORLD_NODE, "humanoid_sim.world_node", robot.name, world),
+            *(spec for each in namespaces for spec in in_namespace(controls, each))]
+
+
+def world_namespaces(robot: str, namespace: str, count: int) -> list[str]:
+    """The namespaces of ``count`` robots in one world: ``<namespace>_<i>``, or ``/<robot>_<i>``
+    without a namespace (i from 1)."""
+    base = namespace.rstrip("/") if namespace.strip("/") else f"/{robot}"
+    return [f"{base}_{index}" for index in range(1, count + 1)]

@@ -56,10 +56,9 @@ from humanoid_sim.servo_profiles import (
     pd_torque,
     stable_gains,
 )
+from humanoid_sim.shared_world import GRAVITY, SharedWorld, WorldSeat, process_world
 from humanoid_sim.sim_parameters import NoiseParameters, PushParameters, SimParameters
 from humanoid_sim.transmission import TransmissionParameters, Transmissions
-
-GRAVITY = 9.81
 
 #: The turn of the standing robot's base that lays it on one side (``reset(lying=...)``):
 #: on its back the trunk's front (x) faces up, on its belly down; on its left side its
@@ -118,15 +117,18 @@ class _Push:
 
 
 class PyBulletDriver(RobotDriver):
-    """A robot in a PyBullet world (one private physics client per driver)."""
+    """A robot in a PyBullet world: a world of its own, or its ``seat`` in the world it
+    shares with other robots of this process (:mod:`humanoid_sim.shared_world`)."""
 
     clock_is_ros_time = True  # simulated time, published on /clock by the node
 
     def __init__(self, model: RobotModel, servo: ServoParameters, params: SimParameters | None = None,
                  transmission: TransmissionParameters | None = None,
                  corrections: Mapping[str, LinkCorrection] | None = None, noise: NoiseParameters | None = None,
-                 push: PushParameters | None = None) -> None:
+                 push: PushParameters | None = None, seat: WorldSeat | None = None) -> None:
         self.model = model
+        self.seat = seat
+        self._world = process_world(seat.count) if seat is not None else SharedWorld(1)
         #: the URDF the world loads: the model's, with the links' corrections (humanoid_sim.params_file)
         self.urdf = corrected_urdf(model.urdf, corrections or {})
         self.params = params or SimParameters()
@@ -183,18 +185,12 @@ class PyBulletDriver(RobotDriver):
 
     # -- life cycle ---------------------------------------------------------------
     def start(self) -> JointState:
-        with self._lock:
-            mode = pybullet.GUI if self.params.gui else pybullet.DIRECT
-            self._client = pybullet.connect(mode)
-            if self._client < 0:
-                raise DriverError("cannot connect to PyBullet (GUI needs a display)")
+        with self._lock, self._world.lock:
+            try:
+                self._client, self._ground = self._world.connect(self.params)
+            except RuntimeError as error:
+                raise DriverError(str(error)) from error
             c = self._client
-            pybullet.setGravity(0.0, 0.0, -GRAVITY, physicsClientId=c)
-            pybullet.setTimeStep(self.params.physics_period, physicsClientId=c)
-            pybullet.setPhysicsEngineParameter(**self.params.engine_settings(), physicsClientId=c)
-            plane = pybullet.createCollisionShape(pybullet.GEOM_PLANE, physicsClientId=c)
-            self._ground = pybullet.createMultiBody(0.0, plane, physicsClientId=c)
-            pybullet.changeDynamics(self._ground, -1, lateralFriction=1.0, restitution=0.0, physicsClientId=c)
             self._urdf_file.write_text(self.urdf)
             self._load_body()
             info = pybullet.getDynamicsInfo(self._body, -1, physicsClientId=c)
@@ -243,7 +239,10 @@ class PyBulletDriver(RobotDriver):
     def close(self) -> None:
         with self._lock:
             if self._client is not None:
-                pybullet.disconnect(physicsClientId=self._client)
+                if self._body >= 0:
+                    with self._world.lock:
+                        pybullet.removeBody(self._body, physicsClientId=self._client)
+                self._world.leave()
                 self._client = None
         self._paused.clear()
         self._tmpdir.cleanup()
@@ -255,7 +254,7 @@ class PyBulletDriver(RobotDriver):
         ground, as a fallen robot lies before it gets up)."""
         if lying is not None and lying not in LYING_TURNS:
             raise DriverError(f"cannot lay the robot on {lying!r}: one of {', '.join(LYING_TURNS)}")
-        with self._lock:
+        with self._lock, self._world.lock:
             self._reset_locked(self.model.home_positions() if positions is None else positions, lying)
             return self._state  # type: ignore[return-value]
 
@@ -273,6 +272,8 @@ class PyBulletDriver(RobotDriver):
         if lying is not None:
             base = pin.SE3(LYING_TURNS[lying], np.zeros(3)) * base
         base.translation[2] += self.params.drop_height
+        if self.seat is not None:
+            base.translation[:2] += self.seat.offset
         inertial = pin.SE3ToXYZQUAT(base * self._base_inertial)
         pybullet.resetBasePositionAndOrientation(self._body, inertial[:3], inertial[3:], physicsClientId=c)
         pybullet.resetBaseVelocity(self._body, [0.0, 0.0, 0.0], [0.0, 0.0, 0.0], physicsClientId=c)
@@ -341,29 +342,14 @@ class PyBulletDriver(RobotDriver):
             steps = max(1, round(period / self.params.physics_period))
             if self._client is None:
                 raise DriverError("the simulation is not running")
-            c, dt = self._client, self.params.physics_period
+            dt = self.params.physics_period
             wall, cpu = time.perf_counter(), time.thread_time()
-            for _ in range(steps):
-                if self._limp:
-                    pass  # the motors were given zero force by set_torque
-                elif self._pd:
-                    self._pd_step(dt)
-                elif not (self._targets_sent and self.servos.settled):
-                    # PyBullet keeps motor targets between steps: send them only when they change
-                    targets, speeds = self.servos.step(dt)
-                    # each link is held behind its motor's reference by the sag of its gears; lists
-                    # of the same floats, which PyBullet reads faster than numpy arrays
-                    pybullet.setJointMotorControlArray(
-                        self._body, self._joint_ids, pybullet.POSITION_CONTROL,
-                        targetPositions=(targets + self.transmissions.sag).tolist(), targetVelocities=speeds.tolist(),
-                        forces=self._motor_forces, positionGains=self._motor_kp, velocityGains=self._motor_kd,
-                        physicsClientId=c)
-                    self._targets_sent = True
-                if self._pushes:
-                    self._push_step()
-                pybullet.stepSimulation(physicsClientId=c)
+            stepped = self._world.cycle(self.seat.index if self.seat else 0, steps, self._physics_step_motors, dt,
+                                        period)
             self.stepping_wall += time.perf_counter() - wall
             self.stepping_cpu += time.thread_time() - cpu
+            if not stepped:  # the world's other robots did not come: as a paused cycle
+                return
             self._steps += steps
             self._time = self._steps * dt
             self._state = self._measure()
@@ -373,6 +359,27 @@ class PyBulletDriver(RobotDriver):
                 self._step_budget = max(0, self._step_budget - 1)
                 self._step_done.notify_all()
         self._pace()
+
+    def _physics_step_motors(self, dt: float) -> None:
+        """The motors before one physics step (the world steps; in a shared world the robot
+        whose cycle completes it applies every robot's)."""
+        if self._limp:
+            pass  # the motors were given zero force by set_torque
+        elif self._pd:
+            self._pd_step(dt)
+        elif not (self._targets_sent and self.servos.settled):
+            # PyBullet keeps motor targets between steps: send them only when they change
+            targets, speeds = self.servos.step(dt)
+            # each link is held behind its motor's reference by the sag of its gears; lists
+            # of the same floats, which PyBullet reads faster than numpy arrays
+            pybullet.setJointMotorControlArray(
+                self._body, self._joint_ids, pybullet.POSITION_CONTROL,
+                targetPositions=(targets + self.transmissions.sag).tolist(), targetVelocities=speeds.tolist(),
+                forces=self._motor_forces, positionGains=self._motor_kp, velocityGains=self._motor_kd,
+                physicsClientId=self._client)
+            self._targets_sent = True
+        if self._pushes:
+            self._push_step()
 
     def _pd_step(self, dt: float) -> None:
         """servo.law pd_torque: the profile on the bus, the two-segment reference, and each

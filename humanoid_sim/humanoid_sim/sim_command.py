@@ -27,11 +27,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lockstep-participant", action="append", default=[], metavar="NODE",
                         help="with --lockstep: a node the simulation waits for from its first state on (a node "
                         "not named joins with its first answer); repeatable")
+    parser.add_argument("--count", type=robot_count, default=1, metavar="N",
+                        help="N robots in one physics world, each with its graph in a namespace of its own "
+                        "(/ROBOT_1 ... /ROBOT_N, or NAME_1 ... with --namespace NAME); they can touch each other, "
+                        f"and the world steps when every robot has (default 1; at most {MAX_COUNT})")
+    parser.add_argument("--spacing", type=positive_number, default=None, metavar="M",
+                        help="with --count: metres between neighbouring robots along the world's y axis "
+                        "(default 0.5)")
     parser.add_argument("--control-rate", type=positive_number, default=None, help="control loop rate, Hz")
     parser.add_argument("--publish-rate", type=positive_number, default=None, help="joint_states rate, Hz")
     physics_profiles.add_argument(parser)
     params_file.add_argument(parser)
     add_graph_switches(parser)
+
+
+#: Robots one world may hold: each brings its graph (a control container and its share of the
+#: world's processes: about 0.2 GB resident and, standing, a tenth of a core: docs/graph_cost.md).
+MAX_COUNT = 8
+
+
+def robot_count(text: str) -> int:
+    """``--count``: a whole number from 1 to :data:`MAX_COUNT`."""
+    try:
+        count = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 1 <= count <= MAX_COUNT:
+        raise argparse.ArgumentTypeError(f"{count} robots: a world holds 1 to {MAX_COUNT}")
+    return count
 
 
 def run(args: argparse.Namespace) -> int:
@@ -46,7 +69,19 @@ def run(args: argparse.Namespace) -> int:
     physics = physics_profiles.chosen(robot, args.physics)
     params = params_file.chosen(robot, args.params)
     recording = args.lockstep and args.record is not None
-    namespace = free_namespace(args.namespace)
+    if args.spacing is not None and args.count == 1:
+        raise UsageError("--spacing needs --count above 1")
+    if args.count > 1 and args.record is not None:
+        raise UsageError("--record records one robot: record each robot of a world with humanoid record "
+                         "--namespace NAME")
+    if args.count == 1:
+        namespace = free_namespace(args.namespace)
+    else:
+        from humanoid_sim import world_namespaces
+
+        namespace = args.namespace
+        for each in world_namespaces(robot.name, namespace, args.count):
+            free_namespace(each)
     nodes = sim_nodes(robot, gui=args.gui, real_time_factor=args.real_time_factor,
                       control_rate=args.control_rate, publish_rate=args.publish_rate, duration=args.duration,
                       balance_monitor=args.balance_monitor, energy_monitor=args.energy_monitor,
@@ -55,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
                       physics_profile=physics, params_file=params, lockstep=args.lockstep,
                       shared_process=args.shared_process, fall_manager=args.fall_manager,
                       auto_getup=args.auto_getup, odometry=args.odometry, namespace=namespace,
+                      count=args.count, spacing=args.spacing,
                       participants=(*args.lockstep_participant,
                                     *((RECORDER_NODE,) if recording and not args.shared_process else ())))
     return serve(Graph(with_recorder(nodes, args.record, lockstep=args.lockstep), echo=True))

@@ -67,6 +67,7 @@ from humanoid_sim.pace_watch import PaceWatch
 from humanoid_sim.params_file import LinkCorrection
 from humanoid_sim.pybullet_driver import PyBulletDriver
 from humanoid_sim.servo_profiles import ServoParameters
+from humanoid_sim.shared_world import WorldSeat
 from humanoid_sim.sim_node_spec import NODE_NAME
 from humanoid_sim.sim_parameters import (
     PHYSICS_PROFILE,
@@ -106,6 +107,7 @@ class SimDriverConfig:
     noise: NoiseParameters
     push: PushParameters
     corrections: dict[str, LinkCorrection] = dataclasses.field(default_factory=dict)  # per link
+    seat: WorldSeat | None = None  # the robot's place in a world shared with others (humanoid_sim.world_node)
 
 
 def declare_driver(node: Node, model: RobotModel, defaults: dict[str, Any]) -> DriverSpec:
@@ -162,7 +164,7 @@ def declare_driver(node: Node, model: RobotModel, defaults: dict[str, Any]) -> D
 def build_driver(model: RobotModel, config: SimDriverConfig) -> PyBulletDriver:
     """The PyBullet driver (in the loop's process)."""
     return PyBulletDriver(model, config.servo, config.sim, config.transmission, config.corrections, config.noise,
-                          config.push)
+                          config.push, config.seat)
 
 
 @dataclasses.dataclass(frozen=True)

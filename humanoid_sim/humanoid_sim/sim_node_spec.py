@@ -17,6 +17,11 @@ if TYPE_CHECKING:
     from humanoid_description import Robot
 
 NODE_NAME = "humanoid_sim"
+#: The node of a process simulating several robots in one world (humanoid_sim.world_node) and
+#: its parameters: the robots' namespaces (comma-separated) and the m between them.
+WORLD_NODE = "humanoid_sim_world"
+WORLD_NAMESPACES = "namespaces"
+WORLD_SPACING = "spacing"
 
 
 def sim_node_spec(robot: str, parameters: Mapping[str, object] | None = None) -> NodeSpec:

@@ -67,8 +67,15 @@ class DriverNode:
     """A node serving the shared robot interface for one driver."""
 
     def __init__(self, node_name: str, parameter_file: RuntimeFile, declare_driver: DriverDeclaration,
-                 extension: Extension | None = None, default_robot: str = DEFAULT_ROBOT) -> None:
-        self.node = Node(node_name)
+                 extension: Extension | None = None, default_robot: str = DEFAULT_ROBOT,
+                 node_options: dict[str, Any] | None = None, loops: LoopProcess | None = None,
+                 ended: Future | None = None) -> None:
+        """``node_options``, ``loops`` and ``ended`` for robots sharing one process (one
+        simulated world): rclpy's options of the node (its namespace, its parameters), the
+        loop's process every robot joins, and the future any robot's end completes (see
+        :func:`serve`)."""
+        self.node = Node(node_name, **(node_options or {}))
+        self.log = self.node.get_logger()
         robot = declare_robot(self.node, default_robot)
         self.defaults = node_parameters(parameter_file.path(robot), node_name)
         self.model = RobotModel(robot)
@@ -80,56 +87,71 @@ class DriverNode:
         self.spec = LoopSpec(node_name, robot, driver, params, guard, duration, self.node.get_namespace())
         self.failure: str | None = None
         #: Completed when the loop ends: the spinning thread returns at once.
-        self.ended: Future = Future()
-        self.process = LoopProcess(self.spec, self.model.joints.names, on_finished=self._on_loop_finished)
-        self.interface = RobotInterface(self.node, self.process.client, self.model, params,
-                                        driver.clock_is_ros_time)
+        self.ended: Future = ended if ended is not None else Future()
+        self.loops = loops if loops is not None else LoopProcess()
+        self.client = self.loops.join(self.spec, self.model.joints.names, on_finished=self._on_loop_finished)
+        self.interface = RobotInterface(self.node, self.client, self.model, params, driver.clock_is_ros_time)
         if extension is not None:
             extension(self.node, self.interface, self.defaults)
 
     def _on_loop_finished(self, finished: Finished) -> None:
         if finished.failed:
             self.failure = finished.reason
-        self.ended.set_result(None)
+        if not self.ended.done():
+            self.ended.set_result(None)
 
-    def spin(self) -> int:
-        """Start the interface and serve until shutdown (signal) or the loop ends; the exit
-        status: 0, or 1 when the robot could not start or the loop failed."""
-        executor = EventsExecutor()  # blocking callbacks are offloaded (humanoid_control.ros.offload)
-        executor.add_node(self.node)
-        log = self.node.get_logger()
-        try:
-            self.process.start()
-            while self.interface.start(timeout=START_POLL) is None:  # a signal may come meanwhile
-                if not rclpy.ok() or self.ended.done():
-                    return 1 if self.failure else 0
-            spin_while(executor, rclpy.ok, self.ended, SPIN_BACKSTOP)
-        except RemoteError as error:
-            log.fatal(f"cannot start: {error}")
-            return 1
-        except (KeyboardInterrupt, ExternalShutdownException):
-            pass
-        finally:
-            self.interface.stop()
-            self.process.stop()
-            executor.shutdown(timeout_sec=1.0)
-            stop_offloads(self.node, timeout=1.0)
-            self.node.destroy_node()
-        if self.failure:
-            log.fatal(self.failure)
-            return 1
-        return 0
+def serve(drivers: list[DriverNode]) -> int:
+    """Start the loop's process and the robots' interfaces (one robot, or the robots of one
+    world, which share the process and the ``ended`` future), and serve until shutdown
+    (signal) or a loop ends; the exit status: 0, or 1 when a robot could not start or a loop
+    failed."""
+    executor = EventsExecutor()  # blocking callbacks are offloaded (humanoid_control.ros.offload)
+    for driver in drivers:
+        executor.add_node(driver.node)
+    ended, current = drivers[0].ended, drivers[0]
+    try:
+        drivers[0].loops.start()
+        for current in drivers:
+            while current.interface.start(timeout=START_POLL) is None:  # a signal may come meanwhile
+                if not rclpy.ok() or ended.done():
+                    return _exit_status(drivers)
+        spin_while(executor, rclpy.ok, ended, SPIN_BACKSTOP)
+    except RemoteError as error:
+        current.log.fatal(f"cannot start: {error}")
+        return 1
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        for driver in drivers:
+            driver.interface.stop()
+        drivers[0].loops.stop([driver.client for driver in drivers])
+        executor.shutdown(timeout_sec=1.0)
+        for driver in drivers:
+            stop_offloads(driver.node, timeout=1.0)
+            driver.node.destroy_node()
+    return _exit_status(drivers, report=True)
+
+
+def _exit_status(drivers: list[DriverNode], report: bool = False) -> int:
+    """1 when a robot could not start or its loop failed (said in its log when ``report``), else 0."""
+    failed = [driver for driver in drivers if driver.failure]
+    if report:
+        for driver in failed:
+            driver.log.fatal(driver.failure)
+    return 1 if failed else 0
 
 
 def run(node_name: str, parameter_file: RuntimeFile, declare_driver: DriverDeclaration,
-        extension: Extension | None = None, args: list[str] | None = None) -> int:
-    """``main`` of a driver node: exit status 0 on a clean shutdown, 1 if the robot cannot start."""
+        extension: Extension | None = None, args: list[str] | None = None,
+        drivers: Callable[[], list[DriverNode]] | None = None) -> int:
+    """``main`` of a driver node: exit status 0 on a clean shutdown, 1 if the robot cannot
+    start. ``drivers`` builds the process's robots instead of one (robots of one world)."""
     rclpy.init(args=args)
     hang_up_like_terminate()  # a closed terminal or kill -HUP: the same clean shutdown as SIGTERM
     logger = rclpy.logging.get_logger(node_name)
     try:
-        node = DriverNode(node_name, parameter_file, declare_driver, extension)
-        return node.spin()
+        return serve(drivers() if drivers is not None
+                     else [DriverNode(node_name, parameter_file, declare_driver, extension)])
     except (UnknownRobotError, ValueError) as error:
         logger.fatal(f"cannot start: {error}")
         return 1

@@ -180,8 +180,9 @@ class LoopThread:
         self._thread.join(timeout)
 
 
-def _loop_process_main(spec: LoopSpec, connection: Connection, front: int) -> None:
-    """The loop's process: its node, the host, served until the front asks it to stop or dies."""
+def _loop_process_main(specs: tuple[LoopSpec, ...], connections: tuple[Connection, ...], front: int) -> None:
+    """The loop's process: a node and a host per robot (one, or the robots of one simulated
+    world), each served in a thread of its own until the front asks it to stop or dies."""
     from humanoid_core.processes import die_with_parent, exit_within
 
     if not die_with_parent(front):
@@ -194,34 +195,62 @@ def _loop_process_main(spec: LoopSpec, connection: Connection, front: int) -> No
     from humanoid_description import RobotModel
 
     rclpy.init(args=[], signal_handler_options=rclpy.signals.SignalHandlerOptions.NO)
-    node = Node(f"{spec.node_name}_loop", namespace=spec.namespace, start_parameter_services=False)
-    if spec.driver.paced:
-        set_loop_priority(spec.interface.loop_nice, node.get_logger())
-    host = None
-    finished = Finished("not started", failed=True)
+    nodes = [Node(f"{spec.node_name}_loop", namespace=spec.namespace, start_parameter_services=False)
+             for spec in specs]
+    if any(spec.driver.paced for spec in specs):
+        set_loop_priority(specs[0].interface.loop_nice, nodes[0].get_logger())
+    hosts: list[LoopHost] = []
+    finished = [Finished("not started", failed=True)] * len(specs)
     try:
-        _claim(node, spec)
-        model = RobotModel(spec.robot)
-        driver = load(spec.driver.factory)(model, spec.driver.config)
-        host = LoopHost.from_spec(node, driver, model, connection, spec)
-        signal.signal(signal.SIGTERM, lambda _signum, _frame: host.server.finish("terminated"))
+        for node, spec, connection in zip(nodes, specs, connections, strict=True):
+            try:
+                _claim(node, spec)
+                model = RobotModel(spec.robot)
+                driver = load(spec.driver.factory)(model, spec.driver.config)
+                hosts.append(LoopHost.from_spec(node, driver, model, connection, spec))
+            except Exception as error:
+                from humanoid_core.loop import StartFailed
+
+                for unserved in connections[len(hosts):]:
+                    unserved.send(StartFailed(f"{type(error).__name__}: {error}"))
+                raise
+        signal.signal(signal.SIGTERM, lambda _signum, _frame: [host.server.finish("terminated") for host in hosts])
         executor = SingleThreadedExecutor()
-        executor.add_node(node)
+        for node in nodes:
+            executor.add_node(node)
         spinner = _spin_in_thread(executor)
-        finished = host.serve()
+        finished = _serve_all(hosts)
         executor.shutdown(timeout_sec=1.0)
         spinner.join(timeout=2.0)
-    except Exception as error:
-        from humanoid_core.loop import StartFailed
-
-        if host is None:
-            connection.send(StartFailed(f"{type(error).__name__}: {error}"))
-        raise
     finally:
         exit_within(TEARDOWN_LIMIT)
-        node.destroy_node()
+        for node in nodes:
+            node.destroy_node()
         rclpy.try_shutdown()
-    sys.exit(1 if finished.failed else 0)
+    sys.exit(1 if any(end.failed for end in finished) else 0)
+
+
+def _serve_all(hosts: list[LoopHost]) -> list[Finished]:
+    """Serve every host (the first in this thread, the others in threads of their own) until
+    each has finished; one that finishes ends the others (robots in one world stand or stop
+    together)."""
+    if len(hosts) == 1:
+        return [hosts[0].serve()]
+    finished: list[Finished | None] = [None] * len(hosts)
+
+    def serve(index: int) -> None:
+        try:
+            finished[index] = hosts[index].serve()
+        finally:
+            for host in hosts:
+                host.server.finish(f"robot {index + 1} of the world stopped")
+
+    threads = [threading.Thread(target=serve, args=(index,), name=f"loop-{index + 1}") for index in range(len(hosts))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return [end or Finished("not served", failed=True) for end in finished]
 
 
 def _claim(node, spec: LoopSpec) -> None:
@@ -273,28 +302,46 @@ def _spin_in_thread(executor):
 
 
 class LoopProcess:
-    """The front's handle on the loop's process: start it, talk to it, stop it."""
+    """The front's handle on the loop's process: start it, talk to it, stop it. One robot's
+    loop, or the loops of several robots in one simulated world (each robot's front
+    :meth:`join` s before the process starts)."""
 
-    def __init__(self, spec: LoopSpec, joint_names: tuple[str, ...],
-                 on_finished: Callable[[Finished], None] | None = None) -> None:
-        context = multiprocessing.get_context("spawn")
-        front_end, self._loop_end = context.Pipe(duplex=True)
-        self.process = context.Process(target=_loop_process_main, args=(spec, self._loop_end, os.getpid()),
-                                       name=f"{spec.node_name}_loop", daemon=False)
-        self.client = LoopClient(front_end, joint_names, on_finished)
+    def __init__(self) -> None:
+        self._context = multiprocessing.get_context("spawn")
+        self._specs: list[LoopSpec] = []
+        self._loop_ends: list[Connection] = []
+        self.process: multiprocessing.process.BaseProcess | None = None
+
+    def join(self, spec: LoopSpec, joint_names: tuple[str, ...],
+             on_finished: Callable[[Finished], None] | None = None) -> LoopClient:
+        """A robot's loop in this process (before it starts): the front's client of it."""
+        if self.process is not None:
+            raise RuntimeError("the loop's process has started: no robot joins it now")
+        front_end, loop_end = self._context.Pipe(duplex=True)
+        self._specs.append(spec)
+        self._loop_ends.append(loop_end)
+        return LoopClient(front_end, joint_names, on_finished)
 
     def start(self) -> None:
-        """Start the process (call from a thread that lives as long as the node: the kernel's
-        parent-death signal follows the thread that started the process)."""
+        """Start the process, once (call from a thread that lives as long as the node: the
+        kernel's parent-death signal follows the thread that started the process)."""
+        if self.process is not None:
+            return
+        self.process = self._context.Process(
+            target=_loop_process_main, args=(tuple(self._specs), tuple(self._loop_ends), os.getpid()),
+            name=f"{self._specs[0].node_name}_loop", daemon=False)
         self.process.start()
-        self._loop_end.close()
+        for end in self._loop_ends:
+            end.close()
 
-    def stop(self, timeout: float = EXIT_TIMEOUT) -> int | None:
-        """Ask the loop to stop (it releases the robot), wait for its process; its exit code."""
-        if self.process.pid is None:  # never started
+    def stop(self, clients: list[LoopClient], timeout: float = EXIT_TIMEOUT) -> int | None:
+        """Ask the loops (``clients``: every robot's) to stop, each releasing its robot, and wait
+        for the process; its exit code (None when it never started)."""
+        if self.process is None:
             return None
-        with contextlib.suppress(Exception):
-            self.client.shutdown()
+        for client in clients:
+            with contextlib.suppress(Exception):
+                client.shutdown()
         self.process.join(timeout)
         if self.process.is_alive():
             self.process.terminate()  # SIGTERM: the loop still releases the robot

@@ -172,6 +172,9 @@ class Graph:
 
     def __init__(self, nodes: Sequence[NodeSpec], log_dir: Path | None = None, echo: bool = False) -> None:
         self.nodes = list(nodes)
+        #: nodes are named by their name where the graph's nodes share a namespace (one robot's
+        #: graph), by their namespace and name where they do not (robots of one world)
+        self._qualified = len({spec.namespace for spec in self.nodes}) > 1
         self.log_dir = log_dir
         self.echo = echo
         self.processes: dict[str, subprocess.Popen] = {}
@@ -180,6 +183,11 @@ class Graph:
         #: nodes that died and were not restarted, with their last exit status
         self.given_up: dict[str, int] = {}
         self._logs: list[IO] = []
+
+    def key(self, spec: NodeSpec) -> str:
+        """How the graph names ``spec``'s process (its :attr:`processes`, reports and log):
+        ``name``, or ``namespace/name`` (relative) in a graph of several namespaces."""
+        return f"{spec.namespace.strip('/')}/{spec.name}" if self._qualified and spec.namespace != "/" else spec.name
 
     def start(self) -> Graph:
         for spec in self.nodes:
@@ -190,13 +198,15 @@ class Graph:
         output: int | IO | None = None
         if self.log_dir is not None:
             self.log_dir.mkdir(parents=True, exist_ok=True)
-            log = open(self.log_dir / f"{spec.name}.log", "a" if again else "w")  # noqa: SIM115 - closed in stop()
+            path = self.log_dir / f"{self.key(spec)}.log"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            log = open(path, "a" if again else "w")  # noqa: SIM115 - closed in stop()
             self._logs.append(log)
             output = log
         elif not self.echo:
             output = subprocess.DEVNULL
         command, env = tethered_child(spec.module, spec.arguments(), restart_reason)
-        self.processes[spec.name] = subprocess.Popen(
+        self.processes[self.key(spec)] = subprocess.Popen(
             command, stdout=output, stderr=subprocess.STDOUT if output is not None else None,
             env=env, start_new_session=True)
 
@@ -224,37 +234,38 @@ class Graph:
         while True:
             now = time.monotonic()
             for spec in self.nodes:
-                process = self.processes[spec.name]
+                name = self.key(spec)
+                process = self.processes[name]
                 code = process.poll()
-                if code is None or spec.name in due or spec.name in self.given_up:
+                if code is None or name in due or name in self.given_up:
                     continue
                 if spec.on_exit is OnExit.END_GRAPH:
-                    report(f"{spec.name} {describe_exit(code)}: stopping the graph")
-                    return {spec.name: code}
-                if now - started[spec.name] >= policy.healthy_after:
-                    self.restarts[spec.name] = 0
-                restart = self.restarts.get(spec.name, 0) + 1
+                    report(f"{name} {describe_exit(code)}: stopping the graph")
+                    return {name: code}
+                if now - started[name] >= policy.healthy_after:
+                    self.restarts[name] = 0
+                restart = self.restarts.get(name, 0) + 1
                 if spec.on_exit is OnExit.RESTART and restart <= policy.max_restarts:
-                    due[spec.name] = now + policy.delay(restart)
-                    reasons[spec.name] = (f"restart {restart} of {policy.max_restarts}: process {process.pid} "
+                    due[name] = now + policy.delay(restart)
+                    reasons[name] = (f"restart {restart} of {policy.max_restarts}: process {process.pid} "
                                           f"{describe_exit(code)}")
-                    report(f"{spec.name} ({_process(process.pid, spec)}) {describe_exit(code)}; restarting it in "
+                    report(f"{name} ({_process(process.pid, spec)}) {describe_exit(code)}; restarting it in "
                            f"{policy.delay(restart):g} s (restart {restart} of {policy.max_restarts})")
                 else:
-                    self.given_up[spec.name] = code
+                    self.given_up[name] = code
                     why = "not restarted" if spec.on_exit is OnExit.REPORT else \
                         f"not restarted again after {policy.max_restarts} restarts"
-                    report(f"{spec.name} ({_process(process.pid, spec)}) {describe_exit(code)}; {why}")
+                    report(f"{name} ({_process(process.pid, spec)}) {describe_exit(code)}; {why}")
                 if on_death is not None:
                     on_death(spec, code)
             for name in [name for name, when in due.items() if when <= now]:
                 del due[name]
-                spec = next(s for s in self.nodes if s.name == name)
+                spec = next(s for s in self.nodes if self.key(s) == name)
                 self.restarts[name] = self.restarts.get(name, 0) + 1
                 self._launch(spec, again=True, restart_reason=reasons.pop(name, None))
                 started[name] = time.monotonic()
                 report(f"{name} restarted (process {self.processes[name].pid})")
-            if not due and all(self.processes[s.name].poll() is not None for s in self.nodes):
+            if not due and all(self.processes[self.key(s)].poll() is not None for s in self.nodes):
                 return self.exited()
             time.sleep(poll)
 
@@ -294,6 +305,6 @@ class Graph:
         or the container's that hosts it."""
         if self.log_dir is None:
             return ""
-        process = next((spec.name for spec in self.nodes if spec.runs(name)), name)
+        process = next((self.key(spec) for spec in self.nodes if self.key(spec) == name or spec.runs(name)), name)
         path = self.log_dir / f"{process}.log"
         return path.read_text() if path.exists() else ""
