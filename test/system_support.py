@@ -17,7 +17,7 @@ from sensor_msgs.msg import JointState
 
 from humanoid_bringup import with_recorder
 from humanoid_control.nodes import CONTROL_CONTAINER, with_node_parameters
-from humanoid_control.ros import RobotClient, poll_until
+from humanoid_control.ros import RobotClient, make_trajectory, poll_until
 from humanoid_core.processes import Graph, NodeSpec
 from humanoid_hw import NODE_NAME as HW_NODE
 
@@ -139,3 +139,26 @@ def collector(lock: threading.Lock, into: list) -> Callable[[object], None]:
             into.append(msg)
 
     return on_message
+
+
+def moves_alone(mover: RobotClient, other: RobotClient, joint: str, move: float, duration: float,
+                robot_seconds: float, still: float, tail: float = 0.0) -> None:
+    """A trajectory on ``mover``'s ``joint_trajectory`` moves its ``joint`` by ``move`` rad over
+    ``duration`` s, reached within ``robot_seconds`` of its robot time (then ``tail`` s more),
+    while ``other`` (another robot beside it) holds the same joint within ``still`` rad."""
+    start, start_other = mover.current_positions()[joint], other.current_positions()[joint]
+    other.start_recording()
+    try:
+        target = start + move
+        mover.send_trajectory(make_trajectory([joint], [duration], [[target]]))
+        mover.wait_for_state(lambda msg: abs(msg.position[list(msg.name).index(joint)] - target) < 0.02,
+                             f"the moved robot's {joint} at {target:.3f} rad", robot_seconds=robot_seconds)
+        if tail:
+            mover.wait_until(mover.now() + tail)
+    finally:
+        recorded = other.stop_recording()
+    assert recorded, "no joint_states from the other robot while the first moved"
+    held = np.array([msg.position[list(msg.name).index(joint)] for msg in recorded])
+    assert np.max(np.abs(held - start_other)) < still, \
+        f"the other robot's {joint} moved: {held.min():.4f}..{held.max():.4f} from {start_other:.4f}"
+

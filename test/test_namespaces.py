@@ -16,14 +16,13 @@ import io
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-import numpy as np
 import pytest
 import rclpy
 from cli_entry import entry_point
 from rclpy.qos import QoSProfile
-from system_support import LIVE_GRAPHS, PATIENCE
+from system_support import LIVE_GRAPHS, PATIENCE, moves_alone
 
-from humanoid_control.ros import RobotClient, frame_prefix, make_trajectory, normalized_namespace, poll_until
+from humanoid_control.ros import RobotClient, frame_prefix, normalized_namespace, poll_until
 from humanoid_core.processes import Graph, NodeSpec
 from humanoid_sim import sim_nodes
 
@@ -106,20 +105,8 @@ def test_a_namespaced_node_gets_its_namespace_and_its_robot_s_clock():
 
 # -- two robots ---------------------------------------------------------------------------------------
 def test_a_trajectory_to_a_moves_a_and_not_b(robots):
-    a, b = robots["/a"], robots["/b"]
-    start_a, start_b = a.current_positions()[JOINT], b.current_positions()[JOINT]
-    b.start_recording()
-    try:
-        target = start_a + MOVE
-        a.send_trajectory(make_trajectory([JOINT], [1.0], [[target]]))
-        a.wait_for_state(lambda msg: abs(msg.position[list(msg.name).index(JOINT)] - target) < 0.02,
-                         f"a's {JOINT} at {target:.3f} rad", robot_seconds=MOVE_WITHIN)
-        a.wait_until(a.now() + 0.5)  # b's clock runs beside a's: b records as long
-    finally:
-        recorded = b.stop_recording()
-    assert recorded, "no joint_states from b while a moved"
-    b_joint = np.array([msg.position[list(msg.name).index(JOINT)] for msg in recorded])
-    assert np.max(np.abs(b_joint - start_b)) < STILL, f"b's {JOINT} moved: {b_joint.min():.4f}..{b_joint.max():.4f}"
+    # b's clock runs beside a's: b records half a second more once a is there
+    moves_alone(robots["/a"], robots["/b"], JOINT, MOVE, 1.0, MOVE_WITHIN, STILL, tail=0.5)
 
 
 def test_every_topic_of_the_robots_is_under_its_namespace(robots):

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
 import pytest
 import rclpy
-from system_support import LIVE_GRAPHS, PATIENCE
+from system_support import LIVE_GRAPHS, PATIENCE, moves_alone
 
-from humanoid_control.ros import RobotClient, make_trajectory, poll_until
+from humanoid_control.ros import RobotClient, poll_until
 from humanoid_core.processes import Graph
 from humanoid_description import resolve_robot
 from humanoid_sim import control_period, sim_nodes
@@ -77,19 +76,7 @@ def test_each_robot_stands_at_its_seat(world):
 
 
 def test_a_trajectory_to_one_robot_moves_it_and_not_the_other(world):
-    first, second = world
-    start_first, start_second = first.current_positions()[JOINT], second.current_positions()[JOINT]
-    second.start_recording()
-    try:
-        target = start_first + MOVE
-        first.send_trajectory(make_trajectory([JOINT], [0.5], [[target]]))
-        first.wait_for_state(lambda msg: abs(msg.position[list(msg.name).index(JOINT)] - target) < 0.02,
-                             f"the first robot's {JOINT} at {target:.3f} rad", robot_seconds=10.0)
-    finally:
-        recorded = second.stop_recording()
-    assert recorded, "no joint_states from the second robot while the first moved"
-    joint = np.array([msg.position[list(msg.name).index(JOINT)] for msg in recorded])
-    assert np.max(np.abs(joint - start_second)) < STILL, f"the second robot's {JOINT} moved"
+    moves_alone(*world, JOINT, MOVE, 0.5, 10.0, STILL)
 
 
 def test_a_robot_held_in_lockstep_holds_the_world(world):

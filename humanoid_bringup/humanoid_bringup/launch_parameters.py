@@ -116,18 +116,20 @@ def full_install_tools(rviz: bool, warn: Callable[[str], None],
 
 
 def tool_nodes(tools: FullInstallTools, robot: Robot | str, use_sim_time: bool,
-               namespace: str = "/") -> list[dict[str, object]]:
+               namespace: str | Sequence[str] = "/") -> list[dict[str, object]]:
     """``launch_ros.actions.Node`` keyword arguments of the tools to start, tethered too;
     robot_state_publisher in the robot's ``namespace`` (its frames prefixed, its clock the
-    robot's), RViz in the root (its configuration names the root's topics). ``robot``: resolved
-    once (:func:`~humanoid_description.robot.resolve_robot`) when given by name."""
+    robot's), one per namespace for the robots of one world (``namespace`` a list), RViz once
+    in the root (its configuration names the root's topics). ``robot``: resolved once
+    (:func:`~humanoid_description.robot.resolve_robot`) when given by name."""
     nodes: list[dict[str, object]] = []
-    if tools.state_publisher:
-        spec = NodeSpec("robot_state_publisher", "", namespace=namespace)
-        nodes.append({"package": "robot_state_publisher", "executable": "robot_state_publisher",
-                      "namespace": namespace, "remappings": spec.remappings(), "output": "screen",
-                      "parameters": [state_publisher_parameters(robot, use_sim_time, namespace)],
-                      "exec_name": "robot_state_publisher", **tethered()})
+    for each in [namespace] if isinstance(namespace, str) else namespace:
+        if tools.state_publisher:
+            spec = NodeSpec("robot_state_publisher", "", namespace=each)
+            nodes.append({"package": "robot_state_publisher", "executable": "robot_state_publisher",
+                          "namespace": each, "remappings": spec.remappings(), "output": "screen",
+                          "parameters": [state_publisher_parameters(robot, use_sim_time, each)],
+                          "exec_name": "robot_state_publisher", **tethered()})
     if tools.rviz:
         config = package_share_directory("humanoid_bringup") / "rviz" / "humanoid.rviz"
         nodes.append({"package": "rviz2", "executable": "rviz2", "output": "screen", "arguments": ["-d", str(config)],

@@ -6,6 +6,7 @@ simulation node's exit ends it, the other nodes are respawned.
 
     ros2 launch humanoid_sim sim.launch.py robot:=bioloid gui:=true rviz:=true
     ros2 launch humanoid_sim sim.launch.py robot:=bioloid namespace:=a   # /a/joint_states, a/base_link
+    ros2 launch humanoid_sim sim.launch.py robot:=bioloid_quadruped count:=4   # four in one world
 
 The same graph runs without ros2 launch: ``humanoid sim --robot bioloid``.
 """
@@ -25,7 +26,7 @@ from humanoid_bringup import (
 )
 from humanoid_control.ros import normalized_namespace
 from humanoid_description import SIM_NODE_PARAMETERS
-from humanoid_sim import sim_nodes
+from humanoid_sim import robot_count, sim_nodes, world_namespaces
 
 ROBOTS = list(SIM_NODE_PARAMETERS.robots())  # robots with a simulation parameter file
 
@@ -41,15 +42,17 @@ def robot_nodes(context):
     robot = argument("robot")
     use_sim_time = argument("use_sim_time") == "true"
     namespace = normalized_namespace(argument("namespace"))  # an invalid one refuses the launch
+    count = robot_count(argument("count"))  # so does a count out of range
     graph = sim_nodes(robot, gui=argument("gui") == "true", real_time_factor=float(argument("real_time_factor")),
                       control_rate=number_or_none(argument("control_rate")),
                       publish_rate=number_or_none(argument("publish_rate")),
                       physics_rate=number_or_none(argument("physics_rate")), use_sim_time=use_sim_time,
                       publish_robot_description=not tools.state_publisher,
-                      params_file=argument("params_file") or None, namespace=namespace,
-                      **graph_switches(argument))
+                      params_file=argument("params_file") or None, namespace=namespace, count=count,
+                      spacing=number_or_none(argument("spacing")), **graph_switches(argument))
     return [*(LogInfo(msg=note) for note in notes),
-            *launch_actions(graph, tool_nodes(tools, robot, use_sim_time, namespace))]
+            *launch_actions(graph, tool_nodes(tools, robot, use_sim_time, namespace if count == 1
+                                              else world_namespaces(robot, namespace, count)))]
 
 
 def generate_launch_description():
@@ -59,6 +62,11 @@ def generate_launch_description():
                               description="show the PyBullet window"),
         DeclareLaunchArgument("rviz", default_value="false", choices=["true", "false"], description="start RViz"),
         DeclareLaunchArgument("namespace", default_value="", description=NAMESPACE_ARGUMENT),
+        DeclareLaunchArgument("count", default_value="1",
+                              description="robots in one physics world, each in a namespace of its own "
+                                          "(/ROBOT_1 ..., or NAMESPACE_1 ...): humanoid sim --count"),
+        DeclareLaunchArgument("spacing", default_value="",
+                              description="with count above 1: m between neighbouring robots (default 0.5)"),
         *(DeclareLaunchArgument(name, default_value="true", choices=["true", "false"], description=text)
           for name, text in GRAPH_SWITCHES.items()),
         DeclareLaunchArgument("use_sim_time", default_value="true", choices=["true", "false"],

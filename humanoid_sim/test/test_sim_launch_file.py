@@ -16,7 +16,7 @@ OURS = {"humanoid_sim", "humanoid_hw", "humanoid_control"}
 
 @pytest.mark.parametrize(("name", "arguments", "runtime_file", "graph"), [
     ("sim.launch.py", {"robot", "gui", "rviz", "use_sim_time", "real_time_factor", "control_rate", "publish_rate",
-                       "physics_rate"}, "SIM_NODE_PARAMETERS", sim_nodes),
+                       "physics_rate", "count", "spacing"}, "SIM_NODE_PARAMETERS", sim_nodes),
 ])
 def test_launch_file_starts_the_graph_the_humanoid_command_starts(name, arguments, runtime_file, graph):
     check_launch_file(LAUNCH / name, arguments, runtime_file, graph)

@@ -17,6 +17,9 @@ TARGETS: dict[str, tuple[str, str]] = {
     "lockstep": ("humanoid_experiments.bench.lockstep", "the 1 m walk through the full graph in lockstep: its "
                                                         "real-time factor vs raw PyBullet, and its distance vs "
                                                         "the same walk in real time"),
+    "world": ("humanoid_experiments.bench.world", "quadrupeds trotting in one physics world: the real-time factor "
+                                                  "with 1, 2 and 4 robots vs one robot's, in real time and in "
+                                                  "lockstep"),
     "graph": ("humanoid_experiments.bench.graph", "a robot's default graph standing: CPU and memory of each process "
                                                   "and in all, one container for the control nodes vs a process "
                                                   "per node"),
