@@ -76,10 +76,7 @@ def start(cpus: int) -> LocalRay:
     import ray
 
     def clean() -> None:  # what the failed start left running (the reaper stays)
-        for pid in marked_processes(os.getpid()):
-            if pid != reaper.pid:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
+        kill_marked(os.getpid(), keep=reaper.pid)
         ray.shutdown()
 
     started_again(lambda: ray.init(num_cpus=cpus, include_dashboard=False, _node_ip_address="127.0.0.1",
@@ -152,9 +149,15 @@ def reap(owner: int) -> None:
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     while sys.stdin.buffer.read(4096):
         pass
+    kill_marked(owner)
+
+
+def kill_marked(owner: int, keep: int | None = None) -> None:
+    """Kill (SIGKILL) the processes carrying ``owner``'s mark, but ``keep``."""
     for pid in marked_processes(owner):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+        if pid != keep:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 if __name__ == "__main__":

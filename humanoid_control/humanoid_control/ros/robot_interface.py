@@ -394,8 +394,7 @@ class RobotInterface:
         key = bytes(goal_handle.goal_id.uuid)
         with self._following_lock:
             self._following[key] = run
-            asked = key in self._cancel_asked
-            self._cancel_asked.discard(key)
+            asked = key in self._cancel_asked  # forgotten with the run (finally below)
         if asked:  # its cancel came while the run was being started: stopped now, not at a feedback poll
             self.loop.stop(run)
         try:
