@@ -53,10 +53,9 @@ def robots() -> list[driver_node.DriverNode]:
     drivers: list[driver_node.DriverNode] = []
     for index, namespace in enumerate(namespaces):
         seat = WorldSeat(index, len(namespaces), spacing)
+        options = {"namespace": namespace, "use_global_arguments": False, "parameter_overrides": overrides}
         robot = driver_node.DriverNode(NODE_NAME, SIM_NODE_PARAMETERS, seated(seat), sim_node.EXTENSION,
-                           node_options={"namespace": namespace, "use_global_arguments": False,
-                                         "parameter_overrides": overrides},
-                           loops=loops, ended=ended)
+                                       node_options=options, loops=loops, ended=ended)
         ended = robot.ended
         drivers.append(robot)
     return drivers
