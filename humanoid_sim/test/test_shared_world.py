@@ -1,9 +1,12 @@
 """Robots in one PyBullet world (humanoid_sim.shared_world; in process, real PyBullet): each
 stands at its seat, the world steps only when every robot has come to the cycle (one held
-robot holds them all, and one that left holds nobody), and robots touch each other."""
+robot holds them all, and one that left holds nobody), and robots touch each other; the
+world's node refuses a bad list of namespaces."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -107,3 +110,15 @@ def test_a_pause_of_one_robot_pauses_the_world_and_its_step_steps_all():
             thread.join(timeout=10.0)
         for driver in drivers:
             driver.close()
+
+
+@pytest.mark.parametrize(("namespaces", "reason"), [("/a,/a", "two robots in one namespace (/a, /a)"),
+                                                    ("", "none given (one namespace per robot)")])
+def test_a_world_node_given_no_or_twice_the_same_namespace_does_not_start(namespaces, reason):
+    """The world's node as a launch file would start it, with bad ``namespaces``: it ends with
+    status 1 before any robot starts, saying why (its DDS settings are the session's: conftest.py)."""
+    done = subprocess.run([sys.executable, "-m", "humanoid_sim.world_node", "--ros-args", "-p", f"robot:={ROBOT}",
+                           "-p", f"namespaces:='{namespaces}'"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"cannot start: parameter namespaces: {reason}" in done.stdout + done.stderr
+    assert "robot interface up" not in done.stdout + done.stderr
