@@ -89,8 +89,8 @@ class DriverNode:
         #: Completed when the loop ends: the spinning thread returns at once.
         self.ended: Future = ended if ended is not None else Future()
         self.loops = loops if loops is not None else LoopProcess()
-        self.client = self.loops.join(self.spec, self.model.joints.names, on_finished=self._on_loop_finished)
-        self.interface = RobotInterface(self.node, self.client, self.model, params, driver.clock_is_ros_time)
+        client = self.loops.join(self.spec, self.model.joints.names, on_finished=self._on_loop_finished)
+        self.interface = RobotInterface(self.node, client, self.model, params, driver.clock_is_ros_time)
         if extension is not None:
             extension(self.node, self.interface, self.defaults)
 
@@ -124,7 +124,7 @@ def serve(drivers: list[DriverNode]) -> int:
     finally:
         for driver in drivers:
             driver.interface.stop()
-        drivers[0].loops.stop([driver.client for driver in drivers])
+        drivers[0].loops.stop()
         executor.shutdown(timeout_sec=1.0)
         for driver in drivers:
             stop_offloads(driver.node, timeout=1.0)

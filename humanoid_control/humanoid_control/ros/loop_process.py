@@ -310,6 +310,7 @@ class LoopProcess:
         self._context = multiprocessing.get_context("spawn")
         self._specs: list[LoopSpec] = []
         self._loop_ends: list[Connection] = []
+        self._clients: list[LoopClient] = []
         self.process: multiprocessing.process.BaseProcess | None = None
 
     def join(self, spec: LoopSpec, joint_names: tuple[str, ...],
@@ -320,7 +321,8 @@ class LoopProcess:
         front_end, loop_end = self._context.Pipe(duplex=True)
         self._specs.append(spec)
         self._loop_ends.append(loop_end)
-        return LoopClient(front_end, joint_names, on_finished)
+        self._clients.append(LoopClient(front_end, joint_names, on_finished))
+        return self._clients[-1]
 
     def start(self) -> None:
         """Start the process, once (call from a thread that lives as long as the node: the
@@ -334,12 +336,12 @@ class LoopProcess:
         for end in self._loop_ends:
             end.close()
 
-    def stop(self, clients: list[LoopClient], timeout: float = EXIT_TIMEOUT) -> int | None:
-        """Ask the loops (``clients``: every robot's) to stop, each releasing its robot, and wait
-        for the process; its exit code (None when it never started)."""
+    def stop(self, timeout: float = EXIT_TIMEOUT) -> int | None:
+        """Ask every robot's loop to stop, each releasing its robot, and wait for the process;
+        its exit code (None when it never started)."""
         if self.process is None:
             return None
-        for client in clients:
+        for client in self._clients:
             with contextlib.suppress(Exception):
                 client.shutdown()
         self.process.join(timeout)
