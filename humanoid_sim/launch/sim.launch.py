@@ -25,7 +25,7 @@ from humanoid_bringup import (
     tool_nodes,
 )
 from humanoid_control.ros import normalized_namespace
-from humanoid_description import SIM_NODE_PARAMETERS
+from humanoid_description import DEFAULT_ROBOT, SIM_NODE_PARAMETERS
 from humanoid_sim import robot_count, sim_nodes, world_namespaces
 
 ROBOTS = list(SIM_NODE_PARAMETERS.robots())  # robots with a simulation parameter file
@@ -57,7 +57,7 @@ def robot_nodes(context):
 
 def generate_launch_description():
     return LaunchDescription([
-        DeclareLaunchArgument("robot", default_value="hoap2", choices=ROBOTS, description="robot to simulate"),
+        DeclareLaunchArgument("robot", default_value=DEFAULT_ROBOT, choices=ROBOTS, description="robot to simulate"),
         DeclareLaunchArgument("gui", default_value="false", choices=["true", "false"],
                               description="show the PyBullet window"),
         DeclareLaunchArgument("rviz", default_value="false", choices=["true", "false"], description="start RViz"),
