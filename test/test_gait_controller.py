@@ -408,6 +408,27 @@ def places_in(sent: Sequence[tuple[np.ndarray, np.ndarray]], plan: Sequence[tupl
     return places
 
 
+def unmatched_runs(places: Sequence[int | None], sent: Sequence[tuple[np.ndarray, np.ndarray]],
+                   plan: Sequence[tuple[np.ndarray, np.ndarray]], first: int) -> str:
+    """Where the set-points of no plan lie after ``first`` (runs of indices in ``sent``, the
+    places matched either side, and how far each run's first set-point is from the nearest
+    of ``plan``): what a failed comparison needs to be understood."""
+    runs: list[str] = []
+    i = first
+    while i < len(places):
+        if places[i] is not None:
+            i += 1
+            continue
+        j = i
+        while j < len(places) and places[j] is None:
+            j += 1
+        nearest = min(float(np.abs(sent[i][0] - p).max()) for p, _ in plan)
+        runs.append(f"[{i}, {j}) after place {places[i - 1]} before {places[j] if j < len(places) else None}"
+                    f" (nearest {nearest:.4f} rad)")
+        i = j
+    return f"{len(sent)} sent, first matched {first}; unmatched runs: " + "; ".join(runs)
+
+
 def gait_steps(played: Played) -> int:
     return round(played.result.elapsed / PERIOD)
 
@@ -451,7 +472,8 @@ def test_the_set_points_sent_are_the_same_on_the_simulation_and_on_the_emulated_
     hw_plan = [(i, place) for i, place in enumerate(places) if place is not None]
     first = hw_plan[0][0]  # the lead-in from where the robot stood before it: no gait's (47 in a loaded run)
     assert len(hw_plan) >= 0.9 * (len(hw_sent) - first), \
-        "more than a tenth of the bus's set-points from the gait's first on are no gait's in order"
+        "more than a tenth of the bus's set-points from the gait's first on are no gait's in order: " \
+        + unmatched_runs(places, hw_sent, sim_sent, first)
     assert hw_plan[0][1] <= 5  # a controller behind its readings at the start plays the gait late, from its start
     np.testing.assert_array_equal(sim_sent[hw_plan[-1][1]][0], sim_sent[-1][0])  # the last sent: the stance
     assert len({place for _, place in hw_plan}) >= 0.9 * (steps + 100)  # the gait and its return to the stance
