@@ -93,19 +93,22 @@ class TrajectoryLog:
 def setpoints(messages: Sequence[JointTrajectory], started: float) -> tuple[dict[int, tuple], list[int]]:
     """What the robot was told to follow, from the gait's first set-point on (the lead-in before
     it starts where each robot happened to stand): set-point number -> (positions, velocities),
-    each trajectory replacing the ones before it from its start on, as the robot interface does;
+    each trajectory replacing the ones before it from its start (its header stamp) on, as the
+    robot interface does (a controller that resumes a motion later sends it from its start on,
+    its first point a lead-in after it: the points sent before for that span are not followed);
     and the set-points a later trajectory sent differently (a stop replaces what was sent ahead)."""
     found: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    at: dict[int, float] = {}  # each set-point's time after ``started`` (s)
     changed: list[int] = []
     for msg in messages:
-        stamp = seconds(msg.header.stamp)
-        points = {round((stamp + seconds(p.time_from_start) - started) / PERIOD): p for p in msg.points}
-        first = min(points)
-        replaced = {k: found.pop(k) for k in [k for k in found if k >= first]}
+        stamp = seconds(msg.header.stamp) - started
+        points = {round((stamp + seconds(p.time_from_start)) / PERIOD): p for p in msg.points}
+        replaced = {k: found.pop(k) for k in [k for k in found if at[k] > stamp + 1e-6]}
         for k, point in points.items():
             if k < 0:
                 continue
             found[k] = (np.array(point.positions), np.array(point.velocities))
+            at[k] = stamp + seconds(point.time_from_start)
             if k in replaced and not np.array_equal(replaced[k][0], found[k][0]):
                 changed.append(k)
     return found, changed
