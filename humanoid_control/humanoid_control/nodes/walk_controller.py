@@ -46,6 +46,7 @@ import math
 import sys
 import threading
 import time
+from collections.abc import Callable
 
 import numpy as np
 import rclpy
@@ -133,6 +134,7 @@ class WalkControllerNode:
         self._waiting: JointState | None = None  # lockstep: a state waiting for its IMU reading
         # by id() of the request, until executed
         self._goals: dict[int, WalkGoal | WalkRefusedError | FellError | GettingUpError | CannotStartError] = {}
+        self._executing: dict[int, WalkGoal] = {}  # the goals whose action bodies run (each checks its end)
         self._fell: str | None = None  # why the goal in hand ended: the robot fell
         self.lockstep = host.lockstep(node)
 
@@ -310,6 +312,10 @@ class WalkControllerNode:
                 text += f" ({controller.pattern.landed} steps since the walk began)"
             self._log.info(text)
             self._phase = controller.phase
+            if controller.phase is Phase.IDLE and self._fell is None and not self._abandoned \
+                    and not any(goal.state is GoalState.SUCCEEDED for goal in self._executing.values()):
+                # no walk goal's end checks this stop (cmd_vel's, a canceled or stopped goal's)
+                threading.Thread(target=self._check_stop, name="walk stop check", daemon=True).start()
         if controller.message and controller.message != self._message:
             self._log.warning(controller.message)
         self._message = controller.message
@@ -364,6 +370,16 @@ class WalkControllerNode:
             return Walk.Result(error_code=Walk.Result.CANNOT_START, error_string=why)
         self._log.info(f"walk goal: {request.distance:g} m forward, {request.lateral:g} m left, "
                        f"{request.turn:g} rad")
+        with self._lock:
+            self._executing[id(goal)] = goal
+        try:
+            return self._follow(goal_handle, goal)
+        finally:
+            with self._lock:
+                del self._executing[id(goal)]
+
+    def _follow(self, goal_handle, goal: WalkGoal) -> Walk.Result:
+        """A valid walk goal to its result: feedback, cancel, the end check."""
         period = 1.0 / self.params.feedback_rate
         canceled = False
         while not goal.done:
@@ -403,20 +419,42 @@ class WalkControllerNode:
             self._log.warning(f"walk goal {goal.state.value}: {goal.message}")
         return result
 
-    def _short_of_the_stance(self, period: float) -> str | None:
+    def _check_stop(self) -> None:
+        """A walk that stopped with no goal to report it (``cmd_vel`` set to zero, a goal
+        canceled or stopped): once its last set-point is due, the robot is checked to be there
+        and sent it again from where it is if not (its last trajectory refused as late or too
+        fast on a starved machine would otherwise leave it where it was, unsaid); a robot
+        still short is logged. A new walk ends the check."""
+        period = 1.0 / self.params.feedback_rate
+        while (self._idle() and self._robot_time < self.cycle.sent_until and self._fell is None
+               and time.monotonic() - self._state_arrival <= STATE_TIMEOUT):
+            time.sleep(period)
+        if not self._idle():
+            return
+        short = self._short_of_the_stance(period, self._idle)
+        if short is not None and self._idle():
+            self._log.error(f"walk stopped: {short}")
+
+    def _idle(self) -> bool:
+        """No walk under way or about to start."""
+        with self._lock:
+            return not self.controller.active and rclpy.ok()
+
+    def _short_of_the_stance(self, period: float, going_on: Callable[[], bool] = lambda: True) -> str | None:
         """Which joint is how far from the walk's last set-point once it is due (None: all
-        within ``final_tolerance``): :meth:`SetpointStream.short_of_the_end`."""
+        within ``final_tolerance``): :meth:`SetpointStream.short_of_the_end` (``going_on``
+        False ends the wait, as does a fall, the node's end or a robot gone silent)."""
         def reading() -> tuple[float, np.ndarray | None]:
             with self._lock:
                 state = self._state
             return self._robot_time, None if state is None else self._positions(state)
 
-        def going_on() -> bool:  # nothing sent again to a robot going down (the fall manager's)
-            return (rclpy.ok() and self.falls.fall is None
+        def still() -> bool:  # nothing sent again to a robot going down (the fall manager's)
+            return (rclpy.ok() and self.falls.fall is None and going_on()
                     and (self.lockstep is not None or time.monotonic() - self._state_arrival <= STATE_TIMEOUT))
 
         return self._stream.short_of_the_end(reading, self._joints.names, self.params.final_tolerance,
-                                             self.params.final_settle_time, going_on, period)
+                                             self.params.final_settle_time, still, period)
 
     def _refused(self, goal_handle, error: WalkRefusedError) -> Walk.Result:
         goal_handle.abort()
