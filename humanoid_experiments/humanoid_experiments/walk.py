@@ -114,22 +114,8 @@ class WalkWitness:
         self.samples = 0
         self.balance_states = 0
         client.node.create_subscription(BalanceState, topics.BALANCE_STATE, self._on_balance, 50)
-        from nav_msgs.msg import Odometry
-        self.odom = None  # the latest odometry (odom -> base_link), if the odometry node runs
-        client.node.create_subscription(Odometry, topics.ODOM, self._on_odom, 50)
-
-    def _on_odom(self, msg) -> None:
-        self.odom = msg
-
-    def placements(self):
-        """The odometry's and the ground truth's base placements now (None without odom)."""
-        import pinocchio as pin
-
-        odom, truth = self.odom, self.base()
-        if odom is None or truth is None:
-            return None
-        p, o = odom.pose.pose.position, odom.pose.pose.orientation
-        return pin.XYZQUATToSE3(np.array([p.x, p.y, p.z, o.x, o.y, o.z, o.w])), truth
+        from humanoid_control.ros import OdometryDrift
+        self.odometry = OdometryDrift(client)  # the odometry node's drift, if it runs
 
     def _on_balance(self, msg) -> None:
         with self._lock:
@@ -152,13 +138,10 @@ class WalkWitness:
         return self.inside / self.samples if self.samples else math.nan
 
     def base(self):
-        import pinocchio as pin
+        from humanoid_control.ros import pose_se3
 
         pose = self.client.base_pose
-        if pose is None:
-            return None
-        p, o = pose.pose.position, pose.pose.orientation
-        return pin.XYZQUATToSE3(np.array([p.x, p.y, p.z, o.x, o.y, o.z, o.w]))
+        return None if pose is None else pose_se3(pose.pose)
 
     def feet_centre(self) -> tuple[float, float, float]:
         """Ground truth: x, y and heading of the centre of the soles (the frame the walk
@@ -214,7 +197,7 @@ def walk(client, robot: str, distance: float, lateral: float = 0.0, turn: float 
         time.sleep(0.05)
     with client.lockstep.paused_at(start_at, 60.0) if client.lockstep else contextlib.nullcontext():
         start = witness.feet_centre()
-        placed = witness.placements()
+        witness.odometry.mark()
         fell = bool(client.fallen)
         wall0, robot0 = time.monotonic(), client.now()
         witness.start()
@@ -232,12 +215,7 @@ def walk(client, robot: str, distance: float, lateral: float = 0.0, turn: float 
         time.sleep(0.05)
     witness.stop()
     response = done.result()
-    odometry_error = (math.nan, math.nan)
-    ended = witness.placements()
-    if placed is not None and ended is not None:
-        from humanoid_core.odometry import planar_drift
-        error, heading = planar_drift(placed[0], ended[0], placed[1], ended[1])
-        odometry_error = (error, math.degrees(heading))
+    odometry_error = witness.odometry.drift()
     fell = fell or bool(client.fallen)
     wall, robot_time = time.monotonic() - wall0, client.now() - robot0
     result = response.result

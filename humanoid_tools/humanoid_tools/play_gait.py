@@ -7,7 +7,8 @@ duration, the servos' speed), so that bad input is one line on stderr and exit s
 before anything moves; then it sends one goal, prints the feedback on stderr about once a
 second, and prints what was played. In simulation it adds what the robot did, from the
 simulator's ground truth: the distance along the heading it had when the goal was sent, the
-sideways drift, the turn, and whether it fell. Ctrl-C cancels the goal (the robot returns to
+sideways drift, the turn, whether it fell, and how far the odometry (``odom``) drifted from
+the ground truth meanwhile. Ctrl-C cancels the goal (the robot returns to
 its stance) and waits for it to end. ``--json`` prints the result as one JSON object.
 
 Exit status: 0 when the gait played to its end, 2 for bad input (refused here or by the
@@ -53,6 +54,9 @@ class GaitReport:
     lateral_m: float | None = None  # to its left
     turn_deg: float | None = None  # counter-clockwise
     fell: bool | None = None
+    # the odometry node's drift against the ground truth over the goal (simulation, with odometry)
+    odometry_error_m: float | None = None
+    odometry_heading_error_deg: float | None = None
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -119,10 +123,14 @@ def play(client, gait: str, frequency: float, duration: float) -> GaitReport:
     """One goal to its end (Ctrl-C: canceled, and waited for)."""
     from action_msgs.msg import GoalStatus
 
-    from humanoid_control.ros import ResultWaiter
+    from humanoid_control.ros import OdometryDrift, ResultWaiter, poll_until, topics
 
+    odometry = OdometryDrift(client)
     client.wait_for_gait_controller(CONNECT_TIMEOUT)  # the graph is discovered: its ground truth too, if any
     start = client.ground_truth_if_any(GROUND_TRUTH_WAIT, CONNECT_TIMEOUT)  # None on a real robot
+    if start is not None and client.node.count_publishers(topics.ODOM):  # the graph's default
+        poll_until(odometry.placements, "the odometry's first message", CONNECT_TIMEOUT)
+    odometry.mark()
     progress = Progress(duration)
     handle = client.send_gait(gait, frequency, duration, feedback=progress, timeout=CONNECT_TIMEOUT)
     waiter = ResultWaiter(handle)
@@ -143,6 +151,9 @@ def play(client, gait: str, frequency: float, duration: float) -> GaitReport:
     end = client.base_pose
     if start is not None and end is not None:
         report.distance_m, report.lateral_m, report.turn_deg = displacement(start, end)
+        error, heading = odometry.drift()
+        if math.isfinite(error):
+            report.odometry_error_m, report.odometry_heading_error_deg = error, heading
     return report
 
 
@@ -188,6 +199,9 @@ def summary(report: GaitReport) -> str:
     if report.distance_m is not None:
         lines.append(f"moved {report.distance_m * 1000:.0f} mm forward, {report.lateral_m * 1000:.0f} mm left, "
                      f"turned {report.turn_deg:.1f} deg (simulation ground truth, lead-in and stance included)")
+    if report.odometry_error_m is not None:
+        lines.append(f"odometry error: {report.odometry_error_m * 1000:.0f} mm, heading "
+                     f"{report.odometry_heading_error_deg:+.1f} deg (odom against the ground truth)")
     if report.fell is not None:
         lines.append(f"fell: {'yes' if report.fell else 'no'}")
     return "\n".join(lines)

@@ -2,7 +2,8 @@
 
 - :mod:`~humanoid_control.ros.robot_interface` and :mod:`~humanoid_control.ros.driver_node`:
   the topics, action and services a driver node serves (sim and hardware alike);
-- :mod:`~humanoid_control.ros.robot_client`: the same interface seen from a controller;
+- :mod:`~humanoid_control.ros.robot_client`: the same interface seen from a controller
+  (:mod:`~humanoid_control.ros.odometry_drift`: the odometry against the ground truth over a run);
 - node support: :mod:`~humanoid_control.ros.node_main`, :mod:`~humanoid_control.ros.parameters`,
   :mod:`~humanoid_control.ros.offload`, :mod:`~humanoid_control.ros.ros_time`,
   :mod:`~humanoid_control.ros.action_result`,
@@ -45,6 +46,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
     ],
     "node_host": ["NodeHost", "OwnProcess", "Shared"],
     "node_main": ["STOP_TIMEOUT", "run_node", "spin_while"],
+    "odometry_drift": ["OdometryDrift", "pose_se3"],
     "offload": ["Offload", "stop_offloads"],
     "parameters": ["declare", "declare_control_node", "declare_dataclass", "declare_robot"],
     "restart_report": ["report_restart"],
