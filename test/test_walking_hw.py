@@ -31,6 +31,10 @@ from trajectory_msgs.msg import JointTrajectory
 from humanoid_bringup import real_nodes
 from humanoid_control.ros import poll_until, seconds
 
+#: cmd_vel of the walks here: 0.04 m/s forward.
+FORWARD = Twist()
+FORWARD.linear.x = 0.04
+
 pytestmark = pytest.mark.system
 
 
@@ -80,12 +84,10 @@ class TestTheDefaultGraph:
         # the walk lasts 3 s of robot time from here: not spent waiting for discovery
         poll_until(lambda: publisher.get_subscription_count() > 0, "the walk controller subscribed to cmd_vel",
                    timeout=60.0)
-        forward = Twist()
-        forward.linear.x = 0.04
         knees = []
 
         def walk_on() -> None:
-            publisher.publish(forward)
+            publisher.publish(FORWARD)
             client.wait_until(client.now() + 0.1, timeout=60.0)
             knees.append(client.positions()[knee])
 
@@ -157,6 +159,16 @@ class TestTheDefaultGraph:
         assert support(client) == "both"
 
 
+def teleoperated(client) -> tuple[list[JointTrajectory], object]:
+    """The walk controller's joint_trajectory, recorded, and a cmd_vel publisher it hears."""
+    sent: list[JointTrajectory] = []
+    client.node.create_subscription(JointTrajectory, "joint_trajectory", sent.append, 100)
+    publisher = client.node.create_publisher(Twist, "cmd_vel", 10)
+    poll_until(lambda: publisher.get_subscription_count() > 0, "the walk controller subscribed to cmd_vel",
+               timeout=60.0)
+    return sent, publisher
+
+
 def test_a_walk_whose_set_points_the_robot_refuses_ends_stopped_naming_the_joint(robot_graph):
     """The walk controller streams open loop: a robot that refuses every trajectory it sends
     (here the hardware node takes none ending more than 0.05 s after its receipt; each the
@@ -186,15 +198,9 @@ def test_a_walk_whose_set_points_the_robot_refuses_ends_stopped_naming_the_joint
 
         # The same robot walked on cmd_vel, a walk no goal reports: once the stop's last set-point is
         # due and the robot is not there, the controller sends it again, from where the robot is.
-        sent: list[JointTrajectory] = []
-        client.node.create_subscription(JointTrajectory, "joint_trajectory", sent.append, 100)
-        publisher = client.node.create_publisher(Twist, "cmd_vel", 10)
-        poll_until(lambda: publisher.get_subscription_count() > 0, "the walk controller subscribed to cmd_vel",
-                   timeout=60.0)
-        forward = Twist()
-        forward.linear.x = 0.04
+        sent, publisher = teleoperated(client)
         while not sent:
-            publisher.publish(forward)
+            publisher.publish(FORWARD)
             client.wait_until(client.now() + 0.1, timeout=60.0)
         publisher.publish(Twist())  # stop
 
@@ -225,13 +231,7 @@ def test_a_walk_whose_controller_gets_no_cpu_for_a_while_resumes_and_stands_wher
     with emulator_process("bioloid", 1, 1_000_000, timing=False) as port:
         graph, client = robot_graph(on_emulated_bus(real_nodes("bioloid", port=port)))
         container = graph.processes["control_container"].pid
-        sent: list[JointTrajectory] = []
-        client.node.create_subscription(JointTrajectory, "joint_trajectory", sent.append, 100)
-        publisher = client.node.create_publisher(Twist, "cmd_vel", 10)
-        poll_until(lambda: publisher.get_subscription_count() > 0, "the walk controller subscribed to cmd_vel",
-                   timeout=60.0)
-        forward = Twist()
-        forward.linear.x = 0.04
+        sent, publisher = teleoperated(client)
         done = threading.Event()
 
         def starve() -> None:
@@ -245,7 +245,7 @@ def test_a_walk_whose_controller_gets_no_cpu_for_a_while_resumes_and_stands_wher
         def walk_for(seconds_: float) -> None:
             end = client.now() + seconds_
             while client.now() < end:
-                publisher.publish(forward)
+                publisher.publish(FORWARD)
                 client.wait_until(client.now() + 0.1, timeout=60.0)
 
         asked = client.now()
