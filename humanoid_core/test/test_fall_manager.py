@@ -302,6 +302,22 @@ def test_up_by_other_means_and_a_fall_that_did_not_happen():
     assert decisions[-1].state is State.CONTROLLABLE and "did not happen" in decisions[-1].cause
 
 
+def test_a_quadruped_held_on_its_feet_after_a_fall_seen_coming_is_controllable_again():
+    """The quadruped's own parameters (its control.yaml): a trot at 0.5 Hz seen falling at 18 deg
+    and 110 deg/s and held (the protective action) stands still on its feet, its trunk at 21 deg
+    (as in simulation): the fall did not happen, and the robot may play again. Its held gait
+    poses tilt the trunk more than a biped's stance, hence an up_tilt of 25 deg, not the 20 of
+    the bipeds (a robot still at 21 deg was FALLEN, "still, leaning", and refused every gait)."""
+    params = FallManagerParameters.for_robot("bioloid_quadruped")
+    m = FallManager(params, getup_motion=lambda _side: None, weight=17.0)
+    feed(m, [reading(i * PERIOD) for i in range(10)])
+    decisions = feed(m, [reading(0.1 + i * PERIOD, 0.0, -16.2 - 1.1 * i, (0.0, -110.0, 0.0)) for i in range(3)])
+    assert decisions and decisions[0].state is State.FALLING
+    decisions = lie_still(m, 0.2, 1.0, pitch=-21.3, feet=12.0)
+    assert decisions[-1].state is State.CONTROLLABLE and "did not happen" in decisions[-1].cause
+    assert all(d.state is not State.FALLEN for d in decisions)
+
+
 def test_posture_and_limp_protection_and_an_unknown_one_refused():
     m = manager(protect="posture", protect_pose="crouch")
     decisions = feed(m, [reading(0.0), *fall(0.01)])
