@@ -8,10 +8,10 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
-import time
 
 import pytest
 
+from humanoid_control.ros import poll_until
 from humanoid_description import load_model
 from humanoid_sim import PyBulletDriver, ServoParameters, SimParameters, WorldSeat
 
@@ -49,13 +49,11 @@ def cycles(drivers: list[PyBulletDriver], count: int) -> None:
     assert not any(thread.is_alive() for thread in threads)
 
 
-def time_once_at(driver: PyBulletDriver, expected: float, timeout: float = 5.0) -> float:
-    """The driver's time once it has come to ``expected`` (or the timeout passed): each robot
-    takes the world's cycle on its own thread, so the other robot's clock moves a moment after
-    the stepping one's returns."""
-    deadline = time.monotonic() + timeout
-    while driver.now() < expected - 1e-9 and time.monotonic() < deadline:
-        time.sleep(0.001)
+def time_once_at(driver: PyBulletDriver, expected: float) -> float:
+    """The driver's time once it has come to ``expected``: each robot takes the world's cycle
+    on its own thread, so the other robot's clock moves a moment after the stepping one's
+    returns."""
+    poll_until(lambda: driver.now() >= expected - 1e-9, f"robot time {expected:g} s", 5.0)
     return driver.now()
 
 

@@ -393,9 +393,7 @@ class WalkControllerNode:
             time.sleep(period)
         # the set-points sent ahead run on: the result when the robot has reached the last
         # one (or stopped answering, or fell)
-        while (rclpy.ok() and self._robot_time < self.cycle.sent_until and self._fell is None
-               and (self.lockstep is not None or time.monotonic() - self._state_arrival <= STATE_TIMEOUT)):
-            time.sleep(period)
+        self._wait_for_the_last_setpoint(period)
         short = self._short_of_the_stance(period) if goal.state is GoalState.SUCCEEDED else None
         result = self._result(goal)
         with self._lock:
@@ -426,14 +424,19 @@ class WalkControllerNode:
         fast on a starved machine would otherwise leave it where it was, unsaid); a robot
         still short is logged. A new walk ends the check."""
         period = 1.0 / self.params.feedback_rate
-        while (self._idle() and self._robot_time < self.cycle.sent_until and self._fell is None
-               and time.monotonic() - self._state_arrival <= STATE_TIMEOUT):
-            time.sleep(period)
+        self._wait_for_the_last_setpoint(period, self._idle)
         if not self._idle():
             return
         short = self._short_of_the_stance(period, self._idle)
         if short is not None and self._idle():
             self._log.error(f"walk stopped: {short}")
+
+    def _wait_for_the_last_setpoint(self, period: float, going_on: Callable[[], bool] = lambda: True) -> None:
+        """Until the last set-point sent is due on the robot's clock, the robot fell or went
+        silent, the node ends, or ``going_on`` says no more."""
+        while (rclpy.ok() and going_on() and self._robot_time < self.cycle.sent_until and self._fell is None
+               and (self.lockstep is not None or time.monotonic() - self._state_arrival <= STATE_TIMEOUT)):
+            time.sleep(period)
 
     def _idle(self) -> bool:
         """No walk under way or about to start."""
