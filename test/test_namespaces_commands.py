@@ -202,6 +202,7 @@ COMMANDS = [["sim", "--robot", ROBOT], ["real", "--robot", ROBOT, "--emulate"], 
             ["postures", "--robot", "hoap2"], ["postures", "--robot", "hoap2", "--real"], ["pose", "--robot", ROBOT],
             ["play-gait", "trot"], ["view"], ["record", "--output", "/nonexistent/bag"], ["bench", "lockstep"],
             ["bench", "graph", "--robot", ROBOT], ["bench", "fall-protection"], ["bench", "sim"], ["bench", "balance"],
+            ["bench", "replay", "--robot", WALKER],
             ["balance-poses", "--robot", WALKER, "--poses", "poses.csv", "--json", "-", "--simulate"]]
 
 

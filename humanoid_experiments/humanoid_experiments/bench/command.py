@@ -23,6 +23,9 @@ TARGETS: dict[str, tuple[str, str]] = {
     "graph": ("humanoid_experiments.bench.graph", "a robot's default graph standing: CPU and memory of each process "
                                                   "and in all, one container for the control nodes vs a process "
                                                   "per node"),
+    "replay": ("humanoid_experiments.bench.replay", "a bag recorded as users record it (every command path) replayed "
+                                                    "in-process: its difference from the recording with the hidden "
+                                                    "servo values vs the robot's own, path by path"),
     "balance": ("humanoid_experiments.bench.balance", "balance monitor node fed joint_states at 1 kHz: answers, "
                                                       "latency; estimator updates per second"),
     "self-collision": ("humanoid_experiments.bench.self_collision", "the per-cycle self-collision check vs bare "

@@ -20,6 +20,8 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
         "parse_fit",
         "postures_cost",
     ],
+    "user_paths": ["PATHS", "PathReplay", "drive", "path_errors", "path_joints", "recorded_first", "replay_paths",
+                   "stretch_rms", "wait_until_recorded"],
     "proof": ["FIT", "FIT_GAIN", "HELD_OUT_GAIN", "SENSED_ROBOT", "SENSED_TRUTH", "TOLERANCES", "TRUTH",
               "cost_profile", "record_squat"],
 })
