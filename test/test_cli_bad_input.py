@@ -156,6 +156,8 @@ CASES: list[tuple[str, list[str], str]] = [
     ("bench world: no robot", ["bench", "world", "--counts", "1,0"], "0 robots: a world holds 1 to"),
     ("bench replay: a robot that does not walk", ["bench", "replay", "--robot", "bioloid_quadruped"],
      "the walk controller does not walk it"),
+    ("bench replay: an output folder that exists", ["bench", "replay", "--robot", "bioloid", "--output", "/"],
+     "it exists (the bags go into a new folder)"),
     ("bench world: a count that is not a number", ["bench", "world", "--counts", "1,x"], "'x' is not a whole number"),
     ("bench sim: negative seconds", ["bench", "sim", "--seconds", "-1"], "--seconds"),
     ("bench sim: zero rounds", ["bench", "sim", "--rounds", "0"], "--rounds"),

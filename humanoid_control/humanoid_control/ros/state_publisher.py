@@ -12,6 +12,15 @@ instant, the set-points the loop wrote to the driver in that cycle (``joint_setp
 the robot executed, whatever the command's source) and what :attr:`StatePublisher.contributors`
 add (a simulator's ground truth), in one message (:mod:`humanoid_control.ros.robot_state`).
 
+Where the loop runs faster than it publishes (the HOAP-2's 200 Hz loop, 100 Hz states), the
+set-points of a cycle between two published states go out too, stamped with that cycle's time,
+before the state's own, when they lie off the straight line between the two states' set-points
+by more than :data:`OFF_THE_LINE` on some joint: a step on ``joint_commands`` is then a step at
+its own cycle, where the states' set-points alone would put it anywhere between them (a replay
+interpolating them ramps it over 10 ms: about 2 mrad RMS off a 1 rad step). A trajectory's
+set-points change every cycle but smoothly, and stay on that line within a fraction of it: the
+states' own are enough (``humanoid identify`` interpolates them), and cost no extra message.
+
 A topic the control thread publishes is not filled nor published while no subscription is
 matched to it (:mod:`humanoid_control.ros.matched_publisher`): its messages would reach
 nobody, and each publish costs tens of microseconds of the control thread. The sensors are
@@ -34,16 +43,30 @@ from geometry_msgs.msg import WrenchStamped
 from rclpy.node import Node
 from sensor_msgs.msg import Imu
 from sensor_msgs.msg import JointState as JointStateMsg
-from std_msgs.msg import Bool
+from std_msgs.msg import Bool, Header
 
 from humanoid_control.ros import robot_state, topics
 from humanoid_control.ros.matched_publisher import STREAM_HISTORY, MatchedPublisher
 from humanoid_control.ros.namespaces import frame_prefix, prefixed
 from humanoid_control.ros.robot_state import RobotState
 from humanoid_control.ros.ros_time import DriverClock, to_time
-from humanoid_core.loop import RESEND_PERIOD, ControlLoop, Decimator, JointState, Level, SensorReadings, StatusEntry
+from humanoid_core.loop import (
+    RESEND_PERIOD,
+    ControlLoop,
+    Decimator,
+    JointCommand,
+    JointState,
+    Level,
+    SensorReadings,
+    StatusEntry,
+)
 
-__all__ = ["StatePublisher", "diagnostic_array"]
+__all__ = ["OFF_THE_LINE", "StatePublisher", "diagnostic_array"]
+
+#: rad: how far a set-point between two published states may lie off the line between theirs
+#: and not go out (a replay interpolates it that well): a tenth of identification's 1 mrad goal
+#: would send most cycles of a walk (its set-points curve by up to 0.3 mrad over 10 ms).
+OFF_THE_LINE = 1e-3
 
 
 class StatePublisher:
@@ -81,6 +104,11 @@ class StatePublisher:
         self._sensors_current = False  # the sensors were read at the previous publishing time
         self._last_sensors: SensorReadings | None = None
         self._published: tuple[float, float] | None = None  # stamp and wall time of the latest joint_states
+        #: The set-points written in the cycles since the latest published state, (stamp, command):
+        #: at most a state's worth of cycles.
+        self._between: list[tuple[float, JointCommand]] = []
+        self._between_limit = max(1, round(params.control_rate / params.publish_rate))
+        self._last_setpoint: tuple[float, np.ndarray] | None = None  # of the latest published state
         self._previous_stamp = math.nan  # of the previous cycle's state
         #: What else goes into a state's message (the simulator's ground truth): called with
         #: the state's stamp and the message, before it is published.
@@ -119,12 +147,14 @@ class StatePublisher:
             if now - self._published[1] >= RESEND_PERIOD:  # the clock stands still (a paused simulation):
                 self.resend()  # a node that started meanwhile gets the state too
                 self._published = (state.stamp, now)
+        elif not still and self.loop.written is not None:
+            self._between = [*self._between, (state.stamp, self.loop.written)][-self._between_limit:]
 
     def _publish_state(self, state: JointState) -> None:
         """robot_state and joint_states with staleness: NaN for joints not read, nothing when
         none was read; each to whoever subscribes, and in lockstep robot_state always (the loop
         waits for answers to it)."""
-        valid = state.valid
+        valid, between, self._between = state.valid, self._between, []
         if not valid.all():
             if not valid.any():
                 self._withheld += 1
@@ -144,7 +174,7 @@ class StatePublisher:
                     np.where(valid, values, math.nan).tolist()
                     for values in (state.position, state.velocity, state.effort))
             self._read_sensors(whole)  # first: a participant answering joint_states finds its sensors
-            self._fill_setpoints(stamp, whole)
+            self._fill_setpoints(state.stamp, stamp, whole, between)
             if whole:
                 self._state_msg.header.stamp = stamp
                 for contribute in self.contributors:
@@ -157,20 +187,48 @@ class StatePublisher:
         else:
             self._read_sensors(False)
 
-    def _fill_setpoints(self, stamp: Time, whole: bool) -> None:
-        """``joint_setpoints``: what the loop wrote to the driver in this cycle (in the
-        one-message state, and to the topic's subscribers)."""
-        written = self.loop.written
+    def _fill_setpoints(self, at: float, stamp: Time, whole: bool, between: list[tuple[float, JointCommand]]) -> None:
+        """``joint_setpoints``: what the loop wrote to the driver in this cycle, after those of
+        the cycles ``between`` the previous state and this one that lie off the line (in the
+        one-message state, and to the topic's subscribers); ``at``: this state's time on the
+        driver's clock, ``stamp`` in ROS time."""
+        written, last = self.loop.written, self._last_setpoint
+        self._last_setpoint = None if written is None else (at, written.position)
+        if written is None and whole:
+            self._state_msg.setpoints = []  # released: no set-point written (not the last one again)
         if written is None or not (whole or self._setpoint_pub.subscribed):
             return
         msg = self._setpoint_msg
         msg.header.stamp = stamp
         msg.position = written.position.tolist()
-        msg.velocity = self._unknown if written.velocity is None else written.velocity.tolist()
+        msg.velocity = self._velocities(written)
+        earlier = [JointStateMsg(header=Header(stamp=to_time(self.clock.to_ros(when))), name=msg.name,
+                                 position=command.position.tolist(), velocity=self._velocities(command),
+                                 effort=self._unknown)
+                   for when, command in self._off_the_line(last, between, (at, written))]
         if whole:
-            self._state_msg.setpoints = [msg]
+            self._state_msg.setpoints = [*earlier, msg]
         if self._setpoint_pub.subscribed:
-            self._setpoint_pub.publish(msg)
+            for message in (*earlier, msg):
+                self._setpoint_pub.publish(message)
+
+    def _velocities(self, command: JointCommand) -> list[float]:
+        return self._unknown if command.velocity is None else command.velocity.tolist()
+
+    @staticmethod
+    def _off_the_line(last: tuple[float, np.ndarray] | None, between: list[tuple[float, JointCommand]],
+                      now: tuple[float, JointCommand]) -> list[tuple[float, JointCommand]]:
+        """The set-points of ``between`` that the line from the previous state's set-point
+        (``last``: time, positions) to this state's (``now``) misses by more than
+        :data:`OFF_THE_LINE` on some joint (all of them when there is no previous one)."""
+        if last is None:
+            return between
+        (start, before), (end, written) = last, now
+        if end <= start:
+            return []
+        slope = (written.position - before) / (end - start)
+        return [(at, command) for at, command in between
+                if np.max(np.abs(command.position - before - slope * (at - start))) > OFF_THE_LINE]
 
     def resend(self) -> None:
         """Publish the latest state (and the sensors' latest readings) again, unchanged: a

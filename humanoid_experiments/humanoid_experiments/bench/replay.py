@@ -16,10 +16,12 @@ figure, the baseline, is what the recording says about the values.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -47,10 +49,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_own_robot_namespace(parser)
     parser.add_argument("--mode", choices=(*MODES, "both"), default="both",
                         help="record in lockstep, at real time, or both in turn (both)")
-    parser.add_argument("--speed-share", type=positive_number, default=0.65,
-                        help="the hidden servo speed, as a share of the robot's own (0.65)")
-    parser.add_argument("--acceleration-share", type=positive_number, default=0.45,
-                        help="the hidden servo acceleration, as a share of the robot's own (0.45)")
+    parser.add_argument("--speed-share", type=positive_number, default=0.8,
+                        help="the hidden servo speed, as a share of the robot's own (0.8)")
+    parser.add_argument("--acceleration-share", type=positive_number, default=0.6,
+                        help="the hidden servo acceleration, as a share of the robot's own (0.6)")
+    parser.add_argument("--output", type=Path, default=None,
+                        help="keep the bags, the hidden values' file and the node logs in this new folder "
+                             "(default: a temporary one, removed)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -115,19 +120,33 @@ def run(args: argparse.Namespace) -> int:
     hidden = hidden_values(robot, args.speed_share, args.acceleration_share)
     modes = MODES if args.mode == "both" else (args.mode,)
     result: dict[str, Any] = {"robot": robot, "hidden": hidden, "proof_level_mrad": PROOF_LEVEL * 1e3}
-    with tempfile.TemporaryDirectory(prefix="humanoid_bench_replay_") as folder:
+    if args.output is not None and args.output.exists():
+        raise UsageError(f"--output {args.output}: it exists (the bags go into a new folder)")
+    with (tempfile.TemporaryDirectory(prefix="humanoid_bench_replay_") if args.output is None
+          else _made(args.output)) as folder:
         hidden_file = Path(folder) / "hidden.yaml"
         params_file.write(hidden_file, hidden, "the stand-in robot's hidden servo values")
         for mode in modes:
             say(f"{robot}: recording every path ({mode}) ...")
             (Path(folder) / mode).mkdir()
             bag = Path(folder) / mode / "bag"
-            stretches = record(robot, hidden_file, bag, mode == "lockstep", Path(folder) / mode / "logs", namespace)
+            try:
+                stretches = record(robot, hidden_file, bag, mode == "lockstep", Path(folder) / mode / "logs",
+                                   namespace)
+            except RuntimeError as error:  # a path that did not do what it asked: nothing to replay
+                print(f"humanoid bench replay: {robot}, {mode}: {error}", file=sys.stderr)
+                return 1
             say(f"{robot}: replaying the bag in-process, with the hidden values and the robot's own ...")
             result[mode] = replayed(robot, hidden_file, bag, stretches)
     result["load"] = load_average()
     print(json.dumps(result) if args.json else text(result))
     return 0 if all(within_proof(result[mode]) for mode in modes) else 1
+
+
+@contextlib.contextmanager
+def _made(folder: Path) -> Iterator[str]:
+    folder.mkdir(parents=True)
+    yield str(folder)
 
 
 def within_proof(replay: dict[str, Any]) -> bool:
