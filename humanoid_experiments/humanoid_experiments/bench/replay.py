@@ -115,13 +115,13 @@ def run(args: argparse.Namespace) -> int:
     robot = resolve_robot(args.robot).name
     if not walking_robot(robot):
         raise UsageError(f"--robot {robot}: its paths end with a walk, and the walk controller does not walk it")
+    if args.output is not None and args.output.exists():
+        raise UsageError(f"--output {args.output}: it exists (the bags go into a new folder)")
     namespace = free_namespace(args.namespace)  # each graph below, one after the other, runs there
     say = (lambda text: print(text, file=sys.stderr, flush=True)) if not args.json else (lambda _text: None)
     hidden = hidden_values(robot, args.speed_share, args.acceleration_share)
     modes = MODES if args.mode == "both" else (args.mode,)
     result: dict[str, Any] = {"robot": robot, "hidden": hidden, "proof_level_mrad": PROOF_LEVEL * 1e3}
-    if args.output is not None and args.output.exists():
-        raise UsageError(f"--output {args.output}: it exists (the bags go into a new folder)")
     with (tempfile.TemporaryDirectory(prefix="humanoid_bench_replay_") if args.output is None
           else _made(args.output)) as folder:
         hidden_file = Path(folder) / "hidden.yaml"
