@@ -19,9 +19,7 @@ import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from sensor_msgs.msg import JointState
 
-from humanoid_control.ros import poll_until, topics
-from humanoid_control.ros.ros_time import DriverClock
-from humanoid_control.ros.state_publisher import StatePublisher
+from humanoid_control.ros import DriverClock, StatePublisher, poll_until, topics
 from humanoid_sim import SimulatedRobot
 
 ROBOT = "hoap2"

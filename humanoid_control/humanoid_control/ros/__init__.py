@@ -1,7 +1,8 @@
 """The ROS front of the robot interface, and what every node of the stack is made of.
 
 - :mod:`~humanoid_control.ros.robot_interface` and :mod:`~humanoid_control.ros.driver_node`:
-  the topics, action and services a driver node serves (sim and hardware alike);
+  the topics, action and services a driver node serves (sim and hardware alike), and
+  :mod:`~humanoid_control.ros.state_publisher`, what its loop publishes;
 - :mod:`~humanoid_control.ros.robot_client`: the same interface seen from a controller
   (:mod:`~humanoid_control.ros.odometry_drift`: the odometry against the ground truth over a run);
 - node support: :mod:`~humanoid_control.ros.node_main`, :mod:`~humanoid_control.ros.parameters`,
@@ -67,6 +68,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
     "robot_waits": ["CONNECT_TIMEOUT", "STATE_TIMEOUT"],
     "setpoint_stream": ["FINAL_RESENDS", "SetpointStream"],
     "state_feed": ["FEED_QOS", "StateFeed"],
+    "state_publisher": ["OFF_THE_LINE", "StatePublisher"],
     "throttled_log": ["ThrottledLog"],
     "topics": ["DEFAULT_TOPICS", "RECORDED_AS_ITS_PARTS", "absolute"],
 })

@@ -100,15 +100,13 @@ def drive(client, robot: str, patience: float) -> dict[str, tuple[float, float]]
     """Drive the running ``robot`` through each path of :data:`PATHS` in turn (``client``: a
     :class:`~humanoid_control.ros.RobotClient`); the robot-time stretch of each."""
     from sensor_msgs.msg import JointState
-    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-    from humanoid_control.ros import to_duration
+    from humanoid_control.ros import make_trajectory
     from humanoid_experiments.walk import walk
     from humanoid_interfaces.action import PlayMotion
 
-    def trajectory(joint: str, position: float) -> JointTrajectory:
-        return JointTrajectory(joint_names=[joint], points=[JointTrajectoryPoint(
-            positions=[position], velocities=[0.0], time_from_start=to_duration(MOVE_TIME))])
+    def trajectory(joint: str, position: float):
+        return make_trajectory([joint], [MOVE_TIME], [[position]], velocities=[[0.0]])
 
     def reached(joint: str, target: float) -> None:
         now = client.current_positions()[joint]
