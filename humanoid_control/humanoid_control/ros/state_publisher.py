@@ -17,9 +17,10 @@ set-points of a cycle between two published states go out too, stamped with that
 before the state's own, when they lie off the straight line between the two states' set-points
 by more than :data:`OFF_THE_LINE` on some joint: a step on ``joint_commands`` is then a step at
 its own cycle, where the states' set-points alone would put it anywhere between them (a replay
-interpolating them ramps it over 10 ms: about 2 mrad RMS off a 1 rad step). A trajectory's
-set-points change every cycle but smoothly, and stay on that line within a fraction of it: the
-states' own are enough (``humanoid identify`` interpolates them), and cost no extra message.
+interpolating them ramps it over 10 ms: 1.7 mrad RMS over a 1 rad step's path). A trajectory's
+set-points change every cycle but smoothly, and stay that close to the line but at their
+sharpest bends: the states' own are enough (``humanoid identify`` interpolates them), at no
+extra message.
 
 A topic the control thread publishes is not filled nor published while no subscription is
 matched to it (:mod:`humanoid_control.ros.matched_publisher`): its messages would reach
@@ -64,8 +65,9 @@ from humanoid_core.loop import (
 __all__ = ["OFF_THE_LINE", "StatePublisher", "diagnostic_array"]
 
 #: rad: how far a set-point between two published states may lie off the line between theirs
-#: and not go out (a replay interpolates it that well): a tenth of identification's 1 mrad goal
-#: would send most cycles of a walk (its set-points curve by up to 0.3 mrad over 10 ms).
+#: and not go out (a replay interpolating the line is then that close). A smooth trajectory lies
+#: off it by a dt^2 / 2 at acceleration a (dt = 5 ms: 0.25 mrad at 20 rad/s^2, 5 mrad at the
+#: HOAP-2's limit of 417 rad/s^2): only its sharpest bends go out.
 OFF_THE_LINE = 1e-3
 
 
