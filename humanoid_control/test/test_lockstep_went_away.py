@@ -78,7 +78,7 @@ class Simulation:
     reports: list[str]
     context: Context  # the participants' own
     start_front: threading.Event  # the front spins once set
-    spun: dict = field(default_factory=dict)  # node -> (its executor, its thread)
+    spun: dict = field(default_factory=dict)  # node -> (its executor, its thread, its stop)
 
     def node(self, name: str):
         """A participant's node, spun by an executor of its own (so that it can be destroyed
@@ -86,16 +86,25 @@ class Simulation:
         made = rclpy.create_node(name, context=self.context)
         executor = SingleThreadedExecutor(context=self.context)
         executor.add_node(made)
-        spinner = threading.Thread(target=executor.spin, daemon=True)
+        stop = threading.Event()
+
+        def spin() -> None:  # turns until asked to stop: no shutdown while a turn runs
+            while not stop.is_set():
+                executor.spin_once(timeout_sec=0.02)
+
+        spinner = threading.Thread(target=spin, daemon=True)
         spinner.start()
-        self.spun[made] = (executor, spinner)
+        self.spun[made] = (executor, spinner, stop)
         return made
 
     def destroy(self, node) -> None:
-        """The node closed (no leave sent): its writer of answers goes away with it."""
-        executor, spinner = self.spun.pop(node)
-        executor.shutdown()
+        """The node closed (no leave sent): its writer of answers goes away with it. Its
+        executor's turns end first (an executor shut down from another thread during a turn
+        can have its guard condition destroyed under it: rclpy's InvalidHandle)."""
+        executor, spinner, stop = self.spun.pop(node)
+        stop.set()
         spinner.join(PATIENCE)
+        executor.shutdown()
         node.destroy_node()
 
     def destroy_all(self) -> None:
