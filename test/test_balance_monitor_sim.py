@@ -58,16 +58,23 @@ SQUAT_ZMP_RMS = 0.02
 STANDING_STILL = ((0.0, 1.0), (3.2, 4.0), (8.2, 9.0), (13.2, 14.0))
 
 
+#: Messages a log's subscription keeps until its callback takes them: every one of the module's
+#: run. The client is no lockstep participant and the simulation runs ahead of it (about three
+#: robot seconds per wall second); a history of 200 was overwritten once when a loaded machine
+#: held the client's executor for a moment (39 balance states of a second's 100 arrived).
+HISTORY = 10_000
+
+
 class BalanceLog:
     """Every balance_state message, with waits on them."""
 
     def __init__(self, client: RobotClient) -> None:
         self.messages: list[BalanceState] = []
         self._arrived = threading.Condition()
-        client.node.create_subscription(BalanceState, "balance_state", self._on_state, 200)
+        client.node.create_subscription(BalanceState, "balance_state", self._on_state, HISTORY)
         #: RViz's markers (the monitor builds them only while someone subscribes)
         self.markers: list[MarkerArray] = []
-        client.node.create_subscription(MarkerArray, "balance_markers", self.markers.append, 100)
+        client.node.create_subscription(MarkerArray, "balance_markers", self.markers.append, HISTORY)
 
     def _on_state(self, msg: BalanceState) -> None:
         with self._arrived:
@@ -104,8 +111,8 @@ class PoseLog:
     def __init__(self, client: RobotClient) -> None:
         self.poses: list[PoseStamped] = []
         self.falls: list[float] = []
-        client.node.create_subscription(PoseStamped, "ground_truth/base_pose", self.poses.append, 100)
-        client.node.create_subscription(Bool, "fallen", self._on_fallen, 100)
+        client.node.create_subscription(PoseStamped, "ground_truth/base_pose", self.poses.append, HISTORY)
+        client.node.create_subscription(Bool, "fallen", self._on_fallen, HISTORY)
 
     def _on_fallen(self, msg: Bool) -> None:
         if msg.data and self.poses:
