@@ -69,7 +69,13 @@ def test_each_robot_stands_at_its_seat_and_the_world_steps_only_with_all_of_them
     first.sync(PERIOD)  # alone: the other robot does not come, nothing steps
     assert first.now() == second.now() == 0.0
     cycles(pair, 20)
-    assert first.now() == second.now() == pytest.approx(20 * PERIOD)
+    # the world stepped only with both: one clock (a robot whose thread did not come within
+    # ARRIVAL_WAIT periods gave its place back, and that cycle was nobody's: on a loaded machine)
+    assert first.now() == second.now()
+    while first.now() < 20 * PERIOD - 1e-9:
+        cycles(pair, 1)
+        assert first.now() == second.now()
+    assert first.now() == pytest.approx(20 * PERIOD)
     # standing where they were put, each on its own feet
     assert base_y(first) == pytest.approx(0.0, abs=0.001)
     assert base_y(second) == pytest.approx(0.5, abs=0.001)
