@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
-from humanoid_experiments.identify.motion import Motion
+from humanoid_experiments.identify.motion import Motion, rms
 
 #: The paths, in the order :func:`drive` takes them.
 PATHS = ("joint_trajectory", "joint_commands", "follow_joint_trajectory", "play_motion", "walk")
@@ -150,8 +150,8 @@ def drive(client, robot: str, patience: float) -> dict[str, tuple[float, float]]
 def stretch_rms(simulated: np.ndarray, motion: Motion, joints: Sequence[int], stretch: tuple[float, float]) -> float:
     """RMS (rad) of simulated minus recorded positions of ``joints`` within a robot-time stretch."""
     inside = (motion.times + motion.origin >= stretch[0]) & (motion.times + motion.origin <= stretch[1])
-    difference = simulated[inside][:, list(joints)] - motion.positions[inside][:, list(joints)]
-    return math.sqrt(float(np.nanmean(difference**2)))
+    return rms(simulated[inside], replace(motion, times=motion.times[inside], positions=motion.positions[inside]),
+               joints)
 
 
 def path_errors(simulated: np.ndarray, motion: Motion, joints: Sequence[int],
@@ -178,7 +178,7 @@ class PathReplay:
 def replay_paths(robot: str, hidden: Path, bag: Path, stretches: Mapping[str, tuple[float, float]]) -> PathReplay:
     """The bag replayed as ``humanoid identify`` replays it, with the values of the parameter
     file ``hidden`` and with the robot's own."""
-    from humanoid_experiments.identify.motion import read_bag, replay, rms
+    from humanoid_experiments.identify.motion import read_bag, replay
     from humanoid_sim import SimulatedRobot
 
     with SimulatedRobot(robot, params_file=hidden) as simulated:
