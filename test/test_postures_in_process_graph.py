@@ -130,8 +130,11 @@ def test_in_process_runs_are_the_graphs_runs_limit_for_limit_and_setpoint_for_se
 
     common = sorted(set(ours_setpoints) & set(graph_setpoints))
     compared = [stamp for stamp in common if not after_an_event(stamp)]
-    # the graph's from its first state to its last held one: every published state of the run
-    assert len(common) >= 0.99 * len(graph_setpoints) and len(compared) >= 0.8 * len(common)
+    # the graph's from its first state to its last held one: every published state of the run, but
+    # for the holds after events, whose length is the graph's wall-clock poll (11 of 828 stamps
+    # there were the graph's alone once in CI)
+    timed = [stamp for stamp in graph_setpoints if not after_an_event(stamp)]
+    assert len(compared) >= 0.99 * len(timed) and len(compared) >= 0.8 * len(common)
     worst = max(compared, key=lambda s: float(np.max(np.abs(ours_setpoints[s] - graph_setpoints[s]))))
     difference = float(np.max(np.abs(ours_setpoints[worst] - graph_setpoints[worst])))
     assert difference <= NOISE, f"set-points differ by {difference:g} rad at t = {worst:.3f} s"

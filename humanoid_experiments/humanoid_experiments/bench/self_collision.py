@@ -237,7 +237,7 @@ def run(args: argparse.Namespace) -> int:
         "coal_distances_us": round(mean["coal_distances"] * 1e6, 2),
         "speedup_vs_coal": round(mean["coal_collisions"] / mean["method"], 3),
         "speedup_vs_coal_distances": round(mean["coal_distances"] / mean["method"], 3),
-        "period_fraction_1khz": round(mean["method"] / PERIOD, 4),
+        "period_fraction_1khz": round(mean["method"] / PERIOD, 6),
         "exact_pairs_per_check": round(exact["stream"], 3),
         "method_random_us": round(mean_random["method"] * 1e6, 2),
         "coal_collisions_random_us": round(mean_random["coal_collisions"] * 1e6, 2),
