@@ -151,7 +151,7 @@ def declare_driver(node: Node, model: RobotModel, defaults: dict[str, Any]) -> D
         f"{sim.real_time_factor:g}{' (as fast as possible)' if sim.real_time_factor <= 0 else ''}, "
         f"{servo.kind} servos ({servo.max_velocity:g} rad/s, {servo.max_torque:g} N m), "
         f"ground friction {sim.ground_friction:g}{', GUI' if sim.gui else ''}"
-        + (f"; gears: stiffness {transmission.stiffness:g} N m/rad, {transmission.backlash:g} deg play at "
+        + (f"; gears: {transmission.describe_stiffness()}, {transmission.backlash:g} deg play at "
            f"{', '.join(transmission.backlash_joints) or 'no joint'}" if transmission.active else "")
         + (f"; corrected links: {', '.join(corrections)}" if corrections else ""))
     node.get_logger().info(f"physics profile {profile}: " + ", ".join(

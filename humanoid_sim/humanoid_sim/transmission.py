@@ -10,7 +10,11 @@ Model (per joint, updated once per control cycle), quasi-static:
 - **Load.** The torque PyBullet's motor applied to the link, low-pass filtered over
   ``filter_time`` (which keeps contact chatter and the motor's own transients out: the
   deflection is quasi-static).
-- **Deflection.** The link sits behind its motor by ``load / stiffness``.
+- **Deflection.** The link sits behind its motor by ``load / stiffness``: one stiffness for
+  every joint, or its own for each joint group (hips, knees, ankles, trunk: the robot's
+  ``<group>_joints``) whose ``<group>_stiffness`` is set. Four fixed groups, each a scalar
+  parameter, so that ``humanoid identify`` fits each by name
+  (``transmission.hip_stiffness=30:400``).
 - **Play.** A joint with backlash has its link against the end of the play (half of
   ``backlash`` from the motor) that its load pushes it to. When the load reverses by
   more than the gears' friction (``breakaway_torque``), the link crosses to the other
@@ -35,6 +39,9 @@ import numpy as np
 
 from humanoid_core import documented
 
+#: The joint groups whose gears may have a stiffness of their own.
+GROUPS = ("hip", "knee", "ankle", "trunk")
+
 
 @dataclass(frozen=True)
 class TransmissionParameters:
@@ -44,12 +51,21 @@ class TransmissionParameters:
     stiffness: float = documented(0.0, "N m/rad, deflection of every joint's gears under load; 0 = rigid")
     backlash: float = documented(0.0, "deg, total play of each joint in backlash_joints")
     backlash_joints: tuple[str, ...] = documented((), "joints whose gears have the backlash")
+    hip_joints: tuple[str, ...] = documented((), "joints of the hip group (their gears take hip_stiffness)")
+    hip_stiffness: float = documented(0.0, "N m/rad of the hip group's gears; 0 = stiffness")
+    knee_joints: tuple[str, ...] = documented((), "joints of the knee group (their gears take knee_stiffness)")
+    knee_stiffness: float = documented(0.0, "N m/rad of the knee group's gears; 0 = stiffness")
+    ankle_joints: tuple[str, ...] = documented((), "joints of the ankle group (their gears take ankle_stiffness)")
+    ankle_stiffness: float = documented(0.0, "N m/rad of the ankle group's gears; 0 = stiffness")
+    trunk_joints: tuple[str, ...] = documented((), "joints of the trunk group (waist, spine: their gears take "
+                                                   "trunk_stiffness)")
+    trunk_stiffness: float = documented(0.0, "N m/rad of the trunk group's gears; 0 = stiffness")
     breakaway_torque: float = documented(0.1, "N m, a load reversal beyond this carries a link across its play")
     crossing_speed: float = documented(4.0, "deg/s, speed at which a link crosses its play")
     filter_time: float = documented(0.05, "s, time constant of the load the links follow")
 
     def __post_init__(self) -> None:
-        for name in ("stiffness", "backlash", "breakaway_torque"):
+        for name in ("stiffness", "backlash", "breakaway_torque", *(f"{group}_stiffness" for group in GROUPS)):
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0.0):
                 raise ValueError(f"transmission {name} must be a finite number >= 0, got {value}")
@@ -59,25 +75,53 @@ class TransmissionParameters:
                 raise ValueError(f"transmission {name} must be a finite number > 0, got {value}")
         if self.backlash > 0.0 and not self.backlash_joints:
             raise ValueError("transmission backlash is set but backlash_joints names no joint")
+        seen: dict[str, str] = {}
+        for group in GROUPS:
+            for joint in getattr(self, f"{group}_joints"):
+                if joint in seen:
+                    raise ValueError(f"transmission: joint {joint} is in the {seen[joint]} and the {group} groups")
+                seen[joint] = group
+            if getattr(self, f"{group}_stiffness") > 0.0 and not getattr(self, f"{group}_joints"):
+                raise ValueError(f"transmission {group}_stiffness is set but {group}_joints names no joint")
 
     @property
     def active(self) -> bool:
         """Does any link ever differ from its motor?"""
-        return self.stiffness > 0.0 or (self.backlash > 0.0 and bool(self.backlash_joints))
+        return (self.stiffness > 0.0 or any(getattr(self, f"{group}_stiffness") > 0.0 for group in GROUPS)
+                or (self.backlash > 0.0 and bool(self.backlash_joints)))
+
+    def stiffness_of(self, joint: str) -> float:
+        """N m/rad of ``joint``'s gears: its group's where set, else the common stiffness."""
+        for group in GROUPS:
+            own = getattr(self, f"{group}_stiffness")
+            if own > 0.0 and joint in getattr(self, f"{group}_joints"):
+                return own
+        return self.stiffness
+
+    def describe_stiffness(self) -> str:
+        """The stiffness in force, for the simulation's log."""
+        groups = [f"{group}s {getattr(self, f'{group}_stiffness'):g}" for group in GROUPS
+                  if getattr(self, f"{group}_stiffness") > 0.0]
+        common = f"{self.stiffness:g} N m/rad" if self.stiffness > 0.0 else "rigid"
+        if not groups:
+            return f"stiffness {common}"
+        return f"stiffness {', '.join(groups)} N m/rad, {common} elsewhere"
 
 
 class Transmissions:
     """The gear trains of all joints of a robot (canonical joint order), vectorised."""
 
     def __init__(self, params: TransmissionParameters, joint_names: Sequence[str]) -> None:
-        unknown = [name for name in params.backlash_joints if name not in joint_names]
-        if unknown:
-            raise ValueError(f"transmission backlash_joints: unknown joint(s) {', '.join(unknown)} "
-                             f"(joints: {', '.join(joint_names)})")
+        for listed in ("backlash_joints", *(f"{group}_joints" for group in GROUPS)):
+            unknown = [name for name in getattr(params, listed) if name not in joint_names]
+            if unknown:
+                raise ValueError(f"transmission {listed}: unknown joint(s) {', '.join(unknown)} "
+                                 f"(joints: {', '.join(joint_names)})")
         self.params = params
         self.half_play = np.array([math.radians(params.backlash) / 2.0 if name in params.backlash_joints else 0.0
                                    for name in joint_names])
-        self._compliance = 1.0 / params.stiffness if params.stiffness > 0.0 else 0.0
+        stiffness = np.array([params.stiffness_of(name) for name in joint_names])
+        self._compliance = np.divide(1.0, stiffness, out=np.zeros_like(stiffness), where=stiffness > 0.0)
         self._crossing_speed = math.radians(params.crossing_speed)
         count = len(joint_names)
         self.torque = np.zeros(count)  # filtered load the motor carries, N m

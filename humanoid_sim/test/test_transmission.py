@@ -54,6 +54,24 @@ def test_a_loaded_link_settles_at_the_end_of_its_play_and_crosses_when_the_load_
     assert gears.sag == pytest.approx([half, 0.0, -half])
 
 
+def test_a_joint_group_with_its_own_stiffness_deflects_by_it_and_the_others_by_the_common_one():
+    params = TransmissionParameters(stiffness=100.0, hip_joints=("hip",), hip_stiffness=40.0,
+                                    ankle_joints=("ankle",), ankle_stiffness=0.0)
+    gears = Transmissions(params, JOINTS)
+    settle(gears, [2.0, 2.0, 2.0])
+    # the hip by its group's 40, the knee (no group) and the ankle (its group's 0) by the common 100
+    assert gears.sag == pytest.approx([-2.0 / 40.0, -0.02, -0.02], abs=1e-6)
+    assert params.describe_stiffness() == "stiffness hips 40 N m/rad, 100 N m/rad elsewhere"
+
+
+def test_a_group_stiffness_alone_makes_only_its_joints_compliant():
+    params = TransmissionParameters(knee_joints=("knee",), knee_stiffness=50.0)
+    assert params.active
+    gears = Transmissions(params, JOINTS)
+    settle(gears, [1.0, 1.0, 1.0])
+    assert gears.sag == pytest.approx([0.0, -0.02, 0.0], abs=1e-6)
+
+
 def test_play_and_deflection_add_up():
     gears = Transmissions(TransmissionParameters(stiffness=50.0, backlash=2.0, backlash_joints=("ankle",)), JOINTS)
     settle(gears, [0.0, 0.0, 1.0])
@@ -80,6 +98,9 @@ def test_update_says_when_the_motors_need_new_targets():
     ({"filter_time": 0.0}, "filter_time must be a finite number > 0"),
     ({"crossing_speed": -2.0}, "crossing_speed must be a finite number > 0"),
     ({"backlash": 2.0}, "backlash_joints names no joint"),
+    ({"hip_stiffness": -5.0, "hip_joints": ("hip",)}, "hip_stiffness must be a finite number >= 0"),
+    ({"ankle_stiffness": 80.0}, "ankle_stiffness is set but ankle_joints names no joint"),
+    ({"hip_joints": ("hip",), "knee_joints": ("hip", "knee")}, "joint hip is in the hip and the knee groups"),
 ])
 def test_bad_parameters_are_refused(kwargs, message):
     with pytest.raises(ValueError, match=message):
@@ -89,3 +110,8 @@ def test_bad_parameters_are_refused(kwargs, message):
 def test_an_unknown_backlash_joint_is_named():
     with pytest.raises(ValueError, match=r"unknown joint.*elbow"):
         Transmissions(TransmissionParameters(backlash=2.0, backlash_joints=("hip", "elbow")), JOINTS)
+
+
+def test_an_unknown_group_joint_is_named():
+    with pytest.raises(ValueError, match=r"trunk_joints: unknown joint.*waist"):
+        Transmissions(TransmissionParameters(trunk_joints=("waist",), trunk_stiffness=50.0), JOINTS)
