@@ -232,8 +232,10 @@ def identify(request: dict[str, Any], args: argparse.Namespace, progress=say) ->
                  f"on Ray at {args.address}" if args.address else "on a local Ray instance")
         progress(f"{problem.robot}: fitting {', '.join(problem.names)} to {', '.join(request['sources'])} "
                  f"(physics {problem.profile}{', base ' + problem.params_file if problem.params_file else ''}); "
-                 f"differential evolution (population {args.population} per parameter, {args.generations} "
-                 f"generations) then {args.polish} evaluations of Nelder-Mead, seed {args.seed}, "
+                 + (f"differential evolution (population {args.population} per parameter, {args.generations} "
+                    f"generations) then {args.polish} evaluations of Nelder-Mead" if args.generations > 0 else
+                    f"no evolution: {args.polish} evaluations of Nelder-Mead from the bounds' centres")
+                 + f", seed {args.seed}, "
                  f"{evaluations.workers} worker(s) {where}; state {state}"
                  + (f" (resumed: {known} evaluations known)" if args.resume else ""))
         result = fit(settings, evaluations, sensitivity=not getattr(args, "no_sensitivity", False))
