@@ -19,7 +19,7 @@ from humanoid_sim import NODE_NAME, SimulatedRobot, build_driver, declare_driver
 ROBOT = "hoap2"
 FILE = """\
 servo: {position_gain: 0.25, max_velocity: 4.0}
-transmission: {stiffness: 80}
+transmission: {stiffness: 80, ankle_stiffness: 60}
 ground_friction: 0.8
 model:
   links:
@@ -103,6 +103,10 @@ def test_the_simulation_node_loads_the_file_of_its_params_file_parameter(node, f
     spec = declare_driver(made, model, defaults)
     assert spec.config.servo.position_gain == 0.25 and spec.config.servo.max_velocity == 4.0
     assert spec.config.transmission.stiffness == 80.0
+    # a group's own stiffness, over the group the robot's sim.yaml lists
+    transmission = spec.config.transmission
+    assert transmission.ankle_stiffness == 60.0 and "rleg_joint5" in transmission.ankle_joints
+    assert transmission.stiffness_of("rleg_joint5") == 60.0 and transmission.stiffness_of("rleg_joint3") == 80.0
     assert made.get_parameter("servo.position_gain").value == 0.25
     assert spec.config.corrections == {"torso": params_file.LinkCorrection(mass_scale=1.5, com_x=0.01)}
     assert build_driver(model, spec.config).urdf == params_file.corrected_urdf(model.urdf, spec.config.corrections)
@@ -115,16 +119,17 @@ def test_the_simulation_node_loads_the_file_of_its_params_file_parameter(node, f
         declare_driver(node({"params_file": str(bad)}), model, defaults)
 
 
-def test_the_documented_hoap2_postures_fit_loads_and_is_the_reports_fit():
-    """docs/data/hoap2_postures_fit.yaml is what docs/postures.md tells users to try: it loads
-    for the HOAP-2 and holds the values its report (the fit's own output) says were fitted."""
+@pytest.mark.parametrize("fit", ["hoap2_postures_fit", "hoap2_postures_fit_groups"])
+def test_the_documented_hoap2_postures_fits_load_and_are_their_reports_fits(fit):
+    """docs/data/<fit>.yaml are what docs/postures.md tells users to try: each loads for the
+    HOAP-2 and holds the values its report (the fit's own output) says were fitted."""
     import json
 
     from humanoid_description import urdf_xml
 
     data = Path(__file__).resolve().parents[2] / "docs" / "data"
-    loaded = params_file.load(data / "hoap2_postures_fit.yaml", params_file.link_names(urdf_xml("hoap2")))
-    report = json.loads((data / "hoap2_postures_fit.report.json").read_text())
+    loaded = params_file.load(data / f"{fit}.yaml", params_file.link_names(urdf_xml("hoap2")))
+    report = json.loads((data / f"{fit}.report.json").read_text())
     assert set(loaded) == set(report["parameters"])
     for name, entry in report["parameters"].items():
         assert loaded[name] == entry["value"], name
