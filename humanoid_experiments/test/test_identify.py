@@ -179,3 +179,18 @@ def test_a_bag_of_another_robot_is_refused_with_the_reason(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1, err
     assert "name none of this robot's joints" in err and "recorded on another robot?" in err, err
+
+
+def test_a_postures_fit_runs_the_tests_a_users_run_runs_before_each_target():
+    """``identify --postures`` scores the targets but runs the protocol's tests in its order up to
+    the last target, held-out and unmeasured tests included: a test's limit depends on those run
+    before it, and ``humanoid postures`` runs them all in order (docs/postures.md)."""
+    from humanoid_description import load_model
+    from humanoid_experiments.identify import postures_run_order, read_postures
+    from humanoid_experiments.postures import load_protocol
+
+    targets = read_postures("reference", "hoap2")
+    assert [t.test for t in targets] == [1, 3, 5, 7, 9, 11, 13, 15]  # the tests with a real limit
+    protocol = [test.number for test in load_protocol(load_model("hoap2")).tests]
+    assert postures_run_order("hoap2", [t.test for t in targets]) == protocol[:protocol.index(15) + 1]
+    assert postures_run_order("hoap2", [3]) == protocol[:protocol.index(3) + 1]

@@ -19,6 +19,8 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
         "motions_cost",
         "parse_fit",
         "postures_cost",
+        "postures_run_order",
+        "read_postures",
     ],
     "user_paths": ["PATHS", "PathReplay", "drive", "path_errors", "path_joints", "recorded_first", "replay_paths",
                    "stretch_rms", "wait_until_recorded"],

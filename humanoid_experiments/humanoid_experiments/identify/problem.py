@@ -362,18 +362,32 @@ def postures_cost(problem: Problem, targets: Sequence[PostureTarget], values: Ma
 
 def postures_errors(problem: Problem, targets: Sequence[PostureTarget],
                     values: Mapping[str, float] | None) -> list[float]:
-    """Each test's simulated minus measured limit (deg), as :func:`postures_cost` counts it."""
+    """Each test's simulated minus measured limit (deg), as :func:`postures_cost` counts it.
+
+    The tests run as ``humanoid postures`` runs them: the protocol's tests in its order, from
+    its first to the last one targeted, the others (held out, or without a measured limit) run
+    but not scored. A test's limit depends on the tests run before it (docs/postures.md): a fit
+    of the targets run alone fitted runs no user makes."""
     from humanoid_control.ros import RobotClientError
     from humanoid_experiments.postures import run_postures
 
     overrides = dict(values or {})
     try:
-        results = run_postures(problem.robot, [t.test for t in targets], problem.profile, overrides,
-                               params_file=problem.params_file)
+        results = run_postures(problem.robot, postures_run_order(problem.robot, [t.test for t in targets]),
+                               problem.profile, overrides, params_file=problem.params_file)
     except RobotClientError:
         return [UNFIT_POSTURES_COST] * len(targets)
-    return [math.degrees((r.limit if r.limit is not None else r.range_end) - t.limit)
-            for r, t in zip(results, targets, strict=True)]
+    limits = {r.test.number: r.limit if r.limit is not None else r.range_end for r in results}
+    return [math.degrees(limits[t.test] - t.limit) for t in targets]
+
+
+def postures_run_order(robot: str, targeted: Sequence[int]) -> list[int]:
+    """The protocol's tests in its order, from its first up to the last of ``targeted``."""
+    from humanoid_description import load_model
+    from humanoid_experiments.postures import load_protocol
+
+    last = max(targeted)
+    return [test.number for test in load_protocol(load_model(robot)).tests if test.number <= last]
 
 
 def equilibrium_errors(problem: Problem, targets: Sequence[EquilibriumTarget],
