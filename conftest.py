@@ -253,13 +253,23 @@ def spinning_nodes():
         made.extend(nodes)
         return nodes
 
-    spinner = threading.Thread(target=executor.spin, daemon=True)
+    going = threading.Event()
+    going.set()
+
+    def spin() -> None:
+        while going.is_set():
+            executor.spin_once(timeout_sec=0.05)
+
+    spinner = threading.Thread(target=spin, daemon=True)
     spinner.start()
     try:
         yield make
     finally:
-        executor.shutdown()
+        # the spinning stops before the executor does: shut down under a turn in flight, its
+        # guard condition was gone when the turn's task triggered it (InvalidHandle in the thread)
+        going.clear()
         spinner.join(timeout=10.0)  # before the nodes go: a turn of the executor still uses them
+        executor.shutdown()
         for node in made:
             node.destroy_node()
         rclpy.try_shutdown()
