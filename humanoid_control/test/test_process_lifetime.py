@@ -33,7 +33,9 @@ def stop(signum, _frame):
 signal.signal(signal.SIGTERM, stop)
 signal.signal(signal.SIGINT, stop)
 # like rclpy: SIGHUP is left to whoever ran the module
-pathlib.Path({ready!r}).write_text(" ".join(sys.argv))
+# written whole, then named: the test reads the file as soon as it exists
+pathlib.Path({ready!r} + ".part").write_text(" ".join(sys.argv))
+pathlib.Path({ready!r} + ".part").replace({ready!r})
 while True:
     time.sleep(0.05)
 """
@@ -151,7 +153,9 @@ child = subprocess.Popen([sys.executable, "-c",
                           "signal.signal(signal.SIGINT, signal.SIG_IGN)\\n"
                           "signal.signal(signal.SIGTERM, signal.SIG_IGN)\\n"
                           "while True: time.sleep(0.05)\\n"])
-pathlib.Path({child_pid!r}).write_text(str(child.pid))
+# written whole, then named: the test reads the file as soon as it exists (it once read it empty)
+pathlib.Path({child_pid!r} + ".part").write_text(str(child.pid))
+pathlib.Path({child_pid!r} + ".part").replace({child_pid!r})
 signal.signal(signal.SIGINT, lambda *_: sys.exit(0))
 while True:
     time.sleep(0.05)
