@@ -382,16 +382,17 @@ def test_standing_sensors_feel_gravity_and_the_weight(robot):
     robot.node.create_subscription(Imu, "imu/data", imu.append, 10)
     for side in wrenches:
         robot.node.create_subscription(WrenchStamped, f"{side}_foot/wrench", wrenches[side].append, 10)
-    poll_until(lambda: len(imu) >= 50 and all(wrenches.values()), "0.5 s of IMU and foot readings")
+    poll_until(lambda: len(imu) >= 100 and all(wrenches.values()), "1 s of IMU and foot readings")
     # at rest the accelerometer reads gravity's reaction: +g along the world's up axis, seen in
-    # the IMU frame (whose orientation the messages give); averaged over 0.5 s, like any
-    # accelerometer reading (the stiff servos keep a vibration of a few hundredths of a mm)
-    window = imu[-50:]
+    # the IMU frame (whose orientation the messages give); the median over 1 s: the stiff
+    # servos keep a vibration of a few hundredths of a mm whose contact spikes moved a 0.5 s
+    # mean 0.16 m/s^2 off once (clean-clone run 152)
+    window = imu[-100:]
     q = window[-1].orientation
     up_in_imu = Rotation.from_quat([q.x, q.y, q.z, q.w]).inv().apply([0.0, 0.0, 1.0])
-    mean = np.mean([[m.linear_acceleration.x, m.linear_acceleration.y, m.linear_acceleration.z]
-                    for m in window], axis=0)
-    assert mean == pytest.approx(9.81 * up_in_imu, abs=0.15)
+    typical = np.median([[m.linear_acceleration.x, m.linear_acceleration.y, m.linear_acceleration.z]
+                         for m in window], axis=0)
+    assert typical == pytest.approx(9.81 * up_in_imu, abs=0.15)
     assert math.degrees(math.acos(up_in_imu[2])) < 10.0  # the trunk stands upright
     spin = np.mean([[m.angular_velocity.x, m.angular_velocity.y, m.angular_velocity.z] for m in window], axis=0)
     assert np.max(np.abs(spin)) < 0.01
