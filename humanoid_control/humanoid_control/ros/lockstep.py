@@ -54,8 +54,10 @@ LOCKSTEP_READER_QOS = QoSProfile(depth=100, history=HistoryPolicy.KEEP_ALL, reli
 #: s between two looks at the graph after a writer of answers went away, while the graph still
 #: shows more writers than are matched (it learns of a writer's end apart from the reader).
 GRAPH_RECHECK_PERIOD = 0.1
-#: s after a writer went away that the graph is looked at, at most.
-GRAPH_RECHECK_FOR = 5.0
+#: s after a writer went away that the graph is looked at, at most: with 5 s a loaded machine's
+#: graph still listed the writer of a node destroyed when the looks ended, and the participant was
+#: waited for until the end (clean-clone run 153); a look costs a graph query, 10 per second.
+GRAPH_RECHECK_FOR = 60.0
 #: s between two looks at the graph for the node of a participant that answers under a name no
 #: writer's node was seen with yet (a custom name is looked for this often, as long as it answers).
 NODE_LOOK_PERIOD = 0.25
