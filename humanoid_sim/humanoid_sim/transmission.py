@@ -76,32 +76,34 @@ class TransmissionParameters:
         if self.backlash > 0.0 and not self.backlash_joints:
             raise ValueError("transmission backlash is set but backlash_joints names no joint")
         seen: dict[str, str] = {}
-        for group in GROUPS:
-            for joint in getattr(self, f"{group}_joints"):
+        for group, joints, stiffness in self.groups():
+            for joint in joints:
                 if joint in seen:
                     raise ValueError(f"transmission: joint {joint} is in the {seen[joint]} and the {group} groups")
                 seen[joint] = group
-            if getattr(self, f"{group}_stiffness") > 0.0 and not getattr(self, f"{group}_joints"):
+            if stiffness > 0.0 and not joints:
                 raise ValueError(f"transmission {group}_stiffness is set but {group}_joints names no joint")
+
+    def groups(self) -> list[tuple[str, tuple[str, ...], float]]:
+        """Each joint group: its name, joints and own stiffness (0: the common one)."""
+        return [(group, getattr(self, f"{group}_joints"), getattr(self, f"{group}_stiffness")) for group in GROUPS]
 
     @property
     def active(self) -> bool:
         """Does any link ever differ from its motor?"""
-        return (self.stiffness > 0.0 or any(getattr(self, f"{group}_stiffness") > 0.0 for group in GROUPS)
+        return (self.stiffness > 0.0 or any(stiffness > 0.0 for _, _, stiffness in self.groups())
                 or (self.backlash > 0.0 and bool(self.backlash_joints)))
 
     def stiffness_of(self, joint: str) -> float:
         """N m/rad of ``joint``'s gears: its group's where set, else the common stiffness."""
-        for group in GROUPS:
-            own = getattr(self, f"{group}_stiffness")
-            if own > 0.0 and joint in getattr(self, f"{group}_joints"):
+        for _, joints, own in self.groups():
+            if own > 0.0 and joint in joints:
                 return own
         return self.stiffness
 
     def describe_stiffness(self) -> str:
         """The stiffness in force, for the simulation's log."""
-        groups = [f"{group}s {getattr(self, f'{group}_stiffness'):g}" for group in GROUPS
-                  if getattr(self, f"{group}_stiffness") > 0.0]
+        groups = [f"{group}s {stiffness:g}" for group, _, stiffness in self.groups() if stiffness > 0.0]
         common = f"{self.stiffness:g} N m/rad" if self.stiffness > 0.0 else "rigid"
         if not groups:
             return f"stiffness {common}"
@@ -112,10 +114,12 @@ class Transmissions:
     """The gear trains of all joints of a robot (canonical joint order), vectorised."""
 
     def __init__(self, params: TransmissionParameters, joint_names: Sequence[str]) -> None:
-        for listed in ("backlash_joints", *(f"{group}_joints" for group in GROUPS)):
-            unknown = [name for name in getattr(params, listed) if name not in joint_names]
+        listed = [("backlash_joints", params.backlash_joints),
+                  *((f"{group}_joints", joints) for group, joints, _ in params.groups())]
+        for parameter, joints in listed:
+            unknown = [name for name in joints if name not in joint_names]
             if unknown:
-                raise ValueError(f"transmission {listed}: unknown joint(s) {', '.join(unknown)} "
+                raise ValueError(f"transmission {parameter}: unknown joint(s) {', '.join(unknown)} "
                                  f"(joints: {', '.join(joint_names)})")
         self.params = params
         self.half_play = np.array([math.radians(params.backlash) / 2.0 if name in params.backlash_joints else 0.0
