@@ -54,41 +54,62 @@ PATIENCE = 120.0
 #: (simulator) and 1 s (bus) with the canary undisturbed, before the loop had a process of its
 #: own. The figure on a quiet machine: ``humanoid bench flood``.
 GAP_RATIO = 3.0
-#: On the bus a cycle is 18 request/answer round trips with the emulator's process, each of
-#: which waits for the CPU when the canary's single wake-up does (measured at load 12-23:
-#: the loop's gap 0.78 s beside the canary's 0.17 s); the message's own effect there was
-#: 1 s beside a canary of 10-50 ms.
+#: On the bus a cycle is 19 request/answer round trips with the emulator's process, each of
+#: which waits for the CPU; the canary makes as many with a partner (BUS_TRIPS). With a canary
+#: of one wake-up a period the loop's gap reached 8.5 times the canary's once in a loaded
+#: suite (1.99 s beside 0.23 s); with the round trips, quiet and beside four CPU hogs, the
+#: loop's gap was 0.5-2.5 times the canary's (41-202 ms beside 41-82 ms). The message's own
+#: effect, a loop stopped while rclpy converted it, was 1 s beside a canary of 10-50 ms.
 BUS_GAP_RATIO = 8.0
 #: ... or this many publishing periods (0.5 s), whichever is larger.
 GAP_FLOOR_PERIODS = 50.0
 #: s of wall time over which the loop's CPU share is measured before the flood.
 DUTY_WINDOW = 1.0
-#: The canary: every period it works ``work`` s of CPU, notes the time, sleeps to the next
-#: period (at once when late, as the loop catches up); on end of input it prints its times (ns).
-CANARY = ("import sys, threading, time\n"
+#: The canary: every period it works ``work`` s of CPU in ``trips`` round trips with an echo
+#: process (a bus cycle's request/answer exchanges with the emulator: each trip waits for the
+#: CPU twice, as the loop's transactions do), notes the time, sleeps to the next period (at
+#: once when late, as the loop catches up); on end of input it prints its times (ns).
+CANARY = ("import subprocess, sys, threading, time\n"
+          "echo = subprocess.Popen([sys.executable, '-c', {echo!r}], bufsize=0,\n"
+          "                        stdin=subprocess.PIPE, stdout=subprocess.PIPE)\n"
           "stamps, done = [], threading.Event()\n"
           "threading.Thread(target=lambda: (sys.stdin.read(), done.set()), daemon=True).start()\n"
           "due = time.monotonic()\n"
           "while not done.is_set():\n"
-          "    end = time.thread_time() + {work}\n"
-          "    while time.thread_time() < end:\n"
-          "        pass\n"
+          "    for _ in range({trips}):\n"
+          "        end = time.thread_time() + {work} / {trips}\n"
+          "        while time.thread_time() < end:\n"
+          "            pass\n"
+          "        echo.stdin.write(b'x')\n"
+          "        echo.stdout.read(1)\n"
           "    stamps.append(time.time_ns())\n"
           "    if len(stamps) == 1:\n"
           "        print('working', flush=True)\n"
           "    due += {period}\n"
           "    time.sleep(max(0.0, due - time.monotonic()))\n"
+          "echo.stdin.close()\n"
+          "echo.wait()\n"
           "print(' '.join(map(str, stamps)))\n")
+#: The canary's partner: answers each byte at once; ends at end of input.
+ECHO = ("import os\n"
+        "while byte := os.read(0, 1):\n"
+        "    os.write(1, byte)\n")
+#: Round trips per period: the simulator's loop has none (one wake-up a period), the bus's 19
+#: (18 reads and a sync write per cycle: docs/graph_cost.md).
+SIM_TRIPS = 1
+BUS_TRIPS = 19
 
 
 class Canary:
-    """A process that works ``work`` s of CPU every ``period`` s, recording when it finished
-    each: its largest gap in a window is what the machine's load alone did to a periodic
-    process of that demand then. Ends (and is waited for) with the block; it also ends with
-    this process (end of its input)."""
+    """A process that works ``work`` s of CPU every ``period`` s in ``trips`` round trips with
+    a partner process, recording when it finished each period: its largest gap in a window is
+    what the machine's load alone did to a periodic process of that demand and that many
+    wake-ups then. Ends (and is waited for) with the block; it also ends with this process (end
+    of its input)."""
 
-    def __init__(self, period: float, work: float) -> None:
-        self._process = subprocess.Popen([sys.executable, "-c", CANARY.format(period=period, work=work)],
+    def __init__(self, period: float, work: float, trips: int) -> None:
+        script = CANARY.format(period=period, work=work, trips=trips, echo=ECHO)
+        self._process = subprocess.Popen([sys.executable, "-c", script],
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self.stamps = np.array([], dtype=np.int64)
 
@@ -140,7 +161,7 @@ def loop_work(node_pid: int, period: float) -> float:
     return min(0.9, (used() - start) / (time.monotonic() - wall)) * period
 
 
-def flood(graph, client, gap_ratio: float = GAP_RATIO) -> None:
+def flood(graph, client, gap_ratio: float = GAP_RATIO, trips: int = SIM_TRIPS) -> None:
     """Send the huge trajectory on the topic and as a goal; both refused, naming both numbers."""
     period = 1.0 / PUBLISH_RATE
     with SourceStamps(KEEP_EVERY_MESSAGE) as stamps:
@@ -148,7 +169,7 @@ def flood(graph, client, gap_ratio: float = GAP_RATIO) -> None:
         trajectory = huge_trajectory(list(state.name), np.array(state.position))  # built before the window
         poll_until(lambda: len(stamps.stamps) > 10, "joint_states from the robot", PATIENCE)
         work = loop_work(graph.processes[graph.nodes[0].name].pid, period)
-        with Canary(period, work) as canary:
+        with Canary(period, work, trips) as canary:
             flood_start = time.time_ns()
             client.send_trajectory(trajectory)
             outcome = client.follow(trajectory, timeout=PATIENCE)
@@ -164,7 +185,8 @@ def flood(graph, client, gap_ratio: float = GAP_RATIO) -> None:
     load = canary.largest_gap(flood_start, flood_end)
     bound = max(gap_ratio * load, GAP_FLOOR_PERIODS / PUBLISH_RATE)
     print(f"largest joint_states gap: {during * 1e3:.1f} ms during the flood "
-          f"({(flood_end - flood_start) * 1e-9:.1f} s); the canary's ({work * 1e3:.2f} ms of work a period, "
+          f"({(flood_end - flood_start) * 1e-9:.1f} s); the canary's ({work * 1e3:.2f} ms of work and {trips} "
+          f"round trips a period, "
           f"as the loop's): {load * 1e3:.1f} ms")
     assert during <= bound, (f"joint_states stalled {during:.3f} s while the huge messages were handled "
                              f"(a process merely waiting for the CPU meanwhile: {load:.3f} s)")
@@ -180,4 +202,4 @@ def test_a_huge_trajectory_does_not_stall_the_robot_on_its_bus(robot_graph):
     with emulator_process("bioloid", 1, 1_000_000, timing=False) as port:
         graph, client = robot_graph([n for n in real_nodes("bioloid", port=port, publish_rate=PUBLISH_RATE)
                                      if n.name == "humanoid_hw"])
-        flood(graph, client, BUS_GAP_RATIO)
+        flood(graph, client, BUS_GAP_RATIO, BUS_TRIPS)
