@@ -22,8 +22,18 @@ from humanoid_core.processes import LAUNCHER_PID_VARIABLE, child_processes, is_r
 
 PATIENCE = 30.0
 
+#: The stand-in scripts' way of leaving a file for the test: written whole, then named (the test
+#: reads a file as soon as it exists, and once read one still empty).
+WRITE_WHOLE = """
+def write_whole(path, text):
+    part = pathlib.Path(path + ".part")
+    part.write_text(text)
+    part.replace(path)
+"""
+
 NODE = """
 import pathlib, signal, sys, time
+{write_whole}
 marker = pathlib.Path({marker!r})
 
 def stop(signum, _frame):
@@ -33,9 +43,7 @@ def stop(signum, _frame):
 signal.signal(signal.SIGTERM, stop)
 signal.signal(signal.SIGINT, stop)
 # like rclpy: SIGHUP is left to whoever ran the module
-# written whole, then named: the test reads the file as soon as it exists
-pathlib.Path({ready!r} + ".part").write_text(" ".join(sys.argv))
-pathlib.Path({ready!r} + ".part").replace({ready!r})
+write_whole({ready!r}, " ".join(sys.argv))
 while True:
     time.sleep(0.05)
 """
@@ -55,7 +63,8 @@ def stand_in(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
     """The stand-in node module; returns its stop marker, its ready marker and an environment
     in which ``python -m stand_in_node`` finds it."""
     marker, ready = tmp_path / "stopped_by", tmp_path / "ready"
-    (tmp_path / "stand_in_node.py").write_text(NODE.format(marker=str(marker), ready=str(ready)))
+    script = NODE.format(marker=str(marker), ready=str(ready), write_whole=WRITE_WHOLE)
+    (tmp_path / "stand_in_node.py").write_text(script)
     env = os.environ | {"PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
     return marker, ready, env
 
@@ -148,14 +157,13 @@ def test_a_node_process_runs_blas_on_one_thread(tmp_path):
 #: in native code does (a loop process in Fast DDS's teardown), and outlives the node.
 LEAVING_NODE = """
 import pathlib, signal, subprocess, sys, time
+{write_whole}
 child = subprocess.Popen([sys.executable, "-c",
                           "import signal, time\\n"
                           "signal.signal(signal.SIGINT, signal.SIG_IGN)\\n"
                           "signal.signal(signal.SIGTERM, signal.SIG_IGN)\\n"
                           "while True: time.sleep(0.05)\\n"])
-# written whole, then named: the test reads the file as soon as it exists (it once read it empty)
-pathlib.Path({child_pid!r} + ".part").write_text(str(child.pid))
-pathlib.Path({child_pid!r} + ".part").replace({child_pid!r})
+write_whole({child_pid!r}, str(child.pid))
 signal.signal(signal.SIGINT, lambda *_: sys.exit(0))
 while True:
     time.sleep(0.05)
@@ -166,7 +174,7 @@ def test_stopping_a_graph_ends_what_a_node_left_behind(tmp_path, monkeypatch):
     from humanoid_core.processes import Graph, NodeSpec
 
     child_pid = tmp_path / "child_pid"
-    (tmp_path / "leaving_node.py").write_text(LEAVING_NODE.format(child_pid=str(child_pid)))
+    (tmp_path / "leaving_node.py").write_text(LEAVING_NODE.format(child_pid=str(child_pid), write_whole=WRITE_WHOLE))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
     graph = Graph([NodeSpec("leaving", "leaving_node")], log_dir=tmp_path / "logs").start()
     try:
