@@ -1,13 +1,14 @@
 """Helpers the system tests share: a graph with its client, a node's parameters changed, the
 hardware graph on the emulated bus, a graph recording as --record does, joint_states publish times,
-messages collected under a lock."""
+messages collected under a lock, a simulated robot's state publisher on a node in this process."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -17,9 +18,10 @@ from sensor_msgs.msg import JointState
 
 from humanoid_bringup import with_recorder
 from humanoid_control.nodes import CONTROL_CONTAINER, with_node_parameters
-from humanoid_control.ros import RobotClient, make_trajectory, poll_until
+from humanoid_control.ros import DriverClock, RobotClient, StatePublisher, make_trajectory, poll_until
 from humanoid_core.processes import Graph, NodeSpec
 from humanoid_hw import NODE_NAME as HW_NODE
+from humanoid_sim import SimulatedRobot
 
 #: Wall seconds the helpers wait for a robot node (generous: the machine may be loaded).
 PATIENCE = 300.0
@@ -162,3 +164,48 @@ def moves_alone(mover: RobotClient, other: RobotClient, joint: str, move: float,
     assert np.max(np.abs(held - start_other)) < still, \
         f"the other robot's {joint} moved: {held.min():.4f}..{held.max():.4f} from {start_other:.4f}"
 
+
+
+@dataclass
+class PublishingRobot:
+    """A simulated robot whose loop feeds the node's state publisher (real PyBullet, a real
+    rclpy node), and what a listener node's subscriptions took, topic by topic."""
+
+    robot: SimulatedRobot
+    publisher: StatePublisher
+    executor: SingleThreadedExecutor
+    taken: dict[str, list]
+
+    def cycle(self, count: int = 1) -> None:
+        """Run the loop ``count`` cycles, the executor's ready work after each."""
+        for _ in range(count):
+            self.robot.cycle()
+            self.executor.spin_once(timeout_sec=0.0)
+
+
+@contextlib.contextmanager
+def publishing_robot(robot: str, subscriptions: Mapping[str, type]) -> Iterator[PublishingRobot]:
+    """The simulated ``robot`` with its state publisher on a node of this process and a
+    listener subscribed to ``subscriptions`` (topic: type), once every subscription took a
+    message (matched)."""
+    rclpy.init()
+    simulated = SimulatedRobot(robot)
+    node = rclpy.create_node("publishing_robot")
+    listener = rclpy.create_node("publishing_robot_listener")
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    executor.add_node(listener)
+    taken: dict[str, list] = {topic: [] for topic in subscriptions}
+    for topic, kind in subscriptions.items():
+        listener.create_subscription(kind, topic, taken[topic].append, 100)
+    try:
+        publisher = StatePublisher(node, simulated.loop, DriverClock(simulated.driver.now), "sim", robot)
+        publisher.on_started(simulated.loop.state)
+        simulated.loop.add_cycle_hook(publisher.on_cycle)
+        running = PublishingRobot(simulated, publisher, executor, taken)
+        poll_until(lambda: running.cycle() or all(taken.values()), "every subscription's first message", 30.0)
+        yield running
+    finally:
+        executor.shutdown()
+        simulated.close()
+        rclpy.try_shutdown()

@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from sensor_msgs.msg import JointState
+from system_support import publishing_robot
 
-from humanoid_control.ros import DriverClock, StatePublisher, poll_until, topics
-from humanoid_sim import SimulatedRobot
+from humanoid_control.ros import poll_until, topics
 
 ROBOT = "hoap2"
 JOINT = "rarm_joint4"
@@ -34,32 +33,8 @@ def seconds(msg: JointState) -> float:
 @pytest.fixture
 def published():
     """The robot, its state publisher, and what a ``joint_setpoints`` subscriber takes."""
-    rclpy.init()
-    robot = SimulatedRobot(ROBOT)
-    node = rclpy.create_node("setpoints_between_states")
-    listener = rclpy.create_node("setpoints_listener")
-    executor = SingleThreadedExecutor()
-    executor.add_node(node)
-    executor.add_node(listener)
-    taken: list[JointState] = []
-    listener.create_subscription(JointState, topics.JOINT_SETPOINTS, taken.append, 100)
-    try:
-        publisher = StatePublisher(node, robot.loop, DriverClock(robot.driver.now), "sim", ROBOT)
-        publisher.on_started(robot.loop.state)
-        robot.loop.add_cycle_hook(publisher.on_cycle)
-
-        def cycle(count: int = 1) -> None:
-            for _ in range(count):
-                robot.cycle()
-                executor.spin_once(timeout_sec=0.0)
-
-        poll_until(lambda: cycle() or taken, "the subscriber's first set-points", 30.0)  # matched
-
-        yield robot, cycle, taken, executor
-    finally:
-        executor.shutdown()
-        robot.close()
-        rclpy.try_shutdown()
+    with publishing_robot(ROBOT, {topics.JOINT_SETPOINTS: JointState}) as running:
+        yield running.robot, running.cycle, running.taken[topics.JOINT_SETPOINTS], running.executor
 
 
 def test_a_step_between_two_states_goes_out_at_its_own_cycle(published) -> None:

@@ -15,49 +15,23 @@ set as a missed event leaves it.
 from __future__ import annotations
 
 import pytest
-import rclpy
-from rclpy.executors import SingleThreadedExecutor
 from sensor_msgs.msg import JointState
+from system_support import publishing_robot
 
-from humanoid_control.ros import DriverClock, StatePublisher, poll_until, robot_state, topics
+from humanoid_control.ros import poll_until, robot_state, topics
 from humanoid_interfaces.msg import RobotState
-from humanoid_sim import SimulatedRobot
 
 
 @pytest.fixture
 def published():
-    rclpy.init()
-    robot = SimulatedRobot("bioloid")
-    node = rclpy.create_node("stale_flag_publisher")
-    listener = rclpy.create_node("stale_flag_listener")
-    executor = SingleThreadedExecutor()
-    executor.add_node(node)
-    executor.add_node(listener)
-    taken: dict[str, list] = {"state": [], "joints": []}
-    listener.create_subscription(RobotState, robot_state.TOPIC, taken["state"].append, 100)
-    listener.create_subscription(JointState, topics.JOINT_STATES, taken["joints"].append, 100)
-    try:
-        publisher = StatePublisher(node, robot.loop, DriverClock(robot.driver.now), "sim", "bioloid")
-        publisher.on_started(robot.loop.state)
-        robot.loop.add_cycle_hook(publisher.on_cycle)
-
-        def cycle() -> bool:
-            robot.cycle()
-            executor.spin_once(timeout_sec=0.0)
-            return True
-
-        poll_until(lambda: cycle() and taken["state"] and taken["joints"], "both topics' first messages", 30.0)
-        yield publisher, cycle, taken
-    finally:
-        executor.shutdown()
-        robot.close()
-        rclpy.try_shutdown()
+    with publishing_robot("bioloid", {robot_state.TOPIC: RobotState, topics.JOINT_STATES: JointState}) as running:
+        yield running
 
 
 def test_a_missed_match_event_does_not_silence_the_robots_state(published) -> None:
-    publisher, cycle, taken = published
-    for matched in (publisher._state_pub, publisher._joint_state_pub):
+    taken = published.taken
+    for matched in (published.publisher._state_pub, published.publisher._joint_state_pub):
         matched.subscribed = False  # as a missed matched event leaves the flag
     before = {topic: len(messages) for topic, messages in taken.items()}
-    poll_until(lambda: cycle() and all(len(taken[t]) > before[t] + 5 for t in taken),
+    poll_until(lambda: published.cycle() or all(len(taken[t]) > before[t] + 5 for t in taken),
                "robot_state and joint_states with the flags down", 30.0)
