@@ -47,9 +47,6 @@ PATIENCE = 60.0
 CLIENT = "compare_test"
 #: goal_position_tolerance of the Bioloid's sim.yaml and hw.yaml (rad).
 GOAL_TOLERANCE = 0.05
-#: The robot, its motion player and the balance monitor (CoM paths to compare); the
-#: self-collision checker and the walk controller play no part here.
-NODES = {"self_collision_checker": False, "walk_controller": False}
 #: How many consecutive joint_states of the robot's bag are made stale for r_elbow.
 STALE_COUNT = 4
 #: Robot seconds recorded after the motion's result: the two results come within the goal time
@@ -86,10 +83,10 @@ def bags(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     (they were half its bag). The emulated bus runs in real time, as a robot does."""
     folder = tmp_path_factory.mktemp("compare")
     sim, real = folder / "sim", folder / "real"
-    record_motion(sim_nodes(ROBOT, lockstep=True, participants=(CLIENT,), **NODES), sim, folder / "sim_logs",
+    record_motion(sim_nodes(ROBOT, lockstep=True, participants=(CLIENT,)), sim, folder / "sim_logs",
                   lockstep=True)
     with emulator_process(ROBOT) as port:
-        record_motion(on_emulated_bus(real_nodes(ROBOT, port=port, **NODES)), real, folder / "real_logs")
+        record_motion(on_emulated_bus(real_nodes(ROBOT, port=port)), real, folder / "real_logs")
     return sim, real
 
 
