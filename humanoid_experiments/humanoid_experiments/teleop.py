@@ -92,14 +92,17 @@ class TeleopReport:
                 f"{self.distance_m:.2f} m covered")
 
 
-def teleop(client, robot: str, seconds: float, seed: int = 0, timeout: float = 3600.0) -> TeleopReport:
+def teleop(client, robot: str, seconds: float, seed: int = 0, timeout: float = 3600.0,
+           segments: list[Segment] | None = None) -> TeleopReport:
     """Walk ``robot`` on cmd_vel for ``seconds`` of robot time (a lockstep client holds the
-    simulation between two publications) and measure it."""
+    simulation between two publications) and measure it. ``segments``: these instead of the
+    seeded schedule (a stretch of one that made the robot fall, replayed)."""
     from humanoid_control.ros import poll_until
     from humanoid_core.biped_walking import WalkParameters
 
     params = WalkParameters.for_robot(robot)
-    segments = schedule(seconds, seed, params.max_velocity)
+    if segments is None:
+        segments = schedule(seconds, seed, params.max_velocity)
     # the base's path is sampled once per gait cycle (two steps), at the same phase of the
     # sway while the robot walks steadily: the sway does not count as distance
     cycle = 2.0 * params.step_period
