@@ -18,7 +18,8 @@ from __future__ import annotations
 import pytest
 
 from conftest import MODULE_CLIENT
-from humanoid_experiments.teleop import Segment, teleop
+from humanoid_experiments import Segment
+from humanoid_experiments.teleop import teleop
 from humanoid_sim import sim_nodes
 
 pytestmark = pytest.mark.system

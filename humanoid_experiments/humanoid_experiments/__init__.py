@@ -16,6 +16,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
     "gaits": ["OUTCOMES", "classify"],
     "local_ray": ["START_ATTEMPTS", "STARTUP_TIMEOUT_WORDS", "marked_processes", "started_again"],
     "push": ["Trial", "bisect"],
+    "teleop": ["Segment"],
     "walk": [],
     "walk_in_process": ["InProcessWalker"],
 })
