@@ -165,7 +165,6 @@ def moves_alone(mover: RobotClient, other: RobotClient, joint: str, move: float,
         f"the other robot's {joint} moved: {held.min():.4f}..{held.max():.4f} from {start_other:.4f}"
 
 
-
 @dataclass
 class PublishingRobot:
     """A simulated robot whose loop feeds the node's state publisher (real PyBullet, a real
