@@ -186,8 +186,7 @@ def flood(graph, client, gap_ratio: float = GAP_RATIO, trips: int = SIM_TRIPS) -
     bound = max(gap_ratio * load, GAP_FLOOR_PERIODS / PUBLISH_RATE)
     print(f"largest joint_states gap: {during * 1e3:.1f} ms during the flood "
           f"({(flood_end - flood_start) * 1e-9:.1f} s); the canary's ({work * 1e3:.2f} ms of work and {trips} "
-          f"round trips a period, "
-          f"as the loop's): {load * 1e3:.1f} ms")
+          f"round trips a period, as the loop's): {load * 1e3:.1f} ms")
     assert during <= bound, (f"joint_states stalled {during:.3f} s while the huge messages were handled "
                              f"(a process merely waiting for the CPU meanwhile: {load:.3f} s)")
 

@@ -7,7 +7,7 @@ got no robot_state for 60 s while its subscription was matched (clean-clone run 
 flag had missed the match. Where the flag says nobody listens, the publisher asks the
 middleware (``MatchedPublisher.heard``, about 5 us), so a missed event costs nothing.
 
-In-process: the simulated HOAP-2's control loop (real PyBullet) with the node's state
+In-process: the simulated Bioloid's control loop (real PyBullet) with the node's state
 publisher on a real rclpy node, subscriptions in another node of this process; the flag is
 set as a missed event leaves it.
 """
