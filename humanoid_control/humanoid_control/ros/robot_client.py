@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -98,14 +99,17 @@ def wait_until_heard(node: Node, publisher, timeout: float) -> None:
 
 
 def action_graph_view(node: Node, action: str) -> str:
-    """What ``node`` sees of an action's server in the graph: servers of its three services
-    and publishers of its two topics. A server that is running but listed only in part is
+    """What ``node`` sees of an action's server in the graph: servers of its three services,
+    publishers of its two topics and the nodes hosting them. A server that is running but listed only in part is
     discovery still under way; one listed whole that is not ready, a client not matched."""
     full = node.resolve_service_name(action)
     services = ", ".join(f"{kind} {node.count_services(f'{full}/_action/{kind}')}"
                          for kind in ("send_goal", "cancel_goal", "get_result"))
     topics_ = ", ".join(f"{kind} {node.count_publishers(f'{full}/_action/{kind}')}" for kind in ("feedback", "status"))
-    return f"the graph lists for {full}: servers of {services}; publishers of {topics_}"
+    hosts = Counter(f"{info.node_namespace.rstrip('/')}/{info.node_name}"
+                    for info in node.get_publishers_info_by_topic(f"{full}/_action/status"))
+    named = ", ".join(f"{host} ({count}x)" if count > 1 else host for host, count in sorted(hosts.items()))
+    return f"the graph lists for {full}: servers of {services}; publishers of {topics_}; hosted by {named or 'no node'}"
 
 
 def make_trajectory(joint_names: Sequence[str], times: Sequence[float], positions: Sequence[Sequence[float]],
