@@ -67,8 +67,9 @@ os.environ["ROS_DOMAIN_ID"] = str(_private_domain())
 #: Inherited by every process the tests start: how the session finds those left running.
 SESSION_VARIABLE = "HUMANOID_TEST_SESSION"
 os.environ[SESSION_VARIABLE] = str(os.getpid())
-#: s the processes the tests started may take to end after the last test.
-LEFT_BEHIND_GRACE = 15.0
+#: s the processes a module's tests started may take to end after its last test (and the
+#: session's after the last test); HUMANOID_LEFT_BEHIND_GRACE overrides it (test/test_left_behind.py).
+LEFT_BEHIND_GRACE = float(os.environ.get("HUMANOID_LEFT_BEHIND_GRACE", "15"))
 
 # Each worker in a session of its own: where the kernel schedules by session (autogroup), each
 # graph node, started in a session of its own (humanoid_core.processes.node_graph), weighs as
@@ -88,19 +89,22 @@ for _signal, _handler in ((signal.SIGINT, signal.default_int_handler), (signal.S
         signal.signal(_signal, _handler)
 
 
-def _left_running() -> dict[int, str]:
+def _left_running(worker: str | None = None) -> dict[int, str]:
     """Processes this session's tests started that still run (zombies are not running), each
-    with its command line and the test it was started in."""
+    with its command line and the test it was started in; with ``worker``, those the tests of
+    that pytest-xdist worker started."""
     from humanoid_core.processes import is_running
 
-    marker = f"{SESSION_VARIABLE}={os.environ[SESSION_VARIABLE]}".encode()
+    markers = [f"{SESSION_VARIABLE}={os.environ[SESSION_VARIABLE]}".encode()]
+    if worker is not None:
+        markers.append(f"PYTEST_XDIST_WORKER={worker}".encode())
     found = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:
             environment = (entry / "environ").read_bytes().split(b"\0")
-            if marker not in environment or not is_running(int(entry.name)):
+            if any(marker not in environment for marker in markers) or not is_running(int(entry.name)):
                 continue
             command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
         except OSError:  # gone meanwhile, or not ours to read
@@ -111,22 +115,50 @@ def _left_running() -> dict[int, str]:
     return found
 
 
+def _still_running_after(grace: float, worker: str | None) -> dict[int, str]:
+    """What :func:`_left_running` finds still running once it ran dry or ``grace`` s passed."""
+    deadline = time.monotonic() + grace
+    left = _left_running(worker)
+    while left and time.monotonic() < deadline:
+        time.sleep(0.1)
+        left = _left_running(worker)
+    return left
+
+
+def _kill(processes: dict[int, str]) -> None:
+    for pid in processes:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """A module's tests leave no process to the next module's: once its last test is torn down,
+    whatever its tests started (in this worker) must end within LEFT_BEHIND_GRACE s, else that
+    test fails naming it, and it is killed. A graph still stopping shares the worker's domain
+    with the next module's graph (a launcher killed with its process group leaves its nodes,
+    each in a session of its own, to stop on their parent-death signal meanwhile)."""
+    result = yield
+    if sys.platform.startswith("linux") and (nextitem is None or nextitem.path != item.path):
+        left = _still_running_after(LEFT_BEHIND_GRACE, os.environ.get("PYTEST_XDIST_WORKER"))
+        if left:
+            _kill(left)
+            raise AssertionError(f"{len(left)} process(es) started by {item.path.name}'s tests still ran "
+                                 f"{LEFT_BEHIND_GRACE:g} s after its last test (killed now): "
+                                 + "; ".join(f"{pid}: {what}" for pid, what in sorted(left.items())))
+    return result
+
+
 def pytest_sessionfinish(session, exitstatus) -> None:
     """Tests leave no process behind: whatever they started and still runs LEFT_BEHIND_GRACE
     seconds after the last test fails the session, named with the test it was started in,
     and is killed."""
     if not sys.platform.startswith("linux"):
         return
-    deadline = time.monotonic() + LEFT_BEHIND_GRACE
-    left = _left_running()
-    while left and time.monotonic() < deadline:
-        time.sleep(0.2)
-        left = _left_running()
+    left = _still_running_after(LEFT_BEHIND_GRACE, None)
     if not left:
         return
-    for pid in left:
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
+    _kill(left)
     lines = [f"{len(left)} process(es) started by the tests still ran {LEFT_BEHIND_GRACE:g} s after the last "
              "test (killed now):", *(f"  {pid}: {what}" for pid, what in sorted(left.items()))]
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")

@@ -64,8 +64,9 @@ rclpy.try_shutdown()
 
 @contextlib.contextmanager
 def started(command: list[str], log=None) -> Iterator[subprocess.Popen]:
-    """A process (and its session), its output to ``log`` (a file of its own if none), killed at
-    the end if still there."""
+    """A process (and its session), its output to ``log`` (a file of its own if none), stopped
+    at the end if still there as a user stops it (Ctrl-C: ``humanoid sim`` then stops its nodes,
+    each in a session of its own, and waits for them), killed with its session if that fails."""
     own = log is None
     log = tempfile.TemporaryFile("w+") if own else log  # noqa: SIM115 - closed below
     process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -77,7 +78,12 @@ def started(command: list[str], log=None) -> Iterator[subprocess.Popen]:
         raise
     finally:
         if is_running(process.pid):
-            os.killpg(process.pid, signal.SIGKILL)
+            process.send_signal(signal.SIGCONT)  # a test that failed holding it stopped
+            process.send_signal(signal.SIGINT)
+            try:
+                process.wait(PATIENCE)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
         process.wait(PATIENCE)
         if own:
             log.close()

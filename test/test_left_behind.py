@@ -1,0 +1,53 @@
+"""Tests leave no process to the tests after them (conftest.py): a module whose tests started a
+process that outlives them fails at its last test, naming the process and the test that
+started it, and the process is killed; the next module's tests run as usual. An inner pytest
+session runs two modules with this project's conftest as its plugin."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from humanoid_core.processes import is_running
+
+ROOT = Path(__file__).resolve().parents[1]
+
+LEAKING = """
+import subprocess
+from pathlib import Path
+
+def test_starts_a_process_it_leaves_running():
+    process = subprocess.Popen(["sleep", "600"], start_new_session=True)
+    Path("leaked.pid").write_text(str(process.pid))
+
+def test_after_it_in_the_same_module():
+    pass
+"""
+
+NEXT = """
+def test_of_the_next_module():
+    pass
+"""
+
+
+def test_a_module_leaving_a_process_running_fails_at_its_last_test_and_the_process_is_killed(tmp_path):
+    (tmp_path / "test_a_leaking.py").write_text(LEAKING)
+    (tmp_path / "test_b_next.py").write_text(NEXT)
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HUMANOID_TEST_SESSION"))}
+    environment |= {"PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "test"), environment.get("PYTHONPATH", "")]),
+                    "HUMANOID_LEFT_BEHIND_GRACE": "1"}
+    command = [sys.executable, "-m", "pytest", "-p", "conftest", "-p", "no:cacheprovider", "-c", os.devnull,
+               "--rootdir", str(tmp_path), "-rA", "test_a_leaking.py", "test_b_next.py"]
+    result = subprocess.run(command, cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=120)
+    leaked = int((tmp_path / "leaked.pid").read_text())
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert "ERROR test_a_leaking.py::test_after_it_in_the_same_module" in output, output
+    assert (f"1 process(es) started by test_a_leaking.py's tests still ran 1 s after its last test (killed now): "
+            f"{leaked}: sleep 600 (started in test_a_leaking.py::test_starts_a_process_it_leaves_running (call))") \
+        in output, output
+    assert "PASSED test_a_leaking.py::test_after_it_in_the_same_module" in output  # the test itself passed
+    assert "PASSED test_b_next.py::test_of_the_next_module" in output, output
+    assert not is_running(leaked)
