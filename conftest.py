@@ -69,7 +69,7 @@ SESSION_VARIABLE = "HUMANOID_TEST_SESSION"
 os.environ[SESSION_VARIABLE] = str(os.getpid())
 #: s the processes a module's tests started may take to end after its last test (and the
 #: session's after the last test); HUMANOID_LEFT_BEHIND_GRACE overrides it (test/test_left_behind.py).
-LEFT_BEHIND_GRACE = float(os.environ.get("HUMANOID_LEFT_BEHIND_GRACE", "15"))
+LEFT_BEHIND_GRACE = float(os.environ.get("HUMANOID_LEFT_BEHIND_GRACE", "30"))
 
 # Each worker in a session of its own: where the kernel schedules by session (autogroup), each
 # graph node, started in a session of its own (humanoid_core.processes.node_graph), weighs as
