@@ -11,6 +11,7 @@ that comes back work as before; a leave is not lost while the front is busy (ans
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from builtin_interfaces.msg import Time
 from paced_driver import PacedIdealDriver
 from rclpy.context import Context
 from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
+from rosout_log import RosoutLog
 from sensor_msgs.msg import JointState
 
 from humanoid_control.ros import (
@@ -37,6 +39,8 @@ from humanoid_core.loop import InterfaceParameters, LockstepGate
 from humanoid_description import RobotModel
 from humanoid_interfaces.msg import LockstepReady
 
+#: Numbers the fronts' node names: rcl routes a node's log lines to /rosout by its logger name.
+FRONTS = itertools.count()
 #: Generous limit (s) for anything awaited; each wait ends as soon as its condition holds.
 PATIENCE = 30.0
 #: States the simulation must go through to be seen running.
@@ -78,6 +82,7 @@ class Simulation:
     reports: list[str]
     context: Context  # the participants' own
     start_front: threading.Event  # the front spins once set
+    log: RosoutLog  # the front's log lines
     spun: dict = field(default_factory=dict)  # node -> (its executor, its thread, its stop)
 
     def node(self, name: str):
@@ -135,7 +140,7 @@ def simulation() -> Iterator[Simulation]:
     the front spins): its front, gate, states, and nodes for participants."""
     model = RobotModel("bioloid")
     rclpy.init()
-    front = rclpy.create_node("robot_interface_under_test")
+    front = rclpy.create_node(f"robot_interface_under_test_{next(FRONTS)}")  # a logger of its own (rosout_log)
     observer = rclpy.create_node("observer")
     params = InterfaceParameters(control_rate=100.0, publish_rate=50.0)
     loop = LoopThread(front, PacedIdealDriver(model.joints), model, params)
@@ -157,7 +162,7 @@ def simulation() -> Iterator[Simulation]:
     context = Context()
     rclpy.init(context=context)
     front_spinner = threading.Thread(target=spin_front, daemon=True)
-    sim = Simulation(front, gate, states, reports, context, start_front)
+    sim = Simulation(front, gate, states, reports, context, start_front, RosoutLog(observer, front.get_logger().name))
     loop.start()
     try:
         assert interface.start(timeout=PATIENCE) is not None
@@ -176,12 +181,13 @@ def simulation() -> Iterator[Simulation]:
         rclpy.try_shutdown()
 
 
-def went_away(capfd, name: str) -> bool:
-    out, err = capfd.readouterr()
-    return f"lockstep participant {name} went away without leaving: not waited for any more" in out + err
+def went_away(simulation: Simulation, name: str) -> bool:
+    """Whether the simulator's log named ``name`` as gone without leaving."""
+    return simulation.log.find(f"lockstep participant {name} went away without leaving: not waited for any more") \
+        is not None
 
 
-def test_a_participant_whose_node_closed_without_leaving_is_not_waited_for_and_is_named(simulation, capfd):
+def test_a_participant_whose_node_closed_without_leaving_is_not_waited_for_and_is_named(simulation):
     simulation.start_front.set()
     quitter = simulation.node("quitter")
     answering(quitter, LockstepParticipant(quitter))
@@ -191,10 +197,11 @@ def test_a_participant_whose_node_closed_without_leaving_is_not_waited_for_and_i
     simulation.destroy(quitter)
     simulation.runs_on("after the quitter's node closed without leaving")
     assert "quitter" not in simulation.participants()
-    assert went_away(capfd, "quitter"), "the simulator's log did not name the participant that went away"
+    poll_until(lambda: went_away(simulation, "quitter"), "the simulator's log naming the participant that went away",
+               PATIENCE)
 
 
-def test_a_held_client_is_not_left_waiting_for_a_participant_that_went_away(simulation, capfd):
+def test_a_held_client_is_not_left_waiting_for_a_participant_that_went_away(simulation):
     """A client that holds the simulation and runs it to given times waits, at each, for the
     other participants' answers (``run_to``); one of them closes without leaving: the front
     sends its leave on its behalf, and the client's next run_to is not left waiting for it."""
@@ -207,14 +214,14 @@ def test_a_held_client_is_not_left_waiting_for_a_participant_that_went_away(simu
     poll_until(lambda: "quitter" in simulation.participants(), "the quitter to join", PATIENCE)
     at = held.run_to(0.2, PATIENCE)  # the quitter answered every state up to there
     simulation.destroy(quitter)
-    poll_until(lambda: went_away(capfd, "quitter"), "the simulator naming the node that closed", PATIENCE)
+    poll_until(lambda: went_away(simulation, "quitter"), "the simulator naming the node that closed", PATIENCE)
     assert held.run_to(at + 0.2, PATIENCE) >= at + 0.2
     assert "quitter" not in simulation.participants()
     held.leave()
 
 
 def test_a_participant_that_left_goes_on_unwaited_and_one_that_answers_after_being_dropped_joins_again(
-        simulation, capfd):
+        simulation):
     simulation.start_front.set()
     leaver, stayer = simulation.node("leaver"), simulation.node("stayer")
     leaving = LockstepParticipant(leaver)
@@ -228,7 +235,8 @@ def test_a_participant_that_left_goes_on_unwaited_and_one_that_answers_after_bei
     simulation.runs_on("after the leave")
     simulation.destroy(stayer)  # a writer goes away: the one that left is not named for it
     simulation.runs_on("after the stayer's node closed")
-    assert not went_away(capfd, "leaver")
+    simulation.log.taken_up_to_now(simulation.front, PATIENCE)
+    assert not went_away(simulation, "leaver")
 
     back = simulation.node("stayer")  # the same participant, started again
     coming_back = LockstepParticipant(back)
@@ -243,7 +251,7 @@ def test_a_participant_that_left_goes_on_unwaited_and_one_that_answers_after_bei
     simulation.runs_on("after the stayer left")
 
 
-def test_a_containers_members_answer_as_one_and_its_closing_without_leaving_is_not_waited_for(simulation, capfd):
+def test_a_containers_members_answer_as_one_and_its_closing_without_leaving_is_not_waited_for(simulation):
     simulation.start_front.set()
     container = simulation.node("container")
     shared = SharedParticipant(container)
@@ -259,10 +267,10 @@ def test_a_containers_members_answer_as_one_and_its_closing_without_leaving_is_n
     simulation.destroy(container)
     simulation.runs_on("after the container closed without leaving")
     assert "container" not in simulation.participants()
-    assert went_away(capfd, "container")
+    poll_until(lambda: went_away(simulation, "container"), "the simulator naming the container", PATIENCE)
 
 
-def test_a_participant_no_node_is_named_after_is_let_go_once_no_writer_left_can_be_its_own(simulation, capfd):
+def test_a_participant_no_node_is_named_after_is_let_go_once_no_writer_left_can_be_its_own(simulation):
     """Answering under a name no node bears (as a node gone before the graph learned its name
     answers: seen in a clean-clone run, its node closed 76 ms after its first answer): kept
     while a writer it may own is left, let go and named once every writer left is another
@@ -277,17 +285,17 @@ def test_a_participant_no_node_is_named_after_is_let_go_once_no_writer_left_can_
     simulation.runs_on("with the three answering")
 
     simulation.destroy(other)  # a writer goes: two are left, one of them may be custom_name's
-    poll_until(lambda: went_away(capfd, "other"), "the simulator naming the node that closed", PATIENCE)
+    poll_until(lambda: went_away(simulation, "other"), "the simulator naming the node that closed", PATIENCE)
     simulation.runs_on("after the other node closed")
     assert "custom_name" in simulation.participants()
 
     simulation.destroy(custom)  # the writer left is the stayer's own: custom_name has none
     simulation.runs_on("after the node answering as custom_name closed without leaving")
     assert "custom_name" not in simulation.participants()
-    assert went_away(capfd, "custom_name")
+    poll_until(lambda: went_away(simulation, "custom_name"), "the simulator naming custom_name", PATIENCE)
 
 
-def test_an_expected_participant_that_never_answered_is_still_waited_for_when_its_writer_goes(simulation, capfd):
+def test_an_expected_participant_that_never_answered_is_still_waited_for_when_its_writer_goes(simulation):
     simulation.gate.answer("starting", float("-inf"))  # expected from the start (never answered)
     simulation.start_front.set()
     starting = simulation.node("starting")
@@ -303,7 +311,8 @@ def test_an_expected_participant_that_never_answered_is_still_waited_for_when_it
     poll_until(lambda: simulation.reported("starting", waiting_from + 1),  # two reports: the front took the event
                "the simulation to go on waiting for the expected participant", PATIENCE)
     assert "starting" in simulation.participants()
-    assert not went_away(capfd, "starting")
+    simulation.log.taken_up_to_now(simulation.front, PATIENCE)
+    assert not went_away(simulation, "starting")
 
     started = simulation.node("starting")
     answering(started, LockstepParticipant(started))

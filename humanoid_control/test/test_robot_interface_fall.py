@@ -4,7 +4,7 @@ a stream going on would undo the protective action (limp included: a set-point t
 again) and fight the get-up. Each refusal is in the log with the manager's state and cause; once
 the manager says controllable the stream is taken again. The manager's states are published
 as the manager publishes them (``fall_manager_state``, transient local); the interface's log is
-read from the process's console output."""
+read from ``/rosout`` (test/rosout_log.py: reading the console's capture loses lines)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from builtin_interfaces.msg import Time
 from paced_driver import PATIENCE, PacedIdealDriver, interface_running
+from rosout_log import RosoutLog
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
 
@@ -26,20 +27,6 @@ JOINT = "r_shoulder_pitch"
 REFUSED, TAKEN = 0.3, 0.2
 
 
-class Logs:
-    """What this process wrote to its standard error and output (the interface's log lines, as
-    rclpy's console logger writes them), read as it comes through pytest's ``capfd``."""
-
-    def __init__(self, capfd) -> None:
-        self._capfd = capfd
-        self._text = ""
-
-    def find(self, text: str) -> str | None:
-        out, err = self._capfd.readouterr()
-        self._text += out + err
-        return next((line for line in self._text.splitlines() if text in line), None)
-
-
 def manager_state(state: int, name: str) -> FallManagerState:
     return FallManagerState(state=state, state_name=name, cause=f"{name} (the test's manager)",
                             header=Header(stamp=Time(sec=1)))
@@ -48,13 +35,13 @@ def manager_state(state: int, name: str) -> FallManagerState:
 @pytest.mark.parametrize(("state", "name"), [(FallManagerState.FALLING, "falling"),
                                              (FallManagerState.FALLEN, "fallen"),
                                              (FallManagerState.GETTING_UP, "getting_up")])
-def test_joint_commands_are_refused_while_the_robot_is_down_and_taken_again_once_controllable(state, name, capfd):
+def test_joint_commands_are_refused_while_the_robot_is_down_and_taken_again_once_controllable(state, name):
     model = RobotModel("bioloid")
     driver = PacedIdealDriver(model.joints)  # keeps every command written to it
     index = model.joints.index(JOINT)
     with interface_running(driver, model, peers=("controller",)) as running:
         controller = running.peers["controller"]
-        logs = Logs(capfd)
+        logs = RosoutLog(controller, running.node.get_logger().name)
         states = controller.create_publisher(FallManagerState, "fall_manager_state", FALL_STATE_QOS)
         commands = controller.create_publisher(JointState, "joint_commands", 10)
         poll_until(lambda: commands.get_subscription_count() >= 1 and states.get_subscription_count() >= 1,
