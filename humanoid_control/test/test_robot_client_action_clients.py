@@ -81,6 +81,11 @@ while time.monotonic() < end:  # as fast as this process can: faster than a Pyth
 """
 
 
+#: A caller waits a turn at most, not until the flood ends: anything under this share of the
+#: flood's span is a turn (a host much slower than usual included), the flood's end is 1.
+WELL_BEFORE = 1 / 6
+
+
 def test_a_caller_gets_between_two_turns_while_messages_never_stop_coming():
     """rclpy's EventsExecutor ends a turn only once its queue is empty, whatever the turn's
     timeout: a client taking messages more slowly than they come (a simulation running free
@@ -99,15 +104,15 @@ def test_a_caller_gets_between_two_turns_while_messages_never_stop_coming():
             client.action_client(Walk, f"walk_during_the_flood_{k}")
             took.append(time.monotonic() - start)
         assert all(flood.poll() is None for flood in floods), "the flood ended first: the test proved nothing"
-        # measured 0.01-0.06 s each, up to 0.3 s at load 10; before the fix the turn lasted until
-        # the flood ended (60 s) in 5 of 6 runs
-        assert max(took) < 40 * CLIENT_TURN, f"action clients took {', '.join(f'{t:.2f}' for t in took)} s"
+        # measured 0.01-0.06 s each, up to 0.3 s at load 10 and 2.5 s on a slow host in a suite run;
+        # before the fix the turn lasted until the flood ended (60 s) in 5 of 6 runs
+        assert max(took) < WELL_BEFORE * flood_seconds, f"action clients took {', '.join(f'{t:.2f}' for t in took)} s"
         taken = client.joint_state.position[0]
         poll_until(lambda: client.joint_state.position[0] > taken + 20_000, "a turn under the flood", timeout=30.0)
         start = time.monotonic()
         client.close()  # ends the turn too: its spinning thread would outlast close's wait
         closing, client = time.monotonic() - start, None
-        assert closing < 40 * CLIENT_TURN, f"closing the client took {closing:.2f} s"
+        assert closing < WELL_BEFORE * flood_seconds, f"closing the client took {closing:.2f} s"
     finally:
         for flood in floods:
             flood.kill()
