@@ -33,10 +33,13 @@ class OdometryDrift:
         self._client = client
         self._odom: Odometry | None = None
         self._start: tuple[pin.SE3, pin.SE3] | None = None
+        self._marked = False
         client.node.create_subscription(Odometry, topics.ODOM, self._on_odom, 50)
 
     def _on_odom(self, msg: Odometry) -> None:
         self._odom = msg
+        if self._marked and self._start is None:
+            self._start = self.placements()
 
     def placements(self) -> tuple[pin.SE3, pin.SE3] | None:
         """The odometry's and the ground truth's base placements now (None without either)."""
@@ -46,8 +49,10 @@ class OdometryDrift:
         return pose_se3(odom.pose.pose), pose_se3(truth.pose)
 
     def mark(self) -> None:
-        """The run starts here."""
+        """The run starts here; without an odometry message yet (its subscription matched late,
+        on a slow machine), at the first one to come, with the ground truth of that moment."""
         self._start = self.placements()
+        self._marked = True
 
     def drift(self) -> tuple[float, float]:
         """Since :meth:`mark`: the distance (m) between the odometry's and the ground truth's
