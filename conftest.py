@@ -89,22 +89,20 @@ for _signal, _handler in ((signal.SIGINT, signal.default_int_handler), (signal.S
         signal.signal(_signal, _handler)
 
 
-def _left_running(worker: str | None = None) -> dict[int, str]:
+def _left_running() -> dict[int, str]:
     """Processes this session's tests started that still run (zombies are not running), each
-    with its command line and the test it was started in; with ``worker``, those the tests of
-    that pytest-xdist worker started."""
+    with its command line and the test it was started in (a pytest-xdist worker is a session
+    of its own: its processes carry its process ID)."""
     from humanoid_core.processes import is_running
 
-    markers = [f"{SESSION_VARIABLE}={os.environ[SESSION_VARIABLE]}".encode()]
-    if worker is not None:
-        markers.append(f"PYTEST_XDIST_WORKER={worker}".encode())
+    marker = f"{SESSION_VARIABLE}={os.environ[SESSION_VARIABLE]}".encode()
     found = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:
             environment = (entry / "environ").read_bytes().split(b"\0")
-            if any(marker not in environment for marker in markers) or not is_running(int(entry.name)):
+            if marker not in environment or not is_running(int(entry.name)):
                 continue
             command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
         except OSError:  # gone meanwhile, or not ours to read
@@ -115,13 +113,13 @@ def _left_running(worker: str | None = None) -> dict[int, str]:
     return found
 
 
-def _still_running_after(grace: float, worker: str | None) -> dict[int, str]:
+def _still_running_after(grace: float) -> dict[int, str]:
     """What :func:`_left_running` finds still running once it ran dry or ``grace`` s passed."""
     deadline = time.monotonic() + grace
-    left = _left_running(worker)
+    left = _left_running()
     while left and time.monotonic() < deadline:
         time.sleep(0.1)
-        left = _left_running(worker)
+        left = _left_running()
     return left
 
 
@@ -140,7 +138,7 @@ def pytest_runtest_teardown(item, nextitem):
     each in a session of its own, to stop on their parent-death signal meanwhile)."""
     result = yield
     if sys.platform.startswith("linux") and (nextitem is None or nextitem.path != item.path):
-        left = _still_running_after(LEFT_BEHIND_GRACE, os.environ.get("PYTEST_XDIST_WORKER"))
+        left = _still_running_after(LEFT_BEHIND_GRACE)
         if left:
             _kill(left)
             raise AssertionError(f"{len(left)} process(es) started by {item.path.name}'s tests still ran "
@@ -155,7 +153,7 @@ def pytest_sessionfinish(session, exitstatus) -> None:
     and is killed."""
     if not sys.platform.startswith("linux"):
         return
-    left = _still_running_after(LEFT_BEHIND_GRACE, None)
+    left = _still_running_after(LEFT_BEHIND_GRACE)
     if not left:
         return
     _kill(left)

@@ -100,8 +100,10 @@ def wait_until_heard(node: Node, publisher, timeout: float) -> None:
 
 def action_graph_view(node: Node, action: str) -> str:
     """What ``node`` sees of an action's server in the graph: servers of its three services,
-    publishers of its two topics and the nodes hosting them. A server that is running but listed only in part is
-    discovery still under way; one listed whole that is not ready, a client not matched."""
+    publishers of its two topics and the nodes hosting them. A server that is running but
+    listed only in part is discovery still under way; one listed whole that is not ready, a
+    client not matched; one listed more than once, another node (or a node left running)
+    serving the same name."""
     full = node.resolve_service_name(action)
     services = ", ".join(f"{kind} {node.count_services(f'{full}/_action/{kind}')}"
                          for kind in ("send_goal", "cancel_goal", "get_result"))
