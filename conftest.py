@@ -91,21 +91,27 @@ for _signal, _handler in ((signal.SIGINT, signal.default_int_handler), (signal.S
 
 def _left_running() -> dict[int, str]:
     """Processes this session's tests started that still run (zombies are not running), each
-    with its command line and the test it was started in (a pytest-xdist worker is a session
-    of its own: its processes carry its process ID)."""
-    from humanoid_core.processes import is_running
+    with its command line and the test it was started in: those whose environment carries
+    this session's variable (a pytest-xdist worker is a session of its own: its processes
+    carry its process ID), and this process's descendants, should a machine not let their
+    environment be read."""
+    from humanoid_core.processes import is_running, process_tree
 
     marker = f"{SESSION_VARIABLE}={os.environ[SESSION_VARIABLE]}".encode()
+    descendants = set(process_tree(os.getpid())) - {os.getpid()}
     found = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:
             environment = (entry / "environ").read_bytes().split(b"\0")
-            if marker not in environment or not is_running(int(entry.name)):
-                continue
-            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
         except OSError:  # gone meanwhile, or not ours to read
+            environment = []
+        if (marker not in environment and int(entry.name) not in descendants) or not is_running(int(entry.name)):
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:
             continue
         test = next((v.split(b"=", 1)[1].decode(errors="replace") for v in environment
                      if v.startswith(b"PYTEST_CURRENT_TEST=")), "?")
