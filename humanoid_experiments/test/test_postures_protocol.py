@@ -309,3 +309,22 @@ def test_the_table_compares_per_experiment_where_it_can_and_says_why_where_it_ca
     assert "Ours from postures of no experiment: test 4 from 'home' raw 684" in text
     assert "Not known: the servo stepped in each of the nine experiments (marked by a grey cell, lost)" in text
     assert "raw" not in table([result(1, 0.2, 0.15)]).splitlines()[0]  # the HOAP-2's table is unchanged
+
+
+def test_the_hoap2_protocols_simulation_is_the_joint_fit_rounded(model):
+    """docs/postures.md adopts the joint fit (docs/data/hoap2_postures_fit_all.*) as the
+    protocol's default, rounded and without its 0.4 mm torso CoM offset (a model correction,
+    which the protocol's node parameters cannot carry): each other fitted value is in
+    postures.yaml within 0.5 % of the fit's own (three significant figures), and every name
+    there is the simulation's."""
+    from pathlib import Path
+
+    report = json.loads((Path(__file__).resolve().parents[2] / "docs" / "data"
+                         / "hoap2_postures_fit_all.report.json").read_text())
+    simulation = load_protocol(model).simulation
+    fitted = {name: entry["value"] for name, entry in report["parameters"].items()
+              if not name.startswith("model.")}
+    assert set(fitted) <= set(simulation)
+    for name, value in fitted.items():
+        assert simulation[name] == pytest.approx(value, rel=5e-3), name
+    assert set(simulation) <= set(parameter_names())

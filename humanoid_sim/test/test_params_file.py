@@ -119,7 +119,7 @@ def test_the_simulation_node_loads_the_file_of_its_params_file_parameter(node, f
         declare_driver(node({"params_file": str(bad)}), model, defaults)
 
 
-@pytest.mark.parametrize("fit", ["hoap2_postures_fit", "hoap2_postures_fit_groups"])
+@pytest.mark.parametrize("fit", ["hoap2_postures_fit", "hoap2_postures_fit_groups", "hoap2_postures_fit_all"])
 def test_the_documented_hoap2_postures_fits_load_and_are_their_reports_fits(fit):
     """docs/data/<fit>.yaml are what docs/postures.md tells users to try: each loads for the
     HOAP-2 and holds the values its report (the fit's own output) says were fitted."""
