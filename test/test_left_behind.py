@@ -18,10 +18,11 @@ ROOT = Path(__file__).resolve().parents[1]
 LEAKING = """
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 def test_starts_a_process_it_leaves_running():
-    process = subprocess.Popen(["sleep", "600"], start_new_session=True)
+    process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)
     Path("leaked.pid").write_text(str(process.pid))
     try:  # what the session's check reads, for the outer test's message should it fail
         marked = f"HUMANOID_TEST_SESSION={os.getpid()}".encode() in Path(f"/proc/{process.pid}/environ").read_bytes()
@@ -57,7 +58,7 @@ def test_a_module_leaving_a_process_running_fails_at_its_last_test_and_the_proce
         assert result.returncode == 1, output
         assert "ERROR test_a_leaking.py::test_after_it_in_the_same_module" in output, output
         assert (f"1 process(es) started by test_a_leaking.py's tests still ran 1 s after its last test (killed now): "
-                f"{leaked}: sleep 600 (started in {started_in})") \
+                f"{leaked}: {sys.executable} -c import time; time.sleep(600) (started in {started_in})") \
             in output, output
         assert "PASSED test_a_leaking.py::test_after_it_in_the_same_module" in output  # the test itself passed
         assert "PASSED test_b_next.py::test_of_the_next_module" in output, output
