@@ -93,8 +93,9 @@ def _left_running() -> dict[int, str]:
     """Processes this session's tests started that still run (zombies are not running), each
     with its command line and the test it was started in: those whose environment carries
     this session's variable (a pytest-xdist worker is a session of its own: its processes
-    carry its process ID), and this process's descendants, should a machine not let their
-    environment be read."""
+    carry its process ID), and, where a machine does not let the environment be read, this
+    process's descendants (a process that sets its own environment, as Ray's agents do, is
+    not counted by descent)."""
     from humanoid_core.processes import is_running, process_tree
 
     marker = f"{SESSION_VARIABLE}={os.environ[SESSION_VARIABLE]}".encode()
@@ -105,9 +106,10 @@ def _left_running() -> dict[int, str]:
             continue
         try:
             environment = (entry / "environ").read_bytes().split(b"\0")
-        except OSError:  # gone meanwhile, or not ours to read
-            environment = []
-        if (marker not in environment and int(entry.name) not in descendants) or not is_running(int(entry.name)):
+            ours = marker in environment
+        except OSError:  # gone meanwhile, or not ours to read: then a descendant is ours
+            environment, ours = [], int(entry.name) in descendants
+        if not ours or not is_running(int(entry.name)):
             continue
         try:
             command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()

@@ -79,6 +79,8 @@ def interface_running(driver: IdealDriver, model, peers: tuple[str, ...] = (),
         loop.stop()
         executor.shutdown()
         for each in (node, *others.values()):
+            for waitable in list(each.waitables):  # destroy_node leaves action servers (and the node) alive
+                waitable.destroy()
             each.destroy_node()
         rclpy.try_shutdown()
         spinner.join(timeout=10.0)
