@@ -160,8 +160,10 @@ def test_abort_after_a_step_leaves_the_robot_holding_and_a_partial_results_file(
     assert (f"humanoid postures: aborted by the operator ({script}:3) after test 1 (FL swing back) step 2: "
             "+4.00 deg: the robot holds its last pose; 0 of 1 tests done") in run.stderr
     assert json.loads(Path(out).read_text()) == []
-    # back to the start pose from where the previous test left it (a slow move), two steps, no third
-    assert held_steps(states) == [3, 0, 1, 2]
+    # back to the start pose from where the previous test left it, then two steps, no third; the
+    # move back may show a step it passes through as held (a loaded machine stalled the sender)
+    steps = held_steps(states)
+    assert steps[0] == 3 and 0 in steps and steps[steps.index(0):] == [0, 1, 2], steps
     held = joint(client)
     assert np.all(np.abs(held - 2 * STEP_DEG) <= HELD_DEG)
 

@@ -30,6 +30,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -76,7 +77,7 @@ def start(cpus: int) -> LocalRay:
     import ray
 
     def clean() -> None:  # what the failed start left running (the reaper stays)
-        kill_marked(os.getpid(), keep=reaper.pid)
+        sweep(os.getpid(), keep=reaper.pid)
         ray.shutdown()
 
     started_again(lambda: ray.init(num_cpus=cpus, include_dashboard=False, _node_ip_address="127.0.0.1",
@@ -149,15 +150,35 @@ def reap(owner: int) -> None:
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     while sys.stdin.buffer.read(4096):
         pass
-    kill_marked(owner)
+    sweep(owner)
 
 
-def kill_marked(owner: int, keep: int | None = None) -> None:
-    """Kill (SIGKILL) the processes carrying ``owner``'s mark, but ``keep``."""
+#: Sweeps in a row that must find no marked process before the reaper ends, and the seconds
+#: between sweeps. One sweep can miss a process started while it went by: /proc lists by
+#: process ID, IDs wrap, and a raylet listed after its agents starts an agent again when the
+#: sweep kills one. One sweep left two of Ray's agents running for over 30 s on a loaded machine
+#: (a clean-clone test run); the next sweep finds such a process with the raylet already dead.
+QUIET_SWEEPS = 3
+SWEEP_INTERVAL = 0.2
+
+
+def sweep(owner: int, keep: int | None = None, quiet_sweeps: int = QUIET_SWEEPS) -> None:
+    """:func:`kill_marked` until ``quiet_sweeps`` sweeps in a row find nothing to kill."""
+    quiet = 0
+    while quiet < quiet_sweeps:
+        quiet = 0 if kill_marked(owner, keep) else quiet + 1
+        time.sleep(SWEEP_INTERVAL)
+
+
+def kill_marked(owner: int, keep: int | None = None) -> int:
+    """Kill (SIGKILL) the processes carrying ``owner``'s mark, but ``keep``; how many were."""
+    killed = 0
     for pid in marked_processes(owner):
         if pid != keep:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+                killed += 1
+    return killed
 
 
 if __name__ == "__main__":
