@@ -7,7 +7,9 @@ to a GCS that is gone). Every process we start must die with its parent, so
 :func:`start` marks Ray's processes (an environment variable they all inherit) and starts
 a small reaper, ``python -m humanoid_experiments.local_ray OWNER``, which waits on a pipe from
 the owner: when the pipe closes (the owner stopped Ray, exited or was killed), it kills
-every process that still carries the owner's mark.
+every process that still carries the owner's mark or holds a file in the instance's session
+directory (the owner writes it to the pipe once Ray started): Ray's agents set their process
+title over their environment, the mark with it, but keep their logs open there.
 
 The instance listens on the loopback interface only and sends no usage report. Ray turns
 the ``127.0.0.1`` given to ``ray.init`` into the machine's network address and has its
@@ -31,7 +33,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 #: The mark every Ray process of one owner inherits: the owner's process ID.
@@ -51,8 +53,10 @@ STARTUP_TIMEOUT_WORDS = "timed out during startup"
 class LocalRay:
     """A running local instance and its reaper; :meth:`stop` ends both."""
 
-    def __init__(self, reaper: subprocess.Popen) -> None:
+    def __init__(self, reaper: subprocess.Popen, session_dir: str) -> None:
         self._reaper = reaper
+        #: Ray's directory of this instance (its logs are in ``logs``).
+        self.session_dir = session_dir
 
     def stop(self) -> None:
         import ray
@@ -80,9 +84,14 @@ def start(cpus: int) -> LocalRay:
         sweep(os.getpid(), keep=reaper.pid)
         ray.shutdown()
 
-    started_again(lambda: ray.init(num_cpus=cpus, include_dashboard=False, _node_ip_address="127.0.0.1",
-                                   logging_level="ERROR", log_to_driver=False), clean)
-    return LocalRay(reaper)
+    started: list = []
+    started_again(lambda: started.append(ray.init(num_cpus=cpus, include_dashboard=False,
+                                                  _node_ip_address="127.0.0.1", logging_level="ERROR",
+                                                  log_to_driver=False)), clean)
+    session_dir = started[-1].address_info["session_dir"]
+    reaper.stdin.write(f"{session_dir}\n".encode())
+    reaper.stdin.flush()
+    return LocalRay(reaper, session_dir)
 
 
 def started_again(init: Callable[[], object], clean: Callable[[], None], attempts: int = START_ATTEMPTS) -> None:
@@ -119,6 +128,11 @@ class RayConnection:
     def local(self) -> bool:
         return self._local is not None
 
+    @property
+    def session_dir(self) -> str | None:
+        """The local instance's directory (Ray's logs are in its ``logs``); None on a cluster."""
+        return self._local.session_dir if self._local is not None else None
+
     def close(self) -> None:
         import ray
 
@@ -128,13 +142,17 @@ class RayConnection:
             ray.shutdown()  # leaves the cluster running
 
 
+def _others(owner: int) -> list[Path]:
+    """The /proc entries of the processes but this one and ``owner``."""
+    return [entry for entry in Path("/proc").iterdir()
+            if entry.name.isdigit() and int(entry.name) not in (os.getpid(), owner)]
+
+
 def marked_processes(owner: int) -> list[int]:
     """The processes (other than this one) whose environment carries ``owner``'s mark."""
     mark = f"{OWNER_VARIABLE}={owner}".encode()
     found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) in (os.getpid(), owner):
-            continue
+    for entry in _others(owner):
         try:
             environment = (entry / "environ").read_bytes().split(b"\0")
         except OSError:  # gone meanwhile, or not ours to read
@@ -144,36 +162,63 @@ def marked_processes(owner: int) -> list[int]:
     return found
 
 
+def in_session(pid: int, session_dirs: Sequence[str]) -> bool:
+    """Does process ``pid`` hold a file (or its working directory) in one of ``session_dirs``?"""
+    prefixes = tuple(directory.rstrip("/") + "/" for directory in session_dirs)
+    if not prefixes:
+        return False
+    entry = Path("/proc") / str(pid)
+    try:
+        links = [entry / "cwd", *(entry / "fd").iterdir()]
+    except OSError:  # gone meanwhile, or not ours to read
+        return False
+    for link in links:
+        with contextlib.suppress(OSError):
+            if (os.readlink(link) + "/").startswith(prefixes):
+                return True
+    return False
+
+
+def ray_processes(owner: int, session_dirs: Sequence[str] = ()) -> list[int]:
+    """The processes (other than this one) of ``owner``'s Ray: those carrying its mark, and
+    those holding a file in one of its instances' ``session_dirs``."""
+    marked = marked_processes(owner)
+    return marked + [pid for pid in (int(entry.name) for entry in _others(owner))
+                     if pid not in marked and in_session(pid, session_dirs)]
+
+
 def reap(owner: int) -> None:
-    """Wait until the owner closes our stdin (or dies), then kill what is left of its Ray."""
+    """Wait until the owner closes our stdin (or dies), then kill what is left of its Ray;
+    the owner writes each instance's session directory on a line of its own."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C in the terminal is for the owner
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    while sys.stdin.buffer.read(4096):
-        pass
-    sweep(owner)
+    said = b""
+    while chunk := sys.stdin.buffer.read(4096):
+        said += chunk
+    sweep(owner, session_dirs=said.decode(errors="replace").split())
 
 
-#: Sweeps in a row that must find no marked process before the reaper ends, and the seconds
+#: Sweeps in a row that must find nothing to kill before the reaper ends, and the seconds
 #: between sweeps. One sweep can miss a process started while it went by: /proc lists by
 #: process ID, IDs wrap, and a raylet listed after its agents starts an agent again when the
-#: sweep kills one. One sweep left two of Ray's agents running for over 30 s on a loaded machine
-#: (a clean-clone test run); the next sweep finds such a process with the raylet already dead.
+#: sweep kills one; the next sweep finds it with the raylet already dead.
 QUIET_SWEEPS = 3
 SWEEP_INTERVAL = 0.2
 
 
-def sweep(owner: int, keep: int | None = None, quiet_sweeps: int = QUIET_SWEEPS) -> None:
-    """:func:`kill_marked` until ``quiet_sweeps`` sweeps in a row find nothing to kill."""
+def sweep(owner: int, keep: int | None = None, quiet_sweeps: int = QUIET_SWEEPS,
+          session_dirs: Sequence[str] = ()) -> None:
+    """:func:`kill_ray` until ``quiet_sweeps`` sweeps in a row find nothing to kill."""
     quiet = 0
     while quiet < quiet_sweeps:
-        quiet = 0 if kill_marked(owner, keep) else quiet + 1
+        quiet = 0 if kill_ray(owner, keep, session_dirs) else quiet + 1
         time.sleep(SWEEP_INTERVAL)
 
 
-def kill_marked(owner: int, keep: int | None = None) -> int:
-    """Kill (SIGKILL) the processes carrying ``owner``'s mark, but ``keep``; how many were."""
+def kill_ray(owner: int, keep: int | None = None, session_dirs: Sequence[str] = ()) -> int:
+    """Kill (SIGKILL) ``owner``'s Ray processes (:func:`ray_processes`) but ``keep``; how many."""
     killed = 0
-    for pid in marked_processes(owner):
+    for pid in ray_processes(owner, session_dirs):
         if pid != keep:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)

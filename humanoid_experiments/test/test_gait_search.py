@@ -16,6 +16,7 @@ seed, resuming, an experiment's search) runs the command in this process, `--wor
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -24,7 +25,6 @@ import numpy as np
 import pytest
 
 from humanoid_bringup import main
-from humanoid_experiments import marked_processes
 from humanoid_experiments.gait_search import (
     InProcessEvaluation,
     SearchDirectory,
@@ -33,6 +33,7 @@ from humanoid_experiments.gait_search import (
     new_swarm,
     run_search,
 )
+from humanoid_experiments.local_ray import ray_processes
 
 pytestmark = pytest.mark.system
 
@@ -53,9 +54,9 @@ def comparable(history: list[dict]) -> list[dict]:
     return [{key: value for key, value in entry.items() if key != "wall_seconds"} for entry in history]
 
 
-def wait_until_gone(owner: int, timeout: float = 30.0) -> list[int]:
+def wait_until_gone(owner: int, timeout: float = 30.0, session_dirs: tuple[str, ...] | list[str] = ()) -> list[int]:
     deadline = time.monotonic() + timeout
-    while (left := marked_processes(owner)) and time.monotonic() < deadline:
+    while (left := ray_processes(owner, session_dirs)) and time.monotonic() < deadline:
         time.sleep(0.1)
     return left
 
@@ -88,7 +89,8 @@ def test_a_small_search_on_ray_improves_on_its_first_best_and_saves_everything(o
 def test_no_ray_process_outlives_the_search(on_ray):
     done, _, pid = on_ray
     assert done.returncode == 0
-    assert wait_until_gone(pid) == []
+    session_dir = re.search(r"on a local Ray instance \((/[^)]+)\)", done.stdout).group(1)
+    assert wait_until_gone(pid, session_dirs=[session_dir]) == []
 
 
 class Interrupted(InProcessEvaluation):
@@ -130,11 +132,11 @@ def test_a_killed_search_leaves_no_ray_process_and_resumes(tmp_path):
     """Killed (SIGKILL) once its first iteration is saved: evaluations of 0.2 s suffice, what is
     checked is Ray's processes and the saved state, not the gaits."""
     output = tmp_path / "killed"
-    log = tmp_path / "search.log"
-    with log.open("w") as stderr:
+    log, said = tmp_path / "search.log", tmp_path / "search.out"
+    with log.open("w") as stderr, said.open("w") as stdout:
         process = subprocess.Popen(["humanoid", "optimize-gait", "--particles", "2", "--iterations", "50",
                                     "--seconds", "0.2", "--workers", "1", "--output", str(output)],
-                                   stdout=subprocess.DEVNULL, stderr=stderr)
+                                   stdout=stdout, stderr=stderr)
     directory = SearchDirectory(output)
     deadline = time.monotonic() + 300
     while not directory.state_path.exists() and process.poll() is None and time.monotonic() < deadline:
@@ -142,7 +144,9 @@ def test_a_killed_search_leaves_no_ray_process_and_resumes(tmp_path):
     assert process.poll() is None, f"the search ended before it could be killed: {log.read_text()[-3000:]}"
     process.kill()
     process.wait(timeout=30)
-    assert wait_until_gone(process.pid) == []
+    # the instance's directory, as the search said it (Ray's agents hold their logs open there)
+    session_dir = re.search(r"on a local Ray instance \((/[^)]+)\)", said.read_text()).group(1)
+    assert wait_until_gone(process.pid, session_dirs=[session_dir]) == []
     _, swarm, _ = directory.load()  # the last saved iteration, whole
     assert 1 <= swarm.iteration < 50
 

@@ -1,4 +1,4 @@
-"""The reaper's sweep kills what starts while it goes by.
+"""The reaper's sweep kills what starts while it goes by, and what has lost its mark.
 
 A raylet restarts an agent the sweep killed before it; /proc lists by process ID and IDs wrap,
 so the raylet can be listed after its agents. One pass then left two agents running for over
@@ -38,3 +38,20 @@ def test_a_sweep_kills_a_process_started_again_after_its_first_pass(monkeypatch)
     finally:
         restarter.kill()
         restarter.wait(30)
+
+
+def test_a_sweep_kills_an_unmarked_process_holding_a_file_in_the_session_directory(tmp_path):
+    """Ray's agents write their process title over their environment (the mark with it) and
+    keep their logs open in the instance's directory: such a process is found by its files."""
+    session = tmp_path / "session_1"
+    (session / "logs").mkdir(parents=True)
+    with (session / "logs" / "agent.out").open("w") as log:
+        agent = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"], stdout=log,
+                                 env={key: value for key, value in os.environ.items()
+                                      if key != local_ray.OWNER_VARIABLE})
+    try:
+        local_ray.sweep(os.getpid(), session_dirs=[str(session)])
+        assert agent.wait(30) == -9  # SIGKILL
+    finally:
+        agent.kill()
+        agent.wait(30)

@@ -189,7 +189,7 @@ def run(args: argparse.Namespace) -> int:
     evaluation = InProcessEvaluation(settings) if args.workers == 0 else RayEvaluation(settings, args.workers,
                                                                                       args.address)
     where = "in this process" if args.workers == 0 else (f"on Ray at {args.address}" if args.address
-                                                         else "on a local Ray instance")
+                                                         else f"on a local Ray instance ({evaluation.session_dir})")
     total = settings.swarm.iterations
     dimensions = swarm.lower.size
     print(f"{settings.robot}: PSO of {settings.name} ({dimensions} parameters, {settings.swarm.neighbourhood} "

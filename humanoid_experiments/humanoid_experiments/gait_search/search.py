@@ -198,6 +198,8 @@ class RayEvaluation:
         import ray
 
         self.workers = self._ray.workers
+        #: The local instance's directory (Ray's logs), None on a cluster.
+        self.session_dir = self._ray.session_dir
         if space.experiment is None:
             self._task = ray.remote(num_cpus=1)(evaluate_cpg)
             self._arguments: tuple = (settings.robot, settings.structure, settings.seconds)
