@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 
 from humanoid_bringup import main
+from humanoid_experiments import ray_processes
 from humanoid_experiments.gait_search import (
     InProcessEvaluation,
     SearchDirectory,
@@ -33,7 +34,6 @@ from humanoid_experiments.gait_search import (
     new_swarm,
     run_search,
 )
-from humanoid_experiments.local_ray import ray_processes
 
 pytestmark = pytest.mark.system
 

@@ -229,7 +229,8 @@ def identify(request: dict[str, Any], args: argparse.Namespace, progress=say) ->
     try:
         known = evaluations.open(args.resume, args.overwrite)
         where = ("in this process" if args.workers == 0 else
-                 f"on Ray at {args.address}" if args.address else "on a local Ray instance")
+                 f"on Ray at {args.address}" if args.address else
+                 f"on a local Ray instance ({evaluations.session_dir})")
         progress(f"{problem.robot}: fitting {', '.join(problem.names)} to {', '.join(request['sources'])} "
                  f"(physics {problem.profile}{', base ' + problem.params_file if problem.params_file else ''}); "
                  + (f"differential evolution (population {args.population} per parameter, {args.generations} "
