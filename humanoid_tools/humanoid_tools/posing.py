@@ -32,9 +32,12 @@ when any command failed, 0 otherwise.
 
 Coming to rest: the trajectory's goal succeeds once the joints are within the interface's
 goal tolerance (0.05 rad on the simulated robots), while the servo still closes the rest of
-the gap; the move then waits for a reading in which the moved joints are slower than 1 deg/s
-(``SETTLED_SPEED``), or 1 robot second (``SETTLE_LIMIT``) after the trajectory's end for a
-joint that never comes to rest. Only readings stamped from the trajectory's end on count,
+the gap; the move then waits until the moved joints have stayed slower than 1 deg/s
+(``SETTLED_SPEED``) for 0.05 robot seconds (``SETTLED_SPAN``; one slow reading is not
+enough: the simulated Bioloid's elbow once read 0.3 deg short of where it came to rest, at
+-0.06 deg/s, and 0.3 deg further 10 ms later), or 1 robot second (``SETTLE_LIMIT``) after the
+trajectory's end for a joint that never comes to rest. Only readings stamped from the
+trajectory's end on count,
 that end taken from the goal's feedback (robot time): the command takes the robot's readings
 in order and can be behind it (a loaded machine, a simulation faster than real time), so when
 the goal's result comes, readings from during the move, and from before it, where the joint
@@ -46,7 +49,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
@@ -68,8 +71,10 @@ if TYPE_CHECKING:
 PROMPT = "pose> "
 #: Wall-clock seconds one move may take (moves last a few robot seconds at most).
 MOVE_TIMEOUT = 120.0
-#: A move is over when the moved joints turn slower than this (rad/s: 1 deg/s) ...
+#: A move is over when the moved joints have been slower than this (rad/s: 1 deg/s) ...
 SETTLED_SPEED = math.radians(1.0)
+#: ... for this long (robot seconds; readings from the first slow one on) ...
+SETTLED_SPAN = 0.05
 #: ... or this long (robot seconds) after the trajectory ended (a joint pushing against
 #: something may never come to rest).
 SETTLE_LIMIT = 1.0
@@ -234,15 +239,32 @@ class PosingSession:
         start = self.client.now()
         if ended is not None:  # this client's latest reading may be from during the move, or before it
             start = max(start, ended)
+        rest = Rest()
         while True:
             msg = self.client.wait_for_joint_states()
             stamp = seconds(msg.header.stamp)
             if stamp < start:  # a reading from before the end of the move, still queued
                 continue
             speeds = dict(zip(msg.name, msg.velocity, strict=True)) if msg.velocity else {}
-            if (not speeds or stamp >= start + SETTLE_LIMIT
-                    or all(abs(speeds[j]) < SETTLED_SPEED for j in joints)):
+            if not speeds or stamp >= start + SETTLE_LIMIT or rest.reached(stamp, [speeds[j] for j in joints]):
                 return dict(zip(msg.name, msg.position, strict=True))
+
+
+@dataclass
+class Rest:
+    """Have joints come to rest? Slower than ``SETTLED_SPEED`` in every reading of the last
+    ``SETTLED_SPAN`` robot seconds (a single slow reading may be one taken mid-way)."""
+
+    slow_since: float | None = None  # stamp of the first of the slow readings in a row
+
+    def reached(self, stamp: float, speeds: Sequence[float]) -> bool:
+        """Take the reading at ``stamp`` (robot s) with these joints' ``speeds`` (rad/s)."""
+        if any(abs(speed) >= SETTLED_SPEED for speed in speeds):
+            self.slow_since = None
+            return False
+        if self.slow_since is None:
+            self.slow_since = stamp
+        return stamp - self.slow_since >= SETTLED_SPAN
 
 
 def trajectory_end(outcome: GoalOutcome, trajectory: JointTrajectory) -> float | None:

@@ -187,7 +187,7 @@ def test_a_session_behind_the_robot_saves_the_pose_the_robot_rests_in(robot_grap
     assert math.degrees(measured["r_elbow"]) == pytest.approx(20.0, abs=REACHED_DEG)
     moved = re.search(r"r_elbow: (\S+) -> (\S+) deg", result.stdout)
     assert moved is not None, result.stdout
-    assert float(moved.group(2)) == pytest.approx(math.degrees(measured["r_elbow"]), abs=0.1)
+    assert float(moved.group(2)) == pytest.approx(math.degrees(measured["r_elbow"]), abs=0.1), result.stdout
     (saved,) = read_thesis_poses(path, "bioloid")
     for joint, value in saved.positions.items():
         assert math.degrees(value) == pytest.approx(math.degrees(measured[joint]), abs=0.1), joint
