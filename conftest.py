@@ -99,7 +99,7 @@ def _left_running() -> dict[int, str]:
     from humanoid_core.processes import is_running, process_tree
 
     marker = f"{SESSION_VARIABLE}={os.environ[SESSION_VARIABLE]}".encode()
-    descendants = set(process_tree(os.getpid())) - {os.getpid()}
+    descendants: set[int] | None = None  # read once, where an environment cannot be read
     found = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
@@ -108,6 +108,8 @@ def _left_running() -> dict[int, str]:
             environment = (entry / "environ").read_bytes().split(b"\0")
             ours = marker in environment
         except OSError:  # gone meanwhile, or not ours to read: then a descendant is ours
+            if descendants is None:
+                descendants = set(process_tree(os.getpid())) - {os.getpid()}
             environment, ours = [], int(entry.name) in descendants
         if not ours or not is_running(int(entry.name)):
             continue
@@ -278,6 +280,7 @@ def spinning_nodes():
     """``make(*names)``: rclpy nodes in this process, spun by one multi-threaded executor in a
     thread, for tests of small ROS pieces over real DDS; destroyed after the test."""
     import rclpy
+    from node_teardown import destroy_whole
     from rclpy.executors import MultiThreadedExecutor
 
     rclpy.init()
@@ -309,7 +312,7 @@ def spinning_nodes():
         spinner.join(timeout=10.0)  # before the nodes go: a turn of the executor still uses them
         executor.shutdown()
         for node in made:
-            node.destroy_node()
+            destroy_whole(node)
         rclpy.try_shutdown()
 
 

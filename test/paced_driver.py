@@ -11,6 +11,8 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from node_teardown import destroy_whole
+
 from humanoid_core.loop import IdealDriver
 
 #: s: generous bound on anything the in-process interface is waited for.
@@ -79,8 +81,6 @@ def interface_running(driver: IdealDriver, model, peers: tuple[str, ...] = (),
         loop.stop()
         executor.shutdown()
         for each in (node, *others.values()):
-            for waitable in list(each.waitables):  # destroy_node leaves action servers (and the node) alive
-                waitable.destroy()
-            each.destroy_node()
+            destroy_whole(each)
         rclpy.try_shutdown()
         spinner.join(timeout=10.0)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import pytest
 import rclpy
 from builtin_interfaces.msg import Time
+from node_teardown import destroy_whole
 from paced_driver import PacedIdealDriver
 from rclpy.context import Context
 from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
@@ -175,12 +176,7 @@ def simulation() -> Iterator[Simulation]:
         loop.stop()
         front_executor.shutdown()
         front_spinner.join(timeout=10.0)
-        # rclpy's destroy_node leaves action servers, and with them the node, alive: the front's
-        # follow_joint_trajectory would stay served in this worker's domain, beside the next
-        # module's robot (a hardware test's client once saw 7 servers, none ready)
-        for waitable in list(front.waitables):
-            waitable.destroy()
-        front.destroy_node()
+        destroy_whole(front)
         observer.destroy_node()
         rclpy.try_shutdown(context=context)
         rclpy.try_shutdown()
