@@ -16,16 +16,15 @@ seed, resuming, an experiment's search) runs the command in this process, `--wor
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
+from ray_leftovers import said_session_dir, wait_until_gone
 
 from humanoid_bringup import main
-from humanoid_experiments import ray_processes
 from humanoid_experiments.gait_search import (
     InProcessEvaluation,
     SearchDirectory,
@@ -52,13 +51,6 @@ def optimize(output: Path, *extra: str) -> tuple[subprocess.CompletedProcess, in
 def comparable(history: list[dict]) -> list[dict]:
     """A history without its wall-clock times."""
     return [{key: value for key, value in entry.items() if key != "wall_seconds"} for entry in history]
-
-
-def wait_until_gone(owner: int, timeout: float = 30.0, session_dirs: tuple[str, ...] | list[str] = ()) -> list[int]:
-    deadline = time.monotonic() + timeout
-    while (left := ray_processes(owner, session_dirs)) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    return left
 
 
 @pytest.fixture(scope="module")
@@ -89,8 +81,7 @@ def test_a_small_search_on_ray_improves_on_its_first_best_and_saves_everything(o
 def test_no_ray_process_outlives_the_search(on_ray):
     done, _, pid = on_ray
     assert done.returncode == 0
-    session_dir = re.search(r"on a local Ray instance \((/[^)]+)\)", done.stdout).group(1)
-    assert wait_until_gone(pid, session_dirs=[session_dir]) == []
+    assert wait_until_gone(pid, [said_session_dir(done.stdout)]) == []
 
 
 class Interrupted(InProcessEvaluation):
@@ -144,9 +135,7 @@ def test_a_killed_search_leaves_no_ray_process_and_resumes(tmp_path):
     assert process.poll() is None, f"the search ended before it could be killed: {log.read_text()[-3000:]}"
     process.kill()
     process.wait(timeout=30)
-    # the instance's directory, as the search said it (Ray's agents hold their logs open there)
-    session_dir = re.search(r"on a local Ray instance \((/[^)]+)\)", said.read_text()).group(1)
-    assert wait_until_gone(process.pid, session_dirs=[session_dir]) == []
+    assert wait_until_gone(process.pid, [said_session_dir(said.read_text())]) == []
     _, swarm, _ = directory.load()  # the last saved iteration, whole
     assert 1 <= swarm.iteration < 50
 

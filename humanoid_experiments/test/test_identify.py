@@ -8,17 +8,15 @@ evaluated from its state file; bad input is one line and exit status 2."""
 from __future__ import annotations
 
 import json
-import re
 import subprocess
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
+from ray_leftovers import said_session_dir, wait_until_gone
 
 from humanoid_bringup import main
 from humanoid_description import load_model
-from humanoid_experiments import ray_processes
 from humanoid_experiments.identify import FIT, FIT_GAIN, HELD_OUT_GAIN, TOLERANCES, TRUTH
 from humanoid_sim import params_file
 
@@ -77,12 +75,7 @@ def test_the_fitted_model_predicts_the_held_out_motion_several_times_better(proo
 def test_no_ray_process_outlives_the_fit(proof):
     done, _, pid = proof
     assert done.returncode == 0
-    # Ray's agents overwrite their environment (and its owner mark): found by their logs as well
-    session_dir = re.search(r"on a local Ray instance \((/[^)]+)\)", done.stdout).group(1)
-    deadline = time.monotonic() + 30.0
-    while (left := ray_processes(pid, [session_dir])) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert left == []
+    assert wait_until_gone(pid, [said_session_dir(done.stdout)]) == []
 
 
 def test_a_resumed_fit_takes_its_evaluations_from_the_state_file(proof, tmp_path, capsys):

@@ -37,11 +37,11 @@ the gap; the move then waits until the moved joints have stayed slower than 1 de
 enough: the simulated Bioloid's elbow once read 0.3 deg short of where it came to rest, at
 -0.06 deg/s, and 0.3 deg further 10 ms later), or 1 robot second (``SETTLE_LIMIT``) after the
 trajectory's end for a joint that never comes to rest. Only readings stamped from the
-trajectory's end on count,
-that end taken from the goal's feedback (robot time): the command takes the robot's readings
-in order and can be behind it (a loaded machine, a simulation faster than real time), so when
-the goal's result comes, readings from during the move, and from before it, where the joint
-stood still, may not be taken yet; the latest reading taken is not the robot's time then.
+trajectory's end on count, that end taken from the goal's feedback (robot time): the command
+takes the robot's readings in order and can be behind it (a loaded machine, a simulation
+faster than real time), so when the goal's result comes, readings from during the move, and
+from before it, where the joint stood still, may not be taken yet; the latest reading taken
+is not the robot's time then.
 """
 
 from __future__ import annotations

@@ -78,15 +78,17 @@ class Evaluations:
         self._where = (workers, address)
         self._ray: _RayPool | None = None
         self.workers = 1
-        #: The local Ray instance's directory (its logs); None in this process or on a cluster.
-        self.session_dir: str | None = None
 
     def _start(self) -> None:
         workers, address = self._where
         if workers != 0:
             self._ray = _RayPool(workers, address, self.data)
             self.workers = self._ray.workers
-            self.session_dir = self._ray.session_dir
+
+    @property
+    def session_dir(self) -> str | None:
+        """The local Ray instance's directory (its logs); None in this process or on a cluster."""
+        return self._ray.session_dir if self._ray is not None else None
 
     # -- the state file ------------------------------------------------------------------
     def open(self, resume: bool, overwrite: bool) -> int:
@@ -178,7 +180,7 @@ class _RayPool:
         import ray
 
         self.workers = self._ray.workers
-        self.session_dir = self._ray.session_dir
+        self.session_dir = self._ray.session_dir  # RayConnection's: None on a cluster
         self._task = ray.remote(num_cpus=1)(cost)
         self._errors = ray.remote(num_cpus=1)(target_errors)
         self._data = ray.put(data)
