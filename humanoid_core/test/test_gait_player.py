@@ -1,6 +1,6 @@
 """Playing a quadruped gait without ROS: the set-point generator the gait controller node and
 the headless evaluation share, one play of a gait (lead-in, gait, return to the stance, a
-stop), and the gait files ``play_gait`` takes (a CPG gait in YAML, a gait search's best).
+stop), and the gait files ``play_gait`` takes (a CPG or IK gait in YAML, a gait search's best).
 
 What users rely on: a gait's set-points depend only on the gait, the frequency and the
 step, however often and whenever they are asked; a run starts where the robot stands and
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -33,6 +34,7 @@ from humanoid_core.quadruped_gaits import (
 from humanoid_description import load_model
 
 ROBOT = "bioloid_quadruped"
+REPO = Path(__file__).resolve().parents[2]
 PERIOD = 0.01
 TIMING = RunTiming(start_duration=0.5, stop_duration=0.5, transition_speed=1.0)
 
@@ -172,6 +174,43 @@ def test_a_cpg_gait_file_is_read_and_played(model, tmp_path):
 ])
 def test_a_bad_gait_file_is_refused_with_its_file_and_line(model, tmp_path, text, message):
     path = write(tmp_path, "gait.yaml", text)
+    with pytest.raises(GaitError, match=message):
+        load_gait(model, str(path), PERIOD)
+
+
+def test_an_ik_gait_file_plays_a_robot_gait_on_its_own_foot_path(model, tmp_path):
+    path = write(tmp_path, "trot.yaml", "robot: bioloid_quadruped\nik:\n  gait: trot\n  foot_path: flat\n"
+                 "  frequency: 0.5\n  lift: 0.01\n  points_per_cycle: 40\n")
+    player = load_gait(model, str(path), PERIOD)
+    assert player.name == f"trot ({path})" and player.frequency == 0.5
+    params = default_parameters(model, foot_path="flat", frequency=0.5, lift=0.01, points_per_cycle=40)
+    assert player.gait.params == params
+    expected = IKGait(model, "trot", params)
+    for step in (0, 7, 123):
+        np.testing.assert_array_equal(player.setpoint(step), expected.positions(step * PERIOD))
+    assert load_gait(model, str(path), PERIOD, 0.8).gait.params == default_parameters(
+        model, foot_path="flat", frequency=0.8, lift=0.01, points_per_cycle=40)
+
+
+def test_the_shipped_flat_trot_is_the_trot_on_the_flat_path(model):
+    player = load_gait(model, str(REPO / "docs/examples/trot_flat.yaml"), PERIOD)
+    assert player.gait.name == "trot"
+    assert player.gait.params == default_parameters(model, foot_path="flat", frequency=0.5)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("ik:\n  foot_path: flat\n", r"trot.yaml:2: ik: missing gait"),
+    ("ik:\n  gait: gallop\n", r"trot.yaml:2: ik: unknown gait 'gallop' \(walk, trot"),
+    ("ik:\n  gait: trot\n  stride: 0.02\n", r"trot.yaml:3: ik: unknown key 'stride'"),
+    ("ik:\n  gait: trot\n  foot_path: curly\n", r"trot.yaml:3: unknown foot path 'curly'"),
+    ("ik:\n  gait: trot\n  frequency: 3\n", r"trot.yaml:3: gait frequency 3 Hz is outside 0.5-2 Hz"),
+    ("ik:\n  gait: trot\n  lift: high\n", r"trot.yaml:3: ik: lift must be a finite number"),
+    ("ik:\n  gait: trot\n  points_per_cycle: 2.5\n", r"trot.yaml:3: ik: points_per_cycle must be an integer"),
+    ("robot: hoap2\nik:\n  gait: trot\n", r"trot.yaml:1: this gait is for 'hoap2', not 'bioloid_quadruped'"),
+    ("ik:\n  gait: trot\ncpg: {}\n", r"trot.yaml:3: a gait file: unknown key 'cpg'"),
+])
+def test_a_bad_ik_gait_file_is_refused_with_its_file_and_line(model, tmp_path, text, message):
+    path = write(tmp_path, "trot.yaml", text)
     with pytest.raises(GaitError, match=message):
         load_gait(model, str(path), PERIOD)
 

@@ -21,6 +21,16 @@
         initial_phases: [0.0, 3.1416, 3.1416, 0.0]   # rad, one per leg (robot.yaml legs order)
 
   Every problem is reported with the file and line of the value.
+- An IK gait file (``.yaml``): a gait of ``robot.yaml`` on a foot path of its own::
+
+      robot: bioloid_quadruped     # optional: refused on another robot
+      ik:
+        gait: trot                 # a gait of robot.yaml gaits.phases
+        foot_path: flat            # any GaitParameters field; the others keep robot.yaml's
+        frequency: 0.5             # Hz
+        lift: 0.015                # m
+
+  So a gait can be tuned without editing the robot's description; errors name the line too.
 - A gait search (``humanoid optimize-gait``): its ``search.json``, or the search directory
   holding it; the search's best gait is played (a CPG gait of one of our structures, or the
   oscillator network of one of the report's experiments, read again from the search's CPG
@@ -35,17 +45,27 @@ import json
 import math
 from dataclasses import fields, replace
 from pathlib import Path
+from typing import TypeVar
 
 from humanoid_core.motion import MotionError, YamlNode, compose_file, require_keys
 from humanoid_core.quadruped_gaits.cpg import CPGGait, CPGParameters
 from humanoid_core.quadruped_gaits.cpg_models import NetworkGait, load_cpg
-from humanoid_core.quadruped_gaits.patterns import GaitError, IKGait, default_parameters, gait_phases, robot_legs
+from humanoid_core.quadruped_gaits.patterns import (
+    GaitError,
+    GaitParameters,
+    IKGait,
+    default_parameters,
+    gait_phases,
+    robot_legs,
+)
 from humanoid_core.quadruped_gaits.player import GaitPlayer
 from humanoid_description import RobotModel
 
 #: The file a gait search keeps its state and best gait in (humanoid_experiments.gait_search).
 SEARCH_FILE = "search.json"
 _CPG_FIELDS = {f.name for f in fields(CPGParameters)}
+_IK_FIELDS = {f.name for f in fields(GaitParameters)}
+_Params = TypeVar("_Params", CPGParameters, GaitParameters)
 
 
 def load_gait(model: RobotModel, gait: str, period: float, frequency: float = 0.0) -> GaitPlayer:
@@ -68,6 +88,8 @@ def load_gait(model: RobotModel, gait: str, period: float, frequency: float = 0.
         if frequency > 0.0:
             raise GaitError(f"{path}: an experiment's network runs at its own frequencies: no --frequency")
         return GaitPlayer(network, period, f"experiment {network.experiment.name} (best of {path})")
+    if (ik := _ik_file(path, model, period, frequency)) is not None:
+        return ik
     params, name = read_gait_file(path, model)
     if frequency > 0.0:
         params = _checked(params, "frequency", frequency)
@@ -93,13 +115,53 @@ def read_gait_file(path: Path, model: RobotModel) -> tuple[CPGParameters, str]:
     raise GaitError(f"{path}: not a gait file (a CPG gait .yaml, a search's {SEARCH_FILE} or its directory)")
 
 
-def _cpg_file(path: Path, model: RobotModel) -> CPGParameters:
+def _gait_file_top(root: YamlNode, model: RobotModel, section: str) -> dict[str, YamlNode]:
+    """A YAML gait file's top-level keys: ``section`` and an optional ``robot``, which must be
+    ``model``'s."""
+    top = root.mapping("a gait file")
+    require_keys(top, root, "a gait file", {section}, {"robot"})
+    if "robot" in top and (robot := top["robot"].text("robot")) != model.name:
+        raise top["robot"].error(f"this gait is for {robot!r}, not {model.name!r}")
+    return top
+
+
+def _ik_file(path: Path, model: RobotModel, period: float, frequency: float) -> GaitPlayer | None:
+    """The player of an IK gait file (None: ``path`` is no YAML file with an ``ik`` section)."""
+    if path.suffix not in (".yaml", ".yml") or path.is_dir():
+        return None
     try:
         root = compose_file(path)
-        top = root.mapping("a gait file")
-        require_keys(top, root, "a gait file", {"cpg"}, {"robot"})
-        if "robot" in top and (robot := top["robot"].text("robot")) != model.name:
-            raise top["robot"].error(f"this gait is for {robot!r}, not {model.name!r}")
+        if "ik" not in root.mapping("a gait file"):
+            return None
+        section = _gait_file_top(root, model, "ik")["ik"]
+        entries = section.mapping("ik")
+        require_keys(entries, section, "ik", {"gait"}, _IK_FIELDS)
+        gait = entries["gait"].text("ik: gait")
+        phases = gait_phases(model)
+        if gait not in phases:
+            raise entries["gait"].error(f"ik: unknown gait {gait!r} ({', '.join(phases)})")
+        params = default_parameters(model)
+        for key, node in entries.items():  # one field at a time: an error names its line
+            if key != "gait":
+                params = _checked(params, key, _ik_value(key, node), node)
+        if frequency > 0.0:
+            params = _checked(params, "frequency", frequency)
+        return GaitPlayer(IKGait(model, gait, params), period, f"{gait} ({path})")
+    except MotionError as error:
+        raise GaitError(str(error)) from None
+
+
+def _ik_value(key: str, node: YamlNode) -> object:
+    if key == "foot_path":
+        return node.text("ik: foot_path")
+    if key == "points_per_cycle":
+        return node.integer("ik: points_per_cycle")
+    return node.number(f"ik: {key}")
+
+
+def _cpg_file(path: Path, model: RobotModel) -> CPGParameters:
+    try:
+        top = _gait_file_top(compose_file(path), model, "cpg")
         entries = top["cpg"].mapping("cpg")
         require_keys(entries, top["cpg"], "cpg", set(), _CPG_FIELDS)
         params = CPGParameters()
@@ -118,7 +180,7 @@ def _value(key: str, node: YamlNode, legs: int) -> object:
     return node.number(f"cpg: {key}")
 
 
-def _checked(params: CPGParameters, key: str, value: object, node: YamlNode | None = None) -> CPGParameters:
+def _checked(params: _Params, key: str, value: object, node: YamlNode | None = None) -> _Params:
     try:
         return replace(params, **{key: value})
     except GaitError as error:
