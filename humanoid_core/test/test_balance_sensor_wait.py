@@ -59,6 +59,18 @@ def test_a_period_the_physics_step_does_not_divide_is_its_longest_recent_gap():
     assert rig.answered == [1.052] and len(rig.wait) == 1
 
 
+def test_readings_sent_again_do_not_shorten_the_sensor_period():
+    """In lockstep the simulation sends a state again (its ground truth with it) while it
+    waits for an answer; the copies are one reading. A state between two 50 Hz readings is
+    then still answered at once (with the copies as readings, the period came out as zero and
+    every such state waited the patience out)."""
+    rig = Rig()
+    rig.readings(0.98, 1.0, 1.0, 1.0, 1.0)
+    rig.state(1.01)
+    assert rig.answered == [1.01] and rig.wait.waited == 0
+    assert rig.feed.interval == pytest.approx(PERIOD)
+
+
 def test_a_state_ahead_of_its_sensor_waits_for_it_and_those_after_it_keep_their_order():
     rig = Rig()
     rig.readings(0.98, 1.0)

@@ -28,6 +28,15 @@ class RecentReadings(Generic[T]):
         self._items: collections.deque[tuple[float, T]] = collections.deque(maxlen=size)
 
     def add(self, stamp: float, value: T) -> None:
+        """A reading; one of the newest's instant replaces it. A lockstep simulation sends a
+        state again while it waits for an answer: kept as readings of their own, three copies
+        made the sensor's period zero, every state between two readings of a slower sensor
+        then waited the patience out for a reading of its instant that never comes, and the
+        resends during that wait kept the period at zero (a two-robot world went at 0.02 ×
+        real time for whole runs)."""
+        if self._items and self._items[-1][0] == stamp:
+            self._items[-1] = (stamp, value)
+            return
         self._items.append((stamp, value))
 
     def __bool__(self) -> bool:
