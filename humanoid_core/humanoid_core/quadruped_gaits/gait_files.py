@@ -66,6 +66,8 @@ SEARCH_FILE = "search.json"
 _CPG_FIELDS = {f.name for f in fields(CPGParameters)}
 _IK_FIELDS = {f.name for f in fields(GaitParameters)}
 _Params = TypeVar("_Params", CPGParameters, GaitParameters)
+#: A YAML gait file's sections: a CPG gait, or an IK gait of robot.yaml.
+_SECTIONS = ("cpg", "ik")
 
 
 def load_gait(model: RobotModel, gait: str, period: float, frequency: float = 0.0) -> GaitPlayer:
@@ -119,7 +121,11 @@ def _gait_file_top(root: YamlNode, model: RobotModel, section: str) -> dict[str,
     """A YAML gait file's top-level keys: ``section`` and an optional ``robot``, which must be
     ``model``'s."""
     top = root.mapping("a gait file")
-    require_keys(top, root, "a gait file", {section}, {"robot"})
+    require_keys(top, root, "a gait file", set(), set(_SECTIONS) | {"robot"})
+    present = [name for name in _SECTIONS if name in top]
+    if present != [section]:
+        raise root.error(f"a gait file: one section, {' or '.join(_SECTIONS)}; found "
+                         f"{' and '.join(present) or 'none'}")
     if "robot" in top and (robot := top["robot"].text("robot")) != model.name:
         raise top["robot"].error(f"this gait is for {robot!r}, not {model.name!r}")
     return top
