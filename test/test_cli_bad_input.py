@@ -159,6 +159,8 @@ CASES: list[tuple[str, list[str], str]] = [
     ("bench replay: an output folder that exists", ["bench", "replay", "--robot", "bioloid", "--output", "/"],
      "it exists (the bags go into a new folder)"),
     ("bench world: a count that is not a number", ["bench", "world", "--counts", "1,x"], "'x' is not a whole number"),
+    ("bench world: an unknown gait", ["bench", "world", "--gait", "tolt"], "unknown gait 'tolt'"),
+    ("bench world: a gait too fast to play", ["bench", "world", "--frequency", "2"], "trot at 2 Hz drives"),
     ("bench sim: negative seconds", ["bench", "sim", "--seconds", "-1"], "--seconds"),
     ("bench sim: zero rounds", ["bench", "sim", "--rounds", "0"], "--rounds"),
     ("bench sim: unknown robot", ["bench", "sim", "--robot", "nao"], "argument --robot"),

@@ -114,7 +114,7 @@ def read_gait_file(path: Path, model: RobotModel) -> tuple[CPGParameters, str]:
     if path.suffix in (".yaml", ".yml"):
         params = _cpg_file(path, model)
         return params, f"cpg {params.structure} ({path})"
-    raise GaitError(f"{path}: not a gait file (a CPG gait .yaml, a search's {SEARCH_FILE} or its directory)")
+    raise GaitError(f"{path}: not a gait file (a CPG or IK gait .yaml, a search's {SEARCH_FILE} or its directory)")
 
 
 def _gait_file_top(root: YamlNode, model: RobotModel, section: str) -> dict[str, YamlNode]:

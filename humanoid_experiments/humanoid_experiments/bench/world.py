@@ -47,7 +47,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--counts", type=counts, default=[1, 2, 4], metavar="N,N,...",
                         help="robot counts to measure, comma-separated (1,2,4)")
     parser.add_argument("--seconds", type=positive_number, default=10.0, help="robot seconds of trot per run (10)")
-    parser.add_argument("--gait", default="trot", help="the gait every robot plays (trot; any of play_gait's)")
+    parser.add_argument("--gait", default="trot",
+                        help="the gait every robot plays (trot; any of play_gait's: a gait name or a gait file)")
     parser.add_argument("--frequency", type=positive_number, default=1.0, help="the gait's frequency, Hz (1)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
 
@@ -103,13 +104,17 @@ def world_trot(robot: str, count: int, lockstep: bool, seconds: float, frequency
 
 
 def run(args: argparse.Namespace) -> int:
+    from humanoid_tools import play_gait
+
+    # checked before any graph starts, as play_gait's node checks it; a file by its absolute path
+    gait = play_gait.checked_gait(args.robot, args.gait, args.frequency, args.seconds)
     load = load_average()
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="bench_world_") as folder:
         for lockstep in (False, True):
             for count in args.counts:
                 figures = world_trot(args.robot, count, lockstep, args.seconds, args.frequency,
-                                     Path(folder) / f"{count}_{'lockstep' if lockstep else 'real_time'}", args.gait)
+                                     Path(folder) / f"{count}_{'lockstep' if lockstep else 'real_time'}", gait)
                 rows.append({"count": count, "mode": "lockstep" if lockstep else "real time", **figures})
     for row in rows:
         one = next((r for r in rows if r["mode"] == row["mode"] and r["count"] == 1), None)
