@@ -68,6 +68,7 @@ _IK_FIELDS = {f.name for f in fields(GaitParameters)}
 _Params = TypeVar("_Params", CPGParameters, GaitParameters)
 #: A YAML gait file's sections: a CPG gait, or an IK gait of robot.yaml.
 _SECTIONS = ("cpg", "ik")
+_YAML_SUFFIXES = (".yaml", ".yml")
 
 
 def load_gait(model: RobotModel, gait: str, period: float, frequency: float = 0.0) -> GaitPlayer:
@@ -90,9 +91,9 @@ def load_gait(model: RobotModel, gait: str, period: float, frequency: float = 0.
         if frequency > 0.0:
             raise GaitError(f"{path}: an experiment's network runs at its own frequencies: no --frequency")
         return GaitPlayer(network, period, f"experiment {network.experiment.name} (best of {path})")
-    if (ik := _ik_file(path, model, period, frequency)) is not None:
-        return ik
-    params, name = read_gait_file(path, model)
+    if path.suffix in _YAML_SUFFIXES and not path.is_dir():
+        return _yaml_gait(path, model, period, frequency)
+    params, name = _search_gait(path, model)
     if frequency > 0.0:
         params = _checked(params, "frequency", frequency)
     return cpg_player(model, params, period, name)
@@ -104,57 +105,60 @@ def cpg_player(model: RobotModel, params: CPGParameters, period: float, name: st
     return GaitPlayer(CPGGait(model, params), period, name or f"cpg {params.structure}")
 
 
-def read_gait_file(path: Path, model: RobotModel) -> tuple[CPGParameters, str]:
-    """A CPG gait file or a search's best gait, and a name for it."""
+def _search_gait(path: Path, model: RobotModel) -> tuple[CPGParameters, str]:
+    """A search's best gait (its search.json or directory), and a name for it."""
     if path.is_dir():
         path = path / SEARCH_FILE
     if path.suffix == ".json":
         params = _search_best(path, model)
         return params, f"cpg {params.structure} (best of {path})"
-    if path.suffix in (".yaml", ".yml"):
-        params = _cpg_file(path, model)
-        return params, f"cpg {params.structure} ({path})"
     raise GaitError(f"{path}: not a gait file (a CPG or IK gait .yaml, a search's {SEARCH_FILE} or its directory)")
 
 
-def _gait_file_top(root: YamlNode, model: RobotModel, section: str) -> dict[str, YamlNode]:
-    """A YAML gait file's top-level keys: ``section`` and an optional ``robot``, which must be
-    ``model``'s."""
+def _yaml_gait(path: Path, model: RobotModel, period: float, frequency: float) -> GaitPlayer:
+    """The player of a YAML gait file, read once: its one section says which kind."""
+    try:
+        kind, section = _section(path, model)
+        if kind == "ik":
+            return _ik_player(section, path, model, period, frequency)
+        params = _cpg_parameters(section, model)
+    except MotionError as error:
+        raise GaitError(str(error)) from None
+    if frequency > 0.0:
+        params = _checked(params, "frequency", frequency)
+    return cpg_player(model, params, period, f"cpg {params.structure} ({path})")
+
+
+def _section(path: Path, model: RobotModel) -> tuple[str, YamlNode]:
+    """A YAML gait file's one section (``cpg`` or ``ik``) by name, and its node; an optional
+    ``robot`` beside it must be ``model``'s."""
+    root = compose_file(path)
     top = root.mapping("a gait file")
     require_keys(top, root, "a gait file", set(), set(_SECTIONS) | {"robot"})
     present = [name for name in _SECTIONS if name in top]
-    if present != [section]:
+    if len(present) != 1:
         raise root.error(f"a gait file: one section, {' or '.join(_SECTIONS)}; found "
                          f"{' and '.join(present) or 'none'}")
     if "robot" in top and (robot := top["robot"].text("robot")) != model.name:
         raise top["robot"].error(f"this gait is for {robot!r}, not {model.name!r}")
-    return top
+    return present[0], top[present[0]]
 
 
-def _ik_file(path: Path, model: RobotModel, period: float, frequency: float) -> GaitPlayer | None:
-    """The player of an IK gait file (None: ``path`` is no YAML file with an ``ik`` section)."""
-    if path.suffix not in (".yaml", ".yml") or path.is_dir():
-        return None
-    try:
-        root = compose_file(path)
-        if "ik" not in root.mapping("a gait file"):
-            return None
-        section = _gait_file_top(root, model, "ik")["ik"]
-        entries = section.mapping("ik")
-        require_keys(entries, section, "ik", {"gait"}, _IK_FIELDS)
-        gait = entries["gait"].text("ik: gait")
-        phases = gait_phases(model)
-        if gait not in phases:
-            raise entries["gait"].error(f"ik: unknown gait {gait!r} ({', '.join(phases)})")
-        params = default_parameters(model)
-        for key, node in entries.items():  # one field at a time: an error names its line
-            if key != "gait":
-                params = _checked(params, key, _ik_value(key, node), node)
-        if frequency > 0.0:
-            params = _checked(params, "frequency", frequency)
-        return GaitPlayer(IKGait(model, gait, params), period, f"{gait} ({path})")
-    except MotionError as error:
-        raise GaitError(str(error)) from None
+def _ik_player(section: YamlNode, path: Path, model: RobotModel, period: float, frequency: float) -> GaitPlayer:
+    """An ``ik`` section's gait: a gait of robot.yaml, the fields given replacing robot.yaml's."""
+    entries = section.mapping("ik")
+    require_keys(entries, section, "ik", {"gait"}, _IK_FIELDS)
+    gait = entries["gait"].text("ik: gait")
+    phases = gait_phases(model)
+    if gait not in phases:
+        raise entries["gait"].error(f"ik: unknown gait {gait!r} ({', '.join(phases)})")
+    params = default_parameters(model)
+    for key, node in entries.items():  # one field at a time: an error names its line
+        if key != "gait":
+            params = _checked(params, key, _ik_value(key, node), node)
+    if frequency > 0.0:
+        params = _checked(params, "frequency", frequency)
+    return GaitPlayer(IKGait(model, gait, params), period, f"{gait} ({path})")
 
 
 def _ik_value(key: str, node: YamlNode) -> object:
@@ -165,17 +169,14 @@ def _ik_value(key: str, node: YamlNode) -> object:
     return node.number(f"ik: {key}")
 
 
-def _cpg_file(path: Path, model: RobotModel) -> CPGParameters:
-    try:
-        top = _gait_file_top(compose_file(path), model, "cpg")
-        entries = top["cpg"].mapping("cpg")
-        require_keys(entries, top["cpg"], "cpg", set(), _CPG_FIELDS)
-        params = CPGParameters()
-        for key, node in entries.items():  # one field at a time: an error names its line
-            params = _checked(params, key, _value(key, node, len(robot_legs(model))), node)
-        return params
-    except MotionError as error:
-        raise GaitError(str(error)) from None
+def _cpg_parameters(section: YamlNode, model: RobotModel) -> CPGParameters:
+    """A ``cpg`` section's gait: any CPGParameters field, the others their defaults."""
+    entries = section.mapping("cpg")
+    require_keys(entries, section, "cpg", set(), _CPG_FIELDS)
+    params = CPGParameters()
+    for key, node in entries.items():  # one field at a time: an error names its line
+        params = _checked(params, key, _value(key, node, len(robot_legs(model))), node)
+    return params
 
 
 def _value(key: str, node: YamlNode, legs: int) -> object:
