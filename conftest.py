@@ -238,27 +238,31 @@ def module_graph(tmp_path_factory, request):
 
 
 #: A file to which each test appends the CPU-seconds it cost (this process and the processes it
-#: started and waited for: graphs, commands; not a Ray cluster's) and its id, when set: where the
+#: started and waited for: graphs, commands; not a Ray cluster's), its id and this process's own
+#: share (the in-process work: tests without ROS, the test's own clients), when set: where the
 #: suite's time goes (docs/testing.md, "Where the time goes"). Module fixtures count in the
 #: test that sets them up and in the one they are torn down after.
 CPU_LOG_VARIABLE = "HUMANOID_TEST_CPU_LOG"
 
 
-def _cpu_seconds() -> float:
+def _cpu_seconds() -> tuple[float, float]:
+    """CPU-seconds of this process with its waited-for children, and of this process alone."""
     import resource
 
-    return sum(usage.ru_utime + usage.ru_stime
-               for usage in (resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)))
+    own, children = (resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    alone = own.ru_utime + own.ru_stime
+    return alone + children.ru_utime + children.ru_stime, alone
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     log = os.environ.get(CPU_LOG_VARIABLE)
-    before = _cpu_seconds() if log else 0.0
+    before = _cpu_seconds() if log else (0.0, 0.0)
     yield
     if log:
+        (total, alone), (total_before, alone_before) = _cpu_seconds(), before
         with open(log, "a") as out:
-            out.write(f"{_cpu_seconds() - before:.3f}\t{item.nodeid}\n")
+            out.write(f"{total - total_before:.3f}\t{item.nodeid}\t{alone - alone_before:.3f}\n")
 
 
 @pytest.hookimpl(hookwrapper=True)
