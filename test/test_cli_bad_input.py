@@ -18,7 +18,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from cli_entry import entry_point
+from cli_entry import entry_point, one_collection
 
 from humanoid_core.quadruped_gaits import FitnessSettings, cpg_path, search_box
 from humanoid_experiments.gait_search import SearchSettings, SwarmSettings, new_swarm
@@ -356,7 +356,8 @@ def folder(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def outcomes(folder) -> dict[str, subprocess.CompletedProcess]:
     """Every case run once."""
-    return {case: entry_point(*(a.format(dir=folder) for a in args)) for case, args, _ in CASES}
+    with one_collection():
+        return {case: entry_point(*(a.format(dir=folder) for a in args)) for case, args, _ in CASES}
 
 
 @pytest.mark.parametrize("case", ["no command", "describe: unknown robot", "balance-poses: binary file",
