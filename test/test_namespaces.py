@@ -31,9 +31,11 @@ NAMESPACES = ("/a", "/b")
 #: The joint the test moves, and how far (rad) from where it stands.
 JOINT, MOVE = "r_shoulder_pitch", 0.5
 #: s of robot time for the 1 s move to end after it was sent: whether ``a`` moves at all, not how
-#: soon. Both robots run in real time, and their nodes, unlike the simulation loops, at no raised
+#: soon. Both robots are paced (not in lockstep), and their nodes, unlike the simulation loops, at no raised
 #: priority: on CI's slower machine a's interface once took the command more than 5 s late.
 MOVE_WITHIN = 30.0
+#: Of both robots' simulations (the fixture says why not 1).
+REAL_TIME_FACTOR = 0.5
 #: rad: a robot standing still stays within this (no sensor noise in simulation: the servos' settling).
 STILL = 0.005
 #: Topics outside any robot namespace that the two graphs may publish (ROS's own, and /tf).
@@ -42,9 +44,12 @@ GLOBAL_TOPICS = {"/tf", "/rosout", "/parameter_events"}
 
 @pytest.fixture(scope="module")
 def robots(tmp_path_factory):
-    """The two graphs (real time, no lockstep: the robots run side by side) and a client of each."""
+    """The two graphs (paced, no lockstep: the robots run side by side) and a client of each.
+    At half real time (``REAL_TIME_FACTOR``): what the module checks is names, frames and
+    which robot moves, not the pace, and two robots standing for the module's life cost half."""
     logs = tmp_path_factory.mktemp("namespaces")
-    graphs = [Graph(sim_nodes(ROBOT, namespace=namespace), log_dir=logs / namespace.strip("/"))
+    graphs = [Graph(sim_nodes(ROBOT, namespace=namespace, real_time_factor=REAL_TIME_FACTOR),
+                    log_dir=logs / namespace.strip("/"))
               for namespace in NAMESPACES]
     clients: list[RobotClient] = []
     # the clients share a context the fixture owns (a client that owned it would shut it down
