@@ -19,8 +19,8 @@ from pathlib import Path
 def one_collection() -> Iterator[None]:
     """Runs of the entry point in a row, each collecting only what the runs before it left:
     the objects alive at the start are collected once, then frozen (``gc.freeze``) until the
-    end. A full collection of a test worker's heap costs about 0.1 s; the bad-input table (168 cases)
-    paid it each time."""
+    end. A full collection of a test worker's heap costs about 0.1 s; the bad-input table
+    (168 cases) paid it each time."""
     gc.collect()
     gc.freeze()
     try:
