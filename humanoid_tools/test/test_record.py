@@ -48,6 +48,14 @@ pytestmark = pytest.mark.system
 JOINTS = ["a_joint", "b_joint", "c_joint"]
 
 
+def python_under_a_size_limit(limit: int | None) -> list[str]:
+    """The interpreter for a process run under a file size limit (``RLIMIT_FSIZE``): one that
+    writes no bytecode cache (``-B``). A module it was the first to import left a cache file cut
+    at the limit ("marshal data too short"), and every later import of that module, in any
+    process of the environment, failed."""
+    return [sys.executable] if limit is None else [sys.executable, "-B"]
+
+
 class Recording:
     """``humanoid record`` in its own process; its output collected as it comes."""
 
@@ -56,9 +64,9 @@ class Recording:
             if file_size_limit is not None:  # a full disk, as the recorder's writes see it (EFBIG)
                 resource.setrlimit(resource.RLIMIT_FSIZE, (file_size_limit, file_size_limit))
 
-        self.process = subprocess.Popen([sys.executable, "-m", "humanoid_bringup.cli", "record", "--output",
-                                         str(bag), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                        text=True, preexec_fn=limit)
+        self.process = subprocess.Popen([*python_under_a_size_limit(file_size_limit), "-m", "humanoid_bringup.cli",
+                                         "record", "--output", str(bag), *args], stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, text=True, preexec_fn=limit)
         self.stdout: list[str] = []
         self.stderr: list[str] = []
         self._threads = [threading.Thread(target=lambda s=s, d=d: d.extend(s), daemon=True)
@@ -304,8 +312,8 @@ def test_messages_in_a_chunk_that_failed_to_reach_the_disk_are_not_counted_as_wr
     def limit() -> None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (48 * 1024, 48 * 1024))
 
-    result = subprocess.run([sys.executable, "-c", _FAILED_SEAL, str(bag)], capture_output=True, text=True,
-                            timeout=120, preexec_fn=limit)
+    result = subprocess.run([*python_under_a_size_limit(48 * 1024), "-c", _FAILED_SEAL, str(bag)],
+                            capture_output=True, text=True, timeout=120, preexec_fn=limit)
     assert result.returncode == 0, result.stderr
     accepted, errno = (int(v) for v in result.stdout.split())
     assert (accepted, errno) == (800, 27)  # EFBIG
@@ -368,8 +376,8 @@ def test_reindex_on_a_full_disk_says_so_and_leaves_the_bag_as_it_was(tmp_path):
     def limit() -> None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))
 
-    result = subprocess.run([sys.executable, "-m", "humanoid_bringup.cli", "record", "--reindex", str(bag)],
-                            capture_output=True, text=True, timeout=120, preexec_fn=limit)
+    result = subprocess.run([*python_under_a_size_limit(64 * 1024), "-m", "humanoid_bringup.cli", "record",
+                             "--reindex", str(bag)], capture_output=True, text=True, timeout=120, preexec_fn=limit)
     assert result.returncode == 2, result.stderr
     size = (bag / "bag.mcap").stat().st_size
     assert result.stderr.splitlines() == [
@@ -429,3 +437,13 @@ def test_plot_of_a_damaged_bag_reads_the_rest_and_says_what_it_could_not_read(no
     assert done.value.code == 0
     help_text = help_text.getvalue()
     assert "exit status: 0 when every message was read; 1 when the bag is damaged" in " ".join(help_text.split())
+
+
+def test_bags_are_opened_with_ruamels_c_parser():
+    """rosbags parses a bag's metadata and every topic's QoS with ruamel.yaml's safe loader:
+    without ruamel.yaml.clib it falls back to the pure-Python parser, which made opening the
+    two bags of a ``humanoid compare`` take a third of its CPU (requirements.in)."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.main import CParser
+
+    assert CParser is not None and YAML(typ="safe").Parser is CParser
