@@ -28,7 +28,7 @@ ROSDEP_KEY = {
     "matplotlib": "python3-matplotlib", "pinocchio": "pinocchio", "xacro": "xacro",
     "dynamixel_sdk": "dynamixel_sdk", "mcap": "python3-mcap", "mcap_ros2": "python3-mcap",
     "rosbags": "python3-rosbags", "viser": "python3-viser", "yourdfpy": "python3-yourdfpy", "ray": "python3-ray",
-    "websockets": "python3-websockets", "lazy_loader": "python3-lazy-loader",
+    "websockets": "python3-websockets", "lazy_loader": "python3-lazy-loader", "ruamel": "python3-ruamel.yaml",
 }
 #: Modules that come with a dependency declared under another name.
 PROVIDED_BY = {"rclpy": {"rclpy"}, "rcl_interfaces": {"rclpy"}, "launch": {"launch"}, "coal": {"pinocchio"},
