@@ -23,6 +23,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -48,25 +49,24 @@ pytestmark = pytest.mark.system
 JOINTS = ["a_joint", "b_joint", "c_joint"]
 
 
-def python_under_a_size_limit(limit: int | None) -> list[str]:
-    """The interpreter for a process run under a file size limit (``RLIMIT_FSIZE``): one that
-    writes no bytecode cache (``-B``). A module it was the first to import left a cache file cut
-    at the limit ("marshal data too short"), and every later import of that module, in any
-    process of the environment, failed."""
-    return [sys.executable] if limit is None else [sys.executable, "-B"]
+def under_a_size_limit(limit: int | None) -> tuple[list[str], Callable[[], None] | None]:
+    """The interpreter and the ``preexec_fn`` of a process under a file size limit
+    (``RLIMIT_FSIZE``, a full disk as the recorder's writes see it: EFBIG; none for ``None``).
+    The interpreter writes no bytecode cache (``-B``): a module it was the first to import left
+    a cache file cut at the limit ("marshal data too short"), and every later import of that
+    module, in any process of the environment, failed."""
+    if limit is None:
+        return [sys.executable], None
+    return [sys.executable, "-B"], lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
 
 class Recording:
     """``humanoid record`` in its own process; its output collected as it comes."""
 
     def __init__(self, bag: Path, *args: str, file_size_limit: int | None = None) -> None:
-        def limit() -> None:
-            if file_size_limit is not None:  # a full disk, as the recorder's writes see it (EFBIG)
-                resource.setrlimit(resource.RLIMIT_FSIZE, (file_size_limit, file_size_limit))
-
-        self.process = subprocess.Popen([*python_under_a_size_limit(file_size_limit), "-m", "humanoid_bringup.cli",
-                                         "record", "--output", str(bag), *args], stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE, text=True, preexec_fn=limit)
+        python, limit = under_a_size_limit(file_size_limit)
+        self.process = subprocess.Popen([*python, "-m", "humanoid_bringup.cli", "record", "--output", str(bag), *args],
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=limit)
         self.stdout: list[str] = []
         self.stderr: list[str] = []
         self._threads = [threading.Thread(target=lambda s=s, d=d: d.extend(s), daemon=True)
@@ -309,11 +309,9 @@ def test_messages_in_a_chunk_that_failed_to_reach_the_disk_are_not_counted_as_wr
 
     bag = tmp_path / "bag"
 
-    def limit() -> None:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (48 * 1024, 48 * 1024))
-
-    result = subprocess.run([*python_under_a_size_limit(48 * 1024), "-c", _FAILED_SEAL, str(bag)],
-                            capture_output=True, text=True, timeout=120, preexec_fn=limit)
+    python, limit = under_a_size_limit(48 * 1024)
+    result = subprocess.run([*python, "-c", _FAILED_SEAL, str(bag)], capture_output=True, text=True, timeout=120,
+                            preexec_fn=limit)
     assert result.returncode == 0, result.stderr
     accepted, errno = (int(v) for v in result.stdout.split())
     assert (accepted, errno) == (800, 27)  # EFBIG
@@ -373,11 +371,9 @@ def test_reindex_on_a_full_disk_says_so_and_leaves_the_bag_as_it_was(tmp_path):
     write_bag(bag, 2000)  # about 200 kB
     before = {file.name: file.read_bytes() for file in bag.iterdir()}
 
-    def limit() -> None:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))
-
-    result = subprocess.run([*python_under_a_size_limit(64 * 1024), "-m", "humanoid_bringup.cli", "record",
-                             "--reindex", str(bag)], capture_output=True, text=True, timeout=120, preexec_fn=limit)
+    python, limit = under_a_size_limit(64 * 1024)
+    result = subprocess.run([*python, "-m", "humanoid_bringup.cli", "record", "--reindex", str(bag)],
+                            capture_output=True, text=True, timeout=120, preexec_fn=limit)
     assert result.returncode == 2, result.stderr
     size = (bag / "bag.mcap").stat().st_size
     assert result.stderr.splitlines() == [
