@@ -45,7 +45,9 @@ LOCKSTEP_TIMEOUT = 1.0
 
 
 def graph(lockstep_timeout: float | None = None):
-    nodes = sim_nodes(ROBOT, lockstep=True, participants=(CLIENT,))
+    # the fast physics profile (docs/physics_profiles.md): the property is the gate's determinism,
+    # not the physics, and the graph's states are the same bit for bit on either profile
+    nodes = sim_nodes(ROBOT, lockstep=True, participants=(CLIENT,), physics_profile="fast")
     if lockstep_timeout is None:
         return nodes
     return with_node_parameters(nodes, SIM_NODE, {"lockstep_timeout": lockstep_timeout})
