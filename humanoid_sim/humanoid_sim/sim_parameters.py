@@ -8,7 +8,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from humanoid_control.ros import driver_node
 from humanoid_core import documented
 from humanoid_sim.servo_profiles import ServoParameters
 from humanoid_sim.transmission import TransmissionParameters
@@ -194,5 +193,9 @@ PHYSICS_PROFILE = "physics_profile"
 
 def parameter_names() -> list[str]:
     """Every ROS parameter the simulation node declares (ros2 param list, less rclpy's own and
-    the listing of the profiles, ``physics_profiles.<name>.<parameter>``)."""
+    the listing of the profiles, ``physics_profiles.<name>.<parameter>``). The driver node's
+    module is imported here, not with this one: it brings rclpy, which the commands that only
+    check a parameter file before starting a graph need not load."""
+    from humanoid_control.ros import driver_node
+
     return [*driver_node.parameter_names(PARAMETER_GROUPS), PHYSICS_PROFILE]
