@@ -12,7 +12,9 @@
 - The hardware node's front validates and maps joint values: the joint table is all it needs
   of the model, and the self-collision veto runs in its loop's process, so it loads neither
   Pinocchio nor Coal, even after logging (rclpy's logger looks up every loaded module's file,
-  which loads a lazy module): 87 MB resident where it took 134 MB."""
+  which loads a lazy module): 87 MB resident where it took 134 MB. The simulation node's front
+  likewise: the PyBullet driver and its ground truth's pose conversion are loaded in the loop's
+  process only (the HOAP-2's front 92 MB resident where it took 140 MB)."""
 
 from __future__ import annotations
 
@@ -77,6 +79,21 @@ def test_the_hardware_front_uses_the_joint_table_without_the_kinematics():
         from humanoid_hw import hw_node
 
         model = RobotModel("bioloid")
+        model.joints.to_array(model.home_positions()), model.urdf
+        rclpy.logging.get_logger("front").info(f"{len(model.joints)} joints")
+        print(json.dumps({"loaded": sorted({name.split(".")[0] for name in sys.modules})}))
+    """)
+    assert not set(KINEMATICS) & set(report["loaded"]), f"the front loaded {set(KINEMATICS) & set(report['loaded'])}"
+
+
+def test_the_simulation_front_loads_neither_the_driver_nor_the_kinematics():
+    report = loaded_by("""
+        import json, sys
+        import rclpy
+        from humanoid_description import RobotModel
+        from humanoid_sim import sim_node
+
+        model = RobotModel("hoap2")
         model.joints.to_array(model.home_positions()), model.urdf
         rclpy.logging.get_logger("front").info(f"{len(model.joints)} joints")
         print(json.dumps({"loaded": sorted({name.split(".")[0] for name in sys.modules})}))

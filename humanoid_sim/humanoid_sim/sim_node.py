@@ -29,10 +29,9 @@ from __future__ import annotations
 import dataclasses
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pinocchio as pin
 from geometry_msgs.msg import PoseStamped, TwistStamped
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
@@ -65,7 +64,6 @@ from humanoid_sim import params_file as params_files
 from humanoid_sim import physics_profiles
 from humanoid_sim.pace_watch import PaceWatch
 from humanoid_sim.params_file import LinkCorrection
-from humanoid_sim.pybullet_driver import PyBulletDriver
 from humanoid_sim.servo_profiles import ServoParameters
 from humanoid_sim.shared_world import WorldSeat
 from humanoid_sim.sim_node_spec import NODE_NAME
@@ -79,6 +77,9 @@ from humanoid_sim.sim_parameters import (
     SimulationPublishingParameters,
 )
 from humanoid_sim.transmission import TransmissionParameters
+
+if TYPE_CHECKING:  # the driver (PyBullet, Pinocchio) is loaded in the loop's process only
+    from humanoid_sim.pybullet_driver import PyBulletDriver
 
 #: s: how long a service waits for the simulator to carry out its operation.
 OPERATION_TIMEOUT = 60.0
@@ -163,6 +164,8 @@ def declare_driver(node: Node, model: RobotModel, defaults: dict[str, Any]) -> D
 
 def build_driver(model: RobotModel, config: SimDriverConfig) -> PyBulletDriver:
     """The PyBullet driver (in the loop's process)."""
+    from humanoid_sim.pybullet_driver import PyBulletDriver
+
     return PyBulletDriver(model, config.servo, config.sim, config.transmission, config.corrections, config.noise,
                           config.push, config.seat)
 
@@ -185,9 +188,14 @@ class SimulationPublishing:
 
     def __init__(self, node: Node, host: LoopHost,
                  config: tuple[SimulationPublishingParameters, LockstepParameters]) -> None:
+        import pinocchio
+
+        from humanoid_sim.pybullet_driver import PyBulletDriver
+
         rates, lockstep = config
         driver = host.driver
         assert isinstance(driver, PyBulletDriver)
+        self._xyz_quaternion = pinocchio.SE3ToXYZQUAT
         self.node, self.host, self.driver = node, host, driver
         # like every simulator's /clock (and rclpy's own time source): best effort, latest only
         self._clock_pub = MatchedPublisher(node, Clock, topics.CLOCK,
@@ -278,7 +286,7 @@ class SimulationPublishing:
             self.node.get_logger().warning(f"the robot fell at t = {stamp:.3f} s: {fall.reason}")
         self._fallen = fall.fallen
         linear, angular = self.driver.base_velocity()
-        return GroundTruth(stamp, tuple(float(v) for v in pin.SE3ToXYZQUAT(self.driver.base_placement())),
+        return GroundTruth(stamp, tuple(float(v) for v in self._xyz_quaternion(self.driver.base_placement())),
                            tuple(float(v) for v in linear), tuple(float(v) for v in angular), fall.fallen)
 
     def _publish_truth(self, truth: GroundTruth) -> None:
