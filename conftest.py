@@ -93,9 +93,12 @@ def _left_running() -> dict[int, str]:
     """Processes this session's tests started that still run (zombies are not running), each
     with its command line and the test it was started in: those whose environment carries
     this session's variable (a pytest-xdist worker is a session of its own: its processes
-    carry its process ID), and, where a machine does not let the environment be read, this
+    carry its process ID), and, where the environment cannot be read or reads empty, this
     process's descendants (a process that sets its own environment, as Ray's agents do, is
-    not counted by descent)."""
+    not counted by descent). A process read in the middle of its exec shows an empty
+    environment: the kernel maps the new one after the close-on-exec descriptors that let
+    ``Popen`` return are closed (a clean-clone run once missed a process started a moment
+    before the check that way, and named it a module late)."""
     from humanoid_core.processes import is_running, process_tree
 
     marker = f"{SESSION_VARIABLE}={os.environ[SESSION_VARIABLE]}".encode()
@@ -105,12 +108,16 @@ def _left_running() -> dict[int, str]:
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:
-            environment = (entry / "environ").read_bytes().split(b"\0")
+            raw = (entry / "environ").read_bytes()
+        except OSError:  # gone meanwhile, or not ours to read
+            raw = b""
+        environment = raw.split(b"\0") if raw else []
+        if environment:
             ours = marker in environment
-        except OSError:  # gone meanwhile, or not ours to read: then a descendant is ours
+        else:  # unreadable or empty (a kernel thread; a process in its exec, its new environment not yet mapped)
             if descendants is None:
                 descendants = set(process_tree(os.getpid())) - {os.getpid()}
-            environment, ours = [], int(entry.name) in descendants
+            ours = int(entry.name) in descendants
         if not ours or not is_running(int(entry.name)):
             continue
         try:
