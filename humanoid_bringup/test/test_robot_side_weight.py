@@ -23,6 +23,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 HEAVY = ("rclpy", "pinocchio", "coal", "pybullet", "scipy")
 KINEMATICS = ("pinocchio", "coal")
 
@@ -70,32 +72,19 @@ def test_the_sim_command_checks_and_builds_its_graph_without_ros_or_the_physics(
     assert not set(HEAVY) & set(report["loaded"]), f"the command loaded {set(HEAVY) & set(report['loaded'])}"
 
 
-def test_the_hardware_front_uses_the_joint_table_without_the_kinematics():
-    report = loaded_by("""
-        import json, sys
+@pytest.mark.parametrize(("front", "robot"), [("humanoid_hw.hw_node", "bioloid"), ("humanoid_sim.sim_node", "hoap2")])
+def test_a_driver_front_uses_the_joint_table_without_the_kinematics(front, robot):
+    """The hardware node's front and the simulation node's (whose driver runs in the loop's process)."""
+    report = loaded_by(f"""
+        import importlib, json, sys
         import rclpy
         from humanoid_control.ros import RobotInterface, driver_node
         from humanoid_description import RobotModel
-        from humanoid_hw import hw_node
 
-        model = RobotModel("bioloid")
+        importlib.import_module("{front}")
+        model = RobotModel("{robot}")
         model.joints.to_array(model.home_positions()), model.urdf
-        rclpy.logging.get_logger("front").info(f"{len(model.joints)} joints")
-        print(json.dumps({"loaded": sorted({name.split(".")[0] for name in sys.modules})}))
-    """)
-    assert not set(KINEMATICS) & set(report["loaded"]), f"the front loaded {set(KINEMATICS) & set(report['loaded'])}"
-
-
-def test_the_simulation_front_loads_neither_the_driver_nor_the_kinematics():
-    report = loaded_by("""
-        import json, sys
-        import rclpy
-        from humanoid_description import RobotModel
-        from humanoid_sim import sim_node
-
-        model = RobotModel("hoap2")
-        model.joints.to_array(model.home_positions()), model.urdf
-        rclpy.logging.get_logger("front").info(f"{len(model.joints)} joints")
-        print(json.dumps({"loaded": sorted({name.split(".")[0] for name in sys.modules})}))
+        rclpy.logging.get_logger("front").info(f"{{len(model.joints)}} joints")
+        print(json.dumps({{"loaded": sorted({{name.split(".")[0] for name in sys.modules}})}}))
     """)
     assert not set(KINEMATICS) & set(report["loaded"]), f"the front loaded {set(KINEMATICS) & set(report['loaded'])}"
