@@ -46,7 +46,7 @@ LOCKSTEP_TIMEOUT = 1.0
 
 def graph(lockstep_timeout: float | None = None):
     # the fast physics profile (docs/physics_profiles.md): the property is the gate's determinism,
-    # not the physics, and the graph's states are the same bit for bit on either profile
+    # not the physics, and the gate holds the simulation the same way whatever its physics step
     nodes = sim_nodes(ROBOT, lockstep=True, participants=(CLIENT,), physics_profile="fast")
     if lockstep_timeout is None:
         return nodes
