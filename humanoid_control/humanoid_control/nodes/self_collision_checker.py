@@ -19,8 +19,11 @@ relative placement depends on an unknown joint are not checked; every other pair
 (it does not depend on that joint). The state lists the unknown joints and how many
 pairs went unchecked, diagnostics turn to WARN naming them, and the checks count them.
 A state is published for every joint_states message, so a consumer sees the checker
-follow the robot (built only while a subscription listens; every message is checked, for
-the services, warnings and diagnostics); when joint_states stop, diagnostics say so (STALE).
+follow the robot (built only while a subscription listens); when joint_states stop,
+diagnostics say so (STALE). Every message is checked for collisions, for the warnings and
+diagnostics; while nobody listens to the state, a clear configuration is found clear from
+the tracker's bounds (usually one dot product), and the exact closest pair, which costs a
+placement and a distance, is computed only for diagnostics and markers, at their rates.
 
 The trajectory service validates the trajectory as the robot interface does (bounds
 included: ``max_trajectory_points``, ``max_trajectory_duration``), builds the path the
@@ -144,7 +147,8 @@ class SelfCollisionChecker:
         self._throttled = ThrottledLog(self._log)
 
         self._lock = threading.Lock()  # latest state, shared with the services and diagnostics
-        self._latest: tuple[float, np.ndarray, CollisionReport] | None = None
+        #: stamp, positions and their report (None: found clear from the bounds, see _latest_report)
+        self._latest: tuple[float, np.ndarray, CollisionReport | None] | None = None
         self._received_at: float | None = None  # monotonic time of the last joint_states
         self._stats = {"states": 0, "in_collision": 0, "with_unknown_joints": 0, "check_time_total": 0.0,
                        "check_time_max": 0.0}
@@ -201,8 +205,9 @@ class SelfCollisionChecker:
         except ValueError as error:
             self._throttled.error(f"joint_states ignored: {error}", 5.0)
             return
+        heard = self._state_pub.heard
         started = time.perf_counter()
-        report = self._tracker.report(q)
+        report = self._tracker.report(q) if heard else self._collisions(q)
         elapsed = time.perf_counter() - started
         stamp = seconds(msg.header.stamp)
         with self._lock:
@@ -210,11 +215,13 @@ class SelfCollisionChecker:
             self._received_at = time.monotonic()
             stats = self._stats
             stats["states"] += 1
-            stats["in_collision"] += report.in_collision
-            stats["with_unknown_joints"] += bool(report.unknown_joints)
+            stats["in_collision"] += report is not None and report.in_collision
+            stats["with_unknown_joints"] += report is not None and bool(report.unknown_joints)
             stats["check_time_total"] += elapsed
             stats["check_time_max"] = max(stats["check_time_max"], elapsed)
-        if self._state_pub.heard:
+        if report is None:
+            return
+        if heard:
             self._state_pub.publish(SelfCollisionState(
                 header=msg.header, in_collision=report.in_collision,
                 colliding_pairs=[link_pair(p) for p in report.colliding], closest_pair=link_pair(report.closest),
@@ -224,6 +231,28 @@ class SelfCollisionChecker:
             worst = report.colliding[0]
             self._throttled.warning(f"self-collision: {worst.link_a} and {worst.link_b} {worst.distance * 1000:.1f} mm "
                                     f"apart (safety distance {self.safety_distance * 1000:g} mm)", 1.0)
+
+    def _collisions(self, q: np.ndarray) -> CollisionReport | None:
+        """The full report when some pair may be within the safety distance or a joint is
+        unknown; None when every pair clears it (the tracker's bounds, no closest pair)."""
+        if math.isfinite(np.add.reduce(q)) and self._tracker.first_violation(q) is None:
+            return None
+        return self._tracker.report(q)
+
+    def _latest_report(self) -> tuple[float, np.ndarray, CollisionReport] | None:
+        """The latest state and its full report, computed now if the stream left it out.
+        (The stream, diagnostics and markers share one callback group: one thread at a time
+        uses the stream's tracker.)"""
+        with self._lock:
+            latest = self._latest
+        if latest is None or latest[2] is not None:
+            return latest  # type: ignore[return-value]
+        stamp, q, _ = latest
+        full = (stamp, q, self._tracker.report(q))
+        with self._lock:
+            if self._latest is latest:
+                self._latest = full
+        return full
 
     # -- services -----------------------------------------------------------------------
     def _current(self) -> np.ndarray:
@@ -296,9 +325,7 @@ class SelfCollisionChecker:
 
     # -- markers and diagnostics -------------------------------------------------------------
     def _publish_markers(self) -> None:
-        with self._lock:
-            latest = self._latest
-        if latest is None or not self._marker_pub.heard:
+        if not self._marker_pub.heard or (latest := self._latest_report()) is None:
             return
         stamp, q, report = latest
         pairs = [(p, True) for p in report.colliding]
@@ -328,8 +355,9 @@ class SelfCollisionChecker:
         self._marker_pub.publish(markers)
 
     def _publish_diagnostics(self) -> None:
+        latest = self._latest_report()
         with self._lock:
-            latest, received_at, stats = self._latest, self._received_at, dict(self._stats)
+            received_at, stats = self._received_at, dict(self._stats)
         status = DiagnosticStatus(name=f"{self.node.get_name()}: self-collision", hardware_id=self.robot)
         values = {"safety_distance_mm": f"{self.safety_distance * 1000:g}",
                   "link_pairs": str(len(self._tracker.model.link_pairs)),
