@@ -555,19 +555,23 @@ class CollisionTracker:
             # the closest pair is exact once no other pair's bound is below the best exact distance
             limit = max(threshold, float(np.min(self._slack[exact & checkable])))
         model = self.model
-        per_link = np.full(len(model.link_pairs), np.inf)
-        np.minimum.at(per_link, model.link_pair_of, np.where(exact & checkable, self._slack, np.inf))
+        # each link pair's distance: the least of its geometry pairs computed exactly (a few; the
+        # others' bounds are above the closest, so they are neither colliding nor the closest)
+        found = np.flatnonzero(exact & checkable)
+        per_link: dict[int, float] = {}
+        for k, distance in zip(model.link_pair_of[found].tolist(), self._slack[found].tolist(), strict=True):
+            if distance < per_link.get(k, math.inf):
+                per_link[k] = distance
+        ordered = sorted(per_link.items(), key=lambda item: (item[1], item[0]))  # ties: the first link pair
+        colliding = [PairDistance(*model.link_pairs[k], d) for k, d in ordered if d <= threshold]
+        closest = PairDistance(*model.link_pairs[ordered[0][0]], ordered[0][1]) if ordered else None
+        if unknown is None:
+            return CollisionReport(in_collision=bool(colliding), colliding=colliding, closest=closest,
+                                   checked_pairs=len(model.link_pairs))
         unchecked_links = np.zeros(len(model.link_pairs), dtype=bool)
         unchecked_links[model.link_pair_of[~checkable]] = True
-        order = np.argsort(per_link)
-        colliding = [PairDistance(*model.link_pairs[k], float(per_link[k])) for k in order
-                     if per_link[k] <= threshold]
-        closest = None
-        if len(order) and np.isfinite(per_link[order[0]]):
-            closest = PairDistance(*model.link_pairs[order[0]], float(per_link[order[0]]))
         return CollisionReport(
             in_collision=bool(colliding), colliding=colliding, closest=closest,
             checked_pairs=int(np.count_nonzero(~unchecked_links)),
             unchecked=[model.link_pairs[k] for k in np.flatnonzero(unchecked_links)],
-            unknown_joints=() if unknown is None else tuple(
-                n for n, u in zip(model.robot.joints.names, unknown, strict=True) if u))
+            unknown_joints=tuple(n for n, u in zip(model.robot.joints.names, unknown, strict=True) if u))
