@@ -127,10 +127,28 @@ def rectangle_corners(length: float, width: float) -> np.ndarray:
     return np.array([[hx, hy, 0.0], [-hx, hy, 0.0], [-hx, -hy, 0.0], [hx, -hy, 0.0]])
 
 
+def triangle_normal(points: np.ndarray) -> np.ndarray | None:
+    """Unit normal (z >= 0) of the plane through three points (rows); None when they lie on
+    a line. Written out in floats: the odometry and the balance monitor ask for it at every
+    state of a robot on ball feet, where numpy's cross product of two 3-vectors costs more
+    than the arithmetic."""
+    (ax, ay, az), (bx, by, bz), (cx, cy, cz) = np.asarray(points, dtype=float).tolist()
+    ux, uy, uz, vx, vy, vz = bx - ax, by - ay, bz - az, cx - ax, cy - ay, cz - az
+    nx, ny, nz = uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx
+    length = math.sqrt(nx * nx + ny * ny + nz * nz)
+    if length < 1e-12:
+        return None
+    if nz < 0.0:
+        length = -length
+    return np.array([nx / length, ny / length, nz / length])
+
+
 def plane_normal(points: np.ndarray) -> np.ndarray:
     """Unit normal (z >= 0) of the least-squares plane through three or more points."""
-    centred = np.asarray(points, dtype=float) - np.mean(points, axis=0)
-    normal = np.linalg.svd(centred)[2][2]
+    points = np.asarray(points, dtype=float)
+    if len(points) == 3 and (normal := triangle_normal(points)) is not None:
+        return normal  # the plane through all three
+    normal = np.linalg.svd(points - np.mean(points, axis=0))[2][2]
     return normal if normal[2] >= 0.0 else -normal
 
 
@@ -141,14 +159,16 @@ def levelling_rotation(points: np.ndarray) -> np.ndarray:
     points = np.asarray(points, dtype=float)
     if len(points) < 3:
         return np.eye(3)
-    n = plane_normal(points)
-    axis = np.cross(n, [0.0, 0.0, 1.0])
-    sine, cosine = float(np.linalg.norm(axis)), float(n[2])
+    nx, ny, nz = plane_normal(points).tolist()
+    # Rodrigues' rotation of n onto z about k = (n x z) / |n x z| = (ny, -nx, 0) / sine:
+    # R = I + sine K + (1 - cosine) K^2, with K^2 = k k^T - I (k is a unit vector)
+    sine, cosine = math.hypot(nx, ny), nz
     if sine < 1e-12:
         return np.eye(3)
-    k = axis / sine
-    skew = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
-    return np.eye(3) + sine * skew + (1.0 - cosine) * skew @ skew  # Rodrigues: n -> z
+    kx, ky, fold = ny / sine, -nx / sine, 1.0 - cosine
+    return np.array([[1.0 + fold * (kx * kx - 1.0), fold * kx * ky, sine * ky],
+                     [fold * kx * ky, 1.0 + fold * (ky * ky - 1.0), -sine * kx],
+                     [-sine * ky, sine * kx, cosine]])
 
 
 def resting_points(points: np.ndarray, com: np.ndarray, tolerance: float = LEVEL_HEIGHT) -> tuple[int, ...]:
@@ -170,11 +190,9 @@ def resting_points(points: np.ndarray, com: np.ndarray, tolerance: float = LEVEL
     best: tuple[float, tuple[int, ...]] | None = None
     for triple in itertools.combinations(range(n), 3):
         corners = points[list(triple)]
-        normal = np.cross(corners[1] - corners[0], corners[2] - corners[0])
-        length = float(np.linalg.norm(normal))
-        if length < 1e-12:
+        normal = triangle_normal(corners)
+        if normal is None:
             continue
-        normal = normal / length if normal[2] >= 0.0 else -normal / length
         heights = (points - corners[0]) @ normal
         if np.any(heights < -tolerance):
             continue  # another ball would be below the ground

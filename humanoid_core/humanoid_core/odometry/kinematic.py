@@ -49,6 +49,26 @@ def _rz(yaw: float) -> np.ndarray:
     return pin.rpy.rpyToMatrix(0.0, 0.0, yaw)
 
 
+_ORIGIN = np.zeros(3)
+
+
+def _planar_turn(then: list[np.ndarray], now: list[np.ndarray]) -> float:
+    """The rotation about z (rad) that best maps the points ``then`` onto ``now`` in the
+    plane, about their centroids (2-D least squares). In floats: a handful of points at every
+    state, where numpy's per-call overhead is most of the cost."""
+    a = [(float(p[0]), float(p[1])) for p in then]
+    b = [(float(p[0]), float(p[1])) for p in now]
+    n = len(a)
+    ax, ay = sum(x for x, _ in a) / n, sum(y for _, y in a) / n
+    bx, by = sum(x for x, _ in b) / n, sum(y for _, y in b) / n
+    cross = dot = 0.0
+    for (px, py), (qx, qy) in zip(a, b, strict=True):
+        px, py, qx, qy = px - ax, py - ay, qx - bx, qy - by
+        cross += qx * py - qy * px
+        dot += qx * px + qy * py
+    return math.atan2(cross, dot)
+
+
 @dataclass(frozen=True)
 class OdometryEstimate:
     """The base in ``odom`` at ``stamp``: placement, twist in the base's axes (m/s, rad/s), the
@@ -208,12 +228,7 @@ class KinematicOdometry:
         if level is not None:
             heading = yaw_of(level)
         elif len(kept) >= 2:
-            now = np.array([levelled[s][:2] for s in kept])
-            then = np.array([self._stood[s][:2] for s in kept])
-            now_c, then_c = now - now.mean(axis=0), then - then.mean(axis=0)
-            cross = float(np.sum(now_c[:, 0] * then_c[:, 1] - now_c[:, 1] * then_c[:, 0]))
-            dot = float(np.sum(now_c * then_c))
-            heading = math.atan2(cross, dot)
+            heading = _planar_turn([self._stood[s] for s in kept], [levelled[s] for s in kept])
         else:
             heading = self._heading
         self._heading = heading
@@ -222,7 +237,7 @@ class KinematicOdometry:
             position = np.array([0.0, 0.0, -lowest])
         else:
             anchored = kept or list(stance)
-            position = np.mean([self._stood.get(s, np.zeros(3)) - rotation @ points[s] for s in anchored], axis=0)
+            position = sum(self._stood.get(s, _ORIGIN) - rotation @ points[s] for s in anchored) / len(anchored)
             if not kept:  # none stood before (cannot happen on the ground): hold the last position
                 position = np.array(self._last.base.translation) if self._last is not None else position
             position[2] = -lowest
