@@ -19,8 +19,7 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 
-from humanoid_control.nodes.self_collision_checker import SelfCollisionChecker
-from humanoid_control.nodes.specs import SELF_COLLISION_CHECKER
+from humanoid_control.nodes import SELF_COLLISION_CHECKER, SelfCollisionChecker
 from humanoid_control.ros import OwnProcess, poll_until, to_time
 from humanoid_description import CollisionModel, CollisionTracker, RobotModel
 

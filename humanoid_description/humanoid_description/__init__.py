@@ -42,10 +42,12 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
         "LEVEL_HEIGHT",
         "convex_hull",
         "levelling_rotation",
+        "plane_normal",
         "rectangle_corners",
         "resting_points",
         "signed_margin",
         "supporting_side",
+        "triangle_normal",
     ],
     "units": [
         "AX12",

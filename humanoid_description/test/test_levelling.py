@@ -5,7 +5,7 @@ random planes, rather than against another implementation."""
 import numpy as np
 import pytest
 
-from humanoid_description.support import levelling_rotation, plane_normal, triangle_normal
+from humanoid_description import levelling_rotation, plane_normal, triangle_normal
 
 
 def planes(count: int = 500):

@@ -21,6 +21,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
         "CONTROL_CONTAINER",
         "ENERGY_MONITOR",
         "FALL_MANAGER",
+        "SELF_COLLISION_CHECKER",
         "WALK_CONTROLLER",
         "balance_monitor_node_spec",
         "container_node_spec",
@@ -37,5 +38,6 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
     ],
     "gait_controller": ["GaitControllerNode"],
     "odometry": ["OdometryNode"],
+    "self_collision_checker": ["SelfCollisionChecker"],
     "walk_controller": ["WalkControllerNode"],
 })
