@@ -241,8 +241,9 @@ class SelfCollisionChecker:
 
     def _latest_report(self) -> tuple[float, np.ndarray, CollisionReport] | None:
         """The latest state and its full report, computed now if the stream left it out.
-        (The stream, diagnostics and markers share one callback group: one thread at a time
-        uses the stream's tracker.)"""
+        (The stream, diagnostics and markers run on the node's one executor thread, rclpy's
+        EventsExecutor, alone or in a container: one of them at a time uses the stream's
+        tracker; the services, on threads of their own, have trackers of their own.)"""
         with self._lock:
             latest = self._latest
         if latest is None or latest[2] is not None:
