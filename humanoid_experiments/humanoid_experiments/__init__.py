@@ -14,6 +14,7 @@ import lazy_loader
 __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
     "demo": ["demo_trajectory"],
     "gaits": ["OUTCOMES", "classify"],
+    "getup": ["GetupWatch"],
     "local_ray": ["START_ATTEMPTS", "STARTUP_TIMEOUT_WORDS", "marked_processes", "ray_processes",
                   "started_again"],
     "push": ["Trial", "bisect"],

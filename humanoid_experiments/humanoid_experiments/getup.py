@@ -32,6 +32,7 @@ import math
 import sys
 import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -50,8 +51,12 @@ SETTLE = 1.0
 PUSH_DURATION = 0.1
 #: s of robot time within which the robot is down (laid down: at once; pushed: it falls).
 DOWN_WITHIN = 5.0
-#: Wall seconds allowed for one service call or wait on the graph (a loaded machine).
+#: Wall seconds allowed for one service call or wait on the graph (a loaded machine), and for
+#: the simulation to go one state further during a trial: a lockstep simulation that stops (a
+#: participant silent) ends the run with that error, not after the trial's whole wall budget.
 WAIT = 120.0
+#: Wall seconds between two looks at robot time and the graph while a trial waits for its end.
+LOOK_PERIOD = 0.5
 #: s of robot time the lockstep simulation runs on after the last trial before the graph stops:
 #: the recorder, in the graph's container, writes the last messages (the manager's
 #: ``controllable``) before it is stopped.
@@ -129,37 +134,53 @@ class GetupWatch:
             self._states.clear()
             self._energy.clear()
 
-    def outcome(self, since: float, timeout: float, wall_timeout: float) -> TrialResult:
-        """Wait for the get-up that follows ``since`` (robot time) to end, and measure it."""
+    def outcome(self, since: float, timeout: float, wall_timeout: float, now: Callable[[], float],
+                exited: Callable[[], dict[str, int]], stall: float = WAIT) -> TrialResult:
+        """Wait for the get-up that follows ``since`` (robot time, ``now``) to end, and measure
+        it. Raises :class:`~humanoid_control.ros.RobotClientError` when a node of the graph
+        exits (``exited``: name -> status) or robot time stands still for ``stall`` wall
+        seconds: a broken graph, not a get-up that failed."""
         import time
 
-        from humanoid_control.ros import seconds
+        from humanoid_control.ros import RobotClientError, seconds
         from humanoid_interfaces.msg import FallManagerState as S
 
         deadline = time.monotonic() + wall_timeout
+        reached, moved = now(), time.monotonic()
         with self._changed:
             while True:
                 states = [m for m in self._states if seconds(m.header.stamp) >= since]
                 started = next((m for m in states if m.state == S.GETTING_UP), None)
                 last = states[-1] if states else None
+                manager = f"the manager: {last.state_name}, {last.cause}" if last is not None else \
+                    "no state of the fall manager received"
                 if started is not None and last is not None and last.state == S.CONTROLLABLE:
                     start, end = seconds(started.since), seconds(last.since)
                     return self._measured(start, end, last.cause, max(m.attempt for m in states))
                 if last is not None and last.state == S.FALLEN and last.attempt >= last.max_attempts > 0 \
                         and started is not None:
                     return TrialResult(False, f"the fall manager gave up: {last.cause}", attempts=last.attempt)
-                if last is not None and seconds(last.header.stamp) - since > DOWN_WITHIN \
+                robot_time = now()
+                if last is not None and robot_time - since > DOWN_WITHIN \
                         and all(m.state == S.CONTROLLABLE for m in states):
                     return TrialResult(False, f"the robot was not down {DOWN_WITHIN:g} s after the start (the "
                                               "push did not topple it: a larger --push)")
-                if last is not None and seconds(last.header.stamp) - since > timeout:
-                    return TrialResult(False, f"not up {timeout:g} s after the start (the manager: "
-                                              f"{last.state_name}, {last.cause})", attempts=last.attempt)
+                if robot_time - since > timeout:
+                    return TrialResult(False, f"not up {timeout:g} s after the start ({manager})",
+                                       attempts=last.attempt if last is not None else 0)
+                if gone := exited():
+                    raise RobotClientError(f"{', '.join(f'{name} (status {code})' for name, code in gone.items())} "
+                                           f"exited at t = {robot_time:.3f} s during the trial ({manager})")
+                if robot_time > reached:
+                    reached, moved = robot_time, time.monotonic()
+                elif time.monotonic() - moved > stall:
+                    raise RobotClientError(f"the simulation stopped at t = {reached:.3f} s: no new state for {stall:g} "
+                                           f"wall seconds ({manager}); the simulator's log names a lockstep "
+                                           "participant that stopped answering")
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    state = f"{last.state_name}: {last.cause}" if last is not None else "no state received"
-                    return TrialResult(False, f"no outcome within {wall_timeout:g} wall seconds ({state})")
-                self._changed.wait(min(left, 1.0))
+                    return TrialResult(False, f"no outcome within {wall_timeout:g} wall seconds ({manager})")
+                self._changed.wait(min(left, LOOK_PERIOD))
 
     def _measured(self, start: float, end: float, cause: str, attempts: int) -> TrialResult:
         span = [(t, i, e) for t, i, e in self._energy if start <= t <= end]
@@ -184,7 +205,8 @@ def jittered_home(robot: str, jitter_deg: float, seed: int) -> dict[str, float]:
     return dict(zip(model.joints.names, map(float, positions), strict=True))
 
 
-def trial(client, watch: GetupWatch, robot: str, start: str, index: int, args: argparse.Namespace) -> TrialResult:
+def trial(client, graph, watch: GetupWatch, robot: str, start: str, index: int,
+          args: argparse.Namespace) -> TrialResult:
     """One trial from ``start``: the robot laid down or pushed over, then got up."""
     watch.forget()
     if start == "push":
@@ -199,16 +221,16 @@ def trial(client, watch: GetupWatch, robot: str, start: str, index: int, args: a
             return TrialResult(False, f"the push was refused: {answer.message}")
     else:
         client.reset(jittered_home(robot, args.jitter, args.seed + index), lying=start, timeout=WAIT)
-    return watch.outcome(client.now(), args.timeout, WAIT + 10.0 * args.timeout)
+    return watch.outcome(client.now(), args.timeout, WAIT + 10.0 * args.timeout, client.now, graph.exited)
 
 
-def measure(client, robot: str, starts: list[str], args: argparse.Namespace, progress) -> dict:
+def measure(client, graph, robot: str, starts: list[str], args: argparse.Namespace, progress) -> dict:
     watch = GetupWatch(client)
     report: dict = {"robot": robot}
     for start in starts:
         summary = StartSummary()
         for index in range(args.trials):
-            result = trial(client, watch, robot, start, index, args)
+            result = trial(client, graph, watch, robot, start, index, args)
             summary.trials.append(result)
             took = f" in {result.time_s:.2f} s" if result.time_s is not None else ""
             progress(f"{start} {index + 1}/{args.trials}: {'up' if result.succeeded else 'FAILED'}{took} "
@@ -266,7 +288,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from humanoid_bringup import free_namespace, with_recorder
     from humanoid_control.nodes import FALL_MANAGER, with_node_parameters
-    from humanoid_control.ros import RobotClient
+    from humanoid_control.ros import RobotClient, RobotClientError
     from humanoid_core import UsageError
     from humanoid_core.processes import Graph
     from humanoid_description import resolve_robot
@@ -286,11 +308,16 @@ def run(args: argparse.Namespace) -> int:
                       namespace=namespace)
     if args.motions is not None:
         nodes = with_node_parameters(nodes, FALL_MANAGER, {"getup_directory": str(args.motions.resolve())})
-    with Graph(with_recorder(nodes, args.record, lockstep=True), log_dir=log_dir), \
-            RobotClient(CLIENT, namespace=namespace) as client:
-        client.wait_for_joint_states(WAIT)
-        report = measure(client, args.robot, starts, args, progress=lambda line: print(line, file=out, flush=True))
-        if args.record is not None:
-            client.wait_until(client.now() + RECORD_TAIL)
+    try:
+        with Graph(with_recorder(nodes, args.record, lockstep=True), log_dir=log_dir) as graph, \
+                RobotClient(CLIENT, namespace=namespace) as client:
+            client.wait_for_joint_states(WAIT)
+            report = measure(client, graph, args.robot, starts, args,
+                             progress=lambda line: print(line, file=out, flush=True))
+            if args.record is not None:
+                client.wait_until(client.now() + RECORD_TAIL)
+    except RobotClientError as error:
+        print(f"humanoid getup: {error} (the nodes' logs: {log_dir})", file=sys.stderr)
+        return 1
     print(json.dumps(report, indent=2) if args.json else text(report))
     return 0
