@@ -14,4 +14,8 @@ workers=${TEST_WORKERS:-$(( $(nproc) + 1 ))}
 if [ "$workers" = 0 ]; then
   exec pytest "$@"
 fi
-exec pytest -n "$workers" --dist loadfile "$@"
+# A worker that dies is not replaced: the run stops at once and reports the test it died in.
+# pytest-xdist's loadfile scheduling, given a replacement, hands it the dead worker's finished
+# files as empty work and every worker then waits for ever (pytest-xdist issues 784 and 1378;
+# a run here beside two CPU hogs hung so until it was killed).
+exec pytest -n "$workers" --dist loadfile --max-worker-restart=0 "$@"

@@ -257,8 +257,8 @@ def test_protect_limp_on_the_emulated_bus_releases_the_servos_and_the_get_up_tak
             assert result.startswith("torque off: every joint released at t = "), result
             released = float(result.rsplit("t = ", 1)[1].split()[0])
             print(f"limp in force {released - seen:.3f} s after the reading that said falling")
-            # after the reading that said falling; how soon is a figure of the machine's load, not a
-            # property (a CI machine's front, starved, took it 1.15 s after, the get-up already decided)
+            # after the reading that said falling; how soon is measured by `humanoid bench fall-protection
+            # --real --emulate --protect limp` (protect_s): on a starved CI machine it took 1.15 s here
             assert released >= seen
             getting_up = first(FallManagerState.GETTING_UP, mark)
             assert getting_up.getup_motion.endswith("getup_belly.yaml")
