@@ -120,13 +120,42 @@ def _left_running() -> dict[int, str]:
             ours = int(entry.name) in descendants
         if not ours or not is_running(int(entry.name)):
             continue
+        if (what := _describe(entry, environment)) is not None:
+            found[int(entry.name)] = what
+    return found
+
+
+def _describe(entry: Path, environment: list[bytes]) -> str | None:
+    """A process's command line and the test it was started in (None: it is gone)."""
+    try:
+        command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return None
+    test = next((v.split(b"=", 1)[1].decode(errors="replace") for v in environment
+                 if v.startswith(b"PYTEST_CURRENT_TEST=")), "?")
+    return f"{command[:160]} (started in {test})"
+
+
+def _orphaned() -> dict[int, str]:
+    """Processes a test session started whose session process has died (a pytest-xdist worker
+    that crashed, or that the hard-timeout watchdog ended): nobody else stops them. Read from
+    their environment (what :func:`_left_running` reads), each with its command and test."""
+    from humanoid_core.processes import is_running
+
+    prefix = f"{SESSION_VARIABLE}=".encode()
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
         try:
-            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+            environment = (entry / "environ").read_bytes().split(b"\0")
         except OSError:
             continue
-        test = next((v.split(b"=", 1)[1].decode(errors="replace") for v in environment
-                     if v.startswith(b"PYTEST_CURRENT_TEST=")), "?")
-        found[int(entry.name)] = f"{command[:160]} (started in {test})"
+        session = next((v[len(prefix):] for v in environment if v.startswith(prefix)), b"")
+        if not session.isdigit() or is_running(int(session)) or not is_running(int(entry.name)):
+            continue
+        if (what := _describe(entry, environment)) is not None:
+            found[int(entry.name)] = what
     return found
 
 
@@ -174,17 +203,39 @@ def pytest_sessionfinish(session, exitstatus) -> None:
     if not left:
         return
     _kill(left)
-    lines = [f"{len(left)} process(es) started by the tests still ran {LEFT_BEHIND_GRACE:g} s after the last "
-             "test (killed now):", *(f"  {pid}: {what}" for pid, what in sorted(left.items()))]
-    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    _report(session.config, f"{len(left)} process(es) started by the tests still ran {LEFT_BEHIND_GRACE:g} s after "
+                            "the last test (killed now):", left)
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error) -> None:
+    """(pytest-xdist, in the controller) A worker that died cannot stop what its tests started:
+    those processes get LEFT_BEHIND_GRACE s (a graph's nodes stop on their parent-death
+    signal), then are killed and named. The run has failed already (the crashed test)."""
+    if error is None or not sys.platform.startswith("linux"):
+        return
+    deadline = time.monotonic() + LEFT_BEHIND_GRACE
+    left = _orphaned()
+    while left and time.monotonic() < deadline:
+        time.sleep(0.1)
+        left = _orphaned()
+    if left:
+        _kill(left)
+        _report(node.config, f"{len(left)} process(es) started by the tests of the worker that died still ran "
+                             f"{LEFT_BEHIND_GRACE:g} s after it (killed now):", left)
+
+
+def _report(config, title: str, processes: dict[int, str]) -> None:
+    lines = [title, *(f"  {pid}: {what}" for pid, what in sorted(processes.items()))]
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
     if reporter is None:
         print("\n".join(lines), file=sys.stderr)
-    else:
-        reporter.ensure_newline()
-        reporter.write_sep("=", "processes left running", red=True)
-        for line in lines:
-            reporter.write_line(line, red=True)
-    session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        return
+    reporter.ensure_newline()
+    reporter.write_sep("=", "processes left running", red=True)
+    for line in lines:
+        reporter.write_line(line, red=True)
 
 
 def pytest_report_header() -> str:

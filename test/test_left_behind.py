@@ -66,3 +66,44 @@ def test_a_module_leaving_a_process_running_fails_at_its_last_test_and_the_proce
     finally:  # the outer session does not know it
         if is_running(leaked):
             os.kill(leaked, signal.SIGKILL)
+
+
+CRASHING = """
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+def test_starts_a_process_then_its_worker_dies():
+    process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)
+    Path("orphan.pid").write_text(str(process.pid))
+    os._exit(1)  # as the hard-timeout watchdog ends a worker: no teardown, no check of its own
+"""
+
+
+def test_what_a_dead_workers_tests_started_is_killed_and_named(tmp_path):
+    """A pytest-xdist worker that dies (crashed, or ended by the hard-timeout watchdog) runs no
+    check of its own: the controller kills what its tests started once the grace is over, and
+    names it, with the test it was started in."""
+    (tmp_path / "test_crashing.py").write_text(CRASHING)
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HUMANOID_TEST_SESSION"))}
+    environment |= {"PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "test"), environment.get("PYTHONPATH", "")]),
+                    "HUMANOID_LEFT_BEHIND_GRACE": "1"}
+    command = [sys.executable, "-m", "pytest", "-p", "conftest", "-p", "no:cacheprovider", "-c", os.devnull,
+               "--rootdir", str(tmp_path), "-n", "1", "--dist", "loadfile", "--max-worker-restart=0",
+               "test_crashing.py"]
+    result = subprocess.run(command, cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=120)
+    orphan = int((tmp_path / "orphan.pid").read_text())
+    output = result.stdout + result.stderr + f"\n(the orphan {orphan}: running: {is_running(orphan)})"
+    try:
+        assert result.returncode == 1, output
+        assert "worker 'gw0' crashed while running 'test_crashing.py::test_starts_a_process_then_its_worker_dies'" \
+            in output, output
+        assert ("1 process(es) started by the tests of the worker that died still ran 1 s after it (killed now):"
+                in output), output
+        assert (f"{orphan}: {sys.executable} -c import time; time.sleep(600) (started in "
+                "test_crashing.py::test_starts_a_process_then_its_worker_dies (call))") in output, output
+        assert not is_running(orphan)
+    finally:  # the outer session does not know it
+        if is_running(orphan):
+            os.kill(orphan, signal.SIGKILL)
