@@ -29,8 +29,9 @@ def test_the_fall_manager_gets_the_laid_down_robot_up(robot, start, tmp_path):
             print(f"----- {log.name} -----\n{log.read_text()[-3000:]}")
 
     try:  # ends before pytest's timeout, which would leave no logs
+        # --timeout: 60 s of robot time, the get-up (16.5 s) at its first attempt and a second one
         result = subprocess.run(["humanoid", "getup", "--robot", robot, "--trials", "1", "--from", start, "--json",
-                                 "--record", str(bag), "--log-dir", str(tmp_path / "logs")],
+                                 "--timeout", "60", "--record", str(bag), "--log-dir", str(tmp_path / "logs")],
                                 capture_output=True, text=True, timeout=500, check=False)
     except subprocess.TimeoutExpired as late:
         show_logs()
