@@ -28,6 +28,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -104,14 +105,9 @@ def _left_running() -> dict[int, str]:
     marker = f"{SESSION_VARIABLE}={os.environ[SESSION_VARIABLE]}".encode()
     descendants: set[int] | None = None  # read once, where an environment cannot be read
     found = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+    for entry, environment in _environments():
+        if int(entry.name) == os.getpid():
             continue
-        try:
-            raw = (entry / "environ").read_bytes()
-        except OSError:  # gone meanwhile, or not ours to read
-            raw = b""
-        environment = raw.split(b"\0") if raw else []
         if environment:
             ours = marker in environment
         else:  # unreadable or empty (a kernel thread; a process in its exec, its new environment not yet mapped)
@@ -123,6 +119,19 @@ def _left_running() -> dict[int, str]:
         if (what := _describe(entry, environment)) is not None:
             found[int(entry.name)] = what
     return found
+
+
+def _environments() -> Iterator[tuple[Path, list[bytes]]]:
+    """Every process's /proc entry and its environment's entries (none where it cannot be
+    read: gone meanwhile, or not ours to read)."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            raw = (entry / "environ").read_bytes()
+        except OSError:
+            raw = b""
+        yield entry, raw.split(b"\0") if raw else []
 
 
 def _describe(entry: Path, environment: list[bytes]) -> str | None:
@@ -144,13 +153,7 @@ def _orphaned() -> dict[int, str]:
 
     prefix = f"{SESSION_VARIABLE}=".encode()
     found = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            environment = (entry / "environ").read_bytes().split(b"\0")
-        except OSError:
-            continue
+    for entry, environment in _environments():
         session = next((v[len(prefix):] for v in environment if v.startswith(prefix)), b"")
         if not session.isdigit() or is_running(int(session)) or not is_running(int(entry.name)):
             continue
@@ -159,13 +162,14 @@ def _orphaned() -> dict[int, str]:
     return found
 
 
-def _still_running_after(grace: float) -> dict[int, str]:
-    """What :func:`_left_running` finds still running once it ran dry or ``grace`` s passed."""
+def _still_running_after(grace: float, find: Callable[[], dict[int, str]] = _left_running) -> dict[int, str]:
+    """What ``find`` (:func:`_left_running`, or :func:`_orphaned`) finds still running once it
+    ran dry or ``grace`` s passed."""
     deadline = time.monotonic() + grace
-    left = _left_running()
+    left = find()
     while left and time.monotonic() < deadline:
         time.sleep(0.1)
-        left = _left_running()
+        left = find()
     return left
 
 
@@ -215,11 +219,7 @@ def pytest_testnodedown(node, error) -> None:
     signal), then are killed and named. The run has failed already (the crashed test)."""
     if error is None or not sys.platform.startswith("linux"):
         return
-    deadline = time.monotonic() + LEFT_BEHIND_GRACE
-    left = _orphaned()
-    while left and time.monotonic() < deadline:
-        time.sleep(0.1)
-        left = _orphaned()
+    left = _still_running_after(LEFT_BEHIND_GRACE, _orphaned)
     if left:
         _kill(left)
         _report(node.config, f"{len(left)} process(es) started by the tests of the worker that died still ran "

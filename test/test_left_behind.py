@@ -40,15 +40,21 @@ def test_of_the_next_module():
 """
 
 
-def test_a_module_leaving_a_process_running_fails_at_its_last_test_and_the_process_is_killed(tmp_path):
-    (tmp_path / "test_a_leaking.py").write_text(LEAKING)
-    (tmp_path / "test_b_next.py").write_text(NEXT)
+def inner_pytest(folder: Path, *arguments: str) -> subprocess.CompletedProcess:
+    """A pytest session of its own in ``folder``, this project's conftest its plugin, a grace of
+    1 s for what its tests leave running."""
     environment = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HUMANOID_TEST_SESSION"))}
     environment |= {"PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "test"), environment.get("PYTHONPATH", "")]),
                     "HUMANOID_LEFT_BEHIND_GRACE": "1"}
     command = [sys.executable, "-m", "pytest", "-p", "conftest", "-p", "no:cacheprovider", "-c", os.devnull,
-               "--rootdir", str(tmp_path), "-rA", "test_a_leaking.py", "test_b_next.py"]
-    result = subprocess.run(command, cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=120)
+               "--rootdir", str(folder), *arguments]
+    return subprocess.run(command, cwd=folder, env=environment, capture_output=True, text=True, timeout=120)
+
+
+def test_a_module_leaving_a_process_running_fails_at_its_last_test_and_the_process_is_killed(tmp_path):
+    (tmp_path / "test_a_leaking.py").write_text(LEAKING)
+    (tmp_path / "test_b_next.py").write_text(NEXT)
+    result = inner_pytest(tmp_path, "-rA", "test_a_leaking.py", "test_b_next.py")
     leaked = int((tmp_path / "leaked.pid").read_text())
     seen = (tmp_path / "leaked.seen").read_text()
     output = result.stdout + result.stderr + f"\n(the leaked process {leaked}: {seen}; running: {is_running(leaked)})"
@@ -86,13 +92,7 @@ def test_what_a_dead_workers_tests_started_is_killed_and_named(tmp_path):
     check of its own: the controller kills what its tests started once the grace is over, and
     names it, with the test it was started in."""
     (tmp_path / "test_crashing.py").write_text(CRASHING)
-    environment = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HUMANOID_TEST_SESSION"))}
-    environment |= {"PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "test"), environment.get("PYTHONPATH", "")]),
-                    "HUMANOID_LEFT_BEHIND_GRACE": "1"}
-    command = [sys.executable, "-m", "pytest", "-p", "conftest", "-p", "no:cacheprovider", "-c", os.devnull,
-               "--rootdir", str(tmp_path), "-n", "1", "--dist", "loadfile", "--max-worker-restart=0",
-               "test_crashing.py"]
-    result = subprocess.run(command, cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=120)
+    result = inner_pytest(tmp_path, "-n", "1", "--dist", "loadfile", "--max-worker-restart=0", "test_crashing.py")
     orphan = int((tmp_path / "orphan.pid").read_text())
     output = result.stdout + result.stderr + f"\n(the orphan {orphan}: running: {is_running(orphan)})"
     try:
