@@ -65,3 +65,30 @@ def test_bench_bus_text_states_the_formula():
     assert "bare SDK baseline   160.0 Hz" in text and "driver / SDK        0.938" in text
     assert "median of the rounds 0.921" in text
     assert "driver CPU          1150 us per cycle" in text and "polled for 300 us each side of their due time" in text
+
+
+def test_the_bus_driver_alone_runs_at_the_robots_control_rate_and_is_measured_on_its_thread():
+    """``bench graph --real``'s floor: the driver paced by its own deadline wait (``sync``), as
+    the hardware loop runs it, never faster than hw.yaml's control rate (free, it runs at
+    140-150 Hz on the emulator), and its CPU a share of one core."""
+    driver = bench.paced_driver_cost("bioloid", 1.0)
+    assert driver.control_rate == 100.0
+    assert 1.0 <= driver.seconds < 1.5
+    assert 0 < driver.cycles <= driver.control_rate * driver.seconds + 1
+    assert 0.0 < driver.cpu < 1.0
+
+
+def test_bench_graph_says_what_share_of_the_loop_and_the_graph_the_bus_driver_alone_is():
+    from humanoid_experiments.bench import graph
+
+    processes = [{"name": "humanoid_hw_loop", "pid": 1, "cpu": 0.2, "rss_mb": 1.0, "pss_mb": 1.0},
+                 {"name": "control_container", "pid": 2, "cpu": 0.1, "rss_mb": 1.0, "pss_mb": 1.0}]
+    part = {"processes": processes, "total": {"processes": 2, "cpu": 0.3, "rss_mb": 2.0, "pss_mb": 2.0,
+                                              "resident_mb": None}}
+    result = {"robot": "bioloid", "graph": "real (emulated bus)", "seconds": 1.0, "load": [0.0, 0.0, 0.0],
+              "container": part, "process_per_node": part, "ratio": dict.fromkeys(("cpu", "rss_mb", "pss_mb",
+                                                                                   "resident_mb"), 1.0),
+              "bus_driver_alone": {"control_rate": 100.0, "cycles": 100, "seconds": 1.0, "cpu": 0.15}}
+    line = graph.text(result).splitlines()[-1]
+    assert "0.150 of a core" in line and "100 Hz" in line
+    assert f"{0.15 / 0.2:.2f} of the hardware loop's" in line and f"{0.15 / 0.3:.2f} of the graph's" in line

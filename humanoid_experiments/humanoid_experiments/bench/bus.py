@@ -172,6 +172,52 @@ def run_benchmark(robot: str = "bioloid", protocol: int = 1, baud: int = 1_000_0
         retries=traffic.retries)
 
 
+@dataclass(frozen=True)
+class PacedDriver:
+    """The bus driver alone at the robot's control rate (:func:`paced_driver_cost`)."""
+
+    control_rate: float  # Hz, the robot's hw.yaml
+    cycles: int
+    seconds: float  # wall
+    cpu: float  # share of one core: the driver's thread over the wall time
+
+
+def paced_driver_cost(robot: str, seconds: float) -> PacedDriver:
+    """What the hardware loop's bus work costs without anything else: the driver reads every
+    servo, writes the goals and waits for the next deadline (``sync``, so answers are polled
+    only as the loop would poll them) at the robot's ``control_rate``, against the emulator as
+    ``humanoid real --emulate`` starts it, with no ROS, no state publishing and no front. The
+    floor under the hardware loop's share of a core while the bus is read this way."""
+    from humanoid_core import node_parameters
+    from humanoid_core.loop import JointCommand
+    from humanoid_description import HW_NODE_PARAMETERS, load_model
+    from humanoid_hw import NODE_NAME, DynamixelDriver, load_hardware_config
+    from humanoid_hw.emulator import emulator_process
+
+    rate = float(node_parameters(HW_NODE_PARAMETERS.path(robot), NODE_NAME)["control_rate"])
+    model = load_model(robot)
+    command = JointCommand(position=model.home_positions())
+    defaults = load_hardware_config(robot)
+    with emulator_process(robot, defaults.protocol, defaults.baud) as port:
+        driver = DynamixelDriver.from_model(model, load_hardware_config(robot, port=port, on_shutdown="hold"))
+        driver.start()
+        try:
+            for _ in range(int(rate)):  # a second to settle, as the graph's loop had before its window
+                driver.sync(1.0 / rate)
+                driver.read()
+                driver.write(command)
+            cycles, started, cpu_started = 0, time.monotonic(), time.thread_time()
+            while time.monotonic() - started < seconds:
+                driver.sync(1.0 / rate)
+                driver.read()
+                driver.write(command)
+                cycles += 1
+            wall, cpu = time.monotonic() - started, time.thread_time() - cpu_started
+        finally:
+            driver.close()
+    return PacedDriver(rate, cycles, round(wall, 3), round(cpu / wall, 4))
+
+
 def sdk_loop_hz(port_name: str, baud: int, protocol: int, ids: list[int], read_address: int, read_length: int,
                 write_address: int, write_length: int, goals: dict[int, bytes], warmup: int, cycles: int) -> float:
     """Cycles per second of a bare dynamixel-sdk loop: the driver's transactions, nothing else.

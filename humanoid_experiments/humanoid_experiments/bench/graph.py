@@ -6,7 +6,10 @@ It runs the command a user runs (``humanoid sim --robot R``, or ``humanoid real 
 ``/proc`` of every process the command started (the command itself included, the bus
 emulator left out: it stands for the servos) over ``--seconds`` of wall time. The baseline,
 from the same run: the same command with ``--process-per-node`` (each control node in a
-process of its own, as the stack ran them before the container).
+process of its own, as the stack ran them before the container). With ``--real``, a second
+baseline: the bus driver alone at the robot's control rate, against the same kind of emulator
+with no ROS (:func:`~humanoid_experiments.bench.bus.paced_driver_cost`), the floor under the
+hardware loop's share while the bus is read this way.
 
 Memory: ``rss`` counts every page a process maps, so a shared library mapped by five
 processes is counted five times in a sum of RSS; ``pss`` divides each shared page among the
@@ -248,6 +251,11 @@ def run(args: argparse.Namespace) -> int:
     shared, apart = result["container"]["total"], result["process_per_node"]["total"]
     result["ratio"] = {key: round(shared[key] / apart[key], 3) if shared[key] and apart[key] else None
                        for key in ("cpu", "rss_mb", "pss_mb", "resident_mb")}
+    if args.real:
+        from humanoid_experiments.bench.bus import paced_driver_cost
+
+        say(f"{args.robot}: the bus driver alone at its control rate ...")
+        result["bus_driver_alone"] = asdict(paced_driver_cost(args.robot, args.seconds))
     result["load"] = load_average()
     print(json.dumps(result) if args.json else text(result))
     return 0
@@ -270,4 +278,14 @@ def text(r: dict[str, Any]) -> str:
     ratio = r["ratio"]
     lines.append(f"  container / process per node: CPU {ratio['cpu']}, RSS {ratio['rss_mb']}, PSS {ratio['pss_mb']}, "
                  f"resident {ratio['resident_mb']}")
+    bus = r.get("bus_driver_alone")
+    if bus is not None:
+        loop = sum(c["cpu"] for c in r["container"]["processes"] if c["name"].endswith("_loop"))
+        lines.append(f"  the bus driver alone (reads, SYNC_WRITE and waits at {bus['control_rate']:g} Hz; no ROS, the "
+                     f"same emulator): {bus['cpu']:.3f} of a core, {_share(bus['cpu'], loop)} of the hardware loop's, "
+                     f"{_share(bus['cpu'], r['container']['total']['cpu'])} of the graph's")
     return "\n".join(lines)
+
+
+def _share(part: float, whole: float) -> str:
+    return f"{part / whole:.2f}" if whole else "n/a"
