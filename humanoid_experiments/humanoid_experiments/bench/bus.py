@@ -197,20 +197,22 @@ def paced_driver_cost(robot: str, seconds: float) -> PacedDriver:
     rate = float(node_parameters(HW_NODE_PARAMETERS.path(robot), NODE_NAME)["control_rate"])
     model = load_model(robot)
     command = JointCommand(position=model.home_positions())
-    defaults = load_hardware_config(robot)
-    with emulator_process(robot, defaults.protocol, defaults.baud) as port:
-        driver = DynamixelDriver.from_model(model, load_hardware_config(robot, port=port, on_shutdown="hold"))
+    config = load_hardware_config(robot, on_shutdown="hold")
+    with emulator_process(robot, config.protocol, config.baud) as port:
+        driver = DynamixelDriver.from_model(model, config.replace(port=port))
+
+        def cycle() -> None:
+            driver.sync(1.0 / rate)
+            driver.read()
+            driver.write(command)
+
         driver.start()
         try:
             for _ in range(int(rate)):  # a second to settle, as the graph's loop had before its window
-                driver.sync(1.0 / rate)
-                driver.read()
-                driver.write(command)
+                cycle()
             cycles, started, cpu_started = 0, time.monotonic(), time.thread_time()
             while time.monotonic() - started < seconds:
-                driver.sync(1.0 / rate)
-                driver.read()
-                driver.write(command)
+                cycle()
                 cycles += 1
             wall, cpu = time.monotonic() - started, time.thread_time() - cpu_started
         finally:
