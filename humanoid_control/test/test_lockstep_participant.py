@@ -143,6 +143,39 @@ def test_a_container_answers_once_per_state_and_again_when_the_state_is_sent_aga
     assert len(answers()) == again + 1, answers()
 
 
+def test_a_container_answers_once_its_commanding_nodes_have_not_waiting_for_its_watchers(spinning_nodes):
+    """A watcher (a node that sends the robot nothing: a monitor, the recorder) is not waited
+    for while a node that commands the robot is: the container's thread hands it the state
+    before the next one anyway. A container of watchers only waits for all of them."""
+    container_node, listener = spinning_nodes("lockstep_container_under_test", "lockstep_listener")
+    shared = SharedParticipant(container_node, "control_container")
+    walk, monitor = shared.member("walk_controller"), shared.member("balance_monitor", watcher=True)
+    only_watchers = SharedParticipant(container_node, "watchers_container")
+    energy, recorder = only_watchers.member("energy_monitor", True), only_watchers.member("recorder", True)
+    seen = answers_seen(listener)
+    poll_until(lambda: shared._participant._publisher.get_subscription_count() >= 1
+               and only_watchers._participant._publisher.get_subscription_count() >= 1,
+               "the listener to subscribe to the answers", PATIENCE)
+
+    def answers(participant: str) -> list[float]:
+        return [msg.stamp.sec + msg.stamp.nanosec * 1e-9 for msg in seen if msg.participant == participant]
+
+    walk.answered(stamp(0.01))
+    poll_until(lambda: answers("control_container") == [0.01], "the answer of t = 0.01 s without the watcher's",
+               PATIENCE)
+    monitor.answered(stamp(0.01))  # the watcher's own answer comes later and sends nothing more
+    walk.answered(stamp(0.02))
+    poll_until(lambda: answers("control_container")[-1:] == [0.02], "the answer of t = 0.02 s", PATIENCE)
+    assert answers("control_container") == [0.01, 0.02]
+
+    energy.answered(stamp(0.01))  # one of two watchers: not answered yet
+    recorder.answered(stamp(0.01))
+    energy.answered(stamp(0.02))
+    recorder.answered(stamp(0.02))
+    poll_until(lambda: answers("watchers_container")[-1:] == [0.02], "the watchers' answer of t = 0.02 s", PATIENCE)
+    assert answers("watchers_container") == [0.01, 0.02]
+
+
 def waits_for(condition, seconds: float) -> bool:
     """Whether ``condition`` holds within ``seconds`` (for what must not happen)."""
     deadline = time.monotonic() + seconds

@@ -17,7 +17,7 @@ import rclpy
 from rclpy.experimental import EventsExecutor
 from rclpy.qos import QoSProfile
 from rclpy.task import Future
-from sensor_msgs.msg import JointState
+from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import String
 
 from humanoid_control.ros import FEED_QOS, StateFeed, poll_until, robot_state, spin_while
@@ -100,3 +100,35 @@ def test_waiting_states_go_to_each_node_up_to_its_depth_newest_last(container):
     assert taken["ten"] == [0, *range(WAITING - 9, WAITING + 1)]
     # the message that came after the states was handled after them, once every state was out
     assert after == [len(order)] and len(order) == (WAITING + 1) + 2 + 11
+
+
+def test_nodes_that_command_the_robot_take_each_state_before_the_watchers(container):
+    """A watcher (a monitor, the recorder) takes a state after the nodes that command the
+    robot, whatever the order they subscribed in, so that their commands and the lockstep
+    answer go out first; each node still gets its parts in the driver's order, and every node
+    a state before any node the next."""
+    feed_node, outside, spinner = container
+    feed = StateFeed(feed_node)
+    order: list[tuple[int, str, str]] = []
+
+    def taker(name: str, topic: str):
+        return lambda msg: order.append((msg.header.stamp.sec, name, topic))
+
+    feed.subscribe(robot_state.TOPIC, taker("recorder", "robot_state"), "recorder", 1000, watcher=True)
+    feed.subscribe(robot_state.IMU, taker("monitor", "imu"), "balance_monitor", 100, watcher=True)
+    feed.subscribe(robot_state.JOINT_STATES, taker("monitor", "joint_states"), "balance_monitor", 100, watcher=True)
+    feed.subscribe(robot_state.IMU, taker("walk", "imu"), "walk_controller", 100)
+    feed.subscribe(robot_state.JOINT_STATES, taker("walk", "joint_states"), "walk_controller", 100)
+    spinner.start()
+
+    states = outside.create_publisher(RobotState, robot_state.TOPIC, FEED_QOS)
+    poll_until(lambda: states.get_subscription_count() >= 1, "the feed matched", PATIENCE)
+    for n in range(3):
+        msg = state(n)
+        msg.imu = [Imu()]
+        msg.imu[0].header.stamp.sec = n
+        states.publish(msg)
+    poll_until(lambda: len(order) == 3 * 5, "three states handed out", PATIENCE)
+    each_state = [("walk", "imu"), ("walk", "joint_states"), ("recorder", "robot_state"), ("monitor", "imu"),
+                  ("monitor", "joint_states")]
+    assert order == [(n, name, topic) for n in range(3) for name, topic in each_state]

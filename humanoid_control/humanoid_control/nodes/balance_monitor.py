@@ -102,6 +102,8 @@ LATENCY_WINDOW = 2000
 class BalanceMonitor:
     """Subscriptions, publications and diagnostics around one estimator."""
 
+    WATCHER = True  # in a container: takes each state after the nodes that command the robot
+
     def __init__(self, node: Node, host: NodeHost) -> None:
         self.node = node
         self.robot, self.params = declare_control_node(node, BalanceParameters, NODE_NAME)

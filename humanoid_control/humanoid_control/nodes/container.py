@@ -25,7 +25,9 @@ humanoid_control registers its control nodes, humanoid_tools the recorder. A hos
 may define ``RESTARTED = False`` (the container started again after a crash then leaves it
 out: the recorder, whose bag a new process cannot finish) and ``stop(spin_once)`` (called
 when the container stops, while its executor can still take messages: the recorder drains
-its subscriptions and closes its bag).
+its subscriptions and closes its bag) and ``WATCHER = True`` (it only watches the robot and
+sends it nothing: it takes each state after the nodes that do, and the container's lockstep
+answer does not wait for it; :meth:`~humanoid_control.ros.node_host.Shared.watch_only`).
 
 Parameters (of the container's own node): ``nodes``, the hosted nodes' names separated by
 commas, and for each hosted node N its parameters as ``N.<parameter>``
@@ -81,6 +83,8 @@ def build_node(container: Node, host: Shared, name: str, cls: type) -> tuple[Nod
     the container's) in the container's namespace, its behaviour ``cls`` built with the host."""
     node = Node(name, namespace=container.get_namespace(), use_global_arguments=False,
                 parameter_overrides=hosted_parameters(container, name))
+    if getattr(cls, "WATCHER", False):
+        host.watch_only(name)
     behaviour = cls(node, host)
     host.adopt_clock(node)
     return node, behaviour

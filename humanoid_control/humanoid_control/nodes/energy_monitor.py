@@ -68,6 +68,8 @@ class Latest:
 class EnergyMonitor:
     """One current model and one energy integral, fed by joint_states."""
 
+    WATCHER = True  # in a container: takes each state after the nodes that command the robot
+
     def __init__(self, node: Node, host: NodeHost) -> None:
         self.node = node
         self.robot, self.params = declare_control_node(node, EnergyParameters, NODE_NAME)

@@ -95,6 +95,8 @@ class Frames:
 class OdometryNode:
     """Kinematic odometry of the robot and, in simulation, its ground truth, on topics and /tf."""
 
+    WATCHER = True  # in a container: takes each state after the nodes that command the robot
+
     def __init__(self, node: Node, host: NodeHost) -> None:
         self.node = node
         self.robot, self.params = declare_control_node(node, OdometryParameters, NODE_NAME)

@@ -126,6 +126,8 @@ class SelfCollisionChecker:
     diagnostics run in callback groups of their own, so that a long trajectory check
     never holds up the state, a configuration check or diagnostics."""
 
+    WATCHER = True  # in a container: takes each state after the nodes that command the robot
+
     def __init__(self, node: Node, host: NodeHost) -> None:
         self.node = node
         robot, params = declare_control_node(node, SelfCollisionCheckerParameters, NODE_NAME)

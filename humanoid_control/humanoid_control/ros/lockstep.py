@@ -255,7 +255,10 @@ def _nanoseconds(stamp: Time) -> int:
 class SharedParticipant:
     """One participant answering for several nodes of one process (a container): the state
     stamped t is answered once every member has answered t, and a member's hold holds the
-    simulation for all (the members' work for a state is done when the last of them is)."""
+    simulation for all (the members' work for a state is done when the last of them is).
+    Watchers (members that send the robot nothing) are not waited for while another member
+    is: their process takes every state in order in one thread, so they still handle t
+    before anyone gets the state after it."""
 
     def __init__(self, node: Node, name: str | None = None) -> None:
         self._participant = LockstepParticipant(node, name)
@@ -267,9 +270,9 @@ class SharedParticipant:
     def name(self) -> str:
         return self._participant.name
 
-    def member(self, name: str) -> LockstepMember:
+    def member(self, name: str, watcher: bool = False) -> LockstepMember:
         """A new member (a hosted node, ``name``), answering through this participant."""
-        member = LockstepMember(self, name)
+        member = LockstepMember(self, name, watcher)
         with self._lock:
             self._members.append(member)
         return member
@@ -280,7 +283,8 @@ class SharedParticipant:
         because it had not got the answer (a subscription not yet matched when it went out
         loses it). Stamps compared as integers: this runs once per member and state."""
         with self._lock:
-            latest = [member.latest_answer for member in self._members]
+            waited = [member for member in self._members if not member.watcher] or self._members
+            latest = [member.latest_answer for member in waited]
             if not latest or None in latest:
                 return
             oldest = min(latest, key=itemgetter(0))  # (ns, stamp): the ns decide (stamps do not order)
@@ -317,9 +321,10 @@ class LockstepMember:
     """A node's part of a :class:`SharedParticipant`: what the node calls, as it would call its
     own :class:`LockstepParticipant` (answered, holds, leave)."""
 
-    def __init__(self, shared: SharedParticipant, name: str) -> None:
+    def __init__(self, shared: SharedParticipant, name: str, watcher: bool = False) -> None:
         self._shared = shared
         self.name = name
+        self.watcher = watcher
         #: The latest stamp this member answered, in ns and as given (None before its first
         #: answer); one attribute, so another thread reads both of one answer.
         self.latest_answer: tuple[int, Time] | None = None

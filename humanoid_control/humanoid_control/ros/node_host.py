@@ -11,7 +11,9 @@ their lockstep participant, and create everything else on their node as usual.
   per-state topics come out of one ``robot_state`` subscription
   (:mod:`humanoid_control.ros.state_feed`), and one participant answers a lockstep
   simulation for all of them once each has handled the state
-  (:class:`~humanoid_control.ros.lockstep.SharedParticipant`).
+  (:class:`~humanoid_control.ros.lockstep.SharedParticipant`). A node named a watcher
+  (:meth:`Shared.watch_only`: it sends the robot nothing) takes each state after the others,
+  and the answer does not wait for it.
 """
 
 from __future__ import annotations
@@ -66,11 +68,20 @@ class Shared:
         self.node = node
         self.feed = StateFeed(node)
         self.participant: SharedParticipant | None = None
+        self._watchers: set[str] = set()
+
+    def watch_only(self, name: str) -> None:
+        """Hosted node ``name`` (before it is built) only watches the robot: it takes each
+        state after the nodes that command the robot, and a lockstep simulation goes on
+        once those have answered. Nothing of it is lost: the container hands every node a
+        state before the next (:mod:`humanoid_control.ros.state_feed`), and the next comes
+        only after this answer."""
+        self._watchers.add(name)
 
     def subscribe_state(self, node: Node, msg_type: type, topic: str, callback: Callable[[Any], None],
                         qos: QoSProfile | int, callback_group: CallbackGroup | None = None) -> None:
         if topic == robot_state.TOPIC or (robot_state.carries(topic) and not topic.startswith("/")):
-            self.feed.subscribe(topic, callback, node.get_name(), qos)
+            self.feed.subscribe(topic, callback, node.get_name(), qos, watcher=node.get_name() in self._watchers)
         else:
             node.create_subscription(msg_type, topic, callback, qos, callback_group=callback_group)
 
@@ -91,4 +102,4 @@ class Shared:
             self.participant = SharedParticipant(self.node)
             self.node.get_logger().info("lockstep participant: answers each state on lockstep/ready once every "
                                         "hosted node has handled it")
-        return self.participant.member(node.get_name())
+        return self.participant.member(node.get_name(), watcher=node.get_name() in self._watchers)

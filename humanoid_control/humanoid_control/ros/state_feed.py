@@ -23,6 +23,13 @@ state, a service) behind all the states that came before it: a process short of 
 minute delayed a walk goal's start by 43 s while the walk it had accepted went on without it
 (docs/graph_cost.md).
 
+The nodes that command the robot take each state before those that only watch it
+(``watcher``: the balance and energy monitors, the odometry, the self-collision checker, the
+recorder): a controller's command, and in lockstep the container's answer, go out before
+the watchers' work on that state, which then overlaps the robot's next cycle. Each node still
+gets its parts in the driver's order, and every node gets a state before any node gets the
+next.
+
 An IMU need not be the driver's: a robot without one in its driver (the Bioloid on its bus)
 may carry an IMU whose own node publishes ``imu/data``. The feed takes ``imu/data`` from
 that topic too until a state carries an IMU reading, then from the states only (so a
@@ -69,6 +76,7 @@ class _Taker:
     subscriber: str
     callback: Callable[[Any], None]
     depth: float
+    watcher: bool
 
 
 class StateFeed:
@@ -87,15 +95,15 @@ class StateFeed:
         self._latest: RobotState | None = None  # the newest state handed out
 
     def subscribe(self, topic: str, callback: Callable[[Any], None], subscriber: str,
-                  qos: QoSProfile | int = STREAM_HISTORY) -> None:
+                  qos: QoSProfile | int = STREAM_HISTORY, watcher: bool = False) -> None:
         """Call ``callback`` with each part of ``robot_state`` that stands for ``topic`` (a
         relative name :func:`~humanoid_control.ros.robot_state.carries`), of the newest states
         up to ``qos``'s depth when several wait; ``subscriber`` names the node (a callback that
-        raises is reported with it)."""
+        raises is reported with it); a ``watcher`` takes each state after the other nodes."""
         if topic != robot_state.TOPIC and (not robot_state.carries(topic) or topic.startswith("/")):
             raise ValueError(f"robot_state does not carry {topic!r} (only relative names of the per-state topics)")
         depth = queue_depth(qos)
-        self._callbacks.setdefault(topic, []).append(_Taker(subscriber, callback, depth))
+        self._callbacks.setdefault(topic, []).append(_Taker(subscriber, callback, depth, watcher))
         self._deepest = max(self._deepest, depth)
         self._subscribe()
         if topic == robot_state.IMU and self._outside_imu is None:
@@ -159,13 +167,12 @@ class StateFeed:
                 clock.set_ros_time_override(now)
         if age >= self._deepest:
             return
-        for taker in self._callbacks.get(robot_state.TOPIC, ()):
-            if age < taker.depth:
-                self._deliver(taker, robot_state.TOPIC, msg)
-        for topic, part in robot_state.parts(msg):
-            for taker in self._callbacks.get(topic, ()):
-                if age < taker.depth:
-                    self._deliver(taker, topic, part)
+        parts = [(robot_state.TOPIC, msg), *robot_state.parts(msg)]
+        for watchers in (False, True):
+            for topic, part in parts:
+                for taker in self._callbacks.get(topic, ()):
+                    if taker.watcher is watchers and age < taker.depth:
+                        self._deliver(taker, topic, part)
 
     def _deliver(self, taker: _Taker, topic: str, message: Any) -> None:
         try:

@@ -471,6 +471,7 @@ class RecorderNode:
     without it (its graph's launcher made the bag readable: humanoid_bringup.serving)."""
 
     RESTARTED = False
+    WATCHER = True  # takes each state after the nodes that command the robot
 
     @staticmethod
     def prepare(output: Path) -> None:
