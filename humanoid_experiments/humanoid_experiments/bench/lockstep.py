@@ -98,7 +98,8 @@ def graph_walk(robot: str, distance: float, physics: str | None, lockstep: bool,
     behind = any(BEHIND in graph.log_text(spec.name) for spec in nodes)
     return {"distance_m": report.distance_m, "lateral_drift_m": report.lateral_drift_m, "fell": report.fell,
             "result": report.result, "walk_s": report.duration_s, "rtf": report.real_time_factor,
-            "cpu_per_sim_s": cpu, "gate": waits, "walk_controller_behind": behind}
+            "cpu_per_sim_s": cpu, "gate": waits, "walk_controller_behind": behind,
+            "nodes": [name for spec in nodes for name in (spec.name, *spec.hosted)]}
 
 
 class GateWatch:
@@ -211,8 +212,8 @@ def text(r: dict[str, Any]) -> str:
                                                                    key=lambda item: -item[1]))
     gate = ls["gate"] or {}
     return "\n".join([
-        f"{r['robot']} ({r['physics']} physics): {r['distance_asked_m']:g} m walk, full graph (walk controller, "
-        "trajectory generator, balance monitor, self-collision checker, recorder)",
+        f"{r['robot']} ({r['physics']} physics): {r['distance_asked_m']:g} m walk, full graph "
+        f"({', '.join(ls.get('nodes', ()))})",
         f"  lockstep                real-time factor {r['rtf_lockstep']:6.2f}  (walk of {ls['walk_s']:.1f} s "
         f"robot time)",
         f"  raw PyBullet stepping   real-time factor {r['rtf_raw']:6.2f}  (runs: "
