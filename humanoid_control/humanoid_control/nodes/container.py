@@ -112,7 +112,8 @@ def main(args: Sequence[str] | None = None) -> int:
                     hosted.append(build_node(container, host, name, cls))
                 except (ValueError, UnknownRobotError) as error:
                     raise ValueError(f"{name}: {error}") from None
-            log.info(f"hosting {', '.join(node.get_name() for node, _ in hosted)}")
+            log.info(f"hosting {', '.join(node.get_name() for node, _ in hosted)} (watchers, which take each state "
+                     f"after the others: {', '.join(sorted(host.watchers)) or 'none'})")
             for node in (container, *(node for node, _ in hosted)):  # each on diagnostics, as if alone
                 report_restart(node)
             executor = EventsExecutor()

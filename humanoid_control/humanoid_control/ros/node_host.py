@@ -78,6 +78,11 @@ class Shared:
         only after this answer."""
         self._watchers.add(name)
 
+    @property
+    def watchers(self) -> frozenset[str]:
+        """The hosted nodes named watchers so far."""
+        return frozenset(self._watchers)
+
     def subscribe_state(self, node: Node, msg_type: type, topic: str, callback: Callable[[Any], None],
                         qos: QoSProfile | int, callback_group: CallbackGroup | None = None) -> None:
         if topic == robot_state.TOPIC or (robot_state.carries(topic) and not topic.startswith("/")):
@@ -101,5 +106,5 @@ class Shared:
         if self.participant is None:
             self.participant = SharedParticipant(self.node)
             self.node.get_logger().info("lockstep participant: answers each state on lockstep/ready once every "
-                                        "hosted node has handled it")
+                                        "hosted node that commands the robot has handled it")
         return self.participant.member(node.get_name(), watcher=node.get_name() in self._watchers)
