@@ -168,10 +168,10 @@ class StateFeed:
         if age >= self._deepest:
             return
         parts = [(robot_state.TOPIC, msg), *robot_state.parts(msg)]
-        for watchers in (False, True):
+        for watching in (False, True):  # the nodes that command the robot first
             for topic, part in parts:
                 for taker in self._callbacks.get(topic, ()):
-                    if taker.watcher is watchers and age < taker.depth:
+                    if taker.watcher is watching and age < taker.depth:
                         self._deliver(taker, topic, part)
 
     def _deliver(self, taker: _Taker, topic: str, message: Any) -> None:
