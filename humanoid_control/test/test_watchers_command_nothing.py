@@ -14,7 +14,7 @@ import rclpy
 from rclpy.action import ActionClient
 from rclpy.parameter import Parameter
 
-from humanoid_control.nodes.container import hostable
+from humanoid_control.nodes import hostable
 from humanoid_control.ros import Shared, topics
 
 #: What reaches the robot or a node that commands it, as a topic.
