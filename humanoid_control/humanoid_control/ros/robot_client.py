@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import rclpy
@@ -375,6 +375,17 @@ class RobotClient:
     @property
     def joint_state(self) -> JointState | None:
         return self._joint_state
+
+    def take_readings(self, topic: str, msg_type: type, callback: Callable[[Any], None]) -> None:
+        """Call ``callback`` with each reading on ``topic``, one of the robot's per-state topics
+        (the feet's wrench and contact, the IMU, ``fallen``): from the robot's state message when
+        this client takes it, where a state's readings come before its ``joint_states``, so a
+        client held at a state (:meth:`~humanoid_control.ros.lockstep.LockstepParticipant.run_to`)
+        has that state's readings and no later ones; else (``standard_topics``) from the topic."""
+        if self._feed is not None:
+            self._feed.subscribe(topic, callback, self.node.get_name(), JOINT_STATES_DEPTH)
+        else:
+            self.node.create_subscription(msg_type, topic, callback, JOINT_STATES_DEPTH)
 
     def positions(self) -> dict[str, float]:
         """Latest measured positions by joint name."""

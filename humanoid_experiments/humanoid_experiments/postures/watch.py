@@ -203,11 +203,12 @@ def watch_topics(client: RobotClient, model: RobotModel, contact_threshold: floa
         q = msg.orientation
         watch.on_imu((q.w, q.x, q.y, q.z), seconds(msg.header.stamp))
 
+    # each state's readings with its joint_states (RobotClient.take_readings): from topics of their
+    # own, a reading could come after the look at its state (a fall a look later in some runs)
     for side in model.config.feet:
-        client.node.create_subscription(WrenchStamped, topics.foot_wrench(side),
-                                        lambda msg, side=side: on_wrench(side, msg), 50)
-    client.node.create_subscription(Imu, topics.IMU, on_imu, 10)
-    client.node.create_subscription(Bool, topics.FALLEN, lambda msg: watch.on_fallen(msg.data), 10)
+        client.take_readings(topics.foot_wrench(side), WrenchStamped, lambda msg, side=side: on_wrench(side, msg))
+    client.take_readings(topics.IMU, Imu, on_imu)
+    client.take_readings(topics.FALLEN, Bool, lambda msg: watch.on_fallen(msg.data))
     return watch
 
 
