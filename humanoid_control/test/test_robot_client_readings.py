@@ -2,10 +2,10 @@
 caller before that state's ``joint_states``, never after it.
 
 A client held at a state in lockstep acts once that state's ``joint_states`` is in. The
-postures protocol's foot watch took the IMU, the feet and ``fallen`` on topics of their own:
-a reading could then come after the look at its state, and the graph's run decided a step a
-look apart from the in-process run (``test/test_postures_in_process_graph.py``, one clean-clone
-run in about twenty). Taken from the robot's state message, they come in the state's order."""
+postures protocol's foot watch took the IMU, the feet and ``fallen`` on topics of their own,
+which reach the client apart from ``joint_states`` (``fallen``, with no stamp, could not even
+be waited for); taken from the robot's state message, they come in the state's order, as the
+in-process watch gets them (docs/postures.md)."""
 
 from __future__ import annotations
 
