@@ -69,10 +69,14 @@ class States:
         with self.changed:
             return len(self.stamps)
 
-    def wait_for(self, count: int, what: str) -> None:
+    def reached(self, count: int) -> bool:
+        """Whether ``count`` distinct stamps came within PATIENCE."""
         with self.changed:
-            assert self.changed.wait_for(lambda: len(self.stamps) >= count, PATIENCE), \
-                f"{what}: the simulation stayed at t = {self.stamps[-1] if self.stamps else None} s"
+            return self.changed.wait_for(lambda: len(self.stamps) >= count, PATIENCE)
+
+    def latest(self) -> float | None:
+        with self.changed:
+            return self.stamps[-1] if self.stamps else None
 
 
 @dataclass
@@ -127,7 +131,11 @@ class Simulation:
                    for text in self.reports[since:])
 
     def runs_on(self, what: str) -> None:
-        self.states.wait_for(self.states.count() + RUNNING, what)
+        if not self.states.reached(self.states.count() + RUNNING):  # what the gate saw, to tell why
+            status = self.gate.status()
+            raise AssertionError(f"{what}: the simulation stayed at t = {self.states.latest()} s; the gate's "
+                                 f"participants {status.participants}, waiting for {status.waiting_for}, its last "
+                                 f"reports {self.reports[-3:]}")
 
 
 def answering(node, participant) -> None:
