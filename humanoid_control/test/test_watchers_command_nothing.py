@@ -3,9 +3,9 @@
 The container answers a lockstep simulation without waiting for its watchers, and hands
 them each state after the other nodes (docs/graph_cost.md): a command a watcher sent would
 reach the robot a cycle later in some runs than in others. So each registered watcher is
-built here, in process, by the container's own ``build_node``, and must hold no publisher on a command
-topic, no service client and no action client (what it publishes is its own outputs,
-diagnostics, markers and frames)."""
+built here, in process, by the container's own ``build_node``, and must hold no publisher on
+a command topic, no service client and no action client (what it publishes is its own
+outputs, diagnostics, markers and frames)."""
 
 from __future__ import annotations
 
