@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
+from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 
 from humanoid_bringup import with_recorder
@@ -91,16 +92,27 @@ def recording_graph(nodes: Sequence[NodeSpec], bag: Path, log_dir: Path, client_
     assert codes.get(CONTROL_CONTAINER) == 0, graph.log_text(CONTROL_CONTAINER)[-3000:]
 
 
+#: The test process may stall while it builds and sends a big message (rclpy converts it
+#: holding the interpreter lock) or while a loaded machine leaves its threads waiting: DDS stores
+#: every message meanwhile, without Python, so none published in the window is lost and the
+#: test's own stall never passes for the robot's. A shallow history (sensor data's 5) lost a
+#: whole window's messages once, on a loaded CI machine: a gap as long as the window, none of it
+#: the robot's.
+KEEP_EVERY_MESSAGE = QoSProfile(depth=100_000, history=HistoryPolicy.KEEP_LAST,
+                                reliability=ReliabilityPolicy.BEST_EFFORT)
+
+
 class SourceStamps:
     """Publish times (DDS source timestamps, ns) of every joint_states message, taken by a
     node of its own: they come with the message info, which only rclpy's Python executors
-    hand to a callback (RobotClient's EventsExecutor does not). A context manager."""
+    hand to a callback (RobotClient's EventsExecutor does not). Its subscription keeps every
+    message (:data:`KEEP_EVERY_MESSAGE`). A context manager."""
 
-    def __init__(self, qos) -> None:
+    def __init__(self) -> None:
         self.stamps: list[int] = []
         self.lock = threading.Lock()
         self._node = rclpy.create_node(f"source_stamps_{os.getpid()}_{id(self):x}")
-        self._node.create_subscription(JointState, "joint_states", self._on_message, qos)
+        self._node.create_subscription(JointState, "joint_states", self._on_message, KEEP_EVERY_MESSAGE)
         self._executor = SingleThreadedExecutor()
         self._executor.add_node(self._node)
         self._thread = threading.Thread(target=self._executor.spin, name="source-stamps", daemon=True)

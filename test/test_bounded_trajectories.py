@@ -7,8 +7,9 @@ blocks nothing: the running goal's feedback and cancel, the simulator's services
 diagnostics go on, a newer goal replaces it and a cancel ends it at once, never started.
 
 The gaps are measured on the publisher's side: each joint_states message's DDS source
-timestamp (taken by the node when it publishes), so this test process's own work
-(building and sending the big goal) cannot pass for a stall of the node.
+timestamp (taken by the node when it publishes), kept by DDS whatever this test process does
+meanwhile (system_support.SourceStamps), so the test's own work (building and sending the big
+goal) or its threads left waiting on a loaded machine cannot pass for a stall of the node.
 
 The three checks of the node with its default parameters share one node (a start costs
 seconds of CPU; ``TestTheDefaultNode``): each reads the robot's pose, and the rejections it
@@ -26,7 +27,6 @@ import numpy as np
 import pytest
 from action_msgs.msg import GoalStatus
 from diagnostic_msgs.msg import DiagnosticArray
-from rclpy.qos import qos_profile_sensor_data
 from system_support import SourceStamps
 
 from humanoid_control.ros import RobotClient, make_trajectory, poll_until
@@ -105,7 +105,7 @@ class TestTheDefaultNode:
 
     def test_the_largest_allowed_trajectory_is_accepted_without_stalling_joint_states(self, default_node):
         client = default_node
-        with SourceStamps(qos_profile_sensor_data) as stamps:
+        with SourceStamps() as stamps:
             state = client.wait_for_joint_states(PATIENCE)
             names, current = list(state.name), np.array(state.position)
             trajectory = slow_trajectory(names, current, MAX_POINTS)

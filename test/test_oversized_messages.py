@@ -25,7 +25,6 @@ import time
 import numpy as np
 import pytest
 from builtin_interfaces.msg import Duration
-from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from system_support import SourceStamps, largest_gap
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
@@ -130,16 +129,6 @@ class Canary:
         return largest_gap(self.stamps, since_ns, until_ns)
 
 
-#: The test process itself stalls for seconds building and sending the huge message (rclpy
-#: converts it holding the interpreter lock): its subscription keeps every message meanwhile
-#: (DDS stores them without Python), so its own stall is never mistaken for the robot's.
-KEEP_EVERY_MESSAGE = QoSProfile(depth=100_000, history=HistoryPolicy.KEEP_LAST,
-                                reliability=ReliabilityPolicy.BEST_EFFORT)
-
-
-
-
-
 def huge_trajectory(names: list[str], current: np.ndarray) -> JointTrajectory:
     """POINTS points 10 ms apart, every one at the current pose (valid but for its size). The
     points share one array of positions (what the message carries is the same), which the
@@ -164,7 +153,7 @@ def loop_work(node_pid: int, period: float) -> float:
 def flood(graph, client, gap_ratio: float = GAP_RATIO, trips: int = SIM_TRIPS) -> None:
     """Send the huge trajectory on the topic and as a goal; both refused, naming both numbers."""
     period = 1.0 / PUBLISH_RATE
-    with SourceStamps(KEEP_EVERY_MESSAGE) as stamps:
+    with SourceStamps() as stamps:
         state = client.wait_for_joint_states(PATIENCE)
         trajectory = huge_trajectory(list(state.name), np.array(state.position))  # built before the window
         poll_until(lambda: len(stamps.stamps) > 10, "joint_states from the robot", PATIENCE)
