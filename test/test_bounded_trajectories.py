@@ -47,7 +47,8 @@ MAX_DURATION = InterfaceParameters().max_trajectory_duration
 #: bound a large goal stalled joint_states for the whole of its acceptance, over a second
 #: (100 periods, a share near 1). A loaded 2-core machine delays a cycle now and then: 14
 #: periods measured with a load average of 17 on 2 cores, 56 periods of a 1.3 s acceptance
-#: (a share of 0.43) in a CI run.
+#: (a share of 0.43) in a CI run, both read by a subscription keeping 5 messages, which loses
+#: those the test process's own stalls hold back (it keeps every one: SourceStamps).
 GAP_BOUND_PERIODS = 50.0
 GAP_BOUND_SHARE = 0.5
 PATIENCE = 60.0
