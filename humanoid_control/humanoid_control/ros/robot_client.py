@@ -201,20 +201,18 @@ class RobotClient:
         # a deep queue: a recording client must not lose readings while a simulation runs
         # faster than real time and this process is slow to take them (10 s at 100 Hz)
         if standard_topics:
-            self.node.create_subscription(JointState, robot_state.JOINT_STATES, self._on_joint_state,
-                                          JOINT_STATES_DEPTH)
             self.node.create_subscription(Clock, topics.CLOCK, self._on_clock,
                                           QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT))
-            self.node.create_subscription(Bool, robot_state.FALLEN, self._on_fallen, 10)
-            self.node.create_subscription(PoseStamped, robot_state.BASE_POSE, self._on_pose, 10)
         else:
             # the feed the container's nodes take their states from: states waiting behind a busy
             # client are taken at once, so an answer (a service's, an action's) does not wait
             # behind each of them in the executor's queue
             self._feed = StateFeed(self.node, JOINT_STATES_DEPTH)
-            for topic, handle in ((robot_state.FALLEN, self._on_fallen), (robot_state.BASE_POSE, self._on_pose),
-                                  (robot_state.JOINT_STATES, self._on_joint_state)):
-                self._feed.subscribe(topic, handle, name, JOINT_STATES_DEPTH)
+        for topic, msg_type, handle, depth in (
+                (robot_state.JOINT_STATES, JointState, self._on_joint_state, JOINT_STATES_DEPTH),
+                (robot_state.FALLEN, Bool, self._on_fallen, 10),
+                (robot_state.BASE_POSE, PoseStamped, self._on_pose, 10)):
+            self.take_readings(topic, msg_type, handle, depth)
         self.node.create_subscription(DiagnosticArray, topics.DIAGNOSTICS, self._on_diagnostics, 10)
         self.lockstep = LockstepParticipant(self.node, start_held=True) if lockstep else None
         self.commands = self.node.create_publisher(JointState, topics.JOINT_COMMANDS, 10)
@@ -376,16 +374,19 @@ class RobotClient:
     def joint_state(self) -> JointState | None:
         return self._joint_state
 
-    def take_readings(self, topic: str, msg_type: type, callback: Callable[[Any], None]) -> None:
+    def take_readings(self, topic: str, msg_type: type, callback: Callable[[Any], None],
+                      depth: int = JOINT_STATES_DEPTH) -> None:
         """Call ``callback`` with each reading on ``topic``, one of the robot's per-state topics
-        (the feet's wrench and contact, the IMU, ``fallen``): from the robot's state message when
-        this client takes it, where a state's readings come before its ``joint_states``, so a
-        client held at a state (:meth:`~humanoid_control.ros.lockstep.LockstepParticipant.run_to`)
-        has that state's readings and no later ones; else (``standard_topics``) from the topic."""
+        (``joint_states``, the feet's wrench and contact, the IMU, ``fallen``): from the robot's
+        state message when this client takes it, where a state's readings come before its
+        ``joint_states``, so a client held at a state
+        (:meth:`~humanoid_control.ros.lockstep.LockstepParticipant.run_to`) has that state's
+        readings and no later ones; else (``standard_topics``) from the topic, with a queue of
+        ``depth`` (the states' queue is the feed's, JOINT_STATES_DEPTH)."""
         if self._feed is not None:
             self._feed.subscribe(topic, callback, self.node.get_name(), JOINT_STATES_DEPTH)
         else:
-            self.node.create_subscription(msg_type, topic, callback, JOINT_STATES_DEPTH)
+            self.node.create_subscription(msg_type, topic, callback, depth)
 
     def positions(self) -> dict[str, float]:
         """Latest measured positions by joint name."""
