@@ -213,7 +213,7 @@ def text(r: dict[str, Any]) -> str:
     gate = ls["gate"] or {}
     return "\n".join([
         f"{r['robot']} ({r['physics']} physics): {r['distance_asked_m']:g} m walk, full graph "
-        f"({', '.join(ls.get('nodes', ()))})",
+        f"({', '.join(ls['nodes'])})",
         f"  lockstep                real-time factor {r['rtf_lockstep']:6.2f}  (walk of {ls['walk_s']:.1f} s "
         f"robot time)",
         f"  raw PyBullet stepping   real-time factor {r['rtf_raw']:6.2f}  (runs: "
