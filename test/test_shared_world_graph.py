@@ -8,14 +8,16 @@ humanoid_sim/test/test_shared_world.py.
 
 from __future__ import annotations
 
+import os
 import time
+from pathlib import Path
 
 import pytest
 import rclpy
 from system_support import LIVE_GRAPHS, PATIENCE, moves_alone
 
 from humanoid_control.ros import RobotClient, poll_until
-from humanoid_core.processes import Graph
+from humanoid_core.processes import Graph, process_tree
 from humanoid_description import resolve_robot
 from humanoid_sim import control_period, sim_nodes
 
@@ -35,17 +37,27 @@ HOLD_WINDOW = 1.0
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory):
-    """The two robots' graph in lockstep, a client of the first and a lockstep client of the
-    second (its first answer joins it: it can hold the world)."""
+def world_graph(tmp_path_factory):
+    """The two robots' graph in lockstep."""
     graph = Graph(sim_nodes(ROBOT, count=2, lockstep=True), log_dir=tmp_path_factory.mktemp("world"))
+    LIVE_GRAPHS.append(graph)  # a failed test's report carries the graph's logs (conftest.py)
+    try:
+        graph.start()
+        yield graph
+    finally:
+        LIVE_GRAPHS.remove(graph)
+        graph.stop()
+
+
+@pytest.fixture(scope="module")
+def world(world_graph):
+    """A client of the first robot and a lockstep client of the second (its first answer
+    joins it: it can hold the world)."""
     own_context = not rclpy.ok()
     if own_context:
         rclpy.init()
-    LIVE_GRAPHS.append(graph)  # a failed test's report carries the graph's logs (conftest.py)
     clients: list[RobotClient] = []
     try:
-        graph.start()
         clients = [RobotClient("world_test_1", namespace=NAMESPACES[0].strip("/")),
                    RobotClient("world_test_2", namespace=NAMESPACES[1].strip("/"), lockstep=True)]
         for client in clients:
@@ -53,10 +65,8 @@ def world(tmp_path_factory):
         clients[1].lockstep.go()
         yield clients
     finally:
-        LIVE_GRAPHS.remove(graph)
         for client in clients:
             client.close()
-        graph.stop()
         if own_context:
             rclpy.try_shutdown()
 
@@ -66,6 +76,20 @@ def test_the_graph_is_one_world_process_and_a_graph_per_robot():
     assert [(spec.name, spec.namespace) for spec in nodes if "sim" in spec.name] == [("humanoid_sim_world", "/")]
     assert nodes[0].parameters["namespaces"] == ",".join(NAMESPACES)
     assert {spec.namespace for spec in nodes[1:]} == set(NAMESPACES)
+
+
+def test_the_worlds_loops_run_on_one_cpu(world, world_graph):
+    """world_on_one_cpu (on by default): every thread of the world's loop process, those DDS
+    started before the loops and those the loops started, on one CPU (on two cores the robots'
+    control threads, taking turns at the interpreter lock, each waited for the other core)."""
+    front = world_graph.processes["humanoid_sim_world"].pid
+    loops = [pid for pid in process_tree(front)
+             if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+    assert len(loops) == 1, f"the world's front {front} has {len(loops)} loop processes"
+    threads = list(Path(f"/proc/{loops[0]}/task").iterdir())
+    cpus = {frozenset(os.sched_getaffinity(int(task.name))) for task in threads}
+    assert len(cpus) == 1 and len(next(iter(cpus))) == 1, (
+        f"the loop process's {len(threads)} threads may run on {sorted(sorted(c) for c in cpus)}")
 
 
 def test_each_robot_stands_at_its_seat(world):

@@ -199,6 +199,10 @@ def _loop_process_main(specs: tuple[LoopSpec, ...], connections: tuple[Connectio
              for spec in specs]
     if any(spec.driver.paced for spec in specs):
         set_loop_priority(specs[0].interface.loop_nice, nodes[0].get_logger())
+    if len(specs) > 1 and specs[0].interface.world_on_one_cpu:
+        cpu = run_on_one_cpu()
+        if cpu is not None:
+            nodes[0].get_logger().info(f"the world's {len(specs)} robots' loops run on CPU {cpu} (world_on_one_cpu)")
     hosts: list[LoopHost] = []
     finished = [Finished("not started", failed=True)] * len(specs)
     try:
@@ -289,6 +293,30 @@ def set_loop_priority(nice: int, log) -> None:
     except PermissionError:
         log.warning(f"cannot set the control loop's priority to nice {nice} (not permitted: give the user "
                     "CAP_SYS_NICE or a nice limit in /etc/security/limits.conf); it runs at the default priority")
+
+
+def current_cpu() -> int:
+    """The CPU the calling thread runs on (field 39 of its ``/proc`` stat line, after the
+    parenthesised name, which may hold spaces)."""
+    fields = Path("/proc/thread-self/stat").read_text().rpartition(")")[2].split()
+    return int(fields[36])
+
+
+def run_on_one_cpu() -> int | None:
+    """Run every thread of this process, and every thread they start, on the CPU the calling
+    thread runs on now (where the kernel just put it; one it may use); None, changing
+    nothing, where the process may use only one CPU anyway. Why, for a world of several robots:
+    ``world_on_one_cpu`` (:class:`~humanoid_core.loop.InterfaceParameters`)."""
+    allowed = os.sched_getaffinity(0)
+    if len(allowed) < 2:
+        return None
+    cpu = current_cpu()
+    if cpu not in allowed:
+        cpu = min(allowed)
+    for task in Path("/proc/self/task").iterdir():
+        with contextlib.suppress(ProcessLookupError):  # a thread that ended meanwhile
+            os.sched_setaffinity(int(task.name), {cpu})
+    return cpu
 
 
 def _spin_in_thread(executor):

@@ -45,6 +45,11 @@ class InterfaceParameters:
         "the loop runs at the default priority. A simulation at real_time_factor 0 (as fast as possible, lockstep's "
         "default) keeps the default priority: it has no deadline, and raised it took the CPU from the nodes it "
         "waits for")
+    world_on_one_cpu: bool = documented(
+        True, "a simulated world of several robots (humanoid sim --count N) runs its loops' process on one CPU, "
+        "the one it starts on: its threads (a control thread per robot, their pipes' and publishers') take turns "
+        "at the interpreter lock, and spread over two cores each turn waited for the other core while the one it "
+        "left went idle (docs/graph_cost.md, \"One CPU for a world\"); false: the kernel's choice")
     gil_turn_period: float = documented(
         0.05, "s, a control loop that keeps the CPU (a simulation at real_time_factor 0) sleeps 0.1 ms this often, "
         "so that the node's other threads (action feedback, cancels, services) get the interpreter lock")
