@@ -160,6 +160,8 @@ CASES: list[tuple[str, list[str], str]] = [
      "it exists (the bags go into a new folder)"),
     ("bench world: a count that is not a number", ["bench", "world", "--counts", "1,x"], "'x' is not a whole number"),
     ("bench world: an unknown gait", ["bench", "world", "--gait", "tolt"], "unknown gait 'tolt'"),
+    ("bench world: an unknown physics profile", ["bench", "world", "--physics", "nope"],
+     "unknown physics profile 'nope' for bioloid_quadruped (known: reference, fast"),
     ("bench world: a gait too fast to play", ["bench", "world", "--frequency", "2"], "trot at 2 Hz drives"),
     ("bench sim: negative seconds", ["bench", "sim", "--seconds", "-1"], "--seconds"),
     ("bench sim: zero rounds", ["bench", "sim", "--rounds", "0"], "--rounds"),

@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -91,9 +93,12 @@ def _yaw(rotation: np.ndarray) -> float:
 class HeadlessSimulation:
     """A robot's PyBullet world with the simulation node's settings, stepped as fast as it goes."""
 
-    def __init__(self, robot: str, profile: str = REFERENCE, params_file: Path | None = None) -> None:
+    def __init__(self, robot: str, profile: str = REFERENCE, params_file: Path | None = None,
+                 overrides: Mapping[str, Any] | None = None) -> None:
+        """``profile``, ``params_file`` and ``overrides`` (flattened names, as ``--set NAME=VALUE``)
+        as :func:`~humanoid_sim.headless.simulation_settings` takes them."""
         self.model: RobotModel = load_model(robot)
-        self.settings = settings = simulation_settings(self.model, profile, params_file=params_file)
+        self.settings = settings = simulation_settings(self.model, profile, overrides, params_file=params_file)
         self.control_period = 1.0 / settings.interface.control_rate
         self.driver = make_driver(self.model, settings)
         self.driver.start()

@@ -45,6 +45,12 @@ from humanoid_experiments.bench.cpu_time import load_average
 
 #: The walk of the benchmark: the README's 1 m.
 WALK_DISTANCE = 1.0
+#: A robot with gaits (the quadruped) neither walks 1 m nor takes the postures protocol: its
+#: fidelity runs are the flat-path trot ``humanoid bench world`` plays and the report's IK gaits
+#: that stand at 1 Hz on the rules-of-thumb path (docs/quadruped.md's chart): (gait, foot path,
+#: frequency Hz, seconds), each played in-process as the gait chart plays it.
+GAIT_RUNS = (("trot", "flat", 0.5, 10.0), ("trot", "rules_of_thumb", 1.0, 32.0), ("amble", "rules_of_thumb", 1.0, 32.0),
+             ("pace", "rules_of_thumb", 1.0, 32.0), ("pronk", "rules_of_thumb", 1.0, 32.0))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -107,6 +113,26 @@ def walk(robot: str, profile: str, overrides: dict[str, Any]) -> dict[str, Any]:
                 "rtf_run": report.real_time_factor, "messages": walker.messages[:5]}
 
 
+def gait_runs(robot: str, profile: str, overrides: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each of :data:`GAIT_RUNS` in-process: where the body went, whether it fell, eq 17's
+    fitness, and the driver's stepping per CPU second."""
+    from humanoid_core.quadruped_gaits import GaitPlayer, IKGait, default_parameters
+    from humanoid_sim import HeadlessSimulation
+
+    runs = []
+    with HeadlessSimulation(robot, profile, overrides=overrides) as simulation:
+        for gait, foot_path, frequency, seconds in GAIT_RUNS:
+            params = default_parameters(simulation.model, foot_path=foot_path, frequency=frequency)
+            player = GaitPlayer(IKGait(simulation.model, gait, params), simulation.control_period, gait)
+            cpu = simulation.driver.stepping_cpu
+            outcome = simulation.run(player, seconds)
+            runs.append({"gait": gait, "foot_path": foot_path, "frequency_hz": frequency, "seconds": seconds,
+                         "distance_m": outcome.distance, "lateral_m": outcome.lateral,
+                         "heading_deg": outcome.heading_deg, "fitness_m": outcome.fitness, "fell": outcome.fell,
+                         "cpu_rtf_stepping": seconds / (simulation.driver.stepping_cpu - cpu)})
+    return runs
+
+
 def postures(robot: str, profile: str, overrides: dict[str, Any], tests: list[int] | None) -> dict[str, Any]:
     from humanoid_experiments.postures import run_postures
 
@@ -137,6 +163,7 @@ def compare(reference: dict[str, Any], fast: dict[str, Any]) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     from humanoid_core import UsageError
+    from humanoid_core.quadruped_gaits import gaited_robot
     from humanoid_description import load_model, resolve_robot
     from humanoid_experiments.postures import parse_tests
     from humanoid_sim import physics_profiles, simulation_settings
@@ -157,19 +184,6 @@ def run(args: argparse.Namespace) -> int:
     say(f"{args.robot}: raw stepping, reference and {fast_name} alternately ({args.rounds} x {args.seconds:g} s) ...")
     runs = stepping_runs(args.robot, args.seconds, args.rounds,
                          {"reference": profiles["reference"], "fast": profiles[fast_name]})
-    if previous is not None:
-        ref_walk, ref_postures = previous["walk_reference"], previous["postures_reference"]
-    else:
-        say("1 m walk in-process, reference ...")
-        ref_walk = walk(args.robot, "reference", {})
-    say(f"1 m walk in-process, {fast_name} ...")
-    fast_walk = walk(args.robot, fast_name, overrides)
-    if previous is None:
-        say("postures protocol in-process, reference ...")
-        ref_postures = postures(args.robot, "reference", {}, tests)
-    say(f"postures protocol in-process, {fast_name} ...")
-    fast_postures = postures(args.robot, fast_name, overrides, tests)
-    compared = compare(ref_postures, fast_postures)
     best = {name: max(runs[name], key=lambda r: r.real_time_factor) for name in runs}
     result = {
         "robot": args.robot, "profile": fast_name, "overrides": overrides,
@@ -182,6 +196,36 @@ def run(args: argparse.Namespace) -> int:
         "cpu_rtf_reference": round(1.0 / min(r.cpu_per_sim_second for r in runs["reference"]), 3),
         "rtf_fast_runs": [round(r.real_time_factor, 3) for r in runs["fast"]],
         "rtf_reference_runs": [round(r.real_time_factor, 3) for r in runs["reference"]],
+    }
+    if gaited_robot(args.robot):
+        result.update(gait_fidelity(args.robot, fast_name, overrides, previous, say))
+    else:
+        result.update(walk_fidelity(args.robot, fast_name, overrides, tests, previous, say))
+    result["load_average"] = load_average()
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(text(result))
+    return 0
+
+
+def walk_fidelity(robot: str, fast_name: str, overrides: dict[str, Any], tests: list[int] | None,
+                  previous: dict[str, Any] | None, say) -> dict[str, Any]:
+    """A walking robot's fidelity: the 1 m walk and the postures protocol under both."""
+    if previous is not None:
+        ref_walk, ref_postures = previous["walk_reference"], previous["postures_reference"]
+    else:
+        say("1 m walk in-process, reference ...")
+        ref_walk = walk(robot, "reference", {})
+    say(f"1 m walk in-process, {fast_name} ...")
+    fast_walk = walk(robot, fast_name, overrides)
+    if previous is None:
+        say("postures protocol in-process, reference ...")
+        ref_postures = postures(robot, "reference", {}, tests)
+    say(f"postures protocol in-process, {fast_name} ...")
+    fast_postures = postures(robot, fast_name, overrides, tests)
+    compared = compare(ref_postures, fast_postures)
+    return {
         "rtf_walk_fast": round(fast_walk["rtf_stepping"], 3), "rtf_walk_reference": round(ref_walk["rtf_stepping"], 3),
         "cpu_rtf_walk_fast": round(fast_walk["cpu_rtf_stepping"], 3),
         "cpu_rtf_walk_reference": round(ref_walk["cpu_rtf_stepping"], 3),
@@ -193,13 +237,19 @@ def run(args: argparse.Namespace) -> int:
         "walk_fell": {"reference": ref_walk["fell"], "fast": fast_walk["fell"]},
         "walk_reference": ref_walk, "walk_fast": fast_walk,
         "postures_reference": ref_postures, "postures_fast": fast_postures,
-        "load_average": load_average(),
     }
-    if args.json:
-        print(json.dumps(result))
+
+
+def gait_fidelity(robot: str, fast_name: str, overrides: dict[str, Any], previous: dict[str, Any] | None,
+                  say) -> dict[str, Any]:
+    """A robot with gaits: :data:`GAIT_RUNS` under both."""
+    if previous is not None:
+        reference = previous["gaits_reference"]
     else:
-        print(text(result))
-    return 0
+        say("gaits in-process, reference ...")
+        reference = gait_runs(robot, "reference", {})
+    say(f"gaits in-process, {fast_name} ...")
+    return {"gaits_reference": reference, "gaits_fast": gait_runs(robot, fast_name, overrides)}
 
 
 def profile_settings(settings) -> dict[str, Any]:
@@ -211,15 +261,19 @@ def profile_settings(settings) -> dict[str, Any]:
 
 def text(r: dict[str, Any]) -> str:
     changed = {k: v for k, v in r["profile_settings"].items() if r["reference_settings"].get(k) != v}
-    worst = r["postures_max_error_deg"]
-    worst_text = "no limit found by one of them" if worst is None else f"{worst:.2f} deg"
-    walk, ref = r["walk_fast"], r["walk_reference"]
     changes = ", ".join(f"{k} {v}" for k, v in changed.items()) or "as the reference"
     lines = [
         f"{r['robot']}: physics profile {r['profile']} ({changes}) vs reference, "
         f"load average {r['load_average'][0]:.1f}",
         f"  raw stepping, standing    real-time factor {r['rtf_fast']:7.2f} vs {r['rtf_reference']:7.2f}  "
         f"(x {r['speedup']:.2f}; per CPU second {r['cpu_rtf_fast']:.2f} vs {r['cpu_rtf_reference']:.2f})",
+    ]
+    if "gaits_fast" in r:
+        return "\n".join(lines + gait_lines(r))
+    worst = r["postures_max_error_deg"]
+    worst_text = "no limit found by one of them" if worst is None else f"{worst:.2f} deg"
+    walk, ref = r["walk_fast"], r["walk_reference"]
+    lines += [
         f"  stepping while walking    real-time factor {r['rtf_walk_fast']:7.2f} vs {r['rtf_walk_reference']:7.2f}  "
         f"(per CPU second {r['cpu_rtf_walk_fast']:.2f} vs {r['cpu_rtf_walk_reference']:.2f})",
         f"  postures                  largest |error| {worst_text} over {len(r['postures_errors_deg'])} tests",
@@ -230,3 +284,18 @@ def text(r: dict[str, Any]) -> str:
         f"fell: {'yes' if walk['fell'] else 'no'} vs {'yes' if ref['fell'] else 'no'}",
     ]
     return "\n".join(lines)
+
+
+def gait_lines(r: dict[str, Any]) -> list[str]:
+    """Each gait run: the profile's figures, then the reference's."""
+    lines = ["  gaits (profile vs reference): distance along the start heading, lateral, heading, eq 17, fell"]
+    for fast, ref in zip(r["gaits_fast"], r["gaits_reference"], strict=True):
+        lines.append(
+            f"    {fast['gait']} ({fast['foot_path']}) {fast['frequency_hz']:g} Hz {fast['seconds']:g} s: "
+            f"{fast['distance_m'] * 1000:.0f} vs {ref['distance_m'] * 1000:.0f} mm, "
+            f"{fast['lateral_m'] * 1000:+.0f} vs {ref['lateral_m'] * 1000:+.0f} mm, "
+            f"{fast['heading_deg']:+.1f} vs {ref['heading_deg']:+.1f} deg, "
+            f"{fast['fitness_m']:.2f} vs {ref['fitness_m']:.2f} m, "
+            f"{'yes' if fast['fell'] else 'no'} vs {'yes' if ref['fell'] else 'no'} "
+            f"(stepping per CPU second {fast['cpu_rtf_stepping']:.1f} vs {ref['cpu_rtf_stepping']:.1f})")
+    return lines

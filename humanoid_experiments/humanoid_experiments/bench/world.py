@@ -10,7 +10,9 @@ passed, falls or not (in real-time mode at most 1); ``vs_one`` its ratio to the 
 single robot in this run; ``cpu_per_sim_s`` the CPU seconds every process of the graph took per
 simulated second; ``fell`` the robots whose gait ended in a fall (the fall manager stops a gait
 it sees falling and holds the robot; the world runs on). A graph's start and stop are outside
-the window.
+the window. ``--physics`` names the world's physics profile (the quadruped's ``fast``: 500 Hz,
+docs/physics_profiles.md); ``--any-cpu`` lets the kernel spread the world's loop process over
+the CPUs, as before ``world_on_one_cpu``, to compare.
 """
 
 from __future__ import annotations
@@ -50,12 +52,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gait", default="trot",
                         help="the gait every robot plays (trot; any of play_gait's: a gait name or a gait file)")
     parser.add_argument("--frequency", type=positive_number, default=1.0, help="the gait's frequency, Hz (1)")
+    parser.add_argument("--physics", default="reference", metavar="PROFILE",
+                        help="the world's physics profile (reference; docs/physics_profiles.md)")
+    parser.add_argument("--any-cpu", action="store_true",
+                        help="let the kernel place the world's loop process on any CPU (world_on_one_cpu false), "
+                             "to compare with the default: one CPU")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
 
 
 def world_trot(robot: str, count: int, lockstep: bool, seconds: float, frequency: float,
-               folder: Path, gait: str = "trot") -> dict[str, Any]:
-    """``count`` robots of one world playing ``gait`` at once: rate, CPU and falls."""
+               folder: Path, gait: str = "trot", physics: str = "reference",
+               one_cpu: bool = True) -> dict[str, Any]:
+    """``count`` robots of one world playing ``gait`` at once: rate, CPU and falls; ``one_cpu``
+    False lets the world's loop process run on any CPU."""
     import rclpy
 
     from humanoid_control.ros import RobotClient
@@ -72,8 +81,10 @@ def world_trot(robot: str, count: int, lockstep: bool, seconds: float, frequency
         rclpy.init()
     clients: list[RobotClient] = []
     try:
-        with Graph(sim_nodes(robot, count=count, lockstep=lockstep, namespace=base),
-                   log_dir=folder / "logs") as graph:
+        nodes = sim_nodes(robot, count=count, lockstep=lockstep, namespace=base, physics_profile=physics)
+        if not one_cpu:
+            nodes[0].parameters["world_on_one_cpu"] = False
+        with Graph(nodes, log_dir=folder / "logs") as graph:
             clients = [RobotClient(f"{CLIENT}_{index}", namespace=namespace.strip("/"))
                        for index, namespace in enumerate(namespaces, 1)]
             for client in clients:
@@ -104,22 +115,31 @@ def world_trot(robot: str, count: int, lockstep: bool, seconds: float, frequency
 
 
 def run(args: argparse.Namespace) -> int:
+    from humanoid_core import UsageError
+    from humanoid_description import resolve_robot
+    from humanoid_sim import physics_profiles
     from humanoid_tools import play_gait
 
     # checked before any graph starts, as play_gait's node checks it; a file by its absolute path
     gait = play_gait.checked_gait(args.robot, args.gait, args.frequency, args.seconds)
+    try:
+        physics_profiles.check_name(resolve_robot(args.robot), args.physics)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
     load = load_average()
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="bench_world_") as folder:
         for lockstep in (False, True):
             for count in args.counts:
                 figures = world_trot(args.robot, count, lockstep, args.seconds, args.frequency,
-                                     Path(folder) / f"{count}_{'lockstep' if lockstep else 'real_time'}", gait)
+                                     Path(folder) / f"{count}_{'lockstep' if lockstep else 'real_time'}", gait,
+                                     args.physics, not args.any_cpu)
                 rows.append({"count": count, "mode": "lockstep" if lockstep else "real time", **figures})
     for row in rows:
         one = next((r for r in rows if r["mode"] == row["mode"] and r["count"] == 1), None)
         row["vs_one"] = round(row["rtf"] / one["rtf"], 3) if one else None
     report = {"robot": args.robot, "gait": args.gait, "seconds": args.seconds, "frequency_hz": args.frequency,
+              "physics": args.physics, "world_on_one_cpu": not args.any_cpu,
               "load_before": load, "load_after": load_average(), "runs": rows}
     print(json.dumps(report, indent=2) if args.json else text(report))
     return 0 if not any(row["failed"] for row in rows) else 1  # a fall is a figure, not a failure
@@ -127,8 +147,9 @@ def run(args: argparse.Namespace) -> int:
 
 def text(r: dict[str, Any]) -> str:
     lines = [f"{r['robot']}: {r['gait']} at {r['frequency_hz']:g} Hz for {r['seconds']:g} s of robot time, "
-             f"every robot of one world at once (load {r['load_before'][0]:.2f} before, "
-             f"{r['load_after'][0]:.2f} after)"]
+             f"every robot of one world at once, physics {r['physics']}, "
+             f"{'the world on one CPU' if r['world_on_one_cpu'] else 'the world on any CPU'} "
+             f"(load {r['load_before'][0]:.2f} before, {r['load_after'][0]:.2f} after)"]
     for row in r["runs"]:
         lines.append(f"  {row['count']} robot(s), {row['mode']}: real-time factor {row['rtf']:.3f}"
                      + (f" ({row['vs_one']:.2f} of one robot's)" if row["vs_one"] is not None else "")
