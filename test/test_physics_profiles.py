@@ -18,7 +18,14 @@ from humanoid_bringup import main
 from humanoid_core import node_parameters
 from humanoid_description import SIM_NODE_PARAMETERS, load_model, resolve_robot
 from humanoid_experiments.walk_in_process import walk_in_process
-from humanoid_sim import NODE_NAME, SimDriverConfig, SimulatedRobot, declare_driver, physics_profiles
+from humanoid_sim import (
+    NODE_NAME,
+    HeadlessSimulation,
+    SimDriverConfig,
+    SimulatedRobot,
+    declare_driver,
+    physics_profiles,
+)
 
 ROBOT = "hoap2"
 
@@ -56,7 +63,7 @@ def test_a_profile_sets_physics_only():
     assert physics_profiles.apply(values, "reference") == values
 
 
-def engine(robot: SimulatedRobot) -> dict:
+def engine(robot: SimulatedRobot | HeadlessSimulation) -> dict:
     return pybullet.getPhysicsEngineParameters(physicsClientId=robot.driver._client)
 
 
@@ -130,16 +137,13 @@ QUADRUPED_DISTANCE_SHARE, QUADRUPED_HEADING_DEG = 0.15, 2.0
 
 
 def test_the_quadrupeds_fast_profile_trots_as_its_reference():
-    from humanoid_core.quadruped_gaits import GaitPlayer, IKGait, default_parameters
-    from humanoid_sim import HeadlessSimulation
+    from humanoid_core.quadruped_gaits import ik_player
 
     outcomes = {}
     for profile in ("reference", "fast"):
         with HeadlessSimulation("bioloid_quadruped", profile) as simulation:
-            rate = 1.0 / pybullet.getPhysicsEngineParameters(
-                physicsClientId=simulation.driver._client)["fixedTimeStep"]
-            params = default_parameters(simulation.model, foot_path="flat", frequency=0.5)
-            player = GaitPlayer(IKGait(simulation.model, "trot", params), simulation.control_period, "trot")
+            rate = 1.0 / engine(simulation)["fixedTimeStep"]
+            player = ik_player(simulation.model, "trot", simulation.control_period, foot_path="flat", frequency=0.5)
             outcomes[profile] = (rate, simulation.run(player, 10.0))
     (reference_rate, reference), (fast_rate, fast) = outcomes["reference"], outcomes["fast"]
     assert (reference_rate, fast_rate) == (pytest.approx(1000.0), pytest.approx(500.0))

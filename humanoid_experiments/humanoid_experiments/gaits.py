@@ -101,11 +101,9 @@ def _players(args: argparse.Namespace, model, period: float) -> list:
         STRUCTURES,
         CPGParameters,
         GaitError,
-        GaitPlayer,
-        IKGait,
         cpg_player,
-        default_parameters,
         gait_phases,
+        ik_player,
         load_gait,
     )
 
@@ -127,8 +125,7 @@ def _players(args: argparse.Namespace, model, period: float) -> list:
     for gait, frequency in plan:
         if gait not in phases:
             raise GaitError(f"--foot-path is an IK gait's; {gait!r} is not one of {', '.join(phases)}")
-        params = default_parameters(model, **path, **({"frequency": frequency} if frequency else {}))
-        players.append(GaitPlayer(IKGait(model, gait, params), period, gait))
+        players.append(ik_player(model, gait, period, **path, **({"frequency": frequency} if frequency else {})))
     return players
 
 

@@ -45,7 +45,7 @@ import json
 import math
 from dataclasses import fields, replace
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from humanoid_core.motion import MotionError, YamlNode, compose_file, require_keys
 from humanoid_core.quadruped_gaits.cpg import CPGGait, CPGParameters
@@ -80,7 +80,7 @@ def load_gait(model: RobotModel, gait: str, period: float, frequency: float = 0.
     phases = gait_phases(model)
     if gait in phases:
         overrides = {"frequency": frequency} if frequency > 0.0 else {}
-        return GaitPlayer(IKGait(model, gait, default_parameters(model, **overrides)), period, gait)
+        return ik_player(model, gait, period, **overrides)
     if not gait.strip():
         raise GaitError("no gait given: a gait name (" + ", ".join(phases) + ") or a gait file")
     path = Path(gait).expanduser()
@@ -97,6 +97,12 @@ def load_gait(model: RobotModel, gait: str, period: float, frequency: float = 0.
     if frequency > 0.0:
         params = _checked(params, "frequency", frequency)
     return cpg_player(model, params, period, name)
+
+
+def ik_player(model: RobotModel, gait: str, period: float, **overrides: Any) -> GaitPlayer:
+    """The player of robot.yaml's IK gait ``gait``, ``overrides`` replacing its parameters
+    (GaitParameters' fields: ``frequency``, ``foot_path`` ...), one set-point every ``period`` s."""
+    return GaitPlayer(IKGait(model, gait, default_parameters(model, **overrides)), period, gait)
 
 
 def cpg_player(model: RobotModel, params: CPGParameters, period: float, name: str | None = None) -> GaitPlayer:

@@ -116,14 +116,14 @@ def walk(robot: str, profile: str, overrides: dict[str, Any]) -> dict[str, Any]:
 def gait_runs(robot: str, profile: str, overrides: dict[str, Any]) -> list[dict[str, Any]]:
     """Each of :data:`GAIT_RUNS` in-process: where the body went, whether it fell, eq 17's
     fitness, and the driver's stepping per CPU second."""
-    from humanoid_core.quadruped_gaits import GaitPlayer, IKGait, default_parameters
+    from humanoid_core.quadruped_gaits import ik_player
     from humanoid_sim import HeadlessSimulation
 
     runs = []
     with HeadlessSimulation(robot, profile, overrides=overrides) as simulation:
         for gait, foot_path, frequency, seconds in GAIT_RUNS:
-            params = default_parameters(simulation.model, foot_path=foot_path, frequency=frequency)
-            player = GaitPlayer(IKGait(simulation.model, gait, params), simulation.control_period, gait)
+            player = ik_player(simulation.model, gait, simulation.control_period, foot_path=foot_path,
+                               frequency=frequency)
             cpu = simulation.driver.stepping_cpu
             outcome = simulation.run(player, seconds)
             runs.append({"gait": gait, "foot_path": foot_path, "frequency_hz": frequency, "seconds": seconds,

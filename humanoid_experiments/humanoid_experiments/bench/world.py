@@ -45,6 +45,8 @@ def counts(text: str) -> list[int]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from humanoid_sim import physics_profiles
+
     parser.add_argument("--robot", default=ROBOT, choices=[ROBOT], help="the robots of the world (bioloid_quadruped)")
     parser.add_argument("--counts", type=counts, default=[1, 2, 4], metavar="N,N,...",
                         help="robot counts to measure, comma-separated (1,2,4)")
@@ -52,8 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gait", default="trot",
                         help="the gait every robot plays (trot; any of play_gait's: a gait name or a gait file)")
     parser.add_argument("--frequency", type=positive_number, default=1.0, help="the gait's frequency, Hz (1)")
-    parser.add_argument("--physics", default="reference", metavar="PROFILE",
-                        help="the world's physics profile (reference; docs/physics_profiles.md)")
+    physics_profiles.add_argument(parser)
     parser.add_argument("--any-cpu", action="store_true",
                         help="let the kernel place the world's loop process on any CPU (world_on_one_cpu false), "
                              "to compare with the default: one CPU")
@@ -61,7 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def world_trot(robot: str, count: int, lockstep: bool, seconds: float, frequency: float,
-               folder: Path, gait: str = "trot", physics: str = "reference",
+               folder: Path, gait: str = "trot", physics: str | None = None,
                one_cpu: bool = True) -> dict[str, Any]:
     """``count`` robots of one world playing ``gait`` at once: rate, CPU and falls; ``one_cpu``
     False lets the world's loop process run on any CPU."""
@@ -115,17 +116,13 @@ def world_trot(robot: str, count: int, lockstep: bool, seconds: float, frequency
 
 
 def run(args: argparse.Namespace) -> int:
-    from humanoid_core import UsageError
     from humanoid_description import resolve_robot
     from humanoid_sim import physics_profiles
     from humanoid_tools import play_gait
 
     # checked before any graph starts, as play_gait's node checks it; a file by its absolute path
     gait = play_gait.checked_gait(args.robot, args.gait, args.frequency, args.seconds)
-    try:
-        physics_profiles.check_name(resolve_robot(args.robot), args.physics)
-    except ValueError as error:
-        raise UsageError(str(error)) from None
+    physics = physics_profiles.chosen(resolve_robot(args.robot), args.physics)
     load = load_average()
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="bench_world_") as folder:
@@ -133,13 +130,13 @@ def run(args: argparse.Namespace) -> int:
             for count in args.counts:
                 figures = world_trot(args.robot, count, lockstep, args.seconds, args.frequency,
                                      Path(folder) / f"{count}_{'lockstep' if lockstep else 'real_time'}", gait,
-                                     args.physics, not args.any_cpu)
+                                     physics, not args.any_cpu)
                 rows.append({"count": count, "mode": "lockstep" if lockstep else "real time", **figures})
     for row in rows:
         one = next((r for r in rows if r["mode"] == row["mode"] and r["count"] == 1), None)
         row["vs_one"] = round(row["rtf"] / one["rtf"], 3) if one else None
     report = {"robot": args.robot, "gait": args.gait, "seconds": args.seconds, "frequency_hz": args.frequency,
-              "physics": args.physics, "world_on_one_cpu": not args.any_cpu,
+              "physics": physics or physics_profiles.REFERENCE, "world_on_one_cpu": not args.any_cpu,
               "load_before": load, "load_after": load_average(), "runs": rows}
     print(json.dumps(report, indent=2) if args.json else text(report))
     return 0 if not any(row["failed"] for row in rows) else 1  # a fall is a figure, not a failure
