@@ -25,6 +25,7 @@ import threading
 import time
 
 import pytest
+from action_msgs.msg import GoalStatus
 from sensor_msgs.msg import Imu
 from system_support import collector, on_emulated_bus
 
@@ -38,6 +39,8 @@ from humanoid_interfaces.msg import FallManagerState
 pytestmark = pytest.mark.system
 
 PATIENCE = 120.0
+#: A goal's statuses once it has ended.
+ENDED = (GoalStatus.STATUS_SUCCEEDED, GoalStatus.STATUS_ABORTED, GoalStatus.STATUS_CANCELED)
 #: s: the IMU readings' period (the HOAP-2's IMU rate).
 PERIOD = 0.01
 
@@ -145,8 +148,12 @@ def test_the_fall_manager_on_the_emulated_bus(robot_graph):
             # a motion plays; the trunk falls forward: the motion stops FELL, with the manager's cause
             feedback: list = []
             handle = client.send_motion(PlayMotion.Goal(motion_name="wave"), feedback=feedback.append)
-            # in force on the robot (play_motion's first feedback: a loaded machine took 0.8 s)
-            poll_until(lambda: feedback, "the wave in force on the robot", PATIENCE)
+            # in force on the robot (play_motion's first feedback: a loaded machine took 0.8 s), or
+            # ended without (then its result says why)
+            poll_until(lambda: feedback or handle.status in ENDED, "the wave in force on the robot", PATIENCE)
+            if not feedback:
+                ended = client.wait_result(handle, PATIENCE, "play_motion result").result
+                pytest.fail(f"the wave ended before it was in force on the robot: {ended.error_string}")
             client.wait_until(client.now() + 0.5, timeout=PATIENCE)
             mark = len(states)
             trunk.fall(1.0, rocking=2.0 * FallManagerParameters().still_rate)  # lands rocking: not still yet

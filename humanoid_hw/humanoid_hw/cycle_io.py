@@ -130,7 +130,10 @@ class CycleIO:
         """One SYNC_WRITE of goal position + speed for every driven servo (False: not sent, a glitch).
 
         A commanded velocity becomes the servo's speed limit toward the goal; zero or
-        no velocity means the servo's own maximum (register value 0 on both families).
+        no velocity means the servo's own maximum (register value 0 on both families), and
+        so does a velocity that rounds to no register unit (a set-point at rest but for
+        floating-point dust: a servo behind its goal would otherwise crawl at the slowest
+        speed, 0.7 deg/s on an AX-12, and never get there).
         The same goals for the same servos as last cycle (a held set-point) give the same
         bytes, which are then not converted again.
         """
@@ -152,9 +155,7 @@ class CycleIO:
     def command_bytes(self, servo: BusServo, position: float, speed: float) -> bytes:
         """The command block of one servo: goal within its commandable range, speed in register units."""
         raw = servo.joint.servo.radians_to_raw(min(servo.upper, max(servo.lower, position)))
-        speed_raw = 0
-        if math.isfinite(speed) and speed != 0.0:
-            speed_raw = max(1, abs(servo.table.speed_scale.rad_s_to_raw(abs(speed))))
+        speed_raw = abs(servo.table.speed_scale.rad_s_to_raw(abs(speed))) if math.isfinite(speed) else 0
         data = bytearray(self.table.command_block.length)
         for (offset, item), value in zip(self._command_items, (raw, speed_raw), strict=True):
             data[offset:offset + item.size] = item.encode(value)

@@ -281,6 +281,32 @@ def test_present_positions_follow_goals_at_the_speed_limit(bioloid, tmp_path, pr
         emulator.stop()
 
 
+@pytest.mark.parametrize("protocol", [1, 2])
+def test_a_speed_below_one_register_unit_is_the_maximum_not_a_crawl(bioloid, tmp_path, protocol):
+    """A set-point at rest but for floating-point dust (1e-5 rad/s: a protective posture
+    from where the robot stands to a pose equal to it but for the last digits) leaves a
+    servo behind its goal free to get there at full speed. Written as the slowest speed
+    (register 1: 0.7 deg/s on an AX-12), a servo still 0.3 rad behind crawled where it was,
+    a fall manager read it as settled, and the get-up it planned from there was refused."""
+    clock = ManualClock()
+    emulator = emulator_for(tmp_path, protocol, clock=clock)
+    driver = driver_for(bioloid, emulator, protocol, clock=clock)
+    try:
+        state = driver.start()
+        index = bioloid.joints.index("r_shoulder_pitch")
+        command = hold(state)
+        command.position[index] += 0.3
+        command.velocity = np.full(len(command.position), -1e-5)
+        start = state.stamp
+        reached = run_until(driver, lambda s: abs(s.position[index] - command.position[index]) < 0.01, command,
+                            patience=PATIENCE)
+        # AX-12 at its 114 rpm: 25 ms; XM430 unlimited: a cycle or two (the slowest speed: 25 s)
+        assert reached.stamp - start < 0.1
+    finally:
+        driver.close()
+        emulator.stop()
+
+
 def test_goals_at_and_beyond_the_urdf_limits_are_clipped_to_the_register(bioloid, emulator, driver):
     state = driver.start()
     command = JointCommand(position=bioloid.joints.upper.copy())  # r_shoulder_pitch: 2.62 rad > raw 1023

@@ -173,6 +173,7 @@ class TrajectoryGenerator:
             goal_handle.abort()
             result.error_code = PlayMotion.Result.EXECUTION_FAILED
             result.error_string = problem
+            self.node.get_logger().error(f"play_motion {playback.motion.name!r}: {problem}")
             return result
         if self.falls.count > falls_before:  # while the motion was planned: nothing sent
             goal_handle.abort()
@@ -193,7 +194,9 @@ class TrajectoryGenerator:
             self._release(goal_handle.request)
             goal_handle.abort()
             result.error_code = PlayMotion.Result.EXECUTION_FAILED
-            result.error_string = "the robot did not accept the trajectory"
+            result.error_string = ("the robot did not accept the trajectory" if robot_goal is not None else
+                                   f"no answer to the trajectory from the robot within {CONNECT_TIMEOUT:g} s")
+            self.node.get_logger().error(f"play_motion {playback.motion.name!r}: {result.error_string}")
             return result
         finished = ResultWaiter(robot_goal)  # asks again if the robot's answer is lost
         fell = None
