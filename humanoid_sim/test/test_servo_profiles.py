@@ -75,3 +75,22 @@ def test_a_far_goal_at_rest_is_reached_with_the_measured_limits(velocities):
     assert position[0] == 1.0 and bank.settled
     assert speeds.max() <= HOAP2.max_velocity + 1e-9
     assert np.max(np.abs(np.diff(speeds))) <= HOAP2.max_acceleration * PHYSICS * 2.0 + 1e-9
+
+
+AX12 = ServoParameters(kind="speed_limited", max_velocity=5.34, max_acceleration=200.0, max_torque=1.5,
+                       speed_unit=0.011624)
+
+
+@pytest.mark.parametrize(("velocity", "seconds"), [(1e-5, 0.3 / 5.34), (0.5, 0.3 / 0.5)])
+def test_an_ax12_goal_is_approached_at_the_speed_its_register_can_hold(velocity, seconds):
+    """A commanded speed is the moving speed; one that rounds to no register unit (a set-point
+    at rest but for floating-point dust) is the servo's maximum, as the hardware driver writes
+    it: taken as a speed, a servo 0.3 rad behind crawled there for eight hours."""
+    bank = ServoBank(AX12, 1)
+    bank.reset(np.zeros(1))
+    bank.command(np.array([0.3]), np.array([velocity]), 0.01)
+    steps = 0
+    while not bank.settled and steps < 10_000:
+        bank.step(PHYSICS)
+        steps += 1
+    assert steps * PHYSICS == pytest.approx(seconds, abs=0.01)
