@@ -57,8 +57,8 @@ class ServoParameters:
     max_velocity: float = documented(4.76, "rad/s, servo speed limit")
     max_acceleration: float = documented(417.5, "rad/s^2, servo acceleration limit (trapezoidal only)")
     speed_unit: float = documented(0.0, "rad/s, one unit of the moving-speed register (speed_limited; 0: any speed): "
-                                        "a commanded speed that rounds to no unit is the servo's maximum, as the "
-                                        "hardware driver writes it (register 0)")
+                                        "a commanded speed is rounded to whole units as the hardware driver writes "
+                                        "it, and one that rounds to none is the servo's maximum (register 0)")
     max_torque: float = documented(9.0, "N m, the motor's force limit in PyBullet")
     position_gain: float = documented(0.3, "PyBullet positionGain of the motor's PD law")
     velocity_gain: float = documented(1.0, "PyBullet velocityGain of the motor's PD law")
@@ -155,10 +155,13 @@ class ServoBank:
 
     def _moving_speed(self, speeds: np.ndarray) -> np.ndarray:
         # A zero feed-forward velocity means "arrive at rest", not "do not move": keep the
-        # servo able to close a remaining gap at its full speed. So does one below half a
-        # register unit (floating-point dust on a set-point at rest), which the driver writes as 0.
-        return np.where(speeds > max(0.0, self.params.speed_unit / 2.0), np.minimum(speeds, self.params.max_velocity),
-                        self.params.max_velocity)
+        # servo able to close a remaining gap at its full speed. The register holds whole
+        # units: a speed that rounds to none (floating-point dust on a set-point at rest) is
+        # written as 0, the maximum, by the driver.
+        unit = self.params.speed_unit
+        if unit > 0.0:
+            speeds = np.round(speeds / unit) * unit
+        return np.where(speeds > 0.0, np.minimum(speeds, self.params.max_velocity), self.params.max_velocity)
 
     def _update_settled(self) -> None:
         # count_nonzero and the comparison's own any(): the same answers as np.any and

@@ -81,14 +81,15 @@ AX12 = ServoParameters(kind="speed_limited", max_velocity=5.34, max_acceleration
                        speed_unit=0.011624)
 
 
-@pytest.mark.parametrize(("velocity", "seconds"), [(1e-5, 0.3 / 5.34), (0.5, 0.3 / 0.5)])
-def test_an_ax12_goal_is_approached_at_the_speed_its_register_can_hold(velocity, seconds):
-    """A commanded speed is the moving speed; one that rounds to no register unit (a set-point
-    at rest but for floating-point dust) is the servo's maximum, as the hardware driver writes
-    it: taken as a speed, a servo 0.3 rad behind crawled there for eight hours."""
+@pytest.mark.parametrize(("goal", "velocity", "seconds"), [(0.3, 1e-5, 0.3 / 5.34),
+                                                             (0.03, 0.0175, 0.03 / (2 * 0.011624))])  # 1.5 units: 2
+def test_an_ax12_goal_is_approached_at_the_speed_its_register_can_hold(goal, velocity, seconds):
+    """A commanded speed is the moving speed, in whole register units as the hardware driver
+    writes it; one that rounds to none (a set-point at rest but for floating-point dust) is
+    the servo's maximum: taken as a speed, a servo 0.3 rad behind crawled there for eight hours."""
     bank = ServoBank(AX12, 1)
     bank.reset(np.zeros(1))
-    bank.command(np.array([0.3]), np.array([velocity]), 0.01)
+    bank.command(np.array([goal]), np.array([velocity]), 0.01)
     steps = 0
     while not bank.settled and steps < 10_000:
         bank.step(PHYSICS)
