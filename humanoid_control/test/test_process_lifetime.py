@@ -206,6 +206,63 @@ def test_exit_within_ends_a_process_without_running_any_of_its_python():
     assert time.monotonic() - started < PATIENCE / 2
 
 
+#: A process whose main thread is stuck in native code for good: it takes a mutex it already
+#: holds (glibc's default mutex, zeroed, deadlocks on a second lock; no signal breaks the wait),
+#: through ``{library}``: ctypes.CDLL releases the interpreter for the call, ctypes.PyDLL keeps it.
+#: SIGTERM has a Python handler, which never runs: only end_when_orphaned can end it.
+STUCK = """
+import ctypes, os, signal, sys
+from humanoid_core.processes import die_with_parent, end_when_orphaned
+die_with_parent()
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+end_when_orphaned(os.getppid(), grace={grace}, hang_limit={hang_limit})
+mutex = ctypes.create_string_buffer(64)
+ctypes.CDLL(None).pthread_mutex_lock(mutex)
+print("stuck", flush=True)
+ctypes.{library}(None).pthread_mutex_lock(mutex)  # stuck here
+"""
+
+#: Starts STUCK as its child, says the child's pid, and waits to be killed.
+STUCK_PARENT = """
+import subprocess, sys, time
+child = subprocess.Popen([sys.executable, "-c", {code!r}], stdout=subprocess.PIPE, stderr=open({stderr!r}, "w"),
+                         text=True)
+assert child.stdout.readline().strip() == "stuck"
+print(child.pid, flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.mark.parametrize(("library", "grace", "hang_limit", "killed"), [
+    ("CDLL", 1.0, 600.0, True),  # the interpreter free: ends `grace` after its parent
+    ("PyDLL", 600.0, 2.0, False),  # the interpreter held: ends `hang_limit` after it was taken, parent alive
+])
+def test_a_process_stuck_in_native_code_still_ends_with_its_stacks_printed(tmp_path, library, grace, hang_limit,
+                                                                            killed):
+    """The loop's process of a driver node ends after its front dies even when its main thread
+    never returns from native code (and so never runs the SIGTERM handler that would release
+    the robot and exit): faulthandler's watchdog ends it, printing where each thread was."""
+    stderr = tmp_path / "stderr.txt"
+    code = STUCK.format(library=library, grace=grace, hang_limit=hang_limit)
+    parent = subprocess.Popen([sys.executable, "-c", STUCK_PARENT.format(code=code, stderr=str(stderr))],
+                              stdout=subprocess.PIPE, text=True)
+    child = 0
+    try:
+        child = int(parent.stdout.readline())
+        if killed:
+            parent.kill()
+        poll_until(lambda: not is_running(child), "the stuck process's end", PATIENCE)
+        stacks = stderr.read_text()
+        assert "most recent call first" in stacks and "pthread_mutex_lock" not in stacks, stacks
+        stuck_line = next(n for n, line in enumerate(code.splitlines(), 1) if line.endswith("# stuck here"))
+        assert f'File "<string>", line {stuck_line} in <module>' in stacks, stacks  # the main thread's
+    finally:
+        if child and is_running(child):
+            os.kill(child, signal.SIGKILL)
+        parent.kill()
+        parent.wait(10)
+
+
 def test_the_process_table_gives_a_process_its_children_and_its_whole_tree():
     """What the tests and benchmarks count a node's CPU over: its children, and every
     descendant (a driver node's loop is its front's child)."""

@@ -11,7 +11,9 @@ can delay the loop (see that module).
 
 The loop's process dies with the front: the kernel sends it SIGTERM when the front dies
 (even killed outright), and it then releases the robot as configured (a hardware driver
-goes limp or holds) before it exits. It ignores SIGINT: a Ctrl-C is the front's to handle,
+goes limp or holds) before it exits; a process whose main thread is stuck in native code
+(and so never runs the handler) ends EXIT_TIMEOUT later all the same, printing its threads'
+stacks (:func:`~humanoid_core.processes.end_when_orphaned`). It ignores SIGINT: a Ctrl-C is the front's to handle,
 which then asks it to stop.
 """
 
@@ -183,10 +185,11 @@ class LoopThread:
 def _loop_process_main(specs: tuple[LoopSpec, ...], connections: tuple[Connection, ...], front: int) -> None:
     """The loop's process: a node and a host per robot (one, or the robots of one simulated
     world), each served in a thread of its own until the front asks it to stop or dies."""
-    from humanoid_core.processes import die_with_parent, exit_within
+    from humanoid_core.processes import die_with_parent, end_when_orphaned, exit_within
 
     if not die_with_parent(front):
         return
+    end_when_orphaned(front, EXIT_TIMEOUT)  # also when its main thread is stuck in native code
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     import rclpy
     from rclpy.executors import SingleThreadedExecutor

@@ -17,6 +17,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
         "RESTART_VARIABLE",
         "child_processes",
         "die_with_parent",
+        "end_when_orphaned",
         "exit_within",
         "hang_up_like_terminate",
         "is_running",

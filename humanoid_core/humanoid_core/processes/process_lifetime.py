@@ -19,9 +19,12 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import faulthandler
 import os
 import signal
 import sys
+import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -73,6 +76,34 @@ def exit_within(seconds: int) -> None:
     eProsima/Fast-DDS#6513; a loop process left spinning a core after its front had gone)."""
     signal.signal(signal.SIGALRM, signal.SIG_DFL)
     signal.alarm(max(1, seconds))
+
+
+#: s the interpreter may stay unavailable to :func:`end_when_orphaned`'s thread before the
+#: process ends: no healthy process holds it that long (loading a robot into PyBullet, the
+#: longest native call here, takes seconds on the slowest machine CI has).
+HANG_LIMIT = 30.0
+
+
+def end_when_orphaned(parent: int, grace: float, hang_limit: float = HANG_LIMIT) -> threading.Thread:
+    """Make sure this process ends ``grace`` seconds after ``parent`` dies, even when the
+    SIGTERM of :func:`die_with_parent` cannot be handled: Python runs a signal handler in the
+    main thread only, between bytecodes, and a main thread stuck in native code (a DDS write
+    that never returns) never gets there. A daemon thread re-arms faulthandler's watchdog (a C
+    thread that needs no interpreter lock) every second while ``parent`` lives; once it is
+    gone, for ``grace`` seconds, the time the process's own shutdown is given. When the
+    watchdog fires it prints every thread's stack on stderr (what was stuck) and exits with
+    status 1. A process whose interpreter is held by a stuck thread cannot re-arm it, and ends
+    ``hang_limit`` seconds after the last time it could, parent or not."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            faulthandler.dump_traceback_later(hang_limit, exit=True)
+            time.sleep(1.0)
+        faulthandler.dump_traceback_later(grace, exit=True)
+
+    thread = threading.Thread(target=watch, name="orphan-watchdog", daemon=True)
+    thread.start()
+    return thread
 
 
 def is_running(pid: int) -> bool:
