@@ -33,7 +33,7 @@ import pytest
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 
 from humanoid_bringup import RECORDER_NODE, real_nodes
-from humanoid_control.ros import RobotClient, poll_until
+from humanoid_control.ros import RobotClient, RobotClientError, poll_until
 from humanoid_core.processes import child_processes, is_running
 from humanoid_hw.emulator import robot_servos
 from humanoid_interfaces.msg import BalanceState
@@ -202,6 +202,7 @@ class MonitorWatch:
     reports of its process on diagnostics (a restart is not only a log line)."""
 
     def __init__(self, client: RobotClient) -> None:
+        self.client = client
         self.states: list[BalanceState] = []
         self.restarts: list[DiagnosticStatus] = []
         client.node.create_subscription(BalanceState, "balance_state", self.states.append, 10)
@@ -218,7 +219,15 @@ class MonitorWatch:
         assert re.search(rf"{name} \(process {monitor}, hosting [a-z_, ]*balance_monitor[a-z_, ]*\) was killed by "
                          r"SIGKILL; restarting it in", text), text[-3000:]
         before = len(self.states)
-        poll_until(lambda: len(self.states) > before, "balance_state from the restarted monitor", PATIENCE)
+        try:
+            poll_until(lambda: len(self.states) > before, "balance_state from the restarted monitor", PATIENCE)
+        except RobotClientError as error:  # say which side stopped: the robot, or the monitor
+            try:
+                self.client.wait_for_joint_states(5.0)
+                robot = "joint_states still flow"
+            except RobotClientError:
+                robot = "no joint_states either: the robot stopped publishing"
+            raise AssertionError(f"{error}; {robot}\n{output(launcher)[-6000:]}") from None
         assert launcher.poll() is None and monitor not in child_processes(launcher.pid)
         assert node_process(child_processes(launcher.pid), "balance_monitor") != monitor
         poll_until(lambda: self.restarts, "the restarted monitor's report on diagnostics", PATIENCE)
