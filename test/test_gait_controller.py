@@ -562,8 +562,9 @@ def test_humanoid_play_gait_prints_progress_and_the_result_and_ctrl_c_cancels(re
     # heading as the robot turned by slipping (3.2-5.2 deg; the stance feet's odometry cannot see it).
     # How far it slips depends on the stance the goal starts from: 16 goals from one stance, quiet
     # and beside two CPU hogs, turned -0.6..4.7 deg, each with the opposite heading error within
-    # 0.4 deg; once, after this module's goals, under hogs, 16.8 deg. So the heading is checked
-    # against the turn made: off by at most the turn the odometry missed, not a turn of its own.
+    # 0.4 deg. So the heading is checked against the turn made: off by at most the turn the
+    # odometry missed, not a turn of its own. After this module's goals it has made one up (turn
+    # +5.8 deg, heading error -17.6 deg): an open defect (docs/testing.md, Known limits).
     assert report["odometry_error_m"] < 0.7 * report["distance_m"], report
     assert abs(report["odometry_heading_error_deg"]) <= abs(report["turn_deg"]) + 3.0, report
     stages = [line.split(":")[0] for line in done.stderr.splitlines()]

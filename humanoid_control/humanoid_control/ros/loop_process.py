@@ -13,8 +13,8 @@ The loop's process dies with the front: the kernel sends it SIGTERM when the fro
 (even killed outright), and it then releases the robot as configured (a hardware driver
 goes limp or holds) before it exits; a process whose main thread is stuck in native code
 (and so never runs the handler) ends EXIT_TIMEOUT later all the same, printing its threads'
-stacks (:func:`~humanoid_core.processes.end_when_orphaned`). It ignores SIGINT: a Ctrl-C is the front's to handle,
-which then asks it to stop.
+stacks (:func:`~humanoid_core.processes.end_when_orphaned`). It ignores SIGINT: a Ctrl-C is
+the front's to handle, which then asks it to stop.
 """
 
 from __future__ import annotations

@@ -84,7 +84,7 @@ def exit_within(seconds: int) -> None:
 HANG_LIMIT = 30.0
 
 
-def end_when_orphaned(parent: int, grace: float, hang_limit: float = HANG_LIMIT) -> threading.Thread:
+def end_when_orphaned(parent: int, grace: float, hang_limit: float = HANG_LIMIT) -> None:
     """Make sure this process ends ``grace`` seconds after ``parent`` dies, even when the
     SIGTERM of :func:`die_with_parent` cannot be handled: Python runs a signal handler in the
     main thread only, between bytecodes, and a main thread stuck in native code (a DDS write
@@ -101,9 +101,7 @@ def end_when_orphaned(parent: int, grace: float, hang_limit: float = HANG_LIMIT)
             time.sleep(1.0)
         faulthandler.dump_traceback_later(grace, exit=True)
 
-    thread = threading.Thread(target=watch, name="orphan-watchdog", daemon=True)
-    thread.start()
-    return thread
+    threading.Thread(target=watch, name="orphan-watchdog", daemon=True).start()
 
 
 def is_running(pid: int) -> bool:
