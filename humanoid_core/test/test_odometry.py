@@ -53,3 +53,29 @@ def test_planar_drift_compares_each_run_from_its_own_start():
     error, heading = planar_drift(start_a, end_a, start_b, end_b)
     assert error == pytest.approx(0.02, abs=1e-9)
     assert math.degrees(heading) == pytest.approx(1.0, abs=1e-9)
+
+
+def test_the_quadruped_trotting_on_its_set_points_goes_its_stride_and_makes_up_no_turn():
+    """The trot's set-points as joint readings: the stance diagonal's feet keep their distances,
+    the body goes straight. Each half cycle a stance pair sweeps the whole stride (2 ``half_stride``)
+    backwards under the body, so the base goes 4 ``half_stride`` a cycle and does not turn.
+    Levelled on its three lowest balls, the lower swinging foot looked as low as the stance pair:
+    counted standing while it swung forward, it turned the heading 13.6 deg and kept the base near
+    where it started (20 mm of 160)."""
+    from humanoid_core.quadruped_gaits import GaitControllerParameters, GaitPlayer, IKGait, default_parameters
+
+    robot = "bioloid_quadruped"
+    model = load_model(robot)
+    period = GaitControllerParameters.for_robot(robot).period
+    gait = default_parameters(model, frequency=0.5, foot_path="flat")
+    player = GaitPlayer(IKGait(model, "trot", gait), period, "trot")
+    odometry = KinematicOdometry(model, OdometryParameters.for_robot(robot))
+    cycles = 2
+    headings = []
+    for k in range(round(cycles / gait.frequency / period)):
+        estimate = odometry.update(k * period, player.setpoint(k))
+        headings.append(math.degrees(estimate.heading))
+    assert max(abs(h) for h in headings) < 1.0, (min(headings), max(headings))
+    expected = cycles * 4.0 * gait.half_stride
+    assert estimate.base.translation[0] == pytest.approx(expected, rel=0.05)
+    assert abs(estimate.base.translation[1]) < 0.05 * expected

@@ -28,6 +28,7 @@ the base's heading then.
 from __future__ import annotations
 
 import math
+from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
@@ -124,6 +125,7 @@ class KinematicOdometry:
         self._anchor: str | None = None
         self._anchor_pose = (np.zeros(3), 0.0)  # flat soles: the anchor's position and heading
         self._stood: dict[str, np.ndarray] = {}  # ball feet: ground position of each stance foot
+        self._recent: deque[tuple[float, dict[str, np.ndarray]]] = deque()  # ball feet, levelled, as read
         self._heading = 0.0
         self._imu_heading0: float | None = None
         self._last: OdometryEstimate | None = None
@@ -150,7 +152,7 @@ class KinematicOdometry:
                 self._imu_heading0 = yaw_of(world_base)
             level = _rz(-self._imu_heading0) @ world_base  # heading relative to the start
         if self.ball_feet:
-            base, stance = self._on_balls(feet, level)
+            base, stance = self._on_balls(stamp, feet, level)
         else:
             base, stance = self._on_soles(feet, level)
         estimate = self._estimate(stamp, base, stance, "imu" if level is not None else "feet")
@@ -216,13 +218,15 @@ class KinematicOdometry:
         self._anchor_pose = (offset, -heading)
 
     # -- ball feet ----------------------------------------------------------------------
-    def _on_balls(self, feet: dict[str, pin.SE3], level: np.ndarray | None) -> tuple[pin.SE3, tuple[str, ...]]:
+    def _on_balls(self, stamp: float, feet: dict[str, pin.SE3], level: np.ndarray | None
+                  ) -> tuple[pin.SE3, tuple[str, ...]]:
         points = {side: np.array(f.translation) for side, f in feet.items()}
         # the IMU's tilt, its heading apart; else the plane of the lowest balls
         tilt = levelling_rotation(self._lowest_plane(points)) if level is None else _rz(-yaw_of(level)) @ level
         levelled = {side: tilt @ p for side, p in points.items()}
         lowest = min(p[2] for p in levelled.values())
-        stance = tuple(s for s in self.sides if levelled[s][2] - lowest <= self.params.stance_height)
+        low = [s for s in self.sides if levelled[s][2] - lowest <= self.params.stance_height]
+        stance = tuple(s for s in low if s not in self._moving(stamp, low, levelled))
         first = not self._stood and self._last is None
         kept = [s for s in stance if s in self._stood]
         if level is not None:
@@ -246,6 +250,35 @@ class KinematicOdometry:
         for s in stance:
             self._stood[s][2] = position[2] + levelled[s][2]
         return pin.SE3(rotation, position), stance
+
+    def _moving(self, stamp: float, low: list[str], levelled: dict[str, np.ndarray]) -> set[str]:
+        """The low feet that move against the others: feet on the ground keep their distances to
+        each other, so while one's distances to the others change faster than ``slip_speed`` (over
+        ``slip_window``; the fastest first, while more than two remain) it is not standing. A trot
+        stands on a diagonal pair: levelled on the three lowest balls, the lower swinging foot
+        looks as low as those two."""
+        recent = self._recent
+        if recent and stamp < recent[-1][0]:
+            recent.clear()  # time went back (a reset, a bag replayed again)
+        recent.append((stamp, levelled))
+        while len(recent) > 1 and stamp - recent[1][0] >= self.params.slip_window:
+            recent.popleft()
+        then, before = recent[0]
+        if stamp - then < self.params.slip_window:
+            return set()
+        standing = list(low)
+        moving: set[str] = set()
+        while len(standing) > 2:
+            def speed(foot: str) -> float:
+                return sum(abs(math.dist(levelled[foot][:2], levelled[other][:2])
+                               - math.dist(before[foot][:2], before[other][:2]))
+                           for other in standing if other != foot) / (len(standing) - 1) / (stamp - then)
+            fastest = max(standing, key=speed)
+            if speed(fastest) <= self.params.slip_speed:
+                break
+            standing.remove(fastest)
+            moving.add(fastest)
+        return moving
 
     @staticmethod
     def _lowest_plane(points: dict[str, np.ndarray]) -> np.ndarray:

@@ -30,6 +30,10 @@ class OdometryParameters:
     landing_height: float = documented(
         0.001, "m, a foot that was off the ground stands again within this height of the lowest (and then "
                "anchors the odometry)")
+    slip_speed: float = documented(
+        0.03, "m/s, ball feet: a low foot whose distances to the other low feet change faster than this "
+              "moves (a swinging foot as low as the stance feet, a ball sliding): it is not standing")
+    slip_window: float = documented(0.1, "s, ball feet: the time over which a foot's motion is measured")
     imu_timeout: float = documented(0.1, "s, an IMU reading further than this from a joint state is not used")
     position_drift: float = documented(
         0.05, "share of the distance walked: the position's standard deviation grows by it (covariance)")
@@ -40,8 +44,8 @@ class OdometryParameters:
     twist_window: float = documented(0.1, "s, the twist is the base's motion over at least this time")
 
     def __post_init__(self) -> None:
-        for name in ("stance_height", "landing_height", "imu_timeout", "imu_heading_stddev", "twist_stddev",
-                     "twist_window"):
+        for name in ("stance_height", "landing_height", "slip_speed", "slip_window", "imu_timeout",
+                     "imu_heading_stddev", "twist_stddev", "twist_window"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0.0):
                 raise ValueError(f"parameter {name} must be a finite number > 0, got {value}")
