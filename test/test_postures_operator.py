@@ -92,8 +92,8 @@ def held_on(client: RobotClient) -> list[JointState]:
     return client.stop_recording()
 
 
-def held_steps(states) -> list[int]:
-    """The steps (k for k * STEP_DEG from the start) at which JOINT stayed for HOLD_TIME or
+def held_steps(states, hold: float = HOLD_TIME) -> list[int]:
+    """The steps (k for k * STEP_DEG from the start) at which JOINT stayed for ``hold`` s or
     more, in order: a move passes through the others."""
     runs: list[list] = []  # [k, first stamp, last stamp]
     for state in states:
@@ -108,7 +108,7 @@ def held_steps(states) -> list[int]:
             runs.append([k, stamp, stamp])
     sequence: list[int] = []
     for k, first, last in runs:
-        if k is not None and last - first >= HOLD_TIME and (not sequence or sequence[-1] != k):
+        if k is not None and last - first >= hold and (not sequence or sequence[-1] != k):
             sequence.append(k)
     return sequence
 
@@ -161,9 +161,13 @@ def test_abort_after_a_step_leaves_the_robot_holding_and_a_partial_results_file(
             "+4.00 deg: the robot holds its last pose; 0 of 1 tests done") in run.stderr
     assert json.loads(Path(out).read_text()) == []
     # back to the start pose from where the previous test left it, then two steps, no third; the
-    # move back may show a step it passes through as held (a loaded machine stalled the sender)
-    steps = held_steps(states)
-    assert steps[0] == 3 and 0 in steps and steps[steps.index(0):] == [0, 1, 2], steps
+    # move back may show a step it passes through as held (a loaded machine stalled the sender),
+    # and the start pose may be held less than HOLD_TIME (the settle counts from the move's
+    # result, which a loaded bus loop reached late): the start is reached, the steps are held
+    steps, reached = held_steps(states), held_steps(states, hold=0.0)
+    assert steps[0] == 3 and steps[-2:] == [1, 2], steps
+    back = len(reached) - 1 - reached[::-1].index(0) if 0 in reached else None
+    assert back is not None and reached[back:] == [0, 1, 2], reached
     held = joint(client)
     assert np.all(np.abs(held - 2 * STEP_DEG) <= HELD_DEG)
 

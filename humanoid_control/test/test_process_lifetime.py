@@ -218,7 +218,7 @@ signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
 end_when_orphaned(os.getppid(), grace={grace}, hang_limit={hang_limit})
 mutex = ctypes.create_string_buffer(64)
 ctypes.CDLL(None).pthread_mutex_lock(mutex)
-print("stuck", flush=True)
+print("stuck", ctypes.addressof(mutex), flush=True)
 ctypes.{library}(None).pthread_mutex_lock(mutex)  # stuck here
 """
 
@@ -227,10 +227,21 @@ STUCK_PARENT = """
 import subprocess, sys, time
 child = subprocess.Popen([sys.executable, "-c", {code!r}], stdout=subprocess.PIPE, stderr=open({stderr!r}, "w"),
                          text=True)
-assert child.stdout.readline().strip() == "stuck"
-print(child.pid, flush=True)
+stuck, mutex = child.stdout.readline().split()
+assert stuck == "stuck"
+print(child.pid, mutex, flush=True)
 time.sleep(600)
 """
+
+
+def waits_on(pid: int, address: int) -> bool:
+    """Whether ``pid``'s main thread is in a system call on the word at ``address`` (the futex
+    of a mutex it waits for: the call's first argument)."""
+    try:
+        call = Path(f"/proc/{pid}/syscall").read_text().split()
+    except OSError:
+        return False
+    return len(call) > 1 and call[1].startswith("0x") and int(call[1], 16) == address
 
 
 @pytest.mark.parametrize(("library", "grace", "hang_limit", "killed"), [
@@ -248,7 +259,9 @@ def test_a_process_stuck_in_native_code_still_ends_with_its_stacks_printed(tmp_p
                               stdout=subprocess.PIPE, text=True)
     child = 0
     try:
-        child = int(parent.stdout.readline())
+        child, mutex = (int(word) for word in parent.stdout.readline().split())
+        # killed between its "stuck" and the second lock, the child runs its SIGTERM handler
+        poll_until(lambda: waits_on(child, mutex), "the child blocked in the mutex", PATIENCE)
         if killed:
             parent.kill()
         poll_until(lambda: not is_running(child), "the stuck process's end", PATIENCE)
