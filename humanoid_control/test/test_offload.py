@@ -49,6 +49,7 @@ def served():
         executor.shutdown(timeout_sec=1.0)
         clients.shutdown()
         for node in made:
+            stop_offloads(node, PATIENCE)  # their worker threads end with the test
             node.destroy_node()
         rclpy.try_shutdown()
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 import pytest
 import rclpy
 from rclpy.action import ActionClient
+from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 
-from humanoid_control.nodes import build_node, hostable
+from humanoid_control.nodes import build_node, destroy_hosted, hostable, stop_hosted
 from humanoid_control.ros import Shared, topics
 
 #: What reaches the robot or a node that commands it, as a topic.
@@ -40,10 +41,21 @@ def test_every_watcher_sends_the_robot_nothing(ros, robot, tmp_path):
     container = rclpy.create_node("control_container", parameter_overrides=overrides,
                                   automatically_declare_parameters_from_overrides=True)
     host = Shared(container)
-    for name in watchers:
-        node, _behaviour = build_node(container, host, name, classes[name])
-        published = {publisher.topic_name.lstrip("/") for publisher in node.publishers}
-        assert not published & COMMAND_TOPICS, f"{name} publishes {sorted(published & COMMAND_TOPICS)}"
-        assert not list(node.clients), f"{name} calls {[client.srv_name for client in node.clients]}"
-        assert not [w for w in node.waitables if isinstance(w, ActionClient)], f"{name} holds an action client"
-    assert host.watchers == set(watchers)  # the container took each for a watcher
+    hosted = []
+    try:
+        for name in watchers:
+            hosted.append(build_node(container, host, name, classes[name]))
+            node = hosted[-1][0]
+            published = {publisher.topic_name.lstrip("/") for publisher in node.publishers}
+            assert not published & COMMAND_TOPICS, f"{name} publishes {sorted(published & COMMAND_TOPICS)}"
+            assert not list(node.clients), f"{name} calls {[client.srv_name for client in node.clients]}"
+            assert not [w for w in node.waitables if isinstance(w, ActionClient)], f"{name} holds an action client"
+        assert host.watchers == set(watchers)  # the container took each for a watcher
+    finally:  # ended as the container ends them: a recorder left open kept its writer thread running
+        executor = SingleThreadedExecutor()
+        for node, _behaviour in hosted:
+            executor.add_node(node)
+        stop_hosted(hosted, executor)
+        executor.shutdown()
+        destroy_hosted(hosted)
+        container.destroy_node()

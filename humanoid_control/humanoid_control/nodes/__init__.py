@@ -36,7 +36,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
         "walk_controller_node_spec",
         "with_node_parameters",
     ],
-    "container": ["build_node", "hostable"],
+    "container": ["build_node", "destroy_hosted", "hostable", "stop_hosted"],
     "gait_controller": ["GaitControllerNode"],
     "odometry": ["OdometryNode"],
     "self_collision_checker": ["SelfCollisionChecker"],

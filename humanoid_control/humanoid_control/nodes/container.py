@@ -90,6 +90,21 @@ def build_node(container: Node, host: Shared, name: str, cls: type) -> tuple[Nod
     return node, behaviour
 
 
+def stop_hosted(hosted: list[tuple[Node, object]], executor) -> None:
+    """Each behaviour's own stop, while ``executor`` (holding the hosted nodes) can still take
+    messages: the recorder drains its subscriptions and seals its bag."""
+    for _node, behaviour in hosted:
+        if hasattr(behaviour, "stop"):
+            behaviour.stop(lambda timeout: executor.spin_once(timeout_sec=timeout))
+
+
+def destroy_hosted(hosted: list[tuple[Node, object]]) -> None:
+    """The hosted nodes' offloaded work ended and the nodes destroyed, the last built first."""
+    for node, _behaviour in reversed(hosted):
+        stop_offloads(node, STOP_TIMEOUT)
+        node.destroy_node()
+
+
 def main(args: Sequence[str] | None = None) -> int:
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     with stop_on_signals(signal.SIGINT, signal.SIGTERM) as stop:
@@ -120,9 +135,7 @@ def main(args: Sequence[str] | None = None) -> int:
             for node in (container, *(node for node, _ in hosted)):
                 executor.add_node(node)
             spin_while(executor, lambda: not stop.is_set() and rclpy.ok(), stop=stop)
-            for _node, behaviour in hosted:  # while the executor can still take messages
-                if hasattr(behaviour, "stop"):
-                    behaviour.stop(lambda timeout: executor.spin_once(timeout_sec=timeout))
+            stop_hosted(hosted, executor)
             return 0
         except (ValueError, UnknownRobotError) as error:
             (container.get_logger() if container is not None
@@ -135,9 +148,7 @@ def main(args: Sequence[str] | None = None) -> int:
                 executor.shutdown(timeout_sec=STOP_TIMEOUT)
             if host is not None and host.participant is not None:
                 host.participant.leave()
-            for node, _behaviour in reversed(hosted):
-                stop_offloads(node, STOP_TIMEOUT)
-                node.destroy_node()
+            destroy_hosted(hosted)
             if container is not None:
                 container.destroy_node()
             rclpy.try_shutdown()
