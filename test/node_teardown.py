@@ -18,7 +18,7 @@ def destroy_whole(node: Node) -> None:
     ``follow_joint_trajectory`` stayed served in the worker's domain beside the next module's
     robot (a hardware test's client once saw seven servers, none ready). Its offloads' worker
     threads end first, as a container ends them."""
-    from humanoid_control.ros.offload import stop_offloads
+    from humanoid_control.ros import stop_offloads
 
     stop_offloads(node, STOP_TIMEOUT)
     for waitable in list(node.waitables):
