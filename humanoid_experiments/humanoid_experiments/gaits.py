@@ -63,6 +63,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="write each set-point with the velocity the gait controller (play_gait) sends with it, "
                              "which the AX-12 takes as its moving speed; default: positions alone, approached at "
                              "full speed, as the gait search evaluates")
+    parser.add_argument("--odometry", action="store_true",
+                        help="feed the kinematic odometry (the odometry node's, the robot's control.yaml parameters) "
+                             "every cycle's joint readings and print its drift against the simulator's base: "
+                             "position error (mm) and heading error (deg)")
     parser.add_argument("--json", action="store_true", help="print the runs as JSON")
     from humanoid_bringup import add_refused_namespace
     from humanoid_sim import params_file
@@ -166,22 +170,31 @@ def run(args: argparse.Namespace) -> int:
         kind = "CPG" if args.cpg or not isinstance(players[0].gait, IKGait) else "IK"
         print(f"{args.robot}: {kind} gaits, {seconds:g} s each in the simulation (headless); eq 17 with alpha "
               f"{fitness.alpha:g}, beta {fitness.beta:g}, sampled every {fitness.sample_period:g} s")
-        print(f"{'gait':18s} {'Hz':>4s} {'distance':>9s} {'lateral':>8s} {'heading':>8s} {'eq 17':>6s}  "
-              f"{'outcome':18s} fell")
-        print(f"{'':18s} {'':4s} {'(mm)':>9s} {'(mm)':>8s} {'(deg)':>8s} {'(m)':>6s}")
+        odometry_columns = (f" {'odom err':>8s} {'odom hdg':>8s}", f" {'(mm)':>8s} {'(deg)':>8s}") \
+            if args.odometry else ("", "")
+        print(f"{'gait':18s} {'Hz':>4s} {'distance':>9s} {'lateral':>8s} {'heading':>8s}{odometry_columns[0]} "
+              f"{'eq 17':>6s}  {'outcome':18s} fell")
+        print(f"{'':18s} {'':4s} {'(mm)':>9s} {'(mm)':>8s} {'(deg)':>8s}{odometry_columns[1]} {'(m)':>6s}")
+    odometry = None
+    if args.odometry:
+        from humanoid_core.odometry import KinematicOdometry, OdometryParameters
+
+        odometry = KinematicOdometry(model, OdometryParameters.for_robot(robot.name))
     with HeadlessSimulation(args.robot, params_file=params) as simulation:
         if params is not None:
             print(simulation.settings.describe_params_file(params), file=sys.stderr, flush=True)
         for player in players:
             outcome = simulation.run(player, seconds, args.as_played, stop_at_fall=fitness.stop_at_fall,
-                                     sample_period=fitness.sample_period)
+                                     sample_period=fitness.sample_period, odometry=odometry)
             outcomes.append(outcome)
             if not args.json:
                 fell = (f"yes, at {outcome.fall_time:.2f} s, on its {outcome.fall_kind}"
                         + (", lying at the end" if outcome.lying else ", up again at the end")) if outcome.fell \
                     else "no"
+                drift = (f" {outcome.odometry_error_m * 1000:8.1f} {outcome.odometry_heading_error_deg:8.1f}"
+                         if outcome.odometry_error_m is not None else "")
                 print(f"{player.name:18s} {player.frequency:4.1f} {outcome.distance * 1000:9.1f} "
-                      f"{outcome.lateral * 1000:8.1f} {outcome.heading_deg:8.1f} "
+                      f"{outcome.lateral * 1000:8.1f} {outcome.heading_deg:8.1f}{drift} "
                       f"{outcome.path_fitness(fitness.alpha, fitness.beta):6.3f}  {classify(outcome, spot):18s} "
                       f"{fell}", flush=True)
     runs = [{**o.as_dict(), "fitness": o.path_fitness(fitness.alpha, fitness.beta), "outcome": classify(o, spot)}

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from humanoid_core.loop import JointCommand
+from humanoid_core.odometry import KinematicOdometry, planar_drift
 from humanoid_core.quadruped_gaits import (
     STRUCTURES,
     Experiment,
@@ -68,6 +69,9 @@ class GaitOutcome:
     samples: tuple[tuple[float, float], ...] = ()  # the base's ground position (m) every sample period
     fall_kind: str | None = None  # at the first fall: head, side or back (FALL_KINDS)
     lying: bool = False  # fallen at the end of the run (it may have got up again)
+    # with an odometry: its drift against the simulator's base over the run (planar_drift)
+    odometry_error_m: float | None = None
+    odometry_heading_error_deg: float | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -113,14 +117,16 @@ class HeadlessSimulation:
         self.close()
 
     def run(self, player: GaitPlayer, seconds: float, as_played: bool = False, stop_at_fall: bool = True,
-            sample_period: float = 1.0) -> GaitOutcome:
+            sample_period: float = 1.0, odometry: KinematicOdometry | None = None) -> GaitOutcome:
         """Stand in the gait's set-point 0, settle, then follow its set-point ``k`` at control
         cycle ``k`` for ``seconds`` (until the first fall with ``stop_at_fall``). The player's
         period must be the control period. Each set-point is written as a position alone (the
         servo approaches it at full speed), or, ``as_played``, with the velocity the gait
         controller sends with it (the central difference of its neighbours), which an AX-12
         takes as its moving speed. The base's ground position is sampled every
-        ``sample_period`` (and at a fall that ends the run)."""
+        ``sample_period`` (and at a fall that ends the run). An ``odometry`` is fed every
+        cycle's joint readings from the gait's start, and its drift against the simulator's
+        base reported."""
         driver, period = self.driver, self.control_period
         if not math.isclose(player.period, period, rel_tol=0.0, abs_tol=1e-12):
             raise ValueError(f"the gait's set-point period {player.period:g} s is not the simulation's control period "
@@ -132,6 +138,11 @@ class HeadlessSimulation:
             driver.write(command)
             driver.sync(period)
         origin = driver.base_placement()
+        odometry_start = None
+        if odometry is not None:
+            odometry.reset()
+            reading = driver.read()
+            odometry_start = odometry.update(reading.stamp, reading.position).base
         heading = _yaw(origin.rotation)
         forward = np.array([math.cos(heading), math.sin(heading)])
         left = np.array([-forward[1], forward[0]])
@@ -143,6 +154,9 @@ class HeadlessSimulation:
         for cycle in range(1, cycles + 1):
             driver.write(_command(player, cycle, as_played))
             driver.sync(period)
+            if odometry is not None:
+                reading = driver.read()
+                estimate = odometry.update(reading.stamp, reading.position)
             if cycle % per_sample == 0:
                 samples.append(driver.base_placement().translation[:2].copy())
             if cycle % FALL_CHECK_CYCLES == 0:
@@ -157,12 +171,17 @@ class HeadlessSimulation:
         moved = end.translation[:2] - origin.translation[:2]
         turn = math.degrees(math.remainder(_yaw(end.rotation) - heading, 2.0 * math.pi))
         path = float(sum(np.linalg.norm(b - a) for a, b in itertools.pairwise(samples)))
+        drift: tuple[float | None, float | None] = (None, None)
+        if odometry is not None and odometry_start is not None and cycle > 0:
+            error, heading_error = planar_drift(odometry_start, estimate.base, origin, end)
+            drift = (error, math.degrees(heading_error))
         return GaitOutcome(gait=player.name, frequency=player.frequency, seconds=seconds,
                            distance=float(moved @ forward),
                            lateral=float(moved @ left), heading_deg=turn, path_length=path,
                            fell=fall_time is not None, fall_time=fall_time,
                            samples=tuple((float(x), float(y)) for x, y in samples), fall_kind=fall_kind,
-                           lying=driver.fall_state().fallen)
+                           lying=driver.fall_state().fallen, odometry_error_m=drift[0],
+                           odometry_heading_error_deg=drift[1])
 
 
 def _fall_kind(rotation: np.ndarray, heading: float) -> str:

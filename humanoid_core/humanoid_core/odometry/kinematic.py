@@ -261,10 +261,11 @@ class KinematicOdometry:
         if recent and stamp < recent[-1][0]:
             recent.clear()  # time went back (a reset, a bag replayed again)
         recent.append((stamp, levelled))
-        while len(recent) > 1 and stamp - recent[1][0] >= self.params.slip_window:
+        window = self.params.slip_window - 1e-9  # stamps summed from periods: 0.1 s may read 0.0999...
+        while len(recent) > 1 and stamp - recent[1][0] >= window:
             recent.popleft()
         then, before = recent[0]
-        if stamp - then < self.params.slip_window:
+        if stamp - then < window:
             return set()
         standing = list(low)
         moving: set[str] = set()
