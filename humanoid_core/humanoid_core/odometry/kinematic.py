@@ -252,11 +252,13 @@ class KinematicOdometry:
         return pin.SE3(rotation, position), stance
 
     def _moving(self, stamp: float, low: list[str], levelled: dict[str, np.ndarray]) -> set[str]:
-        """The low feet that move against the others: feet on the ground keep their distances to
-        each other, so while one's distances to the others change faster than ``slip_speed`` (over
-        ``slip_window``; the fastest first, while more than two remain) it is not standing. A trot
-        stands on a diagonal pair: levelled on the three lowest balls, the lower swinging foot
-        looks as low as those two."""
+        """The low feet that move against the others, when three are low: the levelling's plane
+        passes through the third lowest ball, so with two standing (a trot's diagonal pair) the
+        lower swinging foot looks as low as they are. Feet on the ground keep their distances to
+        each other: while that foot's distances to the other two change faster than
+        ``slip_speed`` (over ``slip_window``) and theirs do not, it is not standing. Four low
+        feet all touch (the plane through three, the fourth on it): a foot sliding among them
+        still stands."""
         recent = self._recent
         if recent and stamp < recent[-1][0]:
             recent.clear()  # time went back (a reset, a bag replayed again)
@@ -265,21 +267,16 @@ class KinematicOdometry:
         while len(recent) > 1 and stamp - recent[1][0] >= window:
             recent.popleft()
         then, before = recent[0]
-        if stamp - then < window:
+        if stamp - then < window or len(low) != 3:
             return set()
-        standing = list(low)
-        moving: set[str] = set()
-        while len(standing) > 2:
-            def speed(foot: str) -> float:
-                return sum(abs(math.dist(levelled[foot][:2], levelled[other][:2])
-                               - math.dist(before[foot][:2], before[other][:2]))
-                           for other in standing if other != foot) / (len(standing) - 1) / (stamp - then)
-            fastest = max(standing, key=speed)
-            if speed(fastest) <= self.params.slip_speed:
-                break
-            standing.remove(fastest)
-            moving.add(fastest)
-        return moving
+
+        def speed(foot: str) -> float:  # m/s, its distances to the other two
+            return sum(abs(math.dist(levelled[foot][:2], levelled[other][:2])
+                           - math.dist(before[foot][:2], before[other][:2]))
+                       for other in low if other != foot) / 2.0 / (stamp - then)
+
+        fastest = max(low, key=speed)
+        return {fastest} if speed(fastest) > self.params.slip_speed else set()
 
     @staticmethod
     def _lowest_plane(points: dict[str, np.ndarray]) -> np.ndarray:
