@@ -172,7 +172,7 @@ class HeadlessSimulation:
         turn = math.degrees(math.remainder(_yaw(end.rotation) - heading, 2.0 * math.pi))
         path = float(sum(np.linalg.norm(b - a) for a, b in itertools.pairwise(samples)))
         drift: tuple[float | None, float | None] = (None, None)
-        if odometry is not None and odometry_start is not None and cycle > 0:
+        if odometry_start is not None and cycle > 0:
             error, heading_error = planar_drift(odometry_start, estimate.base, origin, end)
             drift = (error, math.degrees(heading_error))
         return GaitOutcome(gait=player.name, frequency=player.frequency, seconds=seconds,

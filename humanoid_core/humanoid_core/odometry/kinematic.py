@@ -255,10 +255,10 @@ class KinematicOdometry:
         """The low feet that move against the others, when three are low: the levelling's plane
         passes through the third lowest ball, so with two standing (a trot's diagonal pair) the
         lower swinging foot looks as low as they are. Feet on the ground keep their distances to
-        each other: while that foot's distances to the other two change faster than
-        ``slip_speed`` (over ``slip_window``) and theirs do not, it is not standing. Four low
-        feet all touch (the plane through three, the fourth on it): a foot sliding among them
-        still stands."""
+        each other: the one of the three whose distances to the other two change fastest, if
+        faster than ``slip_speed`` (over ``slip_window``), is not standing. Four low feet all
+        touch (the plane through three, the fourth on it): a foot sliding among them still
+        stands."""
         recent = self._recent
         if recent and stamp < recent[-1][0]:
             recent.clear()  # time went back (a reset, a bag replayed again)
@@ -275,8 +275,8 @@ class KinematicOdometry:
                            - math.dist(before[foot][:2], before[other][:2]))
                        for other in low if other != foot) / 2.0 / (stamp - then)
 
-        fastest = max(low, key=speed)
-        return {fastest} if speed(fastest) > self.params.slip_speed else set()
+        fastest, fastest_speed = max(((foot, speed(foot)) for foot in low), key=lambda pair: pair[1])
+        return {fastest} if fastest_speed > self.params.slip_speed else set()
 
     @staticmethod
     def _lowest_plane(points: dict[str, np.ndarray]) -> np.ndarray:

@@ -31,8 +31,9 @@ class OdometryParameters:
         0.001, "m, a foot that was off the ground stands again within this height of the lowest (and then "
                "anchors the odometry)")
     slip_speed: float = documented(
-        0.03, "m/s, ball feet: a low foot whose distances to the other low feet change faster than this "
-              "moves (a swinging foot as low as the stance feet, a ball sliding): it is not standing")
+        0.03, "m/s, ball feet, three of them low: the one whose distances to the other two change fastest, "
+              "if faster than this, moves (a swinging foot the levelling puts as low as the two standing): it "
+              "is not standing")
     slip_window: float = documented(0.1, "s, ball feet: the time over which a foot's motion is measured")
     imu_timeout: float = documented(0.1, "s, an IMU reading further than this from a joint state is not used")
     position_drift: float = documented(
