@@ -238,6 +238,29 @@ def _report(config, title: str, processes: dict[int, str]) -> None:
         reporter.write_line(line, red=True)
 
 
+#: characters of a failed test's message in the run's last lines (:func:`pytest_terminal_summary`)
+FAILED_LINE = 160
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_terminal_summary(terminalreporter):
+    """The run's last lines name every failed test, a line each, after pytest's own summary:
+    on CI (pytest sees a ``CI`` variable) that summary prints each failure's whole message,
+    and a comparison of two long lists pushed the names out of the part of the log CI shows."""
+    result = yield
+    failed = [report for kind in ("failed", "error") for report in terminalreporter.stats.get(kind, ())
+              if getattr(report, "nodeid", "")]
+    if failed:
+        terminalreporter.write_sep("=", f"{len(failed)} failed", red=True)
+        for report in failed:
+            crash = getattr(report.longrepr, "reprcrash", None)
+            message = crash.message.splitlines()[0] if crash is not None and crash.message else ""
+            line = f"{report.when} {report.nodeid}: {message}" if report.when != "call" else \
+                f"{report.nodeid}: {message}"
+            terminalreporter.write_line(line[:FAILED_LINE], red=True)
+    return result
+
+
 def pytest_report_header() -> str:
     return (f"ROS_DOMAIN_ID={os.environ['ROS_DOMAIN_ID']} (private to this session), "
             f"ROS_AUTOMATIC_DISCOVERY_RANGE={os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE']}, "

@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import sys
-from pathlib import Path
+
+from inner_session import inner_pytest
 
 from humanoid_core.processes import is_running
-
-ROOT = Path(__file__).resolve().parents[1]
 
 LEAKING = """
 import os
@@ -38,17 +36,6 @@ NEXT = """
 def test_of_the_next_module():
     pass
 """
-
-
-def inner_pytest(folder: Path, *arguments: str) -> subprocess.CompletedProcess:
-    """A pytest session of its own in ``folder``, this project's conftest its plugin, a grace of
-    1 s for what its tests leave running."""
-    environment = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HUMANOID_TEST_SESSION"))}
-    environment |= {"PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "test"), environment.get("PYTHONPATH", "")]),
-                    "HUMANOID_LEFT_BEHIND_GRACE": "1"}
-    command = [sys.executable, "-m", "pytest", "-p", "conftest", "-p", "no:cacheprovider", "-c", os.devnull,
-               "--rootdir", str(folder), *arguments]
-    return subprocess.run(command, cwd=folder, env=environment, capture_output=True, text=True, timeout=120)
 
 
 def test_a_module_leaving_a_process_running_fails_at_its_last_test_and_the_process_is_killed(tmp_path):
