@@ -185,6 +185,7 @@ def walk(client, robot: str, distance: float, lateral: float = 0.0, turn: float 
 
     from action_msgs.msg import GoalStatus
 
+    from humanoid_control.ros import ResultWaiter
     from humanoid_interfaces.action import Walk
 
     witness = WalkWitness(client, robot)
@@ -207,14 +208,13 @@ def walk(client, robot: str, distance: float, lateral: float = 0.0, turn: float 
         raise RuntimeError("the walk goal was rejected")
     if not stay_in_lockstep:
         client.leave_lockstep()  # a no-op without lockstep
-    done = handle.get_result_async()
-    while not done.done():
+    done = ResultWaiter(handle)  # asks again for a result whose answer was lost (a loaded machine)
+    while not done.wait(0.05):
         fell = fell or bool(client.fallen)
         if time.monotonic() - wall0 > timeout:
             raise RuntimeError(f"the walk did not end within {timeout:g} s")
-        time.sleep(0.05)
     witness.stop()
-    response = done.result()
+    response = done.response
     odometry_error = witness.odometry.drift()
     fell = fell or bool(client.fallen)
     wall, robot_time = time.monotonic() - wall0, client.now() - robot0

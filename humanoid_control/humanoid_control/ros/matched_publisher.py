@@ -28,9 +28,10 @@ from humanoid_control.ros.namespaces import UNKNOWN_NODE
 #: History (samples) each per-cycle stream keeps for its reliable subscriptions. A
 #: subscriber starved of CPU misses samples at the transport, and the middleware can resend
 #: only what the publisher still holds: with ROS's usual 10, the balance monitor lost 0.76 s
-#: of ground truth (50 Hz, the simulator faster than real time) under two CPU hogs.
-#: 100 samples are a second at the usual 100 Hz.
-STREAM_HISTORY = 100
+#: of ground truth (50 Hz, the simulator faster than real time) under two CPU hogs; with 100,
+#: a client watching a lockstep simulation run at several times real time lost a state in 4 of
+#: 16 runs beside four (docs/ros_and_dds.md). 500 samples are 5 s at the usual 100 Hz.
+STREAM_HISTORY = 500
 
 
 class MatchedPublisher:

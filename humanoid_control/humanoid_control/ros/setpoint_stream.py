@@ -16,7 +16,7 @@ from rclpy.node import Node
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from humanoid_control.ros import topics
-from humanoid_control.ros.matched_publisher import robot_unheard
+from humanoid_control.ros.matched_publisher import STREAM_HISTORY, robot_unheard
 from humanoid_control.ros.ros_time import to_duration, to_time
 from humanoid_core.loop import Batch, Setpoint, SetpointBatcher, farthest_joint
 
@@ -30,7 +30,9 @@ class SetpointStream:
     def __init__(self, node: Node, joint_names: tuple[str, ...], batcher: SetpointBatcher) -> None:
         self.batcher = batcher
         self._node = node
-        self._publisher = node.create_publisher(JointTrajectory, topics.JOINT_TRAJECTORY, 10)
+        # a stream, as the states are: a recorder or a watching client starved of CPU gets back
+        # what it missed at the transport only while the publisher still holds it
+        self._publisher = node.create_publisher(JointTrajectory, topics.JOINT_TRAJECTORY, STREAM_HISTORY)
         self._names = list(joint_names)
 
     @property

@@ -43,7 +43,7 @@ from typing import TextIO
 
 import numpy as np
 
-from humanoid_control.ros import RobotClient, RobotClientError, make_trajectory, poll_until
+from humanoid_control.ros import ResultWaiter, RobotClient, RobotClientError, make_trajectory, poll_until
 from humanoid_core.loop import STAMP_TOLERANCE
 from humanoid_description import RobotModel, ServoJoint
 from humanoid_experiments.postures.operator import Operator
@@ -167,16 +167,15 @@ class ClientRobot:
             handle = self.client.send_goal_held(trajectory, feedback, WALL_TIMEOUT)
             return self._lockstep_move(handle, feedback, duration, event)
         handle = self.client.send_goal(trajectory, timeout=WALL_TIMEOUT)
-        result = handle.get_result_async()
+        result = ResultWaiter(handle)  # asks again for a result whose answer was lost (a loaded machine)
         deadline = time.monotonic() + WALL_TIMEOUT
-        while not result.done():
+        while not result.wait(POLL):
             if (found := event()) is not None:
                 self.client.cancel(handle)
                 return found
             if time.monotonic() > deadline:
                 raise RobotClientError(f"a move of {duration:g} s did not end within {WALL_TIMEOUT:g} s")
-            time.sleep(POLL)
-        outcome = result.result()
+        outcome = result.response
         if outcome.result.error_code != 0:
             raise RobotClientError(f"the robot refused or failed a step: {outcome.result.error_string}")
         return None
