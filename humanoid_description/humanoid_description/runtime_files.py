@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from humanoid_description.package_share import package_share_directory
-from humanoid_description.robots import ROBOTS
+from humanoid_description.robots import ROBOTS, UnknownRobotError
 
 
 @dataclass(frozen=True)
@@ -33,8 +33,13 @@ class RuntimeFile:
         return "{robot}" in self.pattern
 
     def path(self, robot: str | None = None) -> Path:
+        """The file (of ``robot``, a known robot's name, for a per-robot file; a file that
+        does not exist for a known robot is not served by its reader): UnknownRobotError for
+        any other robot, which would otherwise read as a robot without the file."""
         if self.per_robot and robot is None:
             raise ValueError(f"{self.package}/{self.pattern} is per robot: name the robot")
+        if self.per_robot and robot not in ROBOTS:
+            raise UnknownRobotError(str(robot))
         relative = self.pattern.format(robot=robot) if self.per_robot else self.pattern
         return package_share_directory(self.package) / relative
 

@@ -80,3 +80,14 @@ def test_robot_yaml_is_parsed_once_for_the_files_and_the_configuration():
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout.splitlines()[-1])
     assert report["parsed"] == [1] * report["robots"], report
+
+
+def test_a_per_robot_file_of_anything_but_a_known_robots_name_is_refused():
+    """A robot's file found from anything else (a Robot object, a typo) read as a robot
+    without that file: its parameters' defaults silently, none of the robot's values."""
+    from humanoid_description import CONTROL_NODE_PARAMETERS
+
+    assert CONTROL_NODE_PARAMETERS.path("hoap2").is_file()
+    for wrong in (resolve_robot("hoap2"), "hoap"):
+        with pytest.raises(UnknownRobotError, match="unknown robot"):
+            CONTROL_NODE_PARAMETERS.path(wrong)

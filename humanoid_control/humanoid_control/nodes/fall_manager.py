@@ -69,6 +69,7 @@ from humanoid_control.ros import (
     FALL_STATE_QOS,
     ActionClient,
     NodeHost,
+    ResultWaiter,
     declare_control_node,
     run_node,
     seconds,
@@ -304,10 +305,18 @@ class FallManagerNode:
             self._getup_failed("play_motion did not accept the get-up motion")
             return
         self._getup_goal = handle
-        handle.get_result_async().add_done_callback(self._on_getup_result)
+        threading.Thread(target=self._await_getup, args=(handle,), name="get-up result", daemon=True).start()
 
-    def _on_getup_result(self, future) -> None:
-        response = future.result()
+    def _await_getup(self, handle) -> None:
+        """The get-up's result, asked again if its answer was lost (:class:`ResultWaiter`: the
+        trajectory generator in a process of its own, a loaded machine), until the node ends."""
+        waiter = ResultWaiter(handle)
+        while not waiter.wait(1.0):
+            if not self.node.context.ok():
+                return
+        self._on_getup_result(waiter.response)
+
+    def _on_getup_result(self, response) -> None:
         self._getup_goal = None
         result = response.result if response is not None else None
         succeeded = result is not None and result.error_code == PlayMotion.Result.SUCCESSFUL
