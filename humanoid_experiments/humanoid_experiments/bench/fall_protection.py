@@ -63,7 +63,7 @@ IMU_PERIOD = 0.01
 class Watch:
     """What the trials measure, gathered from the graph's topics by the client's node."""
 
-    def __init__(self, node, protect_pose_index: list[int] | None) -> None:
+    def __init__(self, client, protect_pose_index: list[int] | None) -> None:
         from diagnostic_msgs.msg import DiagnosticArray
         from sensor_msgs.msg import JointState
 
@@ -76,8 +76,11 @@ class Watch:
         self.fell: list[float] = []  # ground truth: stamps of states said fallen
         self.protect_results: list[str] = []
         self._via_robot_state = False  # before the subscriptions: the client's node already spins
+        node = client.node
         node.create_subscription(FallManagerState, topics.FALL_MANAGER_STATE, self._on_state, FALL_STATE_QOS)
-        node.create_subscription(RobotState, topics.ROBOT_STATE, self._on_robot_state, 1000)
+        # whole states through the client's feed: states waiting behind a busy client are taken
+        # at once, not one executor event each ahead of everything else (docs/graph_cost.md)
+        client.take_readings(topics.ROBOT_STATE, RobotState, self._on_robot_state)
         node.create_subscription(JointState, topics.JOINT_SETPOINTS, self._on_setpoints, 1000)
         node.create_subscription(DiagnosticArray, topics.DIAGNOSTICS, self._on_diagnostics, 100)
 
@@ -188,7 +191,7 @@ def sim_trials(robot: str, protect: str, trials: int, stand: bool, folder: Path,
     rows = []
     with Graph(nodes, log_dir=folder / "logs") as graph, RobotClient(CLIENT, namespace=namespace) as client:
         client.wait_for_joint_states(PATIENCE)
-        watch = Watch(client.node, None)
+        watch = Watch(client, None)
         walk = None if stand else client.action_client(Walk, "walk")
         if walk is not None and not walk.wait_for_server(timeout_sec=PATIENCE):
             raise TimeoutError("no walk server")
@@ -288,7 +291,7 @@ def emulated_trials(robot: str, protect: str, trials: int, folder: Path,
                                                           {"latency_timer_ms": 50.0}), FALL_MANAGER, parameters)
         with Graph(nodes, log_dir=folder / "logs") as graph, RobotClient(CLIENT, namespace=namespace) as client:
             client.wait_for_joint_states(PATIENCE)
-            watch = Watch(client.node, None)
+            watch = Watch(client, None)
             watch.first((S.CONTROLLABLE,), 0, "controllable (the support estimate)")
             trunk = Trunk(client.node)
             try:
