@@ -255,9 +255,8 @@ def pytest_terminal_summary(terminalreporter):
         for report in failed:
             crash = getattr(report.longrepr, "reprcrash", None)
             message = crash.message.splitlines()[0] if crash is not None and crash.message else ""
-            line = f"{report.when} {report.nodeid}: {message}" if report.when != "call" else \
-                f"{report.nodeid}: {message}"
-            terminalreporter.write_line(line[:FAILED_LINE], red=True)
+            phase = "" if report.when == "call" else f"{report.when} "  # a fixture's setup or teardown
+            terminalreporter.write_line(f"{phase}{report.nodeid}: {message}"[:FAILED_LINE], red=True)
     return result
 
 

@@ -79,27 +79,31 @@ def command_fields(m: JointTrajectory) -> tuple:
                   for p in m.points))
 
 
+def only_in_one(first: list[float], second: list[float]) -> str:
+    """The stamps of one run that the other lacks (a few of each)."""
+    return (f"only in the first run: {sorted(set(first) - set(second))[:10]}, only in the second: "
+            f"{sorted(set(second) - set(first))[:10]}")
+
+
 def commands_differ(first: list[tuple], second: list[tuple]) -> str | None:
     """What differs between two runs' commands (:func:`command_fields`), by stamp, or None
     (a short text: the lists themselves run to megabytes)."""
     if first == second:
         return None
-    stamps = [{c[0] for c in commands} for commands in (first, second)]
-    only = [sorted(stamps[k] - stamps[1 - k]) for k in (0, 1)]
-    fields = ("joint names", "positions", "velocities", "times")
 
     def how(a: tuple, b: tuple) -> str:
         if a[1] != b[1] or len(a[2]) != len(b[2]):
-            return f"{len(a[2])} and {len(b[2])} points, {fields[0]} {'alike' if a[1] == b[1] else 'differ'}"
-        parts = {fields[k] for p, q in zip(a[2], b[2], strict=True) for k in (1, 2) if p[k - 1] != q[k - 1]}
-        parts |= {fields[3] for p, q in zip(a[2], b[2], strict=True) if p[2:] != q[2:]}
+            return f"{len(a[2])} and {len(b[2])} points, joint names {'alike' if a[1] == b[1] else 'differ'}"
+        parts = {name for p, q in zip(a[2], b[2], strict=True)
+                 for name, x, y in zip(("positions", "velocities", "times"), (p[0], p[1], p[2:]), (q[0], q[1], q[2:]),
+                                       strict=True) if x != y}
         return ", ".join(sorted(parts)) or "only in order"
 
     second_by_stamp = {c[0]: c for c in second}
     changed = [f"t = {c[0]:.3f} s ({how(c, second_by_stamp[c[0]])})" for c in first
                if c[0] in second_by_stamp and c != second_by_stamp[c[0]]]
-    return (f"{len(first)} and {len(second)} commands; stamps only in the first run: {only[0]}, only in the "
-            f"second: {only[1]}; {len(changed)} differ: {changed[:5]}")
+    return (f"{len(first)} and {len(second)} commands; "
+            f"{only_in_one([c[0] for c in first], [c[0] for c in second])}; {len(changed)} differ: {changed[:5]}")
 
 
 def walked(log_dir) -> tuple[list[tuple], list[tuple]]:
@@ -129,10 +133,8 @@ def test_the_same_walk_gives_bit_identical_states_and_commands_beside_cpu_hogs(t
     first, first_commands = walked(tmp_path / "first")
     with cpu_hogs(2):
         second, second_commands = walked(tmp_path / "second")
-    stamps = [[round(state[0], 6) for state in run] for run in (first, second)]
-    assert stamps[0] == stamps[1], (f"{len(first)} and {len(second)} states; only in the first run: "
-                                    f"{sorted(set(stamps[0]) - set(stamps[1]))[:10]}, only in the second: "
-                                    f"{sorted(set(stamps[1]) - set(stamps[0]))[:10]}")
+    stamps = [[state[0] for state in run] for run in (first, second)]
+    assert stamps[0] == stamps[1], f"{len(first)} and {len(second)} states; {only_in_one(*stamps)}"
     assert len(first) >= 330  # every state of 3.4 s at 100 Hz, in both runs
     differing = [a[0] for a, b in zip(first, second, strict=True) if a != b]
     assert not differing, f"{len(differing)} of {len(first)} states differ, the first at t = {differing[0]:.3f} s"

@@ -106,8 +106,8 @@ def test_a_request_whose_client_went_is_no_answer_and_its_exception_is_looked_at
     exception: not an answer, and not printed later as an exception nobody retrieved."""
     from rclpy.exceptions import InvalidHandle
 
-    # what the tests before left to the collector is said before this test's own (a clean-clone
-    # run: a request of the test above, pending when its node went, printed here)
+    # what earlier tests of the worker left to the collector is said before this test's own: a
+    # clean-clone run printed such an exception here (which test left it was not found)
     gc.collect()
     capfd.readouterr()
     went = "cannot use Destroyable because destruction was requested (this test's client)"

@@ -33,9 +33,9 @@ class RuntimeFile:
         return "{robot}" in self.pattern
 
     def path(self, robot: str | None = None) -> Path:
-        """The file (of ``robot``, a known robot's name, for a per-robot file; a file that
-        does not exist for a known robot is not served by its reader): UnknownRobotError for
-        any other robot, which would otherwise read as a robot without the file."""
+        """The file; for a per-robot file, ``robot`` is a known robot's name. Anything else
+        (a Robot object, a typo) raises UnknownRobotError: its path would not exist, and it
+        would read as a robot without the file."""
         if self.per_robot and robot is None:
             raise ValueError(f"{self.package}/{self.pattern} is per robot: name the robot")
         if self.per_robot and robot not in ROBOTS:
