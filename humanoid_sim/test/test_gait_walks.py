@@ -7,6 +7,7 @@ import math
 
 import pytest
 
+from humanoid_core.odometry import KinematicOdometry, OdometryParameters
 from humanoid_core.quadruped_gaits import CPGParameters, GaitPlayer, IKGait, cpg_player, default_parameters
 from humanoid_sim import HeadlessSimulation
 
@@ -80,3 +81,22 @@ def test_as_played_the_servos_get_the_velocities_the_gait_controller_sends(simul
     outcome = simulation.run(flat_trot(model, period), SECONDS, as_played=True)
     print(outcome)
     assert not outcome.fell and outcome.distance > 0.05
+
+
+def test_the_odometry_follows_the_trot_as_its_balls_roll(simulation):
+    """The kinematic odometry fed the trot's joint readings (set-points played with their
+    velocities, as the gait controller sends them) against the simulator's base. A standing
+    ball rolls as its leg turns, carrying the body further than the stride: with its balls
+    held where they came down the odometry came out 10.7 % short over these two cycles (9.4 %
+    over four), rolling 2.8 % (1.3 %)."""
+    model, period = simulation.model, simulation.control_period
+    errors = {}
+    for rolling in (True, False):
+        odometry = KinematicOdometry(model, OdometryParameters.for_robot(ROBOT, ball_rolling=rolling))
+        outcome = simulation.run(flat_trot(model, period), SECONDS, as_played=True, odometry=odometry)
+        print(rolling, outcome)
+        assert not outcome.fell
+        errors[rolling] = outcome.odometry_error_m / outcome.distance
+        assert abs(outcome.odometry_heading_error_deg) < 2.0
+    assert errors[True] < 0.05, errors
+    assert errors[False] > 2.0 * errors[True], errors

@@ -34,6 +34,9 @@ class OdometryParameters:
         0.03, "m/s, ball feet, three of them low: the one whose distances to the other two change fastest, "
               "if faster than this, moves (a swinging foot the levelling puts as low as the two standing): it "
               "is not standing")
+    ball_rolling: bool = documented(
+        True, "ball feet roll: a standing ball's centre moves its radius times its turn about the ground's "
+              "horizontal axes (false: it stays where it came down)")
     slip_window: float = documented(0.1, "s, ball feet: the time over which a foot's motion is measured")
     imu_timeout: float = documented(0.1, "s, an IMU reading further than this from a joint state is not used")
     position_drift: float = documented(
