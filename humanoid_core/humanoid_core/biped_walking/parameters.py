@@ -92,7 +92,9 @@ class WalkParameters:
         "(joint_trajectory), so that the robot walks on through a late or CPU-starved controller; also the "
         "delay before a new cmd_vel or a stop takes effect")
     send_period: float = documented(
-        0.05, "s of robot time between two trajectories sent (each holds the set-points computed ahead)")
+        0.1, "s of robot time between two trajectories sent (each holds the set-points computed ahead; each "
+             "is planned, checked against self-collision and recorded: at 0.05 s the HOAP-2's walk graph took "
+             "1.2 times the CPU, docs/graph_cost.md)")
     max_goal_distance: float = documented(
         20.0, "m, farthest walk goal forward or backward; beyond, the goal is refused (INVALID_GOAL). A room or a "
         "corridor: the walk follows its planned footsteps without localisation (a few cm of drift per metre), "

@@ -99,7 +99,7 @@ class SelfCollisionGuard(CommandGuard):
 
     def _check_plan(self, plan: PlannedTrajectory, stop: Callable[[], bool]) -> PathCheck:
         """The plan's path, checked where the last path cleared does not already cover it: a
-        controller that streams trajectories (the walk: 0.7 s of path every 0.05 s) sends
+        controller that streams trajectories (the walk: 0.7 s of path every 0.1 s) sends
         mostly the same segments again, and only its new ones need checking."""
         p = self.params
         duration = plan.end - plan.start

@@ -33,7 +33,8 @@ class GaitControllerParameters:
         "(joint_trajectory), so that the gait goes on through a late or CPU-starved controller; also the delay "
         "before a cancel takes effect")
     send_period: float = documented(
-        0.05, "s of robot time between two trajectories sent (each holds the set-points computed ahead)")
+        0.1, "s of robot time between two trajectories sent (each holds the set-points computed ahead; each "
+             "is planned, checked against self-collision and recorded: docs/graph_cost.md)")
     start_duration: float = documented(
         1.0, "s, the lead-in from where the robot stands to the gait's first set-point (longer when a joint has "
         "far to go: see transition_speed)")
