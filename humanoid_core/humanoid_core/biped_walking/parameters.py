@@ -94,7 +94,7 @@ class WalkParameters:
     send_period: float = documented(
         0.1, "s of robot time between two trajectories sent (each holds the set-points computed ahead; each "
              "is planned, checked against self-collision and recorded: at 0.05 s the HOAP-2's walk graph took "
-             "1.2 times the CPU, docs/graph_cost.md)")
+             "about a tenth more CPU, docs/graph_cost.md)")
     max_goal_distance: float = documented(
         20.0, "m, farthest walk goal forward or backward; beyond, the goal is refused (INVALID_GOAL). A room or a "
         "corridor: the walk follows its planned footsteps without localisation (a few cm of drift per metre), "

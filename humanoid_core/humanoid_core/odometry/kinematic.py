@@ -242,7 +242,7 @@ class KinematicOdometry:
         rotation = _rz(heading) @ tilt
         turned = {s: rotation @ feet[s].rotation for s in stance} if self._radius else {}
         for s in kept:
-            self._roll(s, turned, self._radius)
+            self._roll(s, turned)
         if first:
             position = np.array([0.0, 0.0, -lowest])
         else:
@@ -258,16 +258,15 @@ class KinematicOdometry:
         self._turned = turned
         return pin.SE3(rotation, position), stance
 
-    def _roll(self, foot: str, turned: dict[str, np.ndarray], radius: dict[str, float]) -> None:
+    def _roll(self, foot: str, turned: dict[str, np.ndarray]) -> None:
         """A standing ball rolls: its centre moves ``radius`` times its turn about the ground's
         horizontal axes (about the vertical it spins in place). Without this the trot's distance
         came out 9 % short: the leg turns the ball as the body passes over it."""
-        then = self._turned.get(foot)
-        if then is None or foot not in radius:
+        then, r = self._turned.get(foot), self._radius.get(foot, 0.0)
+        if then is None or r == 0.0:
             return
         m = turned[foot] @ then.T  # the turn since the last reading, in odom; small: sin(angle) * axis
         about_x, about_y = (m[2, 1] - m[1, 2]) / 2.0, (m[0, 2] - m[2, 0]) / 2.0
-        r = radius[foot]
         self._stood[foot] = self._stood[foot] + np.array([r * about_y, -r * about_x, 0.0])
 
     def _moving(self, stamp: float, low: list[str], levelled: dict[str, np.ndarray]) -> set[str]:
