@@ -12,6 +12,10 @@ rate beside raw PyBullet stepping of the same model, and the same walk in real t
 - real time: the same graph and walk without lockstep at ``--real-time-factor`` (default 1),
   the whole walk; ``drift_m`` = |distance in lockstep - distance in real time|.
 
+``--runs N`` measures all three N times in a row and adds each ratio's median and range over
+the runs (``spread``): on a shared machine one run's ratios vary by a tenth and more, as much
+as many a change they would be used to judge (docs/graph_cost.md).
+
 Where the lockstep run's time goes: CPU seconds of each node's process tree per simulated
 second (``cpu_per_sim_s``), and the simulation's wait for its participants (the lockstep
 entry of its diagnostics, read before and after the walk: states waited at, wall seconds
@@ -30,6 +34,7 @@ import argparse
 import json
 import math
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -37,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from humanoid_control.ros import topics
-from humanoid_core import positive_number
+from humanoid_core import integer_in, positive_number
 from humanoid_experiments.bench.cpu_time import load_average
 
 # rclpy, PyBullet and the graph are imported where they are used: the `humanoid` command
@@ -62,6 +67,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="of the comparison run without lockstep (1: real time)")
     physics_profiles.add_argument(parser)
     add_own_robot_namespace(parser)
+    parser.add_argument("--runs", type=integer_in(1), default=1,
+                        help="measure this many times in a row and print each ratio's median and range (1)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -160,6 +167,23 @@ def run(args: argparse.Namespace) -> int:
     physics = physics_profiles.chosen(robot, args.physics)
     namespace = free_namespace(args.namespace)  # the two graphs below, one after the other, run there
     say = (lambda text: print(text, file=sys.stderr, flush=True)) if not args.json else (lambda _text: None)
+    results = []
+    for k in range(args.runs):
+        if args.runs > 1:
+            say(f"run {k + 1} of {args.runs}")
+        results.append(measure(args, physics, namespace, say))
+    if args.runs == 1:
+        print(json.dumps(results[0]) if args.json else text(results[0]))
+    else:
+        ratios = spread(results)
+        print(json.dumps({"runs": results, "spread": ratios}) if args.json
+              else "\n\n".join(text(r) for r in results) + "\n\n" + spread_text(ratios))
+    return 0 if not any(r["fell"] or r["realtime"]["fell"] for r in results) else 1
+
+
+def measure(args: argparse.Namespace, physics: str | None, namespace: str, say) -> dict[str, Any]:
+    """One run of the three measurements: raw stepping, the walk in lockstep, raw stepping
+    again, the walk in real time."""
     with tempfile.TemporaryDirectory(prefix="humanoid_bench_lockstep_") as folder:
         say(f"{args.robot}: raw PyBullet stepping ({RAW_SECONDS:g} s) ...")
         raw_runs = [raw_run(args.robot, physics)]
@@ -185,8 +209,26 @@ def run(args: argparse.Namespace) -> int:
               "lockstep": rounded(lockstep), "cores": cores,
               "rtf_cpu_bound": round(cpu_bound(lockstep["cpu_per_sim_s"], cores), 3),
               "load": load_average()}
-    print(json.dumps(result) if args.json else text(result))
-    return 0 if not lockstep["fell"] and not realtime["fell"] else 1
+    return result
+
+
+#: The ratios whose spread over several runs is printed, with their goals.
+SPREAD = {"ratio": "lockstep / raw (goal >= 0.5)", "cost_vs_physics": "graph CPU / physics (goal <= 2)",
+          "rtf_realtime": "real time (goal >= 0.98)"}
+
+
+def spread(results: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Each ratio's median, lowest and highest over the runs."""
+    return {key: {"median": round(statistics.median(r[key] for r in results), 3),
+                  "min": min(r[key] for r in results), "max": max(r[key] for r in results)} for key in SPREAD}
+
+
+def spread_text(ratios: dict[str, dict[str, float]]) -> str:
+    lines = ["over the runs: median (lowest - highest)"]
+    for key, label in SPREAD.items():
+        v = ratios[key]
+        lines.append(f"  {label:32s} {v['median']:6.3f}  ({v['min']:.3f} - {v['max']:.3f})")
+    return "\n".join(lines)
 
 
 def cpu_bound(cpu_per_sim_s: dict[str, float], cores: int) -> float:
