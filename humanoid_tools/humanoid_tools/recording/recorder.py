@@ -63,6 +63,8 @@ from humanoid_tools.recording.reindex import recoverable_counts
 BAG_FILE_SUFFIXES = (".mcap", ".db3", ".yaml", ".tmp")
 #: Looks for new publishers between two looks at the recorded topics' publishers (their QoS).
 LATE_PUBLISHER_LOOKS = 10
+#: s between the writer thread's batches (well under the seal period and the drain's quiet time).
+WRITE_BATCH = 0.02
 DRAIN_QUIET = 0.1  # s without a new message ends the final drain ...
 DRAIN_LIMIT = 2.0  # ... which takes at most this long (a publisher may never pause)
 
@@ -221,6 +223,7 @@ class Recorder:
         self._started = time.monotonic()
         self._reported_unknown = False
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._stopping = threading.Event()  # the writer's wake-up at the end (it takes batches)
         self._lock = threading.Lock()
         self._last_message = time.monotonic()
         self._last_stamp: Counter[str] = Counter()  # topic -> log time (ns) of its latest message
@@ -396,31 +399,42 @@ class Recorder:
 
     # -- writing (writer thread) -----------------------------------------------------------------
     def _write_loop(self) -> None:
-        connections = {}
+        """Write what came, in batches :data:`WRITE_BATCH` apart: the callbacks' puts then wake
+        no thread (a put that wakes a waiting thread cost the executor's thread as much as the
+        callback's own work)."""
+        connections: dict = {}
         while True:
-            try:
-                item = self._queue.get(timeout=self.params.seal_period / 2)
-            except queue.Empty:
-                item = None
-            if item is _STOP:
-                return
-            if self.summary.error is None:
+            self._stopping.wait(WRITE_BATCH)
+            while True:
                 try:
-                    if item is not None and item[0] == "topic":
-                        _tag, topic, name, definition, type_hash, offered = item
-                        connections[topic] = self._writer.add_topic(topic, name, definition, type_hash, offered)
-                    elif item is not None and item[0] is _STATE:
-                        self._split_state(item[1], item[2], connections)
-                    elif item is not None:
-                        topic, stamp, data = item
-                        self._writer.write(connections[topic], stamp, data)
-                    self._writer.seal_if_due()
-                except OSError as error:
-                    self.summary.error = (f"writing {self.summary.path} failed: {error.strerror or error}; "
-                                          f"stopped writing (the messages still received are counted, not "
-                                          f"written). What was written is kept: once there is room, run "
-                                          f"`humanoid record --reindex {self.summary.path}` to make it readable")
-                    self._warn(self.summary.error)
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if item is _STOP:
+                    return
+                self._write(item, connections)
+            self._write(None, connections)
+
+    def _write(self, item, connections: dict) -> None:
+        """Write one queued item (None: only seal the bag when due); a failed write stops writing."""
+        if self.summary.error is not None:
+            return
+        try:
+            if item is not None and item[0] == "topic":
+                _tag, topic, name, definition, type_hash, offered = item
+                connections[topic] = self._writer.add_topic(topic, name, definition, type_hash, offered)
+            elif item is not None and item[0] is _STATE:
+                self._split_state(item[1], item[2], connections)
+            elif item is not None:
+                topic, stamp, data = item
+                self._writer.write(connections[topic], stamp, data)
+            self._writer.seal_if_due()
+        except OSError as error:
+            self.summary.error = (f"writing {self.summary.path} failed: {error.strerror or error}; "
+                                  f"stopped writing (the messages still received are counted, not "
+                                  f"written). What was written is kept: once there is room, run "
+                                  f"`humanoid record --reindex {self.summary.path}` to make it readable")
+            self._warn(self.summary.error)
 
     # -- the end -----------------------------------------------------------------------------------
     def drain(self, spin_once) -> None:
@@ -437,6 +451,7 @@ class Recorder:
         """Stop writing, close the bag (summary, metadata.yaml with the counts) and report."""
         self._timer.cancel()
         self._queue.put(_STOP)
+        self._stopping.set()
         self._thread.join()
         summary = self.summary
         summary.written = self._writer.counts() if summary.error is None else recoverable_counts(summary.path)
