@@ -10,6 +10,7 @@ refused with its file and line.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from pathlib import Path
@@ -169,7 +170,8 @@ def test_a_cpg_gait_file_is_read_and_played(model, tmp_path):
     ("cpg:\n  hip_amplitude: wide\n", r"gait.yaml:2: cpg: hip_amplitude must be a finite number"),
     ("cpg:\n  initial_phases: [0, 1]\n", r"gait.yaml:2: cpg: initial_phases has 2 values, expected 4"),
     ("robot: bioloid\ncpg: {}\n", r"gait.yaml:1: this gait is for 'bioloid', not 'bioloid_quadruped'"),
-    ("gait: trot\n", r"gait.yaml:1: a gait file: unknown key 'gait' \(known: cpg, ik, robot\)"),
+    ("gait: trot\n", r"gait.yaml:1: a gait file: unknown key 'gait' \(known: cpg, ik, robot, transition\)"),
+    ("transition: hop\nik:\n  gait: trot\n", r"gait.yaml:1: transition: 'hop' is not one of glide, step"),
     ("robot: bioloid_quadruped\n", r"gait.yaml:1: a gait file: one section, cpg or ik; found none"),
     ("cpg: [1, 2\n", r"gait.yaml:2: malformed YAML"),
     ("ik:\n  foot_path: flat\n", r"gait.yaml:2: ik: missing gait"),
@@ -206,6 +208,73 @@ def test_the_shipped_flat_trot_is_the_trot_on_the_flat_path(model):
     player = load_gait(model, str(REPO / "docs/examples/trot_flat.yaml"), PERIOD)
     assert player.gait.name == "trot"
     assert player.gait.params == default_parameters(model, foot_path="flat", frequency=0.5)
+    assert player.transition == "step"  # it steps into its first set-point (docs/walking.md)
+    assert load_gait(model, "trot", PERIOD).transition is None  # a robot.yaml gait: the controller's parameter
+
+
+def feet_of(stepper, q: np.ndarray) -> dict[str, tuple[float, float]]:
+    from humanoid_core.quadruped_gaits import foot_point
+
+    return {name: foot_point(leg.geometry, q[stepper.index[leg.joints.hip]], q[stepper.index[leg.joints.knee]])
+            for name, leg in stepper.legs.items()}
+
+
+def test_stepping_moves_the_feet_together_or_one_alone_and_ends_in_the_target(model):
+    """Between two set-points of a stepped transition either every foot moves by the same
+    distance along the body (a shift: the body goes over feet that stay) or one foot moves and
+    the others stay (a swing): no standing foot moves against another, which is what made the
+    glide turn the body. The front legs swing with the feet shifted forward (the body back)."""
+    stepper = GaitControllerParameters.for_robot(ROBOT).stepper(model, "step")
+    stance = model.home_positions()
+    target = load_gait(model, str(REPO / "docs/examples/trot_flat.yaml"), PERIOD).setpoint(0)
+    path = np.vstack([stance, stepper.path(stance, target)])
+    np.testing.assert_array_equal(path[-1], target)
+    shifts = swings = 0
+    shift = 0.0
+    for a, b in itertools.pairwise(path):
+        before, after = feet_of(stepper, a), feet_of(stepper, b)
+        dx = {n: after[n][0] - before[n][0] for n in before}
+        dz = {n: after[n][1] - before[n][1] for n in before}
+        moving = [n for n in before if abs(dx[n]) > 1e-9 or abs(dz[n]) > 1e-9]
+        together = max(dx.values()) - min(dx.values()) < 1e-9 and max(map(abs, dz.values())) < 1e-9
+        assert together or len(moving) == 1, f"feet moving against each other: {moving}"
+        if together and moving:
+            shifts += 1
+            shift += dx[moving[0]]
+        elif moving:
+            swings += 1
+            assert (shift > 0.0) == moving[0].startswith("front"), f"{moving[0]} swings with the feet shifted {shift}"
+    assert shifts > 0 and swings > 0
+    speeds = np.max(np.abs(np.diff(path, axis=0)), axis=0) / PERIOD
+    limits = np.array([joint.limits.velocity for joint in model.joints])
+    assert np.all(speeds < limits), "a stepped transition faster than a joint's limit"
+
+
+def test_a_stepped_run_joins_the_gait_at_rest_and_returns_to_the_stance(model):
+    stepper = GaitControllerParameters.for_robot(ROBOT).stepper(model, "step")
+    player = load_gait(model, str(REPO / "docs/examples/trot_flat.yaml"), PERIOD)
+    stance = model.home_positions()
+    run = GaitRun(player, stance, stance, duration=1.0, timing=TIMING, stepper=stepper)
+    points = [run.setpoint(step) for step in range(run.gait_start + 1)]
+    np.testing.assert_array_equal(points[0].positions, stance)
+    np.testing.assert_array_equal(points[-1].positions, player.setpoint(0))
+    assert not points[-1].velocities.any() and points[-1].stage is Stage.PLAYING
+    assert all(p.stage is Stage.STARTING for p in points[:-1])
+    step = run.gait_start + 1
+    while (point := run.setpoint(step)).stage is not Stage.DONE:
+        step += 1
+    np.testing.assert_array_equal(point.positions, stance)
+    # a cancel in the middle of the lead-in steps back to the stance from where the legs are
+    canceled = GaitRun(load_gait(model, "trot", PERIOD), stance, stance, duration=5.0, timing=TIMING, stepper=stepper)
+    middle = canceled.gait_start // 2
+    for step in range(middle + 1):
+        at = canceled.setpoint(step)
+    assert canceled.stop(middle, at.positions)
+    step = middle + 1
+    while (point := canceled.setpoint(step)).stage is not Stage.DONE:
+        step += 1
+    np.testing.assert_array_equal(point.positions, stance)
+    assert canceled.stopped_early and canceled.played == 0.0
 
 
 def test_a_gait_searchs_best_is_played_from_its_file_or_directory(model, tmp_path):

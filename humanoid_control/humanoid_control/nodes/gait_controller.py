@@ -216,7 +216,8 @@ class GaitControllerNode:
             playing.message = f"joint {', '.join(unknown)} read as unknown (NaN): the gait cannot start"
             playing.finished.set()
             return False
-        playing.run = GaitRun(playing.player, positions, self.stance, playing.duration, self.params.timing)
+        playing.run = GaitRun(playing.player, positions, self.stance, playing.duration, self.params.timing,
+                              self.params.stepper(self.model, playing.player.transition))
         playing.begins = now + TRAJECTORY_DELAY
         self._stream.abandon()  # anything left of a gait abandoned before
         return True

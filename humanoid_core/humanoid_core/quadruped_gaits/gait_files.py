@@ -29,6 +29,8 @@
         foot_path: flat            # any GaitParameters field; the others keep robot.yaml's
         frequency: 0.5             # Hz
         lift: 0.015                # m
+      transition: step             # optional, beside ik or cpg: how a run joins and leaves this gait
+                                   # (glide or step; default: the gait controller's transition parameter)
 
   So a gait can be tuned without editing the robot's description; errors name the line too.
 - A gait search (``humanoid optimize-gait``): its ``search.json``, or the search directory
@@ -50,6 +52,7 @@ from typing import Any, TypeVar
 from humanoid_core.motion import MotionError, YamlNode, compose_file, require_keys
 from humanoid_core.quadruped_gaits.cpg import CPGGait, CPGParameters
 from humanoid_core.quadruped_gaits.cpg_models import NetworkGait, load_cpg
+from humanoid_core.quadruped_gaits.parameters import TRANSITIONS
 from humanoid_core.quadruped_gaits.patterns import (
     GaitError,
     GaitParameters,
@@ -124,30 +127,37 @@ def _search_gait(path: Path, model: RobotModel) -> tuple[CPGParameters, str]:
 def _yaml_gait(path: Path, model: RobotModel, period: float, frequency: float) -> GaitPlayer:
     """The player of a YAML gait file, read once: its one section says which kind."""
     try:
-        kind, section = _section(path, model)
+        kind, section, transition = _section(path, model)
         if kind == "ik":
-            return _ik_player(section, path, model, period, frequency)
-        params = _cpg_parameters(section, model)
+            player = _ik_player(section, path, model, period, frequency)
+        else:
+            params = _cpg_parameters(section, model)
+            if frequency > 0.0:
+                params = _checked(params, "frequency", frequency)
+            player = cpg_player(model, params, period, f"cpg {params.structure} ({path})")
     except MotionError as error:
         raise GaitError(str(error)) from None
-    if frequency > 0.0:
-        params = _checked(params, "frequency", frequency)
-    return cpg_player(model, params, period, f"cpg {params.structure} ({path})")
+    player.transition = transition
+    return player
 
 
-def _section(path: Path, model: RobotModel) -> tuple[str, YamlNode]:
-    """A YAML gait file's one section (``cpg`` or ``ik``) by name, and its node; an optional
-    ``robot`` beside it must be ``model``'s."""
+def _section(path: Path, model: RobotModel) -> tuple[str, YamlNode, str | None]:
+    """A YAML gait file's one section (``cpg`` or ``ik``) by name, its node, and the
+    ``transition`` beside it (None when not given); an optional ``robot`` beside it must be
+    ``model``'s."""
     root = compose_file(path)
     top = root.mapping("a gait file")
-    require_keys(top, root, "a gait file", set(), set(_SECTIONS) | {"robot"})
+    require_keys(top, root, "a gait file", set(), set(_SECTIONS) | {"robot", "transition"})
     present = [name for name in _SECTIONS if name in top]
     if len(present) != 1:
         raise root.error(f"a gait file: one section, {' or '.join(_SECTIONS)}; found "
                          f"{' and '.join(present) or 'none'}")
     if "robot" in top and (robot := top["robot"].text("robot")) != model.name:
         raise top["robot"].error(f"this gait is for {robot!r}, not {model.name!r}")
-    return present[0], top[present[0]]
+    transition = None
+    if "transition" in top and (transition := top["transition"].text("transition")) not in TRANSITIONS:
+        raise top["transition"].error(f"transition: {transition!r} is not one of {', '.join(TRANSITIONS)}")
+    return present[0], top[present[0]], transition
 
 
 def _ik_player(section: YamlNode, path: Path, model: RobotModel, period: float, frequency: float) -> GaitPlayer:

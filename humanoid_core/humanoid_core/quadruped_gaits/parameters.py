@@ -17,8 +17,11 @@ from humanoid_description import Robot, resolve_robot
 
 if TYPE_CHECKING:  # the player imports the gaits and the kinematics: a process that only names the node
     from humanoid_core.quadruped_gaits.player import RunTiming  # (the graph's command) does without
+    from humanoid_core.quadruped_gaits.stepping import Stepper
 
 NODE_NAME = "gait_controller"
+#: How a run's lead-in and return move the legs (parameter ``transition``).
+TRANSITIONS = ("glide", "step")
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,18 @@ class GaitControllerParameters:
     transition_speed: float = documented(
         1.0, "rad/s, the fastest a joint moves in the lead-in and the return to the stance")
     stance: str = documented("home", "named pose (robot.yaml) the robot stands in after a gait")
+    transition: str = documented(
+        "glide", "how the lead-in and the return move the legs, unless the gait file says (transition): glide "
+        "(every joint at once, feet on the ground: the standing feet slip, and the body turns a few degrees unseen "
+        "by the odometry) or step (a leg at a time, the body first shifted over the three standing feet: "
+        "humanoid_core/quadruped_gaits/stepping.py; a gait whose first set-point puts the feet far from the hips "
+        "may tip over on three feet)")
+    step_shift: float = documented(0.035, "m, with transition step: the feet move this far along the body before "
+                                          "the front legs swing (forward) and before the back legs do (backward)")
+    step_lift: float = documented(0.02, "m, with transition step: a swinging foot's rise")
+    step_swing_duration: float = documented(0.5, "s, with transition step: one leg's swing")
+    step_shift_duration: float = documented(0.6, "s, with transition step: a shift by step_shift (twice that from "
+                                                 "one side to the other)")
     final_tolerance: float = documented(
         0.1, "rad: a gait goal ends SUCCESSFUL only once every joint is measured within this of the last set-point "
         "sent (allowed final_settle_time after it is due); else STOPPED, naming the joint (its set-points refused "
@@ -57,6 +72,8 @@ class GaitControllerParameters:
                      "feedback_rate", "diagnostics_rate", "final_tolerance"):
             if not getattr(self, name) > 0.0:
                 raise ValueError(f"parameter {name} must be > 0, got {getattr(self, name)}")
+        if self.transition not in TRANSITIONS:
+            raise ValueError(f"parameter transition must be one of {', '.join(TRANSITIONS)}, got {self.transition!r}")
         for name in ("command_lead", "final_settle_time"):
             if not getattr(self, name) >= 0.0:
                 raise ValueError(f"parameter {name} must be >= 0, got {getattr(self, name)}")
@@ -66,6 +83,16 @@ class GaitControllerParameters:
         from humanoid_core.quadruped_gaits.player import RunTiming
 
         return RunTiming(self.start_duration, self.stop_duration, self.transition_speed)
+
+    def stepper(self, model: Any, transition: str | None = None) -> Stepper | None:
+        """The lead-in's and the return's stepper for ``model`` when ``transition`` (a gait file's;
+        None: the parameter) is step, else None."""
+        if (transition or self.transition) != "step":
+            return None
+        from humanoid_core.quadruped_gaits.stepping import SteppingSettings, robot_stepper
+
+        settings = SteppingSettings(self.step_shift, self.step_lift, self.step_swing_duration, self.step_shift_duration)
+        return robot_stepper(model, settings, self.period)
 
     @classmethod
     def for_robot(cls, robot: str, **overrides: Any) -> GaitControllerParameters:

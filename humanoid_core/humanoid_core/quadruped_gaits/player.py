@@ -25,6 +25,7 @@ from humanoid_core.loop import cubic
 from humanoid_core.quadruped_gaits.cpg import CPGGait
 from humanoid_core.quadruped_gaits.cpg_models import NetworkGait
 from humanoid_core.quadruped_gaits.patterns import GaitError, IKGait
+from humanoid_core.quadruped_gaits.stepping import Stepper, path_velocities
 
 #: An IK gait (a function of time) or an oscillator network (integrated forward).
 Gait = IKGait | CPGGait | NetworkGait
@@ -41,6 +42,8 @@ class GaitPlayer:
         if not period > 0.0:
             raise GaitError(f"the set-point period must be > 0, got {period}")
         self.gait, self.period, self.name = gait, period, name
+        #: how a run joins and leaves this gait when its file says (glide, step), else None
+        self.transition: str | None = None
         self._recent: dict[int, np.ndarray] = {}  # the latest set-points computed, by step
 
     @property
@@ -126,11 +129,15 @@ class GaitRun:
     :meth:`stop` starts that return from an earlier step instead (a cancel, a joint gone
     unknown).
 
+    With a ``stepper`` the lead-in and the return step instead (a leg at a time, the body
+    shifted over the standing feet: :mod:`~humanoid_core.quadruped_gaits.stepping`), each as
+    long as its steps take.
+
     Steps are asked in order, each once or again, as a control loop does; after a stop, from
     the step after it (the set-points computed beyond it are dropped by the caller)."""
 
     def __init__(self, player: GaitPlayer, start: np.ndarray, stance: np.ndarray, duration: float,
-                 timing: RunTiming) -> None:
+                 timing: RunTiming, stepper: Stepper | None = None) -> None:
         if not (math.isfinite(duration) and duration > 0.0):
             raise GaitError(f"the duration must be a finite number of seconds > 0, got {duration}")
         if not np.all(np.isfinite(start)):
@@ -138,11 +145,19 @@ class GaitRun:
         self.player, self.timing = player, timing
         self.period = player.period
         self.start, self.stance = np.asarray(start, dtype=float), np.asarray(stance, dtype=float)
-        self.gait_start = timing.steps(timing.start_duration, player.setpoint(0) - self.start, self.period)
+        self.stepper = stepper
+        #: the stepped lead-in from the start (row 0) to the gait's first set-point (the last row)
+        self._lead: np.ndarray | None = None
+        if stepper is not None:
+            self._lead = np.vstack([self.start, stepper.path(self.start, player.setpoint(0))])
+            self.gait_start = len(self._lead) - 1
+        else:
+            self.gait_start = timing.steps(timing.start_duration, player.setpoint(0) - self.start, self.period)
         self.gait_steps = max(1, round(duration / self.period))
         self._stop_from: int | None = None  # the step the return to the stance leaves from, when planned
         self._stop_positions = self.stance
         self._stop_steps = 0
+        self._back: np.ndarray | None = None  # the stepped return, from where it leaves (row 0) to the stance
         self._stopped_early = False
         self._last: RunSetpoint | None = None  # the latest set-point asked
         self._asked = -1  # its step; after a stop, the stop's step
@@ -201,6 +216,9 @@ class GaitRun:
     def _before_stop(self, step: int) -> RunSetpoint:
         """The lead-in and the gait (central differences on the gait, so that the
         interface's cubic passes each set-point at the gait's speed)."""
+        if step < self.gait_start and self._lead is not None:
+            return RunSetpoint(step, self._lead[step], path_velocities(self._lead, self.period, step), Stage.STARTING,
+                               0.0, 0.0)
         if step < self.gait_start:
             t, t1 = step * self.period, self.gait_start * self.period
             zero = np.zeros_like(self.start)
@@ -219,14 +237,21 @@ class GaitRun:
 
     def _returning(self, step: int) -> RunSetpoint:
         assert self._stop_from is not None
-        end = self._stop_steps * self.period
-        t = min(step - self._stop_from, self._stop_steps) * self.period
-        zero = np.zeros_like(self.stance)
-        positions, velocities, _ = cubic(t, 0.0, end, self._stop_positions, zero, self.stance, zero)
+        i = min(step - self._stop_from, self._stop_steps)
+        if self._back is not None:
+            positions, velocities = self._back[i], path_velocities(self._back, self.period, i)
+        else:
+            zero = np.zeros_like(self.stance)
+            positions, velocities, _ = cubic(i * self.period, 0.0, self._stop_steps * self.period,
+                                             self._stop_positions, zero, self.stance, zero)
         stage = Stage.DONE if step >= self._stop_from + self._stop_steps else Stage.STOPPING
         k = max(0, min(self._stop_from, self.gait_end) - self.gait_start)
         return RunSetpoint(step, positions, velocities, stage, k * self.period, self.player.phase(k))
 
     def _plan_return(self, step: int, positions: np.ndarray) -> None:
         self._stop_from, self._stop_positions = step, positions
-        self._stop_steps = self.timing.steps(self.timing.stop_duration, self.stance - positions, self.period)
+        if self.stepper is not None:
+            self._back = np.vstack([positions, self.stepper.path(positions, self.stance)])
+            self._stop_steps = len(self._back) - 1
+        else:
+            self._stop_steps = self.timing.steps(self.timing.stop_duration, self.stance - positions, self.period)
