@@ -265,7 +265,7 @@ def test_a_stepped_run_joins_the_gait_at_rest_and_returns_to_the_stance(model):
         step += 1
     np.testing.assert_array_equal(point.positions, stance)
     # a cancel in the middle of the lead-in steps back to the stance from where the legs are
-    canceled = GaitRun(load_gait(model, "trot", PERIOD), stance, stance, duration=5.0, timing=TIMING, stepper=stepper)
+    canceled = GaitRun(player, stance, stance, duration=5.0, timing=TIMING, stepper=stepper)
     middle = canceled.gait_start // 2
     for step in range(middle + 1):
         at = canceled.setpoint(step)
@@ -273,8 +273,20 @@ def test_a_stepped_run_joins_the_gait_at_rest_and_returns_to_the_stance(model):
     step = middle + 1
     while (point := canceled.setpoint(step)).stage is not Stage.DONE:
         step += 1
-    np.testing.assert_array_equal(point.positions, stance)
+    np.testing.assert_allclose(point.positions, stance, rtol=0.0, atol=1e-12)
     assert canceled.stopped_early and canceled.played == 0.0
+    # ... gliding: a second shift from within the lead-in's would tip the body over
+    assert canceled.end - middle == TIMING.steps(TIMING.stop_duration, stance - at.positions, PERIOD)
+    # a gait stopped with a pair of feet lifted glides back too; stopped on four feet, it steps
+    trot = GaitRun(player, stance, stance, duration=5.0, timing=TIMING, stepper=stepper)
+    quarter = trot.gait_start + round(0.25 / (player.frequency * PERIOD))  # a quarter cycle: a pair lifted
+    for step in range(quarter + 1):
+        at = trot.setpoint(step)
+    assert not stepper.level(at.positions)
+    trot.stop(quarter, at.positions)
+    assert trot.end - quarter == TIMING.steps(TIMING.stop_duration, stance - at.positions, PERIOD)
+    assert stepper.level(player.setpoint(0))
+    assert run.end - run.gait_end > TIMING.steps(TIMING.stop_duration, stance - player.setpoint(0), PERIOD)
 
 
 def test_a_gait_searchs_best_is_played_from_its_file_or_directory(model, tmp_path):

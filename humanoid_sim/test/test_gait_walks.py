@@ -141,3 +141,36 @@ def test_stepping_into_the_trot_turns_the_body_less_than_gliding(simulation):
     print(f"lead-in turn: glide {glide:.2f} deg, step {step:.2f} deg")
     assert abs(step) < 1.0
     assert abs(glide) > 2.0 * abs(step) + 1.0
+
+
+@pytest.mark.parametrize("cancel_at", [1.0, 6.1])
+def test_a_stepped_run_canceled_in_its_lead_in_or_mid_gait_ends_standing(simulation, cancel_at):
+    """A cancel in the stepped lead-in (the body shifted, a foot in the air) or in the gait (a
+    pair lifted) glides back to the stance: a step from there shifted the body over feet
+    already shifted, or over two feet, and the robot tipped over (5 of 7 cancels, in process)."""
+    import numpy as np
+
+    from humanoid_core.loop import JointCommand
+    from humanoid_core.quadruped_gaits import GaitControllerParameters, GaitRun, Stage
+
+    model, period, driver = simulation.model, simulation.control_period, simulation.driver
+    params = GaitControllerParameters.for_robot(ROBOT)
+    home = model.home_positions()
+    driver.reset(home)
+    for _ in range(round(1.0 / period)):
+        driver.write(JointCommand(position=home))
+        driver.sync(period)
+    run = GaitRun(flat_trot(model, period), driver.read().position, home, 8.0, params.timing,
+                  params.stepper(model, "step"))
+    step, stopped = 1, False
+    while (point := run.setpoint(step)).stage is not Stage.DONE:
+        if not stopped and step * period >= cancel_at:
+            stopped = run.stop(step, point.positions)
+        driver.write(JointCommand(position=point.positions, velocity=np.abs(point.velocities)))
+        driver.sync(period)
+        step += 1
+    for _ in range(round(1.0 / period)):
+        driver.write(JointCommand(position=home))
+        driver.sync(period)
+    assert stopped and run.stopped_early
+    assert not driver.fall_state().fallen, driver.fall_state().reason

@@ -131,7 +131,8 @@ class GaitRun:
 
     With a ``stepper`` the lead-in and the return step instead (a leg at a time, the body
     shifted over the standing feet: :mod:`~humanoid_core.quadruped_gaits.stepping`), each as
-    long as its steps take.
+    long as its steps take, where both its ends stand on four feet at one height: a return from
+    within the lead-in, or from a gait stopped with a foot lifted, glides.
 
     Steps are asked in order, each once or again, as a control loop does; after a stop, from
     the step after it (the set-points computed beyond it are dropped by the caller)."""
@@ -148,7 +149,7 @@ class GaitRun:
         self.stepper = stepper
         #: the stepped lead-in from the start (row 0) to the gait's first set-point (the last row)
         self._lead: np.ndarray | None = None
-        if stepper is not None:
+        if stepper is not None and stepper.level(self.start) and stepper.level(player.setpoint(0)):
             self._lead = np.vstack([self.start, stepper.path(self.start, player.setpoint(0))])
             self.gait_start = len(self._lead) - 1
         else:
@@ -250,7 +251,8 @@ class GaitRun:
 
     def _plan_return(self, step: int, positions: np.ndarray) -> None:
         self._stop_from, self._stop_positions = step, positions
-        if self.stepper is not None:
+        if (self.stepper is not None and step >= self.gait_start and self.stepper.level(positions)
+                and self.stepper.level(self.stance)):
             self._back = np.vstack([positions, self.stepper.path(positions, self.stance)])
             self._stop_steps = len(self._back) - 1
         else:

@@ -16,6 +16,9 @@ Stepping moves no standing foot against another:
   back leg does: the centre of mass is then inside the triangle of the standing feet.
 
 The order: shift back, the front legs, shift forward, the back legs, shift back to centre.
+A transition steps only between two poses on four feet at one height (:meth:`Stepper.level`):
+from a pose with a foot lifted (a gait stopped mid-cycle) or from within a stepped lead-in
+(the body already shifted: a second shift would tip it over), a run glides instead.
 Hip roll and every joint outside the legs' pitch joints move from the start to the target
 over the whole path; the feet's heights (``z``) come from the two poses as well."""
 
@@ -49,6 +52,10 @@ class SteppingSettings:
                 raise GaitError(f"stepping {name} must be > 0 s, got {getattr(self, name)}")
 
 
+#: m: the feet of a pose stand at one height when their heights differ by at most this.
+LEVEL_TOLERANCE = 0.002
+
+
 def _smooth(u: float) -> float:
     """0 to 1 at rest at both ends (a cubic)."""
     u = min(max(u, 0.0), 1.0)
@@ -67,6 +74,11 @@ class Stepper:
         self.legs, self.index, self.settings, self.period = legs, joint_index, settings, period
         self.order = [n for n in legs if n in front] + [n for n in legs if n not in front]
         self._front = front
+
+    def level(self, q: np.ndarray) -> bool:
+        """Whether every foot of pose ``q`` is at one height (nothing lifted): a pose to step from or to."""
+        heights = [self._foot(name, q)[1] for name in self.legs]
+        return max(heights) - min(heights) <= LEVEL_TOLERANCE
 
     def path(self, start: np.ndarray, target: np.ndarray) -> np.ndarray:
         """Positions at each period after ``start`` up to ``target`` (the last row), one row each."""
