@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from humanoid_core.loop import cubic
 from humanoid_core.quadruped_gaits.leg_ik import foot_point, solve
 from humanoid_core.quadruped_gaits.patterns import GaitError, Leg
 
@@ -57,9 +58,8 @@ LEVEL_TOLERANCE = 0.002
 
 
 def _smooth(u: float) -> float:
-    """0 to 1 at rest at both ends (a cubic)."""
-    u = min(max(u, 0.0), 1.0)
-    return u * u * (3.0 - 2.0 * u)
+    """0 to 1 over ``u`` in [0, 1], at rest at both ends: the rest-to-rest cubic of the loop's laws."""
+    return float(cubic(min(max(u, 0.0), 1.0), 0.0, 1.0, 0.0, 0.0, 1.0, 0.0)[0])
 
 
 class Stepper:
