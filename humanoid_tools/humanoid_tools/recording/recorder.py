@@ -405,29 +405,32 @@ class Recorder:
         connections: dict = {}
         while True:
             self._stopping.wait(WRITE_BATCH)
+            batch = []
             while True:
                 try:
                     item = self._queue.get_nowait()
                 except queue.Empty:
                     break
                 if item is _STOP:
+                    self._write(batch, connections)
                     return
-                self._write(item, connections)
-            self._write(None, connections)
+                batch.append(item)
+            self._write(batch, connections)
 
-    def _write(self, item, connections: dict) -> None:
-        """Write one queued item (None: only seal the bag when due); a failed write stops writing."""
+    def _write(self, batch: list, connections: dict) -> None:
+        """Write the queued items, then seal the bag when due; a failed write stops writing."""
         if self.summary.error is not None:
             return
         try:
-            if item is not None and item[0] == "topic":
-                _tag, topic, name, definition, type_hash, offered = item
-                connections[topic] = self._writer.add_topic(topic, name, definition, type_hash, offered)
-            elif item is not None and item[0] is _STATE:
-                self._split_state(item[1], item[2], connections)
-            elif item is not None:
-                topic, stamp, data = item
-                self._writer.write(connections[topic], stamp, data)
+            for item in batch:
+                if item[0] == "topic":
+                    _tag, topic, name, definition, type_hash, offered = item
+                    connections[topic] = self._writer.add_topic(topic, name, definition, type_hash, offered)
+                elif item[0] is _STATE:
+                    self._split_state(item[1], item[2], connections)
+                else:
+                    topic, stamp, data = item
+                    self._writer.write(connections[topic], stamp, data)
             self._writer.seal_if_due()
         except OSError as error:
             self.summary.error = (f"writing {self.summary.path} failed: {error.strerror or error}; "
