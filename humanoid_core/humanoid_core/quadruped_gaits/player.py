@@ -148,9 +148,8 @@ class GaitRun:
         self.start, self.stance = np.asarray(start, dtype=float), np.asarray(stance, dtype=float)
         self.stepper = stepper
         #: the stepped lead-in from the start (row 0) to the gait's first set-point (the last row)
-        self._lead: np.ndarray | None = None
-        if stepper is not None and stepper.level(self.start) and stepper.level(player.setpoint(0)):
-            self._lead = np.vstack([self.start, stepper.path(self.start, player.setpoint(0))])
+        self._lead = None if stepper is None else stepper.between(self.start, player.setpoint(0))
+        if self._lead is not None:
             self.gait_start = len(self._lead) - 1
         else:
             self.gait_start = timing.steps(timing.start_duration, player.setpoint(0) - self.start, self.period)
@@ -251,9 +250,9 @@ class GaitRun:
 
     def _plan_return(self, step: int, positions: np.ndarray) -> None:
         self._stop_from, self._stop_positions = step, positions
-        if (self.stepper is not None and step >= self.gait_start and self.stepper.level(positions)
-                and self.stepper.level(self.stance)):
-            self._back = np.vstack([positions, self.stepper.path(positions, self.stance)])
+        if self.stepper is not None and step >= self.gait_start:  # from within the lead-in: glide
+            self._back = self.stepper.between(positions, self.stance)
+        if self._back is not None:
             self._stop_steps = len(self._back) - 1
         else:
             self._stop_steps = self.timing.steps(self.timing.stop_duration, self.stance - positions, self.period)

@@ -73,13 +73,19 @@ class Stepper:
         if not period > 0.0:
             raise GaitError(f"the set-point period must be > 0, got {period}")
         self.legs, self.index, self.settings, self.period = legs, joint_index, settings, period
-        self.order = [n for n in legs if n in front] + [n for n in legs if n not in front]
         self._front = front
 
     def level(self, q: np.ndarray) -> bool:
         """Whether every foot of pose ``q`` is at one height (nothing lifted): a pose to step from or to."""
         heights = [self._foot(name, q)[1] for name in self.legs]
         return max(heights) - min(heights) <= LEVEL_TOLERANCE
+
+    def between(self, start: np.ndarray, target: np.ndarray) -> np.ndarray | None:
+        """The stepped transition as rows from ``start`` (row 0) to ``target`` (the last row), or
+        None when either pose has a foot lifted (:meth:`level`): the run glides instead."""
+        if not (self.level(start) and self.level(target)):
+            return None
+        return np.vstack([start, self.path(start, target)])
 
     def path(self, start: np.ndarray, target: np.ndarray) -> np.ndarray:
         """Positions at each period after ``start`` up to ``target`` (the last row), one row each."""
@@ -89,7 +95,7 @@ class Stepper:
         rows: list[np.ndarray] = []
         shift = 0.0
         for side in (+1.0, -1.0):
-            swinging = [n for n in self.order if (n in self._front) == (side > 0)]
+            swinging = [n for n in self.legs if (n in self._front) == (side > 0)]
             if not swinging:
                 continue
             to = side * s.shift
