@@ -102,26 +102,41 @@ def test_the_odometry_follows_the_trot_as_its_balls_roll(simulation):
     assert errors[False] > 2.0 * errors[True], errors
 
 
+def stand(simulation):
+    """The robot reset to its home pose and held there 1 s: settled on its four feet."""
+    from humanoid_core.loop import JointCommand
+
+    home = simulation.model.home_positions()
+    simulation.driver.reset(home)
+    hold(simulation, JointCommand(position=home), 1.0)
+    return home
+
+
+def hold(simulation, command, seconds: float) -> None:
+    for _ in range(round(seconds / simulation.control_period)):
+        simulation.driver.write(command)
+        simulation.driver.sync(simulation.control_period)
+
+
+def send(simulation, point) -> None:
+    """One set-point of a run with its velocity, as the gait controller sends it, for a control period."""
+    from humanoid_core.loop import JointCommand
+
+    hold(simulation, JointCommand(position=point.positions, velocity=point.velocities), simulation.control_period)
+
+
 def lead_in_turn(simulation, stepper) -> float:
     """Degrees the body turns while a run takes the robot from its settled stance to the flat
-    trot's first set-point (set-points with their velocities, as the gait controller sends them)."""
-    import numpy as np
-
-    from humanoid_core.loop import JointCommand
+    trot's first set-point."""
     from humanoid_core.quadruped_gaits import GaitRun, RunTiming
 
-    model, period, driver = simulation.model, simulation.control_period, simulation.driver
-    home = model.home_positions()
-    driver.reset(home)
-    for _ in range(round(1.0 / period)):
-        driver.write(JointCommand(position=home))
-        driver.sync(period)
+    model, driver = simulation.model, simulation.driver
+    home = stand(simulation)
     start = driver.base_placement().rotation
-    run = GaitRun(flat_trot(model, period), driver.read().position, home, 1.0, RunTiming(1.0, 1.0, 1.0), stepper)
+    run = GaitRun(flat_trot(model, simulation.control_period), driver.read().position, home, 1.0,
+                  RunTiming(1.0, 1.0, 1.0), stepper)
     for step in range(1, run.gait_start + 1):
-        point = run.setpoint(step)
-        driver.write(JointCommand(position=point.positions, velocity=np.abs(point.velocities)))
-        driver.sync(period)
+        send(simulation, run.setpoint(step))
     assert not driver.fall_state().fallen
     turn = driver.base_placement().rotation @ start.T
     return math.degrees(math.atan2(turn[1, 0], turn[0, 0]))
@@ -148,29 +163,20 @@ def test_a_stepped_run_canceled_in_its_lead_in_or_mid_gait_ends_standing(simulat
     """A cancel in the stepped lead-in (the body shifted, a foot in the air) or in the gait (a
     pair lifted) glides back to the stance: a step from there shifted the body over feet
     already shifted, or over two feet, and the robot tipped over (5 of 7 cancels, in process)."""
-    import numpy as np
-
     from humanoid_core.loop import JointCommand
     from humanoid_core.quadruped_gaits import GaitControllerParameters, GaitRun, Stage
 
     model, period, driver = simulation.model, simulation.control_period, simulation.driver
     params = GaitControllerParameters.for_robot(ROBOT)
-    home = model.home_positions()
-    driver.reset(home)
-    for _ in range(round(1.0 / period)):
-        driver.write(JointCommand(position=home))
-        driver.sync(period)
+    home = stand(simulation)
     run = GaitRun(flat_trot(model, period), driver.read().position, home, 8.0, params.timing,
                   params.stepper(model, "step"))
     step, stopped = 1, False
     while (point := run.setpoint(step)).stage is not Stage.DONE:
         if not stopped and step * period >= cancel_at:
             stopped = run.stop(step, point.positions)
-        driver.write(JointCommand(position=point.positions, velocity=np.abs(point.velocities)))
-        driver.sync(period)
+        send(simulation, point)
         step += 1
-    for _ in range(round(1.0 / period)):
-        driver.write(JointCommand(position=home))
-        driver.sync(period)
+    hold(simulation, JointCommand(position=home), 1.0)
     assert stopped and run.stopped_early
     assert not driver.fall_state().fallen, driver.fall_state().reason
