@@ -115,7 +115,7 @@ def main(args: Sequence[str] | None = None) -> int:
         host: Shared | None = None
         try:
             container = Node(NODE_NAME, automatically_declare_parameters_from_overrides=True)
-            host = Shared(container)
+            host = Shared(container, stopping=stop.is_set)
             entries = hostable()
             log = container.get_logger()
             for name in hosted_names(container, list(entries)):

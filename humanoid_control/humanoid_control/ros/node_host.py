@@ -64,9 +64,10 @@ class Shared:
     """The nodes of one container: one ``robot_state`` subscription and one lockstep answer,
     both on the container's own node."""
 
-    def __init__(self, node: Node) -> None:
+    def __init__(self, node: Node, stopping: Callable[[], bool] = lambda: False) -> None:
+        """``stopping``: whether the process is stopping (:class:`StateFeed`)."""
         self.node = node
-        self.feed = StateFeed(node)
+        self.feed = StateFeed(node, stopping=stopping)
         self.participant: SharedParticipant | None = None
         self._watchers: set[str] = set()
 

@@ -21,7 +21,11 @@ them one callback at a time would give every node every state, and the executor,
 its events in the order they came, would run everything else (a goal, a fall manager's
 state, a service) behind all the states that came before it: a process short of CPU for a
 minute delayed a walk goal's start by 43 s while the walk it had accepted went on without it
-(docs/graph_cost.md).
+(docs/graph_cost.md). Once the process is stopping, the feed takes no state ahead: rclpy's
+EventsExecutor calls a subscription's callback once for each state the middleware announced
+in one event (up to the history) before it looks at a stop, so a callback that took the
+waiting states itself found more each time while states came faster than it handed them out
+(the container, flooded beside three busy processes, still ran 30 s after its SIGTERM).
 
 The nodes that command the robot take each state before those that only watch it
 (``watcher``: the balance and energy monitors, the odometry, the self-collision checker, the
@@ -82,9 +86,11 @@ class _Taker:
 class StateFeed:
     """``robot_state`` taken once on ``node``, its parts handed to the callbacks of their topics."""
 
-    def __init__(self, node: Node, history: int = STREAM_HISTORY) -> None:
-        """``history``: how many states wait at most (the oldest are dropped beyond)."""
+    def __init__(self, node: Node, history: int = STREAM_HISTORY, stopping: Callable[[], bool] = lambda: False) -> None:
+        """``history``: how many states wait at most (the oldest are dropped beyond);
+        ``stopping``: whether the process is stopping (then the feed takes no state ahead)."""
         self._node = node
+        self._stopping = stopping
         self._qos = FEED_QOS if history == STREAM_HISTORY else QoSProfile(
             depth=history, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.RELIABLE)
         self._callbacks: dict[str, list[_Taker]] = {}
@@ -135,7 +141,7 @@ class StateFeed:
             self._deliver(taker, robot_state.IMU, msg)
 
     def _on_state(self, msg: RobotState) -> None:
-        states = [msg, *self._waiting()]
+        states = [msg] if self._stopping() else [msg, *self._waiting()]
         for age, state in zip(range(len(states) - 1, -1, -1), states, strict=True):
             self._hand_out(state, age)
 
