@@ -5,9 +5,9 @@
   on its standard input with the number taken so far;
 - ``sender``: one node publishing ``--count`` messages on ``--topic`` once ``--receivers``
   subscriptions are matched, first one every ``--period`` seconds (``isolated``), then back
-  to back (``burst``); it prints ``sleep CPU_SECONDS`` (what one pause costs it), then
-  ``start PHASE`` and ``done PHASE CPU_SECONDS`` (its own CPU time over the phase) and waits
-  for a ``next`` line before the next phase.
+  to back (``burst``); it prints ``start PHASE`` and ``done PHASE CPU_SECONDS`` (its own CPU
+  time in its ``publish`` calls, summed: the pauses between them left out) and waits for a
+  ``next`` line before the next phase.
 """
 
 from __future__ import annotations
@@ -93,7 +93,6 @@ def send(topic: str, type_name: str, receivers: int, count: int, period: float) 
             return 1
         time.sleep(0.05)
     time.sleep(1.0)  # discovery settles
-    print(f"sleep {sleep_cost(period) if period > 0.0 else 0.0:.9f}", flush=True)
     msg = kind()
     if type_name == "joint_state":
         msg.name = [f"joint_{i}" for i in range(JOINTS)]
@@ -101,24 +100,17 @@ def send(topic: str, type_name: str, receivers: int, count: int, period: float) 
     for phase in PHASES:
         print(f"start {phase}", flush=True)
         pause = period if phase == "isolated" else 0.0
-        started = cpu_seconds()
+        spent = 0.0
         for _ in range(count):
+            started = cpu_seconds()
             publisher.publish(msg)
+            spent += cpu_seconds() - started
             if pause:
                 time.sleep(pause)
-        print(f"done {phase} {cpu_seconds() - started:.6f}", flush=True)
+        print(f"done {phase} {spent:.6f}", flush=True)
         if sys.stdin.readline().strip() != "next":
             return 0
     return 0
-
-
-def sleep_cost(period: float, count: int = 100) -> float:
-    """CPU seconds one ``time.sleep(period)`` costs this process (subtracted from the
-    isolated phase's sender, which sleeps between messages)."""
-    started = cpu_seconds()
-    for _ in range(count):
-        time.sleep(period)
-    return (cpu_seconds() - started) / count
 
 
 def main(argv: list[str] | None = None) -> int:
