@@ -212,13 +212,6 @@ def test_the_shipped_flat_trot_is_the_trot_on_the_flat_path(model):
     assert load_gait(model, "trot", PERIOD).transition is None  # a robot.yaml gait: the controller's parameter
 
 
-def feet_of(stepper, q: np.ndarray) -> dict[str, tuple[float, float]]:
-    from humanoid_core.quadruped_gaits import foot_point
-
-    return {name: foot_point(leg.geometry, q[stepper.index[leg.joints.hip]], q[stepper.index[leg.joints.knee]])
-            for name, leg in stepper.legs.items()}
-
-
 def test_stepping_moves_the_feet_together_or_one_alone_and_ends_in_the_target(model):
     """Between two set-points of a stepped transition either every foot moves by the same
     distance along the body (a shift: the body goes over feet that stay) or one foot moves and
@@ -232,7 +225,7 @@ def test_stepping_moves_the_feet_together_or_one_alone_and_ends_in_the_target(mo
     shifts = swings = 0
     shift = 0.0
     for a, b in itertools.pairwise(path):
-        before, after = feet_of(stepper, a), feet_of(stepper, b)
+        before, after = stepper.feet(a), stepper.feet(b)
         dx = {n: after[n][0] - before[n][0] for n in before}
         dz = {n: after[n][1] - before[n][1] for n in before}
         moving = [n for n in before if abs(dx[n]) > 1e-9 or abs(dz[n]) > 1e-9]

@@ -18,7 +18,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
     "fitness": ["FitnessSettings", "path_fitness"],
     "foot_path": ["EllipticPath"],
     "gait_files": ["cpg_player", "ik_player", "load_gait"],
-    "leg_ik": ["foot_point", "solve"],
+    "leg_ik": ["solve"],
     "parameters": ["GaitControllerParameters", "NODE_NAME", "gaited_robot"],
     "patterns": ["FREQUENCY_RANGE", "GaitError", "IKGait", "default_parameters", "gait_phases", "robot_legs"],
     "player": ["GaitPlayer", "GaitRun", "RunSetpoint", "RunTiming", "Stage"],

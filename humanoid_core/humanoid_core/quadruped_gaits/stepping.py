@@ -75,9 +75,15 @@ class Stepper:
         self.legs, self.index, self.settings, self.period = legs, joint_index, settings, period
         self._front = front
 
+    def feet(self, q: np.ndarray) -> dict[str, tuple[float, float]]:
+        """Each leg's foot in pose ``q``: along the body and height from its hip (the gaits' leg IK)."""
+        return {name: foot_point(leg.geometry, float(q[self.index[leg.joints.hip]]),
+                                 float(q[self.index[leg.joints.knee]]))
+                for name, leg in self.legs.items()}
+
     def level(self, q: np.ndarray) -> bool:
         """Whether every foot of pose ``q`` is at one height (nothing lifted): a pose to step from or to."""
-        heights = [self._foot(name, q)[1] for name in self.legs]
+        heights = [z for _x, z in self.feet(q).values()]
         return max(heights) - min(heights) <= LEVEL_TOLERANCE
 
     def between(self, start: np.ndarray, target: np.ndarray) -> np.ndarray | None:
@@ -90,8 +96,7 @@ class Stepper:
     def path(self, start: np.ndarray, target: np.ndarray) -> np.ndarray:
         """Positions at each period after ``start`` up to ``target`` (the last row), one row each."""
         s = self.settings
-        feet = {n: self._foot(n, start) for n in self.legs}
-        goal = {n: self._foot(n, target) for n in self.legs}
+        feet, goal = self.feet(start), self.feet(target)
         rows: list[np.ndarray] = []
         shift = 0.0
         for side in (+1.0, -1.0):
@@ -115,10 +120,6 @@ class Stepper:
         if len(path):
             path[-1] = target  # exactly there (the IK of the target's own foot points gives it back)
         return path
-
-    def _foot(self, name: str, q: np.ndarray) -> tuple[float, float]:
-        joints = self.legs[name].joints
-        return foot_point(self.legs[name].geometry, float(q[self.index[joints.hip]]), float(q[self.index[joints.knee]]))
 
     def _pose(self, feet: dict[str, tuple[float, float]], shift: float) -> np.ndarray:
         """Hip pitch and knee of every leg (a row of the joints, others zero) for its foot at
