@@ -127,7 +127,7 @@ def test_a_walk_in_its_own_namespace_leaves_the_robot_in_r_standing(robot_in_r):
             node.destroy_subscription(subscription)
     assert result.returncode == 0, result.stderr[-3000:]
     report = json.loads(result.stdout)
-    assert report["distance_m"] == pytest.approx(DISTANCE, abs=WITHIN) and not report["fell"], report
+    assert report["distance_m"] == pytest.approx(DISTANCE, abs=WITHIN) and not report["fell"], json.dumps(report)
     with lock:
         assert heard["/a/joint_states"] > 0 and heard["/joint_states"] == 0, heard
     assert len(recorded) > 10, "the robot in /r stopped publishing while a walked"
