@@ -19,6 +19,6 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
                   "started_again"],
     "push": ["Trial", "bisect"],
     "teleop": ["Segment"],
-    "walk": [],
+    "walk": ["WalkWitness"],
     "walk_in_process": ["InProcessWalker"],
 })

@@ -14,7 +14,7 @@ import pytest
 import rclpy
 
 from humanoid_control.ros import RobotClient, poll_until, to_time
-from humanoid_experiments.walk import WalkWitness
+from humanoid_experiments import WalkWitness
 from humanoid_interfaces.msg import BalanceState
 
 NAMESPACE = "walk_witness_test"

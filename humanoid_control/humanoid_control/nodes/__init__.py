@@ -37,6 +37,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
         "with_node_parameters",
     ],
     "container": ["build_node", "destroy_hosted", "hostable", "stop_hosted"],
+    "fall_manager": ["FallManagerNode"],
     "gait_controller": ["GaitControllerNode"],
     "odometry": ["OdometryNode"],
     "self_collision_checker": ["SelfCollisionChecker"],

@@ -58,6 +58,7 @@ import pinocchio as pin
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import WrenchStamped
 from rclpy.clock import Clock, ClockType
+from rclpy.exceptions import InvalidHandle
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Imu, JointState
@@ -71,6 +72,7 @@ from humanoid_control.ros import (
     NodeHost,
     ResultWaiter,
     declare_control_node,
+    node_alive,
     run_node,
     seconds,
     to_duration,
@@ -309,12 +311,19 @@ class FallManagerNode:
 
     def _await_getup(self, handle) -> None:
         """The get-up's result, asked again if its answer was lost (:class:`ResultWaiter`: the
-        trajectory generator in a process of its own, a loaded machine), until the node ends."""
-        waiter = ResultWaiter(handle)
-        while not waiter.wait(1.0):
-            if not self.node.context.ok():
-                return
-        self._on_getup_result(waiter.response)
+        trajectory generator in a process of its own, a loaded machine), until the node ends
+        (shut down, or destroyed while its process goes on: a container stopping, a test):
+        then nobody is left to tell, and what rcl raises for the node's destroyed parts is
+        let go."""
+        try:
+            waiter = ResultWaiter(handle)
+            while not waiter.wait(1.0):
+                if not node_alive(self.node):
+                    return
+            self._on_getup_result(waiter.response)
+        except InvalidHandle:
+            if node_alive(self.node):
+                raise
 
     def _on_getup_result(self, response) -> None:
         self._getup_goal = None

@@ -27,6 +27,7 @@ from collections.abc import Callable
 
 import rclpy
 import rclpy.logging
+from rclpy.exceptions import InvalidHandle
 from rclpy.executors import Executor, ExternalShutdownException
 from rclpy.experimental import EventsExecutor
 from rclpy.node import Node
@@ -113,3 +114,15 @@ def run_node(name: str, build: Callable[[Node, NodeHost], object], args: list[st
                 stop_offloads(node, STOP_TIMEOUT)
                 node.destroy_node()
             rclpy.try_shutdown()
+
+
+def node_alive(node: Node) -> bool:
+    """Whether ``node`` may still be used: its context not shut down and the node not
+    destroyed (a thread of its own that outlives it then has nobody left to tell)."""
+    if not node.context.ok():
+        return False
+    try:
+        with node.handle:
+            return True
+    except InvalidHandle:
+        return False
