@@ -177,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         ratios = spread(results)
         print(json.dumps({"runs": results, "spread": ratios}) if args.json
-              else "\n\n".join(text(r) for r in results) + "\n\n" + spread_text(ratios))
+              else "\n\n".join(text(r) for r in results) + "\n\n" + spread_text(ratios) + "\n" + falls_text(results))
     return 0 if not any(r["fell"] or r["realtime"]["fell"] for r in results) else 1
 
 
@@ -231,6 +231,14 @@ def spread_text(ratios: dict[str, dict[str, float]]) -> str:
     return "\n".join(lines)
 
 
+def falls_text(results: list[dict[str, Any]]) -> str:
+    """How many of the runs' walks fell, in lockstep and in real time (a walk at real time on a
+    machine short of CPU may fall where its lockstep twin does not)."""
+    locked = sum(bool(r["fell"]) for r in results)
+    timed = sum(bool(r["realtime"]["fell"]) for r in results)
+    return f"  {'walks that fell':32s} {locked} of {len(results)} in lockstep, {timed} of {len(results)} in real time"
+
+
 def cpu_bound(cpu_per_sim_s: dict[str, float], cores: int) -> float:
     """The fastest the graph could run on ``cores`` cores however it were scheduled (robot
     seconds per wall second): every core busy all the time with its CPU seconds per robot second."""
@@ -269,6 +277,7 @@ def text(r: dict[str, Any]) -> str:
         f"factor {rt['real_time_factor_asked']:g} (achieved {rt['rtf']:.2f}): drift {r['drift_m'] * 1000:.1f} mm",
         f"  fell                    {'YES' if r['fell'] else 'no'} in lockstep, "
         f"{'YES' if rt['fell'] else 'no'} in real time",
+        f"  walk result             {ls['result']} in lockstep; {rt['result']} in real time",
         f"  CPU s per simulated s   {cpu}",
         f"  CPU bound               {sum(ls['cpu_per_sim_s'].values()):.3f} CPU s per simulated s in all: at most "
         f"{r['rtf_cpu_bound']:.2f} times real time on {r['cores']} cores, however scheduled",
