@@ -21,7 +21,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
     "pybullet_driver": ["PyBulletDriver"],
     "sensor_noise": ["SensorNoise"],
     "servo_profiles": ["BusReference", "PD_GAINS", "ServoBank", "ServoParameters", "stable_gains"],
-    "shared_world": ["SharedWorld", "WorldSeat"],
+    "shared_world": ["DEFAULT_SPACING", "SharedWorld", "WorldSeat"],
     "sim_command": ["MAX_COUNT", "robot_count"],
     "sim_node": ["SimDriverConfig", "build_driver", "declare_driver"],
     "sim_node_spec": ["NODE_NAME", "control_period"],

@@ -32,6 +32,8 @@ from humanoid_sim.sim_parameters import SimParameters
 ARRIVAL_WAIT = 10
 #: Acceleration of gravity (m/s^2).
 GRAVITY = 9.81
+#: m between neighbouring robots along y (a Bioloid quadruped is 0.2-0.3 m across its feet).
+DEFAULT_SPACING = 0.5
 
 
 @dataclass(frozen=True)

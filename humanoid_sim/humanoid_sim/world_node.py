@@ -22,13 +22,10 @@ from rclpy.parameter import Parameter
 from humanoid_control.ros import driver_node
 from humanoid_description import SIM_NODE_PARAMETERS, RobotModel
 from humanoid_sim import sim_node
-from humanoid_sim.shared_world import WorldSeat
+from humanoid_sim.shared_world import DEFAULT_SPACING, WorldSeat
 from humanoid_sim.sim_node_spec import NODE_NAME, WORLD_NODE
 from humanoid_sim.sim_node_spec import WORLD_NAMESPACES as NAMESPACES
 from humanoid_sim.sim_node_spec import WORLD_SPACING as SPACING
-
-#: m between neighbouring robots along y (a Bioloid quadruped is 0.2-0.3 m across its feet).
-DEFAULT_SPACING = 0.5
 
 
 def robots() -> list[driver_node.DriverNode]:

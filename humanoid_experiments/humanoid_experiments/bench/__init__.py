@@ -10,4 +10,6 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
     "lockstep": ["cpu_bound", "falls_text", "spread", "spread_text"],
     "physics": ["parse_values"],
     "record": [],
+    "sim": ["raw_world"],
+    "world": ["world_text"],
 })

@@ -37,6 +37,7 @@ the share of the node's CPU that goes into physics.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import statistics
 import sys
@@ -53,6 +54,8 @@ from humanoid_experiments.bench.cpu_time import process_cpu_seconds
 from humanoid_sim import sim_nodes
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from humanoid_sim import SimParameters
 
 # PyBullet, Pinocchio and rclpy are imported where they are used: the `humanoid` command
@@ -70,13 +73,35 @@ class Run:
     cpu_per_sim_second: float
 
 
-def raw_real_time_factor(robot: str, sim_seconds: float, physics: SimParameters | None = None) -> Run:
+def raw_real_time_factor(robot: str, sim_seconds: float, physics: SimParameters | None = None,
+                          count: int = 1, spacing: float | None = None) -> Run:
     """Bare PyBullet stepping of the robot's URDF: at 1 kHz with PyBullet's engine defaults, or
-    at the rate and with the engine settings of ``physics`` (a physics profile's)."""
+    at the rate and with the engine settings of ``physics`` (a physics profile's); ``count``
+    robots standing ``spacing`` m apart in one world as ``humanoid sim --count`` seats them."""
+    import pybullet
+
+    rate = PHYSICS_RATE if physics is None else physics.physics_rate
+    with raw_world(robot, physics, count, spacing) as client:
+        steps = int(sim_seconds * rate)
+        start, cpu = time.perf_counter(), time.process_time()
+        for _ in range(steps):
+            pybullet.stepSimulation(physicsClientId=client)
+        simulated = steps / rate
+        return Run(simulated / (time.perf_counter() - start), (time.process_time() - cpu) / simulated)
+
+
+@contextlib.contextmanager
+def raw_world(robot: str, physics: SimParameters | None = None, count: int = 1,
+              spacing: float | None = None) -> Iterator[int]:
+    """A bare PyBullet world (its client), ground and ``count`` robots standing in the home
+    pose on position motors, robot ``i`` at y = ``i`` x ``spacing`` (default: a world's,
+    :class:`~humanoid_sim.WorldSeat`): what the simulation node steps, with none of its servo
+    models, loop or publishing."""
     import pinocchio as pin
     import pybullet
 
     from humanoid_description import load_model, urdf_xml
+    from humanoid_sim import DEFAULT_SPACING, WorldSeat
 
     model = load_model(robot)
     rate = PHYSICS_RATE if physics is None else physics.physics_rate
@@ -88,28 +113,27 @@ def raw_real_time_factor(robot: str, sim_seconds: float, physics: SimParameters 
             pybullet.setPhysicsEngineParameter(**physics.engine_settings(), physicsClientId=client)
         plane = pybullet.createCollisionShape(pybullet.GEOM_PLANE, physicsClientId=client)
         pybullet.createMultiBody(0.0, plane, physicsClientId=client)
+        home = model.home_positions()
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / f"{robot}.urdf"
             path.write_text(urdf_xml(robot))
-            body = pybullet.loadURDF(str(path), flags=pybullet.URDF_USE_INERTIA_FROM_FILE, physicsClientId=client)
-        home = model.home_positions()
-        info = pybullet.getDynamicsInfo(body, -1, physicsClientId=client)
-        inertial = pin.XYZQUATToSE3(list(info[3]) + list(info[4]))
-        placement = pin.SE3ToXYZQUAT(model.standing_base(home) * inertial)
-        pybullet.resetBasePositionAndOrientation(body, placement[:3], placement[3:], physicsClientId=client)
-        ids = {pybullet.getJointInfo(body, i, physicsClientId=client)[1].decode(): i
-               for i in range(pybullet.getNumJoints(body, physicsClientId=client))}
-        joint_ids = [ids[name] for name in model.joints.names]
-        for joint_id, value in zip(joint_ids, home, strict=True):
-            pybullet.resetJointState(body, joint_id, float(value), physicsClientId=client)
-        pybullet.setJointMotorControlArray(body, joint_ids, pybullet.POSITION_CONTROL, targetPositions=home,
-                                           forces=list(model.joints.effort), physicsClientId=client)
-        steps = int(sim_seconds * rate)
-        start, cpu = time.perf_counter(), time.process_time()
-        for _ in range(steps):
-            pybullet.stepSimulation(physicsClientId=client)
-        simulated = steps / rate
-        return Run(simulated / (time.perf_counter() - start), (time.process_time() - cpu) / simulated)
+            for index in range(count):
+                body = pybullet.loadURDF(str(path), flags=pybullet.URDF_USE_INERTIA_FROM_FILE,
+                                         physicsClientId=client)
+                info = pybullet.getDynamicsInfo(body, -1, physicsClientId=client)
+                inertial = pin.XYZQUATToSE3(list(info[3]) + list(info[4]))
+                placement = pin.SE3ToXYZQUAT(model.standing_base(home) * inertial)
+                x, y = WorldSeat(index, count, DEFAULT_SPACING if spacing is None else spacing).offset
+                position = [placement[0] + x, placement[1] + y, placement[2]]
+                pybullet.resetBasePositionAndOrientation(body, position, placement[3:], physicsClientId=client)
+                ids = {pybullet.getJointInfo(body, i, physicsClientId=client)[1].decode(): i
+                       for i in range(pybullet.getNumJoints(body, physicsClientId=client))}
+                joint_ids = [ids[name] for name in model.joints.names]
+                for joint_id, value in zip(joint_ids, home, strict=True):
+                    pybullet.resetJointState(body, joint_id, float(value), physicsClientId=client)
+                pybullet.setJointMotorControlArray(body, joint_ids, pybullet.POSITION_CONTROL, targetPositions=home,
+                                                   forces=list(model.joints.effort), physicsClientId=client)
+        yield client
     finally:
         pybullet.disconnect(physicsClientId=client)
 

@@ -13,6 +13,12 @@ it sees falling and holds the robot; the world runs on). A graph's start and sto
 the window. ``--physics`` names the world's physics profile (the quadruped's ``fast``: 500 Hz,
 docs/physics_profiles.md); ``--any-cpu`` lets the kernel spread the world's loop process over
 the CPUs, as before ``world_on_one_cpu``, to compare.
+
+Beside each count, its ceiling in the same run: bare PyBullet stepping of as many robots
+standing in one world at the world's physics (:func:`humanoid_experiments.bench.sim.raw_world`,
+no servo model, loop, graph or publishing; ``raw_rtf``, ``raw_cpu_per_sim_s``), and the graph's
+rate against it (``vs_raw``). One process steps the whole world, so a ``raw_rtf`` near 1 says
+the physics alone fills a core: no lighter graph keeps that world in real time.
 """
 
 from __future__ import annotations
@@ -35,6 +41,8 @@ ROBOT = "bioloid_quadruped"
 CLIENT = "humanoid_bench_world"
 #: s (wall) a graph may take to come up.
 START_TIMEOUT = 180.0
+#: Simulated seconds of each count's bare stepping.
+RAW_SECONDS = 5.0
 
 
 def counts(text: str) -> list[int]:
@@ -124,6 +132,7 @@ def run(args: argparse.Namespace) -> int:
     gait = play_gait.checked_gait(args.robot, args.gait, args.frequency, args.seconds)
     physics = physics_profiles.chosen(resolve_robot(args.robot), args.physics)
     load = load_average()
+    raw = raw_worlds(args.robot, args.counts, physics)
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="bench_world_") as folder:
         for lockstep in (False, True):
@@ -135,21 +144,40 @@ def run(args: argparse.Namespace) -> int:
     for row in rows:
         one = next((r for r in rows if r["mode"] == row["mode"] and r["count"] == 1), None)
         row["vs_one"] = round(row["rtf"] / one["rtf"], 3) if one else None
+        row["vs_raw"] = round(row["rtf"] / raw[row["count"]]["raw_rtf"], 3)
     report = {"robot": args.robot, "gait": args.gait, "seconds": args.seconds, "frequency_hz": args.frequency,
               "physics": physics or physics_profiles.REFERENCE, "world_on_one_cpu": not args.any_cpu,
-              "load_before": load, "load_after": load_average(), "runs": rows}
-    print(json.dumps(report, indent=2) if args.json else text(report))
+              "load_before": load, "load_after": load_average(), "raw": [raw[count] for count in args.counts],
+              "runs": rows}
+    print(json.dumps(report, indent=2) if args.json else world_text(report))
     return 0 if not any(row["failed"] for row in rows) else 1  # a fall is a figure, not a failure
 
 
-def text(r: dict[str, Any]) -> str:
+def raw_worlds(robot: str, counts: list[int], physics: str | None) -> dict[int, dict[str, Any]]:
+    """Each count's bare stepping: ``count`` robots standing in one world at the physics of
+    profile ``physics`` (the world's), :data:`RAW_SECONDS` of it."""
+    from humanoid_description import load_model
+    from humanoid_experiments.bench.sim import raw_real_time_factor
+    from humanoid_sim import REFERENCE, simulation_settings
+
+    settings = simulation_settings(load_model(robot), physics or REFERENCE).sim
+    runs = {count: raw_real_time_factor(robot, RAW_SECONDS, settings, count) for count in dict.fromkeys(counts)}
+    return {count: {"count": count, "raw_rtf": round(run.real_time_factor, 3),
+                    "raw_cpu_per_sim_s": round(run.cpu_per_sim_second, 3)} for count, run in runs.items()}
+
+
+def world_text(r: dict[str, Any]) -> str:
     lines = [f"{r['robot']}: {r['gait']} at {r['frequency_hz']:g} Hz for {r['seconds']:g} s of robot time, "
              f"every robot of one world at once, physics {r['physics']}, "
              f"{'the world on one CPU' if r['world_on_one_cpu'] else 'the world on any CPU'} "
              f"(load {r['load_before'][0]:.2f} before, {r['load_after'][0]:.2f} after)"]
+    for raw in r["raw"]:
+        lines.append(f"  {raw['count']} robot(s), bare PyBullet stepping: real-time factor {raw['raw_rtf']:.3f}, "
+                     f"{raw['raw_cpu_per_sim_s']:.2f} CPU-s per simulated s (the ceiling: one process steps the world)")
     for row in r["runs"]:
         lines.append(f"  {row['count']} robot(s), {row['mode']}: real-time factor {row['rtf']:.3f}"
-                     + (f" ({row['vs_one']:.2f} of one robot's)" if row["vs_one"] is not None else "")
+                     + (f" ({row['vs_one']:.2f} of one robot's" if row["vs_one"] is not None else " (")
+                     + f"{', ' if row['vs_one'] is not None else ''}{row['vs_raw']:.2f} of bare stepping's)"
                      + f" over {row['robot_s']:.1f} s, {row['cpu_per_sim_s']:.2f} CPU-s per simulated s, "
                        f"fell {row['fell']} of {row['count']}"
                      + (f"; goals failed: {'; '.join(row['failed'])}" if row["failed"] else ""))
