@@ -46,3 +46,6 @@ def test_the_text_puts_each_count_beside_its_bare_stepping():
     printed = world_text(report)
     assert "4 robot(s), bare PyBullet stepping: real-time factor 1.345, 0.74 CPU-s per simulated s" in printed
     assert "4 robot(s), real time: real-time factor 0.423 (0.42 of one robot's, 0.31 of bare stepping's)" in printed
+    # a run without one robot of its mode: the bare stepping's share alone
+    report["runs"] = [{**report["runs"][1], "vs_one": None}]
+    assert "real-time factor 0.423 (0.31 of bare stepping's) over 10.0 s" in world_text(report)

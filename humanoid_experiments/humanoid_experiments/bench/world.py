@@ -175,10 +175,10 @@ def world_text(r: dict[str, Any]) -> str:
         lines.append(f"  {raw['count']} robot(s), bare PyBullet stepping: real-time factor {raw['raw_rtf']:.3f}, "
                      f"{raw['raw_cpu_per_sim_s']:.2f} CPU-s per simulated s (the ceiling: one process steps the world)")
     for row in r["runs"]:
-        lines.append(f"  {row['count']} robot(s), {row['mode']}: real-time factor {row['rtf']:.3f}"
-                     + (f" ({row['vs_one']:.2f} of one robot's" if row["vs_one"] is not None else " (")
-                     + f"{', ' if row['vs_one'] is not None else ''}{row['vs_raw']:.2f} of bare stepping's)"
-                     + f" over {row['robot_s']:.1f} s, {row['cpu_per_sim_s']:.2f} CPU-s per simulated s, "
-                       f"fell {row['fell']} of {row['count']}"
+        shares = ([f"{row['vs_one']:.2f} of one robot's"] if row["vs_one"] is not None else []) + [
+            f"{row['vs_raw']:.2f} of bare stepping's"]
+        lines.append(f"  {row['count']} robot(s), {row['mode']}: real-time factor {row['rtf']:.3f} "
+                     f"({', '.join(shares)}) over {row['robot_s']:.1f} s, "
+                     f"{row['cpu_per_sim_s']:.2f} CPU-s per simulated s, fell {row['fell']} of {row['count']}"
                      + (f"; goals failed: {'; '.join(row['failed'])}" if row["failed"] else ""))
     return "\n".join(lines)
