@@ -117,22 +117,23 @@ def raw_world(robot: str, physics: SimParameters | None = None, count: int = 1,
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / f"{robot}.urdf"
             path.write_text(urdf_xml(robot))
-            for index in range(count):
-                body = pybullet.loadURDF(str(path), flags=pybullet.URDF_USE_INERTIA_FROM_FILE,
-                                         physicsClientId=client)
-                info = pybullet.getDynamicsInfo(body, -1, physicsClientId=client)
-                inertial = pin.XYZQUATToSE3(list(info[3]) + list(info[4]))
-                placement = pin.SE3ToXYZQUAT(model.standing_base(home) * inertial)
-                x, y = WorldSeat(index, count, DEFAULT_SPACING if spacing is None else spacing).offset
-                position = [placement[0] + x, placement[1] + y, placement[2]]
-                pybullet.resetBasePositionAndOrientation(body, position, placement[3:], physicsClientId=client)
-                ids = {pybullet.getJointInfo(body, i, physicsClientId=client)[1].decode(): i
-                       for i in range(pybullet.getNumJoints(body, physicsClientId=client))}
-                joint_ids = [ids[name] for name in model.joints.names]
-                for joint_id, value in zip(joint_ids, home, strict=True):
-                    pybullet.resetJointState(body, joint_id, float(value), physicsClientId=client)
-                pybullet.setJointMotorControlArray(body, joint_ids, pybullet.POSITION_CONTROL, targetPositions=home,
-                                                   forces=list(model.joints.effort), physicsClientId=client)
+            bodies = [pybullet.loadURDF(str(path), flags=pybullet.URDF_USE_INERTIA_FROM_FILE, physicsClientId=client)
+                      for _ in range(count)]
+        # the same URDF each time: one standing placement and one joint order serve every robot
+        info = pybullet.getDynamicsInfo(bodies[0], -1, physicsClientId=client)
+        inertial = pin.XYZQUATToSE3(list(info[3]) + list(info[4]))
+        placement = pin.SE3ToXYZQUAT(model.standing_base(home) * inertial)
+        ids = {pybullet.getJointInfo(bodies[0], i, physicsClientId=client)[1].decode(): i
+               for i in range(pybullet.getNumJoints(bodies[0], physicsClientId=client))}
+        joint_ids = [ids[name] for name in model.joints.names]
+        for index, body in enumerate(bodies):
+            x, y = WorldSeat(index, count, DEFAULT_SPACING if spacing is None else spacing).offset
+            position = [placement[0] + x, placement[1] + y, placement[2]]
+            pybullet.resetBasePositionAndOrientation(body, position, placement[3:], physicsClientId=client)
+            for joint_id, value in zip(joint_ids, home, strict=True):
+                pybullet.resetJointState(body, joint_id, float(value), physicsClientId=client)
+            pybullet.setJointMotorControlArray(body, joint_ids, pybullet.POSITION_CONTROL, targetPositions=home,
+                                               forces=list(model.joints.effort), physicsClientId=client)
         yield client
     finally:
         pybullet.disconnect(physicsClientId=client)
