@@ -9,6 +9,7 @@ import pytest
 
 from humanoid_core.guards import SelfCollisionGuard, SelfCollisionGuardParameters
 from humanoid_core.loop import (
+    TRAJECTORY_DELAY,
     CommandRejectedError,
     ControlLoop,
     ErrorCode,
@@ -16,6 +17,8 @@ from humanoid_core.loop import (
     InterfaceParameters,
     PointData,
     RunState,
+    Setpoint,
+    SetpointBatcher,
     TrajectoryRequest,
 )
 from humanoid_description import CollisionModel, load_model
@@ -184,6 +187,38 @@ def test_a_stream_of_overlapping_trajectories_is_checked_only_where_each_is_new(
     assert guard.refused_trajectories == 0
     values = guard.status()[0].values
     assert values["trajectory_samples"] == str(guard.path_samples)
+
+
+def test_a_controllers_stream_through_its_batcher_is_checked_only_where_each_trajectory_is_new():
+    """As the walk controller streams: one set-point per SPACING, computed LEAD ahead with its
+    own velocity (the change since the one before), sent by a SetpointBatcher every SEND_PERIOD
+    with its velocities smoothed. A set-point goes out with the same velocity in every
+    trajectory that carries it, so each later path is checked over its new SEND_PERIOD and the
+    segment before it, not again at its join with the running one."""
+    loop, driver, guard, _ = make()
+    batcher = SetpointBatcher(np.full(len(ARM), 5.0), LEAD, SEND_PERIOD)
+    previous = raising(LEAD)[0]
+    samples = []
+    for k in range(1, 120):
+        now = k * SPACING
+        positions = raising(now + LEAD)[0]
+        batcher.add(Setpoint(now + LEAD, positions, (positions - previous) / SPACING), final=False)
+        previous = positions
+        batch = batcher.flush(now)
+        if batch is None:
+            continue
+        run_until(loop, lambda now=now: driver.now() >= now - 1e-9)
+        before = guard.path_samples
+        loop.accept_trajectory(TrajectoryRequest(ARM, [
+            PointData(s.stamp - batch.start, s.positions, v) for s, v in zip(batch.setpoints, batch.velocities,
+                                                                             strict=True)], start_time=batch.start))
+        samples.append(guard.path_samples - before)
+    new = (SEND_PERIOD + SPACING) / guard.params.trajectory_sample_period  # and no refinement: clear of the head
+    assert samples[0] >= (LEAD - TRAJECTORY_DELAY) / guard.params.trajectory_sample_period  # the whole first path
+    # (the first trajectories join the running one ever later before their first set-point,
+    # the motion's first, computed LEAD ahead: from the first set-point due on, each joins on one)
+    assert max(samples[-8:]) <= new + 2, str(samples)
+    assert guard.refused_trajectories == 0
 
 
 BEND = 0.4  # s the elbow takes to bend into the head

@@ -5,6 +5,8 @@ the last set-point sent, and after the robot refused what was sent, from where i
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -47,6 +49,52 @@ def test_a_trajectory_carries_the_set_points_due_after_its_start():
     later = filled.flush(1.0 + LEAD + 0.05)  # the first ones are due now: dropped, they were sent
     assert later is not None and min(s.stamp for s in later.setpoints) > 1.0 + LEAD + 0.05 + TRAJECTORY_DELAY
     assert filled.delay == 0.0 and not warnings
+
+
+def accelerating(first: float, count: int) -> list[Setpoint]:
+    """A motion at t^2 / 2 rad (t: robot time; within LIMIT), one set-point per PERIOD, each with
+    the velocity a controller gives it: the change since the set-point before (behind the true
+    one by half a period, as the walk controller's)."""
+    stamps = first + PERIOD * np.arange(-1, count)
+    return [Setpoint(t, np.full(3, t * t / 2), np.full(3, (t * t - s * s) / 2 / PERIOD))
+            for s, t in itertools.pairwise(stamps)]
+
+
+def test_a_set_point_goes_out_with_the_same_velocity_in_every_trajectory_that_carries_it():
+    """Smoothed velocities (the central difference of each set-point's neighbours) for every
+    set-point whose neighbours are known, the first of a trajectory too once the one before it
+    went due: consecutive trajectories then carry the same path where they overlap, which the
+    robot's path check does not check again (humanoid_core.guards.self_collision_guard). The
+    newest, whose successor is not computed yet, keeps its own."""
+    filled = fed(accelerating(1.0 + LEAD, 200))
+    sent: dict[float, np.ndarray] = {}
+    firsts = 0
+    for k in range(12):
+        batch = filled.flush(1.0 + LEAD + k * 0.05)
+        assert batch is not None
+        for n, (setpoint, velocity) in enumerate(zip(batch.setpoints[:-1], batch.velocities, strict=False)):
+            key = round(setpoint.stamp, 6)
+            if key in sent:
+                np.testing.assert_array_equal(velocity, sent[key], err_msg=f"{key} (point {n} of trajectory {k})")
+                firsts += n == 0
+            sent[key] = velocity
+            np.testing.assert_allclose(velocity, setpoint.stamp, rtol=1e-9)  # the true one
+        assert batch.velocities[-1] == pytest.approx(np.full(3, batch.setpoints[-1].stamp - PERIOD / 2))
+    assert firsts >= 10  # the first set-point of each trajectory after the first ones due
+
+
+def test_a_motion_resumed_after_a_stall_starts_with_the_velocity_of_its_own_first_set_point():
+    """The one before it was sent long before, the robot comes to it from where it holds: no
+    neighbour to smooth with."""
+    filled = fed(accelerating(1.0 + LEAD - 40 * PERIOD, 41))  # up to 1.8
+    filled.flush(1.0)
+    filled.flush(1.75)  # due up to 1.85: what came before 1.8 is behind the robot
+    for setpoint in accelerating(1.805, 300):
+        filled.add(setpoint, final=False)
+    batch = filled.flush(2.5)
+    assert batch is not None and filled.delay > 0.0
+    assert batch.setpoints[0].stamp == pytest.approx(2.5 + LEAD)
+    np.testing.assert_array_equal(batch.velocities[0], batch.setpoints[0].velocities)
 
 
 def test_after_a_stall_the_motion_resumes_from_the_last_set_point_sent():

@@ -101,6 +101,9 @@ class SetpointBatcher:
         self.smooth_velocities = smooth_velocities
         self.warn = warn
         self.ahead: list[Setpoint] = []  # computed (plan stamps), not yet due
+        #: The set-point just before ``ahead[0]`` (plan stamps), gone due at this ``delay``: the
+        #: neighbour a trajectory's first set-point is smoothed with (None: none such)
+        self._before: Setpoint | None = None
         self.delay = 0.0  # s, the robot's time of a set-point minus its plan stamp (this motion)
         self.sent_at = -math.inf  # robot time of the last trajectory sent
         self.last_sent: Setpoint | None = None  # its last point (robot time)
@@ -127,6 +130,7 @@ class SetpointBatcher:
         """Forget the motion under way (nothing more of it is sent: a fall, a new gait): the
         next motion starts on its own plan, whatever delay this one had."""
         self.ahead = []
+        self._before = None
         self.delay = 0.0
         self._sent_plan = -math.inf
         self._sent = []
@@ -145,6 +149,8 @@ class SetpointBatcher:
         begins = now + TRAJECTORY_DELAY
         self._resume_if_run_out(now, begins)
         kept = [s for s in self.ahead if s.stamp + self.delay > begins + 1e-6]
+        if len(kept) < len(self.ahead):
+            self._before = self.ahead[len(self.ahead) - len(kept) - 1]
         if final and not kept and self.ahead:
             # the final set-point due already: sent alone, for a time a late trajectory still
             # reaches (the command lead after now), so that the motion ends where it should
@@ -176,6 +182,7 @@ class SetpointBatcher:
             return
         held = begins - (self._sent_plan + self.delay)
         self.ahead = unsent  # those sent are behind the robot, which holds the last of them
+        self._before = None  # the robot comes to the first from where it holds, not from it
         self.delay = now + self.command_lead - unsent[0].stamp
         self.warn(f"the robot ran out of set-points (this node got no CPU for a while) and holds the last one sent "
                   f"from {held:.3f} s before this trajectory's start: the motion resumes from there, "
@@ -221,6 +228,7 @@ class SetpointBatcher:
             return
         self._resumes += 1
         self.delay = now + self._lead_in(need) - first.stamp
+        self._before = None  # the robot comes to the first from where it stands
         self._resumed_to = first.stamp + self.delay
         begins = now + TRAJECTORY_DELAY
         start = np.where(known, measured, first.positions)
@@ -270,11 +278,19 @@ class SetpointBatcher:
         delay = self.delay
         ahead = [Setpoint(s.stamp + delay, s.positions, s.velocities) for s in self.ahead] if delay else self.ahead
         velocities = [s.velocities for s in ahead]
-        for k in range(1, len(ahead) - 1 if self.smooth_velocities else 1):  # where both neighbours are known
-            before, after = ahead[k - 1], ahead[k + 1]
-            if np.any(ahead[k].velocities):  # zero: a set-point at rest stays so
-                velocities[k] = np.clip((after.positions - before.positions) / (after.stamp - before.stamp),
-                                        -self._velocity_limit, self._velocity_limit)
+        # the first set-point too when the one before it is known: each set-point then goes out
+        # with the same velocity in every trajectory that carries it, so that consecutive
+        # trajectories share their path where they overlap (the robot's path check clears only
+        # what the last one did not: humanoid_core.guards.self_collision_guard)
+        before = self._before
+        neighbours = ([] if before is None else [before]) + self.ahead
+        shift = len(neighbours) - len(ahead)
+        for k in range(1, len(neighbours) - 1 if self.smooth_velocities else 1):  # where both neighbours are known
+            previous, following = neighbours[k - 1], neighbours[k + 1]
+            if np.any(neighbours[k].velocities):  # zero: a set-point at rest stays so
+                velocities[k - shift] = np.clip(
+                    (following.positions - previous.positions) / (following.stamp - previous.stamp),
+                    -self._velocity_limit, self._velocity_limit)
         self.sent_at = now
         self.last_sent = ahead[-1]
         self._sent_plan = self.ahead[-1].stamp
