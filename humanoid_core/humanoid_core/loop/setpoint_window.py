@@ -282,15 +282,16 @@ class SetpointBatcher:
         # with the same velocity in every trajectory that carries it, so that consecutive
         # trajectories share their path where they overlap (the robot's path check clears only
         # what the last one did not: humanoid_core.guards.self_collision_guard)
-        before = self._before
-        neighbours = ([] if before is None else [before]) + self.ahead
-        shift = len(neighbours) - len(ahead)
-        for k in range(1, len(neighbours) - 1 if self.smooth_velocities else 1):  # where both neighbours are known
-            previous, following = neighbours[k - 1], neighbours[k + 1]
-            if np.any(neighbours[k].velocities):  # zero: a set-point at rest stays so
-                velocities[k - shift] = np.clip(
-                    (following.positions - previous.positions) / (following.stamp - previous.stamp),
-                    -self._velocity_limit, self._velocity_limit)
+        neighbours = ([] if self._before is None else [self._before]) + self.ahead
+        if self.smooth_velocities and len(neighbours) > 2:  # where both neighbours are known
+            positions = np.array([s.positions for s in neighbours])
+            stamps = np.array([s.stamp for s in neighbours])
+            smoothed = np.clip((positions[2:] - positions[:-2]) / (stamps[2:] - stamps[:-2])[:, None],
+                               -self._velocity_limit, self._velocity_limit)
+            shift = len(neighbours) - len(ahead)
+            for k in range(1, len(neighbours) - 1):
+                if np.count_nonzero(neighbours[k].velocities):  # zero: a set-point at rest stays so
+                    velocities[k - shift] = smoothed[k - 1]
         self.sent_at = now
         self.last_sent = ahead[-1]
         self._sent_plan = self.ahead[-1].stamp
