@@ -500,9 +500,13 @@ class CollisionTracker:
         limits = np.ascontiguousarray((threshold + 0.5 * (allowance @ reach.T) + 1e-6).T)
         placed = -1
 
+        def reaching(pairs: int | slice, sample: int, distance: float | np.ndarray) -> np.ndarray:
+            """Where, after ``sample``, the bound of ``pairs`` (``distance`` there) reaches its limit."""
+            return distance + lost[pairs, sample:sample + 1] - lost[pairs, sample + 1:] <= limits[pairs, sample + 1:]
+
         def next_due(pair: int, sample: int, distance: float) -> int:
             """The first sample after ``sample`` where the pair's bound reaches its limit."""
-            due = np.flatnonzero(distance + lost[pair, sample] - lost[pair, sample + 1:] <= limits[pair, sample + 1:])
+            due = np.flatnonzero(reaching(pair, sample, distance))
             return sample + 1 + int(due[0]) if len(due) else last - first
 
         def violation(pair: int, sample: int, distance: float) -> tuple[int, PairDistance] | None:
@@ -517,9 +521,9 @@ class CollisionTracker:
             for pair in np.flatnonzero(bound <= limits[:, 0]):
                 if (found := violation(int(pair), 0, float(bound[pair]))) is not None:
                     return found
-        # every pair's first due sample at once (next_due's test for all pairs: one array
-        # operation instead of one per pair, which cost a short path most of its check)
-        reached = bound[:, None] + lost[:, :1] - lost[:, 1:] <= limits[:, 1:]
+        # every pair's first due sample at once (one array operation instead of next_due per
+        # pair, which cost a short path most of its check)
+        reached = reaching(slice(None), 0, bound[:, None])
         due = (np.where(reached.any(axis=1), 1 + reached.argmax(axis=1), last - first) if reached.shape[1]
                else np.full(len(bound), last - first))
         events = list(zip(due.tolist(), range(len(bound)), strict=True))

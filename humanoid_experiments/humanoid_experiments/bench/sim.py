@@ -74,14 +74,14 @@ class Run:
 
 
 def raw_real_time_factor(robot: str, sim_seconds: float, physics: SimParameters | None = None,
-                          count: int = 1, spacing: float | None = None) -> Run:
+                          count: int = 1) -> Run:
     """Bare PyBullet stepping of the robot's URDF: at 1 kHz with PyBullet's engine defaults, or
     at the rate and with the engine settings of ``physics`` (a physics profile's); ``count``
-    robots standing ``spacing`` m apart in one world as ``humanoid sim --count`` seats them."""
+    robots in one world, seated as ``humanoid sim --count`` seats them (:func:`raw_world`)."""
     import pybullet
 
     rate = PHYSICS_RATE if physics is None else physics.physics_rate
-    with raw_world(robot, physics, count, spacing) as client:
+    with raw_world(robot, physics, count) as client:
         steps = int(sim_seconds * rate)
         start, cpu = time.perf_counter(), time.process_time()
         for _ in range(steps):
@@ -91,12 +91,11 @@ def raw_real_time_factor(robot: str, sim_seconds: float, physics: SimParameters 
 
 
 @contextlib.contextmanager
-def raw_world(robot: str, physics: SimParameters | None = None, count: int = 1,
-              spacing: float | None = None) -> Iterator[int]:
+def raw_world(robot: str, physics: SimParameters | None = None, count: int = 1) -> Iterator[int]:
     """A bare PyBullet world (its client), ground and ``count`` robots standing in the home
-    pose on position motors, robot ``i`` at y = ``i`` x ``spacing`` (default: a world's,
-    :class:`~humanoid_sim.WorldSeat`): what the simulation node steps, with none of its servo
-    models, loop or publishing."""
+    pose on position motors, each at its seat of a world (:class:`~humanoid_sim.WorldSeat`,
+    the default spacing): what the simulation node steps, with none of its servo models, loop
+    or publishing."""
     import pinocchio as pin
     import pybullet
 
@@ -127,7 +126,7 @@ def raw_world(robot: str, physics: SimParameters | None = None, count: int = 1,
                for i in range(pybullet.getNumJoints(bodies[0], physicsClientId=client))}
         joint_ids = [ids[name] for name in model.joints.names]
         for index, body in enumerate(bodies):
-            x, y = WorldSeat(index, count, DEFAULT_SPACING if spacing is None else spacing).offset
+            x, y = WorldSeat(index, count, DEFAULT_SPACING).offset
             position = [placement[0] + x, placement[1] + y, placement[2]]
             pybullet.resetBasePositionAndOrientation(body, position, placement[3:], physicsClientId=client)
             for joint_id, value in zip(joint_ids, home, strict=True):
