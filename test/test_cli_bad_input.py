@@ -107,6 +107,7 @@ CASES: list[tuple[str, list[str], str]] = [
     ("emulate: hoap2", ["emulate", "--robot", "hoap2"], "has no Dynamixel joint map"),
     ("emulate: zero baud", ["emulate", "--baud", "0"], "argument --baud"),
     ("emulate: return delay beyond the register", ["emulate", "--return-delay", "999"], "argument --return-delay"),
+    ("emulate: nice beyond the range", ["emulate", "--nice", "20"], "argument --nice"),
     ("emulate: link in a missing folder", ["emulate", "--link", "{dir}/nowhere/tty"], "no folder"),
     ("emulate: link onto a file", ["emulate", "--link", "{dir}/poses.csv"],
      "'{dir}/poses.csv' exists and is not a link an emulator made: not replacing it"),

@@ -71,6 +71,61 @@ def test_emulate_refuses_a_robot_without_dynamixels():
     assert result.returncode == 2 and "no Dynamixel joint map" in result.stderr and result.stdout == ""
 
 
+def nice_of(pid: int) -> int:
+    """A process's nice value (proc(5): field 19 of its stat line)."""
+    return int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[16])
+
+
+def may_raise_priority() -> bool:
+    """Whether this user may lower a nice value to the emulator's (root, or a nice limit)."""
+    import resource
+
+    return os.geteuid() == 0 or resource.getrlimit(resource.RLIMIT_NICE)[0] >= 20 - cli.EMULATOR_NICE
+
+
+@pytest.mark.parametrize("asked", [[], ["--nice", "0"]])
+def test_emulate_runs_at_a_control_loop_s_priority_unless_told(asked):
+    """Real servos answer whatever the host's load: the emulator runs ahead of the machine's
+    other work (a driver's control loop's nice) unless ``--nice`` says otherwise; a user who
+    may not raise it is told so in one line, and the bus is served all the same."""
+    process, port_path = start_emulator("--robot", "bioloid", *asked)
+    try:
+        nice = nice_of(process.pid)
+        assert os.path.exists(port_path)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, errors = process.communicate(timeout=TIMEOUT)
+    assert process.returncode == 0, errors
+    if asked or may_raise_priority():
+        assert nice == (0 if asked else cli.EMULATOR_NICE), errors
+        assert "priority" not in errors
+    else:
+        assert nice == 0 and "cannot set the emulator's priority to nice -5" in errors, errors
+
+
+def test_an_emulator_process_leads_its_session_at_that_priority():
+    """``emulator_process`` (``humanoid real --emulate``, the tests, the benchmarks) starts the
+    emulator in a session of its own, which gets the emulator's priority where the kernel
+    schedules by session; the starting process's own session keeps its priority."""
+    from humanoid_core.processes import child_processes
+    from humanoid_hw.emulator import emulator_process
+
+    own_group = Path("/proc/self/autogroup")
+    before = own_group.read_text() if own_group.exists() else None
+    with emulator_process("bioloid") as port_path:
+        (pid,) = [child for child in child_processes(os.getpid())
+                  if b"humanoid_hw.emulator" in Path(f"/proc/{child}/cmdline").read_bytes()]
+        assert os.path.exists(port_path)
+        assert os.getsid(pid) == pid
+        group = Path(f"/proc/{pid}/autogroup")
+        if may_raise_priority():
+            assert nice_of(pid) == cli.EMULATOR_NICE
+            if group.exists():
+                assert group.read_text().split()[-1] == str(cli.EMULATOR_NICE), group.read_text()
+        if before is not None:
+            assert own_group.read_text() == before
+
+
 def test_emulate_exposes_add_arguments_and_run():
     emulate = argparse.ArgumentParser()
     cli.add_arguments(emulate)

@@ -52,11 +52,11 @@ from humanoid_control.ros import (
     driver_node,
     frame_prefix,
     prefixed,
-    set_loop_priority,
     to_time,
     topics,
 )
 from humanoid_core.loop import CommandRejectedError, Decimator, JointState, LockstepGate, RemoteError
+from humanoid_core.processes import set_priority
 from humanoid_description import SIM_NODE_PARAMETERS, RobotModel
 from humanoid_interfaces.msg import RobotState
 from humanoid_interfaces.srv import ApplyPush, ResetSimulation, StepSimulation
@@ -263,7 +263,7 @@ class SimulationPublishing:
         log.warning(f"the simulation reached {reached:.2f} of its real-time factor over the last {window:g} s: "
                     "this machine cannot keep real time; its control loop goes back to the default priority "
                     "(nice 0) so that its graph's nodes get their share of the CPU")
-        set_loop_priority(0, log)
+        set_priority(0, log.warning, "the control loop")
 
     def _resend(self) -> None:
         """The latest clock and ground truth again, as first sent: in lockstep the driver has

@@ -32,7 +32,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
     "fall_watch": ["FALL_STATE_QOS", "FallWatch"],
     "joint_readings": ["JointReadings", "MalformedJointStateError"],
     "lockstep": ["LOCKSTEP_QOS", "LOCKSTEP_TOPIC", "LockstepAnswers", "LockstepParticipant", "SharedParticipant"],
-    "loop_process": ["DriverSpec", "LoopHost", "LoopThread", "set_loop_priority"],
+    "loop_process": ["DriverSpec", "LoopHost", "LoopThread"],
     "matched_publisher": ["MatchedPublisher", "STREAM_HISTORY", "heard_by_all"],
     "namespace_claim": ["claim_namespace", "namespace_holder"],
     "namespaces": [

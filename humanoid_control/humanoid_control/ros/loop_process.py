@@ -42,6 +42,7 @@ from humanoid_core.loop import (
     LoopServer,
     RobotDriver,
 )
+from humanoid_core.processes import set_priority
 
 if TYPE_CHECKING:
     from humanoid_core.guards import CompositeGuard
@@ -201,7 +202,7 @@ def _loop_process_main(specs: tuple[LoopSpec, ...], connections: tuple[Connectio
     nodes = [Node(f"{spec.node_name}_loop", namespace=spec.namespace, start_parameter_services=False)
              for spec in specs]
     if any(spec.driver.paced for spec in specs):
-        set_loop_priority(specs[0].interface.loop_nice, nodes[0].get_logger())
+        set_priority(specs[0].interface.loop_nice, nodes[0].get_logger().warning, "the control loop")
     if len(specs) > 1 and specs[0].interface.world_on_one_cpu:
         cpu = run_on_one_cpu()
         if cpu is not None:
@@ -272,30 +273,6 @@ def _claim(node, spec: LoopSpec) -> None:
     holder = claim_namespace(spec.namespace, f"{name} driving {spec.robot}, pid {os.getpid()}")
     if holder is not None:
         raise RuntimeError(f"a robot already runs in namespace {spec.namespace} ({holder}, on this machine)")
-
-
-#: The kernel's scheduling group of this process's session (Linux with autogroup scheduling).
-AUTOGROUP = Path("/proc/self/autogroup")
-
-
-def set_loop_priority(nice: int, log) -> None:
-    """Run this process at ``nice`` (the loop before the front: see ``loop_nice``), every
-    thread of it (Linux keeps a nice per thread), and its session's scheduling group at
-    ``nice`` too where the kernel groups processes by session (autogroup, on in many
-    distributions' kernels). There a process's nice weighs only against its own session; the
-    node's session (front and loop) shared the CPU equally with every other session, so a busy
-    machine starved the loop of a node whose front was busy (joint_states stalled while a huge
-    trajectory was refused). Also called with 0 to give the raised priority up (a simulation
-    that cannot keep real time: humanoid_sim.pace_watch)."""
-    try:
-        for task in Path("/proc/self/task").iterdir():
-            with contextlib.suppress(ProcessLookupError):  # a thread that ended meanwhile
-                os.setpriority(os.PRIO_PROCESS, int(task.name), nice)
-        if AUTOGROUP.exists():
-            AUTOGROUP.write_text(f"{nice}\n")
-    except PermissionError:
-        log.warning(f"cannot set the control loop's priority to nice {nice} (not permitted: give the user "
-                    "CAP_SYS_NICE or a nice limit in /etc/security/limits.conf); it runs at the default priority")
 
 
 def current_cpu() -> int:

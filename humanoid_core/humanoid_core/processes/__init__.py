@@ -3,7 +3,8 @@
 :mod:`~humanoid_core.processes.node_graph` starts a graph of nodes, one process each;
 :mod:`~humanoid_core.processes.process_lifetime` and
 :mod:`~humanoid_core.processes.run_tethered` tie a process to its launcher;
-:mod:`~humanoid_core.processes.stop_request` waits for a stop signal without a lock.
+:mod:`~humanoid_core.processes.stop_request` waits for a stop signal without a lock;
+:mod:`~humanoid_core.processes.priority` runs a process ahead of the machine's other work.
 """
 
 import lazy_loader
@@ -25,5 +26,6 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
         "tethered_child",
         "tethered_program",
     ],
+    "priority": ["leads_session", "set_priority"],
     "stop_request": ["RECHECK", "StopRequest", "stop_on_signals"],
 })

@@ -22,12 +22,17 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from humanoid_core import integer_in, new_link
-from humanoid_core.processes import RECHECK, StopRequest, stop_on_signals
+from humanoid_core.processes import RECHECK, StopRequest, leads_session, set_priority, stop_on_signals
 from humanoid_hw.control_tables import stand_in_joint_map
 from humanoid_hw.emulator.chain import BusEmulator, LinkTakenError, is_emulator_link
 from humanoid_hw.emulator.commands import COMMANDS_HELP, FaultCommands
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+#: The emulator's scheduling priority unless told: a driver's control loop's (``loop_nice``).
+#: Real servos answer from controllers of their own whatever the host's load; an emulator at
+#: the default priority, on a busy machine, went unanswered for half a second and passed for
+#: a servo that stopped answering.
+EMULATOR_NICE = -5
 
 
 def robot_servos(robot: str, protocol: int) -> dict[int, str]:
@@ -66,6 +71,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--link", type=new_link(is_emulator_link, "a link an emulator made"), default=None,
                         help="also make this symlink to the pseudo-terminal, and print it instead; an existing "
                              "path is refused unless it is an emulator's link (one left by a killed emulator)")
+    parser.add_argument("--nice", type=integer_in(-20, 19), default=EMULATOR_NICE, metavar="N",
+                        help=f"scheduling priority (nice, -20..19; default {EMULATOR_NICE}, a driver's control "
+                             "loop's): the servos answer however busy the machine; their session's too when the "
+                             "emulator leads its session (as `humanoid real --emulate` starts it). Raising it "
+                             "needs CAP_SYS_NICE (root); without, a warning and the default priority")
     parser.add_argument("--return-delay", type=integer_in(0, 254), default=None, metavar="UNITS",
                         help="Return Delay Time of every servo at power-up, 2 us units (factory: 250)")
 
@@ -81,6 +91,7 @@ def run(args: argparse.Namespace) -> int:
     if args.return_delay is not None:
         for servo_id in servos:
             emulator.set_register(servo_id, "return_delay_time", args.return_delay)
+    set_priority(args.nice, _warn, "the emulator", session=leads_session())
     with stop_on_signals(*STOP_SIGNALS) as stop:
         return _serve(emulator, servos, args, stop)
 
