@@ -30,6 +30,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -39,16 +40,32 @@ pytest_plugins = ["hard_timeout"]
 _DOMAIN_LOCKS = []  # held open (and locked) for the whole test session
 
 
+def _domain_lock(domain: int) -> IO:
+    """The lock file of ROS domain ``domain`` (the one ``scripts/run.sh`` locks), opened."""
+    return open(Path(tempfile.gettempdir()) / f"humanoid-ros-domain-{domain}.lock", "w")
+
+
 def _private_domain() -> int:
-    """A ROS domain (1..100) no other test session on this machine is using right now:
-    each session holds an exclusive lock on a file named after its domain. An explicit
-    HUMANOID_DOMAIN_ID wins."""
+    """A ROS domain (1..100) no other run on this machine is using right now: each session
+    holds an exclusive lock on a file named after its domain, and a run given a domain
+    (``scripts/run.sh`` with HUMANOID_DOMAIN_ID) a shared one. An explicit HUMANOID_DOMAIN_ID
+    wins: locked shared, as run.sh locks it (the session's workers share it then), and refused
+    when a run that chose it for itself holds it."""
     if os.environ.get("HUMANOID_DOMAIN_ID"):
-        return int(os.environ["HUMANOID_DOMAIN_ID"])
+        domain = int(os.environ["HUMANOID_DOMAIN_ID"])
+        handle = _domain_lock(domain)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.close()
+            raise pytest.UsageError(f"HUMANOID_DOMAIN_ID={domain}: that ROS domain is held by a run that chose it for "
+                                    "itself (another test session, a demo): give another, or none") from None
+        _DOMAIN_LOCKS.append(handle)
+        return domain
     start = os.getpid() % 100
     for offset in range(100):
         domain = 1 + (start + offset) % 100
-        handle = open(Path(tempfile.gettempdir()) / f"humanoid-ros-domain-{domain}.lock", "w")  # noqa: SIM115
+        handle = _domain_lock(domain)
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

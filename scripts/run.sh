@@ -9,8 +9,22 @@ export FASTDDS_DEFAULT_PROFILES_FILE="$(cd "$(dirname "$0")/.." && pwd)/humanoid
 # The domain: HUMANOID_DOMAIN_ID if set, else one (1..100) no other run on this machine holds:
 # each run keeps an exclusive lock on a file named after its domain for as long as the
 # command lives (the lock's descriptor is inherited by the command; the test session's
-# conftest.py locks the same files).
+# conftest.py locks the same files). A domain given is locked shared: the runs given the same
+# one meet there (a simulation and a controller in two terminals), and a run that chose its
+# domain (a test session, a demo) keeps it to itself: a domain given that such a run holds
+# is refused, and such a run never chooses one a given run holds.
 if [[ -n "${HUMANOID_DOMAIN_ID:-}" ]]; then
+    if ! [[ "$HUMANOID_DOMAIN_ID" =~ ^[0-9]+$ ]] || (( HUMANOID_DOMAIN_ID > 232 )); then
+        echo "scripts/run.sh: HUMANOID_DOMAIN_ID must be a ROS domain (0..232), got '$HUMANOID_DOMAIN_ID'" >&2
+        exit 2
+    fi
+    exec {lock}>"${TMPDIR:-/tmp}/humanoid-ros-domain-${HUMANOID_DOMAIN_ID}.lock"
+    if ! flock -s -n "$lock"; then
+        echo "scripts/run.sh: ROS domain $HUMANOID_DOMAIN_ID is held by a run that chose it for itself (a test" \
+             "session, or a run given no HUMANOID_DOMAIN_ID): your nodes would meet its nodes. Give another" \
+             "domain, or none to get a free one." >&2
+        exit 1
+    fi
     export ROS_DOMAIN_ID="$HUMANOID_DOMAIN_ID"
 else
     chosen=""

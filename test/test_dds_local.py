@@ -86,12 +86,14 @@ def test_every_socket_of_every_node_is_on_loopback_but_unread_send_sockets(robot
     assert all(queued.values()) and len(queued) == len(send_sockets), f"read by someone: {queued}"
 
 
-def _run_sh(command: str, lock_folder: Path | None = None) -> subprocess.CompletedProcess:
+def _run_sh(command: str, lock_folder: Path | None = None, domain: str | None = None) -> subprocess.CompletedProcess:
     """``scripts/run.sh`` running ``command``; its domains' lock files in ``lock_folder`` (its
-    ``TMPDIR``), else the machine's."""
+    ``TMPDIR``), else the machine's; ``domain``: the HUMANOID_DOMAIN_ID it is given."""
     environment = {k: v for k, v in os.environ.items() if k != "HUMANOID_DOMAIN_ID"}
     if lock_folder is not None:
         environment["TMPDIR"] = str(lock_folder)
+    if domain is not None:
+        environment["HUMANOID_DOMAIN_ID"] = domain
     return subprocess.run([str(ROOT / "scripts" / "run.sh"), "bash", "-c", command], capture_output=True,
                           text=True, timeout=60, env=environment)
 
@@ -119,6 +121,44 @@ def test_scripts_run_sh_takes_a_ros_domain_no_other_run_holds(tmp_path):
     finally:
         for handle in held:
             handle.close()
+
+
+def test_a_domain_given_meets_the_runs_given_it_and_never_a_run_that_chose_its_own(tmp_path):
+    """HUMANOID_DOMAIN_ID is how two commands meet (a simulation, a controller in another
+    terminal): the runs given one domain share it. A run that chose its domain (a test session,
+    a demo) keeps it to itself: a run given that domain is refused in one line and runs
+    nothing (one did once join a test session's graph, whose fall manager's get-up goal two
+    trajectory generators then accepted), and a run choosing a domain passes over one a given
+    run holds."""
+    free, held = 37, []
+    try:
+        for domain in range(1, 101):  # every domain but one chosen by other runs
+            if domain == free:
+                continue
+            handle = open(tmp_path / f"humanoid-ros-domain-{domain}.lock", "w")  # noqa: SIM115
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            held.append(handle)
+        refused = _run_sh("echo ran", tmp_path, domain="38")
+        assert refused.returncode == 1 and refused.stdout == "", refused
+        assert "ROS domain 38 is held by a run that chose it for itself" in refused.stderr
+        assert len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+        inner_given = f"HUMANOID_DOMAIN_ID={free} {ROOT}/scripts/run.sh bash -c 'echo $ROS_DOMAIN_ID'"
+        inner_chosen = f"env -u HUMANOID_DOMAIN_ID {ROOT}/scripts/run.sh true"
+        outer = _run_sh(f"{inner_given} && {inner_chosen}; echo chosen=$?", tmp_path, domain=str(free))
+        assert outer.returncode == 0, outer.stderr
+        lines = outer.stdout.split()
+        assert lines[0] == str(free)  # the second run given the domain meets the first there
+        assert lines[-1] == "chosen=1" and "every ROS domain 1..100 is locked" in outer.stderr
+    finally:
+        for handle in held:
+            handle.close()
+
+
+@pytest.mark.parametrize("given", ["abc", "-3", "233"])
+def test_a_domain_given_that_is_no_ros_domain_is_refused(given):
+    result = _run_sh("echo ran", domain=given)
+    assert result.returncode == 2 and result.stdout == ""
+    assert f"HUMANOID_DOMAIN_ID must be a ROS domain (0..232), got '{given}'" in result.stderr
 
 
 def test_service_answers_wait_for_a_client_discovered_late():
