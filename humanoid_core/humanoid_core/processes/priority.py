@@ -13,7 +13,7 @@ from pathlib import Path
 AUTOGROUP = Path("/proc/self/autogroup")
 
 
-def set_priority(nice: int, warn: Callable[[str], None], what: str = "this process", session: bool = True) -> bool:
+def set_priority(nice: int, warn: Callable[[str], None], what: str = "this process", session: bool = True) -> None:
     """Run this process at ``nice``, every thread of it (Linux keeps a nice per thread), and,
     with ``session``, its session's scheduling group at ``nice`` too where the kernel groups
     processes by session (autogroup, on in many distributions' kernels). There a process's
@@ -21,7 +21,7 @@ def set_priority(nice: int, warn: Callable[[str], None], what: str = "this proce
     the CPU equally with every other session, so a busy machine starved the loop of a node
     whose front was busy (joint_states stalled while a huge trajectory was refused). Also
     called with 0 to give a raised priority up. Not permitted: one line through ``warn``
-    naming ``what``, and False."""
+    naming ``what``; the process goes on at the priority it had."""
     try:
         for task in Path("/proc/self/task").iterdir():
             with contextlib.suppress(ProcessLookupError):  # a thread that ended meanwhile
@@ -31,8 +31,6 @@ def set_priority(nice: int, warn: Callable[[str], None], what: str = "this proce
     except PermissionError:
         warn(f"cannot set {what}'s priority to nice {nice} (not permitted: give the user CAP_SYS_NICE or a "
              "nice limit in /etc/security/limits.conf); it runs at the default priority")
-        return False
-    return True
 
 
 def leads_session() -> bool:
