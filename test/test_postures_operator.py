@@ -38,13 +38,15 @@ from humanoid_hw.emulator import emulator_process
 
 pytestmark = pytest.mark.system
 
-#: Steps of 2 deg, short holds: a few steps in a few seconds, each a clear plateau.
+#: Steps of 2 deg, short holds: a few steps in a few seconds, each a clear plateau. A step is
+#: held twice HOLD_TIME: with a settle of 0.25 s a loaded machine (two CPU hogs beside the suite)
+#: once left a step in the band below HOLD_TIME, the servo reaching it late in its move.
 STEP_DEG = 2.0
-SHORT = {"step": STEP_DEG, "step_time": 0.25, "settle_time": 0.25, "start_settle_time": 0.25}
+SHORT = {"step": STEP_DEG, "step_time": 0.25, "settle_time": 0.4, "start_settle_time": 0.25}
 #: A reading this close (deg) to a step's angle is the joint held there (an AX-12 reads in 0.29 deg).
 HELD_DEG = 0.4
-#: Robot seconds a joint stays at a step's angle when held there (a step's settle time is
-#: 0.25 s); a move of 10 deg/s back to the start pose passes through a step's window in 0.08 s.
+#: Robot seconds a joint stays at a step's angle when held there (half a step's settle time);
+#: a move of 10 deg/s back to the start pose passes through a step's window in 0.08 s.
 HOLD_TIME = 0.2
 JOINT = "fl_hip_pitch"  # the protocol's test 1, from the `zero` pose (0 rad)
 
