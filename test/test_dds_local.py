@@ -20,10 +20,12 @@ process's descriptors; Unix-domain sockets are local by nature.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import socket
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -98,29 +100,35 @@ def _run_sh(command: str, lock_folder: Path | None = None, domain: str | None = 
                           text=True, timeout=60, env=environment)
 
 
+#: The one domain :func:`all_domains_chosen_but` leaves free.
+FREE = 37
+
+
+@contextlib.contextmanager
+def all_domains_chosen_but(free: int, lock_folder: Path) -> Iterator[None]:
+    """Every domain 1..100 but ``free`` locked as a run that chose it holds it (exclusively),
+    in ``lock_folder`` (the runs' ``TMPDIR``), for the ``with`` block."""
+    with contextlib.ExitStack() as held:
+        for domain in range(1, 101):
+            if domain != free:
+                handle = held.enter_context(open(lock_folder / f"humanoid-ros-domain-{domain}.lock", "w"))
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        yield
+
+
 def test_scripts_run_sh_takes_a_ros_domain_no_other_run_holds(tmp_path):
     """Two runs at once (a demo next to a test session, say) must never share a domain: run.sh
     takes the one domain left unlocked, and refuses when none is. The lock files are in a
     folder of the test's own (run.sh's ``TMPDIR``): the machine's other runs take and free
     domains meanwhile (the suite's other worker too), and one freed between the test's locking
     and run.sh's choice was taken instead, rightly."""
-    free, held = 37, []
-    try:
-        for domain in range(1, 101):  # lock every domain but one
-            if domain == free:
-                continue
-            handle = open(tmp_path / f"humanoid-ros-domain-{domain}.lock", "w")  # noqa: SIM115
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            held.append(handle)
+    with all_domains_chosen_but(FREE, tmp_path):
         result = _run_sh("echo $ROS_DOMAIN_ID", tmp_path)
         assert result.returncode == 0, result.stderr
-        assert int(result.stdout) == free
-        inner = _run_sh(f"{ROOT}/scripts/run.sh true", tmp_path)  # the outer run holds `free` while its command lives
+        assert int(result.stdout) == FREE
+        inner = _run_sh(f"{ROOT}/scripts/run.sh true", tmp_path)  # the outer run holds FREE while its command lives
         assert inner.returncode == 1
         assert "every ROS domain 1..100 is locked" in inner.stderr
-    finally:
-        for handle in held:
-            handle.close()
 
 
 def test_a_domain_given_meets_the_runs_given_it_and_never_a_run_that_chose_its_own(tmp_path):
@@ -130,28 +138,18 @@ def test_a_domain_given_meets_the_runs_given_it_and_never_a_run_that_chose_its_o
     nothing (one did once join a test session's graph, whose fall manager's get-up goal two
     trajectory generators then accepted), and a run choosing a domain passes over one a given
     run holds."""
-    free, held = 37, []
-    try:
-        for domain in range(1, 101):  # every domain but one chosen by other runs
-            if domain == free:
-                continue
-            handle = open(tmp_path / f"humanoid-ros-domain-{domain}.lock", "w")  # noqa: SIM115
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            held.append(handle)
+    with all_domains_chosen_but(FREE, tmp_path):
         refused = _run_sh("echo ran", tmp_path, domain="38")
         assert refused.returncode == 1 and refused.stdout == "", refused
         assert "ROS domain 38 is held by a run that chose it for itself" in refused.stderr
         assert len(refused.stderr.strip().splitlines()) == 1, refused.stderr
-        inner_given = f"HUMANOID_DOMAIN_ID={free} {ROOT}/scripts/run.sh bash -c 'echo $ROS_DOMAIN_ID'"
+        inner_given = f"HUMANOID_DOMAIN_ID={FREE} {ROOT}/scripts/run.sh bash -c 'echo $ROS_DOMAIN_ID'"
         inner_chosen = f"env -u HUMANOID_DOMAIN_ID {ROOT}/scripts/run.sh true"
-        outer = _run_sh(f"{inner_given} && {inner_chosen}; echo chosen=$?", tmp_path, domain=str(free))
+        outer = _run_sh(f"{inner_given} && {inner_chosen}; echo chosen=$?", tmp_path, domain=str(FREE))
         assert outer.returncode == 0, outer.stderr
         lines = outer.stdout.split()
-        assert lines[0] == str(free)  # the second run given the domain meets the first there
+        assert lines[0] == str(FREE)  # the second run given the domain meets the first there
         assert lines[-1] == "chosen=1" and "every ROS domain 1..100 is locked" in outer.stderr
-    finally:
-        for handle in held:
-            handle.close()
 
 
 @pytest.mark.parametrize("given", ["abc", "-3", "233"])

@@ -71,11 +71,6 @@ def test_emulate_refuses_a_robot_without_dynamixels():
     assert result.returncode == 2 and "no Dynamixel joint map" in result.stderr and result.stdout == ""
 
 
-def nice_of(pid: int) -> int:
-    """A process's nice value (proc(5): field 19 of its stat line)."""
-    return int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[16])
-
-
 def may_raise_priority() -> bool:
     """Whether this user may lower a nice value to the emulator's (root, or a nice limit)."""
     import resource
@@ -90,7 +85,7 @@ def test_emulate_runs_at_a_control_loop_s_priority_unless_told(asked):
     may not raise it is told so in one line, and the bus is served all the same."""
     process, port_path = start_emulator("--robot", "bioloid", *asked)
     try:
-        nice = nice_of(process.pid)
+        nice = os.getpriority(os.PRIO_PROCESS, process.pid)
         assert os.path.exists(port_path)
     finally:
         process.send_signal(signal.SIGTERM)
@@ -119,7 +114,7 @@ def test_an_emulator_process_leads_its_session_at_that_priority():
         assert os.getsid(pid) == pid
         group = Path(f"/proc/{pid}/autogroup")
         if may_raise_priority():
-            assert nice_of(pid) == cli.EMULATOR_NICE
+            assert os.getpriority(os.PRIO_PROCESS, pid) == cli.EMULATOR_NICE
             if group.exists():
                 assert group.read_text().split()[-1] == str(cli.EMULATOR_NICE), group.read_text()
         if before is not None:
