@@ -217,16 +217,32 @@ def pytest_runtest_teardown(item, nextitem):
 def pytest_sessionfinish(session, exitstatus) -> None:
     """Tests leave no process behind: whatever they started and still runs LEFT_BEHIND_GRACE
     seconds after the last test fails the session, named with the test it was started in,
-    and is killed."""
+    and is killed. Nor the shared memory of the processes the tests killed outright (the
+    controller's session, once every worker's has ended)."""
     if not sys.platform.startswith("linux"):
         return
     left = _still_running_after(LEFT_BEHIND_GRACE)
-    if not left:
-        return
-    _kill(left)
-    _report(session.config, f"{len(left)} process(es) started by the tests still ran {LEFT_BEHIND_GRACE:g} s after "
-                            "the last test (killed now):", left)
-    session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    if left:
+        _kill(left)
+        _report(session.config, f"{len(left)} process(es) started by the tests still ran {LEFT_BEHIND_GRACE:g} s "
+                                "after the last test (killed now):", left)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    if not hasattr(session.config, "workerinput"):
+        _clean_shared_memory(session.config)
+
+
+#: What :func:`_clean_shared_memory` removed, for the run's summary.
+SHARED_MEMORY_CLEANED = pytest.StashKey[str]()
+
+
+def _clean_shared_memory(config) -> None:
+    """Fast DDS's shared-memory files that no living process holds (those of the processes the
+    tests kill outright, and of any other process gone), removed and counted on the run's output."""
+    from humanoid_control.ros import clean_left_behind
+
+    cleaned = clean_left_behind()
+    if cleaned is not None and cleaned.files:
+        config.stash[SHARED_MEMORY_CLEANED] = cleaned.describe()
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -264,6 +280,8 @@ def pytest_terminal_summary(terminalreporter):
     """The run's last lines name every failed test, a line each, after pytest's own summary:
     on CI (pytest sees a ``CI`` variable) that summary prints each failure's whole message,
     and a comparison of two long lists pushed the names out of the part of the log CI shows."""
+    if SHARED_MEMORY_CLEANED in terminalreporter.config.stash:
+        terminalreporter.write_line(terminalreporter.config.stash[SHARED_MEMORY_CLEANED])
     result = yield
     failed = [report for kind in ("failed", "error") for report in terminalreporter.stats.get(kind, ())
               if getattr(report, "nodeid", "")]

@@ -9,7 +9,9 @@
   :mod:`~humanoid_control.ros.offload`, :mod:`~humanoid_control.ros.ros_time`,
   :mod:`~humanoid_control.ros.action_result`,
   :mod:`~humanoid_control.ros.action_client`, :mod:`~humanoid_control.ros.matched_publisher`,
-  :mod:`~humanoid_control.ros.joint_readings`, :mod:`~humanoid_control.ros.throttled_log`.
+  :mod:`~humanoid_control.ros.joint_readings`, :mod:`~humanoid_control.ros.throttled_log`;
+- :mod:`~humanoid_control.ros.dds_shared_memory`: Fast DDS's shared memory that killed processes
+  leave behind.
 """
 
 import lazy_loader
@@ -28,6 +30,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
         "wait_until_answering",
     ],
     "balance_markers": ["CLOSE", "OUTSIDE", "SAFE", "margin_colour"],
+    "dds_shared_memory": ["SHARED_MEMORY", "Cleaned", "clean_left_behind"],
     "driver_node": ["DriverNode"],
     "fall_watch": ["FALL_STATE_QOS", "FallWatch"],
     "joint_readings": ["JointReadings", "MalformedJointStateError"],
