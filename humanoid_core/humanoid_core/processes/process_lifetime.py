@@ -106,9 +106,19 @@ def end_when_orphaned(parent: int, grace: float, hang_limit: float = HANG_LIMIT)
 
 def is_running(pid: int) -> bool:
     """Is process ``pid`` alive? A zombie is not: it has exited, only its parent has not
-    reaped it yet (a launcher killed outright never will)."""
+    reaped it yet (a launcher killed outright never will). Nor is a process whose memory is
+    gone (its command line reads empty): it is exiting, and its pipes may be closed already.
+    A parent that read its pipe to the end found /proc still saying running in 178 of 300
+    exits of a one-thread child beside four CPU hogs (in none on a quiet machine); the command
+    line was empty in each."""
     fields = _stat(pid)
-    return fields is not None and fields[0] != "Z"
+    if fields is None or fields[0] == "Z":
+        return False
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            return bool(cmdline.read(1))
+    except OSError:
+        return False
 
 
 def running_process_groups() -> set[int]:
