@@ -279,7 +279,8 @@ FAILED_LINE = 160
 def pytest_terminal_summary(terminalreporter):
     """The run's last lines name every failed test, a line each, after pytest's own summary:
     on CI (pytest sees a ``CI`` variable) that summary prints each failure's whole message,
-    and a comparison of two long lists pushed the names out of the part of the log CI shows."""
+    and a comparison of two long lists pushed the names out of the part of the log CI shows.
+    Before the summary, what the session's end removed of Fast DDS's shared memory."""
     if SHARED_MEMORY_CLEANED in terminalreporter.config.stash:
         terminalreporter.write_line(terminalreporter.config.stash[SHARED_MEMORY_CLEANED])
     result = yield
