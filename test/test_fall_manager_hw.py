@@ -43,6 +43,9 @@ PATIENCE = 120.0
 ENDED = (GoalStatus.STATUS_SUCCEEDED, GoalStatus.STATUS_ABORTED, GoalStatus.STATUS_CANCELED)
 #: s: the IMU readings' period (the HOAP-2's IMU rate).
 PERIOD = 0.01
+#: deg/s: a trunk landing rocking, not still yet (twice the manager's still_rate): a fall is
+#: still seen coming once the trunk lies, however late the fall's own readings were taken.
+ROCKING = 2.0 * FallManagerParameters().still_rate
 
 
 class Trunk:
@@ -163,7 +166,7 @@ def test_the_fall_manager_on_the_emulated_bus(robot_graph):
                 pytest.fail(f"the wave ended before it was in force on the robot: {ended.error_string}")
             client.wait_until(client.now() + 0.5, timeout=PATIENCE)
             mark = len(states)
-            trunk.fall(1.0, rocking=2.0 * FallManagerParameters().still_rate)  # lands rocking: not still yet
+            trunk.fall(1.0, rocking=ROCKING)  # lands rocking: not still yet
             falling = first(FallManagerState.FALLING, mark)
             seen = seconds(falling.header.stamp)
             motion = client.wait_result(handle, PATIENCE, "play_motion result after the fall").result
@@ -268,7 +271,7 @@ def test_protect_limp_on_the_emulated_bus_releases_the_servos_and_the_get_up_tak
             # onto the belly, landing rocking until the manager has seen the fall coming: a starved
             # container takes the fall's readings later than reading_budget and rightly decides
             # nothing on them (then a still landing would be "lying, no fall seen", no limp)
-            trunk.fall(1.0, rocking=2.0 * FallManagerParameters().still_rate)
+            trunk.fall(1.0, rocking=ROCKING)
             seen = seconds(first(FallManagerState.FALLING, mark).header.stamp)
             trunk.rate = 0.0  # lying still
             result = poll_until(protect_result, "the limp's answer in the manager's diagnostics", PATIENCE)
@@ -329,7 +332,7 @@ def test_a_limp_without_the_robot_interface_is_refused_and_the_robot_held(tmp_pa
                        PATIENCE)
             with lock:
                 before = len(trajectories)
-            trunk.fall(1.0, rocking=2.0 * FallManagerParameters().still_rate)  # seen coming even if read late
+            trunk.fall(1.0, rocking=ROCKING)  # seen coming even if read late
             refused = poll_until(lambda: (r := diagnostic("protect_result")) and r != "none yet" and r,
                                  "the limp's outcome in the manager's diagnostics", PATIENCE)
             assert refused == ("limp refused (no torque service (the robot interface is not running)): "

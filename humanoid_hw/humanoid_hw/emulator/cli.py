@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from humanoid_core import integer_in, new_link
+from humanoid_core.loop import InterfaceParameters
 from humanoid_core.processes import RECHECK, StopRequest, leads_session, set_priority, stop_on_signals
 from humanoid_hw.control_tables import stand_in_joint_map
 from humanoid_hw.emulator.chain import BusEmulator, LinkTakenError, is_emulator_link
@@ -32,7 +33,7 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 #: Real servos answer from controllers of their own whatever the host's load; an emulator at
 #: the default priority, on a busy machine, went unanswered for half a second and passed for
 #: a servo that stopped answering.
-EMULATOR_NICE = -5
+EMULATOR_NICE = InterfaceParameters().loop_nice
 
 
 def robot_servos(robot: str, protocol: int) -> dict[int, str]:
