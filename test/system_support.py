@@ -93,13 +93,14 @@ def recording_graph(nodes: Sequence[NodeSpec], bag: Path, log_dir: Path, client_
 
 
 #: The test process may stall while it builds and sends a big message (rclpy converts it
-#: holding the interpreter lock) or while a loaded machine leaves its threads waiting: DDS stores
-#: every message meanwhile, without Python, so none published in the window is lost and the
-#: test's own stall never passes for the robot's. A shallow history (sensor data's 5) lost a
-#: whole window's messages once, on a loaded CI machine: a gap as long as the window, none of it
-#: the robot's.
+#: holding the interpreter lock) or while a loaded machine leaves its threads waiting: DDS keeps
+#: every message meanwhile, without Python, and resends what a starved process missed at the
+#: transport (reliable: the node's publisher holds 5 s of them), so none published in the window
+#: is lost and the test's own stall never passes for the robot's. Each weaker choice lost a
+#: whole window's messages once on a loaded CI machine (a gap as long as the window, none of it
+#: the robot's): sensor data's history of 5, then best effort (a process stopped 2 s loses them).
 KEEP_EVERY_MESSAGE = QoSProfile(depth=100_000, history=HistoryPolicy.KEEP_LAST,
-                                reliability=ReliabilityPolicy.BEST_EFFORT)
+                                reliability=ReliabilityPolicy.RELIABLE)
 
 
 class SourceStamps:
