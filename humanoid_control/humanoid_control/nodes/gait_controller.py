@@ -54,9 +54,11 @@ from sensor_msgs.msg import JointState
 from humanoid_control.ros import (
     CONNECT_TIMEOUT,
     STATE_TIMEOUT,
+    WATCH_PERIOD,
     FallWatch,
     NodeHost,
     Offload,
+    RobotSilence,
     SetpointStream,
     action_server,
     declare_control_node,
@@ -121,7 +123,7 @@ class GaitControllerNode:
         self._log = node.get_logger()
         self._joints = self.model.joints
         self._positions: np.ndarray | None = None  # the latest reading, canonical order (NaN: unknown)
-        self._state_arrival = 0.0  # time.monotonic() of the latest joint_states
+        self._silence = RobotSilence(STATE_TIMEOUT)  # since the latest joint_states
         self._robot_time = -math.inf  # its stamp
         self._playing: Playing | None = None
         self._last_message = ""
@@ -140,7 +142,7 @@ class GaitControllerNode:
         self._action = action_server(node, PlayGait, topics.PLAY_GAIT, execute_callback=self.bodies(self._execute),
                                      goal_callback=self._on_goal,
                                      cancel_callback=lambda _goal: CancelResponse.ACCEPT, callback_group=actions)
-        node.create_timer(0.5, self._watch)
+        node.create_timer(WATCH_PERIOD, self._watch)
         self.falls = FallWatch(node, self._on_fall)
         node.create_timer(1.0 / self.params.diagnostics_rate, self._publish_diagnostics)
         p = self.params
@@ -165,7 +167,7 @@ class GaitControllerNode:
         clock = self.node.get_clock().now().nanoseconds * 1e-9
         with self._lock:
             self._robot_time, self._positions = now, positions
-            self._state_arrival = time.monotonic()
+            self._silence.heard()
             playing = self._playing
             if playing is None or playing.finished.is_set():
                 return
@@ -250,10 +252,10 @@ class GaitControllerNode:
         whole graph slower than real time, and ended gaits that were playing)."""
         if self.lockstep is not None:
             return
-        silent = time.monotonic() - self._state_arrival
+        silent = self._silence.look()
         with self._lock:
             playing = self._playing
-            if playing is None or playing.run is None or playing.finished.is_set() or silent <= STATE_TIMEOUT:
+            if playing is None or playing.run is None or playing.finished.is_set() or silent <= self._silence.timeout:
                 return
             playing.abandoned = True
             playing.code = PlayGait.Result.STOPPED
@@ -348,7 +350,7 @@ class GaitControllerNode:
         # the set-points sent ahead run on: the result once the robot's clock has reached the stance
         in_stance = playing.in_stance if math.isfinite(playing.in_stance) else -math.inf  # never there: no wait
         while (rclpy.ok() and not playing.abandoned and self._robot_time < in_stance
-               and (self.lockstep is not None or time.monotonic() - self._state_arrival <= STATE_TIMEOUT)):
+               and (self.lockstep is not None or not self._silence.gone())):
             time.sleep(period)
         short = self._short_of_the_stance(period) if playing.code == PlayGait.Result.SUCCESSFUL else None
         with self._lock:
@@ -366,7 +368,7 @@ class GaitControllerNode:
 
         def going_on() -> bool:  # nothing sent again to a robot going down (the fall manager's)
             return (rclpy.ok() and self.falls.fall is None
-                    and (self.lockstep is not None or time.monotonic() - self._state_arrival <= STATE_TIMEOUT))
+                    and (self.lockstep is not None or not self._silence.gone()))
 
         return self._stream.short_of_the_end(reading, self._joints.names, self.params.final_tolerance,
                                              self.params.final_settle_time, going_on, period)

@@ -61,9 +61,11 @@ from sensor_msgs.msg import Imu, JointState
 from humanoid_control.ros import (
     CONNECT_TIMEOUT,
     STATE_TIMEOUT,
+    WATCH_PERIOD,
     FallWatch,
     NodeHost,
     Offload,
+    RobotSilence,
     SetpointStream,
     ThrottledLog,
     action_server,
@@ -124,7 +126,7 @@ class WalkControllerNode:
         self._throttled = ThrottledLog(self._log)
         self._joints = self.model.joints
         self._state: JointState | None = None
-        self._state_arrival = 0.0  # time.monotonic() of the latest joint_states
+        self._silence = RobotSilence(STATE_TIMEOUT)  # since the latest joint_states
         self._robot_time = 0.0  # its stamp
         self._imu: tuple[float, tuple[float, float, float, float]] | None = None
         self._feet: dict[str, tuple[float, FootWrench]] = {}
@@ -162,7 +164,7 @@ class WalkControllerNode:
         self._action = action_server(node, Walk, topics.WALK, execute_callback=self.bodies(self._execute),
                                      goal_callback=self.goal_checks(self._on_goal),
                                      cancel_callback=lambda _goal: CancelResponse.ACCEPT, callback_group=actions)
-        node.create_timer(0.5, self._watch)
+        node.create_timer(WATCH_PERIOD, self._watch)
         node.create_timer(1.0 / self.params.diagnostics_rate, self._publish_diagnostics)
         p = self.params
         self._log.info(
@@ -185,7 +187,7 @@ class WalkControllerNode:
     # -- readings -----------------------------------------------------------------------
     def _on_joint_states(self, msg: JointState) -> None:
         self._state = msg
-        self._state_arrival = time.monotonic()
+        self._silence.heard()
         if self.lockstep is not None and self._uses_imu and (self._imu is None
                                                               or self._imu[0] < seconds(msg.header.stamp)):
             self._waiting = msg  # until the IMU reading of its instant comes (_on_imu)
@@ -274,10 +276,10 @@ class WalkControllerNode:
         in lockstep: the simulation's clock stands still while it waits, for this node too."""
         if self.lockstep is not None:
             return
-        silent = time.monotonic() - self._state_arrival
+        silent = self._silence.look()
         with self._lock:
             controller = self.controller
-            if controller.phase is Phase.IDLE or silent <= STATE_TIMEOUT or self._abandoned:
+            if controller.phase is Phase.IDLE or silent <= self._silence.timeout or self._abandoned:
                 return
             self._abandoned = True
             self._log.error(f"no joint_states for {silent:.2f} s: the robot stopped answering; walk abandoned, the "
@@ -435,7 +437,7 @@ class WalkControllerNode:
         """Until the last set-point sent is due on the robot's clock, the robot fell or went
         silent, the node ends, or ``going_on`` says no more."""
         while (rclpy.ok() and going_on() and self._robot_time < self.cycle.sent_until and self._fell is None
-               and (self.lockstep is not None or time.monotonic() - self._state_arrival <= STATE_TIMEOUT)):
+               and (self.lockstep is not None or not self._silence.gone())):
             time.sleep(period)
 
     def _idle(self) -> bool:
@@ -454,7 +456,7 @@ class WalkControllerNode:
 
         def still() -> bool:  # nothing sent again to a robot going down (the fall manager's)
             return (rclpy.ok() and self.falls.fall is None and going_on()
-                    and (self.lockstep is not None or time.monotonic() - self._state_arrival <= STATE_TIMEOUT))
+                    and (self.lockstep is not None or not self._silence.gone()))
 
         return self._stream.short_of_the_end(reading, self._joints.names, self.params.final_tolerance,
                                              self.params.final_settle_time, still, period)
