@@ -46,7 +46,7 @@ class RobotSilence:
     def look(self) -> float:
         """The watchdog's periodic look: the silence now, s (0 after a stall of this process)."""
         now = self._clock()
-        if self._looked is not None and now - self._looked > STALL_GAP:
+        if self._overdue(now):
             self._resumed = now
         self._looked = now
         return self._silence(now)
@@ -55,13 +55,15 @@ class RobotSilence:
         """The silence now, s (0 while the watchdog's look is overdue: this process may have
         been stalled, and its queued readings not yet taken)."""
         now = self._clock()
-        if self._looked is not None and now - self._looked > STALL_GAP:
-            return 0.0
-        return self._silence(now)
+        return 0.0 if self._overdue(now) else self._silence(now)
 
     def gone(self) -> bool:
         """Silent beyond ``timeout``: the robot counts as gone."""
         return self.silent_for() > self.timeout
+
+    def _overdue(self, now: float) -> bool:
+        """The watchdog's look is late enough that this process was stalled since the last."""
+        return self._looked is not None and now - self._looked > STALL_GAP
 
     def _silence(self, now: float) -> float:
         return now - max(self._heard, self._resumed)
