@@ -57,7 +57,7 @@ def interface_running(driver: IdealDriver, model, peers: tuple[str, ...] = (),
     import rclpy
     from rclpy.executors import MultiThreadedExecutor
 
-    from humanoid_control.ros import LoopThread, RobotInterface
+    from humanoid_control.ros import LoopThread, RobotInterface, spin_while
     from humanoid_core.loop import InterfaceParameters
 
     namespace = f"/paced_interface_{os.getpid()}_{next(_NAMESPACES)}"
@@ -70,7 +70,9 @@ def interface_running(driver: IdealDriver, model, peers: tuple[str, ...] = (),
     executor = MultiThreadedExecutor()
     for each in (node, *others.values()):
         executor.add_node(each)
-    spinner = threading.Thread(target=executor.spin, daemon=True)
+    spinning = threading.Event()
+    spinning.set()
+    spinner = threading.Thread(target=spin_while, args=(executor, spinning.is_set), daemon=True)
     loop.start()
     try:
         assert interface.start(timeout=PATIENCE) is not None
@@ -79,8 +81,10 @@ def interface_running(driver: IdealDriver, model, peers: tuple[str, ...] = (),
     finally:
         interface.stop()
         loop.stop()
+        spinning.clear()  # the executor is shut down once its thread has stopped spinning
+        if spinner.is_alive():
+            spinner.join(timeout=10.0)
         executor.shutdown()
         for each in (node, *others.values()):
             destroy_whole(each)
         rclpy.try_shutdown()
-        spinner.join(timeout=10.0)

@@ -19,7 +19,7 @@ from sensor_msgs.msg import JointState
 
 from humanoid_bringup import with_recorder
 from humanoid_control.nodes import CONTROL_CONTAINER, with_node_parameters
-from humanoid_control.ros import DriverClock, RobotClient, StatePublisher, make_trajectory, poll_until
+from humanoid_control.ros import DriverClock, RobotClient, StatePublisher, make_trajectory, poll_until, spin_while
 from humanoid_core.processes import Graph, NodeSpec
 from humanoid_hw import NODE_NAME as HW_NODE
 from humanoid_sim import SimulatedRobot
@@ -116,15 +116,20 @@ class SourceStamps:
         self._node.create_subscription(JointState, "joint_states", self._on_message, KEEP_EVERY_MESSAGE)
         self._executor = SingleThreadedExecutor()
         self._executor.add_node(self._node)
-        self._thread = threading.Thread(target=self._executor.spin, name="source-stamps", daemon=True)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=spin_while, args=(self._executor, lambda: not self._stop.is_set()),
+                                        name="source-stamps", daemon=True)
         self._thread.start()
 
     def __enter__(self) -> SourceStamps:
         return self
 
     def __exit__(self, *_exc: object) -> None:
-        self._executor.shutdown()
+        # The executor is shut down only once its thread has stopped spinning: shutting it down
+        # under a spin still working through a backlog makes rclpy raise in that thread.
+        self._stop.set()
         self._thread.join(10.0)
+        self._executor.shutdown()
         self._node.destroy_node()
 
     def _on_message(self, _msg, info) -> None:

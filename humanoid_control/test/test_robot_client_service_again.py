@@ -13,7 +13,7 @@ import rclpy
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import MultiThreadedExecutor
 
-from humanoid_control.ros import RobotClient, RobotClientError, robot_client, topics
+from humanoid_control.ros import RobotClient, RobotClientError, robot_client, spin_while, topics
 from humanoid_interfaces.srv import ResetSimulation, StepSimulation
 
 NAMESPACE = "service_again_test"
@@ -53,7 +53,9 @@ def server(monkeypatch):
         node = rclpy.create_node("service_again_server", namespace=NAMESPACE)
         executor = MultiThreadedExecutor(num_threads=4)
         executor.add_node(node)
-        spinning = threading.Thread(target=executor.spin, daemon=True)
+        going = threading.Event()
+        going.set()
+        spinning = threading.Thread(target=spin_while, args=(executor, going.is_set), daemon=True)
         spinning.start()
         services: list[FirstUnanswered] = []
         try:
@@ -61,8 +63,9 @@ def server(monkeypatch):
         finally:
             for service in services:
                 service.release()
-            executor.shutdown()
+            going.clear()  # the executor is shut down once its thread has stopped spinning
             spinning.join(10.0)
+            executor.shutdown()
             node.destroy_node()
 
 
