@@ -28,6 +28,7 @@ the base's heading then.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import deque
 from dataclasses import dataclass
@@ -229,7 +230,8 @@ class KinematicOdometry:
         levelled = {side: tilt @ p for side, p in points.items()}
         lowest = min(p[2] for p in levelled.values())
         low = [s for s in self.sides if levelled[s][2] - lowest <= self.params.stance_height]
-        stance = tuple(s for s in low if s not in self._moving(stamp, low, levelled))
+        moving = self._moving(stamp, low, levelled)
+        stance = tuple(s for s in low if s not in moving)
         first = not self._stood and self._last is None
         kept = [s for s in stance if s in self._stood]
         if level is not None:
@@ -288,10 +290,13 @@ class KinematicOdometry:
         if stamp - then < window or len(low) != 3:
             return set()
 
+        # how much each pair's distance changed (m), once per pair
+        change = {pair: abs(math.dist(levelled[pair[0]][:2], levelled[pair[1]][:2])
+                            - math.dist(before[pair[0]][:2], before[pair[1]][:2]))
+                  for pair in itertools.combinations(low, 2)}
+
         def speed(foot: str) -> float:  # m/s, its distances to the other two
-            return sum(abs(math.dist(levelled[foot][:2], levelled[other][:2])
-                           - math.dist(before[foot][:2], before[other][:2]))
-                       for other in low if other != foot) / 2.0 / (stamp - then)
+            return sum(moved for pair, moved in change.items() if foot in pair) / 2.0 / (stamp - then)
 
         fastest, fastest_speed = max(((foot, speed(foot)) for foot in low), key=lambda pair: pair[1])
         return {fastest} if fastest_speed > self.params.slip_speed else set()
