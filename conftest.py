@@ -26,7 +26,6 @@ import os
 import signal
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -400,7 +399,7 @@ def spinning_nodes():
     """``make(*names)``: rclpy nodes in this process, spun by one multi-threaded executor in a
     thread, for tests of small ROS pieces over real DDS; destroyed after the test."""
     import rclpy
-    from node_teardown import destroy_whole
+    from node_teardown import SpinningThread, destroy_whole
     from rclpy.executors import MultiThreadedExecutor
 
     rclpy.init()
@@ -414,23 +413,11 @@ def spinning_nodes():
         made.extend(nodes)
         return nodes
 
-    going = threading.Event()
-    going.set()
-
-    def spin() -> None:
-        while going.is_set():
-            executor.spin_once(timeout_sec=0.05)
-
-    spinner = threading.Thread(target=spin, daemon=True)
-    spinner.start()
+    spinner = SpinningThread(executor).start()
     try:
         yield make
     finally:
-        # the spinning stops before the executor does: shut down under a turn in flight, its
-        # guard condition was gone when the turn's task triggered it (InvalidHandle in the thread)
-        going.clear()
-        spinner.join(timeout=10.0)  # before the nodes go: a turn of the executor still uses them
-        executor.shutdown()
+        spinner.stop()  # before the nodes go: a turn of the executor still uses them
         for node in made:
             destroy_whole(node)
         rclpy.try_shutdown()

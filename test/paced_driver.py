@@ -6,12 +6,11 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from node_teardown import destroy_whole
+from node_teardown import SpinningThread, destroy_whole
 
 from humanoid_core.loop import IdealDriver
 
@@ -57,7 +56,7 @@ def interface_running(driver: IdealDriver, model, peers: tuple[str, ...] = (),
     import rclpy
     from rclpy.executors import MultiThreadedExecutor
 
-    from humanoid_control.ros import LoopThread, RobotInterface, spin_while
+    from humanoid_control.ros import LoopThread, RobotInterface
     from humanoid_core.loop import InterfaceParameters
 
     namespace = f"/paced_interface_{os.getpid()}_{next(_NAMESPACES)}"
@@ -70,9 +69,7 @@ def interface_running(driver: IdealDriver, model, peers: tuple[str, ...] = (),
     executor = MultiThreadedExecutor()
     for each in (node, *others.values()):
         executor.add_node(each)
-    spinning = threading.Event()
-    spinning.set()
-    spinner = threading.Thread(target=spin_while, args=(executor, spinning.is_set), daemon=True)
+    spinner = SpinningThread(executor)
     loop.start()
     try:
         assert interface.start(timeout=PATIENCE) is not None
@@ -81,10 +78,7 @@ def interface_running(driver: IdealDriver, model, peers: tuple[str, ...] = (),
     finally:
         interface.stop()
         loop.stop()
-        spinning.clear()  # the executor is shut down once its thread has stopped spinning
-        if spinner.is_alive():
-            spinner.join(timeout=10.0)
-        executor.shutdown()
+        spinner.stop()
         for each in (node, *others.values()):
             destroy_whole(each)
         rclpy.try_shutdown()

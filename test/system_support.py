@@ -13,13 +13,14 @@ from pathlib import Path
 
 import numpy as np
 import rclpy
+from node_teardown import SpinningThread
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 
 from humanoid_bringup import with_recorder
 from humanoid_control.nodes import CONTROL_CONTAINER, with_node_parameters
-from humanoid_control.ros import DriverClock, RobotClient, StatePublisher, make_trajectory, poll_until, spin_while
+from humanoid_control.ros import DriverClock, RobotClient, StatePublisher, make_trajectory, poll_until
 from humanoid_core.processes import Graph, NodeSpec
 from humanoid_hw import NODE_NAME as HW_NODE
 from humanoid_sim import SimulatedRobot
@@ -114,22 +115,15 @@ class SourceStamps:
         self.lock = threading.Lock()
         self._node = rclpy.create_node(f"source_stamps_{os.getpid()}_{id(self):x}")
         self._node.create_subscription(JointState, "joint_states", self._on_message, KEEP_EVERY_MESSAGE)
-        self._executor = SingleThreadedExecutor()
-        self._executor.add_node(self._node)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=spin_while, args=(self._executor, lambda: not self._stop.is_set()),
-                                        name="source-stamps", daemon=True)
-        self._thread.start()
+        executor = SingleThreadedExecutor()
+        executor.add_node(self._node)
+        self._spinner = SpinningThread(executor, "source-stamps").start()
 
     def __enter__(self) -> SourceStamps:
         return self
 
     def __exit__(self, *_exc: object) -> None:
-        # The executor is shut down only once its thread has stopped spinning: shutting it down
-        # under a spin still working through a backlog makes rclpy raise in that thread.
-        self._stop.set()
-        self._thread.join(10.0)
-        self._executor.shutdown()
+        self._spinner.stop()
         self._node.destroy_node()
 
     def _on_message(self, _msg, info) -> None:

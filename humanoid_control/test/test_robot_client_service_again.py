@@ -10,10 +10,11 @@ import threading
 
 import pytest
 import rclpy
+from node_teardown import SpinningThread
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import MultiThreadedExecutor
 
-from humanoid_control.ros import RobotClient, RobotClientError, robot_client, spin_while, topics
+from humanoid_control.ros import RobotClient, RobotClientError, robot_client, topics
 from humanoid_interfaces.srv import ResetSimulation, StepSimulation
 
 NAMESPACE = "service_again_test"
@@ -53,19 +54,14 @@ def server(monkeypatch):
         node = rclpy.create_node("service_again_server", namespace=NAMESPACE)
         executor = MultiThreadedExecutor(num_threads=4)
         executor.add_node(node)
-        going = threading.Event()
-        going.set()
-        spinning = threading.Thread(target=spin_while, args=(executor, going.is_set), daemon=True)
-        spinning.start()
+        spinner = SpinningThread(executor).start()
         services: list[FirstUnanswered] = []
         try:
             yield client, lambda kind, name: services.append(FirstUnanswered(node, kind, name)) or services[-1]
         finally:
             for service in services:
                 service.release()
-            going.clear()  # the executor is shut down once its thread has stopped spinning
-            spinning.join(10.0)
-            executor.shutdown()
+            spinner.stop()
             node.destroy_node()
 
 
