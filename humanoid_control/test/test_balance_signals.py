@@ -105,3 +105,29 @@ def test_the_alarm_warns_once_and_recovers_once_above_the_hysteresis():
     assert events == [(1, AlarmChange.WARNING), (6, AlarmChange.RECOVERED), (8, AlarmChange.WARNING),
                       (9, AlarmChange.RECOVERED)]
     assert alarm.warnings == 2 and alarm.last_raised_at == 8.0
+
+
+def test_a_margin_that_dips_every_step_warns_once_and_recovers_once_it_stays_back():
+    """A trot's support: the margin under the minimum for 10 ms every 0.3 s, then the robot
+    stands: one warning, one recovery a clear time after the last dip, with the dips counted
+    and the lowest margin; the last dip's start is kept (a fall's lead time is told from it)."""
+    alarm = MarginAlarm(min_margin=0.005, hysteresis=0.002, clear_after=1.0)
+    stamps = np.round(np.arange(0.0, 6.0, 0.01), 2)
+    dips = {round(0.5 + 0.3 * k, 2): -0.01 * (k + 1) for k in range(10)}  # the last at 3.2 s
+    events = [e for t in stamps if (e := alarm.update(float(t), dips.get(float(t), 0.009)))]
+    assert [(e.change, e.stamp) for e in events] == [(AlarmChange.WARNING, 0.5), (AlarmChange.RECOVERED, 4.21)]
+    recovered = events[1]
+    assert recovered.dips == 10 and recovered.lowest == pytest.approx(-0.1) and recovered.above_since == 3.21
+    assert alarm.warnings == 1 and alarm.last_raised_at == 3.2
+    assert recovered.describe(0.005) == ("balance margin back to 9.0 mm at t = 4.210 s (back since "
+                                         "t = 3.210 s; under 5.0 mm 10 times since the warning, "
+                                         "lowest -100.0 mm)")
+
+
+def test_a_margin_without_support_is_the_lowest_there_is():
+    alarm = MarginAlarm(min_margin=0.005, hysteresis=0.002, clear_after=0.5)
+    events = [e for t, m in enumerate([0.01, -0.02, math.nan, 0.01, 0.01]) if (e := alarm.update(0.5 * t, m))]
+    assert [e.change for e in events] == [AlarmChange.WARNING, AlarmChange.RECOVERED]
+    assert events[1].dips == 1 and math.isnan(events[1].lowest)
+    assert events[0].describe(0.005) == "balance margin -20.0 mm below the minimum 5.0 mm at t = 0.500 s"
+    assert "under 5.0 mm once since the warning, lowest undefined (no support)" in events[1].describe(0.005)

@@ -89,6 +89,7 @@ from humanoid_core.balance import (
     MarginAlarm,
     RecentReadings,
     SensorWait,
+    describe_margin,
 )
 from humanoid_core.balance.parameters import NODE_NAME
 from humanoid_core.loop import Decimator, Level
@@ -111,7 +112,7 @@ class BalanceMonitor:
         self._throttled = ThrottledLog(self._log)
         self._set_model(RobotModel(self.robot))
         self.inputs = BalanceInputs()
-        self.alarm = MarginAlarm(self.params.min_margin, self.params.warning_hysteresis)
+        self.alarm = MarginAlarm(self.params.min_margin, self.params.warning_hysteresis, self.params.warning_clear_time)
         self._markers_due = Decimator(self.params.marker_rate, "marker_rate")
         self._latest: BalanceEstimate | None = None
         self._answered = 0
@@ -295,11 +296,10 @@ class BalanceMonitor:
         self._publish_fall(msg.header.stamp, stamp, estimate)
         event = self.alarm.update(stamp, estimate.margin)
         if event is not None:
-            if event.change is AlarmChange.WARNING:
-                self._log.warning(f"balance margin {_mm(event.margin)} below the minimum "
-                                  f"{self.params.min_margin * 1000:.1f} mm at t = {stamp:.3f} s")
+            if event.change is AlarmChange.WARNING:  # rclpy: one severity per call site
+                self._log.warning(event.describe(self.params.min_margin))
             else:
-                self._log.info(f"balance margin back to {_mm(event.margin)} at t = {stamp:.3f} s")
+                self._log.info(event.describe(self.params.min_margin))
         self._processing.append(time.perf_counter() - started)
         if self._answered % 10 == 1:  # a sample is enough (reading the clock costs)
             self._input_age.append(seconds(self.node.get_clock().now().to_msg()) - stamp)
@@ -374,7 +374,7 @@ class BalanceMonitor:
         assumption = ("flat feet on flat ground (no IMU, no ground truth): the support soles are the ground"
                       if estimate.base_source is BaseSource.FLAT_FEET else "none")
         level = Level.OK if estimate.stable else Level.WARN
-        summary = (f"{'stable' if estimate.stable else 'NOT STABLE'}: CoM margin {_mm(estimate.margin)} "
+        summary = (f"{'stable' if estimate.stable else 'NOT STABLE'}: CoM margin {describe_margin(estimate.margin)} "
                    f"(min {self.params.min_margin * 1000:.1f} mm); base: {estimate.base_source.value}; "
                    f"contacts: {estimate.contact_source.value}")
         if estimate.contact_source is ContactSource.MODEL and estimate.base_source is BaseSource.FLAT_FEET:
@@ -422,10 +422,6 @@ class StateMessages:
         msg.zmp_margin = float(estimate.zmp_margin)
         msg.stable = bool(estimate.stable)
         return msg
-
-
-def _mm(margin: float) -> str:
-    return "undefined (no support)" if math.isnan(margin) else f"{margin * 1000:.1f} mm"
 
 
 def _percentile(values: np.ndarray, q: float) -> str:

@@ -9,7 +9,7 @@ import lazy_loader
 
 # The room's public face: what other rooms use, imported on first use (lazy_loader).
 __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
-    "alarm": ["AlarmChange", "MarginAlarm"],
+    "alarm": ["AlarmChange", "AlarmEvent", "MarginAlarm", "describe_margin"],
     "com_filter": ["CoMFilter"],
     "estimator": ["BalanceEstimate", "BalanceEstimator", "BalanceInputs", "BasePose", "BaseSource", "ContactSource"],
     "fall": ["FallDetector", "FallEstimate", "FallSource", "Posture"],

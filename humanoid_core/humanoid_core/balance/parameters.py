@@ -27,6 +27,11 @@ class BalanceParameters:
     #: m: after a warning, the margin must be back above min_margin + this before the
     #: recovery is logged (keeps a margin hovering at the threshold from flooding the log).
     warning_hysteresis: float = 0.002
+    #: s (robot time): the margin must stay back above min_margin + warning_hysteresis this
+    #: long before the recovery is logged: a gait whose support comes and goes every step (a
+    #: trot on a diagonal) logs one warning while it plays and one recovery after, with how
+    #: often the margin went under and its lowest (0: the recovery logged at once).
+    warning_clear_time: float = 1.0
     #: Hz: natural frequency of the critically damped second-order low-pass on the CoM
     #: whose acceleration feeds the cart-table ZMP. Slow CoM motions come out delayed by
     #: 2 / (2 pi f) (80 ms at 4 Hz).
@@ -91,8 +96,9 @@ class BalanceParameters:
         positive = ("com_filter_cutoff", "sensor_timeout", "sensor_patience", "gravity", "marker_rate",
                     "diagnostics_rate", "queue_depth", "level_angle", "fall_tilt", "fall_margin", "fall_state_rate",
                     "fall_step_height")
-        non_negative = ("min_margin", "warning_hysteresis", "foot_load_threshold", "contact_height",
-                        "polygon_precision", "zmp_measured_cutoff", "fall_tilt_hysteresis", "fall_hold")
+        non_negative = ("min_margin", "warning_hysteresis", "warning_clear_time", "foot_load_threshold",
+                        "contact_height", "polygon_precision", "zmp_measured_cutoff", "fall_tilt_hysteresis",
+                        "fall_hold")
         for name in positive:
             if not getattr(self, name) > 0:
                 raise ValueError(f"parameter {name} must be > 0, got {getattr(self, name)}")
