@@ -98,7 +98,12 @@ class FallDetector:
 def trunk_tilt(orientation: np.ndarray) -> float:
     """Angle (rad) between the IMU frame's z axis and the vertical, from the frame's rotation
     in a gravity-aligned frame (3x3)."""
-    return math.acos(min(1.0, max(-1.0, float(np.asarray(orientation)[2, 2]))))
+    return tilt_of_axis(float(np.asarray(orientation)[2, 2]))
+
+
+def tilt_of_axis(vertical: float) -> float:
+    """Angle (rad) between a unit axis and the vertical, from the axis' vertical component."""
+    return math.acos(min(1.0, max(-1.0, vertical)))
 
 
 def lying(up: np.ndarray, threshold: float = LYING_AXIS) -> Posture:
