@@ -186,6 +186,23 @@ def test_a_simulation_as_fast_as_possible_leaves_its_loop_at_the_default_priorit
     assert os.getpriority(os.PRIO_PROCESS, loops[0]) == 0
 
 
+def test_a_simulation_as_fast_as_possible_runs_its_loop_on_a_cpu_of_its_own(held_simulation):
+    """unpaced_loop_on_one_cpu (on by default): every thread of the loop's process on the one CPU
+    it claimed and said it runs on, or, every CPU claimed by other loops of the machine (the
+    suite's other graphs), on any CPU, saying so."""
+    running, client = held_simulation
+    client.wait_for_joint_states(PATIENCE)
+    front = running.processes["humanoid_sim"]
+    loops = [pid for pid in child_processes(front.pid) if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+    assert len(loops) == 1, f"the simulation node's children: {child_processes(front.pid)}"
+    said = re.compile(r"the loop runs on (CPU (\d+)|any CPU)")
+    poll_until(lambda: said.search(running.log_text("humanoid_sim")), "the loop saying where it runs", PATIENCE)
+    where = said.search(running.log_text("humanoid_sim"))
+    cpus = {frozenset(os.sched_getaffinity(int(task.name))) for task in Path(f"/proc/{loops[0]}/task").iterdir()}
+    expected = {int(where.group(2))} if where.group(2) is not None else os.sched_getaffinity(0)
+    assert cpus == {frozenset(expected)}, f"said {where.group(0)!r}; its threads may run on {cpus}"
+
+
 def test_what_the_simulation_sends_again_while_it_waits_is_what_it_first_sent(held_simulation):
     """A waiting simulation sends its state again (a participant that started late gets it);
     its physics has already stepped past that state (docs/lockstep.md, "The gate"), yet the

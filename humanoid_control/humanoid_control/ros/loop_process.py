@@ -29,7 +29,6 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from humanoid_core.guards import SelfCollisionGuardParameters
@@ -203,10 +202,7 @@ def _loop_process_main(specs: tuple[LoopSpec, ...], connections: tuple[Connectio
              for spec in specs]
     if any(spec.driver.paced for spec in specs):
         set_priority(specs[0].interface.loop_nice, nodes[0].get_logger().warning, "the control loop")
-    if len(specs) > 1 and specs[0].interface.world_on_one_cpu:
-        cpu = run_on_one_cpu()
-        if cpu is not None:
-            nodes[0].get_logger().info(f"the world's {len(specs)} robots' loops run on CPU {cpu} (world_on_one_cpu)")
+    _choose_cpu(specs, nodes[0].get_logger())
     hosts: list[LoopHost] = []
     finished = [Finished("not started", failed=True)] * len(specs)
     try:
@@ -275,28 +271,32 @@ def _claim(node, spec: LoopSpec) -> None:
         raise RuntimeError(f"a robot already runs in namespace {spec.namespace} ({holder}, on this machine)")
 
 
-def current_cpu() -> int:
-    """The CPU the calling thread runs on (field 39 of its ``/proc`` stat line, after the
-    parenthesised name, which may hold spaces)."""
-    fields = Path("/proc/thread-self/stat").read_text().rpartition(")")[2].split()
-    return int(fields[36])
+def _choose_cpu(specs: tuple[LoopSpec, ...], log) -> None:
+    """Run the process on one CPU where that makes its loops faster (``world_on_one_cpu``,
+    ``unpaced_loop_on_one_cpu``): one no other loop of this machine has claimed; a world takes
+    the one it runs on even when every CPU is claimed (spread over the cores its robots' turns
+    at the interpreter lock cost it a third of its speed), a single robot then stays with the
+    kernel's choice."""
+    from humanoid_core.processes import claim_cpu, current_cpu, run_on_cpu
 
-
-def run_on_one_cpu() -> int | None:
-    """Run every thread of this process, and every thread they start, on the CPU the calling
-    thread runs on now (where the kernel just put it; one it may use); None, changing
-    nothing, where the process may use only one CPU anyway. Why, for a world of several robots:
-    ``world_on_one_cpu`` (:class:`~humanoid_core.loop.InterfaceParameters`)."""
-    allowed = os.sched_getaffinity(0)
-    if len(allowed) < 2:
-        return None
-    cpu = current_cpu()
-    if cpu not in allowed:
-        cpu = min(allowed)
-    for task in Path("/proc/self/task").iterdir():
-        with contextlib.suppress(ProcessLookupError):  # a thread that ended meanwhile
-            os.sched_setaffinity(int(task.name), {cpu})
-    return cpu
+    interface = specs[0].interface
+    world = len(specs) > 1 and interface.world_on_one_cpu
+    unpaced = len(specs) == 1 and not specs[0].driver.paced and interface.unpaced_loop_on_one_cpu
+    if not (world or unpaced) or len(os.sched_getaffinity(0)) < 2:
+        return
+    what = f"the world's {len(specs)} robots' loops run" if world else "the loop runs"
+    why = "world_on_one_cpu" if world else "unpaced_loop_on_one_cpu"
+    cpu = claim_cpu()
+    if cpu is not None:
+        run_on_cpu(cpu)
+        log.info(f"{what} on CPU {cpu} ({why})")
+    elif world:
+        cpu = current_cpu()
+        run_on_cpu(cpu)
+        log.info(f"{what} on CPU {cpu} ({why}), which another loop of this machine runs on too: "
+                 "every CPU is taken")
+    else:
+        log.info(f"{what} on any CPU: every CPU runs another loop of this machine ({why})")
 
 
 def _spin_in_thread(executor):

@@ -50,6 +50,12 @@ class InterfaceParameters:
         "the one it starts on: its threads (a control thread per robot, their pipes' and publishers') take turns "
         "at the interpreter lock, and spread over two cores each turn waited for the other core while the one it "
         "left went idle (docs/graph_cost.md, \"One CPU for a world\"); false: the kernel's choice")
+    unpaced_loop_on_one_cpu: bool = documented(
+        True, "a simulation at real_time_factor 0 (as fast as possible, lockstep's default) runs its loop's process "
+        "on one CPU, as a world does: one no other loop of this machine runs on (a lock file per CPU in the "
+        "temporary directory), else any; the HOAP-2's lockstep walk ran about a tenth faster so "
+        "(docs/graph_cost.md, \"One CPU for a lockstep loop\"); false: the kernel's choice. A loop kept to the "
+        "wall clock stays with the kernel's choice")
     gil_turn_period: float = documented(
         0.05, "s, a control loop that keeps the CPU (a simulation at real_time_factor 0) sleeps 0.1 ms this often, "
         "so that the node's other threads (action feedback, cancels, services) get the interpreter lock")

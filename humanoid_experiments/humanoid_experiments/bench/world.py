@@ -64,8 +64,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--frequency", type=positive_number, default=1.0, help="the gait's frequency, Hz (1)")
     physics_profiles.add_argument(parser)
     parser.add_argument("--any-cpu", action="store_true",
-                        help="let the kernel place the world's loop process on any CPU (world_on_one_cpu false), "
-                             "to compare with the default: one CPU")
+                        help="let the kernel place the world's loop process on any CPU (world_on_one_cpu and "
+                             "unpaced_loop_on_one_cpu false), to compare with the default: one CPU")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
 
 
@@ -92,7 +92,7 @@ def world_trot(robot: str, count: int, lockstep: bool, seconds: float, frequency
     try:
         nodes = sim_nodes(robot, count=count, lockstep=lockstep, namespace=base, physics_profile=physics)
         if not one_cpu:
-            nodes[0].parameters["world_on_one_cpu"] = False
+            nodes[0].parameters.update(world_on_one_cpu=False, unpaced_loop_on_one_cpu=False)
         with Graph(nodes, log_dir=folder / "logs") as graph:
             clients = [RobotClient(f"{CLIENT}_{index}", namespace=namespace.strip("/"))
                        for index, namespace in enumerate(namespaces, 1)]
