@@ -47,9 +47,10 @@ class InterfaceParameters:
         "waits for")
     world_on_one_cpu: bool = documented(
         True, "a simulated world of several robots (humanoid sim --count N) runs its loops' process on one CPU, "
-        "the one it starts on: its threads (a control thread per robot, their pipes' and publishers') take turns "
-        "at the interpreter lock, and spread over two cores each turn waited for the other core while the one it "
-        "left went idle (docs/graph_cost.md, \"One CPU for a world\"); false: the kernel's choice")
+        "one no other loop of this machine runs on, else the one it starts on: its threads (a control thread per "
+        "robot, their pipes' and publishers') take turns at the interpreter lock, and spread over two cores each "
+        "turn waited for the other core while the one it left went idle (docs/graph_cost.md, \"One CPU for a "
+        "world\"); false: the kernel's choice")
     unpaced_loop_on_one_cpu: bool = documented(
         True, "a simulation at real_time_factor 0 (as fast as possible, lockstep's default) runs its loop's process "
         "on one CPU, as a world does: one no other loop of this machine runs on (a lock file per CPU in the "
