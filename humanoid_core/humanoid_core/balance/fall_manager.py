@@ -216,7 +216,7 @@ class TrunkReading:
     def of(cls, stamp: float, orientation: np.ndarray, angular_velocity: np.ndarray | None = None) -> TrunkReading:
         """From the IMU frame's rotation in a gravity-aligned frame (3x3) and its angular
         velocity in its own frame (rad/s; None or non-finite: the rate is unknown). In floats:
-        numpy's calls on a 3-vector cost the fall manager 20 us an IMU reading, where this is 3."""
+        with numpy's calls on 3-vectors a reading took 7.8 us in process, so 4.1 (every IMU reading)."""
         rows = np.asarray(orientation, dtype=float).tolist()
         rate = math.nan
         if angular_velocity is not None:
