@@ -56,7 +56,7 @@ class InterfaceParameters:
         "on one CPU, as a world does: one no other loop of this machine runs on (a lock file per CPU in the "
         "temporary directory), else any; the HOAP-2's lockstep walk ran about a tenth faster so "
         "(docs/graph_cost.md, \"One CPU for a lockstep loop\"); false: the kernel's choice. A loop kept to the "
-        "wall clock stays with the kernel's choice")
+        "wall clock stays with the kernel's choice (pinned, it gained nothing)")
     gil_turn_period: float = documented(
         0.05, "s, a control loop that keeps the CPU (a simulation at real_time_factor 0) sleeps 0.1 ms this often, "
         "so that the node's other threads (action feedback, cancels, services) get the interpreter lock")
