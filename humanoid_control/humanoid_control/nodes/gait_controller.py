@@ -94,16 +94,26 @@ class Playing:
     next_step: int = 0  # the first step not computed yet
     computed: list[RunSetpoint] = field(default_factory=list)  # computed, not yet due
     due: RunSetpoint | None = None  # the latest set-point due
+    #: The first set-point due of each stage since the last feedback: every stage is told,
+    #: however little wall time it lasted (a lockstep simulation runs as fast as it can).
+    new_stages: list[RunSetpoint] = field(default_factory=list)
     cancel: bool = False  # asked by the action
     stop_reason: str = ""  # a stop not asked for (a joint gone unknown)
     code: int = PlayGait.Result.SUCCESSFUL
     message: str = ""
     finished: threading.Event = field(default_factory=threading.Event)  # the last set-point computed
+    #: Set when a stage falls due or the run finishes: the action's thread tells it at once.
+    news: threading.Event = field(default_factory=threading.Event)
     in_stance: float = math.inf  # robot time the run's set-points reach the stance, at rest
     abandoned: bool = False
 
     def time(self, step: int) -> float:
         return self.begins + step * self.player.period
+
+    def finish(self) -> None:
+        """The last set-point is computed (or the goal ends without one)."""
+        self.finished.set()
+        self.news.set()
 
 
 class GaitControllerNode:
@@ -169,7 +179,10 @@ class GaitControllerNode:
             self._robot_time, self._positions = now, positions
             self._silence.heard()
             playing = self._playing
-            if playing is None or playing.finished.is_set():
+            if playing is None:
+                return
+            if playing.finished.is_set():  # every set-point computed: they only fall due now
+                self._fall_due(playing, handled_at(now, clock))
                 return
             final = self._cycle(playing, handled_at(now, clock), positions)
         self._stream.flush(now, final, clock, positions)
@@ -201,11 +214,21 @@ class GaitControllerNode:
             # it, so a late one refused by the robot interface leaves the robot there all the same
             if playing.time(point.step) >= playing.in_stance + self.params.command_lead - 1e-9:
                 final = True
-                playing.finished.set()
+                playing.finish()
                 break
-        while playing.computed and playing.time(playing.computed[0].step) <= now:
-            playing.due = playing.computed.pop(0)
+        self._fall_due(playing, now)
         return final
+
+    @staticmethod
+    def _fall_due(playing: Playing, now: float) -> None:
+        """The set-points due by ``now`` (the robot's time as handled), the first of each stage kept
+        for the feedback; with the lock held."""
+        while playing.computed and playing.time(playing.computed[0].step) <= now:
+            point = playing.computed.pop(0)
+            if playing.due is None or point.stage is not playing.due.stage:
+                playing.new_stages.append(point)
+                playing.news.set()
+            playing.due = point
 
     def _begin(self, playing: Playing, now: float, positions: np.ndarray) -> bool:
         """The run from where the robot stands, its step 0 a trajectory's delay after ``now``
@@ -216,7 +239,7 @@ class GaitControllerNode:
         if unknown:
             playing.code = PlayGait.Result.CANNOT_START
             playing.message = f"joint {', '.join(unknown)} read as unknown (NaN): the gait cannot start"
-            playing.finished.set()
+            playing.finish()
             return False
         playing.run = GaitRun(playing.player, positions, self.stance, playing.duration, self.params.timing,
                               self.params.stepper(self.model, playing.player.transition))
@@ -261,7 +284,7 @@ class GaitControllerNode:
             playing.code = PlayGait.Result.STOPPED
             playing.message = (f"no joint_states from the robot for {silent:.2f} s: gait abandoned (the robot "
                                "interface holds the last set-point it was sent)")
-            playing.finished.set()
+            playing.finish()
         self._log.error(playing.message)
 
     def _on_fall(self, reason: str) -> None:
@@ -274,7 +297,7 @@ class GaitControllerNode:
             playing.abandoned = True
             playing.code = PlayGait.Result.FELL
             playing.message = f"{reason}: gait stopped, nothing more sent"
-            playing.finished.set()
+            playing.finish()
             self._stream.abandon()
         self._log.error(playing.message)
 
@@ -343,15 +366,25 @@ class GaitControllerNode:
         installed()
         self._log.info(f"playing {player.name} at {player.frequency:g} Hz for {request.duration:g} s")
         period = 1.0 / self.params.feedback_rate
-        while not playing.finished.wait(period) and rclpy.ok():
+        while rclpy.ok():  # feedback every period, and at once when a stage falls due
+            playing.news.wait(period)
+            playing.news.clear()
             if goal_handle.is_cancel_requested:
                 playing.cancel = True
-            goal_handle.publish_feedback(self._feedback(playing))
+            for feedback in self._feedback(playing, now=not playing.finished.is_set()):
+                goal_handle.publish_feedback(feedback)
+            if playing.finished.is_set():
+                break
         # the set-points sent ahead run on: the result once the robot's clock has reached the stance
         in_stance = playing.in_stance if math.isfinite(playing.in_stance) else -math.inf  # never there: no wait
         while (rclpy.ok() and not playing.abandoned and self._robot_time < in_stance
                and (self.lockstep is not None or not self._silence.gone())):
-            time.sleep(period)
+            playing.news.wait(period)
+            playing.news.clear()
+            for feedback in self._feedback(playing, now=False):  # the stages that fell due meanwhile
+                goal_handle.publish_feedback(feedback)
+        for feedback in self._feedback(playing, now=False):
+            goal_handle.publish_feedback(feedback)
         short = self._short_of_the_stance(period) if playing.code == PlayGait.Result.SUCCESSFUL else None
         with self._lock:
             self._playing = None
@@ -386,12 +419,17 @@ class GaitControllerNode:
         goal_handle.abort()
         return PlayGait.Result(error_code=code, error_string=message, gait=goal_handle.request.gait)
 
-    def _feedback(self, playing: Playing) -> PlayGait.Feedback:
+    def _feedback(self, playing: Playing, now: bool = True) -> list[PlayGait.Feedback]:
+        """Feedback for the stages that fell due since the last (each one's first set-point);
+        with ``now`` and no such stage, for the latest set-point due."""
         with self._lock:
+            points, playing.new_stages = playing.new_stages, []
             due = playing.due
-        if due is None:
-            return PlayGait.Feedback(elapsed=0.0, phase=0.0, stage=Stage.STARTING.value)
-        return PlayGait.Feedback(elapsed=due.elapsed, phase=due.phase, stage=due.stage.value)
+        if now and not points:
+            points.append(due)
+        return [PlayGait.Feedback(elapsed=0.0, phase=0.0, stage=Stage.STARTING.value) if point is None
+                else PlayGait.Feedback(elapsed=point.elapsed, phase=point.phase, stage=point.stage.value)
+                for point in points]
 
     def _result(self, goal_handle, playing: Playing) -> PlayGait.Result:
         run = playing.run

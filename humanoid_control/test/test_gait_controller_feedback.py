@@ -1,0 +1,64 @@
+"""The gait controller's feedback tells every stage of a gait, however little wall time each
+lasted: a lockstep simulation runs as fast as it can, and `humanoid play-gait` once printed
+"starting" and then "stopping", the whole trot played between two feedback periods (clean-clone
+run 308). Here the feedback period (20 s) is longer than the whole gait: the controller node in
+this process, over real DDS, a stand-in robot (its readings in the stance; what it is sent, taken and dropped)."""
+
+from __future__ import annotations
+
+import rclpy
+from rclpy.action import ActionClient, ActionServer
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.parameter import Parameter
+from sensor_msgs.msg import JointState
+from trajectory_msgs.msg import JointTrajectory
+
+from humanoid_control.nodes import GaitControllerNode
+from humanoid_control.ros import OwnProcess, poll_until, to_time
+from humanoid_core.quadruped_gaits import NODE_NAME, GaitControllerParameters
+from humanoid_description import RobotModel
+from humanoid_interfaces.action import FollowJointTrajectory, PlayGait
+
+ROBOT = "bioloid_quadruped"
+GAIT, FREQUENCY, DURATION = "trot", 1.0, 1.0
+#: Hz: one feedback every 20 s, the gait (1 s and its lead-in and return) over long before.
+FEEDBACK_RATE = 0.05
+
+
+def test_every_stage_is_told_once_in_order_when_the_gait_is_shorter_than_a_feedback_period():
+    rclpy.init()
+    try:
+        node = rclpy.create_node(NODE_NAME, namespace="gait_feedback_test",
+                                 parameter_overrides=[Parameter("robot", value=ROBOT),
+                                                      Parameter("feedback_rate", value=FEEDBACK_RATE)])
+        GaitControllerNode(node, OwnProcess())
+        model = RobotModel(ROBOT)
+        stance = model.joints.to_array(model.config.pose(GaitControllerParameters.for_robot(ROBOT).stance))
+        robot = rclpy.create_node("robot_interface_stand_in", namespace="gait_feedback_test")
+        ActionServer(robot, FollowJointTrajectory, "follow_joint_trajectory", lambda goal: goal.abort())
+        states = robot.create_publisher(JointState, "joint_states", 10)
+        robot.create_subscription(JointTrajectory, "joint_trajectory", lambda _trajectory: None, 100)
+        gaits = ActionClient(robot, PlayGait, "play_gait")
+        executor = SingleThreadedExecutor()
+        for each in (node, robot):
+            executor.add_node(each)
+
+        def tick() -> None:
+            state = JointState(name=list(model.joints.names), position=stance.tolist())
+            state.header.stamp = to_time(robot.get_clock().now().nanoseconds * 1e-9)
+            states.publish(state)
+            executor.spin_once(timeout_sec=0.01)
+
+        poll_until(lambda: tick() or gaits.server_is_ready(), "the play_gait server", timeout=30.0)
+        told: list[str] = []
+        goal = gaits.send_goal_async(PlayGait.Goal(gait=GAIT, frequency=FREQUENCY, duration=DURATION),
+                                     feedback_callback=lambda message: told.append(message.feedback.stage))
+        poll_until(lambda: tick() or goal.done(), "the goal's acceptance", timeout=60.0)
+        result = goal.result().get_result_async()
+        poll_until(lambda: tick() or result.done(), "the gait's result", timeout=60.0)
+        assert result.result().result.error_code == PlayGait.Result.SUCCESSFUL, result.result().result.error_string
+        poll_until(lambda: tick() or "stopping" in told, f"the feedback of the return to the stance (told: {told})",
+                   timeout=10.0)
+        assert told[:3] == ["starting", "playing", "stopping"], told
+    finally:
+        rclpy.try_shutdown()
