@@ -12,17 +12,13 @@ from __future__ import annotations
 
 import numpy as np
 import rclpy
-from rclpy.action import ActionClient, ActionServer
-from rclpy.executors import SingleThreadedExecutor
+from gait_stand_in import StandInRobot
 from rclpy.parameter import Parameter
-from sensor_msgs.msg import JointState
-from trajectory_msgs.msg import JointTrajectory
 
 from humanoid_control.nodes import GaitControllerNode, gait_controller
-from humanoid_control.ros import OwnProcess, poll_until, seconds, to_time
+from humanoid_control.ros import OwnProcess, poll_until, seconds
 from humanoid_core.quadruped_gaits import NODE_NAME, GaitControllerParameters, GaitRun, load_gait
-from humanoid_description import RobotModel
-from humanoid_interfaces.action import FollowJointTrajectory, PlayGait
+from humanoid_interfaces.action import PlayGait
 
 ROBOT = "bioloid_quadruped"
 GAIT, FREQUENCY, DURATION = "trot", 1.0, 1.0
@@ -41,30 +37,13 @@ def test_a_controller_behind_its_readings_starts_the_gait_late_from_its_first_se
                                  parameter_overrides=[Parameter("robot", value=ROBOT)])
         GaitControllerNode(node, OwnProcess())
         params = GaitControllerParameters.for_robot(ROBOT)
-        model = RobotModel(ROBOT)
-        stance = model.joints.to_array(model.config.pose(params.stance))
-        # the robot: its readings (in the stance), its action (what names it the robot
-        # interface) and what it is sent
-        robot = rclpy.create_node("robot_interface_stand_in", namespace="gait_behind_test")
-        ActionServer(robot, FollowJointTrajectory, "follow_joint_trajectory", lambda goal: goal.abort())
-        states = robot.create_publisher(JointState, "joint_states", 10)
-        received: list[JointTrajectory] = []
-        robot.create_subscription(JointTrajectory, "joint_trajectory", received.append, 100)
-        gaits = ActionClient(robot, PlayGait, "play_gait")
-        executor = SingleThreadedExecutor()
-        for each in (node, robot):
-            executor.add_node(each)
-
-        def tick() -> None:
-            state = JointState(name=list(model.joints.names), position=stance.tolist())
-            state.header.stamp = to_time(robot.get_clock().now().nanoseconds * 1e-9 - BEHIND)
-            states.publish(state)
-            executor.spin_once(timeout_sec=0.01)
+        robot = StandInRobot(node, ROBOT, "gait_behind_test", behind=BEHIND)
+        model, stance, received, gaits, tick = robot.model, robot.stance, robot.received, robot.gaits, robot.tick
 
         poll_until(lambda: tick() or gaits.server_is_ready(), "the play_gait server", timeout=30.0)
         goal = gaits.send_goal_async(PlayGait.Goal(gait=GAIT, frequency=FREQUENCY, duration=DURATION))
         poll_until(lambda: tick() or bool(received), "the gait's first trajectory", timeout=60.0)
-        first, got_at = received[0], robot.get_clock().now().nanoseconds * 1e-9
+        first, got_at = received[0], robot.now()
         poll_until(lambda: tick() or goal.done(), "the goal's acceptance", timeout=60.0)
         result = goal.result().get_result_async()
         poll_until(lambda: tick() or result.done(), "the gait's result", timeout=60.0)  # it ends before rclpy

@@ -7,17 +7,13 @@ this process, over real DDS, a stand-in robot (its readings in the stance; what 
 from __future__ import annotations
 
 import rclpy
-from rclpy.action import ActionClient, ActionServer
-from rclpy.executors import SingleThreadedExecutor
+from gait_stand_in import StandInRobot
 from rclpy.parameter import Parameter
-from sensor_msgs.msg import JointState
-from trajectory_msgs.msg import JointTrajectory
 
 from humanoid_control.nodes import GaitControllerNode
-from humanoid_control.ros import OwnProcess, poll_until, to_time
-from humanoid_core.quadruped_gaits import NODE_NAME, GaitControllerParameters
-from humanoid_description import RobotModel
-from humanoid_interfaces.action import FollowJointTrajectory, PlayGait
+from humanoid_control.ros import OwnProcess, poll_until
+from humanoid_core.quadruped_gaits import NODE_NAME
+from humanoid_interfaces.action import PlayGait
 
 ROBOT = "bioloid_quadruped"
 GAIT, FREQUENCY, DURATION = "trot", 1.0, 1.0
@@ -32,22 +28,8 @@ def test_every_stage_is_told_once_in_order_when_the_gait_is_shorter_than_a_feedb
                                  parameter_overrides=[Parameter("robot", value=ROBOT),
                                                       Parameter("feedback_rate", value=FEEDBACK_RATE)])
         GaitControllerNode(node, OwnProcess())
-        model = RobotModel(ROBOT)
-        stance = model.joints.to_array(model.config.pose(GaitControllerParameters.for_robot(ROBOT).stance))
-        robot = rclpy.create_node("robot_interface_stand_in", namespace="gait_feedback_test")
-        ActionServer(robot, FollowJointTrajectory, "follow_joint_trajectory", lambda goal: goal.abort())
-        states = robot.create_publisher(JointState, "joint_states", 10)
-        robot.create_subscription(JointTrajectory, "joint_trajectory", lambda _trajectory: None, 100)
-        gaits = ActionClient(robot, PlayGait, "play_gait")
-        executor = SingleThreadedExecutor()
-        for each in (node, robot):
-            executor.add_node(each)
-
-        def tick() -> None:
-            state = JointState(name=list(model.joints.names), position=stance.tolist())
-            state.header.stamp = to_time(robot.get_clock().now().nanoseconds * 1e-9)
-            states.publish(state)
-            executor.spin_once(timeout_sec=0.01)
+        robot = StandInRobot(node, ROBOT, "gait_feedback_test")
+        gaits, tick = robot.gaits, robot.tick
 
         poll_until(lambda: tick() or gaits.server_is_ready(), "the play_gait server", timeout=30.0)
         told: list[str] = []
