@@ -17,15 +17,15 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
 import pytest
+from loop_processes import loop_process, thread_cpus
 from trajectory_msgs.msg import JointTrajectory
 
 from humanoid_control.nodes import with_node_parameters
 from humanoid_control.ros import RobotClient, poll_until, robot_state
-from humanoid_core.processes import Graph, child_processes
+from humanoid_core.processes import Graph
 from humanoid_experiments.walk import walk
 from humanoid_interfaces.msg import RobotState
 from humanoid_sim import NODE_NAME as SIM_NODE
@@ -180,10 +180,8 @@ def test_a_simulation_as_fast_as_possible_leaves_its_loop_at_the_default_priorit
     the participants it waits for and from other graphs' real-time loops' nodes."""
     running, client = held_simulation
     client.wait_for_joint_states(PATIENCE)  # the loop's process sends the states
-    front = running.processes["humanoid_sim"]
-    loops = [pid for pid in child_processes(front.pid) if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()]
-    assert len(loops) == 1, f"the simulation node's children: {child_processes(front.pid)}"
-    assert os.getpriority(os.PRIO_PROCESS, loops[0]) == 0
+    loop = loop_process(running.processes["humanoid_sim"].pid)
+    assert os.getpriority(os.PRIO_PROCESS, loop) == 0
 
 
 def test_a_simulation_as_fast_as_possible_runs_its_loop_on_a_cpu_of_its_own(held_simulation):
@@ -192,13 +190,11 @@ def test_a_simulation_as_fast_as_possible_runs_its_loop_on_a_cpu_of_its_own(held
     suite's other graphs), on any CPU, saying so."""
     running, client = held_simulation
     client.wait_for_joint_states(PATIENCE)
-    front = running.processes["humanoid_sim"]
-    loops = [pid for pid in child_processes(front.pid) if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()]
-    assert len(loops) == 1, f"the simulation node's children: {child_processes(front.pid)}"
+    loop = loop_process(running.processes["humanoid_sim"].pid)
     said = re.compile(r"the loop runs on (CPU (\d+)|any CPU)")
     poll_until(lambda: said.search(running.log_text("humanoid_sim")), "the loop saying where it runs", PATIENCE)
     where = said.search(running.log_text("humanoid_sim"))
-    cpus = {frozenset(os.sched_getaffinity(int(task.name))) for task in Path(f"/proc/{loops[0]}/task").iterdir()}
+    cpus = thread_cpus(loop)
     expected = {int(where.group(2))} if where.group(2) is not None else os.sched_getaffinity(0)
     assert cpus == {frozenset(expected)}, f"said {where.group(0)!r}; its threads may run on {cpus}"
 

@@ -8,16 +8,15 @@ humanoid_sim/test/test_shared_world.py.
 
 from __future__ import annotations
 
-import os
 import time
-from pathlib import Path
 
 import pytest
 import rclpy
+from loop_processes import loop_process, thread_cpus
 from system_support import LIVE_GRAPHS, PATIENCE, moves_alone
 
 from humanoid_control.ros import RobotClient, poll_until
-from humanoid_core.processes import Graph, process_tree
+from humanoid_core.processes import Graph
 from humanoid_description import resolve_robot
 from humanoid_sim import control_period, sim_nodes
 
@@ -83,13 +82,9 @@ def test_the_worlds_loops_run_on_one_cpu(world, world_graph):
     started before the loops and those the loops started, on one CPU (on two cores the robots'
     control threads, taking turns at the interpreter lock, each waited for the other core)."""
     front = world_graph.processes["humanoid_sim_world"].pid
-    loops = [pid for pid in process_tree(front)
-             if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()]
-    assert len(loops) == 1, f"the world's front {front} has {len(loops)} loop processes"
-    threads = list(Path(f"/proc/{loops[0]}/task").iterdir())
-    cpus = {frozenset(os.sched_getaffinity(int(task.name))) for task in threads}
+    cpus = thread_cpus(loop_process(front))
     assert len(cpus) == 1 and len(next(iter(cpus))) == 1, (
-        f"the loop process's {len(threads)} threads may run on {sorted(sorted(c) for c in cpus)}")
+        f"the loop process's threads may run on {sorted(sorted(c) for c in cpus)}")
 
 
 def test_each_robot_stands_at_its_seat(world):

@@ -52,16 +52,15 @@ def owned(pid: int) -> list[Path]:
 def unheld(files: list[Path]) -> list[str]:
     """The names of ``files`` that still exist with nobody holding their lock file."""
     inodes = locked()
-    unlocked = []
-    for file in files:
+
+    def held(file: Path) -> bool:
         lock = file if file.name.endswith("_el") else file.with_name(f"{file.name}_el")
         try:
-            if lock.stat().st_ino not in inodes and file.exists():
-                unlocked.append(file.name)
+            return lock.stat().st_ino in inodes
         except FileNotFoundError:
-            if file.exists():
-                unlocked.append(file.name)
-    return unlocked
+            return False
+
+    return [file.name for file in files if file.exists() and not held(file)]
 
 
 def test_a_killed_participants_shared_memory_is_removed_and_a_living_ones_kept():

@@ -7,9 +7,9 @@ import os
 from pathlib import Path
 
 import pytest
+from loop_processes import loop_process
 
 from humanoid_control.ros import poll_until
-from humanoid_core.processes import child_processes
 from humanoid_sim import PaceWatch
 from humanoid_sim.sim_node_spec import sim_node_spec
 
@@ -53,8 +53,7 @@ def test_a_simulation_that_cannot_keep_its_factor_puts_its_loop_back_at_the_defa
     the loop is back at nice 0, its session's group too, and the log says why."""
     graph, _client = robot_graph([sim_node_spec("bioloid", {"real_time_factor": 500.0, "pace_window": 1.0})])
     (front,) = graph.processes.values()
-    (loop,) = [pid for pid in child_processes(front.pid)
-               if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+    loop = loop_process(front.pid)
     poll_until(lambda: "cannot keep real time" in graph.log_text("humanoid_sim"), "the loop giving its priority up",
                60.0)
     assert "of its real-time factor over the last 1 s" in graph.log_text("humanoid_sim")

@@ -15,12 +15,13 @@ import numpy as np
 import pytest
 from action_msgs.msg import GoalStatus
 from geometry_msgs.msg import WrenchStamped
+from loop_processes import loop_process
 from scipy.spatial.transform import Rotation
 from sensor_msgs.msg import Imu, JointState
 
 from humanoid_control.ros import RobotClient, make_trajectory, poll_until, seconds
 from humanoid_core.loop import Law, Spline
-from humanoid_core.processes import Graph, child_processes
+from humanoid_core.processes import Graph
 from humanoid_description import load_model, units
 from humanoid_sim.sim_node_spec import sim_node_spec
 
@@ -424,12 +425,11 @@ def test_the_control_loop_runs_at_its_priority_against_the_whole_machine(hoap2_g
     log then says: the loop is back at the default priority (test_pace_watch.py)."""
     graph, _ = hoap2_graph
     (front,) = graph.processes.values()
-    loops = [pid for pid in child_processes(front.pid) if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()]
-    assert len(loops) == 1, f"the node's children: {child_processes(front.pid)}"
-    autogroup = Path(f"/proc/{loops[0]}/autogroup")
+    loop = loop_process(front.pid)
+    autogroup = Path(f"/proc/{loop}/autogroup")
 
     def priorities() -> set[int]:
-        return {os.getpriority(os.PRIO_PROCESS, loops[0]),
+        return {os.getpriority(os.PRIO_PROCESS, loop),
                 *([int(autogroup.read_text().split()[-1])] if autogroup.exists() else [])}
 
     if priorities() == {-5}:

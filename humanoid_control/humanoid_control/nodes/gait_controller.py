@@ -371,8 +371,7 @@ class GaitControllerNode:
             playing.news.clear()
             if goal_handle.is_cancel_requested:
                 playing.cancel = True
-            for feedback in self._feedback(playing, now=not playing.finished.is_set()):
-                goal_handle.publish_feedback(feedback)
+            self._tell(goal_handle, playing, now=not playing.finished.is_set())
             if playing.finished.is_set():
                 break
         # the set-points sent ahead run on: the result once the robot's clock has reached the stance
@@ -381,10 +380,8 @@ class GaitControllerNode:
                and (self.lockstep is not None or not self._silence.gone())):
             playing.news.wait(period)
             playing.news.clear()
-            for feedback in self._feedback(playing, now=False):  # the stages that fell due meanwhile
-                goal_handle.publish_feedback(feedback)
-        for feedback in self._feedback(playing, now=False):
-            goal_handle.publish_feedback(feedback)
+            self._tell(goal_handle, playing, now=False)  # the stages that fell due meanwhile
+        self._tell(goal_handle, playing, now=False)
         short = self._short_of_the_stance(period) if playing.code == PlayGait.Result.SUCCESSFUL else None
         with self._lock:
             self._playing = None
@@ -419,7 +416,7 @@ class GaitControllerNode:
         goal_handle.abort()
         return PlayGait.Result(error_code=code, error_string=message, gait=goal_handle.request.gait)
 
-    def _feedback(self, playing: Playing, now: bool = True) -> list[PlayGait.Feedback]:
+    def _tell(self, goal_handle, playing: Playing, now: bool) -> None:
         """Feedback for the stages that fell due since the last (each one's first set-point);
         with ``now`` and no such stage, for the latest set-point due."""
         with self._lock:
@@ -427,9 +424,10 @@ class GaitControllerNode:
             due = playing.due
         if now and not points:
             points.append(due)
-        return [PlayGait.Feedback(elapsed=0.0, phase=0.0, stage=Stage.STARTING.value) if point is None
-                else PlayGait.Feedback(elapsed=point.elapsed, phase=point.phase, stage=point.stage.value)
-                for point in points]
+        for point in points:
+            goal_handle.publish_feedback(
+                PlayGait.Feedback(elapsed=0.0, phase=0.0, stage=Stage.STARTING.value) if point is None
+                else PlayGait.Feedback(elapsed=point.elapsed, phase=point.phase, stage=point.stage.value))
 
     def _result(self, goal_handle, playing: Playing) -> PlayGait.Result:
         run = playing.run
