@@ -308,3 +308,9 @@ class Graph:
         process = next((self.key(spec) for spec in self.nodes if self.key(spec) == name or spec.runs(name)), name)
         path = self.log_dir / f"{process}.log"
         return path.read_text() if path.exists() else ""
+
+    def log_tails(self, lines: int = 20) -> str:
+        """The last ``lines`` lines each process printed (when logging to files), each under its
+        name: what a command whose log folder is temporary (a benchmark's) reports when it fails."""
+        return "\n".join(f"--- {name} ---\n" + "\n".join(self.log_text(name).splitlines()[-lines:])
+                         for name in dict.fromkeys(self.key(spec) for spec in self.nodes))
