@@ -35,6 +35,8 @@ from humanoid_sim import sim_nodes
 pytestmark = pytest.mark.system
 
 PATIENCE = 60.0
+#: Windows of a second of readings taken at most before the checker is judged not to follow them.
+WINDOWS = 3
 #: Robot seconds the arm is raised in (see :func:`raise_arm`).
 RAISE_DURATION = 1.5
 #: A joint that must not move stays within this of where it was (AX-12: 0.29 deg per step).
@@ -150,30 +152,41 @@ def clearance(robot: str, positions: dict[str, float]) -> float:
 
 
 def test_the_checker_follows_joint_states_and_reports_the_robot_clear(robot):
-    client = robot.client
-    client.start_recording()
-    start = client.now()
-    client.wait_until(start + 1.0, PATIENCE)  # 100 readings in simulation, about 30 on the emulated bus
-    joint_states = client.stop_recording()
-    stamps = {seconds(m.header.stamp) for m in joint_states}
-    # the checker shares its process with the other control nodes and may answer a reading
-    # later than the test's client took it: wait for its state of the last reading
-    poll_until(lambda: seconds(robot.states[-1].header.stamp) >= max(stamps),
-               "the checker's state of the last reading", PATIENCE)
-    checked = {seconds(s.header.stamp) for s in list(robot.states)}
-    assert len(joint_states) >= 10  # the emulated bus on a busy machine runs well below 100 Hz
     # one state per joint_states message, with its stamp. On a machine as busy as the shared test
     # machines every subscriber drops some (47 of 100 in a loaded clean-clone run), so what tells
     # a state per reading from a node publishing on a timer of its own or for every few readings
-    # is that readings one after the other both have theirs, again and again
-    ordered = sorted(stamps)
-    successive = sum(a in checked and b in checked for a, b in itertools.pairwise(ordered))
-    assert successive >= min(5, len(ordered) // 3), (successive, len(stamps & checked), len(stamps))
+    # is that readings one after the other both have theirs, again and again. A process stalled
+    # through a whole window (the container, which then hands the checker only the newest states
+    # of its depth; or this one, its reader a whole history behind the checker's writer) left
+    # none in a quiet clean-clone run on a slow host: another window is taken then.
+    for _ in range(WINDOWS):
+        successive, both, readings = checked_window(robot)
+        if successive >= min(5, readings // 3):
+            break
+    assert readings >= 10  # the emulated bus on a busy machine runs well below 100 Hz
+    assert successive >= min(5, readings // 3), (successive, both, readings)
     latest = robot.states[-1]
     model = load_model(robot.name)
     assert not latest.in_collision and latest.closest_pair.distance > model.config.safety_distance
     assert latest.checked_pairs == len(CollisionModel(model).link_pairs) and latest.unchecked_pairs == 0
     assert latest.safety_distance == pytest.approx(model.config.safety_distance)
+
+
+def checked_window(robot) -> tuple[int, int, int]:
+    """Over a second of robot time: the successive readings that both have the checker's state,
+    the readings that have one, and the readings."""
+    client = robot.client
+    client.start_recording()
+    start = client.now()
+    client.wait_until(start + 1.0, PATIENCE)  # 100 readings in simulation, about 30 on the emulated bus
+    stamps = sorted({seconds(m.header.stamp) for m in client.stop_recording()})
+    # the checker shares its process with the other control nodes and may answer a reading
+    # later than the test's client took it: wait for its state of the last reading
+    poll_until(lambda: seconds(robot.states[-1].header.stamp) >= stamps[-1],
+               "the checker's state of the last reading", PATIENCE)
+    checked = {seconds(s.header.stamp) for s in list(robot.states)}
+    successive = sum(a in checked and b in checked for a, b in itertools.pairwise(stamps))
+    return successive, len(checked.intersection(stamps)), len(stamps)
 
 
 def test_an_arm_swung_into_the_head_is_refused_and_the_robot_does_not_move(robot):

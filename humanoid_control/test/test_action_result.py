@@ -124,3 +124,52 @@ def test_a_request_whose_client_went_is_no_answer_and_its_exception_is_looked_at
     assert first_answer(ask, timeout=0.3, attempt=0.1) is None
     gc.collect()
     assert f"never retrieved: {went}" not in capfd.readouterr().err
+
+
+def test_feedback_sent_while_the_client_does_not_spin_reaches_it_all(spinning_nodes):
+    """A client process busy elsewhere takes its feedback late (``humanoid play-gait`` in a
+    process that follows a lockstep simulation's every state). Every message of a burst sent
+    while the client does not spin reaches its callback once it spins again, in order: this
+    stack's servers and clients keep FEEDBACK_KEPT of them, where rclpy's default queues of 10
+    kept the last ten (a gait's "playing" stage was lost so)."""
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+
+    from humanoid_control.ros.action_result import FEEDBACK_KEPT
+
+    burst = FEEDBACK_KEPT // 2
+    server_node, = spinning_nodes("feedback_server_test")
+    release, sent = threading.Event(), threading.Event()
+
+    def execute(goal_handle) -> PlayMotion.Result:
+        while not release.wait(0.05):  # until the client has heard one: its reader is matched
+            goal_handle.publish_feedback(PlayMotion.Feedback(elapsed=-1.0))
+        for n in range(burst):
+            goal_handle.publish_feedback(PlayMotion.Feedback(elapsed=float(n)))
+        sent.set()
+        goal_handle.succeed()
+        return PlayMotion.Result()
+
+    action_server(server_node, PlayMotion, "feedback_burst", execute)
+    client_node = rclpy.create_node("feedback_client_test")
+    executor = SingleThreadedExecutor()
+    executor.add_node(client_node)
+    try:
+        client = ActionClient(client_node, PlayMotion, "feedback_burst")
+        assert client.wait_for_server(timeout_sec=30.0)
+        received: list[float] = []
+        client.send_goal_async(PlayMotion.Goal(motion_name="any"),
+                               feedback_callback=lambda message: received.append(message.feedback.elapsed))
+        deadline = time.monotonic() + 30.0
+        while -1.0 not in received:
+            assert time.monotonic() < deadline, "no feedback within 30 s"
+            executor.spin_once(timeout_sec=0.05)
+        release.set()  # the client spins no more until the whole burst is sent
+        assert sent.wait(30.0)
+        deadline = time.monotonic() + 30.0
+        while len([e for e in received if e >= 0.0]) < burst and time.monotonic() < deadline:
+            executor.spin_once(timeout_sec=0.05)
+        assert [e for e in received if e >= 0.0] == [float(n) for n in range(burst)]
+    finally:
+        executor.shutdown()
+        client_node.destroy_node()

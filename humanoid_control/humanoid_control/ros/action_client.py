@@ -38,15 +38,17 @@ from collections.abc import Callable
 from rclpy.action import ActionClient as RclpyActionClient
 from rclpy.task import Future
 
-from humanoid_control.ros.action_result import ASK_AGAIN_AFTER, ASK_AGAIN_TIMES
+from humanoid_control.ros.action_result import ASK_AGAIN_AFTER, ASK_AGAIN_TIMES, FEEDBACK_QOS
 
 
 class ActionClient(RclpyActionClient):
     """An rclpy ActionClient whose ``send_goal_async`` returns the future its response
-    completes, whichever thread spins the node."""
+    completes, whichever thread spins the node; its feedback reader keeps as many messages as
+    the stack's servers do (:data:`~humanoid_control.ros.action_result.FEEDBACK_KEPT`)."""
 
     def __init__(self, *args, **kwargs) -> None:
         self._lock = threading.Lock()  # before rclpy makes the client visible to a spinning executor
+        kwargs.setdefault("feedback_sub_qos_profile", FEEDBACK_QOS)
         super().__init__(*args, **kwargs)
 
     def send_goal_async(self, goal, feedback_callback: Callable | None = None, goal_uuid=None) -> Future:

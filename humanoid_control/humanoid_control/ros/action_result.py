@@ -28,6 +28,7 @@ from collections.abc import Callable
 from action_msgs.msg import GoalStatus
 from rclpy.action import ActionServer
 from rclpy.action.client import ClientGoalHandle
+from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
 from unique_identifier_msgs.msg import UUID
 
@@ -49,12 +50,21 @@ ASK_AGAIN_TIMES = 2
 #: minutes). rclpy's is 10 s, after which a client asking (again, its first answer lost, or
 #: late, behind a loaded machine) is told STATUS_UNKNOWN with an empty result.
 RESULT_KEPT = 900
+#: Feedback messages a server's writer and a client's reader keep (rclpy's default: 10). A
+#: client process busy elsewhere (the robot's states of a lockstep simulation racing ahead)
+#: takes its feedback late, and a queue of 10 then lost the oldest: a gait's whole "playing"
+#: stage never reached ``humanoid play-gait`` (a quiet clean-clone run on a slow host). At
+#: about 5 messages a second, 100 keep 20 s of them.
+FEEDBACK_KEPT = 100
+FEEDBACK_QOS = QoSProfile(depth=FEEDBACK_KEPT, history=HistoryPolicy.KEEP_LAST,
+                          reliability=ReliabilityPolicy.RELIABLE)
 
 
 def action_server(node, action_type, name: str, execute_callback, **options) -> ActionServer:
-    """An rclpy ActionServer that keeps each finished goal's result :data:`RESULT_KEPT` s."""
+    """An rclpy ActionServer that keeps each finished goal's result :data:`RESULT_KEPT` s, and
+    :data:`FEEDBACK_KEPT` feedback messages for a client that takes them late."""
     return ActionServer(node, action_type, name, execute_callback=execute_callback,
-                        result_timeout=RESULT_KEPT, **options)
+                        result_timeout=RESULT_KEPT, feedback_pub_qos_profile=FEEDBACK_QOS, **options)
 
 
 class ResultWaiter:
