@@ -135,7 +135,7 @@ def test_feedback_sent_while_the_client_does_not_spin_reaches_it_all(spinning_no
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
 
-    from humanoid_control.ros.action_result import FEEDBACK_KEPT
+    from humanoid_control.ros import FEEDBACK_KEPT
 
     burst = FEEDBACK_KEPT // 2
     server_node, = spinning_nodes("feedback_server_test")

@@ -22,6 +22,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
     "action_result": [
         "ASK_AGAIN_AFTER",
         "ASK_AGAIN_TIMES",
+        "FEEDBACK_KEPT",
         "RESULT_KEPT",
         "ResultWaiter",
         "SERVER_ANSWER_WAIT",
