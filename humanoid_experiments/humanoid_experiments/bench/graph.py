@@ -26,6 +26,7 @@ it): readiness is read from the command's log.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -33,6 +34,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -140,6 +142,18 @@ def graph_processes(root: int) -> dict[int, str]:
     if root in named:
         named[root] = "humanoid (the command)"
     return named
+
+
+@contextlib.contextmanager
+def log_tails_on_failure(graph) -> Iterator[None]:
+    """A client's failure to reach ``graph`` (RobotClientError), raised again with the last lines
+    of each of its processes' logs: a benchmark's log folder is temporary and goes with it."""
+    from humanoid_control.ros import RobotClientError
+
+    try:
+        yield
+    except RobotClientError as error:
+        raise RobotClientError(f"{error}\nthe graph's logs, last lines:\n{graph.log_tails()}") from error
 
 
 def named_processes(pids: list[int]) -> dict[int, str]:

@@ -77,10 +77,10 @@ def graph_walk(robot: str, distance: float, physics: str | None, lockstep: bool,
     """The walk through the full graph (recorder included), with the CPU time of each node and,
     in lockstep, the simulation's waits; the graph and the client in ``namespace``."""
     from humanoid_bringup import with_recorder
-    from humanoid_control.ros import RobotClient, RobotClientError
+    from humanoid_control.ros import RobotClient
     from humanoid_core.processes import Graph, process_tree
     from humanoid_experiments.bench.cpu_time import own_cpu_seconds
-    from humanoid_experiments.bench.graph import named_processes
+    from humanoid_experiments.bench.graph import log_tails_on_failure, named_processes
     from humanoid_experiments.walk import walk
     from humanoid_sim import sim_nodes
 
@@ -91,10 +91,8 @@ def graph_walk(robot: str, distance: float, physics: str | None, lockstep: bool,
     with Graph(nodes, log_dir=folder / "logs") as graph, \
             RobotClient(CLIENT, namespace=namespace, lockstep=lockstep) as client:
         gate = GateWatch(client.node)
-        try:
+        with log_tails_on_failure(graph):
             client.wait_for_joint_states(120.0)
-        except RobotClientError as error:  # the logs' folder goes with the benchmark
-            raise RobotClientError(f"{error}\nthe graph's logs, last lines:\n{graph.log_tails()}") from error
         members = named_processes([pid for p in graph.processes.values() for pid in process_tree(p.pid)])
         cpu0 = {pid: own_cpu_seconds(pid) for pid in members}
         own0, robot0 = time.process_time(), client.now()

@@ -76,9 +76,10 @@ def world_trot(robot: str, count: int, lockstep: bool, seconds: float, frequency
     False lets the world's loop process run on any CPU."""
     import rclpy
 
-    from humanoid_control.ros import RobotClient, RobotClientError
+    from humanoid_control.ros import RobotClient
     from humanoid_core.processes import Graph, process_tree
     from humanoid_experiments.bench.cpu_time import own_cpu_seconds
+    from humanoid_experiments.bench.graph import log_tails_on_failure
     from humanoid_sim import sim_nodes, world_namespaces
 
     # each graph in namespaces of its own: nothing a graph stopped before leaves in DDS (its
@@ -96,12 +97,10 @@ def world_trot(robot: str, count: int, lockstep: bool, seconds: float, frequency
         with Graph(nodes, log_dir=folder / "logs") as graph:
             clients = [RobotClient(f"{CLIENT}_{index}", namespace=namespace.strip("/"))
                        for index, namespace in enumerate(namespaces, 1)]
-            try:
+            with log_tails_on_failure(graph):
                 for client in clients:
                     client.wait_for_joint_states(START_TIMEOUT)
                     client.wait_for_gait_controller(START_TIMEOUT)
-            except RobotClientError as error:  # the logs' folder goes with the benchmark
-                raise RobotClientError(f"{error}\nthe graph's logs, last lines:\n{graph.log_tails()}") from error
             members = [pid for process in graph.processes.values() for pid in process_tree(process.pid)]
             cpu0 = {pid: own_cpu_seconds(pid) for pid in members}
             robot0, wall0 = clients[0].now(), time.monotonic()
