@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import rclpy
-from rclpy.action import ActionClient, ActionServer
+from rclpy.action import ActionServer
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
-from humanoid_control.ros import to_time
+from humanoid_control.ros import ActionClient, to_time
 from humanoid_core.quadruped_gaits import GaitControllerParameters
 from humanoid_description import RobotModel
 from humanoid_interfaces.action import FollowJointTrajectory, PlayGait
