@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import rclpy
+from node_teardown import destroy_whole
 from rclpy.action import ActionServer
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
@@ -32,6 +33,7 @@ class StandInRobot:
         self.received: list[JointTrajectory] = []
         self.node.create_subscription(JointTrajectory, "joint_trajectory", self.received.append, 100)
         self.gaits = ActionClient(self.node, PlayGait, "play_gait")
+        self._controller = controller
         self.executor = SingleThreadedExecutor()
         for node in (controller, self.node):
             self.executor.add_node(node)
@@ -45,3 +47,10 @@ class StandInRobot:
         state.header.stamp = to_time(self.now() - self.behind)
         self._states.publish(state)
         self.executor.spin_once(timeout_sec=0.01)
+
+    def close(self) -> None:
+        """The executor, then both nodes whole (``destroy_whole``): nothing left to the garbage
+        collector, whose teardown of an rclpy node may wait for ever (docs/testing.md)."""
+        self.executor.shutdown()
+        for node in (self.node, self._controller):
+            destroy_whole(node)

@@ -12,6 +12,7 @@ import time
 
 import pytest
 from action_msgs.msg import GoalStatus
+from node_teardown import destroy_whole
 from rclpy.action import ActionServer
 from rclpy.task import Future
 
@@ -172,4 +173,4 @@ def test_feedback_sent_while_the_client_does_not_spin_reaches_it_all(spinning_no
         assert [e for e in received if e >= 0.0] == [float(n) for n in range(burst)]
     finally:
         executor.shutdown()
-        client_node.destroy_node()
+        destroy_whole(client_node)

@@ -32,6 +32,7 @@ def test_a_controller_behind_its_readings_starts_the_gait_late_from_its_first_se
     # the watchdog is not what this test is about
     monkeypatch.setattr(gait_controller, "STATE_TIMEOUT", 60.0)
     rclpy.init()
+    robot = None
     try:
         node = rclpy.create_node(NODE_NAME, namespace="gait_behind_test",
                                  parameter_overrides=[Parameter("robot", value=ROBOT)])
@@ -57,4 +58,6 @@ def test_a_controller_behind_its_readings_starts_the_gait_late_from_its_first_se
         at = [k for k, positions in enumerate(steps) if np.array_equal(positions, sent)]
         assert at and at[0] <= 1, f"the first set-point sent is the run's step {at or 'none'} of {run.gait_end}"
     finally:
+        if robot is not None:
+            robot.close()
         rclpy.try_shutdown()

@@ -23,6 +23,7 @@ FEEDBACK_RATE = 0.05
 
 def test_every_stage_is_told_once_in_order_when_the_gait_is_shorter_than_a_feedback_period():
     rclpy.init()
+    robot = None
     try:
         node = rclpy.create_node(NODE_NAME, namespace="gait_feedback_test",
                                  parameter_overrides=[Parameter("robot", value=ROBOT),
@@ -43,4 +44,6 @@ def test_every_stage_is_told_once_in_order_when_the_gait_is_shorter_than_a_feedb
                    timeout=10.0)
         assert told[:3] == ["starting", "playing", "stopping"], told
     finally:
+        if robot is not None:
+            robot.close()
         rclpy.try_shutdown()
