@@ -195,21 +195,34 @@ def _kill(processes: dict[int, str]) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
+def pytest_configure(config) -> None:
+    from node_teardown import follow_nodes
+
+    follow_nodes()
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_teardown(item, nextitem):
-    """A module's tests leave no process to the next module's: once its last test is torn down,
-    whatever its tests started (in this worker) must end within LEFT_BEHIND_GRACE s, else that
-    test fails naming it, and it is killed. A graph still stopping shares the worker's domain
-    with the next module's graph (a launcher killed with its process group leaves its nodes,
-    each in a session of its own, to stop on their parent-death signal meanwhile)."""
+    """A module's tests leave no process and no rclpy node to the next module's: once its last
+    test is torn down, whatever its tests started (in this worker) must end within
+    LEFT_BEHIND_GRACE s, else that test fails naming it, and it is killed. A graph still
+    stopping shares the worker's domain with the next module's graph (a launcher killed with
+    its process group leaves its nodes, each in a session of its own, to stop on their
+    parent-death signal meanwhile). A node of this process not destroyed whole fails the test
+    too, and is destroyed now rather than by whichever later test's garbage collection finds
+    it (node_teardown.end_left_behind)."""
+    from node_teardown import end_left_behind
+
     result = yield
-    if sys.platform.startswith("linux") and (nextitem is None or nextitem.path != item.path):
-        left = _still_running_after(LEFT_BEHIND_GRACE)
-        if left:
+    if nextitem is None or nextitem.path != item.path:
+        if sys.platform.startswith("linux") and (left := _still_running_after(LEFT_BEHIND_GRACE)):
             _kill(left)
             raise AssertionError(f"{len(left)} process(es) started by {item.path.name}'s tests still ran "
                                  f"{LEFT_BEHIND_GRACE:g} s after its last test (killed now): "
                                  + "; ".join(f"{pid}: {what}" for pid, what in sorted(left.items())))
+        if nodes := end_left_behind():
+            raise AssertionError(f"{len(nodes)} rclpy node(s) made by {item.path.name}'s tests were not destroyed "
+                                 f"whole (node and waitables) by its end (destroyed now): {', '.join(nodes)}")
     return result
 
 

@@ -17,7 +17,7 @@ from rclpy.parameter import Parameter
 from rclpy.task import Future
 
 from humanoid_control.nodes import FallManagerNode
-from humanoid_control.ros import OwnProcess, poll_until, topics
+from humanoid_control.ros import OwnProcess, destroy_whole, poll_until, topics
 from humanoid_core.balance.fall_manager import NODE_NAME
 from humanoid_interfaces.action import PlayMotion
 
@@ -55,7 +55,7 @@ def test_the_get_up_result_thread_ends_quietly_when_its_node_is_destroyed():
                                  parameter_overrides=[Parameter("robot", value="bioloid")])
         manager = FallManagerNode(node, OwnProcess())
         server_node = rclpy.create_node("trajectory_generator", namespace=NAMESPACE, context=context)
-        server = ActionServer(server_node, PlayMotion, topics.PLAY_MOTION, execute_callback=execute)
+        ActionServer(server_node, PlayMotion, topics.PLAY_MOTION, execute_callback=execute)
         executor.add_node(node)
         executor.add_node(server_node)
         spinner.start()
@@ -64,10 +64,11 @@ def test_the_get_up_result_thread_ends_quietly_when_its_node_is_destroyed():
         poll_until(lambda: accepted.is_set() and waiting_threads(), "the get-up accepted and awaited", 30.0)
 
         executor.remove_node(node)
-        node.destroy_node()
+        destroy_whole(node)  # as its container destroys it: its play_motion client with it
         poll_until(lambda: not waiting_threads(), "the get-up result thread ended", 10.0)
         assert not raised, [f"{args.thread.name}: {args.exc_type.__name__}: {args.exc_value}" for args in raised]
-        server.destroy()
+        executor.remove_node(server_node)
+        destroy_whole(server_node)
     finally:
         spinning.clear()
         if spinner.is_alive():

@@ -12,6 +12,7 @@ import pytest
 import rclpy
 from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import Odometry
+from node_teardown import ros_context
 from rclpy.executors import SingleThreadedExecutor
 
 from humanoid_control.ros import OdometryDrift, poll_until, topics
@@ -39,15 +40,12 @@ def odom_at(x: float) -> Odometry:
 
 @pytest.fixture
 def nodes():
-    rclpy.init()
-    try:
+    with ros_context():
         client, odometry = rclpy.create_node("drift_client"), rclpy.create_node("odometry_stand_in")
         executor = SingleThreadedExecutor()
         executor.add_node(client)
         executor.add_node(odometry)
         yield client, odometry, executor
-    finally:
-        rclpy.try_shutdown()
 
 
 def test_a_run_marked_before_the_first_odometry_message_starts_at_that_message(nodes):

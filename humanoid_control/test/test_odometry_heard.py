@@ -11,6 +11,7 @@ a state handled after a /tf subscription has matched must reach it all the same.
 from __future__ import annotations
 
 import rclpy
+from node_teardown import ros_context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
@@ -25,8 +26,7 @@ NAMESPACE = "odometry_heard_test"
 
 
 def test_a_tf_subscription_gets_the_frames_before_the_matched_event_is_dispatched():
-    rclpy.init()
-    try:
+    with ros_context():
         node = rclpy.create_node(NODE_NAME, namespace=NAMESPACE,
                                  parameter_overrides=[Parameter("robot", value="bioloid")])
         odometry = OdometryNode(node, OwnProcess())  # never spun: its matched events never come
@@ -49,5 +49,3 @@ def test_a_tf_subscription_gets_the_frames_before_the_matched_event_is_dispatche
         poll_until(handled, "a /tf message from the odometry", timeout=30.0)
         frames = {(t.header.frame_id, t.child_frame_id) for t in received[0].transforms}
         assert frames == {(f"{NAMESPACE}/odom", f"{NAMESPACE}/base_link")}
-    finally:
-        rclpy.try_shutdown()

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+from node_teardown import ros_context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
@@ -29,8 +30,7 @@ NAMESPACE = "unheard_checker_test"
 
 @pytest.fixture
 def checker():
-    rclpy.init()
-    try:
+    with ros_context():
         node = rclpy.create_node(SELF_COLLISION_CHECKER, namespace=NAMESPACE,
                                  parameter_overrides=[Parameter("robot", value=ROBOT)])
         checker = SelfCollisionChecker(node, OwnProcess())
@@ -55,8 +55,6 @@ def checker():
             return received[-1]
 
         yield checker, diagnostics
-    finally:
-        rclpy.try_shutdown()
 
 
 def feed(checker: SelfCollisionChecker, positions: np.ndarray, stamp: float) -> None:

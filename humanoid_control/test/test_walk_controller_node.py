@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import rclpy
 from geometry_msgs.msg import Twist
+from node_teardown import ros_context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from trajectory_msgs.msg import JointTrajectory
@@ -15,8 +16,7 @@ from humanoid_core.biped_walking import NODE_NAME
 
 
 def test_cmd_vel_before_the_robots_first_joint_states_is_refused_in_the_log(capfd):
-    rclpy.init()
-    try:
+    with ros_context():
         node = rclpy.create_node(NODE_NAME, parameter_overrides=[Parameter("robot", value="bioloid")])
         walker = WalkControllerNode(node, OwnProcess())
         user = rclpy.create_node("cmd_vel_user")
@@ -40,8 +40,6 @@ def test_cmd_vel_before_the_robots_first_joint_states_is_refused_in_the_log(capf
         poll_until(refused, "the walk controller's error for a cmd_vel before any joint_states", timeout=30.0)
         assert walker.controller.phase.name == "IDLE"  # nothing started, nothing sent
         assert not sent
-    finally:
-        rclpy.try_shutdown()
 
 
 def test_a_walk_waits_until_the_robot_hears_its_trajectories(capfd):
@@ -57,8 +55,7 @@ def test_a_walk_waits_until_the_robot_hears_its_trajectories(capfd):
     from humanoid_description import RobotModel
     from humanoid_interfaces.action import FollowJointTrajectory
 
-    rclpy.init()
-    try:
+    with ros_context():
         node = rclpy.create_node(NODE_NAME, parameter_overrides=[Parameter("robot", value="bioloid")])
         walker = WalkControllerNode(node, OwnProcess())
         # the robot's readings, and its follow_joint_trajectory action (what names it the robot interface)
@@ -106,5 +103,3 @@ def test_a_walk_waits_until_the_robot_hears_its_trajectories(capfd):
         poll_until(walking, "the robot to receive the walk's first trajectory", timeout=30.0)
         assert walker.controller.phase.name != "IDLE"
         assert received[0] == recorded[0]  # the first sent is the first the robot got: nothing lost
-    finally:
-        rclpy.try_shutdown()

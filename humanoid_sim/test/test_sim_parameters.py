@@ -4,7 +4,7 @@ no parameter the node takes and lets no misspelt one through (ROS would ignore i
 
 from __future__ import annotations
 
-import rclpy
+from node_teardown import ros_context
 from rclpy.node import Node
 
 from humanoid_control.ros import DriverNode
@@ -17,18 +17,11 @@ def declared(node: Node) -> set[str]:
 
 
 def test_the_listed_parameters_are_those_the_simulation_node_declares():
-    rclpy.init(args=["--ros-args", "-p", "robot:=bioloid"])
-    try:
+    with ros_context(args=["--ros-args", "-p", "robot:=bioloid"]):  # the loop's process is never started
         bare = Node("bare_node")  # what rclpy declares on every node (use_sim_time ...)
         simulation = DriverNode(NODE_NAME, SIM_NODE_PARAMETERS, sim_node.declare_driver, sim_node.EXTENSION)
-        try:
-            # less the listing of the robot's physics profiles (physics_profiles.<name>.<parameter>)
-            listed = {name for name in declared(simulation.node) if name.startswith("physics_profiles.")}
-            assert listed  # the Bioloid's pd_torque profile
-            assert declared(simulation.node) - declared(bare) - listed == set(parameter_names())
-            assert len(parameter_names()) == len(set(parameter_names()))
-        finally:  # the loop's process was never started: nothing else to stop
-            simulation.node.destroy_node()
-            bare.destroy_node()
-    finally:
-        rclpy.try_shutdown()
+        # less the listing of the robot's physics profiles (physics_profiles.<name>.<parameter>)
+        listed = {name for name in declared(simulation.node) if name.startswith("physics_profiles.")}
+        assert listed  # the Bioloid's pd_torque profile
+        assert declared(simulation.node) - declared(bare) - listed == set(parameter_names())
+        assert len(parameter_names()) == len(set(parameter_names()))

@@ -49,7 +49,7 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.signals import SignalHandlerOptions
 
-from humanoid_control.ros import STOP_TIMEOUT, Shared, report_restart, spin_while, stop_offloads
+from humanoid_control.ros import STOP_TIMEOUT, Shared, destroy_whole, report_restart, spin_while
 from humanoid_core import NODES, Registration, registered
 from humanoid_core.processes import RESTART_VARIABLE, hang_up_like_terminate, stop_on_signals
 from humanoid_description import UnknownRobotError
@@ -99,10 +99,9 @@ def stop_hosted(hosted: list[tuple[Node, object]], executor) -> None:
 
 
 def destroy_hosted(hosted: list[tuple[Node, object]]) -> None:
-    """The hosted nodes' offloaded work ended and the nodes destroyed, the last built first."""
+    """The hosted nodes destroyed whole (offloaded work, waitables, node), the last built first."""
     for node, _behaviour in reversed(hosted):
-        stop_offloads(node, STOP_TIMEOUT)
-        node.destroy_node()
+        destroy_whole(node)
 
 
 def main(args: Sequence[str] | None = None) -> int:

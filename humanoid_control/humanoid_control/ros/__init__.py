@@ -50,7 +50,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
         "unprefixed",
     ],
     "node_host": ["NodeHost", "OwnProcess", "Shared"],
-    "node_main": ["STOP_TIMEOUT", "node_alive", "run_node", "spin_while"],
+    "node_main": ["STOP_TIMEOUT", "destroy_whole", "node_alive", "run_node", "spin_while"],
     "odometry_drift": ["OdometryDrift", "pose_se3"],
     "offload": ["Offload", "stop_offloads"],
     "parameters": ["declare", "declare_control_node", "declare_dataclass", "declare_robot"],

@@ -27,8 +27,7 @@ from rclpy.node import Node
 from rclpy.task import Future
 
 from humanoid_control.ros.loop_process import DriverSpec, LoopProcess, LoopSpec
-from humanoid_control.ros.node_main import spin_while
-from humanoid_control.ros.offload import stop_offloads
+from humanoid_control.ros.node_main import destroy_whole, spin_while
 from humanoid_control.ros.parameters import dataclass_parameter_names, declare, declare_dataclass, declare_robot
 from humanoid_control.ros.robot_interface import RobotInterface
 from humanoid_core import node_parameters
@@ -127,8 +126,7 @@ def serve(drivers: list[DriverNode]) -> int:
         drivers[0].loops.stop()
         executor.shutdown(timeout_sec=1.0)
         for driver in drivers:
-            stop_offloads(driver.node, timeout=1.0)
-            driver.node.destroy_node()
+            destroy_whole(driver.node, timeout=1.0)
     return _exit_status(drivers, report=True)
 
 

@@ -111,9 +111,21 @@ def run_node(name: str, build: Callable[[Node, NodeHost], object], args: list[st
             if executor is not None:
                 executor.shutdown(timeout_sec=STOP_TIMEOUT)
             if node is not None:
-                stop_offloads(node, STOP_TIMEOUT)
-                node.destroy_node()
+                destroy_whole(node)
             rclpy.try_shutdown()
+
+
+def destroy_whole(node: Node, timeout: float = STOP_TIMEOUT) -> None:
+    """The node's offloaded work ended (within ``timeout`` s), its waitables destroyed, then
+    the node. rclpy's ``destroy_node`` leaves a node's action servers and clients, and they
+    hold the node's handle: both are torn down only when the garbage collector finds them,
+    in whatever code runs then (a test process hung 11 min so in a ``gc.collect()``: a DDS
+    entity's teardown waiting for ever, the family of eProsima/Fast-DDS#6513); a server left
+    so stays served to the other nodes of the domain meanwhile."""
+    stop_offloads(node, timeout)
+    for waitable in list(node.waitables):
+        waitable.destroy()
+    node.destroy_node()
 
 
 def node_alive(node: Node) -> bool:

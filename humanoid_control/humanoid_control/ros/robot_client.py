@@ -42,6 +42,7 @@ from humanoid_control.ros.action_result import (
 )
 from humanoid_control.ros.lockstep import LockstepParticipant
 from humanoid_control.ros.matched_publisher import heard_by_all
+from humanoid_control.ros.node_main import destroy_whole
 from humanoid_control.ros.ros_time import seconds, to_duration, to_time
 from humanoid_control.ros.state_feed import StateFeed
 from humanoid_interfaces.action import FollowJointTrajectory, PlayGait, PlayMotion
@@ -295,8 +296,8 @@ class RobotClient:
             turn_end.set_result(None)
 
     def close(self) -> None:
-        """Stop spinning, then destroy the node (destroying it under a spinning executor
-        makes the executor raise). A context already shut down (rclpy's handler of SIGINT or
+        """Stop spinning, then destroy the node whole, its action clients with it (destroying it
+        under a spinning executor makes the executor raise). A context already shut down (rclpy's handler of SIGINT or
         SIGTERM) can send nothing: the simulation then sees this client's node go."""
         if self.node.context.ok():
             self.leave_lockstep()
@@ -304,7 +305,7 @@ class RobotClient:
         self._end_turn()
         self._thread.join(timeout=5.0)
         self._executor.shutdown(timeout_sec=1.0)
-        self.node.destroy_node()
+        destroy_whole(self.node)
         if self._own_context:
             rclpy.try_shutdown()
 
