@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import rclpy
-from node_teardown import SpinningThread
+from node_teardown import SpinningThread, ros_context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
@@ -199,24 +199,23 @@ def publishing_robot(robot: str, subscriptions: Mapping[str, type]) -> Iterator[
     """The simulated ``robot`` with its state publisher on a node of this process and a
     listener subscribed to ``subscriptions`` (topic: type), once every subscription took a
     message (matched)."""
-    rclpy.init()
-    simulated = SimulatedRobot(robot)
-    node = rclpy.create_node("publishing_robot")
-    listener = rclpy.create_node("publishing_robot_listener")
-    executor = SingleThreadedExecutor()
-    executor.add_node(node)
-    executor.add_node(listener)
-    taken: dict[str, list] = {topic: [] for topic in subscriptions}
-    for topic, kind in subscriptions.items():
-        listener.create_subscription(kind, topic, taken[topic].append, 100)
-    try:
-        publisher = StatePublisher(node, simulated.loop, DriverClock(simulated.driver.now), "sim", robot)
-        publisher.on_started(simulated.loop.state)
-        simulated.loop.add_cycle_hook(publisher.on_cycle)
-        running = PublishingRobot(simulated, publisher, executor, taken)
-        poll_until(lambda: running.cycle() or all(taken.values()), "every subscription's first message", 30.0)
-        yield running
-    finally:
-        executor.shutdown()
-        simulated.close()
-        rclpy.try_shutdown()
+    with ros_context():
+        simulated = SimulatedRobot(robot)
+        node = rclpy.create_node("publishing_robot")
+        listener = rclpy.create_node("publishing_robot_listener")
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
+        executor.add_node(listener)
+        taken: dict[str, list] = {topic: [] for topic in subscriptions}
+        for topic, kind in subscriptions.items():
+            listener.create_subscription(kind, topic, taken[topic].append, 100)
+        try:
+            publisher = StatePublisher(node, simulated.loop, DriverClock(simulated.driver.now), "sim", robot)
+            publisher.on_started(simulated.loop.state)
+            simulated.loop.add_cycle_hook(publisher.on_cycle)
+            running = PublishingRobot(simulated, publisher, executor, taken)
+            poll_until(lambda: running.cycle() or all(taken.values()), "every subscription's first message", 30.0)
+            yield running
+        finally:
+            executor.shutdown()
+            simulated.close()

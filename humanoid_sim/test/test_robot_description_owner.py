@@ -4,6 +4,7 @@ ros2 launch; both carry the same URDF."""
 
 import pytest
 import rclpy
+from node_teardown import destroy_whole
 
 from humanoid_bringup import launch_node, real_nodes, state_publisher_parameters
 from humanoid_control.ros import LoopThread, RobotInterface
@@ -42,6 +43,6 @@ def test_the_interface_publishes_the_description_only_when_asked(publish):
         if publish:
             assert node.get_publishers_info_by_topic("robot_description")[0].topic_type == "std_msgs/msg/String"
         del interface
-        node.destroy_node()
+        destroy_whole(node)  # its follow_joint_trajectory server with it
     finally:
         rclpy.try_shutdown()
