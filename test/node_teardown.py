@@ -89,8 +89,8 @@ def _end(node: Node) -> None:
 def ros_context(args: Sequence[str] | None = None) -> Iterator[None]:
     """rclpy's default context for a block (``rclpy.init(args=args)``); at its end every node
     made in the block is destroyed whole, the last made first, then the context shut down
-    (the shutdown destroys the nodes, not their action servers and clients, which then hold
-    them for the garbage collector)."""
+    (rclpy's shutdown destroys only every other node of the context, and none of their action
+    servers and clients, which then hold them for the garbage collector)."""
     import rclpy
 
     first = next(_ORDER)
