@@ -20,6 +20,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -59,6 +60,34 @@ def warnings_by_name(statuses: list[DiagnosticStatus]) -> dict[str, list[str]]:
         if level(status) > DiagnosticStatus.OK[0] and status.message not in seen.setdefault(status.name, []):
             seen[status.name].append(status.message)
     return {name: messages[:5] for name, messages in seen.items() if messages}
+
+
+def stands_at_last_setpoint(client, last: Callable[[], JointTrajectory]) -> dict[str, float]:
+    """How far (rad) each joint is from the final set-point of the walk's last trajectory
+    (``last()``, read again while waiting), settled: 0.5 s after that set-point is due, or if
+    the robot is not within 0.05 rad of it by then, once it is or the time a refused one takes
+    to be made good has passed (the walk's settle time, the set-point sent again from where
+    the robot is: a lead-in of at least 0.4 s, and its settle time). A later trajectory (a
+    walk its controller began again on cmd_vel queued while it had no CPU) moves that time."""
+
+    def errors() -> dict[str, float]:
+        trajectory, state = last(), client.wait_for_joint_states()
+        final = dict(zip(trajectory.joint_names, trajectory.points[-1].positions, strict=True))
+        measured = dict(zip(state.name, state.position, strict=True))
+        return {joint: round(measured[joint] - final[joint], 3) for joint in final}
+
+    def due(trajectory: JointTrajectory) -> float:
+        return seconds(trajectory.header.stamp) + seconds(trajectory.points[-1].time_from_start)
+
+    give_up = client.now() + 60.0  # a walk going on moves the deadline, up to this
+    while True:
+        trajectory = last()
+        client.wait_until(min(due(trajectory) + 0.5, give_up), timeout=60.0)
+        found = errors()
+        if (max(map(abs, found.values())) < 0.05 and last() is trajectory) or \
+                client.now() >= min(due(last()) + 3.0, give_up):
+            return found
+        client.wait_until(client.now() + 0.1, timeout=60.0)
 
 
 @pytest.fixture(scope="class")
@@ -112,17 +141,11 @@ class TestTheDefaultGraph:
                    "the walk controller to say it stands, its final set-point sent", timeout=120.0)
         assert len(sent) >= 10, f"{len(sent)} trajectories sent"  # a stream of them, not one
         assert max(abs(k - start) for k in knees) > 0.1  # the servos followed: the knees bent and moved
-        last = sent[-1][1]
-        client.wait_until(seconds(last.header.stamp) + seconds(last.points[-1].time_from_start) + 0.5, timeout=60.0)
-        state = client.wait_for_joint_states()
-        assert all(math.isfinite(v) for v in state.position)  # every servo still answers
-        final = dict(zip(last.joint_names, last.points[-1].positions, strict=True))
-        measured = dict(zip(state.name, state.position, strict=True))
-        worst = max(final, key=lambda n: abs(measured[n] - final[n]))
-        # standing at the last set-point
-        assert abs(measured[worst] - final[worst]) < 0.05, (
-            worst, measured[worst], final[worst], {joint: round(measured[joint] - final[joint], 3) for joint in final},
-            warnings_by_name(statuses))
+        assert all(math.isfinite(v) for v in client.wait_for_joint_states().position)  # every servo answers
+        # standing at the last set-point (one the robot refused, as late on a loaded machine, is
+        # sent again from where the robot is once it is due)
+        errors = stands_at_last_setpoint(client, lambda: sent[-1][1])
+        assert max(abs(error) for error in errors.values()) < 0.05, (errors, warnings_by_name(statuses))
         rest = np.array([m.position for m in client.record(0.5)])
         assert np.ptp(rest, axis=0).max() < 0.01
         assert len(statuses) > 0  # the hardware node reported while the robot walked
@@ -238,6 +261,8 @@ def test_a_walk_whose_controller_gets_no_cpu_for_a_while_resumes_and_stands_wher
         graph, client = robot_graph(on_emulated_bus(real_nodes("bioloid", port=port)))
         container = graph.processes["control_container"].pid
         sent, publisher = teleoperated(client)
+        statuses: list[DiagnosticStatus] = []
+        client.node.create_subscription(DiagnosticArray, "diagnostics", lambda msg: statuses.extend(msg.status), 100)
         done = threading.Event()
 
         def starve() -> None:
@@ -270,18 +295,11 @@ def test_a_walk_whose_controller_gets_no_cpu_for_a_while_resumes_and_stands_wher
             done.set()
             starver.join()
             os.kill(container, signal.SIGCONT)
-        poll_until(lambda: not any(sent[-1].points[-1].velocities), "the walk's final set-point sent", timeout=60.0)
+        # stands when its controller says so and its last trajectory ends at rest (a crouch also
+        # ends at rest: a walk the controller stopped itself while starved, then began again on
+        # the cmd_vel queued meanwhile, crouches before the stop reaches it)
+        poll_until(lambda: walk_phase(statuses) == "idle" and not any(sent[-1].points[-1].velocities),
+                   "the walk controller to say it stands, its final set-point sent", timeout=60.0)
 
-        def errors() -> dict[str, float]:
-            """How far each joint is from the last set-point sent (a refused last trajectory is
-            sent again from where the robot is, once it is due)."""
-            last, state = sent[-1], client.wait_for_joint_states()
-            final = dict(zip(last.joint_names, last.points[-1].positions, strict=True))
-            measured = dict(zip(state.name, state.position, strict=True))
-            return {joint: round(measured[joint] - final[joint], 3) for joint in final}
-
-        # due, then the walk's settle time (0.5 s), a lead-in sent again (at least 0.4 s) and its settle
-        end = seconds(sent[-1].header.stamp) + seconds(sent[-1].points[-1].time_from_start) + 3.0
-        while max(abs(error) for error in errors().values()) >= 0.05 and client.now() < end:
-            client.wait_until(client.now() + 0.1, timeout=60.0)
-        assert max(abs(error) for error in errors().values()) < 0.05, errors()
+        errors = stands_at_last_setpoint(client, lambda: sent[-1])
+        assert max(abs(error) for error in errors.values()) < 0.05, (errors, warnings_by_name(statuses))
