@@ -109,10 +109,13 @@ def still(names, current, duration: float):
 #: A pattern that backtracks for about half a second on an idle core, holding the interpreter
 #: lock all along: a stall of this process, the test's own, as long as the largest goal's acceptance.
 BACKTRACKING = (r"(a+)+$", "a" * 24 + "b")
-#: s the kernel stops this whole process (its DDS threads too) in the second stall: well
-#: beyond what a best-effort subscription survives here (2 s lost every message), within the
-#: 5 s the node's publisher keeps for reliable ones (matched_publisher.STREAM_HISTORY).
-STOPPED_S = 3.0
+#: s the kernel stops this whole process (its DDS threads too) in the second stall: within the
+#: 5 s the node's publisher keeps for reliable messages (matched_publisher.STREAM_HISTORY), and
+#: under Fast DDS's shared-memory health check (healthy_check_timeout_ms, 1 s by default: a
+#: listener whose wait counter stays frozen from one check to the next has its port marked
+#: dead by the other processes that write to it). Stopped 3 s, this process got nothing more
+#: from the node once in a whole suite (run 323), every later test of the class with it.
+STOPPED_S = 0.9
 
 
 class TestTheDefaultNode:
@@ -126,7 +129,7 @@ class TestTheDefaultNode:
         starved machine leaves it), DDS keeps or resends the node's messages, and none stamped
         in the stall is lost. A 5-message history lost the window's messages once on CI (a gap
         as long as the window, none of it the node's); a best-effort subscription lost them once
-        more (0.76 s, again the whole window): stopped 2 s it loses them all, and 1.5 s a part."""
+        more (0.76 s, again the whole window)."""
         default_node.wait_for_joint_states(PATIENCE)
         with SourceStamps() as stamps:
             poll_until(lambda: len(stamps.stamps) > 2, "joint_states on the stamps' subscription", PATIENCE)
