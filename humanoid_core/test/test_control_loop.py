@@ -362,8 +362,8 @@ def test_a_trajectory_continuing_a_running_one_is_checked_from_the_setpoint_not_
 def test_a_stamped_trajectory_is_led_in_from_its_stamp_within_the_speed_limits(joints):
     """Until its header stamp the robot holds (or follows the trajectory before), and from the
     stamp it heads for the first point: that lead-in must be within the velocity limits. A
-    first point 0.1 s after a stamp 1 s ahead, 1 rad away, was accepted as a lead-in of 1.1 s
-    and run at twice the joint's limit."""
+    first point 0.1 s after a stamp 1 s ahead, 1 rad away, was accepted as a lead-in of 1.1 s,
+    its set-points moving at about twice the joint's limit."""
     arm = joints.index(ARM)
     vmax = joints.velocity[arm]
     loop, driver, _ = make_loop(joints)

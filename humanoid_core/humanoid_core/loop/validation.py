@@ -214,7 +214,7 @@ class CommandValidator:
         velocity limits, or a first point at time 0 within ``start_tolerance``. A stamped
         trajectory's start is its header stamp, where the set-point may be far from where
         the robot is at its receipt: a first point 0.1 s after a stamp 1 s ahead was once
-        accepted as a lead-in of 1.1 s, and the run moved a joint at twice its limit."""
+        accepted as a lead-in of 1.1 s, its set-points moving the joint at about twice its limit."""
         idx = trajectory.joint_indices
         self._check_speeds(trajectory.joint_names, idx, trajectory.times[:1], trajectory.positions[:1], setpoint[idx],
                            labels=("its set-point at the trajectory's start", "the first point still due"))
