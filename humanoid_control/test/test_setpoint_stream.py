@@ -12,6 +12,7 @@ import pytest
 from trajectory_msgs.msg import JointTrajectory
 
 from humanoid_control.ros import FINAL_RESENDS, SetpointStream, poll_until, seconds
+from humanoid_control.ros.node_host import OwnProcess
 from humanoid_core.loop import TRAJECTORY_DELAY, Setpoint, SetpointBatcher
 
 NAMES = ("a", "b")
@@ -43,7 +44,7 @@ class Robot:
 def streamed(spinning_nodes, robot: Robot) -> SetpointStream:
     controller, listener = spinning_nodes("setpoint_stream_controller", "setpoint_stream_robot")
     listener.create_subscription(JointTrajectory, "joint_trajectory", robot.on_trajectory, 10)
-    stream = SetpointStream(controller, NAMES, SetpointBatcher(LIMIT, LEAD, send_period=0.05))
+    stream = SetpointStream(controller, OwnProcess(), NAMES, SetpointBatcher(LIMIT, LEAD, send_period=0.05))
     poll_until(lambda: controller.count_subscribers("joint_trajectory") > 0, "the robot subscribed", PATIENCE)
     now = robot.reading()[0]
     stream.batcher.add(Setpoint(now + 0.2, TARGET, np.zeros(2)), final=True)

@@ -359,6 +359,35 @@ def test_a_trajectory_continuing_a_running_one_is_checked_from_the_setpoint_not_
         loop.accept_trajectory(request((0.1, driver.position[arm] - 0.2 * joints.velocity[arm])))
 
 
+def test_a_stamped_trajectory_is_led_in_from_its_stamp_within_the_speed_limits(joints):
+    """Until its header stamp the robot holds (or follows the trajectory before), and from the
+    stamp it heads for the first point: that lead-in must be within the velocity limits. A
+    first point 0.1 s after a stamp 1 s ahead, 1 rad away, was accepted as a lead-in of 1.1 s,
+    its set-points moving at about twice the joint's limit."""
+    arm = joints.index(ARM)
+    vmax = joints.velocity[arm]
+    loop, driver, _ = make_loop(joints)
+    stamp = driver.now() + 1.0
+    far = 0.2 * vmax  # 0.1 s from the stamp: twice the limit
+    with pytest.raises(CommandRejectedError, match=(
+            r"joint rarm_joint1 would have to move at 9\.52 rad/s from its set-point at the trajectory's start "
+            r"to the first point still due; its velocity limit is 4\.76 rad/s")):
+        loop.accept_trajectory(request((0.1, far), start_time=stamp))
+    assert loop.status().commands_rejected == 1 and loop.trajectory_executor.active is None
+    # the same point 0.25 s from the stamp (0.8 of the limit): run, held until the stamp, then at
+    # that speed, never faster
+    run = loop.accept_trajectory(request((0.25, far), start_time=stamp))
+    positions, times = [], []
+    while not run.done.is_set():
+        loop.cycle()
+        positions.append(driver.position[arm])
+        times.append(driver.now())
+    assert run.state is RunState.SUCCEEDED
+    times_, positions_ = np.array(times), np.array(positions)
+    assert np.all(positions_[times_ <= stamp] == 0.0)
+    assert np.max(np.abs(np.diff(positions_) / np.diff(times_))) <= vmax
+
+
 def test_a_driver_error_is_counted_and_the_loop_goes_on(joints):
     loop, driver, _ = make_loop(joints)
     driver.fail_next = DriverError("bus gone for a cycle")

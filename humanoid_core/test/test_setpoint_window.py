@@ -286,3 +286,49 @@ def test_a_robot_that_takes_nothing_is_resumed_twice_in_a_row_then_the_motion_go
     assert len(warnings) == MAX_RESUMES + 1 and "goes on as planned" in warnings[-1]
     assert filled.delay < MAX_RESUMES * (LEAD + 0.5 + PERIOD)
     assert filled.ahead == [] and sent[-1][1].setpoints[-1].stamp < 8.0  # the motion ended
+
+
+def test_a_resume_is_led_in_from_the_robots_set_point_when_the_servos_are_elsewhere():
+    """A lowering at 4 rad/s, refused after robot time 1.2: the robot interface holds its
+    set-point there, and the servos, pulled on by gravity, are measured 0.3 rad past it. The
+    robot interface leads in from its set-point: timed from the measured joints alone, the
+    resume's lead-in would ask 2.8 rad/s of that set-point, more than the half of the limit
+    (2.5) a lead-in keeps to."""
+    warnings: list[str] = []
+    filled = fed(setpoints(1.1, 800, -FAST), warnings)
+    held = np.full(3, -FAST * 1.2)
+    resumed = None
+    for now in np.arange(1.0, 2.0, PERIOD):
+        setpoint = np.full(3, -FAST * min(max(now, 1.1), 1.2))
+        filled.heard_setpoint(float(now), setpoint)
+        batch = filled.flush(float(now), measured=setpoint - (0.3 if now > 1.2 else 0.0))
+        if batch is not None and batch.setpoints[0].stamp > now + 0.2:
+            resumed = batch
+            break
+    assert resumed is not None and "did not take the set-points sent" in warnings[0]
+    first = resumed.setpoints[0]
+    assert np.max(np.abs(first.positions - held)) / (first.stamp - resumed.start) <= LIMIT[0] / 2 + 1e-9
+
+
+def test_a_motion_starts_from_the_robots_set_point_while_it_is_fresh():
+    """The origin of a motion (a walk's crouch, a gait's run): the robot's set-point, as the
+    robot interface leads in from it (a Bioloid sags a few hundredths of a radian below its
+    stance); a joint measured unknown stays unknown, and a set-point older than a trajectory's
+    delay (a robot released writes none) leaves the measured joints."""
+    filled = batcher()
+    measured = np.array([0.10, np.nan, 0.30])
+    assert np.array_equal(filled.origin(2.0, measured), measured, equal_nan=True)  # none heard
+    filled.heard_setpoint(2.0, np.array([0.12, 0.2, np.nan]))
+    assert np.array_equal(filled.origin(2.0, measured), [0.12, np.nan, 0.30], equal_nan=True)
+    assert np.array_equal(filled.origin(2.0 + TRAJECTORY_DELAY + PERIOD, measured), measured, equal_nan=True)
+
+
+def test_a_last_set_point_sent_again_is_led_in_from_the_robots_set_point_too():
+    """The end check sends the last set-point again to a robot not there: led in at half the
+    limits from the farther of the measured joints and the robot's set-point."""
+    filled = fed(setpoints(1.1, 20))
+    filled.flush(1.0, final=True)
+    last = filled.last_sent
+    filled.heard_setpoint(3.0, last.positions - 3.0)
+    again = filled.resend_last(3.0, last.positions - 0.5)
+    assert again.setpoints[0].stamp - again.start == pytest.approx(2.0 * 3.0 / LIMIT[0])  # measured alone: LEAD

@@ -144,7 +144,7 @@ class GaitControllerNode:
         self.bodies = Offload(node, "gaits", workers=4)
         actions = ReentrantCallbackGroup()
         # the run's velocities are exact (central differences on its grid, the cubics' own)
-        self._stream = SetpointStream(node, self._joints.names, SetpointBatcher(
+        self._stream = SetpointStream(node, host, self._joints.names, SetpointBatcher(
             VELOCITY_MARGIN * self._joints.velocity, self.params.command_lead, self.params.send_period,
             smooth_velocities=False, warn=self._log.warning))
         self._diagnostics = node.create_publisher(DiagnosticArray, topics.DIAGNOSTICS, 10)
@@ -170,10 +170,7 @@ class GaitControllerNode:
         now = seconds(msg.header.stamp)
         if now <= self._robot_time:  # out of order, or a restarted clock
             return
-        positions = np.full(len(self._joints), math.nan)
-        for name, value in zip(msg.name, msg.position, strict=False):
-            if name in self._joints:
-                positions[self._joints.index(name)] = value
+        positions = self._stream.positions(msg)
         clock = self.node.get_clock().now().nanoseconds * 1e-9
         with self._lock:
             self._robot_time, self._positions = now, positions
@@ -231,17 +228,18 @@ class GaitControllerNode:
             playing.due = point
 
     def _begin(self, playing: Playing, now: float, positions: np.ndarray) -> bool:
-        """The run from where the robot stands, its step 0 a trajectory's delay after ``now``
-        (as handled: a node behind its readings on a loaded machine starts the whole gait
-        late, rather than skip what fell due while it waited); False (the goal ends) with a
-        joint unknown."""
+        """The run from where the robot stands (its set-point where known: ``origin``), its
+        step 0 a trajectory's delay after ``now`` (as handled: a node behind its readings on a
+        loaded machine starts the whole gait late, rather than skip what fell due while it
+        waited); False (the goal ends) with a joint unknown."""
         unknown = [self._joints.names[i] for i in np.flatnonzero(np.isnan(positions))]
         if unknown:
             playing.code = PlayGait.Result.CANNOT_START
             playing.message = f"joint {', '.join(unknown)} read as unknown (NaN): the gait cannot start"
             playing.finish()
             return False
-        playing.run = GaitRun(playing.player, positions, self.stance, playing.duration, self.params.timing,
+        start = self._stream.batcher.origin(now, positions)  # where the robot's set-point is
+        playing.run = GaitRun(playing.player, start, self.stance, playing.duration, self.params.timing,
                               self.params.stepper(self.model, playing.player.transition))
         playing.begins = now + TRAJECTORY_DELAY
         self._stream.abandon()  # anything left of a gait abandoned before

@@ -146,7 +146,7 @@ class WalkControllerNode:
         self.goal_checks, self.bodies = Offload(node, "walk goal checks"), Offload(node, "walks", workers=4)
         actions = ReentrantCallbackGroup()
         self.cycle = WalkCycle(self.controller, warn=self._log.warning)
-        self._stream = SetpointStream(node, self._joints.names, self.cycle.batcher)
+        self._stream = SetpointStream(node, host, self._joints.names, self.cycle.batcher)
         self._diagnostics = node.create_publisher(DiagnosticArray, topics.DIAGNOSTICS, 10)
         host.subscribe_state(node, JointState, topics.JOINT_STATES, self._on_joint_states, QoSProfile(depth=1))
         # the sensors only when a correction uses them (each subscription costs CPU at 100 Hz); in
@@ -210,14 +210,6 @@ class WalkControllerNode:
     def _on_wrench(self, side: str, msg: WrenchStamped) -> None:
         f, t = msg.wrench.force, msg.wrench.torque
         self._feet[side] = (seconds(msg.header.stamp), FootWrench((f.x, f.y, f.z), (t.x, t.y, t.z)))
-
-    def _positions(self, msg: JointState) -> np.ndarray:
-        """Canonical-order positions; a joint the message does not give, or gives as NaN, is NaN."""
-        positions = np.full(len(self._joints), math.nan)
-        for name, value in zip(msg.name, msg.position, strict=False):
-            if name in self._joints:
-                positions[self._joints.index(name)] = value
-        return positions
 
     def _sensors(self, now: float) -> Sensors | None:
         timeout = self.params.sensor_timeout
@@ -294,7 +286,7 @@ class WalkControllerNode:
         if not self.cycle.is_new(now):
             return
         self._robot_time = now
-        positions, sensors = self._positions(state), self._sensors(now)
+        positions, sensors = self._stream.positions(state), self._sensors(now)
         with self._lock:
             self._abandoned = False
             batch = self.cycle.cycle(now, positions, sensors, self.node.get_clock().now().nanoseconds * 1e-9)
@@ -452,7 +444,7 @@ class WalkControllerNode:
         def reading() -> tuple[float, np.ndarray | None]:
             with self._lock:
                 state = self._state
-            return self._robot_time, None if state is None else self._positions(state)
+            return self._robot_time, None if state is None else self._stream.positions(state)
 
         def still() -> bool:  # nothing sent again to a robot going down (the fall manager's)
             return (rclpy.ok() and self.falls.fall is None and going_on()

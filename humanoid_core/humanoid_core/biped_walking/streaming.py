@@ -60,8 +60,9 @@ class WalkCycle:
             missed = min(MAX_CATCH_UP, round((now - self.updated) / period) - 1)
             times = [self.updated + period * (k + 1) for k in range(max(0, missed))] + [now]
         final = False
+        start = self.batcher.origin(now, positions)  # a walk begins where the robot's set-point is
         for t in times:
-            setpoint = controller.update(t, positions, sensors)
+            setpoint = controller.update(t, start, sensors)
             if setpoint is None:
                 continue
             final = controller.phase is Phase.IDLE

@@ -460,6 +460,8 @@ class ControlLoop:
         for _ in range(PLAN_ATTEMPTS):
             planned_at = self.command_time()
             plan = self.trajectory_executor.plan(trajectory, planned_at + lead)
+            if trajectory.start_time is not None:  # stamped: led in from the set-point at its stamp
+                self.validator.check_lead_in(plan.trajectory, plan.setpoint)
             try:
                 self.guard.check_trajectory(plan, stop)
             except CheckInterruptedError:

@@ -57,6 +57,11 @@ MAX_RESUMES = 2
 #: the front runs the previous one until then, so delays below it change nothing.
 TRAJECTORY_DELAY = 0.1
 
+#: s: the robot's set-point (:meth:`SetpointBatcher.heard_setpoint`) counts for a reading no
+#: older than this: a robot released writes none, and its last one is no longer where the
+#: executor would lead in from.
+SETPOINT_AGE = TRAJECTORY_DELAY
+
 
 @dataclass(frozen=True)
 class Batch:
@@ -86,7 +91,13 @@ class SetpointBatcher:
     node's command lead, then on as planned: within the joints' speed limits, as the
     controller made them), and stays so until the motion's final set-point. It grows too when
     the measured joints show that the robot did not take what was sent
-    (:meth:`_resume_from_measured`)."""
+    (:meth:`_resume_from_measured`).
+
+    A lead-in (a resume's, a last set-point's sent again) is timed from where the robot is
+    measured and from the robot's own set-point when it is known (:meth:`heard_setpoint`):
+    the robot interface heads for a trajectory's first point from its set-point at the
+    trajectory's start and refuses a lead-in beyond the speed limits from there, and on a
+    loaded bus the set-point runs up to 0.55 rad ahead of the servos (docs/robot_interface.md)."""
 
     def __init__(self, velocity_limit: np.ndarray, command_lead: float, send_period: float,
                  smooth_velocities: bool = True, warn: Callable[[str], None] = lambda _text: None) -> None:
@@ -112,6 +123,30 @@ class SetpointBatcher:
         self._resumed_to: float | None = None  # robot time a resume's lead-in ends (under way)
         self._resumes = 0  # resumes in a row the robot did not take
         self._gave_up = False  # said that the motion goes on as planned
+        #: The robot's latest set-point (robot time, positions in canonical order, NaN: unknown)
+        self._robot_setpoint: tuple[float, np.ndarray] | None = None
+
+    def heard_setpoint(self, stamp: float, positions: np.ndarray) -> None:
+        """The robot wrote set-point ``positions`` (canonical order, NaN: unknown) at robot
+        time ``stamp`` (``joint_setpoints``): lead-ins are timed from it too."""
+        self._robot_setpoint = (stamp, positions)
+
+    def origin(self, now: float, measured: np.ndarray) -> np.ndarray:
+        """Where a motion starting at a reading at ``now`` starts from: the robot's set-point
+        where a fresh one is known (the robot interface leads in from there, and a robot
+        held short of its set-point, a Bioloid sagging in its stance, would otherwise start
+        with a jump), else the ``measured`` joints; a joint measured unknown (NaN) stays so."""
+        heard = self._robot_setpoint
+        if heard is None or heard[0] < now - SETPOINT_AGE:
+            return measured
+        return np.where(np.isfinite(measured) & np.isfinite(heard[1]), heard[1], measured)
+
+    def _origins(self, now: float, measured: np.ndarray) -> list[np.ndarray]:
+        """Where the robot leads in from at a reading at ``now``: the ``measured`` joints, and
+        its set-point when one no older than :data:`SETPOINT_AGE` is known."""
+        heard = self._robot_setpoint
+        fresh = heard is not None and heard[0] >= now - SETPOINT_AGE
+        return [measured, heard[1]] if fresh else [measured]
 
     @property
     def sent_until(self) -> float:
@@ -209,7 +244,7 @@ class SetpointBatcher:
                 self._resumes = 0  # it took the lead-in
             self._resumed_to = None
         first = self.ahead[0]
-        need = self._time_to_reach(first.positions, measured)
+        need = self._time_to_reach(first.positions, *self._origins(now, measured))
         if need <= first.stamp + self.delay - now:
             return
         if self._sent:
@@ -237,21 +272,27 @@ class SetpointBatcher:
 
     def resend_last(self, now: float, measured: np.ndarray) -> Batch | None:
         """The last set-point sent, again, as a trajectory starting ``TRAJECTORY_DELAY`` after
-        ``now`` and led in from where the robot is ``measured`` at half the joints' speed
-        limits (at least the command lead): for a robot that is not there once it is due (its
-        last trajectory refused, as one that came too late); None before anything was sent."""
+        ``now`` and led in from where the robot is ``measured`` (and its set-point:
+        :meth:`_origins`) at half the joints' speed limits (at least the command lead): for a
+        robot that is not there once it is due (its last trajectory refused, as one that came
+        too late); None before anything was sent."""
         last = self.last_sent
         if last is None:
             return None
-        again = Setpoint(now + self._lead_in(self._time_to_reach(last.positions, measured)), last.positions,
-                         np.zeros_like(last.positions))
+        need = self._time_to_reach(last.positions, *self._origins(now, measured))
+        again = Setpoint(now + self._lead_in(need), last.positions, np.zeros_like(last.positions))
         self.sent_at, self.last_sent = now, again
         return Batch(now + TRAJECTORY_DELAY, [again], [again.velocities])
 
-    def _time_to_reach(self, positions: np.ndarray, measured: np.ndarray) -> float:
-        """s the farthest joint needs at its speed limit from ``measured`` (NaN: left out) to ``positions``."""
-        known = np.isfinite(measured)
-        return float(np.max(np.abs(positions - measured)[known] / self._velocity_limit[known], initial=0.0))
+    def _time_to_reach(self, positions: np.ndarray, *origins: np.ndarray) -> float:
+        """s the farthest joint needs at its speed limit to ``positions`` from the farthest of
+        ``origins`` (each a reading, NaN: left out)."""
+        need = 0.0
+        for origin in origins:
+            known = np.isfinite(origin)
+            need = max(need, float(np.max(np.abs(positions - origin)[known] / self._velocity_limit[known],
+                                          initial=0.0)))
+        return need
 
     def _lead_in(self, need: float) -> float:
         """s from a reading to a set-point ``need`` s away at the speed limits, reached at half

@@ -200,10 +200,24 @@ class CommandValidator:
             due = points_still_ahead(t, start_time, now, "now")
             self._check_speeds(names, indices, t[due] + (start_time - now), p[due], current[indices],
                                numbers=np.flatnonzero(due))
-        else:  # a later start leads in from the current position
-            lead = start_time - now if start_time is not None and now is not None else 0.0
-            self._check_speeds(names, indices, t, p, current[indices], lead)
+        elif start_time is not None and now is not None and start_time > now:
+            # a later start: until then the robot holds, or follows the trajectory before, so the
+            # set-point it leads in from is known only to the plan (check_lead_in)
+            self._check_speeds(names, indices, t, p, None)
+        else:
+            self._check_speeds(names, indices, t, p, current[indices])
         return ValidatedTrajectory(names, indices, t, p, v, a, start_time)
+
+    def check_lead_in(self, trajectory: ValidatedTrajectory, setpoint: np.ndarray) -> None:
+        """The lead-in of a planned run: from ``setpoint`` (every joint's set-point at the run's
+        start) to the first point of ``trajectory`` (as joined at that start), within the
+        velocity limits, or a first point at time 0 within ``start_tolerance``. A stamped
+        trajectory's start is its header stamp, where the set-point may be far from where
+        the robot is at its receipt: a first point 0.1 s after a stamp 1 s ahead was once
+        accepted as a lead-in of 1.1 s, its set-points moving the joint at about twice its limit."""
+        idx = trajectory.joint_indices
+        self._check_speeds(trajectory.joint_names, idx, trajectory.times[:1], trajectory.positions[:1], setpoint[idx],
+                           labels=("its set-point at the trajectory's start", "the first point still due"))
 
     def _check_duration(self, last: float, lead: float) -> None:
         """The trajectory must end within ``max_duration`` of its receipt (its last point at
@@ -260,27 +274,31 @@ class CommandValidator:
                 f"{_fmt(vmax[k])} rad/s")
 
     def _check_speeds(self, names: Sequence[str], indices: np.ndarray, times: np.ndarray,
-                      positions: np.ndarray, current: np.ndarray, lead: float = 0.0,
-                      numbers: np.ndarray | None = None) -> None:
+                      positions: np.ndarray, current: np.ndarray | None, numbers: np.ndarray | None = None,
+                      labels: tuple[str, str] | None = None) -> None:
         """The average speed each segment needs must be within the joint's velocity limit;
-        the first from the current position, ``lead`` seconds before point 0 (a later start),
-        to point 0. ``times`` from now; ``numbers``: the points' numbers in the trajectory
-        received, when only those still due are checked."""
+        the first from the ``current`` position (None: left to :meth:`check_lead_in`) at time 0
+        to point 0 (a point 0 at time 0: within ``start_tolerance`` of it). ``times`` from the
+        start; ``numbers``: the points' numbers in the trajectory received, when only those
+        still due are checked; ``labels``: what the current position and point 0 are called."""
         vmax = self.joints.velocity[indices]
-        labels = [f"point {i}" for i in (range(len(times)) if numbers is None else numbers)]
-        if times[0] == 0.0:
+        points = [f"point {i}" for i in (range(len(times)) if numbers is None else numbers)]
+        origin, points[0] = labels if labels is not None else ("the current position", points[0])
+        if current is None:
+            starts, start_positions = times, positions
+        elif times[0] == 0.0:
             gap = np.abs(positions[0] - current)
             worst = int(np.argmax(gap))
             if gap[worst] > self.start_tolerance:
                 raise CommandRejectedError(
                     ErrorCode.INVALID_GOAL,
-                    f"point 0 at time 0 puts joint {names[worst]} {_fmt(gap[worst])} rad away from its current "
-                    f"position (tolerance {_fmt(self.start_tolerance)} rad): give the first point a "
-                    "time_from_start > 0 so the robot can get there")
+                    f"{points[0]} at time 0 puts joint {names[worst]} {_fmt(gap[worst])} rad away from "
+                    f"{origin} (tolerance {_fmt(self.start_tolerance)} rad): give it a time_from_start > 0 so "
+                    "the robot can get there")
             starts, start_positions = times, positions
         else:
-            labels.insert(0, "the current position")
-            starts = np.concatenate([[-lead], times])
+            points.insert(0, origin)
+            starts = np.concatenate([[0.0], times])
             start_positions = np.vstack([current, positions])
         if len(starts) < 2:
             return
@@ -290,7 +308,7 @@ class CommandValidator:
             raise CommandRejectedError(
                 ErrorCode.INVALID_GOAL,
                 f"joint {names[joint]} would have to move at {_fmt(speeds[segment, joint])} rad/s from "
-                f"{labels[segment]} to {labels[segment + 1]}; its velocity limit is {_fmt(vmax[joint])} rad/s "
+                f"{points[segment]} to {points[segment + 1]}; its velocity limit is {_fmt(vmax[joint])} rad/s "
                 "(slow the trajectory down)")
 
     # -- streaming set-points --------------------------------------------------------
