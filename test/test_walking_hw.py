@@ -53,6 +53,23 @@ def walk_phase(statuses: list[DiagnosticStatus]) -> str | None:
     return phases[-1] if phases else None
 
 
+def diagnostics(client) -> list[DiagnosticStatus]:
+    """Every diagnostic status the graph publishes from now on (the walk controller's phase, the
+    warnings a failure is understood by)."""
+    statuses: list[DiagnosticStatus] = []
+    client.node.create_subscription(DiagnosticArray, "diagnostics", lambda msg: statuses.extend(msg.status), 100)
+    return statuses
+
+
+def wait_until_standing(statuses: list[DiagnosticStatus], last: Callable[[], JointTrajectory], since: int = 0
+                        ) -> None:
+    """Until the walk controller says it stands (in ``statuses`` from ``since`` on) and its
+    ``last`` trajectory ends at rest (the final set-point, zero velocities): both come from the
+    same cycle, on two topics (a crouch also ends at rest: the phase tells them apart)."""
+    poll_until(lambda: walk_phase(statuses[since:]) == "idle" and not any(last().points[-1].velocities),
+               "the walk controller to say it stands, its final set-point sent", timeout=120.0)
+
+
 def warnings_by_name(statuses: list[DiagnosticStatus]) -> dict[str, list[str]]:
     """Each reporter's distinct warnings and errors, first seen first (a failure's context)."""
     seen: dict[str, list[str]] = {}
@@ -107,8 +124,7 @@ class TestTheDefaultGraph:
     def test_the_same_cmd_vel_drives_the_hardware_node_on_the_emulated_bus(self, default_graph):
         client = default_graph
         sent: list[tuple[float, JointTrajectory]] = []
-        statuses: list[DiagnosticStatus] = []
-        client.node.create_subscription(DiagnosticArray, "diagnostics", lambda msg: statuses.extend(msg.status), 100)
+        statuses = diagnostics(client)
         client.node.create_subscription(JointTrajectory, "joint_trajectory",
                                         lambda msg: sent.append((client.now(), msg)), 100)
         knee = "r_knee"
@@ -135,10 +151,7 @@ class TestTheDefaultGraph:
             walk_on()
         stopped = len(statuses)
         publisher.publish(Twist())  # stop
-        # the walk stands again when its controller says so and its last trajectory ends at rest (the
-        # final set-point, zero velocities): both come from the same cycle, on two topics
-        poll_until(lambda: walk_phase(statuses[stopped:]) == "idle" and not any(sent[-1][1].points[-1].velocities),
-                   "the walk controller to say it stands, its final set-point sent", timeout=120.0)
+        wait_until_standing(statuses, lambda: sent[-1][1], since=stopped)
         assert len(sent) >= 10, f"{len(sent)} trajectories sent"  # a stream of them, not one
         assert max(abs(k - start) for k in knees) > 0.1  # the servos followed: the knees bent and moved
         assert all(math.isfinite(v) for v in client.wait_for_joint_states().position)  # every servo answers
@@ -261,8 +274,7 @@ def test_a_walk_whose_controller_gets_no_cpu_for_a_while_resumes_and_stands_wher
         graph, client = robot_graph(on_emulated_bus(real_nodes("bioloid", port=port)))
         container = graph.processes["control_container"].pid
         sent, publisher = teleoperated(client)
-        statuses: list[DiagnosticStatus] = []
-        client.node.create_subscription(DiagnosticArray, "diagnostics", lambda msg: statuses.extend(msg.status), 100)
+        statuses = diagnostics(client)
         done = threading.Event()
 
         def starve() -> None:
@@ -295,11 +307,9 @@ def test_a_walk_whose_controller_gets_no_cpu_for_a_while_resumes_and_stands_wher
             done.set()
             starver.join()
             os.kill(container, signal.SIGCONT)
-        # stands when its controller says so and its last trajectory ends at rest (a crouch also
-        # ends at rest: a walk the controller stopped itself while starved, then began again on
-        # the cmd_vel queued meanwhile, crouches before the stop reaches it)
-        poll_until(lambda: walk_phase(statuses) == "idle" and not any(sent[-1].points[-1].velocities),
-                   "the walk controller to say it stands, its final set-point sent", timeout=60.0)
+        # a walk the controller stopped itself while starved began again on the cmd_vel queued
+        # meanwhile, and crouched before the stop reached it
+        wait_until_standing(statuses, lambda: sent[-1])
 
         errors = stands_at_last_setpoint(client, lambda: sent[-1])
         assert max(abs(error) for error in errors.values()) < 0.05, (errors, warnings_by_name(statuses))

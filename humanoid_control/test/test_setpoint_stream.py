@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 from trajectory_msgs.msg import JointTrajectory
 
-from humanoid_control.ros import FINAL_RESENDS, SetpointStream, poll_until, seconds
-from humanoid_control.ros.node_host import OwnProcess
+from humanoid_control.ros import FINAL_RESENDS, OwnProcess, SetpointStream, poll_until, seconds
 from humanoid_core.loop import TRAJECTORY_DELAY, Setpoint, SetpointBatcher
 
 NAMES = ("a", "b")
