@@ -57,6 +57,8 @@ class InProcessWalker:
         if not self.stream.is_new(state.stamp):
             return
         positions = np.where(state.valid, state.position, math.nan)
+        if reading.setpoint is not None:  # as the node hears joint_setpoints
+            self.stream.batcher.heard_setpoint(state.stamp, reading.setpoint)
         imu, feet = None, None
         if reading.sensors is not None:
             imu = reading.sensors.imu.orientation if reading.sensors.imu is not None else None

@@ -52,6 +52,8 @@ class Reading:
 
     state: JointState
     sensors: SensorReadings | None  # None unless a listener asked for sensors
+    #: The set-points the loop wrote in this cycle (``joint_setpoints``; None: released, none written)
+    setpoint: np.ndarray | None = None
 
 
 Listener = Callable[[Reading], None]
@@ -113,7 +115,8 @@ class SimulatedRobot:
             state = self.loop._act()
         if self._listeners and self._publish.due(state.stamp):
             sensors = self.driver.read_sensors() if any(wants for _, wants in self._listeners) else None
-            reading = Reading(state, sensors)
+            written = self.loop.written
+            reading = Reading(state, sensors, None if written is None else written.position)
             for listener, _ in self._listeners:
                 listener(reading)
         if self._ground_truth.due(state.stamp):
