@@ -136,17 +136,21 @@ class SetpointBatcher:
         where a fresh one is known (the robot interface leads in from there, and a robot
         held short of its set-point, a Bioloid sagging in its stance, would otherwise start
         with a jump), else the ``measured`` joints; a joint measured unknown (NaN) stays so."""
-        heard = self._robot_setpoint
-        if heard is None or heard[0] < now - SETPOINT_AGE:
+        setpoint = self._fresh_setpoint(now)
+        if setpoint is None:
             return measured
-        return np.where(np.isfinite(measured) & np.isfinite(heard[1]), heard[1], measured)
+        return np.where(np.isfinite(measured) & np.isfinite(setpoint), setpoint, measured)
 
     def _origins(self, now: float, measured: np.ndarray) -> list[np.ndarray]:
         """Where the robot leads in from at a reading at ``now``: the ``measured`` joints, and
-        its set-point when one no older than :data:`SETPOINT_AGE` is known."""
+        its set-point when a fresh one is known."""
+        setpoint = self._fresh_setpoint(now)
+        return [measured] if setpoint is None else [measured, setpoint]
+
+    def _fresh_setpoint(self, now: float) -> np.ndarray | None:
+        """The robot's set-point heard no longer than :data:`SETPOINT_AGE` before ``now`` (None: none such)."""
         heard = self._robot_setpoint
-        fresh = heard is not None and heard[0] >= now - SETPOINT_AGE
-        return [measured, heard[1]] if fresh else [measured]
+        return heard[1] if heard is not None and heard[0] >= now - SETPOINT_AGE else None
 
     @property
     def sent_until(self) -> float:
