@@ -61,13 +61,13 @@ def diagnostics(client) -> list[DiagnosticStatus]:
     return statuses
 
 
-def wait_until_standing(statuses: list[DiagnosticStatus], last: Callable[[], JointTrajectory], since: int = 0
-                        ) -> None:
+def wait_until_standing(statuses: list[DiagnosticStatus], last: Callable[[], JointTrajectory], timeout: float,
+                        since: int = 0) -> None:
     """Until the walk controller says it stands (in ``statuses`` from ``since`` on) and its
     ``last`` trajectory ends at rest (the final set-point, zero velocities): both come from the
     same cycle, on two topics (a crouch also ends at rest: the phase tells them apart)."""
     poll_until(lambda: walk_phase(statuses[since:]) == "idle" and not any(last().points[-1].velocities),
-               "the walk controller to say it stands, its final set-point sent", timeout=120.0)
+               "the walk controller to say it stands, its final set-point sent", timeout=timeout)
 
 
 def warnings_by_name(statuses: list[DiagnosticStatus]) -> dict[str, list[str]]:
@@ -151,7 +151,7 @@ class TestTheDefaultGraph:
             walk_on()
         stopped = len(statuses)
         publisher.publish(Twist())  # stop
-        wait_until_standing(statuses, lambda: sent[-1][1], since=stopped)
+        wait_until_standing(statuses, lambda: sent[-1][1], 120.0, since=stopped)
         assert len(sent) >= 10, f"{len(sent)} trajectories sent"  # a stream of them, not one
         assert max(abs(k - start) for k in knees) > 0.1  # the servos followed: the knees bent and moved
         assert all(math.isfinite(v) for v in client.wait_for_joint_states().position)  # every servo answers
@@ -309,7 +309,7 @@ def test_a_walk_whose_controller_gets_no_cpu_for_a_while_resumes_and_stands_wher
             os.kill(container, signal.SIGCONT)
         # a walk the controller stopped itself while starved began again on the cmd_vel queued
         # meanwhile, and crouched before the stop reached it
-        wait_until_standing(statuses, lambda: sent[-1])
+        wait_until_standing(statuses, lambda: sent[-1], 60.0)
 
         errors = stands_at_last_setpoint(client, lambda: sent[-1])
         assert max(abs(error) for error in errors.values()) < 0.05, (errors, warnings_by_name(statuses))
