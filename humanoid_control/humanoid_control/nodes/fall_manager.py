@@ -51,6 +51,7 @@ import math
 import sys
 import threading
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -185,9 +186,7 @@ class FallManagerNode:
         w = msg.angular_velocity
         gyro = None if msg.angular_velocity_covariance[0] == -1.0 else np.array([w.x, w.y, w.z])
         reading = TrunkReading.of(seconds(msg.header.stamp), rotation, gyro)
-        with self._lock:
-            decision = self.manager.trunk(reading, self._now())
-        self._apply(decision)
+        self._decide(lambda: self.manager.trunk(reading, self._now()))
 
     def _on_wrench(self, side: str, msg: WrenchStamped) -> None:
         force = msg.wrench.force.z
@@ -200,9 +199,8 @@ class FallManagerNode:
                 self.manager.feet(FeetReading(min(stamps), sum(f for _, f in self._feet.values())))
 
     def _on_fall_state(self, msg: FallState) -> None:
-        with self._lock:
-            decision = self.manager.support(SupportReading(seconds(msg.header.stamp), bool(msg.fallen)), self._now())
-        self._apply(decision)
+        self._decide(lambda: self.manager.support(SupportReading(seconds(msg.header.stamp), bool(msg.fallen)),
+                                                  self._now()))
 
     def _on_joint_states(self, msg: JointState) -> None:
         """The robot's clock goes on: what time decides, the state when due; then, in lockstep,
@@ -210,20 +208,35 @@ class FallManagerNode:
         try:
             self._positions = msg
             stamp = seconds(msg.header.stamp)
-            with self._lock:
+
+            def joints_then_time() -> Decision | None:
                 self.manager.joints(stamp, msg.position)
-                decision = self.manager.tick(stamp)
-            self._apply(decision)
+                return self.manager.tick(stamp)
+
+            self._decide(joints_then_time)
             if self._published_due.due(stamp):
-                self._publish_state(stamp)
+                with self._lock:
+                    self._publish_state(stamp)
         finally:
             if self.lockstep is not None:
                 self.lockstep.answered(msg.header.stamp)
 
     # -- decisions ----------------------------------------------------------------------
-    def _apply(self, decision: Decision | None) -> None:
-        if decision is None:
-            return
+    def _decide(self, decide: Callable[[], Decision | None]) -> None:
+        """Take a decision and say it (log and state) in one hold of the lock, then act on it.
+        The get-up's result comes on a thread of its own, and the next reading's decision can
+        follow it within milliseconds: said after the lock, the state published for a decision
+        could already be the next one's (the get-up's end published with the cause "up"), or
+        the two said out of order."""
+        with self._lock:
+            decision = decide()
+            if decision is None:
+                return
+            self._say(decision)
+        for action in decision.actions:
+            self._act(action, decision.stamp)
+
+    def _say(self, decision: Decision) -> None:
         text = f"{decision.state.text}" + (f" ({decision.side.value})" if decision.side.value else "")
         text += f" at t = {decision.stamp:.3f} s: {decision.cause}"
         self._last_decision = text
@@ -239,8 +252,6 @@ class FallManagerNode:
             if action.kind is ActionKind.GET_UP:  # the goal id is in the state before the goal is sent
                 self._getup_id = uuid.uuid4().bytes
         self._publish_state(decision.stamp)
-        for action in decision.actions:
-            self._act(action, decision.stamp)
 
     def _act(self, action: Action, stamp: float) -> None:
         if action.kind is ActionKind.PROTECT:
@@ -330,14 +341,10 @@ class FallManagerNode:
         result = response.result if response is not None else None
         succeeded = result is not None and result.error_code == PlayMotion.Result.SUCCESSFUL
         text = result.error_string if result is not None else "no result"
-        with self._lock:
-            decision = self.manager.getup_ended(succeeded, text, self._now())
-        self._apply(decision)
+        self._decide(lambda: self.manager.getup_ended(succeeded, text, self._now()))
 
     def _getup_failed(self, why: str) -> None:
-        with self._lock:
-            decision = self.manager.getup_ended(False, why, self._now())
-        self._apply(decision)
+        self._decide(lambda: self.manager.getup_ended(False, why, self._now()))
 
     # -- outputs ------------------------------------------------------------------------
     def _publish_state(self, stamp: float) -> None:
