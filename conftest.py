@@ -407,31 +407,45 @@ def pytest_runtest_makereport(item, call):
                 report.sections.append((f"log of {graph.key(spec)}", graph.log_text(graph.key(spec))[-4000:]))
 
 
-@pytest.fixture
-def spinning_nodes():
+class SpinningNodes:
     """``make(*names)``: rclpy nodes in this process, spun by one multi-threaded executor in a
-    thread, for tests of small ROS pieces over real DDS; destroyed after the test."""
-    import rclpy
-    from node_teardown import SpinningThread, destroy_whole
-    from rclpy.executors import MultiThreadedExecutor
+    thread; ``between_turns()`` holds that thread to destroy a node's subscription or client."""
 
-    rclpy.init()
-    executor = MultiThreadedExecutor()
-    made = []
+    def __init__(self) -> None:
+        from node_teardown import SpinningThread
+        from rclpy.executors import MultiThreadedExecutor
 
-    def make(*names: str) -> list:
+        self.made: list = []
+        self.spinner = SpinningThread(MultiThreadedExecutor())
+
+    def __call__(self, *names: str) -> list:
+        import rclpy
+
         nodes = [rclpy.create_node(name) for name in names]
         for node in nodes:
-            executor.add_node(node)
-        made.extend(nodes)
+            self.spinner.executor.add_node(node)
+        self.made.extend(nodes)
         return nodes
 
-    spinner = SpinningThread(executor).start()
+    def between_turns(self):
+        return self.spinner.between_turns()
+
+
+@pytest.fixture
+def spinning_nodes():
+    """:class:`SpinningNodes`, for tests of small ROS pieces over real DDS; destroyed after the
+    test."""
+    import rclpy
+    from node_teardown import destroy_whole
+
+    rclpy.init()
+    nodes = SpinningNodes()
+    nodes.spinner.start()
     try:
-        yield make
+        yield nodes
     finally:
-        spinner.stop()  # before the nodes go: a turn of the executor still uses them
-        for node in made:
+        nodes.spinner.stop()  # before the nodes go: a turn of the executor still uses them
+        for node in nodes.made:
             destroy_whole(node)
         rclpy.try_shutdown()
 

@@ -117,17 +117,49 @@ class SpinningThread:
         self.executor = executor
         self._going = threading.Event()
         self._going.set()
-        self._thread = threading.Thread(target=spin_while, args=(executor, self._going.is_set), name=name,
+        self._turns = threading.Condition()
+        self._held = 0  # callers holding the spinning between two turns
+        self._between = False  # the thread waits between two turns
+        self._thread = threading.Thread(target=spin_while, args=(executor, self._next_turn), name=name,
                                         daemon=True)
 
     def start(self) -> SpinningThread:
         self._thread.start()
         return self
 
+    def _next_turn(self) -> bool:
+        """Asked by ``spin_while`` between two turns: whether to go on, once nobody holds it."""
+        with self._turns:
+            self._between = True
+            self._turns.notify_all()
+            self._turns.wait_for(lambda: self._held == 0 or not self._going.is_set())
+            self._between = False
+        return self._going.is_set()
+
+    @contextlib.contextmanager
+    def between_turns(self) -> Iterator[None]:
+        """Hold the spinning between two turns, to destroy a subscription or a client of a node
+        it spins: destroyed under a turn, whose wait set is being built from the node's
+        entities, rclpy raised InvalidHandle in the spinning thread, which then died (clean-clone
+        run 335). The next turn builds its wait set without the destroyed entity."""
+        with self._turns:
+            self._held += 1
+            if not self._turns.wait_for(lambda: self._between or not self._thread.is_alive(), timeout=STOP_TIMEOUT):
+                self._held -= 1
+                raise TimeoutError(f"{self._thread.name}: no end of a turn within {STOP_TIMEOUT:g} s")
+        try:
+            yield
+        finally:
+            with self._turns:
+                self._held -= 1
+                self._turns.notify_all()
+
     def stop(self, timeout: float = STOP_TIMEOUT) -> None:
         """The spinning ended (if it ever started), then the executor shut down; the nodes are
         the caller's to destroy after this (a turn still uses them)."""
         self._going.clear()
+        with self._turns:
+            self._turns.notify_all()
         if self._thread.is_alive():
             self._thread.join(timeout)
         self.executor.shutdown()

@@ -41,6 +41,7 @@ class RunningInterface:
     peers: dict[str, object]  # the other nodes, by name, spun by the same executor
     interface: object  # humanoid_control.ros.RobotInterface
     loop: object  # humanoid_control.ros.LoopThread: the control loop (``loop.host.loop``) in this process
+    spinner: SpinningThread  # spins the nodes: destroy their entities between its turns
 
 
 @contextlib.contextmanager
@@ -74,7 +75,7 @@ def interface_running(driver: IdealDriver, model, peers: tuple[str, ...] = (),
     try:
         assert interface.start(timeout=PATIENCE) is not None
         spinner.start()
-        yield RunningInterface(node, others, interface, loop)
+        yield RunningInterface(node, others, interface, loop, spinner)
     finally:
         interface.stop()
         loop.stop()

@@ -123,7 +123,7 @@ class LatestBalance:
     def __init__(self, client: RobotClient) -> None:
         self.messages: list[BalanceState] = []
         self._lock = threading.Lock()
-        self._node = client.node
+        self._client = client
         self._subscription = client.node.create_subscription(BalanceState, "balance_state", self._on_message, 100)
 
     def _on_message(self, msg: BalanceState) -> None:
@@ -137,7 +137,8 @@ class LatestBalance:
     def close(self) -> None:
         """No more balance_state once the checks have theirs: in lockstep the simulation
         publishes them as fast as the graph runs, and the client's executor need not take them."""
-        self._node.destroy_subscription(self._subscription)
+        with self._client.between_turns():
+            self._client.node.destroy_subscription(self._subscription)
 
 
 @dataclass

@@ -163,7 +163,8 @@ def test_tf_frames_carry_the_robot_s_prefix(robots):
     try:
         poll_until(lambda: expected <= pairs, f"/tf pairs {sorted(expected)}", PATIENCE)
     finally:
-        node.destroy_subscription(subscription)
+        with robots["/a"].between_turns():
+            node.destroy_subscription(subscription)
     with lock:
         unprefixed = {pair for pair in pairs if not all(frame.startswith(("a/", "b/")) for frame in pair)}
     assert not unprefixed, f"frames without a robot's prefix on /tf: {unprefixed}"

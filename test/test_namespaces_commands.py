@@ -123,8 +123,9 @@ def test_a_walk_in_its_own_namespace_leaves_the_robot_in_r_standing(robot_in_r):
         result = entry_point("walk", "--robot", WALKER, "--distance", str(DISTANCE), "--namespace", "a", "--json")
     finally:
         recorded = robot_in_r.stop_recording()
-        for subscription in subscriptions:
-            node.destroy_subscription(subscription)
+        with robot_in_r.between_turns():
+            for subscription in subscriptions:
+                node.destroy_subscription(subscription)
     assert result.returncode == 0, result.stderr[-3000:]
     report = json.loads(result.stdout)
     assert report["distance_m"] == pytest.approx(DISTANCE, abs=WITHIN) and not report["fell"], json.dumps(report)

@@ -16,7 +16,7 @@ def nodes(spinning_nodes):
     return spinning_nodes("matched_publisher_under_test", "matched_publisher_listener")
 
 
-def test_the_flag_follows_subscriptions_and_messages_arrive_while_subscribed(nodes):
+def test_the_flag_follows_subscriptions_and_messages_arrive_while_subscribed(nodes, spinning_nodes):
     publishing, listening = nodes
     publisher = MatchedPublisher(publishing, Int32, "matched_publisher_test", 10)
     assert not publisher.subscribed
@@ -30,7 +30,8 @@ def test_the_flag_follows_subscriptions_and_messages_arrive_while_subscribed(nod
     poll_until(lambda: len(received) == 5, "five messages", PATIENCE)
     assert received == [0, 1, 2, 3, 4]
 
-    listening.destroy_subscription(subscription)
+    with spinning_nodes.between_turns():
+        listening.destroy_subscription(subscription)
     poll_until(lambda: not publisher.subscribed, "the subscription to be gone", PATIENCE)
 
 

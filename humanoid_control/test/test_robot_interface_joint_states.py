@@ -116,7 +116,8 @@ def test_sensors_are_read_only_while_subscribed_and_published_from_the_second_re
     # reading 1, the first since the subscription came, only primed the next one (a
     # differentiating IMU needs the reading one period earlier)
     assert first.linear_acceleration.z >= 2.0
-    listener.destroy_subscription(subscription)
+    with interface.spinner.between_turns():
+        listener.destroy_subscription(subscription)
     deadline = time.monotonic() + PATIENCE
     while True:  # nobody listens again: the readings stop (once the front hears the subscription left)
         before = driver.sensor_reads

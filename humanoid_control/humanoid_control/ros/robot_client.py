@@ -260,7 +260,7 @@ class RobotClient:
         finished its constructor, and an executor turn in between dies on the half-built
         client (seen: the client then stopped taking any message)."""
         key = (action_type, name)
-        with self._between_turns():
+        with self.between_turns():
             if key not in self._action_clients:
                 self._action_clients[key] = ActionClient(self.node, action_type, name)
             return self._action_clients[key]
@@ -269,14 +269,16 @@ class RobotClient:
         """The simulation goes on without this client (which then no longer slows it, and can
         no longer hold it); between two turns of the executor."""
         if self.lockstep is not None:
-            with self._between_turns():
+            with self.between_turns():
                 self.lockstep.leave()
 
     @contextmanager
-    def _between_turns(self) -> Iterator[None]:
-        """Hold the executor between two of its turns, ahead of the spinning thread. The turn
-        is ended for the caller: rclpy's EventsExecutor ends one at its timeout only once no
-        message is waiting, never while they keep coming faster than this client takes them."""
+    def between_turns(self) -> Iterator[None]:
+        """Hold the executor between two of its turns, ahead of the spinning thread: there a
+        caller destroys a subscription it made on :attr:`node` (destroyed under a turn, rclpy
+        raises in the spinning thread, which then dies). The turn is ended for the caller:
+        rclpy's EventsExecutor ends one at its timeout only once no message is waiting, never
+        while they keep coming faster than this client takes them."""
         with self._gate:
             self._waiting += 1
         self._end_turn()
