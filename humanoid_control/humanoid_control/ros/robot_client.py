@@ -173,6 +173,11 @@ class GoalOutcome:
         return None
 
 
+#: action_msgs/GoalStatus codes by name, for errors.
+STATUS_NAMES = {getattr(GoalStatus, name): name.removeprefix("STATUS_") for name in dir(GoalStatus)
+                if name.startswith("STATUS_")}
+
+
 class RobotClient:
     """Topics, action and services of one robot (and of the simulator, when there is one)."""
 
@@ -235,6 +240,8 @@ class RobotClient:
         self._executor = EventsExecutor(context=self.node.context)  # the graph's nodes' executor (node_main)
         self._executor.add_node(self.node)
         self._closing = threading.Event()
+        self._turns, self._turn_began = 0, time.monotonic()  # for spinning_report
+        self._heard_at: float | None = None  # monotonic time of the last joint_states taken
         self._thread = threading.Thread(target=self._spin, name="robot-client", daemon=True)
         self._thread.start()
 
@@ -247,6 +254,8 @@ class RobotClient:
                 self._turn_end = Future()
             try:
                 with self._turn:  # one turn (not spin_once: humanoid_control.ros.node_main.spin_while)
+                    self._turns += 1
+                    self._turn_began = time.monotonic()
                     self._executor.spin_until_future_complete(self._turn_end, timeout_sec=CLIENT_TURN)
             except Exception:  # shutting down while spinning
                 if not rclpy.ok() or self._closing.is_set():
@@ -319,6 +328,7 @@ class RobotClient:
 
     # -- subscriptions --------------------------------------------------------------
     def _on_joint_state(self, msg: JointState) -> None:
+        self._heard_at = time.monotonic()
         with self._lock:
             self._joint_state = msg
             if self._recording is not None:
@@ -702,12 +712,13 @@ class RobotClient:
             raise RobotClientError(f"no service {name} within {timeout:g} s")
         return answer.result()
 
-    @staticmethod
-    def wait_result(handle, timeout: float, what: str = "result"):
+    def wait_result(self, handle, timeout: float, what: str = "result"):
         """The GetResult response of an accepted goal (asked again if the answer was lost)."""
         waiter = ResultWaiter(handle)
         if not waiter.wait(timeout):
-            raise RobotClientError(f"no {what} within {timeout:g} s")
+            raise RobotClientError(f"no {what} within {timeout:g} s (the goal's status as this client knows it: "
+                                   f"{STATUS_NAMES.get(handle.status, handle.status)}, its result asked "
+                                   f"{waiter.requests} time(s); {self.spinning_report()})")
         return waiter.response
 
     @staticmethod
@@ -718,3 +729,11 @@ class RobotClient:
         if not done.wait(timeout):
             raise RobotClientError(f"no {what} within {timeout:g} s")
         return future.result()
+
+    def spinning_report(self) -> str:
+        """What this client's executor did lately, for an error saying that an answer did not
+        come: a client that stopped taking messages, or a graph that stopped sending them."""
+        now = time.monotonic()
+        heard = f"{now - self._heard_at:.2f} s ago" if self._heard_at is not None else "never"
+        return (f"the client's spinning thread {'alive' if self._thread.is_alive() else 'DEAD'}, {self._turns} "
+                f"turns, the last begun {now - self._turn_began:.2f} s ago; its last joint_states taken {heard}")
