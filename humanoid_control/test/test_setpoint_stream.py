@@ -13,9 +13,13 @@ from trajectory_msgs.msg import JointTrajectory
 
 from humanoid_control.ros import FINAL_RESENDS, OwnProcess, SetpointStream, poll_until, seconds
 from humanoid_core.loop import TRAJECTORY_DELAY, Setpoint, SetpointBatcher
+from humanoid_description import JointInfo, JointLimits, JointTable
 
 NAMES = ("a", "b")
 LIMIT = np.array([2.0, 2.0])  # rad/s
+#: A robot of two joints.
+JOINTS = JointTable([JointInfo(name, k, JointLimits(-3.0, 3.0, float(LIMIT[k]), 1.0), (0.0, 0.0, 1.0),
+                               "base", f"link_{name}") for k, name in enumerate(NAMES)])
 LEAD, SETTLE, TOLERANCE = 0.3, 0.2, 0.05
 PATIENCE = 30.0
 START = np.zeros(2)  # where the robot stands, and stays unless it takes a trajectory
@@ -43,7 +47,7 @@ class Robot:
 def streamed(spinning_nodes, robot: Robot) -> SetpointStream:
     controller, listener = spinning_nodes("setpoint_stream_controller", "setpoint_stream_robot")
     listener.create_subscription(JointTrajectory, "joint_trajectory", robot.on_trajectory, 10)
-    stream = SetpointStream(controller, OwnProcess(), NAMES, SetpointBatcher(LIMIT, LEAD, send_period=0.05))
+    stream = SetpointStream(controller, OwnProcess(), JOINTS, SetpointBatcher(LIMIT, LEAD, send_period=0.05))
     poll_until(lambda: controller.count_subscribers("joint_trajectory") > 0, "the robot subscribed", PATIENCE)
     now = robot.reading()[0]
     stream.batcher.add(Setpoint(now + 0.2, TARGET, np.zeros(2)), final=True)

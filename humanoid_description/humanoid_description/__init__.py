@@ -11,7 +11,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
     "inverse_kinematics": ["InverseKinematicsError", "StanceSolver", "shift_weight"],
     "joint_map": ["JointMap", "POSITION_SCALES", "ServoJoint"],
     "joint_ranges": ["configurations", "free_at"],
-    "joints": ["JointTable", "urdf_joint_table"],
+    "joints": ["JointInfo", "JointLimits", "JointTable", "urdf_joint_table"],
     "model": ["RobotModel", "load_model"],
     "package_share": ["package_share_directory"],
     "robot": ["Robot", "resolve_robot"],

@@ -7,6 +7,7 @@ command validation, a viewer) loads neither Pinocchio nor Coal.
 
 from __future__ import annotations
 
+import math
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -93,6 +94,20 @@ class JointTable(Sequence[JointInfo]):
 
     def to_dict(self, values: Sequence[float]) -> dict[str, float]:
         return {name: float(v) for name, v in zip(self.names, values, strict=True)}
+
+    def from_named(self, names: Sequence[str], values: Sequence[float],
+                   default: float | np.ndarray = math.nan) -> np.ndarray:
+        """Canonical-order array of the values a message names (a JointState's ``name`` and
+        ``position``, read as they come): joints it does not name are ``default`` (NaN:
+        unknown; or an array in canonical order), names of no joint here are passed over (a
+        message may carry another robot's joints, a gripper's). Unlike :meth:`to_array`,
+        which takes a command and refuses an unknown name."""
+        out = np.full(len(self), default, dtype=float) if np.ndim(default) == 0 else np.array(default, dtype=float)
+        for name, value in zip(names, values, strict=False):
+            index = self._index.get(name)
+            if index is not None:
+                out[index] = value
+        return out
 
 
 def joint_table(urdf: str, order: Sequence[str]) -> JointTable:

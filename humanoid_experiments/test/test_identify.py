@@ -149,7 +149,7 @@ def test_a_command_the_robot_rejected_is_replayed_as_rejected_and_identify_fits_
     commands = plan_commands([(0.1, {"rarm_joint1": 1.0}, 0.3), (0.2, {"larm_joint1": 10.0}, 0.3)])
     with SimulatedRobot("hoap2", "fast") as robot:
         record(robot, commands, 0.6, bag)
-    motion = read_bag(bag, robot.model.joints.names)
+    motion = read_bag(bag, robot.model.joints)
     assert [command.joints for command in motion.commands] == [("rarm_joint1",), ("larm_joint1",)]
     replayed = []
     for commands in (motion.commands, motion.commands[:1]):  # a fresh robot each, as the fit replays

@@ -36,7 +36,7 @@ OFFSET = 0.008  # m: the trunk's centre of mass moved by the whole truth's offse
 @pytest.fixture(scope="module")
 def squat(tmp_path_factory):
     bag = record_squat(tmp_path_factory.mktemp("squat"))
-    return read_bag(bag, load_model(SENSED_ROBOT).joints.names)
+    return read_bag(bag, load_model(SENSED_ROBOT).joints)
 
 
 @pytest.fixture(scope="module")
@@ -88,13 +88,13 @@ def small_bags(tmp_path_factory):
 
 
 def test_weights_of_zero_and_a_bag_without_the_readings_keep_the_joints_cost(small_bags):
-    names = load_model("hoap2").joints.names
-    sensed, joints_only = (read_bag(small_bags / name, names) for name in ("sensed", "joints"))
+    joints = load_model("hoap2").joints
+    sensed, joints_only = (read_bag(small_bags / name, joints) for name in ("sensed", "joints"))
     assert sensed.imu is not None and sensed.wrenches is not None
     assert joints_only.imu is None and joints_only.wrenches is None
     values = {"servo.max_velocity": 3.0}
     with SimulatedRobot("hoap2", "fast", values) as robot:
-        expected = rms(replay(robot, sensed), sensed, sensed.commanded_joints(names))
+        expected = rms(replay(robot, sensed), sensed, sensed.commanded_joints(joints.names))
     off = Problem("hoap2", "fast", None, (), 0.0, 0.0)
     assert motions_cost(off, (sensed,), values) == pytest.approx(expected, rel=1e-12)
     assert motion_terms(off, (sensed,), values)["imu"] is None

@@ -144,7 +144,7 @@ class GaitControllerNode:
         self.bodies = Offload(node, "gaits", workers=4)
         actions = ReentrantCallbackGroup()
         # the run's velocities are exact (central differences on its grid, the cubics' own)
-        self._stream = SetpointStream(node, host, self._joints.names, SetpointBatcher(
+        self._stream = SetpointStream(node, host, self._joints, SetpointBatcher(
             VELOCITY_MARGIN * self._joints.velocity, self.params.command_lead, self.params.send_period,
             smooth_velocities=False, warn=self._log.warning))
         self._diagnostics = node.create_publisher(DiagnosticArray, topics.DIAGNOSTICS, 10)

@@ -136,6 +136,7 @@ class SelfCollisionChecker:
         self.safety_distance = params.safety_distance if params.safety_distance >= 0.0 else \
             stream_model.config.safety_distance
         self.robot = robot
+        self._joints = stream_model.joints
         self.names = stream_model.joints.names
         self._tracker = CollisionTracker(CollisionModel(stream_model), self.safety_distance)
         # the services' own models, built by each service's worker at its first check
@@ -187,12 +188,7 @@ class SelfCollisionChecker:
         ``default`` (NaN: unknown). Raises ValueError for a malformed message."""
         if len(msg.position) != len(msg.name):
             raise ValueError(f"{len(msg.name)} names but {len(msg.position)} positions")
-        q = np.full(len(self.names), np.nan) if default is None else np.array(default, dtype=float)
-        index = {name: k for k, name in enumerate(self.names)}
-        for name, value in zip(msg.name, msg.position, strict=True):
-            if name in index:
-                q[index[name]] = value
-        return q
+        return self._joints.from_named(msg.name, msg.position, math.nan if default is None else default)
 
     def _on_joint_states(self, msg: JointState) -> None:
         try:

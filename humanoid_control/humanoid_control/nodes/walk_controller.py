@@ -146,7 +146,7 @@ class WalkControllerNode:
         self.goal_checks, self.bodies = Offload(node, "walk goal checks"), Offload(node, "walks", workers=4)
         actions = ReentrantCallbackGroup()
         self.cycle = WalkCycle(self.controller, warn=self._log.warning)
-        self._stream = SetpointStream(node, host, self._joints.names, self.cycle.batcher)
+        self._stream = SetpointStream(node, host, self._joints, self.cycle.batcher)
         self._diagnostics = node.create_publisher(DiagnosticArray, topics.DIAGNOSTICS, 10)
         host.subscribe_state(node, JointState, topics.JOINT_STATES, self._on_joint_states, QoSProfile(depth=1))
         # the sensors only when a correction uses them (each subscription costs CPU at 100 Hz); in

@@ -11,7 +11,6 @@ set-point is (:meth:`~humanoid_core.loop.setpoint_window.SetpointBatcher.heard_s
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Sequence
 
@@ -26,6 +25,7 @@ from humanoid_control.ros.matched_publisher import STREAM_HISTORY, robot_unheard
 from humanoid_control.ros.node_host import NodeHost
 from humanoid_control.ros.ros_time import seconds, to_duration, to_time
 from humanoid_core.loop import Batch, Setpoint, SetpointBatcher, farthest_joint
+from humanoid_description import JointTable
 
 #: Times a controller sends its last set-point again to a robot not there once it is due.
 FINAL_RESENDS = 1
@@ -34,24 +34,19 @@ FINAL_RESENDS = 1
 class SetpointStream:
     """A batcher whose trajectories go out on ``joint_trajectory``."""
 
-    def __init__(self, node: Node, host: NodeHost, joint_names: tuple[str, ...], batcher: SetpointBatcher) -> None:
+    def __init__(self, node: Node, host: NodeHost, joints: JointTable, batcher: SetpointBatcher) -> None:
         self.batcher = batcher
         self._node = node
         # a stream, as the states are: a recorder or a watching client starved of CPU gets back
         # what it missed at the transport only while the publisher still holds it
         self._publisher = node.create_publisher(JointTrajectory, topics.JOINT_TRAJECTORY, STREAM_HISTORY)
-        self._names = list(joint_names)
-        self._index = {name: i for i, name in enumerate(joint_names)}
+        self._joints = joints
+        self._names = list(joints.names)
         host.subscribe_state(node, JointState, topics.JOINT_SETPOINTS, self._on_setpoint, QoSProfile(depth=1))
 
     def positions(self, msg: JointState) -> np.ndarray:
         """``msg``'s positions in canonical order; a joint it does not give, or gives as NaN, is NaN."""
-        positions = np.full(len(self._names), math.nan)
-        for name, value in zip(msg.name, msg.position, strict=False):
-            index = self._index.get(name)
-            if index is not None:
-                positions[index] = value
-        return positions
+        return self._joints.from_named(msg.name, msg.position)
 
     def _on_setpoint(self, msg: JointState) -> None:
         self.batcher.heard_setpoint(seconds(msg.header.stamp), self.positions(msg))

@@ -139,7 +139,6 @@ def checked_request(args: argparse.Namespace) -> dict[str, Any]:
     profile = physics_profiles.chosen(robot, args.physics) or physics_profiles.REFERENCE
     base = params_file.chosen(robot, args.params)
     links = params_file.link_names(model.urdf)
-    names = model.joints.names
     if getattr(args, "hold_out", None) is not None and args.postures is None:
         raise UsageError("--hold-out: held-out tests or experiments are of --postures data (with --bag: --validate)")
     numbers = _numbers(args.hold_out) if getattr(args, "hold_out", None) is not None else []
@@ -147,8 +146,8 @@ def checked_request(args: argparse.Namespace) -> dict[str, Any]:
     try:
         parameters = parse_fit(args.fit, links)
         if args.bag is not None:
-            data: Any = (read_bag(args.bag, names),)
-            held_out = [(str(path), (read_bag(Path(path), names),)) for path in args.validate]
+            data: Any = (read_bag(args.bag, model.joints),)
+            held_out = [(str(path), (read_bag(Path(path), model.joints),)) for path in args.validate]
         else:
             data = read_postures(args.postures, args.robot)
             held_out = [(str(path), read_postures(path, args.robot)) for path in args.validate]

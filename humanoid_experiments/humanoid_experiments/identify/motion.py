@@ -31,6 +31,7 @@ import numpy as np
 
 from humanoid_control.ros import absolute, topics
 from humanoid_core.loop import CommandRejectedError, PointData, TrajectoryRequest
+from humanoid_description import JointTable
 
 JOINT_STATES = absolute(topics.JOINT_STATES)
 JOINT_SETPOINTS = absolute(topics.JOINT_SETPOINTS)
@@ -137,8 +138,8 @@ def _seconds(stamp: Any) -> float:
     return float(stamp.sec) + float(stamp.nanosec) * 1e-9
 
 
-def read_bag(path: Path, joint_names: Sequence[str]) -> Motion:
-    """The motion recorded in the bag at ``path`` for a robot with ``joint_names``."""
+def read_bag(path: Path, joints: JointTable) -> Motion:
+    """The motion recorded in the bag at ``path`` for a robot with ``joints``."""
     from humanoid_tools.recording import Bag
 
     if not Path(path).exists():
@@ -158,21 +159,16 @@ def read_bag(path: Path, joint_names: Sequence[str]) -> Motion:
         kinds = {topic: [] if setpoints else bag.all(topic) for topic in (JOINT_TRAJECTORY, JOINT_COMMANDS)}
     if len(states) < 2:
         raise MotionError(f"bag {path} has {len(states)} {JOINT_STATES} message(s): nothing to compare with")
-    index = {name: i for i, name in enumerate(joint_names)}
     log_ns = np.array([log for log, _ in states], dtype=np.int64)
     stamps = np.array([_seconds(msg.header.stamp) for _, msg in states])
     origin = stamps[0]
-    positions = np.full((len(states), len(joint_names)), np.nan)
-    for row, (_log, msg) in enumerate(states):
-        for name, value in zip(msg.name, msg.position, strict=False):
-            if name in index:
-                positions[row, index[name]] = value
+    positions = np.array([joints.from_named(msg.name, msg.position) for _log, msg in states])
     if np.isnan(positions[0]).all():
         named = ", ".join(states[0][1].name[:3]) or "no joint"
         raise MotionError(f"bag {path}: its {JOINT_STATES} name none of this robot's joints ({named}, ...): "
                           "recorded on another robot?")
     if np.isnan(positions[0]).any():
-        missing = [joint_names[i] for i in np.flatnonzero(np.isnan(positions[0]))]
+        missing = [joints.names[i] for i in np.flatnonzero(np.isnan(positions[0]))]
         raise MotionError(f"bag {path}: the first {JOINT_STATES} lacks {', '.join(missing)}")
 
     def robot_time(log: int, stamp: float) -> float:
@@ -185,14 +181,14 @@ def read_bag(path: Path, joint_names: Sequence[str]) -> Motion:
     wrenches = _wrench_series({side: [(robot_time(log, _seconds(msg.header.stamp)), msg) for log, msg in found]
                                for side, found in wrench_messages.items() if found})
     if setpoints:
-        executed = _setpoints(setpoints, index, origin)
+        executed = _setpoints(setpoints, joints, origin)
         if not executed.moved().any():
             raise MotionError(f"bag {path}: the robot's {JOINT_SETPOINTS} never change: nothing was executed to "
                               "replay")
         return Motion(positions[0].copy(), (), stamps - origin, positions, executed, origin, imu, wrenches)
     found: list[Command] = []
     for log, msg in kinds[JOINT_TRAJECTORY]:
-        unknown = [name for name in msg.joint_names if name not in index]
+        unknown = [name for name in msg.joint_names if name not in joints]
         if unknown or not len(msg.points):
             raise MotionError(f"bag {path}: a {JOINT_TRAJECTORY} message " + (
                 f"names joints the robot lacks ({', '.join(unknown)})" if unknown else "has no point (a stop)"))
@@ -240,18 +236,13 @@ def _wrench_series(feet: Mapping[str, Sequence[tuple[float, Any]]]) -> WrenchSer
     return WrenchSeries(np.array(common, dtype=float) * 1e-6, sides, force, torque)
 
 
-def _setpoints(messages: Sequence[tuple[int, Any]], index: Mapping[str, int], origin: float) -> Setpoints:
+def _setpoints(messages: Sequence[tuple[int, Any]], joints: JointTable, origin: float) -> Setpoints:
     """The recorded ``joint_setpoints`` on the motion's time base (a joint a message lacks keeps
     its previous set-point)."""
     times = np.array([_seconds(msg.header.stamp) - origin for _, msg in messages])
-    positions = np.full((len(messages), len(index)), np.nan)
-    velocities = np.full((len(messages), len(index)), np.nan)
-    for row, (_log, msg) in enumerate(messages):
-        for k, name in enumerate(msg.name):
-            if name in index:
-                positions[row, index[name]] = msg.position[k]
-                if len(msg.velocity) == len(msg.name):
-                    velocities[row, index[name]] = msg.velocity[k]
+    positions = np.array([joints.from_named(msg.name, msg.position) for _, msg in messages])
+    velocities = np.array([joints.from_named(msg.name, msg.velocity) if len(msg.velocity) == len(msg.name)
+                           else np.full(len(joints), np.nan) for _, msg in messages])
     for values in (positions, velocities):  # a joint not listed holds its previous set-point
         for row in range(1, len(values)):
             missing = np.isnan(values[row])

@@ -249,7 +249,7 @@ def prove_sensed(directory: Path, settings: ProofSettings,
     bag = record_squat(directory)
     truth = ", ".join(f"{name} {value:g}" for name, value in SENSED_TRUTH.items())
     progress(f"recorded {bag} on the stand-in robot ({truth})")
-    profile = cost_profile(read_bag(bag, load_model(SENSED_ROBOT).joints.names))
+    profile = cost_profile(read_bag(bag, load_model(SENSED_ROBOT).joints))
     progress(profile_text(profile))
     args = argparse.Namespace(
         robot=SENSED_ROBOT, bag=bag, postures=None, fit=SENSED_FIT, output=directory / "fitted.yaml", validate=[],

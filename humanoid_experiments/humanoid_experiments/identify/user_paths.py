@@ -183,7 +183,7 @@ def replay_paths(robot: str, hidden: Path, bag: Path, stretches: Mapping[str, tu
 
     with SimulatedRobot(robot, params_file=hidden) as simulated:
         names = list(simulated.model.joints.names)
-        motion = read_bag(bag, names)
+        motion = read_bag(bag, simulated.model.joints)
         at_hidden = replay(simulated, motion)
     with SimulatedRobot(robot) as simulated:
         at_own = replay(simulated, motion)
