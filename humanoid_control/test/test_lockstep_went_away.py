@@ -29,6 +29,7 @@ from sensor_msgs.msg import JointState
 from humanoid_control.ros import (
     LOCKSTEP_QOS,
     LOCKSTEP_TOPIC,
+    NODE_LOOK_PERIOD,
     LockstepParticipant,
     LoopThread,
     RobotInterface,
@@ -73,6 +74,11 @@ class States:
         """Whether ``count`` distinct stamps came within PATIENCE."""
         with self.changed:
             return self.changed.wait_for(lambda: len(self.stamps) >= count, PATIENCE)
+
+    def reached_time(self, stamp: float) -> bool:
+        """Whether a state stamped ``stamp`` or later came within PATIENCE."""
+        with self.changed:
+            return self.changed.wait_for(lambda: bool(self.stamps) and self.stamps[-1] >= stamp, PATIENCE)
 
     def latest(self) -> float | None:
         with self.changed:
@@ -129,6 +135,17 @@ class Simulation:
         ``since``-th on)."""
         return any(name in text.split(" for ", 1)[1].split(" to answer", 1)[0].split(", ")
                    for text in self.reports[since:])
+
+    def knows_node(self, name: str) -> None:
+        """Once the front's graph lists node ``name`` with a writer of answers, the simulation
+        run on for a look period: the front, which looks at the graph that often while a
+        participant whose node it has not seen answers, has seen it. (A participant's node the
+        graph learns only after DDS matched its writer: on a loaded machine, after it closed.)"""
+        poll_until(lambda: name in {w.node_name for w in self.front.get_publishers_info_by_topic(
+            f"/{LOCKSTEP_TOPIC}")}, f"the graph listing {name}'s writer of answers", PATIENCE)
+        listed = self.states.latest() or 0.0  # robot time, paced no faster than the wall clock
+        assert self.states.reached_time(listed + 2 * NODE_LOOK_PERIOD), \
+            f"{name} known: the simulation stayed at t = {self.states.latest()} s"
 
     def runs_on(self, what: str) -> None:
         if not self.states.reached(self.states.count() + RUNNING):  # what the gate saw, to tell why
@@ -292,6 +309,7 @@ def test_a_participant_no_node_is_named_after_is_let_go_once_no_writer_left_can_
     poll_until(lambda: {"stayer", "custom_name", "other"} <= set(simulation.participants()), "all three to join",
                PATIENCE)
     simulation.runs_on("with the three answering")
+    simulation.knows_node("other")  # else its writer gone could be custom_name's: it would be kept
 
     simulation.destroy(other)  # a writer goes: two are left, one of them may be custom_name's
     poll_until(lambda: went_away(simulation, "other"), "the simulator naming the node that closed", PATIENCE)
