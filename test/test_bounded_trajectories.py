@@ -30,11 +30,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from action_msgs.msg import GoalStatus
+from action_msgs.msg import GoalStatus, GoalStatusArray
 from diagnostic_msgs.msg import DiagnosticArray
+from rclpy.qos import qos_profile_action_status_default
 from system_support import SourceStamps
 
-from humanoid_control.ros import RobotClient, make_trajectory, poll_until
+from humanoid_control.ros import RobotClient, RobotClientError, make_trajectory, poll_until
 from humanoid_core.loop import InterfaceParameters
 from humanoid_core.processes import Graph
 from humanoid_interfaces.action import FollowJointTrajectory
@@ -213,6 +214,15 @@ def test_a_goal_being_checked_blocks_nothing_gives_way_to_a_newer_one_and_ends_a
     graph, client = robot_graph([sim])
     diagnostics: list[DiagnosticArray] = []
     client.node.create_subscription(DiagnosticArray, "diagnostics", diagnostics.append, 10)
+    # the goals' statuses as a plain subscriber sees them, beside the client's action client (a
+    # goal's status and result once never reached the action client: runs 331, 333, 342)
+    statuses: dict[bytes, int] = {}
+
+    def on_status(msg: GoalStatusArray) -> None:
+        statuses.update((bytes(s.goal_info.goal_id.uuid), s.status) for s in msg.status_list)
+
+    client.node.create_subscription(GoalStatusArray, "follow_joint_trajectory/_action/status", on_status,
+                                    qos_profile_action_status_default)
     state = client.wait_for_joint_states(PATIENCE)
     names, current = list(state.name), np.array(state.position)
     running_feedback: list = []
@@ -226,9 +236,16 @@ def test_a_goal_being_checked_blocks_nothing_gives_way_to_a_newer_one_and_ends_a
     second = client.send_goal(still(names, current, MAX_DURATION), feedback=second_feedback, timeout=PATIENCE)
     second_result = second.get_result_async()
     # the first one's check gives way to the newer goal at once
-    outcome = client.result(first, timeout=PATIENCE)
+    try:
+        outcome = client.result(first, timeout=PATIENCE)
+    except RobotClientError as error:
+        seen = statuses.get(bytes(first.goal_id.uuid))
+        raise RobotClientError(f"{error}; a plain subscriber to the action's status saw the goal "
+                               f"{'never' if seen is None else f'with status {seen}'}") from None
     assert outcome.error_code == FollowJointTrajectory.Result.PREEMPTED, outcome.error_string
     assert "never started" in outcome.error_string, outcome.error_string
+    poll_until(lambda: statuses.get(bytes(first.goal_id.uuid)) == GoalStatus.STATUS_ABORTED,
+               "the refused goal's status ABORTED on the action's status topic", PATIENCE)
 
     # while the second one is checked: feedback, services, diagnostics and a cancel go on
     seen = len(running_feedback)
