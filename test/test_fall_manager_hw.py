@@ -31,7 +31,7 @@ from system_support import collector, on_emulated_bus
 
 from humanoid_bringup import real_nodes
 from humanoid_control.nodes import FALL_MANAGER, with_node_parameters
-from humanoid_control.ros import FALL_STATE_QOS, poll_until, to_time
+from humanoid_control.ros import FALL_STATE_QOS, RobotClientError, poll_until, to_time
 from humanoid_core.balance import FallManagerParameters
 from humanoid_interfaces.action import PlayMotion, Walk
 from humanoid_interfaces.msg import FallManagerState
@@ -91,6 +91,23 @@ class Trunk:
             theta = min(theta + dtheta * PERIOD, math.radians(90.0))
             self.pitch, self.rate = sign * math.degrees(theta), sign * math.degrees(dtheta)
         self.rate = sign * rocking
+
+
+def getup_end(lock: threading.Lock, states: list[FallManagerState], since: int) -> FallManagerState:
+    """The first state from ``states[since:]`` saying the first get-up motion ended; when none
+    comes, the error names the manager's decisions instead (a CI run saw only "up again")."""
+    from humanoid_control.ros import seconds
+
+    try:
+        return poll_until(lambda: next((m for m in states[since:] if "ended (attempt 1" in m.cause), None),
+                          "the get-up motion's end", PATIENCE)
+    except RobotClientError as error:
+        said: list[str] = []
+        with lock:
+            for m in states[since:]:
+                if not said or not said[-1].endswith(f"{m.state_name}: {m.cause}"):
+                    said.append(f"t = {seconds(m.header.stamp):.3f} s {m.state_name}: {m.cause}")
+        raise RobotClientError(f"{error}; the manager's decisions since the fall: {' | '.join(said)}") from None
 
 
 def diagnostic_values(lock: threading.Lock, diagnostics: list, key: str) -> list[str]:
@@ -211,8 +228,7 @@ def test_the_fall_manager_on_the_emulated_bus(robot_graph):
             # next upright readings said "up again" from FALLEN)
             trunk.pitch, trunk.rate = 0.0, 0.0
             # the get-up motion played to its end on the servos, and only then is the robot up
-            ended = poll_until(lambda: next((m for m in states[mark:] if "ended (attempt 1" in m.cause), None),
-                               "the get-up motion's end", PATIENCE)
+            ended = getup_end(lock, states, mark)
             assert ended.state == FallManagerState.GETTING_UP
             up = first(FallManagerState.CONTROLLABLE, states.index(ended))
             assert "up after get-up attempt 1" in up.cause, up.cause
@@ -286,8 +302,7 @@ def test_protect_limp_on_the_emulated_bus_releases_the_servos_and_the_get_up_tak
             assert released >= seen
             getting_up = first(FallManagerState.GETTING_UP, mark)
             assert getting_up.getup_motion.endswith("getup_belly.yaml")
-            ended = poll_until(lambda: next((m for m in states[mark:] if "ended (attempt 1" in m.cause), None),
-                               "the get-up motion's end", PATIENCE)
+            ended = getup_end(lock, states, mark)
             with lock:
                 limp = [seconds(m.header.stamp) for m in setpoints
                         if released < seconds(m.header.stamp) < seconds(getting_up.since)]
