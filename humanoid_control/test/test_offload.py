@@ -13,7 +13,7 @@ from rclpy.task import Future
 from std_msgs.msg import Int32
 from std_srvs.srv import Trigger
 
-from humanoid_control.ros import Offload, destroy_whole, poll_until, spin_while, stop_offloads
+from humanoid_control.ros import Offload, poll_until, spin_while, stop_offloads
 
 #: Generous limit (s) for anything awaited; each wait ends as soon as its condition holds.
 PATIENCE = 30.0
@@ -49,7 +49,8 @@ def served():
         executor.shutdown(timeout_sec=1.0)
         clients.shutdown()
         for node in made:
-            destroy_whole(node, PATIENCE)  # its offloads' worker threads end with the test
+            stop_offloads(node, PATIENCE)  # their worker threads end with the test
+            node.destroy_node()
         rclpy.try_shutdown()
 
 
@@ -202,74 +203,3 @@ def test_a_nodes_offloads_share_one_wake_up_and_stop_together(served):
     release.set()
     stopper.join(PATIENCE)
     assert not stopper.is_alive() and ran == ["slow"]
-
-
-def test_a_goal_body_runs_in_a_worker_and_its_goal_ends_in_the_spinning_thread(served, monkeypatch):
-    """A goal ended by its body as a newer goal is accepted: rclpy publishes the status array
-    from the thread that ends a goal, while the spinning thread adds the newer goal to the
-    list it reads; the end is therefore applied in the spinning thread, and every client gets
-    its goal's status and result."""
-    from action_msgs.msg import GoalStatus
-    from rclpy.action import ActionClient, ActionServer, GoalResponse
-    from rclpy.action.server import ServerGoalHandle
-
-    from humanoid_interfaces.action import PlayMotion
-
-    make, spinner, client_spinner = served
-    node, client_node = make("offload_goal_test")
-    ends: list[str] = []  # the thread each goal's state changed in, after acceptance
-    updating = ServerGoalHandle._update_state
-
-    def recorded(handle, event) -> None:
-        ends.append(threading.current_thread().name)
-        updating(handle, event)
-
-    monkeypatch.setattr(ServerGoalHandle, "_update_state", recorded)
-    accepted = threading.Condition()
-    count = [0]  # goals accepted
-    bodies: list[str] = []
-
-    def accept(_goal) -> GoalResponse:
-        with accepted:
-            count[0] += 1
-            accepted.notify_all()
-        return GoalResponse.ACCEPT
-
-    def body(goal_handle) -> PlayMotion.Result:
-        bodies.append(threading.current_thread().name)
-        kind, number = goal_handle.request.motion_name.split()
-        if kind == "raises":
-            goal_handle.abort()
-            raise RuntimeError("after its end")
-        if kind == "gives_way":  # to the next goal, as it is accepted
-            with accepted:
-                accepted.wait_for(lambda: count[0] > int(number) + 1, PATIENCE)
-            goal_handle.abort()
-            assert not goal_handle.is_active
-            return PlayMotion.Result(error_code=PlayMotion.Result.EXECUTION_FAILED, error_string="gave way")
-        goal_handle.succeed()
-        return PlayMotion.Result(error_code=PlayMotion.Result.SUCCESSFUL)
-
-    bodies_offload = Offload(node, "goal bodies", workers=4)
-    ActionServer(node, PlayMotion, "offload_goal_test", execute_callback=bodies_offload.goal_body(body),
-                 goal_callback=accept)
-    spinner.start()
-    client_spinner.start()
-    client = ActionClient(client_node, PlayMotion, "offload_goal_test")
-    assert client.wait_for_server(PATIENCE)
-    handles, results = [], []
-    for k in range(20):  # one at a time, as a client does (a burst overflows the services' queues)
-        kind = "raises" if k == 7 else "gives_way" if k % 2 == 0 else "ends"
-        sent = client.send_goal_async(PlayMotion.Goal(motion_name=f"{kind} {k}"))
-        handles.append(poll_until(lambda f=sent: f.done() and f.result(), f"goal {k}'s acceptance", PATIENCE))
-        results.append(handles[-1].get_result_async())
-        if kind == "gives_way":  # the next goal is sent while its body waits for it
-            poll_until(lambda: len(bodies) == len(handles), f"the body of goal {k}, which gives way", PATIENCE)
-    poll_until(lambda: all(r.done() for r in results), "every goal's result", PATIENCE)
-    statuses = [r.result().status for r in results]
-    assert statuses.count(GoalStatus.STATUS_ABORTED) == 11 and statuses.count(GoalStatus.STATUS_SUCCEEDED) == 9
-    assert results[0].result().result.error_string == "gave way"
-    poll_until(lambda: all(h.status in (GoalStatus.STATUS_ABORTED, GoalStatus.STATUS_SUCCEEDED) for h in handles),
-               "every goal's terminal status at the client", PATIENCE)
-    assert all(name.startswith("goal bodies") for name in bodies)
-    assert ends and set(ends) == {spinner.name}, f"goals' states changed in threads {set(ends)}"

@@ -149,8 +149,8 @@ class GaitControllerNode:
             smooth_velocities=False, warn=self._log.warning))
         self._diagnostics = node.create_publisher(DiagnosticArray, topics.DIAGNOSTICS, 10)
         host.subscribe_state(node, JointState, topics.JOINT_STATES, self._on_joint_states, QoSProfile(depth=1))
-        self._action = action_server(node, PlayGait, topics.PLAY_GAIT,
-                                     execute_callback=self.bodies.goal_body(self._execute), goal_callback=self._on_goal,
+        self._action = action_server(node, PlayGait, topics.PLAY_GAIT, execute_callback=self.bodies(self._execute),
+                                     goal_callback=self._on_goal,
                                      cancel_callback=lambda _goal: CancelResponse.ACCEPT, callback_group=actions)
         node.create_timer(WATCH_PERIOD, self._watch)
         self.falls = FallWatch(node, self._on_fall)

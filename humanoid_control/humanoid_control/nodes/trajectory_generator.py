@@ -75,8 +75,8 @@ class TrajectoryGenerator:
         self.falls = FallWatch(node, callback_group=group)
         #: Each goal's body follows its motion on the robot: off the spinning thread.
         self.bodies = Offload(node, "motions", workers=4)
-        self._server = action_server(node, PlayMotion, topics.PLAY_MOTION,
-                                     execute_callback=self.bodies.goal_body(self._execute), goal_callback=self._on_goal,
+        self._server = action_server(node, PlayMotion, topics.PLAY_MOTION, execute_callback=self.bodies(self._execute),
+                                     goal_callback=self._on_goal,
                                      cancel_callback=lambda _goal: CancelResponse.ACCEPT, callback_group=group)
         node.get_logger().info(f"play_motion ready for {self.robot}")
 

@@ -161,7 +161,7 @@ class WalkControllerNode:
                                      lambda msg, side=side: self._on_wrench(side, msg), QoSProfile(depth=1))
         node.create_subscription(Twist, topics.CMD_VEL, self._on_cmd_vel, 10)
         self.falls = FallWatch(node, self._on_fall)
-        self._action = action_server(node, Walk, topics.WALK, execute_callback=self.bodies.goal_body(self._execute),
+        self._action = action_server(node, Walk, topics.WALK, execute_callback=self.bodies(self._execute),
                                      goal_callback=self.goal_checks(self._on_goal),
                                      cancel_callback=lambda _goal: CancelResponse.ACCEPT, callback_group=actions)
         node.create_timer(WATCH_PERIOD, self._watch)

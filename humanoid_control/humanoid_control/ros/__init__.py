@@ -53,7 +53,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
     "node_host": ["NodeHost", "OwnProcess", "Shared"],
     "node_main": ["STOP_TIMEOUT", "destroy_whole", "node_alive", "run_node", "spin_while"],
     "odometry_drift": ["OdometryDrift", "pose_se3"],
-    "offload": ["GoalEnd", "Offload", "stop_offloads"],
+    "offload": ["Offload", "stop_offloads"],
     "parameters": ["declare", "declare_control_node", "declare_dataclass", "declare_robot"],
     "restart_report": ["report_restart"],
     "robot_client": [

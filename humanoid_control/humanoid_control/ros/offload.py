@@ -21,14 +21,6 @@ on within about a millisecond (measured), whatever the node receives. The node m
 spun with :func:`~humanoid_control.ros.node_main.spin_while`, never ``spin_once`` in a
 loop, which revisits such a task at every call: a busy loop while the work runs.
 
-An action's execute callback is offloaded with :meth:`Offload.goal_body`: the body runs in a
-worker, but the goal's end it decides (succeed, abort, canceled) is applied by the spinning
-thread once the body returned. rclpy publishes the action's status array from the thread
-that ends a goal, reading the rcl action server's list of goals without the server's lock,
-while the spinning thread may be adding a newly accepted goal to that list (reallocating
-it): rcl's action server is not thread-safe. A goal ended so in a worker as a newer goal
-arrived once reached its client with neither its status nor its result (docs/ros_and_dds.md).
-
 A node's offloads are stopped together (:func:`stop_offloads`, called by whoever spins the
 node, after its executor): the callbacks still running may finish, those not started are
 dropped.
@@ -46,7 +38,7 @@ from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.task import Future
 
-__all__ = ["GoalEnd", "Offload", "stop_offloads"]
+__all__ = ["Offload", "stop_offloads"]
 
 T = TypeVar("T")
 
@@ -102,77 +94,11 @@ class Offload:
 
         return offloaded
 
-    def goal_body(self, body: Callable[[Any], T]) -> Callable[[Any], Awaitable[T]]:
-        """``body`` as an action's execute callback: called in a worker thread with a
-        :class:`GoalEnd` in place of rclpy's goal handle; the end it decides is applied to the
-        goal by the spinning thread when the body returns (or raises)."""
-        offloaded = self(body)
-
-        async def execute(goal_handle: Any) -> T:
-            end = GoalEnd(goal_handle)
-            try:
-                return await offloaded(end)
-            finally:
-                end.apply()
-
-        return execute
-
     def shutdown(self, timeout: float | None) -> None:
         """Drop the callbacks not started, then wait up to ``timeout`` s for those running
         (they end once the node stops what they follow)."""
         self._pool.shutdown(wait=False, cancel_futures=True)
         concurrent.futures.wait(list(self._running), timeout=timeout)
-
-
-class GoalEnd:
-    """An rclpy server goal handle as an offloaded goal body sees it: the request, the goal's
-    id, its cancel request and feedback are the goal's own; ``succeed``, ``abort`` and
-    ``canceled`` are kept for :meth:`apply`, which the spinning thread calls after the body
-    (see the module's docstring for why)."""
-
-    def __init__(self, handle: Any) -> None:
-        self._handle = handle
-        self._end: Callable[[], None] | None = None
-
-    @property
-    def request(self) -> Any:
-        return self._handle.request
-
-    @property
-    def goal_id(self) -> Any:
-        return self._handle.goal_id
-
-    @property
-    def is_cancel_requested(self) -> bool:
-        return self._handle.is_cancel_requested
-
-    @property
-    def is_active(self) -> bool:
-        """False once the body decided the goal's end, as it will be."""
-        return self._end is None and self._handle.is_active
-
-    def publish_feedback(self, feedback: Any) -> None:
-        self._handle.publish_feedback(feedback)  # a publication of its own: safe from any thread
-
-    def succeed(self) -> None:
-        self._decide(self._handle.succeed)
-
-    def abort(self) -> None:
-        self._decide(self._handle.abort)
-
-    def canceled(self) -> None:
-        self._decide(self._handle.canceled)
-
-    def _decide(self, end: Callable[[], None]) -> None:
-        if self._end is not None:
-            raise RuntimeError("the goal's end was already decided")
-        self._end = end
-
-    def apply(self) -> None:
-        """The decided end, applied to the goal (in the spinning thread); none decided: rclpy
-        aborts the goal after the body, saying so."""
-        if self._end is not None:
-            self._end()
 
 
 def stop_offloads(node: Node, timeout: float) -> None:

@@ -179,11 +179,11 @@ class RobotInterface:
         self._cancel_asked: set[bytes] = set()  # goals whose cancel came before their run was known
         self._following_lock = threading.Lock()
         self._action = action_server(
-            node, FollowJointTrajectory, "follow_joint_trajectory", self.bodies.goal_body(self._execute_goal),
+            node, FollowJointTrajectory, "follow_joint_trajectory", self.bodies(self._execute_goal),
             goal_callback=self._on_goal, cancel_callback=self._on_cancel, callback_group=ReentrantCallbackGroup())
         self._standard_action = action_server(
             node, StandardFollowJointTrajectory, topics.STANDARD_FOLLOW_JOINT_TRAJECTORY,
-            self.bodies.goal_body(self._execute_standard_goal), goal_callback=self._on_goal,
+            self.bodies(self._execute_standard_goal), goal_callback=self._on_goal,
             cancel_callback=self._on_cancel, callback_group=ReentrantCallbackGroup())
         # waits for the loop's cycle: off the spinning thread, one at a time
         node.create_service(SetBool, topics.TORQUE, Offload(node, "torque")(self._on_torque),
