@@ -240,8 +240,15 @@ def test_a_goal_being_checked_blocks_nothing_gives_way_to_a_newer_one_and_ends_a
         outcome = client.result(first, timeout=PATIENCE)
     except RobotClientError as error:
         seen = statuses.get(bytes(first.goal_id.uuid))
+        again = first.get_result_async()  # whether the server has the result to give
+        deadline = time.monotonic() + 10.0
+        while not again.done() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        answer = (f"answered with status {again.result().status}" if again.done() and again.result() is not None
+                  else "not answered within 10 s")
         raise RobotClientError(f"{error}; a plain subscriber to the action's status saw the goal "
-                               f"{'never' if seen is None else f'with status {seen}'}") from None
+                               f"{'never' if seen is None else f'with status {seen}'}; its result asked once "
+                               f"more: {answer}") from None
     assert outcome.error_code == FollowJointTrajectory.Result.PREEMPTED, outcome.error_string
     assert "never started" in outcome.error_string, outcome.error_string
     poll_until(lambda: statuses.get(bytes(first.goal_id.uuid)) == GoalStatus.STATUS_ABORTED,
