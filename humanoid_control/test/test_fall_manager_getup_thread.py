@@ -19,6 +19,7 @@ import threading
 
 import numpy as np
 import rclpy
+from node_teardown import SpinningThread
 from rclpy.action import ActionServer
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
@@ -52,17 +53,8 @@ def test_the_get_up_result_thread_ends_quietly_when_its_node_is_destroyed():
         accepted.set()
         await never
 
-    executor = SingleThreadedExecutor(context=context)
-    spinning = threading.Event()
-    spinning.set()
-    spins = [0]  # spin_once calls ended
-
-    def spin() -> None:
-        while spinning.is_set() and context.ok():
-            executor.spin_once(timeout_sec=0.05)
-            spins[0] += 1
-
-    spinner = threading.Thread(target=spin, name="test executor")
+    spinner = SpinningThread(SingleThreadedExecutor(context=context), name="test executor")
+    executor = spinner.executor
     try:
         node = rclpy.create_node(NODE_NAME, namespace=NAMESPACE, context=context,
                                  parameter_overrides=[Parameter("robot", value="bioloid")])
@@ -77,19 +69,17 @@ def test_the_get_up_result_thread_ends_quietly_when_its_node_is_destroyed():
         poll_until(lambda: accepted.is_set() and waiting_threads(), "the get-up accepted and awaited", 30.0)
 
         executor.remove_node(node)
-        # the executor's call under way may still hold the node's waitables (destroyed under it:
-        # rclpy's InvalidHandle in its thread); the next call, begun after the removal, does not
-        removed = spins[0]
-        poll_until(lambda: spins[0] >= removed + 2, "the executor's wait without the node", 10.0)
-        destroy_whole(node)  # as its container destroys it: its play_motion client with it
+        # a turn under way may still hold the node's waitables (destroyed under it: rclpy's
+        # InvalidHandle in its thread); the next one, begun after the removal, does not
+        with spinner.between_turns():
+            destroy_whole(node)  # as its container destroys it: its play_motion client with it
         poll_until(lambda: not waiting_threads(), "the get-up result thread ended", 10.0)
         assert not raised, [f"{args.thread.name}: {args.exc_type.__name__}: {args.exc_value}" for args in raised]
         executor.remove_node(server_node)
-        destroy_whole(server_node)
+        with spinner.between_turns():
+            destroy_whole(server_node)
     finally:
-        spinning.clear()
-        if spinner.is_alive():
-            spinner.join(10.0)
+        spinner.stop()
         threading.excepthook = previous_hook
         rclpy.try_shutdown(context=context)
 
