@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import pytest
 import rclpy
 from builtin_interfaces.msg import Time
-from node_teardown import destroy_whole
+from node_teardown import SpinningThread, destroy_whole
 from paced_driver import PacedIdealDriver
 from rclpy.context import Context
 from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
@@ -94,33 +94,21 @@ class Simulation:
     context: Context  # the participants' own
     start_front: threading.Event  # the front spins once set
     log: RosoutLog  # the front's log lines
-    spun: dict = field(default_factory=dict)  # node -> (its executor, its thread, its stop)
+    spun: dict = field(default_factory=dict)  # node -> the thread spinning its executor
 
     def node(self, name: str):
-        """A participant's node, spun by an executor of its own (so that it can be destroyed
-        between two turns: one executor's wait set may still hold a node being removed)."""
+        """A participant's node, spun by an executor of its own, as a participant of its own
+        process is (its closing stops only its own turns)."""
         made = rclpy.create_node(name, context=self.context)
         executor = SingleThreadedExecutor(context=self.context)
         executor.add_node(made)
-        stop = threading.Event()
-
-        def spin() -> None:  # turns until asked to stop: no shutdown while a turn runs
-            while not stop.is_set():
-                executor.spin_once(timeout_sec=0.02)
-
-        spinner = threading.Thread(target=spin, daemon=True)
-        spinner.start()
-        self.spun[made] = (executor, spinner, stop)
+        self.spun[made] = SpinningThread(executor, name=f"{name} spinning").start()
         return made
 
     def destroy(self, node) -> None:
-        """The node closed (no leave sent): its writer of answers goes away with it. Its
-        executor's turns end first (an executor shut down from another thread during a turn
-        can have its guard condition destroyed under it: rclpy's InvalidHandle)."""
-        executor, spinner, stop = self.spun.pop(node)
-        stop.set()
-        spinner.join(PATIENCE)
-        executor.shutdown()
+        """The node closed (no leave sent): its writer of answers goes away with it, after its
+        executor's turns ended and the executor shut down (SpinningThread.stop)."""
+        self.spun.pop(node).stop(PATIENCE)
         node.destroy_node()
 
     def destroy_all(self) -> None:
