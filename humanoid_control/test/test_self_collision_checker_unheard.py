@@ -58,7 +58,7 @@ def checker():
 
 
 def feed(checker: SelfCollisionChecker, positions: np.ndarray, stamp: float) -> None:
-    msg = JointState(name=list(checker.names), position=positions.tolist())
+    msg = JointState(name=list(checker.joints.names), position=positions.tolist())
     msg.header.stamp = to_time(stamp)
     checker._on_joint_states(msg)
 

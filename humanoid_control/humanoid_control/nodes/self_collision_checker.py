@@ -136,8 +136,8 @@ class SelfCollisionChecker:
         self.safety_distance = params.safety_distance if params.safety_distance >= 0.0 else \
             stream_model.config.safety_distance
         self.robot = robot
-        self._joints = stream_model.joints
-        self.names = stream_model.joints.names
+        #: The robot's joints, in the order of every array the checker keeps.
+        self.joints = stream_model.joints
         self._tracker = CollisionTracker(CollisionModel(stream_model), self.safety_distance)
         # the services' own models, built by each service's worker at its first check
         self._configuration_tracker: CollisionTracker | None = None
@@ -188,7 +188,7 @@ class SelfCollisionChecker:
         ``default`` (NaN: unknown). Raises ValueError for a malformed message."""
         if len(msg.position) != len(msg.name):
             raise ValueError(f"{len(msg.name)} names but {len(msg.position)} positions")
-        return self._joints.from_named(msg.name, msg.position, math.nan if default is None else default)
+        return self.joints.from_named(msg.name, msg.position, math.nan if default is None else default)
 
     def _on_joint_states(self, msg: JointState) -> None:
         try:
@@ -299,7 +299,7 @@ class SelfCollisionChecker:
         except (ValueError, CommandRejectedError) as error:
             response.valid, response.message = False, str(error)
             return response
-        unknown = [self.names[k] for k in np.flatnonzero(~np.isfinite(start))]
+        unknown = [self.joints.names[k] for k in np.flatnonzero(~np.isfinite(start))]
         if unknown:
             response.valid = False
             response.message = f"the start position of {', '.join(unknown)} is unknown (stale): give it in start"
@@ -318,8 +318,8 @@ class SelfCollisionChecker:
         if result.hit is not None:
             response.time_from_start = result.hit.time
             response.pair = link_pair(result.hit.pair)
-            response.joint_state = JointState(name=list(self.names), position=result.hit.positions.tolist())
-        response.message = result.describe(self.names, self.safety_distance, trajectory.joint_indices)
+            response.joint_state = JointState(name=list(self.joints.names), position=result.hit.positions.tolist())
+        response.message = result.describe(self.joints.names, self.safety_distance, trajectory.joint_indices)
         return response
 
     # -- markers and diagnostics -------------------------------------------------------------
