@@ -82,13 +82,18 @@ class Trunk:
 
     def fall(self, sign: float, rocking: float = 0.0) -> None:
         """From upright to lying (90 deg; ``sign`` -1: backward onto the back, 1: forward onto
-        the belly) as a pendulum tips, in wall time; then still, or turning at ``rocking`` deg/s
+        the belly) as a pendulum tips, in wall time, however late this thread is woken (a robot
+        falls in its own time: stepped by PERIOD, a starved test process once made the fall
+        outlast the motion it was to stop); then still, or turning at ``rocking`` deg/s
         (rocking on the floor: not lying still)."""
         theta, dtheta = math.radians(2.0), 0.0
+        last = time.monotonic()
         while theta < math.radians(90.0):
             time.sleep(PERIOD)
-            dtheta += 8.0 ** 2 * math.sin(theta) * PERIOD
-            theta = min(theta + dtheta * PERIOD, math.radians(90.0))
+            now = time.monotonic()
+            step, last = now - last, now
+            dtheta += 8.0 ** 2 * math.sin(theta) * step
+            theta = min(theta + dtheta * step, math.radians(90.0))
             self.pitch, self.rate = sign * math.degrees(theta), sign * math.degrees(dtheta)
         self.rate = sign * rocking
 
