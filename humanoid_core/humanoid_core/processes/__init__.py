@@ -5,7 +5,8 @@
 :mod:`~humanoid_core.processes.run_tethered` tie a process to its launcher;
 :mod:`~humanoid_core.processes.stop_request` waits for a stop signal without a lock;
 :mod:`~humanoid_core.processes.priority` runs a process ahead of the machine's other work;
-:mod:`~humanoid_core.processes.cpu_claim` runs one on a CPU of its own.
+:mod:`~humanoid_core.processes.cpu_claim` runs one on a CPU of its own;
+:mod:`~humanoid_core.processes.cpu_time` reads the CPU time one has used.
 """
 
 import lazy_loader
@@ -28,6 +29,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
         "tethered_program",
     ],
     "cpu_claim": ["CPU_CLAIMS", "claim_cpu", "current_cpu", "run_on_cpu"],
+    "cpu_time": ["own_cpu_seconds", "process_cpu_seconds"],
     "priority": ["leads_session", "set_priority"],
     "stop_request": ["RECHECK", "StopRequest", "stop_on_signals"],
 })
