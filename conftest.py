@@ -396,15 +396,15 @@ def pytest_runtest_protocol(item, nextitem):
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     """Remember each phase's report on the test item (for fixtures that print logs on failure);
-    a failed test's report carries the logs of the graphs ``system_support.running`` holds."""
+    a failed test's report carries the logs of the graphs ``system_support.running`` holds, and
+    where each of their nodes' threads was."""
     outcome = yield
     report = outcome.get_result()
     setattr(item, f"rep_{report.when}", report)
     support = sys.modules.get("system_support")
     if report.failed and support is not None:
         for graph in support.LIVE_GRAPHS:
-            for spec in graph.nodes:
-                report.sections.append((f"log of {graph.key(spec)}", graph.log_text(graph.key(spec))[-4000:]))
+            report.sections.extend(support.graph_report(graph, 4000))
 
 
 class SpinningNodes:

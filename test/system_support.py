@@ -46,6 +46,25 @@ def on_emulated_bus(nodes: Sequence[NodeSpec]) -> list[NodeSpec]:
 LIVE_GRAPHS: list[Graph] = []
 
 
+def graph_report(graph: Graph, tail: int) -> list[tuple[str, str]]:
+    """What a failed test reports of its graph, as (title, text): each node's log tail (``tail``
+    characters), then where each node's threads were (a graph that stopped answering says
+    where it waits; the stacks are asked for now and printed into the logs)."""
+    stacks = graph.thread_stacks()
+    logs = []
+    for spec in graph.nodes:
+        name = graph.key(spec)
+        log = graph.log_text(name)
+        logs.append((f"log of {name}", log[:len(log) - len(stacks.get(name, ""))][-tail:]))
+    return logs + [(f"threads of {name}", text) for name, text in stacks.items()]
+
+
+def print_logs(graph: Graph, tail: int) -> None:
+    """:func:`graph_report`, printed."""
+    for title, text in graph_report(graph, tail):
+        print(f"----- {title} -----\n{text}")
+
+
 @contextlib.contextmanager
 def running(nodes: Sequence[NodeSpec], log_dir: Path, client_name: str = "test_client") -> Iterator[RobotClient]:
     """The nodes and a client, stopped on exit; the node logs are printed if something failed."""
@@ -58,8 +77,7 @@ def running(nodes: Sequence[NodeSpec], log_dir: Path, client_name: str = "test_c
         assert not graph.exited(), f"node(s) exited: {graph.exited()}"
         yield client
     except BaseException:
-        for spec in graph.nodes:
-            print(f"----- log of {graph.key(spec)} -----\n{graph.log_text(graph.key(spec))[-4000:]}")
+        print_logs(graph, 4000)
         raise
     finally:
         LIVE_GRAPHS.remove(graph)
@@ -85,8 +103,7 @@ def recording_graph(nodes: Sequence[NodeSpec], bag: Path, log_dir: Path, client_
                 client.wait_for_subscriber(topic, node, PATIENCE)
             yield client
     except BaseException:
-        for spec in graph.nodes:
-            print(f"----- log of {graph.key(spec)} -----\n{graph.log_text(graph.key(spec))[-3000:]}")
+        print_logs(graph, 3000)
         raise
     finally:
         codes = graph.stop()

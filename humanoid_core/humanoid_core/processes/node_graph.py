@@ -34,6 +34,9 @@ from typing import IO
 
 from humanoid_core.processes.process_lifetime import running_process_groups, tethered_child
 
+#: What Python's faulthandler prints above each thread's stack.
+STACK_MARK = "(most recent call first):"
+
 
 def end_left_behind(groups: Sequence[int], grace: float, poll: float = 0.05) -> list[int]:
     """Kill (SIGKILL) what is left in the process groups ``groups`` (each node's, named after
@@ -308,6 +311,34 @@ class Graph:
         process = next((self.key(spec) for spec in self.nodes if self.key(spec) == name or spec.runs(name)), name)
         path = self.log_dir / f"{process}.log"
         return path.read_text() if path.exists() else ""
+
+    def thread_stacks(self, timeout: float = 5.0) -> dict[str, str]:
+        """Where every thread of each running node process is (when logging to files): each
+        is sent SIGUSR1 (run_tethered's handler prints the stacks into its log and the process
+        goes on) and its log's new text is returned once a stack is there and the log has
+        stopped growing, or after ``timeout`` s. For a graph that stopped answering, before
+        it is stopped."""
+        if self.log_dir is None:
+            return {}
+        sizes = {}
+        for name, process in self.processes.items():
+            if process.poll() is None:
+                path = self.log_dir / f"{name}.log"
+                sizes[name] = path.stat().st_size if path.exists() else 0
+                process.send_signal(signal.SIGUSR1)
+        read: dict[str, str] = {}
+        stacks: dict[str, str] = {}
+        deadline = time.monotonic() + timeout
+        while len(stacks) < len(sizes) and time.monotonic() < deadline:
+            time.sleep(0.05)  # the handler writes all of it at once: read until it stops growing
+            for name, size in sizes.items():
+                with open(self.log_dir / f"{name}.log", "rb") as log:
+                    log.seek(size)
+                    text = log.read().decode(errors="replace")
+                if STACK_MARK in text and text == read.get(name):
+                    stacks[name] = text
+                read[name] = text
+        return {name: stacks.get(name, read.get(name, "") + f"(no stacks within {timeout:g} s)") for name in sizes}
 
     def log_tails(self, lines: int = 20) -> str:
         """The last ``lines`` lines each process printed (when logging to files), each under its

@@ -12,7 +12,8 @@ A node of this stack (MODULE, ``--exec-node``) ignores SIGINT until it installs 
 stop handling (:func:`humanoid_control.ros.node_main.run_node`, the driver's rclpy, the
 recorder's): a Ctrl-C that reaches it while its modules load (a ``ros2 launch`` sends it
 to every process) would otherwise raise KeyboardInterrupt there and print a traceback.
-Such a node is stopped by SIGTERM, which the launchers send next.
+Such a node is stopped by SIGTERM, which the launchers send next. SIGUSR1 makes a MODULE's
+process print every thread's stack (Python's ``faulthandler``) and go on.
 
 How :class:`~humanoid_core.processes.node_graph.Graph` starts every node (see
 :mod:`humanoid_core.processes.process_lifetime`): the launcher passes its process ID in
@@ -24,6 +25,12 @@ from __future__ import annotations
 import signal
 
 signal.signal(signal.SIGINT, signal.SIG_IGN)  # first: the imports below take time (see above)
+
+import faulthandler  # noqa: E402
+
+# SIGUSR1 prints where every thread of the process is (Graph.thread_stacks: a test whose graph
+# stopped answering says where each node was). An --exec program loses the handler at exec.
+faulthandler.register(signal.SIGUSR1, all_threads=True)
 
 import os  # noqa: E402
 import runpy  # noqa: E402
