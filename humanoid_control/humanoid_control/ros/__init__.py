@@ -23,6 +23,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
         "ASK_AGAIN_AFTER",
         "ASK_AGAIN_TIMES",
         "FEEDBACK_KEPT",
+        "REQUESTS_KEPT",
         "RESULT_KEPT",
         "ResultWaiter",
         "SERVER_ANSWER_WAIT",

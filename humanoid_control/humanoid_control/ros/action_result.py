@@ -58,13 +58,26 @@ RESULT_KEPT = 900
 FEEDBACK_KEPT = 100
 FEEDBACK_QOS = QoSProfile(depth=FEEDBACK_KEPT, history=HistoryPolicy.KEEP_LAST,
                           reliability=ReliabilityPolicy.RELIABLE)
+#: Requests (goals, cancels, result questions) an action server's readers keep for it until
+#: its node's executor takes them (rclpy's default, the middleware's services profile: 10). A
+#: server whose executor was busy for half a second while 20 goals came answered 10 of them
+#: (an EventsExecutor) or none of 12 (a wait-set executor; 8 were all answered), and their
+#: clients waited for an acceptance that never came (``test_action_result.py``). Clients keep
+#: rclpy's default: their request writers would keep as many goals (a trajectory each), and
+#: this stack's client asks again for an answer that did not come.
+REQUESTS_KEPT = 100
+REQUESTS_QOS = QoSProfile(depth=REQUESTS_KEPT, history=HistoryPolicy.KEEP_LAST,
+                          reliability=ReliabilityPolicy.RELIABLE)
+#: The keyword arguments of rclpy's ActionServer for its three services.
+SERVICES_QOS = {f"{service}_service_qos_profile": REQUESTS_QOS for service in ("goal", "cancel", "result")}
 
 
 def action_server(node, action_type, name: str, execute_callback, **options) -> ActionServer:
-    """An rclpy ActionServer that keeps each finished goal's result :data:`RESULT_KEPT` s, and
-    :data:`FEEDBACK_KEPT` feedback messages for a client that takes them late."""
+    """An rclpy ActionServer that keeps each finished goal's result :data:`RESULT_KEPT` s,
+    :data:`FEEDBACK_KEPT` feedback messages for a client that takes them late, and
+    :data:`REQUESTS_KEPT` requests while its executor is busy."""
     return ActionServer(node, action_type, name, execute_callback=execute_callback,
-                        result_timeout=RESULT_KEPT, feedback_pub_qos_profile=FEEDBACK_QOS, **options)
+                        result_timeout=RESULT_KEPT, feedback_pub_qos_profile=FEEDBACK_QOS, **SERVICES_QOS, **options)
 
 
 class ResultWaiter:
