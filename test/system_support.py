@@ -49,14 +49,9 @@ LIVE_GRAPHS: list[Graph] = []
 def graph_report(graph: Graph, tail: int) -> list[tuple[str, str]]:
     """What a failed test reports of its graph, as (title, text): each node's log tail (``tail``
     characters), then where each node's threads were (a graph that stopped answering says
-    where it waits; the stacks are asked for now and printed into the logs)."""
-    stacks = graph.thread_stacks()
-    logs = []
-    for spec in graph.nodes:
-        name = graph.key(spec)
-        log = graph.log_text(name)
-        logs.append((f"log of {name}", log[:len(log) - len(stacks.get(name, ""))][-tail:]))
-    return logs + [(f"threads of {name}", text) for name, text in stacks.items()]
+    where it waits; the stacks are asked for after the logs are read, and go into them)."""
+    logs = [(f"log of {graph.key(spec)}", graph.log_text(graph.key(spec))[-tail:]) for spec in graph.nodes]
+    return logs + [(f"threads of {name}", text) for name, text in graph.thread_stacks().items()]
 
 
 def print_logs(graph: Graph, tail: int) -> None:

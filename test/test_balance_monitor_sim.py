@@ -28,6 +28,7 @@ import pinocchio as pin
 import pytest
 from geometry_msgs.msg import PoseStamped
 from std_msgs.msg import Bool
+from system_support import print_logs
 from visualization_msgs.msg import MarkerArray
 
 from humanoid_control.ros import RobotClient, make_trajectory, poll_until, seconds
@@ -150,8 +151,7 @@ def sim(tmp_path_factory, request):
         client.close()
         graph.stop()
         if request.session.testsfailed:
-            for spec in graph.nodes:
-                print(f"----- log of {spec.name} -----\n{graph.log_text(spec.name)[-3000:]}")
+            print_logs(graph, 3000)
 
 
 def mass_weighted_com(positions: np.ndarray, base: pin.SE3) -> np.ndarray:

@@ -41,7 +41,7 @@ import numpy as np
 import pytest
 from action_msgs.msg import GoalStatus
 from cli_entry import entry_point
-from system_support import on_emulated_bus, running
+from system_support import on_emulated_bus, print_logs, running
 from trajectory_msgs.msg import JointTrajectory
 
 from humanoid_bringup import real_nodes
@@ -301,8 +301,7 @@ def run_simulation(log_dir: Path, search: Path) -> Report:
         report.interrupted = interrupted_play_gait()
         return report
     except BaseException:
-        for spec in graph.nodes:
-            print(f"----- log of {spec.name} -----\n{graph.log_text(spec.name)[-4000:]}")
+        print_logs(graph, 4000)
         raise
     finally:
         graph.stop()

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 from action_msgs.msg import GoalStatus
 from sensor_msgs.msg import JointState
-from system_support import on_emulated_bus
+from system_support import on_emulated_bus, print_logs
 
 from humanoid_bringup import real_nodes
 from humanoid_control.ros import RobotClient, make_trajectory, poll_until, seconds
@@ -121,8 +121,7 @@ def robot(request, tmp_path_factory):
             poll_until(lambda: states, "self_collision_state from the checker node", PATIENCE)
             yield Robot(name, backend, ARMS[name], client, states)
         except BaseException:
-            for spec in graph.nodes:
-                print(f"----- log of {spec.name} -----\n{graph.log_text(spec.name)[-4000:]}")
+            print_logs(graph, 4000)
             raise
 
 
