@@ -190,7 +190,7 @@ def test_the_fall_manager_on_the_emulated_bus(robot_graph):
             mark = len(states)
             trunk.fall(1.0, rocking=ROCKING)  # lands rocking: not still yet
             falling = first(FallManagerState.FALLING, mark)
-            seen = seconds(falling.header.stamp)
+            seen = seconds(falling.since)
             motion = client.wait_result(handle, PATIENCE, "play_motion result after the fall").result
             assert motion.error_code == PlayMotion.Result.FELL, motion.error_string
             # the manager's word, or the trajectory generator's own sight of the robot lying, when
@@ -296,7 +296,7 @@ def test_protect_limp_on_the_emulated_bus_releases_the_servos_and_the_get_up_tak
             # container takes the fall's readings later than reading_budget and rightly decides
             # nothing on them (then a still landing would be "lying, no fall seen", no limp)
             trunk.fall(1.0, rocking=ROCKING)
-            seen = seconds(first(FallManagerState.FALLING, mark).header.stamp)
+            seen = seconds(first(FallManagerState.FALLING, mark).since)
             trunk.rate = 0.0  # lying still
             result = poll_until(protect_result, "the limp's answer in the manager's diagnostics", PATIENCE)
             assert result.startswith("torque off: every joint released at t = "), result

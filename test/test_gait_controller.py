@@ -31,6 +31,7 @@ as it comes up, which a gait played after them cannot change.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import threading
 from collections.abc import Callable, Sequence
@@ -41,11 +42,13 @@ import numpy as np
 import pytest
 from action_msgs.msg import GoalStatus
 from cli_entry import entry_point
-from system_support import on_emulated_bus, print_logs, running
+from system_support import LIVE_GRAPHS, on_emulated_bus, print_logs, running
 from trajectory_msgs.msg import JointTrajectory
 
 from humanoid_bringup import real_nodes
+from humanoid_control.nodes import CONTROL_CONTAINER
 from humanoid_control.ros import RobotClient, poll_until, seconds, topics
+from humanoid_core.loop import InterfaceParameters
 from humanoid_core.processes import Graph, NodeSpec
 from humanoid_core.quadruped_gaits import GaitControllerParameters, load_gait
 from humanoid_description import load_model
@@ -240,6 +243,8 @@ class Report:
     busy: Played | None = None
     command: subprocess.CompletedProcess | None = None  # humanoid play-gait to its end
     interrupted: tuple[int, str, str] | None = None  # humanoid play-gait stopped by Ctrl-C: code, stdout, stderr
+    container_priorities: set[int] = field(default_factory=set)  # its threads' and session's nice values
+    container_log: str = ""
 
 
 
@@ -349,11 +354,23 @@ def hardware_nodes(port: str) -> list[NodeSpec]:
     return on_emulated_bus(real_nodes(ROBOT, port=port))  # the default graph, as `humanoid real` starts it
 
 
+def priorities(pid: int) -> set[int]:
+    """The nice values of every thread of process ``pid`` and of its session's scheduling group
+    (where the kernel groups by session)."""
+    autogroup = Path(f"/proc/{pid}/autogroup")
+    return ({os.getpriority(os.PRIO_PROCESS, int(task.name)) for task in Path(f"/proc/{pid}/task").iterdir()}
+            | ({int(autogroup.read_text().split()[-1])} if autogroup.exists() else set()))
+
+
 def run_hardware(log_dir: Path) -> Report:
     with emulator_process(ROBOT, 1, 1_000_000, timing=False) as port, \
             running(hardware_nodes(port), log_dir, "gait_test") as client:
         arrival = arrive_on_hardware(client)
-        return Report(arrival, trot=play(client, TrajectoryLog(client), GAIT, FREQUENCY))
+        report = Report(arrival, trot=play(client, TrajectoryLog(client), GAIT, FREQUENCY))
+        graph = LIVE_GRAPHS[-1]  # the graph `running` holds
+        report.container_priorities = priorities(graph.processes[CONTROL_CONTAINER].pid)
+        report.container_log = graph.log_text(CONTROL_CONTAINER)
+        return report
 
 
 @pytest.fixture(scope="module")
@@ -396,6 +413,19 @@ def test_emulated_hardware_graph_serves_the_quadruped(reports):
     last = arrival.balance[-1]
     assert last.header.frame_id in {foot.sole for foot in model.config.feet.values()}
     assert len(last.support_polygon.points) == 4 and np.isfinite(last.stability_margin)
+
+
+def test_the_robots_control_container_runs_at_its_loops_priority(reports):
+    """On the robot the control container (the gait controller streaming set-points, the
+    trajectory generator, the watchers) runs at the driver loop's ``loop_nice`` (-5, the
+    default), every thread of it and its session: at the default priority a machine busy
+    with other work starved it, the gait paused and the robot refused its late set-points.
+    Where the user may not raise a priority, the log says so and it runs at the default."""
+    hw = reports["hw"]
+    if "cannot set the control container's priority" in hw.container_log:
+        assert hw.container_priorities == {0}
+    else:
+        assert hw.container_priorities == {InterfaceParameters().loop_nice} == {-5}
 
 
 def places_in(sent: Sequence[tuple[np.ndarray, np.ndarray]], plan: Sequence[tuple[np.ndarray, np.ndarray]]

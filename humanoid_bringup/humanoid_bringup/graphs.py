@@ -27,9 +27,11 @@ from humanoid_control.nodes import (
     trajectory_generator_node_spec,
     walk_controller_node_spec,
 )
-from humanoid_core import NODES, registered
+from humanoid_core import NODES, node_parameters, registered
+from humanoid_core.loop import InterfaceParameters
 from humanoid_core.processes import NodeSpec, OnExit, in_namespace
-from humanoid_description import Robot, resolve_robot
+from humanoid_description import HW_NODE_PARAMETERS, Robot, resolve_robot
+from humanoid_hw.hw_node_spec import NODE_NAME as HW_NODE
 from humanoid_hw.hw_node_spec import hw_node_spec
 
 
@@ -69,13 +71,20 @@ def real_nodes(robot: Robot | str, port: str | None = None, baud: int | None = N
                                                walk_controller=walk_controller, gait_controller=gait_controller,
                                                energy_monitor=energy_monitor, fall_manager=fall_manager,
                                                auto_getup=bool(auto_getup), odometry=odometry),
-                                 shared_process)], namespace)
+                                 shared_process, nice=hw_loop_nice(robot, overrides))], namespace)
 
 
-def hosted(nodes: list[NodeSpec], shared_process: bool) -> list[NodeSpec]:
+def hw_loop_nice(robot: Robot, overrides: dict[str, object]) -> int:
+    """The hardware node's ``loop_nice``: ``overrides``, else its parameter file, else the default."""
+    values = {**node_parameters(robot.path(HW_NODE_PARAMETERS), HW_NODE), **overrides}
+    return int(values.get("loop_nice", InterfaceParameters().loop_nice))
+
+
+def hosted(nodes: list[NodeSpec], shared_process: bool, nice: int = 0) -> list[NodeSpec]:
     """The control nodes as processes: one container hosting them all (``shared_process``:
-    humanoid_control.nodes.container, docs/graph_cost.md), else a process each."""
-    return [container_node_spec(nodes)] if shared_process and nodes else nodes
+    humanoid_control.nodes.container, docs/graph_cost.md) at ``nice``, else a process each
+    (at the default priority: a control node of its own is a debugging set-up)."""
+    return [container_node_spec(nodes, nice=nice)] if shared_process and nodes else nodes
 
 
 def control_nodes(robot: Robot | str, use_sim_time: bool, balance_monitor: bool = True,

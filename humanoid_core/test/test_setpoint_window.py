@@ -332,3 +332,16 @@ def test_a_last_set_point_sent_again_is_led_in_from_the_robots_set_point_too():
     filled.heard_setpoint(3.0, last.positions - 3.0)
     again = filled.resend_last(3.0, last.positions - 0.5)
     assert again.setpoints[0].stamp - again.start == pytest.approx(2.0 * 3.0 / LIMIT[0])  # measured alone: LEAD
+
+
+def test_a_last_set_point_sent_again_by_a_node_behind_its_readings_starts_after_its_clock():
+    """A node handling a reading 0.6 s old (a starved container on the robot) sends the last
+    set-point again starting TRAJECTORY_DELAY after its clock, not after the old reading: a
+    trajectory scheduled from the reading would already be under way, and refused as late."""
+    filled = fed(setpoints(1.1, 20))
+    filled.flush(1.0, final=True)
+    last = filled.last_sent
+    again = filled.resend_last(3.0, last.positions - 0.5, clock=3.6)
+    assert again.start == pytest.approx(3.6 + TRAJECTORY_DELAY)
+    assert again.setpoints[0].stamp > 3.6 + TRAJECTORY_DELAY
+    assert filled.resend_last(3.0, last.positions - 0.5, clock=2.0).start == pytest.approx(3.0 + TRAJECTORY_DELAY)

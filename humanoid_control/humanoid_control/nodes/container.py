@@ -31,7 +31,12 @@ answer does not wait for it; :meth:`~humanoid_control.ros.node_host.Shared.watch
 
 Parameters (of the container's own node): ``nodes``, the hosted nodes' names separated by
 commas, and for each hosted node N its parameters as ``N.<parameter>``
-(``balance_monitor.robot:=bioloid``).
+(``balance_monitor.robot:=bioloid``); ``nice`` (default 0), the process's scheduling priority
+(:func:`~humanoid_core.processes.priority.set_priority`): the real robot's graph gives its
+container the driver loop's ``loop_nice``, since the controllers stream set-points to a robot
+that runs to the wall clock, and a container starved by the machine's other work paused
+gaits and sent set-points the robot refused as late (docs/graph_cost.md, "The container's
+priority").
 """
 
 from __future__ import annotations
@@ -51,11 +56,21 @@ from rclpy.signals import SignalHandlerOptions
 
 from humanoid_control.ros import STOP_TIMEOUT, Shared, destroy_whole, report_restart, spin_while
 from humanoid_core import NODES, Registration, registered
-from humanoid_core.processes import RESTART_VARIABLE, hang_up_like_terminate, stop_on_signals
+from humanoid_core.processes import (
+    RESTART_VARIABLE,
+    hang_up_like_terminate,
+    leads_session,
+    set_priority,
+    stop_on_signals,
+)
 from humanoid_description import UnknownRobotError
 
 #: The container's node name when none is given.
 NODE_NAME = "control_container"
+#: The container's parameter: its process's nice value (0: the default priority).
+NICE = "nice"
+
+
 def hostable() -> dict[str, Registration]:
     """The nodes the installed packages let a container host, by name."""
     return {entry.name: entry for entry in registered(NODES)}
@@ -70,6 +85,17 @@ def hosted_names(container: Node, known: Sequence[str]) -> list[str]:
         raise ValueError(f"parameter nodes: {', '.join(unknown) or 'none given'}; the nodes a container hosts here "
                          f"are {', '.join(sorted(known))} (entry point group {NODES})")
     return names
+
+
+def raise_priority(container: Node) -> None:
+    """The process at the ``nice`` it was given, every thread of it and (as the leader of its
+    session) its session's scheduling group; nothing when 0 or not given. Threads started
+    later inherit it from the threads that start them."""
+    nice = container.get_parameter(NICE).value if container.has_parameter(NICE) else 0
+    if not isinstance(nice, int) or isinstance(nice, bool) or not -20 <= nice <= 19:
+        raise ValueError(f"parameter {NICE} must be an integer within -20..19, got {nice!r}")
+    if nice:
+        set_priority(nice, container.get_logger().warning, "the control container", session=leads_session())
 
 
 def hosted_parameters(container: Node, name: str) -> list[Parameter]:
@@ -133,6 +159,7 @@ def main(args: Sequence[str] | None = None) -> int:
             executor = EventsExecutor()
             for node in (container, *(node for node, _ in hosted)):
                 executor.add_node(node)
+            raise_priority(container)
             spin_while(executor, lambda: not stop.is_set() and rclpy.ok(), stop=stop)
             stop_hosted(hosted, executor)
             return 0

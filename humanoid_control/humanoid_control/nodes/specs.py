@@ -60,10 +60,13 @@ def _control_node(name: str, robot: str, parameters: Mapping[str, object] | None
     return NodeSpec(name, f"humanoid_control.nodes.{name}", {"robot": robot, **(parameters or {})})
 
 
-def container_node_spec(nodes: Sequence[NodeSpec], name: str = CONTROL_CONTAINER) -> NodeSpec:
+def container_node_spec(nodes: Sequence[NodeSpec], name: str = CONTROL_CONTAINER, nice: int = 0) -> NodeSpec:
     """One process hosting ``nodes`` (control nodes of this module, each with its parameters):
-    the container's parameters name them and carry each one's as ``<node>.<parameter>``."""
+    the container's parameters name them and carry each one's as ``<node>.<parameter>``;
+    ``nice``: the process's scheduling priority (0: the default)."""
     parameters: dict[str, object] = {"nodes": ",".join(spec.name for spec in nodes)}
+    if nice:
+        parameters["nice"] = nice
     for spec in nodes:
         if spec.parameter_files:
             raise ValueError(f"a container gives its nodes parameters, not parameter files: {spec.name}")

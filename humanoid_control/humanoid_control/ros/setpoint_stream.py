@@ -128,7 +128,8 @@ class SetpointStream:
                 self._node.get_logger().warning(
                     f"the robot did not reach the last set-point sent ({names[joint]} {error:.3f} rad from it "
                     f"{settle:g} s after it was due): sent again from where it is ({resends} of {FINAL_RESENDS})")
-                self.publish(self.batcher.resend_last(now, measured))
+                clock = self._node.get_clock().now().nanoseconds * 1e-9
+                self.publish(self.batcher.resend_last(now, measured, clock))
                 target = self.batcher.last_sent
                 deadline = target.stamp + settle
             time.sleep(period)

@@ -274,15 +274,18 @@ class SetpointBatcher:
         self._sent = [s for s in self._sent if s.stamp < begins] + [Setpoint(begins, start, np.zeros_like(start))]
         self.warn(f"{why}: the motion goes on from where the robot is, {self.delay:.3f} s behind its plan")
 
-    def resend_last(self, now: float, measured: np.ndarray) -> Batch | None:
+    def resend_last(self, now: float, measured: np.ndarray, clock: float | None = None) -> Batch | None:
         """The last set-point sent, again, as a trajectory starting ``TRAJECTORY_DELAY`` after
-        ``now`` and led in from where the robot is ``measured`` (and its set-point:
-        :meth:`_origins`) at half the joints' speed limits (at least the command lead): for a
-        robot that is not there once it is due (its last trajectory refused, as one that came
-        too late); None before anything was sent."""
+        the reading stamped ``now`` is handled (the node's ``clock``: :func:`handled_at`) and
+        led in from where the robot is ``measured`` (and its set-point: :meth:`_origins`) at
+        half the joints' speed limits (at least the command lead): for a robot that is not
+        there once it is due (its last trajectory refused, as one that came too late); None
+        before anything was sent. A node behind its readings that scheduled from the reading
+        sent a trajectory already under way, refused as late again."""
         last = self.last_sent
         if last is None:
             return None
+        now = handled_at(now, clock)
         need = self._time_to_reach(last.positions, *self._origins(now, measured))
         again = Setpoint(now + self._lead_in(need), last.positions, np.zeros_like(last.positions))
         self.sent_at, self.last_sent = now, again

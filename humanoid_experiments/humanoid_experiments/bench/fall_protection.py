@@ -2,7 +2,8 @@
 running goal has ended ``FELL`` and the protective action (``--protect``) is in force.
 
 Each trial measures, from the reading the manager said ``FALLING`` on (robot time, the state's
-stamp):
+``since``: a client behind the graph may lose the first of the manager's states, as the topic
+keeps the last ten, and take a later one stamped when it was said again):
 
 - ``goal_fell_s``: to the running goal's result ``FELL`` (its arrival at this client, on the
   client's ROS clock: the simulation's, or the system clock on the robot);
@@ -209,14 +210,14 @@ def sim_trials(robot: str, protect: str, trials: int, stand: bool, folder: Path,
             mark, results = len(watch.states), len(watch.protect_results)
             client.apply_push(*PUSH)
             falling = watch.first((S.FALLING,), mark, "FALLING after the push")
-            seen = seconds(falling.header.stamp)
+            seen = seconds(falling.since)
             row: dict[str, float] = {"trial": trial + 1, "seen_at_s": round(seen, 3)}
             if handle is not None:
                 result = client.wait_result(handle, PATIENCE, "walk result").result
                 row["goal_fell_s"] = round(client.now() - seen, 3) if result.error_code == Walk.Result.FELL \
                     else math.nan
             lying = watch.first((S.FALLEN,), mark, "FALLEN (lying still)")
-            row["protect_s"] = round(protect_time(watch, protect, seen, seconds(lying.header.stamp), pose, results), 3)
+            row["protect_s"] = round(protect_time(watch, protect, seen, seconds(lying.since), pose, results), 3)
             with watch.lock:
                 down = next((t for t in watch.fell if t >= seen), math.nan)
             row["margin_s"] = round(down - seen, 3)
@@ -308,13 +309,13 @@ def emulated_trials(robot: str, protect: str, trials: int, folder: Path,
                     mark, results = len(watch.states), len(watch.protect_results)
                     trunk.fall()
                     falling = watch.first((S.FALLING,), mark, "FALLING")
-                    seen = seconds(falling.header.stamp)
+                    seen = seconds(falling.since)
                     result = client.wait_result(handle, PATIENCE, "play_motion result").result
                     row: dict[str, float] = {"trial": trial + 1, "seen_at_s": round(seen, 3)}
                     row["goal_fell_s"] = round(client.now() - seen, 3) \
                         if result.error_code == PlayMotion.Result.FELL else math.nan
                     lying = watch.first((S.FALLEN,), mark, "FALLEN (lying still)")
-                    row["protect_s"] = round(protect_time(watch, protect, seen, seconds(lying.header.stamp), pose,
+                    row["protect_s"] = round(protect_time(watch, protect, seen, seconds(lying.since), pose,
                                                           results), 3)
                     row["margin_s"] = math.nan  # no ground truth on the bus
                     rows.append(row)
