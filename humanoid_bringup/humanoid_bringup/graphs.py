@@ -31,7 +31,7 @@ from humanoid_core import NODES, node_parameters, registered
 from humanoid_core.loop import InterfaceParameters
 from humanoid_core.processes import NodeSpec, OnExit, in_namespace
 from humanoid_description import HW_NODE_PARAMETERS, Robot, resolve_robot
-from humanoid_hw.hw_node_spec import NODE_NAME as HW_NODE
+from humanoid_hw import NODE_NAME as HW_NODE
 from humanoid_hw.hw_node_spec import hw_node_spec
 
 

@@ -42,9 +42,10 @@ class InterfaceParameters:
         "the front's handling of large commands never takes the CPU from the loop; where the kernel schedules by "
         "session (autogroup) the node's session gets this nice too, since a process's nice then weighs only within "
         "its session; a value the process may not set (an unprivileged user and a negative value) is logged and "
-        "the loop runs at the default priority. A simulation at real_time_factor 0 (as fast as possible, lockstep's "
-        "default) keeps the default priority: it has no deadline, and raised it took the CPU from the nodes it "
-        "waits for")
+        "the loop runs at the default priority. On the robot the control container runs at it too (its "
+        "controllers stream set-points to the loop ahead of its clock: docs/graph_cost.md). A simulation at "
+        "real_time_factor 0 (as fast as possible, lockstep's default) keeps the default priority: it has no "
+        "deadline, and raised it took the CPU from the nodes it waits for")
     world_on_one_cpu: bool = documented(
         True, "a simulated world of several robots (humanoid sim --count N) runs its loops' process on one CPU, "
         "one no other loop of this machine runs on, else the one it starts on: its threads (a control thread per "
