@@ -54,6 +54,7 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.signals import SignalHandlerOptions
 
+from humanoid_control.nodes.specs import CONTAINER_NICE
 from humanoid_control.ros import STOP_TIMEOUT, Shared, destroy_whole, report_restart, spin_while
 from humanoid_core import NODES, Registration, registered
 from humanoid_core.processes import (
@@ -67,8 +68,6 @@ from humanoid_description import UnknownRobotError
 
 #: The container's node name when none is given.
 NODE_NAME = "control_container"
-#: The container's parameter: its process's nice value (0: the default priority).
-NICE = "nice"
 
 
 def hostable() -> dict[str, Registration]:
@@ -91,9 +90,9 @@ def raise_priority(container: Node) -> None:
     """The process at the ``nice`` it was given, every thread of it and (as the leader of its
     session) its session's scheduling group; nothing when 0 or not given. Threads started
     later inherit it from the threads that start them."""
-    nice = container.get_parameter(NICE).value if container.has_parameter(NICE) else 0
+    nice = container.get_parameter(CONTAINER_NICE).value if container.has_parameter(CONTAINER_NICE) else 0
     if not isinstance(nice, int) or isinstance(nice, bool) or not -20 <= nice <= 19:
-        raise ValueError(f"parameter {NICE} must be an integer within -20..19, got {nice!r}")
+        raise ValueError(f"parameter {CONTAINER_NICE} must be an integer within -20..19, got {nice!r}")
     if nice:
         set_priority(nice, container.get_logger().warning, "the control container", session=leads_session())
 

@@ -50,6 +50,8 @@ TRAJECTORY_GENERATOR = "trajectory_generator"
 #: The container hosting a graph's control nodes (:mod:`humanoid_control.nodes.container`).
 CONTROL_CONTAINER = "control_container"
 CONTAINER_MODULE = "humanoid_control.nodes.container"
+#: The container's parameter: its process's nice value (0, or not given: the default priority).
+CONTAINER_NICE = "nice"
 
 
 
@@ -66,7 +68,7 @@ def container_node_spec(nodes: Sequence[NodeSpec], name: str = CONTROL_CONTAINER
     ``nice``: the process's scheduling priority (0: the default)."""
     parameters: dict[str, object] = {"nodes": ",".join(spec.name for spec in nodes)}
     if nice:
-        parameters["nice"] = nice
+        parameters[CONTAINER_NICE] = nice
     for spec in nodes:
         if spec.parameter_files:
             raise ValueError(f"a container gives its nodes parameters, not parameter files: {spec.name}")
