@@ -10,7 +10,7 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
-from humanoid_control.ros import ActionClient, to_time
+from humanoid_control.ros import ActionClient, clock_seconds, to_time
 from humanoid_core.quadruped_gaits import GaitControllerParameters
 from humanoid_description import RobotModel
 from humanoid_interfaces.action import FollowJointTrajectory, PlayGait
@@ -39,7 +39,7 @@ class StandInRobot:
             self.executor.add_node(node)
 
     def now(self) -> float:
-        return self.node.get_clock().now().nanoseconds * 1e-9
+        return clock_seconds(self.node)
 
     def tick(self) -> None:
         """A reading in the stance, then one turn of the executor."""

@@ -31,7 +31,7 @@ from system_support import collector, on_emulated_bus
 
 from humanoid_bringup import real_nodes
 from humanoid_control.nodes import FALL_MANAGER, with_node_parameters
-from humanoid_control.ros import FALL_STATE_QOS, RobotClientError, poll_until, to_time
+from humanoid_control.ros import FALL_STATE_QOS, RobotClientError, clock_seconds, poll_until, to_time
 from humanoid_core.balance import FallManagerParameters
 from humanoid_interfaces.action import PlayMotion, Walk
 from humanoid_interfaces.msg import FallManagerState
@@ -74,7 +74,7 @@ class Trunk:
     def publish(self) -> None:
         half = math.radians(self.pitch) / 2.0
         msg = Imu()
-        msg.header.stamp = to_time(self.node.get_clock().now().nanoseconds * 1e-9 - self.age)
+        msg.header.stamp = to_time(clock_seconds(self.node) - self.age)
         msg.header.frame_id = "imu_link"
         msg.orientation.y, msg.orientation.w = math.sin(half), math.cos(half)
         msg.angular_velocity.y = math.radians(self.rate)

@@ -11,7 +11,7 @@ import pytest
 from paced_driver import PATIENCE, PacedIdealDriver, interface_running
 from sensor_msgs.msg import Imu, JointState
 
-from humanoid_control.ros import seconds
+from humanoid_control.ros import clock_seconds, seconds
 from humanoid_core.loop import ImuReading, SensorReadings
 from humanoid_description import RobotModel
 
@@ -59,10 +59,6 @@ class Received:
             return found()
 
 
-def ros_now(node) -> float:
-    return node.get_clock().now().nanoseconds * 1e-9
-
-
 @pytest.fixture(scope="module")
 def model():
     return RobotModel("bioloid")
@@ -82,7 +78,7 @@ def test_a_joint_not_read_is_published_as_nan_and_the_stamp_is_ros_time(running,
     node = interface.node
     msg = received.read_after(0.0)
     assert all(math.isfinite(v) for v in msg.position)
-    assert abs(seconds(msg.header.stamp) - ros_now(node)) < 5.0  # ROS time, not the driver's monotonic clock
+    assert abs(seconds(msg.header.stamp) - clock_seconds(node)) < 5.0  # ROS time, not the driver's monotonic clock
     elbow = model.joints.index("r_elbow")
     # by the order of the messages, not their stamps: the states read before the change may
     # still be queued, and a stamp is the driver's time mapped to ROS time through an offset
@@ -107,13 +103,13 @@ def test_nothing_is_published_while_no_joint_is_read(running, node_clock_period=
     node = interface.node
     received.read_after(0.0)
     driver.silent[:] = True
-    silenced = ros_now(node) + node_clock_period
+    silenced = clock_seconds(node) + node_clock_period
     deadline = driver.time + 0.5  # 25 publishing periods of the driver's own clock
     tick = threading.Event()
     while driver.time < deadline:
         tick.wait(0.02)
     driver.silent[:] = False
-    back = ros_now(node)
+    back = clock_seconds(node)
     fresh = received.read_after(back + node_clock_period)  # messages arrive in order: the window is complete
     assert np.all(np.isfinite(fresh.position))
     during = [m for m in received.messages if silenced < seconds(m.header.stamp) < back]
@@ -123,7 +119,7 @@ def test_nothing_is_published_while_no_joint_is_read(running, node_clock_period=
 def test_sensors_are_read_only_while_subscribed_and_published_from_the_second_reading(running):
     driver, received, interface = running
     node = interface.node
-    received.read_after(ros_now(node) + 0.1)  # five publishing periods
+    received.read_after(clock_seconds(node) + 0.1)  # five publishing periods
     assert driver.sensor_reads == 1  # the start's reading only: nobody listens to imu/data
 
     listener = interface.peers["imu_listener"]
@@ -138,7 +134,7 @@ def test_sensors_are_read_only_while_subscribed_and_published_from_the_second_re
     deadline = time.monotonic() + PATIENCE
     while True:  # nobody listens again: the readings stop (once the front hears the subscription left)
         before = driver.sensor_reads
-        received.read_after(ros_now(node) + 0.1)  # five publishing periods
+        received.read_after(clock_seconds(node) + 0.1)  # five publishing periods
         if driver.sensor_reads == before:
             break
         assert time.monotonic() < deadline, "the sensors are still read with nobody subscribed"

@@ -8,7 +8,7 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from paced_driver import PATIENCE, PacedIdealDriver, interface_running
 from std_srvs.srv import SetBool
 
-from humanoid_control.ros import RobotClient, poll_until
+from humanoid_control.ros import RobotClient, clock_seconds, poll_until
 from humanoid_description import RobotModel
 
 #: The control loop's entry in the diagnostics (the in-process loop's node is named "robot").
@@ -32,7 +32,7 @@ def ask(driver_type, data: bool) -> tuple[SetBool.Response, object, float]:
         caller = running.peers["caller"]
         client = caller.create_client(SetBool, "torque")
         assert client.wait_for_service(timeout_sec=PATIENCE)
-        asked = caller.get_clock().now().nanoseconds * 1e-9
+        asked = clock_seconds(caller)
         return call(client, data), driver, asked
 
 

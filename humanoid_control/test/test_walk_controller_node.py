@@ -51,7 +51,7 @@ def test_a_walk_waits_until_the_robot_hears_its_trajectories(capfd):
     from rclpy.action import ActionServer
     from sensor_msgs.msg import JointState
 
-    from humanoid_control.ros import to_time
+    from humanoid_control.ros import clock_seconds, to_time
     from humanoid_description import RobotModel
     from humanoid_interfaces.action import FollowJointTrajectory
 
@@ -77,7 +77,7 @@ def test_a_walk_waits_until_the_robot_hears_its_trajectories(capfd):
 
         def tick() -> None:
             state = JointState(name=list(home), position=list(home.values()))
-            state.header.stamp = to_time(robot.get_clock().now().nanoseconds * 1e-9)
+            state.header.stamp = to_time(clock_seconds(robot))
             states.publish(state)
             cmd_vel.publish(forward)
             executor.spin_once(timeout_sec=0.01)

@@ -72,6 +72,7 @@ from humanoid_control.ros import (
     ActionClient,
     NodeHost,
     ResultWaiter,
+    clock_seconds,
     declare_control_node,
     node_alive,
     run_node,
@@ -175,7 +176,7 @@ class FallManagerNode:
 
     # -- readings -----------------------------------------------------------------------
     def _now(self) -> float:
-        return self.node.get_clock().now().nanoseconds * 1e-9
+        return clock_seconds(self.node)
 
     def _on_imu(self, msg: Imu) -> None:
         o = msg.orientation

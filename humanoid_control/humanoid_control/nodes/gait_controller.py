@@ -61,6 +61,7 @@ from humanoid_control.ros import (
     RobotSilence,
     SetpointStream,
     action_server,
+    clock_seconds,
     declare_control_node,
     run_node,
     seconds,
@@ -171,7 +172,7 @@ class GaitControllerNode:
         if now <= self._robot_time:  # out of order, or a restarted clock
             return
         positions = self._stream.positions(msg)
-        clock = self.node.get_clock().now().nanoseconds * 1e-9
+        clock = clock_seconds(self.node)
         with self._lock:
             self._robot_time, self._positions = now, positions
             self._silence.heard()

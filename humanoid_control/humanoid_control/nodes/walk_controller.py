@@ -69,6 +69,7 @@ from humanoid_control.ros import (
     SetpointStream,
     ThrottledLog,
     action_server,
+    clock_seconds,
     declare_control_node,
     run_node,
     seconds,
@@ -289,7 +290,7 @@ class WalkControllerNode:
         positions, sensors = self._stream.positions(state), self._sensors(now)
         with self._lock:
             self._abandoned = False
-            batch = self.cycle.cycle(now, positions, sensors, self.node.get_clock().now().nanoseconds * 1e-9)
+            batch = self.cycle.cycle(now, positions, sensors, clock_seconds(self.node))
             self._report(self.controller)
         self._stream.publish(batch)
 

@@ -70,7 +70,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
     ],
     "robot_interface": ["RobotInterface", "standard_result"],
     "robot_state": ["RobotState"],
-    "ros_time": ["DriverClock", "seconds", "to_duration", "to_time"],
+    "ros_time": ["DriverClock", "clock_seconds", "seconds", "to_duration", "to_time"],
     "robot_waits": ["CONNECT_TIMEOUT", "STATE_TIMEOUT", "WATCH_PERIOD", "RobotSilence"],
     "setpoint_stream": ["FINAL_RESENDS", "SetpointStream"],
     "state_feed": ["FEED_QOS", "StateFeed"],

@@ -119,7 +119,7 @@ class LoopHost:
                  extension: str | None = None, extension_config: Any = None) -> None:
         """``name`` is the driver node's (diagnostics are named after it); ``duration`` > 0
         ends the loop after that long on the robot's clock; ``extension`` as in :class:`DriverSpec`."""
-        from humanoid_control.ros.ros_time import DriverClock
+        from humanoid_control.ros.ros_time import DriverClock, clock_seconds
         from humanoid_control.ros.state_publisher import StatePublisher
 
         self.node, self.driver, self.model, self.duration = node, driver, model, duration
@@ -128,7 +128,7 @@ class LoopHost:
                                 on_exception=self._on_exception)
         self.server = LoopServer(self.loop, connection)
         self.clock = DriverClock(driver.now, None if driver.clock_is_ros_time
-                                 else lambda: node.get_clock().now().nanoseconds * 1e-9)
+                                 else lambda: clock_seconds(node))
         self.publisher = StatePublisher(node, self.loop, self.clock, name, model.name)
         self._started_at: float | None = None
         if duration > 0.0:

@@ -76,7 +76,7 @@ from humanoid_control.ros.action_result import action_server
 from humanoid_control.ros.fall_watch import DOWN, FALL_STATE_QOS, describe_manager
 from humanoid_control.ros.lockstep import LockstepAnswers
 from humanoid_control.ros.offload import Offload
-from humanoid_control.ros.ros_time import DriverClock, seconds, to_duration, to_time
+from humanoid_control.ros.ros_time import DriverClock, clock_seconds, seconds, to_duration, to_time
 from humanoid_control.ros.throttled_log import ThrottledLog
 from humanoid_core.loop import (
     TORQUE,
@@ -149,7 +149,7 @@ class RobotInterface:
         self._clock_is_ros_time = clock_is_ros_time
         self._driver_now = driver_now
         self.clock = DriverClock(self.now, None if clock_is_ros_time
-                                 else lambda: node.get_clock().now().nanoseconds * 1e-9)
+                                 else lambda: clock_seconds(node))
         self._log = node.get_logger()
         self._throttled = ThrottledLog(self._log)
         self._stopping = False

@@ -33,6 +33,11 @@ def seconds(stamp: Time | Duration) -> float:
     return stamp.sec + stamp.nanosec * 1e-9
 
 
+def clock_seconds(node) -> float:
+    """Now on ``node``'s clock (simulated time when it uses it), in seconds."""
+    return node.get_clock().now().nanoseconds * 1e-9
+
+
 class DriverClock:
     """Converts between a driver's clock and ROS time.
 

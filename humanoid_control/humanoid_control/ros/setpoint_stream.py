@@ -23,7 +23,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from humanoid_control.ros import topics
 from humanoid_control.ros.matched_publisher import STREAM_HISTORY, robot_unheard
 from humanoid_control.ros.node_host import NodeHost
-from humanoid_control.ros.ros_time import seconds, to_duration, to_time
+from humanoid_control.ros.ros_time import clock_seconds, seconds, to_duration, to_time
 from humanoid_core.loop import Batch, Setpoint, SetpointBatcher, farthest_joint
 from humanoid_description import JointTable
 
@@ -128,7 +128,7 @@ class SetpointStream:
                 self._node.get_logger().warning(
                     f"the robot did not reach the last set-point sent ({names[joint]} {error:.3f} rad from it "
                     f"{settle:g} s after it was due): sent again from where it is ({resends} of {FINAL_RESENDS})")
-                clock = self._node.get_clock().now().nanoseconds * 1e-9
+                clock = clock_seconds(self._node)
                 self.publish(self.batcher.resend_last(now, measured, clock))
                 target = self.batcher.last_sent
                 deadline = target.stamp + settle

@@ -245,12 +245,12 @@ class Trunk:
     def _run(self) -> None:
         from sensor_msgs.msg import Imu
 
-        from humanoid_control.ros import to_time
+        from humanoid_control.ros import clock_seconds, to_time
 
         while not self._stop.wait(IMU_PERIOD):
             half = math.radians(self.pitch) / 2.0
             msg = Imu()
-            msg.header.stamp = to_time(self.node.get_clock().now().nanoseconds * 1e-9)
+            msg.header.stamp = to_time(clock_seconds(self.node))
             msg.header.frame_id = "imu_link"
             msg.orientation.y, msg.orientation.w = math.sin(half), math.cos(half)
             msg.angular_velocity.y = math.radians(self.rate)
