@@ -86,13 +86,19 @@ def hosted_names(container: Node, known: Sequence[str]) -> list[str]:
     return names
 
 
-def raise_priority(container: Node) -> None:
-    """The process at the ``nice`` it was given, every thread of it and (as the leader of its
-    session) its session's scheduling group; nothing when 0 or not given. Threads started
-    later inherit it from the threads that start them."""
+def container_nice(container: Node) -> int:
+    """The ``nice`` the container was given (0 when not given), checked before any node is
+    built: a bad value ends the container with nothing hosted."""
     nice = container.get_parameter(CONTAINER_NICE).value if container.has_parameter(CONTAINER_NICE) else 0
     if not isinstance(nice, int) or isinstance(nice, bool) or not -20 <= nice <= 19:
         raise ValueError(f"parameter {CONTAINER_NICE} must be an integer within -20..19, got {nice!r}")
+    return nice
+
+
+def raise_priority(container: Node, nice: int) -> None:
+    """The process at ``nice``, every thread of it and (as the leader of its session) its
+    session's scheduling group; nothing when 0. Threads started later inherit it from the
+    threads that start them."""
     if nice:
         set_priority(nice, container.get_logger().warning, "the control container", session=leads_session())
 
@@ -139,6 +145,7 @@ def main(args: Sequence[str] | None = None) -> int:
         host: Shared | None = None
         try:
             container = Node(NODE_NAME, automatically_declare_parameters_from_overrides=True)
+            nice = container_nice(container)
             host = Shared(container, stopping=stop.is_set)
             entries = hostable()
             log = container.get_logger()
@@ -158,7 +165,7 @@ def main(args: Sequence[str] | None = None) -> int:
             executor = EventsExecutor()
             for node in (container, *(node for node, _ in hosted)):
                 executor.add_node(node)
-            raise_priority(container)
+            raise_priority(container, nice)
             spin_while(executor, lambda: not stop.is_set() and rclpy.ok(), stop=stop)
             stop_hosted(hosted, executor)
             return 0
