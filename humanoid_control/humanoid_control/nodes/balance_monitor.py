@@ -49,7 +49,7 @@ import time
 
 import numpy as np
 import pinocchio as pin
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import Point, Point32, PoseStamped, WrenchStamped
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
@@ -67,6 +67,7 @@ from humanoid_control.ros import (
     ThrottledLog,
     declare_control_node,
     frame_prefix,
+    node_status,
     prefixed,
     run_node,
     seconds,
@@ -361,12 +362,7 @@ class BalanceMonitor:
         })
         if counts.malformed or counts.stale or counts.missing or counts.unknown:
             level = max(level, Level.WARN)
-        status = DiagnosticStatus(level=bytes([int(level)]), name=f"{self.node.get_name()}: balance",
-                                  message=summary, hardware_id=self.robot)
-        status.values = [KeyValue(key=k, value=v) for k, v in values.items()]
-        msg = DiagnosticArray(status=[status])
-        msg.header.stamp = self.node.get_clock().now().to_msg()
-        self._diagnostics_pub.publish(msg)
+        self._diagnostics_pub.publish(node_status(self.node, "balance", level, summary, self.robot, values))
 
     def _describe(self, estimate: BalanceEstimate) -> tuple[Level, str, dict[str, str]]:
         measured = ("foot force sensors" if estimate.zmp_measured is not None

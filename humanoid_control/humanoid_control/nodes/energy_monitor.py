@@ -34,7 +34,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
@@ -43,11 +43,13 @@ from humanoid_control.ros import (
     NodeHost,
     ThrottledLog,
     declare_control_node,
+    node_status,
     run_node,
     seconds,
     topics,
 )
 from humanoid_core.energy import NODE_NAME, CurrentModel, EnergyIntegral, EnergyParameters
+from humanoid_core.loop import Level
 from humanoid_description import RobotModel
 from humanoid_interfaces.msg import EnergyState
 
@@ -150,26 +152,21 @@ class EnergyMonitor:
     def _publish_diagnostics(self) -> None:
         latest = self._latest
         volts, source = self.voltage()
-        level = DiagnosticStatus.OK
+        level = Level.OK
         if latest is None:
-            level, summary = DiagnosticStatus.WARN, "waiting for joint_states"
+            level, summary = Level.WARN, "waiting for joint_states"
         else:
             summary = (f"{latest.total_current:.2f} A, {latest.power:.1f} W, {latest.energy:.1f} J so far "
                        f"({source})")
             if latest.unknown_joints:
-                level, summary = DiagnosticStatus.WARN, summary + f"; {latest.unknown_joints} joint(s) effort unknown"
+                level, summary = Level.WARN, summary + f"; {latest.unknown_joints} joint(s) effort unknown"
         if self._malformed:
-            level = DiagnosticStatus.WARN
+            level = Level.WARN
         values = {"supply_voltage_V": f"{volts:.2f}", "voltage_source": source, "answered": str(self._answered),
                   "malformed": str(self._malformed), "gaps_not_integrated": str(self.integral.gaps),
                   "out_of_order": str(self.integral.out_of_order), "last_input_problem": self._last_issue or "none",
                   "model": "I = K sum|T| + N I_servo + I_controller (ODE humanoid simulator, equation 8)"}
-        status = DiagnosticStatus(level=level, name=f"{self.node.get_name()}: energy", message=summary,
-                                  hardware_id=self.robot)
-        status.values = [KeyValue(key=k, value=v) for k, v in values.items()]
-        msg = DiagnosticArray(status=[status])
-        msg.header.stamp = self.node.get_clock().now().to_msg()
-        self._diagnostics_pub.publish(msg)
+        self._diagnostics_pub.publish(node_status(self.node, "energy", level, summary, self.robot, values))
 
 
 def main(args: list[str] | None = None) -> int:

@@ -56,7 +56,7 @@ from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
 from rclpy.clock import Clock, ClockType
 from rclpy.exceptions import InvalidHandle
@@ -75,6 +75,7 @@ from humanoid_control.ros import (
     clock_seconds,
     declare_control_node,
     node_alive,
+    node_status,
     run_node,
     seconds,
     to_duration,
@@ -95,7 +96,7 @@ from humanoid_core.balance import (
     TrunkReading,
 )
 from humanoid_core.balance.fall_manager import NODE_NAME
-from humanoid_core.loop import Decimator
+from humanoid_core.loop import Decimator, Level
 from humanoid_core.motion import list_motions
 from humanoid_description import RobotModel
 from humanoid_interfaces.action import PlayMotion
@@ -370,8 +371,7 @@ class FallManagerNode:
     def _publish_diagnostics(self) -> None:
         m, c = self.manager, self.manager.counts
         stale = m.stale(self._now())
-        level = DiagnosticStatus.OK if m.state in (State.CONTROLLABLE, State.GETTING_UP) and not stale \
-            else DiagnosticStatus.WARN
+        level = Level.OK if m.state in (State.CONTROLLABLE, State.GETTING_UP) and not stale else Level.WARN
         summary = f"{m.state.text}: {m.cause}" + ("; the latest reading is older than reading_budget" if stale else "")
         values = {"state": m.state.text, "side": m.side.value or "none", "source": m.source,
                   "stale": str(stale).lower(), "readings": str(c.readings), "stale_readings": str(c.stale),
@@ -379,12 +379,7 @@ class FallManagerNode:
                   "getups_failed": str(c.getups_failed), "last_decision": self._last_decision,
                   "protect": self.params.protect, "protect_result": self._protect_result,
                   "torque_service": self._torque_service(), "auto_getup": str(self.params.auto_getup).lower()}
-        status = DiagnosticStatus(level=level, name=f"{self.node.get_name()}: falls", message=summary,
-                                  hardware_id=self.robot)
-        status.values = [KeyValue(key=k, value=v) for k, v in values.items()]
-        msg = DiagnosticArray(status=[status])
-        msg.header.stamp = self.node.get_clock().now().to_msg()
-        self._diagnostics_pub.publish(msg)
+        self._diagnostics_pub.publish(node_status(self.node, "falls", level, summary, self.robot, values))
 
 
 def main(args: list[str] | None = None) -> int:

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import rclpy
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.action import CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
@@ -63,12 +63,13 @@ from humanoid_control.ros import (
     action_server,
     clock_seconds,
     declare_control_node,
+    node_status,
     run_node,
     seconds,
     to_time,
     topics,
 )
-from humanoid_core.loop import TRAJECTORY_DELAY, VELOCITY_MARGIN, Setpoint, SetpointBatcher, handled_at
+from humanoid_core.loop import TRAJECTORY_DELAY, VELOCITY_MARGIN, Level, Setpoint, SetpointBatcher, handled_at
 from humanoid_core.quadruped_gaits import (
     NODE_NAME,
     GaitControllerParameters,
@@ -456,13 +457,7 @@ class GaitControllerNode:
                       "gait": playing.player.name if playing is not None else "",
                       "elapsed_s": f"{due.elapsed:.2f}" if due is not None else "0"}
             message = self._last_message or values["stage"]
-        msg = DiagnosticArray()
-        msg.header.stamp = self.node.get_clock().now().to_msg()
-        status = DiagnosticStatus(level=DiagnosticStatus.OK, name=f"{self.node.get_name()}: gaits", message=message,
-                                  hardware_id=self.model.name)
-        status.values = [KeyValue(key=k, value=v) for k, v in values.items()]
-        msg.status.append(status)
-        self._diagnostics.publish(msg)
+        self._diagnostics.publish(node_status(self.node, "gaits", Level.OK, message, self.model.name, values))
 
 
 def main(args: list[str] | None = None) -> int:

@@ -49,7 +49,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pinocchio as pin
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import Point
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
@@ -65,6 +65,7 @@ from humanoid_control.ros import (
     ThrottledLog,
     declare_control_node,
     frame_prefix,
+    node_status,
     prefixed,
     run_node,
     seconds,
@@ -74,7 +75,7 @@ from humanoid_control.ros import (
 )
 from humanoid_core import documented
 from humanoid_core.guards import check_trajectory
-from humanoid_core.loop import CommandRejectedError, CommandValidator, PointData
+from humanoid_core.loop import CommandRejectedError, CommandValidator, Level, PointData
 from humanoid_description import CollisionModel, CollisionReport, CollisionTracker, PairDistance, RobotModel
 from humanoid_interfaces.msg import LinkPair, SelfCollisionState
 from humanoid_interfaces.srv import CheckSelfCollision, CheckTrajectorySelfCollision
@@ -357,7 +358,6 @@ class SelfCollisionChecker:
         latest = self._latest_report()
         with self._lock:
             received_at, stats = self._received_at, dict(self._stats)
-        status = DiagnosticStatus(name=f"{self.node.get_name()}: self-collision", hardware_id=self.robot)
         values = {"safety_distance_mm": f"{self.safety_distance * 1000:g}",
                   "link_pairs": str(len(self._tracker.model.link_pairs)),
                   "states_checked": str(stats["states"]), "states_in_collision": str(stats["in_collision"]),
@@ -365,10 +365,9 @@ class SelfCollisionChecker:
                   "mean_check_us": f"{stats['check_time_total'] / max(1, stats['states']) * 1e6:.0f}",
                   "max_check_us": f"{stats['check_time_max'] * 1e6:.0f}"}
         if latest is None or received_at is None:
-            status.level, status.message = DiagnosticStatus.STALE, "no joint_states received yet"
+            level, message = Level.STALE, "no joint_states received yet"
         elif time.monotonic() - received_at > self.params.stale_after:
-            status.level = DiagnosticStatus.STALE
-            status.message = f"no joint_states for {time.monotonic() - received_at:.1f} s"
+            level, message = Level.STALE, f"no joint_states for {time.monotonic() - received_at:.1f} s"
         else:
             _, _, report = latest
             values.update({"checked_pairs": str(report.checked_pairs), "unchecked_pairs": str(len(report.unchecked)),
@@ -376,13 +375,9 @@ class SelfCollisionChecker:
             if report.closest is not None:
                 values["closest_pair"] = f"{report.closest.link_a} / {report.closest.link_b}"
                 values["closest_distance_mm"] = f"{report.closest.distance * 1000:.1f}"
-            status.level = DiagnosticStatus.WARN if report.in_collision or report.unknown_joints \
-                else DiagnosticStatus.OK
-            status.message = describe(report, self.safety_distance)
-        status.values = [KeyValue(key=k, value=v) for k, v in values.items()]
-        msg = DiagnosticArray(status=[status])
-        msg.header.stamp = self.node.get_clock().now().to_msg()
-        self._diagnostics_pub.publish(msg)
+            level = Level.WARN if report.in_collision or report.unknown_joints else Level.OK
+            message = describe(report, self.safety_distance)
+        self._diagnostics_pub.publish(node_status(self.node, "self-collision", level, message, self.robot, values))
 
 
 def describe(report: CollisionReport, safety_distance: float) -> str:

@@ -50,7 +50,7 @@ from collections.abc import Callable
 
 import numpy as np
 import rclpy
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import Twist, WrenchStamped
 from rclpy.action import CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
@@ -71,6 +71,7 @@ from humanoid_control.ros import (
     action_server,
     clock_seconds,
     declare_control_node,
+    node_status,
     run_node,
     seconds,
     topics,
@@ -92,6 +93,7 @@ from humanoid_core.biped_walking import (
     walk_sensors,
     walking_robot,
 )
+from humanoid_core.loop import Level
 from humanoid_description import RobotModel
 from humanoid_interfaces.action import Walk
 
@@ -485,14 +487,8 @@ class WalkControllerNode:
                       "ik_residual": f"{c.solver.error:.2e}", "sensors_used": ",".join(c.stabilizer.using) or "none",
                       "open_loop": str(not c.stabilizer.using).lower()}
             message = c.message or c.phase.value
-            level = DiagnosticStatus.WARN if c.message else DiagnosticStatus.OK
-        msg = DiagnosticArray()
-        msg.header.stamp = self.node.get_clock().now().to_msg()
-        status = DiagnosticStatus(level=level, name=f"{self.node.get_name()}: walking", message=message,
-                                  hardware_id=self.model.name)
-        status.values = [KeyValue(key=k, value=v) for k, v in values.items()]
-        msg.status.append(status)
-        self._diagnostics.publish(msg)
+            level = Level.WARN if c.message else Level.OK
+        self._diagnostics.publish(node_status(self.node, "walking", level, message, self.model.name, values))
 
 
 def main(args: list[str] | None = None) -> int:

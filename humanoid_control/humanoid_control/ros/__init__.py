@@ -9,6 +9,7 @@
   :mod:`~humanoid_control.ros.offload`, :mod:`~humanoid_control.ros.ros_time`,
   :mod:`~humanoid_control.ros.action_result`,
   :mod:`~humanoid_control.ros.action_client`, :mod:`~humanoid_control.ros.matched_publisher`,
+  :mod:`~humanoid_control.ros.diagnostics`,
   :mod:`~humanoid_control.ros.joint_readings`, :mod:`~humanoid_control.ros.throttled_log`;
 - :mod:`~humanoid_control.ros.dds_shared_memory`: Fast DDS's shared memory that killed processes
   leave behind.
@@ -33,6 +34,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
     ],
     "balance_markers": ["CLOSE", "OUTSIDE", "SAFE", "margin_colour"],
     "dds_shared_memory": ["SHARED_MEMORY", "Cleaned", "clean_left_behind"],
+    "diagnostics": ["diagnostic_array", "node_status"],
     "driver_node": ["DriverNode"],
     "fall_watch": ["FALL_STATE_QOS", "FallWatch"],
     "joint_readings": ["JointReadings", "MalformedJointStateError"],

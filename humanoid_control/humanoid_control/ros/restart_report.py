@@ -10,11 +10,13 @@ from __future__ import annotations
 import os
 import time
 
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 
 from humanoid_control.ros import topics
+from humanoid_control.ros.diagnostics import node_status
+from humanoid_core.loop import Level
 from humanoid_core.processes import RESTART_VARIABLE
 
 #: s (wall): how long the restart is reported, once a second.
@@ -29,17 +31,12 @@ def report_restart(node: Node) -> None:
     node.get_logger().warning(f"restarted: {reason}")
     publisher = node.create_publisher(DiagnosticArray, topics.DIAGNOSTICS, 10)
     until = time.monotonic() + REPORT_SECONDS
-    status = DiagnosticStatus(level=DiagnosticStatus.WARN, name=f"{node.get_name()}: process",
-                              message=f"restarted: {reason}", hardware_id=node.get_name(),
-                              values=[KeyValue(key="pid", value=str(os.getpid()))])
-
     def publish() -> None:
         if time.monotonic() > until:
             timer.cancel()
             return
-        message = DiagnosticArray(status=[status])
-        message.header.stamp = node.get_clock().now().to_msg()
-        publisher.publish(message)
+        publisher.publish(node_status(node, "process", Level.WARN, f"restarted: {reason}", node.get_name(),
+                                      {"pid": str(os.getpid())}))
 
     # on the steady clock: a node on simulated time would report nothing while the simulation
     # is paused or held, its timers waiting for robot time that does not pass

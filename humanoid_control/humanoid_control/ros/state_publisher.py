@@ -39,7 +39,7 @@ from collections.abc import Callable
 
 import numpy as np
 from builtin_interfaces.msg import Time
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
 from rclpy.node import Node
 from sensor_msgs.msg import Imu
@@ -47,6 +47,7 @@ from sensor_msgs.msg import JointState as JointStateMsg
 from std_msgs.msg import Bool, Header
 
 from humanoid_control.ros import robot_state, topics
+from humanoid_control.ros.diagnostics import diagnostic_array
 from humanoid_control.ros.matched_publisher import STREAM_HISTORY, MatchedPublisher
 from humanoid_control.ros.namespaces import frame_prefix, prefixed
 from humanoid_control.ros.robot_state import RobotState
@@ -62,7 +63,7 @@ from humanoid_core.loop import (
     StatusEntry,
 )
 
-__all__ = ["OFF_THE_LINE", "StatePublisher", "diagnostic_array"]
+__all__ = ["OFF_THE_LINE", "StatePublisher"]
 
 #: rad: how far a set-point between two published states may lie off the line between theirs
 #: and not go out (a replay interpolating the line is then that close). A smooth trajectory lies
@@ -331,15 +332,3 @@ class StatePublisher:
 
 #: The control loop's diagnostics message while the joints are released (torque off).
 LIMP_MESSAGE = "torque off: every joint released (limp) until the next command takes them again"
-
-
-def diagnostic_array(entries: list[StatusEntry], stamp: float, hardware_id: str) -> DiagnosticArray:
-    """A DiagnosticArray of status entries, stamped ``stamp`` (ROS time, s)."""
-    msg = DiagnosticArray()
-    msg.header.stamp = to_time(stamp)
-    for entry in entries:
-        diagnostic = DiagnosticStatus(level=bytes([int(entry.level)]), name=entry.name, message=entry.message,
-                                      hardware_id=hardware_id)
-        diagnostic.values = [KeyValue(key=k, value=v) for k, v in entry.values.items()]
-        msg.status.append(diagnostic)
-    return msg
