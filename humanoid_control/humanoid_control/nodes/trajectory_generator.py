@@ -18,6 +18,11 @@ holds where it is) and ends the goal ``FELL``. A motion started on a robot that 
 is played: getting up is a motion. While the fall manager sees a fall coming a goal is
 refused ``FELL``; while it gets the robot up, a goal other than its own get-up motion is
 refused ``GETTING_UP`` (:mod:`humanoid_control.ros.fall_watch`).
+
+A robot whose ``follow_joint_trajectory`` server goes away during a motion (its driver's
+process ended: in ``humanoid sim``/``real`` the graph then ends too, not in a user's own
+composition) ends the goal ``EXECUTION_FAILED`` saying so, :data:`ROBOT_GONE_AFTER` after the
+server was last seen, instead of waiting for a result that cannot come.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from __future__ import annotations
 import math
 import sys
 import threading
+import time
 import traceback
 from pathlib import Path
 
@@ -52,6 +58,10 @@ from humanoid_control.ros import (
 )
 from humanoid_core.motion import MotionError, Playback, load_motion, plan_playback
 from humanoid_interfaces.action import FollowJointTrajectory, PlayMotion
+
+#: s (wall): a motion's goal ends once the robot's follow_joint_trajectory server has been
+#: missing from the graph this long (a killed process leaves it listed until its DDS lease ends).
+ROBOT_GONE_AFTER = 5.0
 
 
 class TrajectoryGenerator:
@@ -199,8 +209,15 @@ class TrajectoryGenerator:
             self.node.get_logger().error(f"play_motion {playback.motion.name!r}: {result.error_string}")
             return result
         finished = ResultWaiter(robot_goal)  # asks again if the robot's answer is lost
-        fell = None
+        fell = gone = None
+        seen_at = time.monotonic()  # the robot's server, last seen
         while not finished.wait(1.0 / self.feedback_rate):
+            if self._robot.server_is_ready():
+                seen_at = time.monotonic()
+            elif time.monotonic() - seen_at >= ROBOT_GONE_AFTER:
+                gone = (f"its {topics.FOLLOW_JOINT_TRAJECTORY} server went away during the motion "
+                        f"(missing for {ROBOT_GONE_AFTER:g} s)")
+                break
             if goal_handle.is_cancel_requested:
                 robot_goal.cancel_goal_async()
                 finished.wait(CONNECT_TIMEOUT)
@@ -235,7 +252,7 @@ class TrajectoryGenerator:
         else:
             goal_handle.abort()
             result.error_code = PlayMotion.Result.EXECUTION_FAILED
-            reason = outcome.result.error_string if outcome is not None else "no result from the robot"
+            reason = outcome.result.error_string if outcome is not None else gone or "no result from the robot"
             result.error_string = f"the robot did not complete the trajectory: {reason}"
             self.node.get_logger().error(f"play_motion {playback.motion.name!r}: {result.error_string}")
         return result
