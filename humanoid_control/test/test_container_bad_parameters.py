@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from humanoid_control.nodes.specs import CONTAINER_NICE
+from humanoid_control.nodes import CONTAINER_NICE
 
 
 @pytest.mark.parametrize(("value", "shown"), [("40", "40"), ("-21", "-21"), ("fast", "'fast'"), ("2.5", "2.5")])

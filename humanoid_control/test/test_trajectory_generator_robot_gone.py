@@ -16,8 +16,7 @@ from rclpy.parameter import Parameter
 from rclpy.task import Future
 from sensor_msgs.msg import JointState
 
-from humanoid_control.nodes import trajectory_generator
-from humanoid_control.nodes.trajectory_generator import ROBOT_GONE_AFTER, TrajectoryGenerator
+from humanoid_control.nodes import ROBOT_GONE_AFTER, TrajectoryGenerator, trajectory_generator
 from humanoid_control.ros import ActionClient, OwnProcess, clock_seconds, poll_until, to_time, topics
 from humanoid_description import RobotModel
 from humanoid_interfaces.action import FollowJointTrajectory, PlayMotion

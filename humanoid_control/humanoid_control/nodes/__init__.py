@@ -18,6 +18,7 @@ import lazy_loader
 __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
     "specs": [
         "CONTAINER_MODULE",
+        "CONTAINER_NICE",
         "CONTROL_CONTAINER",
         "ENERGY_MONITOR",
         "FALL_MANAGER",
@@ -41,5 +42,6 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
     "gait_controller": ["GaitControllerNode"],
     "odometry": ["OdometryNode"],
     "self_collision_checker": ["SelfCollisionChecker"],
+    "trajectory_generator": ["ROBOT_GONE_AFTER", "TrajectoryGenerator"],
     "walk_controller": ["WalkControllerNode"],
 })
