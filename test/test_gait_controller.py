@@ -31,7 +31,6 @@ as it comes up, which a gait played after them cannot change.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import threading
 from collections.abc import Callable, Sequence
@@ -42,6 +41,7 @@ import numpy as np
 import pytest
 from action_msgs.msg import GoalStatus
 from cli_entry import entry_point
+from process_priority import priorities
 from system_support import LIVE_GRAPHS, on_emulated_bus, print_logs, running
 from trajectory_msgs.msg import JointTrajectory
 
@@ -352,14 +352,6 @@ def command_endpoints(client: RobotClient) -> set[tuple[int, ...]]:
 
 def hardware_nodes(port: str) -> list[NodeSpec]:
     return on_emulated_bus(real_nodes(ROBOT, port=port))  # the default graph, as `humanoid real` starts it
-
-
-def priorities(pid: int) -> set[int]:
-    """The nice values of every thread of process ``pid`` and of its session's scheduling group
-    (where the kernel groups by session)."""
-    autogroup = Path(f"/proc/{pid}/autogroup")
-    return ({os.getpriority(os.PRIO_PROCESS, int(task.name)) for task in Path(f"/proc/{pid}/task").iterdir()}
-            | ({int(autogroup.read_text().split()[-1])} if autogroup.exists() else set()))
 
 
 def run_hardware(log_dir: Path) -> Report:

@@ -6,16 +6,15 @@ time: the simulated clock) and reset the robot first.
 """
 
 import math
-import os
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pytest
 from action_msgs.msg import GoalStatus
 from geometry_msgs.msg import WrenchStamped
 from loop_processes import loop_process
+from process_priority import priorities
 from scipy.spatial.transform import Rotation
 from sensor_msgs.msg import Imu, JointState
 
@@ -426,14 +425,9 @@ def test_the_control_loop_runs_at_its_priority_against_the_whole_machine(hoap2_g
     graph, _ = hoap2_graph
     (front,) = graph.processes.values()
     loop = loop_process(front.pid)
-    autogroup = Path(f"/proc/{loop}/autogroup")
-
-    def priorities() -> set[int]:
-        return {os.getpriority(os.PRIO_PROCESS, loop),
-                *([int(autogroup.read_text().split()[-1])] if autogroup.exists() else [])}
-
-    if priorities() == {-5}:
+    if priorities(loop) == {-5}:
         return
     poll_until(lambda: "cannot keep real time" in graph.log_text("humanoid_sim"),
-               f"the loop at {priorities()} (not -5) and the log saying the machine could not keep real time", 30.0)
-    poll_until(lambda: priorities() == {0}, "the loop and its session at the default priority", 30.0)
+               f"the loop at {priorities(loop)} (not -5) and the log saying the machine could not keep real time",
+               30.0)
+    poll_until(lambda: priorities(loop) == {0}, "the loop and its session at the default priority", 30.0)
