@@ -30,7 +30,6 @@ from __future__ import annotations
 import math
 import sys
 import threading
-import time
 import traceback
 from pathlib import Path
 
@@ -208,13 +207,11 @@ class TrajectoryGenerator:
                                    f"no answer to the trajectory from the robot within {CONNECT_TIMEOUT:g} s")
             self.node.get_logger().error(f"play_motion {playback.motion.name!r}: {result.error_string}")
             return result
-        finished = ResultWaiter(robot_goal)  # asks again if the robot's answer is lost
+        # asks again if the robot's answer is lost; ends when the robot's server went away
+        finished = ResultWaiter(robot_goal, server=self._robot, gone_after=ROBOT_GONE_AFTER)
         fell = gone = None
-        seen_at = time.monotonic()  # the robot's server, last seen
         while not finished.wait(1.0 / self.feedback_rate):
-            if self._robot.server_is_ready():
-                seen_at = time.monotonic()
-            elif time.monotonic() - seen_at >= ROBOT_GONE_AFTER:
+            if finished.server_gone:
                 gone = (f"its {topics.FOLLOW_JOINT_TRAJECTORY} server went away during the motion "
                         f"(missing for {ROBOT_GONE_AFTER:g} s)")
                 break

@@ -84,11 +84,18 @@ def action_server(node, action_type, name: str, execute_callback, **options) -> 
 class ResultWaiter:
     """The result of one accepted goal (an rclpy ClientGoalHandle), asked once at
     construction and again whenever the goal has ended ``ask_again_after`` seconds ago
-    and no answer came."""
+    and no answer came. Given ``server`` (the goal's action client) and ``gone_after``, a
+    wait also ends, :attr:`server_gone` set, once the action's server has been missing from
+    the graph that long (its process ended: no result can come)."""
 
-    def __init__(self, goal_handle, ask_again_after: float = ASK_AGAIN_AFTER) -> None:
+    def __init__(self, goal_handle, ask_again_after: float = ASK_AGAIN_AFTER, server=None,
+                 gone_after: float | None = None) -> None:
         self._goal = goal_handle
         self._ask_again_after = ask_again_after
+        self._server, self._gone_after = server, gone_after
+        self._seen_at = time.monotonic()  # the server, last seen
+        #: set by the wait that found the server missing ``gone_after`` seconds (it returned False)
+        self.server_gone = False
         self._done = threading.Event()
         self._lock = threading.Lock()
         self._response = None
@@ -121,6 +128,12 @@ class ResultWaiter:
             if self._done.wait(max(0.0, min(slice_, deadline - now))):
                 return True
             now = time.monotonic()
+            if self._server is not None and self._gone_after is not None:
+                if self._server.server_is_ready():
+                    self._seen_at = now
+                elif now - self._seen_at >= self._gone_after:
+                    self.server_gone = True
+                    return False
             if self._goal.status in TERMINAL:
                 if self._ended_at is None:
                     self._ended_at = now
